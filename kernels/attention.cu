@@ -1,0 +1,105 @@
+// Attention helpers: head split/merge (pure permutations) and the causal softmax.
+//
+// Softmax: one warp per score row. A row is at most n_ctx = 1024 floats, so 32 lanes
+// stride it and every reduction is a warp shuffle. Three passes over the row (max, sum of
+// exponentials, normalise); passes two and three hit L1. Statistics are fp32 in every
+// precision, and the max is subtracted before exponentiating so large scores cannot overflow.
+#include "kernels/attention.cuh"
+
+#include "core/check.h"
+#include "kernels/common.cuh"
+
+namespace laptime {
+namespace {
+
+constexpr int kRowsPerBlock = 8;
+
+// One thread per element of one of q/k/v; consecutive threads walk hd so reads and writes
+// are both contiguous within a head.
+template <class T>
+__global__ void split_qkv_kernel(T* __restrict__ q, T* __restrict__ k, T* __restrict__ v,
+                                 const T* __restrict__ qkv, int B, int T_, int H, int hd) {
+  const int64_t C = static_cast<int64_t>(H) * hd;
+  const int64_t n = static_cast<int64_t>(B) * T_ * C;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < n;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    // idx enumerates the destination [B, H, T, hd].
+    const int d = idx % hd;
+    const int t = (idx / hd) % T_;
+    const int h = (idx / (static_cast<int64_t>(hd) * T_)) % H;
+    const int64_t b = idx / (static_cast<int64_t>(hd) * T_ * H);
+    const T* src = qkv + (b * T_ + t) * 3 * C + static_cast<int64_t>(h) * hd + d;
+    q[idx] = src[0];
+    k[idx] = src[C];
+    v[idx] = src[2 * C];
+  }
+}
+
+template <class T>
+__global__ void merge_heads_kernel(T* __restrict__ out, const T* __restrict__ heads, int B, int T_, int H, int hd) {
+  const int64_t C = static_cast<int64_t>(H) * hd;
+  const int64_t n = static_cast<int64_t>(B) * T_ * C;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < n;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    // idx enumerates the destination [B, T, H, hd].
+    const int d = idx % hd;
+    const int h = (idx / hd) % H;
+    const int t = (idx / C) % T_;
+    const int64_t b = idx / (C * T_);
+    out[idx] = heads[((b * H + h) * T_ + t) * hd + d];
+  }
+}
+
+template <class T>
+__global__ void causal_softmax_kernel(T* __restrict__ probs, const float* __restrict__ scores, int64_t rows, int T_) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int i = row % T_;  // query position: keys 0..i are visible
+  const float* s = scores + row * T_;
+  T* p = probs + row * T_;
+
+  float m = -INFINITY;
+  for (int j = lane; j <= i; j += 32) m = fmaxf(m, s[j]);
+  m = warp_max(m);
+
+  float sum = 0.f;
+  for (int j = lane; j <= i; j += 32) sum += __expf(s[j] - m);
+  const float inv = 1.f / warp_sum(sum);
+
+  for (int j = lane; j < T_; j += 32) p[j] = from_f32<T>(j <= i ? __expf(s[j] - m) * inv : 0.f);
+}
+
+unsigned grid_for(int64_t n, int threads) {
+  return static_cast<unsigned>(std::min<int64_t>((n + threads - 1) / threads, 132 * 32));
+}
+
+}  // namespace
+
+void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, int B, int T, int H, int hd,
+                     cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(B) * T * H * hd;
+  if (n == 0) return;
+  LAPTIME_DISPATCH_FLOAT(dtype, split_qkv_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(
+                                    static_cast<T*>(q), static_cast<T*>(k), static_cast<T*>(v),
+                                    static_cast<const T*>(qkv), B, T, H, hd));
+  CUDA_CHECK_LAUNCH();
+}
+
+void causal_softmax(DType dtype, void* probs, const float* scores, int BH, int T, cudaStream_t stream) {
+  const int64_t rows = static_cast<int64_t>(BH) * T;
+  if (rows == 0) return;
+  LAPTIME_DISPATCH_FLOAT(dtype, causal_softmax_kernel<T><<<ceil_div(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
+                                    static_cast<T*>(probs), scores, rows, T));
+  CUDA_CHECK_LAUNCH();
+}
+
+void merge_heads(DType dtype, void* out, const void* heads, int B, int T, int H, int hd, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(B) * T * H * hd;
+  if (n == 0) return;
+  LAPTIME_DISPATCH_FLOAT(dtype, merge_heads_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(
+                                    static_cast<T*>(out), static_cast<const T*>(heads), B, T, H, hd));
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace laptime

@@ -1,0 +1,48 @@
+// Shared device helpers: element-type conversion and warp reductions. Kernels are written
+// once as templates over the storage type T (float or __nv_bfloat16) and compute in fp32.
+#pragma once
+
+#include <algorithm>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "core/dtype.h"
+
+namespace laptime {
+
+template <class T> __device__ __forceinline__ float to_f32(T v);
+template <> __device__ __forceinline__ float to_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T> __device__ __forceinline__ T from_f32(float v);
+template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+inline unsigned ceil_div(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+}  // namespace laptime
+
+// Calls F.template operator()<T>() with T the storage type of `dtype` (F32 or BF16).
+#define LAPTIME_DISPATCH_FLOAT(dtype, ...)                                            \
+  do {                                                                                \
+    if ((dtype) == ::laptime::DType::BF16) {                                          \
+      using T = __nv_bfloat16;                                                        \
+      __VA_ARGS__;                                                                    \
+    } else {                                                                          \
+      using T = float;                                                                \
+      __VA_ARGS__;                                                                    \
+    }                                                                                 \
+  } while (0)

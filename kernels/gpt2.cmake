@@ -1,0 +1,6 @@
+target_sources(laptime_kernels PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/attention.cu
+  ${CMAKE_CURRENT_LIST_DIR}/convert.cu
+  ${CMAKE_CURRENT_LIST_DIR}/embedding.cu
+  ${CMAKE_CURRENT_LIST_DIR}/gelu.cu
+  ${CMAKE_CURRENT_LIST_DIR}/layernorm.cu)

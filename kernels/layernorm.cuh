@@ -1,0 +1,15 @@
+// LayerNorm over the last dimension: out = (in - mean) / sqrt(var + eps) * weight + bias.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/dtype.h"
+
+namespace laptime {
+
+// out, in: [rows, C] of `dtype` (F32 or BF16); weight, bias: [C] of `dtype`.
+// Statistics in fp32 whatever the storage type.
+void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
+                       int rows, int C, float eps, cudaStream_t stream);
+
+}  // namespace laptime

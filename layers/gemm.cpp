@@ -1,0 +1,111 @@
+#include "layers/gemm.h"
+
+#include <sstream>
+#include <utility>
+
+#include "core/check.h"
+
+namespace laptime {
+namespace {
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::F32: return CUDA_R_32F;
+    case DType::BF16: return CUDA_R_16BF;
+    case DType::F16: return CUDA_R_16F;
+    default: throw Error(std::string("GEMM operands cannot be ") + dtype_name(t) + ".");
+  }
+}
+
+// Largest power of two (<= 256) dividing every byte offset a batched operand starts at:
+// the heuristic must not assume more alignment than the pointers will have.
+uint32_t alignment_bytes(int64_t stride_elems, DType t) {
+  const uint64_t stride = static_cast<uint64_t>(stride_elems) * dtype_size(t);
+  uint32_t a = 256;
+  while (stride && stride % a) a >>= 1;
+  return a;
+}
+
+cublasLtMatrixLayout_t make_layout(cudaDataType_t type, uint64_t rows, uint64_t cols, int64_t ld, int batch,
+                                   int64_t stride) {
+  cublasLtMatrixLayout_t l = nullptr;
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
+  if (batch > 1) {
+    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  }
+  return l;
+}
+
+}  // namespace
+
+Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_bytes) : spec_(s) {
+  const cublasComputeType_t compute =
+      s.precision == Precision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
+  // cuBLASLt's A is our B: [N, K] row-major is column-major K x N, used transposed.
+  const cublasOperation_t trans_a = s.b_layout == BLayout::NK ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t trans_b = CUBLAS_OP_N;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
+  const cublasLtEpilogue_t epi = s.epilogue == Epilogue::Bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  if (s.epilogue == Epilogue::Bias) {
+    const cudaDataType_t bias_type = cuda_type(s.d_dtype);
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+  }
+
+  const cudaDataType_t ab = cuda_type(s.ab_dtype), dt = cuda_type(s.d_dtype);
+  if (s.b_layout == BLayout::NK)
+    a_ = make_layout(ab, s.K, s.N, s.K, s.batch, s.stride_b);  // [N, K] row-major
+  else
+    a_ = make_layout(ab, s.N, s.K, s.N, s.batch, s.stride_b);  // [K, N] row-major
+  b_ = make_layout(ab, s.K, s.M, s.K, s.batch, s.stride_a);    // our A: [M, K] row-major
+  d_ = make_layout(dt, s.N, s.M, s.N, s.batch, s.stride_d);    // D: [M, N] row-major
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                    sizeof(workspace_bytes)));
+  const uint32_t align_a = alignment_bytes(s.batch > 1 ? s.stride_b : 0, s.ab_dtype);
+  const uint32_t align_b = alignment_bytes(s.batch > 1 ? s.stride_a : 0, s.ab_dtype);
+  const uint32_t align_d = alignment_bytes(s.batch > 1 ? s.stride_d : 0, s.d_dtype);
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
+
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, d_, d_, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+    std::ostringstream os;
+    os << "cuBLASLt has no algorithm for a " << dtype_name(s.ab_dtype) << " GEMM of M=" << s.M << " N=" << s.N
+       << " K=" << s.K << " batch=" << s.batch << " (" << cublasLtGetStatusString(st) << ").";
+    throw Error(os.str());
+  }
+  algo_ = result.algo;
+}
+
+Gemm::Gemm(Gemm&& o) noexcept
+    : spec_(o.spec_), op_(std::exchange(o.op_, nullptr)), a_(std::exchange(o.a_, nullptr)),
+      b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), algo_(o.algo_) {}
+
+Gemm::~Gemm() {
+  if (d_) cublasLtMatrixLayoutDestroy(d_);
+  if (b_) cublasLtMatrixLayoutDestroy(b_);
+  if (a_) cublasLtMatrixLayoutDestroy(a_);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+}
+
+void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha,
+               float beta) const {
+  if (spec_.M == 0 || spec_.N == 0) return;
+  if (spec_.epilogue == Epilogue::Bias)
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, d, d_, d, d_, &algo_,
+                              ctx.workspace(), ctx.workspace_bytes(), ctx.stream()));
+}
+
+}  // namespace laptime

@@ -1,0 +1,61 @@
+// A cuBLASLt matrix product planned once: descriptors, layouts and the heuristic's algorithm
+// are chosen at construction (model build), run() only enqueues.
+//
+// Everything in laptime is row-major; cuBLASLt is column-major. A row-major [R, C] matrix is
+// a column-major [C, R] one, so the row-major product D = A · op(B) is computed as the
+// column-major Dᵀ = op(B)ᵀ · Aᵀ: cuBLASLt's "A" is our B and its "B" is our A, with m = N,
+// n = M, k = K. No data moves; only the roles swap.
+#pragma once
+
+#include <cstdint>
+
+#include <cublasLt.h>
+
+#include "core/context.h"
+#include "core/dtype.h"
+
+namespace laptime {
+
+// Layout of the right-hand operand B of D[M, N] = A[M, K] · op(B).
+//   NK: B is [N, K] and is used transposed (nn.Linear's weight [out, in]; keys in Q·Kᵀ).
+//   KN: B is [K, N] and is used as is (V in P·V).
+enum class BLayout { NK, KN };
+
+enum class Epilogue { None, Bias };  // Bias: D += bias[N] broadcast over rows
+
+struct GemmSpec {
+  int M = 0, N = 0, K = 0;
+  BLayout b_layout = BLayout::NK;
+  DType ab_dtype = DType::F32;   // A and B (F32 or BF16)
+  DType d_dtype = DType::F32;    // C and D (F32 or BF16); the bias has this type too
+  Precision precision = Precision::FP32;  // FP32 forbids TF32; TF32 allows it; BF16 accumulates in fp32
+  Epilogue epilogue = Epilogue::None;
+  // Strided batch: `batch` products, operand i at base + i * stride (in elements).
+  int batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_d = 0;
+};
+
+class Gemm {
+ public:
+  Gemm(cublasLtHandle_t handle, const GemmSpec& spec, std::size_t workspace_bytes);
+  ~Gemm();
+  Gemm(Gemm&& o) noexcept;
+  Gemm& operator=(Gemm&&) = delete;
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  // D = alpha · A · op(B) [+ bias] + beta · D. With beta = 1 the product accumulates into D
+  // (how the residual add is fused into the projection GEMMs).
+  void run(const Context& ctx, void* d, const void* a, const void* b, const void* bias = nullptr,
+           float alpha = 1.f, float beta = 0.f) const;
+
+  const GemmSpec& spec() const { return spec_; }
+
+ private:
+  GemmSpec spec_;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;  // cuBLASLt's A, B, C=D
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+}  // namespace laptime

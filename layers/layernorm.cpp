@@ -1,0 +1,16 @@
+#include "layers/layernorm.h"
+
+#include "kernels/layernorm.cuh"
+
+namespace laptime {
+
+LayerNorm::LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps)
+    : name_(prefix), weight_(w.get(prefix + ".weight")), bias_(w.get(prefix + ".bias")), C_(C), eps_(eps),
+      dtype_(w.dtype()) {}
+
+void LayerNorm::forward(const Context& ctx, void* y, const void* x, int rows) const {
+  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  layernorm_forward(dtype_, y, x, weight_, bias_, rows, C_, eps_, ctx.stream());
+}
+
+}  // namespace laptime

@@ -1,0 +1,27 @@
+// LayerNorm layer: owns pointers to `<prefix>.weight` and `<prefix>.bias` [C].
+#pragma once
+
+#include <string>
+
+#include "core/context.h"
+#include "core/nvtx.h"
+#include "layers/device_weights.h"
+
+namespace laptime {
+
+class LayerNorm {
+ public:
+  LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps);
+  // y, x: [rows, C]. One NVTX range named by the prefix (`h.3.ln_1`).
+  void forward(const Context& ctx, void* y, const void* x, int rows) const;
+
+ private:
+  NvtxName name_;
+  const void* weight_;  // [C]
+  const void* bias_;    // [C]
+  int C_;
+  float eps_;
+  DType dtype_;
+};
+
+}  // namespace laptime

@@ -1,0 +1,35 @@
+#include "layers/linear.h"
+
+namespace laptime {
+
+Linear::Linear(const DeviceWeights& w, const std::string& prefix, int in, int out, Precision precision, HasBias bias)
+    : Linear(w, prefix + ".weight", bias == HasBias::Yes ? prefix + ".bias" : std::string(), in, out, precision) {}
+
+Linear::Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
+               Precision precision)
+    : weight_(w.get(weight_name)),
+      bias_(bias_name.empty() ? nullptr : w.get(bias_name)),
+      in_(in),
+      out_(out),
+      precision_(precision),
+      dtype_(w.dtype()) {}
+
+void Linear::prepare(const Context& ctx, int rows) {
+  if (plans_.count(rows)) return;
+  GemmSpec s;
+  s.M = rows;
+  s.N = out_;
+  s.K = in_;
+  s.b_layout = BLayout::NK;
+  s.ab_dtype = s.d_dtype = dtype_;
+  s.precision = precision_;
+  s.epilogue = bias_ ? Epilogue::Bias : Epilogue::None;
+  plans_.emplace(rows, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes()));
+}
+
+void Linear::forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc) {
+  prepare(ctx, rows);
+  plans_.at(rows).run(ctx, y, x, weight_, bias_, 1.f, acc == Accumulate::Add ? 1.f : 0.f);
+}
+
+}  // namespace laptime

@@ -1,0 +1,42 @@
+// Linear: y[rows, out] = x[rows, in] · W[out, in]ᵀ + b, one cuBLASLt call with the bias in
+// its epilogue. With Accumulate::Add the product is added into y (beta = 1), which is how
+// the residual connection is fused into the projection GEMMs of a transformer block.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/context.h"
+#include "layers/device_weights.h"
+#include "layers/gemm.h"
+
+namespace laptime {
+
+enum class Accumulate { Overwrite, Add };
+enum class HasBias { No, Yes };
+
+class Linear {
+ public:
+  // Reads `<prefix>.weight` [out, in] and, with HasBias::Yes, `<prefix>.bias` [out].
+  Linear(const DeviceWeights& w, const std::string& prefix, int in, int out, Precision precision, HasBias bias);
+  Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
+         Precision precision);
+
+  // Builds the cuBLASLt plan for `rows` (at model build; forward() does it on first use of a
+  // new shape, which is host-only work).
+  void prepare(const Context& ctx, int rows);
+  void forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc = Accumulate::Overwrite);
+
+  int in_features() const { return in_; }
+  int out_features() const { return out_; }
+
+ private:
+  const void* weight_;  // [out, in]
+  const void* bias_;    // [out] or nullptr
+  int in_, out_;
+  Precision precision_;
+  DType dtype_;
+  std::map<int, Gemm> plans_;  // by rows
+};
+
+}  // namespace laptime

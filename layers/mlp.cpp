@@ -1,0 +1,30 @@
+#include "layers/mlp.h"
+
+#include "kernels/gelu.cuh"
+
+namespace laptime {
+
+MLP::MLP(const DeviceWeights& w, const std::string& prefix, int C, Precision precision)
+    : name_(prefix),
+      C_(C),
+      dtype_(w.dtype()),
+      c_fc_(w, prefix + ".c_fc", C, 4 * C, precision, HasBias::Yes),
+      c_proj_(w, prefix + ".c_proj", 4 * C, C, precision, HasBias::Yes) {}
+
+std::size_t MLP::scratch_bytes(int B, int T) const {
+  return static_cast<std::size_t>(B) * T * 4 * C_ * dtype_size(dtype_);
+}
+
+void MLP::prepare(const Context& ctx, int rows) {
+  c_fc_.prepare(ctx, rows);
+  c_proj_.prepare(ctx, rows);
+}
+
+void MLP::forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) {
+  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  c_fc_.forward(ctx, scratch, x, rows);
+  gelu_forward(dtype_, scratch, scratch, static_cast<int64_t>(rows) * 4 * C_, ctx.stream());
+  c_proj_.forward(ctx, y, scratch, rows, acc);
+}
+
+}  // namespace laptime

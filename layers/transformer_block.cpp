@@ -1,0 +1,41 @@
+#include "layers/transformer_block.h"
+
+#include <algorithm>
+
+namespace laptime {
+
+TransformerBlock::TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
+                                   Precision precision)
+    : name_(prefix),
+      C_(C),
+      dtype_(w.dtype()),
+      ln_1_(w, prefix + ".ln_1", C, eps),
+      attn_(w, prefix + ".attn", C, n_head, precision),
+      ln_2_(w, prefix + ".ln_2", C, eps),
+      mlp_(w, prefix + ".mlp", C, precision) {}
+
+std::size_t TransformerBlock::scratch_bytes(int B, int T) const {
+  ArenaLayout l;
+  l.reserve(static_cast<std::size_t>(B) * T * C_ * dtype_size(dtype_));  // normalised input
+  l.reserve(std::max(attn_.scratch_bytes(B, T), mlp_.scratch_bytes(B, T)));
+  return l.bytes();
+}
+
+void TransformerBlock::prepare(const Context& ctx, int B, int T) {
+  attn_.prepare(ctx, B, T);
+  mlp_.prepare(ctx, B * T);
+}
+
+void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* scratch) {
+  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Block, name_);
+  ArenaLayout l;
+  char* ln_out = static_cast<char*>(scratch) + l.reserve(static_cast<std::size_t>(B) * T * C_ * dtype_size(dtype_));
+  char* sub = static_cast<char*>(scratch) + l.reserve(0);
+  const int rows = B * T;
+  ln_1_.forward(ctx, ln_out, x, rows);
+  attn_.forward(ctx, x, ln_out, B, T, sub, Accumulate::Add);
+  ln_2_.forward(ctx, ln_out, x, rows);
+  mlp_.forward(ctx, x, ln_out, rows, sub, Accumulate::Add);
+}
+
+}  // namespace laptime

@@ -1,0 +1,39 @@
+// One GPT-2 transformer block, pre-norm:
+//   x = x + attn(ln_1(x))
+//   x = x + mlp(ln_2(x))
+// The residual stream x is updated in place; both adds are fused into the projection
+// GEMMs (beta = 1), so the block launches no separate residual kernel.
+#pragma once
+
+#include <string>
+
+#include "core/context.h"
+#include "core/nvtx.h"
+#include "layers/attention.h"
+#include "layers/layernorm.h"
+#include "layers/mlp.h"
+
+namespace laptime {
+
+class TransformerBlock {
+ public:
+  // `prefix` is `h.<i>`; sub-layers are `<prefix>.ln_1`, `.attn`, `.ln_2`, `.mlp`.
+  TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
+                   Precision precision);
+
+  std::size_t scratch_bytes(int B, int T) const;
+  void prepare(const Context& ctx, int B, int T);
+  // x: [B, T, C], updated in place. One NVTX range at block level (`h.3`).
+  void forward(const Context& ctx, void* x, int B, int T, void* scratch);
+
+ private:
+  NvtxName name_;
+  int C_;
+  DType dtype_;
+  LayerNorm ln_1_;
+  CausalSelfAttention attn_;
+  LayerNorm ln_2_;
+  MLP mlp_;
+};
+
+}  // namespace laptime

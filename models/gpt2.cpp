@@ -1,0 +1,184 @@
+#include "models/gpt2.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/check.h"
+#include "kernels/embedding.cuh"
+
+namespace laptime {
+
+namespace {
+std::string block(int i) { return "h." + std::to_string(i); }
+}  // namespace
+
+void GPT2Config::validate() const {
+  auto positive = [](int v, const char* what) {
+    require(v > 0, std::string("GPT-2 config: ") + what + " must be positive, got " + std::to_string(v) + ".");
+  };
+  positive(n_layer, "n_layer");
+  positive(n_head, "n_head");
+  positive(n_embd, "n_embd");
+  positive(vocab_size, "vocab_size");
+  positive(n_ctx, "n_ctx");
+  require(n_embd % n_head == 0, "GPT-2 config: n_embd (" + std::to_string(n_embd) + ") is not divisible by n_head (" +
+                                    std::to_string(n_head) + ").");
+  require(layer_norm_epsilon > 0.f && std::isfinite(layer_norm_epsilon),
+          "GPT-2 config: layer_norm_epsilon must be a positive number.");
+}
+
+GPT2Config GPT2Config::from_file(const SafeTensors& file) {
+  const std::string model = file.meta("laptime.model");
+  require(model == "gpt2", file.source() + " holds a '" + model + "' model, not gpt2.");
+  auto as_int = [&](const char* key) {
+    const int64_t v = file.meta_int(key);
+    require(v > 0 && v < (int64_t{1} << 31), file.source() + ": metadata " + key + " = " + std::to_string(v) +
+                                                 " is out of range.");
+    return static_cast<int>(v);
+  };
+  GPT2Config c;
+  c.n_layer = as_int("gpt2.n_layer");
+  c.n_head = as_int("gpt2.n_head");
+  c.n_embd = as_int("gpt2.n_embd");
+  c.vocab_size = as_int("gpt2.vocab_size");
+  c.n_ctx = as_int("gpt2.n_ctx");
+  if (file.metadata().count("gpt2.layer_norm_epsilon"))
+    c.layer_norm_epsilon = static_cast<float>(file.meta_double("gpt2.layer_norm_epsilon"));
+  c.validate();
+  return c;
+}
+
+HostWeights load_gpt2_weights(const SafeTensors& file, const GPT2Config& cfg) {
+  cfg.validate();
+  const int64_t C = cfg.n_embd;
+  HostWeights w;
+  w.add_from(file, "wte.weight", {cfg.vocab_size, C});
+  w.add_from(file, "wpe.weight", {cfg.n_ctx, C});
+  for (int i = 0; i < cfg.n_layer; ++i) {
+    const std::string p = block(i);
+    w.add_from(file, p + ".ln_1.weight", {C});
+    w.add_from(file, p + ".ln_1.bias", {C});
+    w.add_from(file, p + ".attn.c_attn.weight", {3 * C, C});
+    w.add_from(file, p + ".attn.c_attn.bias", {3 * C});
+    w.add_from(file, p + ".attn.c_proj.weight", {C, C});
+    w.add_from(file, p + ".attn.c_proj.bias", {C});
+    w.add_from(file, p + ".ln_2.weight", {C});
+    w.add_from(file, p + ".ln_2.bias", {C});
+    w.add_from(file, p + ".mlp.c_fc.weight", {4 * C, C});
+    w.add_from(file, p + ".mlp.c_fc.bias", {4 * C});
+    w.add_from(file, p + ".mlp.c_proj.weight", {C, 4 * C});
+    w.add_from(file, p + ".mlp.c_proj.bias", {C});
+  }
+  w.add_from(file, "ln_f.weight", {C});
+  w.add_from(file, "ln_f.bias", {C});
+  return w;
+}
+
+HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed) {
+  cfg.validate();
+  const int64_t C = cfg.n_embd;
+  const float std = 0.02f, proj_std = 0.02f / std::sqrt(2.f * cfg.n_layer);
+  WeightRng rng(seed);
+  HostWeights w;
+  auto normal = [&](const std::string& name, std::vector<int64_t> shape, float mean, float s) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    w.add(name, std::move(shape), rng.normal(n, mean, s));
+  };
+  normal("wte.weight", {cfg.vocab_size, C}, 0.f, std);
+  normal("wpe.weight", {cfg.n_ctx, C}, 0.f, 0.01f);
+  auto layernorm = [&](const std::string& p) {
+    normal(p + ".weight", {C}, 1.f, 0.1f);
+    normal(p + ".bias", {C}, 0.f, 0.1f);
+  };
+  for (int i = 0; i < cfg.n_layer; ++i) {
+    const std::string p = block(i);
+    layernorm(p + ".ln_1");
+    normal(p + ".attn.c_attn.weight", {3 * C, C}, 0.f, std);
+    normal(p + ".attn.c_attn.bias", {3 * C}, 0.f, std);
+    normal(p + ".attn.c_proj.weight", {C, C}, 0.f, proj_std);
+    normal(p + ".attn.c_proj.bias", {C}, 0.f, std);
+    layernorm(p + ".ln_2");
+    normal(p + ".mlp.c_fc.weight", {4 * C, C}, 0.f, std);
+    normal(p + ".mlp.c_fc.bias", {4 * C}, 0.f, std);
+    normal(p + ".mlp.c_proj.weight", {C, 4 * C}, 0.f, proj_std);
+    normal(p + ".mlp.c_proj.bias", {C}, 0.f, std);
+  }
+  layernorm("ln_f");
+  return w;
+}
+
+GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
+           int max_seq)
+    : cfg_(cfg),
+      precision_(precision),
+      max_batch_(max_batch),
+      max_seq_(max_seq),
+      weights_((cfg.validate(), weights), activation_dtype(precision)),
+      embed_name_("wte"),
+      head_name_("lm_head"),
+      ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
+      lm_head_(weights_, "wte.weight", "", cfg.n_embd, cfg.vocab_size, precision) {
+  require(max_batch > 0, "batch size must be at least 1, got " + std::to_string(max_batch) + ".");
+  require(max_seq > 0, "sequence length must be at least 1, got " + std::to_string(max_seq) + ".");
+  require(max_seq <= cfg.n_ctx, "sequence length " + std::to_string(max_seq) + " exceeds the model's context of " +
+                                    std::to_string(cfg.n_ctx) + " positions.");
+  blocks_.reserve(cfg.n_layer);
+  for (int i = 0; i < cfg.n_layer; ++i)
+    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision);
+
+  const std::size_t es = dtype_size(dtype());
+  const std::size_t bt = static_cast<std::size_t>(max_batch) * max_seq;
+  ArenaLayout l;
+  const std::size_t tokens_off = l.reserve(bt * sizeof(int32_t));
+  const std::size_t x_off = l.reserve(bt * cfg.n_embd * es);
+  // The final LayerNorm's output reuses the block scratch, which is at least [B, T, C].
+  const std::size_t scratch_off = l.reserve(blocks_[0].scratch_bytes(max_batch, max_seq));
+  const std::size_t logits_off = l.reserve(bt * cfg.vocab_size * es);
+  arena_ = DeviceBuffer(l.bytes());
+  tokens_ = arena_.as<int32_t>(tokens_off);
+  x_ = arena_.as<char>(x_off);
+  scratch_ = arena_.as<char>(scratch_off);
+  logits_ = arena_.as<char>(logits_off);
+  CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()));  // valid token ids before the first upload
+
+  for (TransformerBlock& b : blocks_) b.prepare(ctx, max_batch, max_seq);
+  lm_head_.prepare(ctx, max_batch * max_seq);
+}
+
+void GPT2::check_shape(int B, int T) const {
+  require(B >= 1 && B <= max_batch_, "batch size " + std::to_string(B) + " is outside [1, " +
+                                         std::to_string(max_batch_) + "] this model was built for.");
+  require(T >= 1 && T <= max_seq_, "sequence length " + std::to_string(T) + " is outside [1, " +
+                                       std::to_string(max_seq_) + "] this model was built for.");
+}
+
+void GPT2::upload_tokens(const Context& ctx, const std::vector<int32_t>& tokens, int B, int T) {
+  check_shape(B, T);
+  require(tokens.size() == static_cast<std::size_t>(B) * T,
+          "expected " + std::to_string(B * T) + " token ids for B=" + std::to_string(B) + ", T=" + std::to_string(T) +
+              ", got " + std::to_string(tokens.size()) + ".");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    require(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id " + std::to_string(tokens[i]) + " at position " +
+                                                               std::to_string(i) + " is outside the vocabulary [0, " +
+                                                               std::to_string(cfg_.vocab_size) + ").");
+  CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                             ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+}
+
+void GPT2::forward(const Context& ctx, int B, int T) {
+  check_shape(B, T);
+  const int rows = B * T;
+  {
+    NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, embed_name_);
+    embedding_forward(dtype(), x_, tokens_, weights_.get("wte.weight"), weights_.get("wpe.weight"), B, T, cfg_.n_embd,
+                      ctx.stream());
+  }
+  for (TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
+  ln_f_.forward(ctx, scratch_, x_, rows);
+  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, head_name_);
+  lm_head_.forward(ctx, logits_, scratch_, rows);
+}
+
+}  // namespace laptime

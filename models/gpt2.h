@@ -1,0 +1,90 @@
+// GPT-2 (Radford et al., 2019), inference forward pass:
+//   x = wte[tokens] + wpe[0..T)                        embedding kernel     [B, T, C]
+//   for h in blocks: x = h(x)                          TransformerBlock      [B, T, C]
+//   logits = ln_f(x) · wteᵀ                            LayerNorm + cuBLASLt  [B, T, vocab]
+// The LM head is tied to the token embedding, as in GPT-2.
+//
+// Everything is sized for (max_batch, max_seq) at construction: one weights allocation,
+// one activation arena, every cuBLASLt plan for that shape. forward() enqueues the whole
+// pass on ctx.stream() and never allocates, synchronizes or copies from the host, so it
+// can be captured in a CUDA Graph.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/context.h"
+#include "layers/device_weights.h"
+#include "layers/layernorm.h"
+#include "layers/linear.h"
+#include "layers/transformer_block.h"
+#include "weights/safetensors.h"
+
+namespace laptime {
+
+struct GPT2Config {
+  int n_layer = 12;
+  int n_head = 12;
+  int n_embd = 768;
+  int vocab_size = 50257;
+  int n_ctx = 1024;
+  float layer_norm_epsilon = 1e-5f;
+
+  // GPT-2 small (124M), the default.
+  static GPT2Config small() { return GPT2Config{}; }
+  // From the file's `gpt2.*` metadata (weights/FORMAT.md); validated.
+  static GPT2Config from_file(const SafeTensors& file);
+  // Throws a sentence naming the bad field when the config cannot be built.
+  void validate() const;
+};
+
+// Reads and shape-checks every tensor the config needs (names: weights/FORMAT.md).
+HostWeights load_gpt2_weights(const SafeTensors& file, const GPT2Config& cfg);
+// Seeded random weights of the config's shapes: N(0, 0.02) weights (projections scaled by
+// 1/sqrt(2·n_layer) as in GPT-2), small non-zero biases, LayerNorm gains near 1.
+HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed);
+
+class GPT2 {
+ public:
+  GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
+       int max_seq);
+
+  // Validates ids (each in [0, vocab)) and shape, and copies them to the device tokens slot.
+  // A synchronous copy: call it outside the timed loop.
+  void upload_tokens(const Context& ctx, const std::vector<int32_t>& tokens, int B, int T);
+  int32_t* tokens() const { return tokens_; }  // [max_batch, max_seq] int32, device
+
+  // logits() = forward of tokens()[0 : B·T]. B <= max_batch, 1 <= T <= max_seq.
+  void forward(const Context& ctx, int B, int T);
+  void* logits() const { return logits_; }  // [B, T, vocab] of activation_dtype(precision)
+
+  const GPT2Config& config() const { return cfg_; }
+  Precision precision() const { return precision_; }
+  DType dtype() const { return activation_dtype(precision_); }
+  int64_t param_count() const { return weights_.param_count(); }
+  std::size_t weight_bytes() const { return weights_.bytes(); }
+  std::size_t activation_bytes() const { return arena_.bytes(); }
+  int max_batch() const { return max_batch_; }
+  int max_seq() const { return max_seq_; }
+
+ private:
+  void check_shape(int B, int T) const;
+
+  GPT2Config cfg_;
+  Precision precision_;
+  int max_batch_, max_seq_;
+  DeviceWeights weights_;
+  NvtxName embed_name_, head_name_;
+  std::vector<TransformerBlock> blocks_;
+  LayerNorm ln_f_;
+  Linear lm_head_;  // tied: reads wte.weight [vocab, C]
+  DeviceBuffer arena_;
+  int32_t* tokens_ = nullptr;  // [max_batch, max_seq]
+  void* x_ = nullptr;          // residual stream [B, T, C]
+  void* scratch_ = nullptr;    // per-block scratch (blocks run one after another)
+  void* logits_ = nullptr;     // [B, T, vocab]
+};
+
+}  // namespace laptime
