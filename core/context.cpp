@@ -17,7 +17,7 @@ bool gpu_available(std::string* why) {
 
 Context::Context(int device, StreamKind stream, NvtxLevel nvtx) : device_(device), nvtx_(nvtx) {
   std::string why;
-  if (!gpu_available(&why)) throw Error("no usable CUDA GPU: " + why + ".");
+  if (!gpu_available(&why)) throw Error(why + ".");
   int count = 0;
   CUDA_CHECK(cudaGetDeviceCount(&count));
   require(device >= 0 && device < count, "device " + std::to_string(device) + " does not exist (this machine has " +

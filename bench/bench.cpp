@@ -1,0 +1,239 @@
+// `laptime bench`: loop forward passes and report the steady-state lap time.
+//
+// Each iteration is bracketed by two CUDA events on the context's stream; the lap time is
+// their difference, so it measures the GPU timeline of one forward, launch gaps included.
+// The host time spent enqueuing one forward is measured separately: when it approaches the
+// lap time, the run is launch-bound. Warm-up iterations (module load, cuBLASLt/cuDNN
+// first-call costs, clocks ramping) are marked in NVTX and kept out of the statistics.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include <cudnn.h>
+#include <nlohmann/json.hpp>
+#include <nvtx3/nvToolsExtCudaRt.h>
+
+#include "bench/cli.h"
+#include "core/check.h"
+
+namespace laptime {
+namespace {
+
+struct Stats {
+  double mean, median, p10, p90, min, max, stddev;
+};
+
+double percentile(std::vector<double> v, double q) {  // linear interpolation between ranks
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos)), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+Stats stats_of(const std::vector<double>& v) {
+  Stats s{};
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  s.median = percentile(v, 0.5);
+  s.p10 = percentile(v, 0.1);
+  s.p90 = percentile(v, 0.9);
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0.0;
+  return s;
+}
+
+std::string version_str(int v, int major_div, int minor_div) {
+  return std::to_string(v / major_div) + "." + std::to_string(v % major_div / minor_div);
+}
+
+// A CUDA event pair per iteration, created before the loop.
+class EventPool {
+ public:
+  explicit EventPool(size_t n) : events_(n) {
+    for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~EventPool() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  cudaEvent_t operator[](size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+class Graph {
+ public:
+  ~Graph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  // Captures one forward. A call that breaks capture (an allocation, a synchronization, a
+  // pageable copy) fails inside forward() and is reported with its name and location.
+  void capture(Workload& w, const Context& ctx) {
+    CUDA_CHECK(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
+    try {
+      w.forward(ctx);
+    } catch (const Error& e) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(ctx.stream(), &broken);
+      if (broken) cudaGraphDestroy(broken);
+      cudaGetLastError();
+      throw Error(std::string("CUDA Graph capture of forward() failed: ") + e.what());
+    }
+    CUDA_CHECK(cudaStreamEndCapture(ctx.stream(), &graph_));
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  }
+  void launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  Context ctx(o.device, o.stream, o.nvtx);
+  if (o.nvtx != NvtxLevel::None) {
+    nvtxNameOsThreadA(static_cast<uint32_t>(syscall(SYS_gettid)), "laptime main");
+    nvtxNameCudaStreamA(ctx.stream(), o.stream == StreamKind::Created ? "laptime stream" : "default stream");
+  }
+  std::unique_ptr<Workload> w = make_workload(ctx, o.workload);
+  const cudaDeviceProp& p = ctx.props();
+  int driver = 0, runtime = 0, sm_clock = 0, mem_clock = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock, cudaDevAttrClockRate, ctx.device()));
+  CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, ctx.device()));
+  const size_t cublas_loaded = cublasLtGetVersion(), cudnn_loaded = cudnnGetVersion();
+
+  nlohmann::json report;
+  report["schema"] = "laptime.bench/1";
+  report["framework"] = "laptime";
+  report["device"] = {{"name", p.name},
+                      {"sm_count", p.multiProcessorCount},
+                      {"sm_clock_mhz", sm_clock / 1000},
+                      {"memory_clock_mhz", mem_clock / 1000},
+                      {"memory_gib", p.totalGlobalMem / double(1u << 30)},
+                      {"driver", version_str(driver, 1000, 10)},
+                      {"cuda_runtime", version_str(runtime, 1000, 10)},
+                      {"cublas_compiled", version_str(CUBLAS_VERSION, 10000, 100)},
+                      {"cublas_loaded", version_str(static_cast<int>(cublas_loaded), 10000, 100)},
+                      {"cudnn_compiled", version_str(CUDNN_VERSION, 10000, 100)},
+                      {"cudnn_loaded", version_str(static_cast<int>(cudnn_loaded), 10000, 100)}};
+  report["config"] = {{"model", o.workload.model},
+                      {"precision", precision_name(o.workload.precision)},
+                      {"shape", w->shape()},
+                      {"weights", w->weights_source()},
+                      {"params", w->param_count()},
+                      {"mode", o.graph == GraphMode::Graph ? "graph" : "eager"},
+                      {"nvtx", nvtx_level_name(o.nvtx)},
+                      {"stream", o.stream == StreamKind::Created ? "created" : "default"},
+                      {"warmup", o.warmup},
+                      {"iters", o.iters}};
+
+  std::printf("laptime bench %s\n", o.workload.model.c_str());
+  std::printf("  device      %s, %d SMs, SM clock %d MHz, memory clock %d MHz, %.0f GiB\n", p.name,
+              p.multiProcessorCount, sm_clock / 1000, mem_clock / 1000, p.totalGlobalMem / double(1u << 30));
+  std::printf("  software    driver %s, CUDA runtime %s, cuBLAS %s (built with %s), cuDNN %s (built with %s)\n",
+              report["device"]["driver"].get<std::string>().c_str(),
+              report["device"]["cuda_runtime"].get<std::string>().c_str(),
+              report["device"]["cublas_loaded"].get<std::string>().c_str(),
+              report["device"]["cublas_compiled"].get<std::string>().c_str(),
+              report["device"]["cudnn_loaded"].get<std::string>().c_str(),
+              report["device"]["cudnn_compiled"].get<std::string>().c_str());
+  std::printf("  run         %s, %s, %s, nvtx=%s, stream=%s\n", precision_name(o.workload.precision), w->shape().c_str(),
+              o.graph == GraphMode::Graph ? "CUDA Graph" : "eager", nvtx_level_name(o.nvtx),
+              o.stream == StreamKind::Created ? "created" : "default");
+  std::printf("  weights     %s, %.1f M parameters\n", w->weights_source().c_str(), w->param_count() / 1e6);
+
+  Graph graph;
+  if (o.graph == GraphMode::Graph) graph.capture(*w, ctx);
+
+  const int total = o.warmup + o.iters;
+  EventPool events(2 * static_cast<size_t>(total));
+  std::vector<double> host_us(total);
+  static const NvtxName forward_name("forward");
+  for (int i = 0; i < total; ++i) {
+    const bool warm = i < o.warmup;
+    NvtxRange range(ctx.nvtx_level(), NvtxLevel::Iter, forward_name, static_cast<uint64_t>(i),
+                    warm ? NvtxCategory::Warmup : NvtxCategory::Steady);
+    CUDA_CHECK(cudaEventRecord(events[2 * i], ctx.stream()));
+    const auto t0 = std::chrono::steady_clock::now();
+    if (o.graph == GraphMode::Graph)
+      graph.launch(ctx.stream());
+    else
+      w->forward(ctx);
+    host_us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    CUDA_CHECK(cudaEventRecord(events[2 * i + 1], ctx.stream()));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // after the loop: nothing inside it waits
+
+  std::vector<double> laps, steady_host;
+  nlohmann::json iterations = nlohmann::json::array();
+  std::printf("\n  iteration   lap (ms)   enqueue (ms)\n");
+  for (int i = 0; i < total; ++i) {
+    float ms = 0.f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
+    const bool warm = i < o.warmup;
+    std::printf("  %5d %-6s %9.3f   %9.3f\n", i, warm ? "warmup" : "", ms, host_us[i] / 1000);
+    iterations.push_back({{"index", i}, {"warmup", warm}, {"lap_ms", ms}, {"enqueue_ms", host_us[i] / 1000}});
+    if (!warm) {
+      laps.push_back(ms);
+      steady_host.push_back(host_us[i] / 1000);
+    }
+  }
+  const Stats s = stats_of(laps);
+  const double enqueue_ms = percentile(steady_host, 0.5);
+  const double flops = w->flops_per_forward();
+  const double tflops = flops / (s.median * 1e-3) / 1e12;
+  const double items_per_s = w->items_per_forward() / (s.median * 1e-3);
+  size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+
+  std::printf("\n  steady state over %d iterations (ms): mean %.3f  median %.3f  p10 %.3f  p90 %.3f  min %.3f  max %.3f"
+              "  stddev %.3f\n", o.iters, s.mean, s.median, s.p10, s.p90, s.min, s.max, s.stddev);
+  std::printf("  throughput  %.0f %s/s\n", items_per_s, w->item_name());
+  std::printf("  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", flops / 1e9, tflops);
+  std::printf("  host        %.3f ms to enqueue one forward (%.0f%% of the lap%s)\n", enqueue_ms,
+              100 * enqueue_ms / s.median, enqueue_ms > 0.8 * s.median ? ": launch-bound" : "");
+  std::printf("  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
+              w->weight_bytes() / 1048576.0, w->activation_bytes() / 1048576.0, ctx.workspace_bytes() / 1048576.0,
+              (total_b - free_b) / 1048576.0);
+  std::printf("\nlap time: %.3f ms (median of %d, %s, %s)\n", s.median, o.iters, precision_name(o.workload.precision),
+              o.graph == GraphMode::Graph ? "graph" : "eager");
+
+  if (!o.json.empty()) {
+    report["iterations"] = iterations;
+    report["steady_ms"] = {{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
+                           {"min", s.min},   {"max", s.max},       {"stddev", s.stddev}};
+    report["throughput"] = {{"items_per_s", items_per_s}, {"item", w->item_name()}};
+    report["flops_per_forward"] = flops;
+    report["tflops"] = tflops;
+    report["enqueue_ms"] = enqueue_ms;
+    report["memory_bytes"] = {{"weights", w->weight_bytes()},
+                              {"activations", w->activation_bytes()},
+                              {"workspace", ctx.workspace_bytes()},
+                              {"device_in_use", total_b - free_b}};
+    std::ofstream f(o.json);
+    require(static_cast<bool>(f), "cannot write the JSON report to " + o.json + ".");
+    f << report.dump(2) << "\n";
+  }
+  return 0;
+}
+
+std::unique_ptr<Workload> make_workload(Context& ctx, const WorkloadOptions& opts) {
+  if (opts.model == "gpt2") return make_gpt2_workload(ctx, opts);
+  if (opts.model == "resnet50") return make_resnet50_workload(ctx, opts);
+  throw Error("unknown model '" + opts.model + "': choose gpt2 or resnet50.");
+}
+
+}  // namespace laptime

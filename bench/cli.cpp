@@ -1,0 +1,88 @@
+#include "bench/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include "core/check.h"
+
+namespace laptime {
+namespace {
+
+// CLI11 checks the spelling (IsMember: "... not in {bf16,fp32,tf32}"); these tables then
+// map the accepted word onto our enums.
+const std::map<std::string, Precision> kPrecisions{
+    {"fp32", Precision::FP32}, {"tf32", Precision::TF32}, {"bf16", Precision::BF16}};
+const std::map<std::string, NvtxLevel> kNvtxLevels{
+    {"none", NvtxLevel::None}, {"iter", NvtxLevel::Iter}, {"block", NvtxLevel::Block}, {"layer", NvtxLevel::Layer}};
+const std::map<std::string, StreamKind> kStreams{{"created", StreamKind::Created}, {"default", StreamKind::Legacy}};
+
+void add_workload_options(CLI::App* app, WorkloadOptions* w) {
+  app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
+  app->add_option("--weights", w->weights, "laptime .safetensors file (weights/convert.py); default: seeded random "
+                                           "weights of the real shape")
+      ->check(CLI::ExistingFile);
+  app->add_option("--seed", w->seed, "seed for random weights and inputs")->capture_default_str();
+  app->add_option("--batch,-b", w->batch, "batch size (default: gpt2 8, resnet50 256)")->check(CLI::PositiveNumber);
+  app->add_option("--seq,-t", w->seq, "gpt2: sequence length (default: n_ctx, 1024)")->check(CLI::PositiveNumber);
+  app->add_option("--image-size", w->image_size, "resnet50: input height = width (default 224)")
+      ->check(CLI::PositiveNumber);
+  app->add_option_function<std::string>("--precision,-p", [w](const std::string& v) { w->precision = kPrecisions.at(v); },
+                                        "fp32 (strict), tf32 or bf16 (default)")
+      ->check(CLI::IsMember(kPrecisions));
+}
+
+}  // namespace
+
+Command parse_command_line(const std::vector<std::string>& args) {
+  CLI::App app{"laptime: hand-written CUDA GPT-2 small and ResNet-50, built to be profiled.", "laptime"};
+  app.require_subcommand(1);
+  Command cmd;
+
+  CLI::App* bench = app.add_subcommand("bench", "loop forward passes and report the steady-state lap time");
+  BenchOptions& b = cmd.bench;
+  add_workload_options(bench, &b.workload);
+  bench->add_option("--warmup,-w", b.warmup, "warm-up iterations (marked, excluded from statistics)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  bench->add_option("--iters,-n", b.iters, "timed steady-state iterations")->check(CLI::PositiveNumber)->capture_default_str();
+  bench->add_option_function<std::string>("--nvtx", [&b](const std::string& v) { b.nvtx = kNvtxLevels.at(v); },
+                                          "NVTX ranges: none, iter, block or layer (default)")
+      ->check(CLI::IsMember(kNvtxLevels));
+  bench->add_flag("--graph", [&b](int64_t) { b.graph = GraphMode::Graph; },
+                  "capture one forward in a CUDA Graph and replay it");
+  bench->add_option_function<std::string>("--stream", [&b](const std::string& v) { b.stream = kStreams.at(v); },
+                                          "created (a non-blocking stream, default) or default (legacy stream 0)")
+      ->check(CLI::IsMember(kStreams));
+  bench->add_option("--device", b.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md)");
+
+  CLI::App* fwd = app.add_subcommand("forward", "run one forward pass on given inputs and write the logits (fp32)");
+  ForwardOptions& f = cmd.forward;
+  add_workload_options(fwd, &f.workload);
+  fwd->add_option("--tokens", f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]")->check(CLI::ExistingFile);
+  fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
+  fwd->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    cmd.help_text = app.help();
+    for (CLI::App* sub : {bench, fwd})
+      if (sub->parsed()) cmd.help_text = sub->help();
+    return cmd;
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (!msg.empty() && msg.back() != '.') msg += '.';
+    throw Error(msg + " Run `laptime --help` for usage.");
+  }
+  if (bench->parsed()) {
+    cmd.kind = Command::Kind::Bench;
+    require(!(b.graph == GraphMode::Graph && b.stream == StreamKind::Legacy),
+            "--graph needs --stream created: the legacy default stream cannot be captured.");
+  } else {
+    cmd.kind = Command::Kind::Forward;
+    require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");
+  }
+  return cmd;
+}
+
+}  // namespace laptime

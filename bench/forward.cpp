@@ -1,0 +1,58 @@
+// `laptime forward`: one forward pass on given inputs, logits written as raw fp32. Used by
+// the full-size checks (tests/e2e) to compare with PyTorch on the same inputs.
+#include <fstream>
+
+#include "bench/cli.h"
+#include "core/check.h"
+#include "kernels/convert.cuh"
+#include "models/gpt2.h"
+
+namespace laptime {
+namespace {
+
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  require(static_cast<bool>(f), "cannot open " + path + ".");
+  return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+}
+
+void write_f32(const std::string& path, DType dtype, const void* src, size_t n) {
+  DeviceBuffer staging(n * sizeof(float));
+  convert_to_f32(staging.as<float>(), dtype, src, static_cast<int64_t>(n), nullptr);
+  std::vector<float> host(n);
+  CUDA_CHECK(cudaMemcpy(host.data(), staging.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  require(static_cast<bool>(f), "cannot write " + path + ".");
+}
+
+int forward_gpt2(const ForwardOptions& o) {
+  require(!o.workload.weights.empty(), "laptime forward needs --weights FILE.");
+  const std::vector<char> raw = read_file(o.tokens);
+  require(raw.size() % sizeof(int32_t) == 0, o.tokens + " is not a whole number of int32 token ids.");
+  std::vector<int32_t> tokens(raw.size() / sizeof(int32_t));
+  std::memcpy(tokens.data(), raw.data(), raw.size());
+  const int B = o.workload.batch ? o.workload.batch : 1;
+  const int T = o.workload.seq ? o.workload.seq : static_cast<int>(tokens.size() / B);
+  require(tokens.size() == static_cast<size_t>(B) * T, o.tokens + " holds " + std::to_string(tokens.size()) +
+                                                           " token ids, not B*T = " + std::to_string(B * T) + ".");
+
+  Context ctx(o.device);
+  SafeTensors file = SafeTensors::open(o.workload.weights);
+  const GPT2Config cfg = GPT2Config::from_file(file);
+  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, B, T);
+  model.upload_tokens(ctx, tokens, B, T);
+  model.forward(ctx, B, T);
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  write_f32(o.output, model.dtype(), model.logits(), static_cast<size_t>(B) * T * cfg.vocab_size);
+  return 0;
+}
+
+}  // namespace
+
+int run_forward(const ForwardOptions& o) {
+  if (o.workload.model == "gpt2") return forward_gpt2(o);
+  throw Error("laptime forward does not support '" + o.workload.model + "' yet.");
+}
+
+}  // namespace laptime

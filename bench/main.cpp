@@ -1,0 +1,25 @@
+// laptime: bench and forward subcommands. Every failure is one sentence on stderr and exit 1.
+#include <cstdio>
+
+#include "bench/cli.h"
+#include "core/check.h"
+
+int main(int argc, char** argv) {
+  try {
+    const laptime::Command cmd = laptime::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    switch (cmd.kind) {
+      case laptime::Command::Kind::Help:
+        std::fputs(cmd.help_text.c_str(), stdout);
+        return 0;
+      case laptime::Command::Kind::Bench:
+        return laptime::run_bench(cmd.bench);
+      case laptime::Command::Kind::Forward:
+        return laptime::run_forward(cmd.forward);
+    }
+  } catch (const laptime::Error& e) {
+    std::fprintf(stderr, "laptime: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "laptime: unexpected error: %s\n", e.what());
+  }
+  return 1;
+}

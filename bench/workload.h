@@ -1,0 +1,44 @@
+// What `laptime bench` times: a model built for one shape, with its inputs on the device,
+// whose forward() enqueues one full pass on the context's stream.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/context.h"
+#include "core/dtype.h"
+
+namespace laptime {
+
+struct WorkloadOptions {
+  std::string model;          // "gpt2" | "resnet50"
+  std::string weights;        // file, or empty for seeded random weights of the real shape
+  uint64_t seed = 0;          // for random weights and inputs
+  int batch = 0;              // 0: the model's default
+  int seq = 0;                // gpt2: 0 = n_ctx
+  int image_size = 0;         // resnet50: 0 = the file's/model's default (224)
+  Precision precision = Precision::BF16;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual void forward(const Context& ctx) = 0;
+  // One line for the header: shapes and what the items are ("B=8 T=1024 (8192 tokens)").
+  virtual std::string shape() const = 0;
+  virtual std::string weights_source() const = 0;
+  virtual int64_t items_per_forward() const = 0;  // tokens or images
+  virtual const char* item_name() const = 0;      // "tokens" | "images"
+  virtual double flops_per_forward() const = 0;   // analytic, see docs/PERF.md
+  virtual int64_t param_count() const = 0;
+  virtual std::size_t weight_bytes() const = 0;
+  virtual std::size_t activation_bytes() const = 0;
+};
+
+// Throws Error with one sentence for an unknown model or a bad option.
+std::unique_ptr<Workload> make_workload(Context& ctx, const WorkloadOptions& opts);
+std::unique_ptr<Workload> make_gpt2_workload(Context& ctx, const WorkloadOptions& opts);
+std::unique_ptr<Workload> make_resnet50_workload(Context& ctx, const WorkloadOptions& opts);
+
+}  // namespace laptime

@@ -1,0 +1,70 @@
+// GPT-2 as a bench workload.
+//
+// FLOPs per forward (multiply-add = 2 FLOPs), counted from the shapes, N = B·T tokens:
+//   per block: QKV 2·N·C·3C + proj 2·N·C·C + MLP 2·N·C·4C·2  = 24·N·C²
+//              attention scores and P·V: 2 · 2·B·T·T·C (the full T×T as computed; the
+//              causal half is masked, not skipped)
+//   LM head:   2·N·C·vocab
+// Elementwise work (LayerNorm, GELU, softmax) is omitted: it is bandwidth, not FLOPs.
+#include <random>
+
+#include "bench/workload.h"
+#include "core/check.h"
+#include "models/gpt2.h"
+
+namespace laptime {
+namespace {
+
+class Gpt2Workload : public Workload {
+ public:
+  Gpt2Workload(Context& ctx, const WorkloadOptions& o) {
+    GPT2Config cfg = GPT2Config::small();
+    HostWeights host;
+    if (o.weights.empty()) {
+      host = random_gpt2_weights(cfg, o.seed);
+      source_ = "random (seed " + std::to_string(o.seed) + ", GPT-2 small shapes)";
+    } else {
+      SafeTensors file = SafeTensors::open(o.weights);
+      cfg = GPT2Config::from_file(file);
+      host = load_gpt2_weights(file, cfg);
+      source_ = o.weights;
+    }
+    B_ = o.batch ? o.batch : 8;
+    T_ = o.seq ? o.seq : cfg.n_ctx;
+    model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_);
+    std::mt19937 gen(static_cast<uint32_t>(o.seed));
+    std::vector<int32_t> tokens(static_cast<size_t>(B_) * T_);
+    for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, cfg.vocab_size - 1)(gen);
+    model_->upload_tokens(ctx, tokens, B_, T_);
+  }
+
+  void forward(const Context& ctx) override { model_->forward(ctx, B_, T_); }
+  std::string shape() const override {
+    return "B=" + std::to_string(B_) + " T=" + std::to_string(T_) + " (" + std::to_string(B_ * T_) + " tokens)";
+  }
+  std::string weights_source() const override { return source_; }
+  int64_t items_per_forward() const override { return int64_t{B_} * T_; }
+  const char* item_name() const override { return "tokens"; }
+  double flops_per_forward() const override {
+    const GPT2Config& c = model_->config();
+    const double N = double(B_) * T_, C = c.n_embd;
+    const double block = 24 * N * C * C + 4.0 * B_ * T_ * double(T_) * C;
+    return c.n_layer * block + 2 * N * C * c.vocab_size;
+  }
+  int64_t param_count() const override { return model_->param_count(); }
+  std::size_t weight_bytes() const override { return model_->weight_bytes(); }
+  std::size_t activation_bytes() const override { return model_->activation_bytes(); }
+
+ private:
+  std::unique_ptr<GPT2> model_;
+  std::string source_;
+  int B_ = 0, T_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_gpt2_workload(Context& ctx, const WorkloadOptions& o) {
+  return std::make_unique<Gpt2Workload>(ctx, o);
+}
+
+}  // namespace laptime

@@ -1,0 +1,184 @@
+// GPT-2's CUDA layers against the CPU oracle (fresh random weights and inputs, several
+// shapes including odd B and T, every precision) and against PyTorch's goldens.
+// Outputs are poisoned with NaN before each run, so an unwritten element fails.
+// Without a GPU every test here skips, saying why.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "kernels/convert.cuh"
+#include "kernels/embedding.cuh"
+#include "models/gpt2.h"
+#include "tests/reference/gpt2_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/golden.h"
+
+namespace laptime {
+namespace {
+
+using test::DeviceArray;
+using test::close;
+
+const Precision kPrecisions[] = {Precision::FP32, Precision::TF32, Precision::BF16};
+
+// Random GPT-2 weights for one block (prefix "h.0") plus embeddings/ln_f, C and vocab small.
+HostWeights tiny_weights(int n_layer, int C, int vocab, int n_ctx, uint64_t seed) {
+  GPT2Config c;
+  c.n_layer = n_layer;
+  c.n_head = 1;
+  c.n_embd = C;
+  c.vocab_size = vocab;
+  c.n_ctx = n_ctx;
+  return random_gpt2_weights(c, seed);
+}
+
+class Gpt2LayerTest : public ::testing::TestWithParam<Precision> {
+ protected:
+  void SetUp() override {
+    LAPTIME_REQUIRE_GPU();
+    seed = test::fresh_seed();
+    ctx = std::make_unique<Context>();
+  }
+  Precision precision() const { return GetParam(); }
+  DType dtype() const { return activation_dtype(GetParam()); }
+  double bound() const { return test::layer_bound(GetParam()); }
+  uint64_t seed = 0;
+  std::unique_ptr<Context> ctx;
+};
+
+TEST_P(Gpt2LayerTest, Embedding) {
+  for (auto [B, T, C] : {std::tuple{1, 1, 64}, {3, 77, 96}, {2, 128, 768}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C);
+    const int vocab = 101;
+    HostWeights hw = tiny_weights(1, C, vocab, T, seed);
+    DeviceWeights w(hw, dtype());
+    std::mt19937 gen(static_cast<uint32_t>(seed));
+    std::vector<int32_t> tokens(B * T);
+    for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, vocab - 1)(gen);
+    DeviceBuffer tok(tokens.size() * sizeof(int32_t));
+    CUDA_CHECK(cudaMemcpy(tok.data(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice));
+    DeviceArray y(dtype(), static_cast<size_t>(B) * T * C);
+    y.poison();
+    embedding_forward(dtype(), y.data(), tok.as<int32_t>(), w.get("wte.weight"), w.get("wpe.weight"), B, T, C,
+                      ctx->stream());
+    // Weights are rounded on upload in bf16; the sum of two rounded values is exact to 2^-8.
+    EXPECT_TRUE(close(y.download(), ref::embedding(tokens, hw.at("wte.weight").values, hw.at("wpe.weight").values, B, T, C),
+                      bound()));
+  }
+}
+
+TEST_P(Gpt2LayerTest, LayerNorm) {
+  for (auto [rows, C] : {std::pair{1, 64}, {7, 100}, {333, 768}, {64, 1600}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " C=" << C);
+    HostWeights hw;
+    hw.add("ln.weight", {C}, test::random_vec(C, seed + 1, 0.5f));
+    hw.add("ln.bias", {C}, test::random_vec(C, seed + 2, 0.5f));
+    DeviceWeights w(hw, dtype());
+    LayerNorm ln(w, "ln", C, 1e-5f);
+    // A large common offset: catches E[x²] - mean² cancellation.
+    std::vector<float> x = test::random_vec(static_cast<size_t>(rows) * C, seed);
+    for (float& v : x) v += 3.f;
+    DeviceArray dx(dtype(), x), dy(dtype(), x.size());
+    dy.poison();
+    ln.forward(*ctx, dy.data(), dx.data(), rows);
+    EXPECT_TRUE(close(dy.download(), ref::layernorm(x, hw.at("ln.weight").values, hw.at("ln.bias").values, rows, C, 1e-5f),
+                      bound()));
+  }
+}
+
+TEST_P(Gpt2LayerTest, LinearWithBiasAndAccumulate) {
+  for (auto [rows, in, out] : {std::tuple{1, 64, 96}, {5, 33, 17}, {77, 768, 2304}, {256, 3072, 768}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " in=" << in << " out=" << out);
+    HostWeights hw;
+    hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
+    hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
+    DeviceWeights w(hw, dtype());
+    Linear fc(w, "fc", in, out, precision(), HasBias::Yes);
+    const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
+    const auto ref = ref::linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out);
+    DeviceArray dx(dtype(), x), dy(dtype(), ref.size());
+    dy.poison();
+    fc.forward(*ctx, dy.data(), dx.data(), rows);
+    EXPECT_TRUE(close(dy.download(), ref, bound()));
+
+    // Accumulate::Add: y = y0 + linear(x), the fused residual.
+    const auto y0 = test::random_vec(ref.size(), seed + 3);
+    DeviceArray acc(dtype(), y0);
+    fc.forward(*ctx, acc.data(), dx.data(), rows, Accumulate::Add);
+    std::vector<float> want(ref.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = y0[i] + ref[i];
+    EXPECT_TRUE(close(acc.download(), want, bound()));
+  }
+}
+
+TEST_P(Gpt2LayerTest, CausalSelfAttention) {
+  for (auto [B, T, C, H] : {std::tuple{1, 1, 64, 4}, {3, 77, 128, 4}, {2, 64, 64, 2}, {1, 300, 768, 12}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C << " H=" << H);
+    HostWeights hw = tiny_weights(1, C, 8, T, seed);
+    DeviceWeights w(hw, dtype());
+    CausalSelfAttention attn(w, "h.0.attn", C, H, precision());
+    const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
+    DeviceArray dx(dtype(), x), dy(dtype(), x.size());
+    DeviceBuffer scratch(attn.scratch_bytes(B, T));
+    dy.poison();
+    attn.forward(*ctx, dy.data(), dx.data(), B, T, scratch.data(), Accumulate::Overwrite);
+    EXPECT_TRUE(close(dy.download(), ref::attention(x, hw, "h.0.attn", B, T, C, H), bound()));
+  }
+}
+
+TEST_P(Gpt2LayerTest, Mlp) {
+  for (auto [rows, C] : {std::pair{7, 64}, {231, 128}, {64, 768}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " C=" << C);
+    HostWeights hw = tiny_weights(1, C, 8, 4, seed);
+    DeviceWeights w(hw, dtype());
+    MLP mlp(w, "h.0.mlp", C, precision());
+    const auto x = test::random_vec(static_cast<size_t>(rows) * C, seed);
+    DeviceArray dx(dtype(), x), dy(dtype(), x.size());
+    DeviceBuffer scratch(mlp.scratch_bytes(1, rows));
+    dy.poison();
+    mlp.forward(*ctx, dy.data(), dx.data(), rows, scratch.data(), Accumulate::Overwrite);
+    EXPECT_TRUE(close(dy.download(), ref::mlp(x, hw, "h.0.mlp", rows, C), bound()));
+  }
+}
+
+TEST_P(Gpt2LayerTest, TransformerBlock) {
+  for (auto [B, T, C, H] : {std::tuple{1, 5, 64, 2}, {3, 77, 128, 4}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C << " H=" << H);
+    HostWeights hw = tiny_weights(1, C, 8, T, seed);
+    DeviceWeights w(hw, dtype());
+    TransformerBlock blk(w, "h.0", C, H, 1e-5f, precision());
+    const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
+    DeviceArray dx(dtype(), x);
+    DeviceBuffer scratch(blk.scratch_bytes(B, T));
+    blk.forward(*ctx, dx.data(), B, T, scratch.data());
+    EXPECT_TRUE(close(dx.download(), ref::block(x, hw, "h.0", B, T, C, H, 1e-5f), bound()));
+  }
+}
+
+// Whole model on random weights vs the oracle; fp32 bound 1e-4 for the model.
+TEST_P(Gpt2LayerTest, WholeModel) {
+  GPT2Config c;
+  c.n_layer = 3; c.n_head = 4; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
+  HostWeights hw = random_gpt2_weights(c, seed);
+  const int maxB = 4, maxT = 40;
+  GPT2 model(*ctx, c, hw, precision(), maxB, maxT);
+  for (auto [B, T] : {std::pair{3, 29}, {4, 40}, {1, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T);
+    std::mt19937 gen(static_cast<uint32_t>(seed + B + T));
+    std::vector<int32_t> tokens(B * T);
+    for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(gen);
+    model.upload_tokens(*ctx, tokens, B, T);
+    const size_t n = static_cast<size_t>(B) * T * c.vocab_size;
+    fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(n), ctx->stream());
+    model.forward(*ctx, B, T);
+    const std::vector<float> got = test::download_f32(model.dtype(), model.logits(), n);
+    const double b = precision() == Precision::FP32 ? 1e-4 : bound();
+    EXPECT_TRUE(close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPrecisions, Gpt2LayerTest, ::testing::ValuesIn(kPrecisions),
+                         [](const auto& info) { return std::string(precision_name(info.param)); });
+
+}  // namespace
+}  // namespace laptime
