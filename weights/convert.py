@@ -14,6 +14,7 @@ with one sentence instead of producing a file the models would misread.
 
 Needs numpy and safetensors; torch only to read PyTorch pickles (.pth / .bin).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,7 @@ class ConvertError(Exception):
 class Param(NamedTuple):
     name: str  # laptime name (weights/FORMAT.md)
     shape: Tuple[int, ...]  # laptime layout
-    kind: str  # how --random initializes it; see GPT2_INIT / RESNET_INIT
+    kind: str  # how --random draws it: a key of the init table in random_gpt2 / random_resnet50
 
 
 def shape_str(shape) -> str:
@@ -49,8 +50,15 @@ def shape_str(shape) -> str:
 
 # Input dtypes numpy holds natively; BF16 has no numpy type and is widened by hand.
 _NUMPY_DTYPES = {
-    "F64": "<f8", "F32": "<f4", "F16": "<f2",
-    "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?",
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
 }
 
 
@@ -76,7 +84,9 @@ def read_safetensors(path: Path) -> Dict[str, np.ndarray]:
         elif dtype in _NUMPY_DTYPES:
             out[name] = np.frombuffer(data, _NUMPY_DTYPES[dtype]).reshape(shape)
         else:
-            raise ConvertError(f"tensor '{name}' in {path} has dtype {dtype}, which the converter does not read")
+            raise ConvertError(
+                f"tensor '{name}' in {path} has dtype {dtype}, which the converter does not read"
+            )
     return out
 
 
@@ -84,7 +94,10 @@ def read_torch_pickle(path: Path) -> Dict[str, np.ndarray]:
     try:
         import torch
     except ImportError:
-        raise ConvertError(f"reading {path} needs PyTorch (pip install torch), or pass a .safetensors checkpoint instead") from None
+        raise ConvertError(
+            f"reading {path} needs PyTorch (pip install torch); "
+            "a .safetensors checkpoint needs only numpy and safetensors"
+        ) from None
     try:
         # weights_only refuses arbitrary pickled code: a checkpoint is data, not a program.
         state = torch.load(path, map_location="cpu", weights_only=True)
@@ -102,11 +115,18 @@ def read_checkpoint(path: Path) -> Dict[str, np.ndarray]:
         return read_safetensors(path)
     if path.suffix in (".pth", ".pt", ".bin"):
         return read_torch_pickle(path)
-    raise ConvertError(f"input {path} is neither .safetensors nor a PyTorch .pth/.pt/.bin checkpoint")
+    raise ConvertError(
+        f"input {path} is neither .safetensors nor a PyTorch .pth/.pt/.bin checkpoint"
+    )
 
 
-def match_layout(tensors: Dict[str, np.ndarray], layout: List[Param], source: Path,
-                 names: Dict[str, str], input_shape: Callable[[Param], Tuple[int, ...]]) -> Dict[str, np.ndarray]:
+def match_layout(
+    tensors: Dict[str, np.ndarray],
+    layout: List[Param],
+    source: Path,
+    names: Dict[str, str],
+    input_shape: Callable[[Param], Tuple[int, ...]],
+) -> Dict[str, np.ndarray]:
     """Picks every tensor of `layout` from `tensors` (keyed by laptime name), checking its
     shape in the checkpoint's own layout; fails on anything missing, misshapen or left over.
     `names` maps laptime names back to the checkpoint's, so messages quote the file."""
@@ -117,18 +137,27 @@ def match_layout(tensors: Dict[str, np.ndarray], layout: List[Param], source: Pa
             raise ConvertError(f"tensor '{original}' is missing from {source}")
         array, expected = tensors[p.name], input_shape(p)
         if tuple(array.shape) != expected:
-            raise ConvertError(f"tensor '{original}' in {source} has shape {shape_str(array.shape)}, expected {shape_str(expected)}")
+            raise ConvertError(
+                f"tensor '{original}' in {source} has shape {shape_str(array.shape)}, "
+                f"expected {shape_str(expected)}"
+            )
         if not np.issubdtype(array.dtype, np.floating):
-            raise ConvertError(f"tensor '{original}' in {source} holds {array.dtype} values, expected floating point")
+            raise ConvertError(
+                f"tensor '{original}' in {source} holds {array.dtype} values, "
+                "expected floating point"
+            )
         picked[p.name] = array
     extra = sorted(set(tensors) - set(picked))
     if extra:
-        raise ConvertError(f"{source} holds tensor '{names.get(extra[0], extra[0])}', which the laptime "
-                           f"layout does not have ({len(extra)} unexpected tensor(s) in all)")
+        raise ConvertError(
+            f"{source} holds tensor '{names.get(extra[0], extra[0])}', which the laptime "
+            f"layout does not have ({len(extra)} unexpected tensor(s) in all)"
+        )
     return picked
 
 
 # --- writing -----------------------------------------------------------------------------------
+
 
 def f32_to_bf16_bits(a: np.ndarray) -> np.ndarray:
     """Rounds float32 to the nearest bfloat16, ties to even (what torch's .to(bfloat16) does)."""
@@ -145,15 +174,21 @@ def encode(name: str, array: np.ndarray, dtype: str) -> Tuple[str, bytes]:
         return "F32", array.tobytes()
     if dtype == "f16":
         if np.abs(array).max(initial=0) > np.finfo(np.float16).max:
-            raise ConvertError(f"tensor '{name}' holds values beyond the float16 range; use --dtype bf16 or f32")
+            raise ConvertError(
+                f"tensor '{name}' holds values beyond the float16 range; use --dtype bf16 or f32"
+            )
         return "F16", array.astype("<f2").tobytes()
     bits = f32_to_bf16_bits(array)
     if ((bits & 0x7F80) == 0x7F80).any():  # rounded up past the largest finite bfloat16
-        raise ConvertError(f"tensor '{name}' holds values beyond the bfloat16 range; use --dtype f32")
+        raise ConvertError(
+            f"tensor '{name}' holds values beyond the bfloat16 range; use --dtype f32"
+        )
     return "BF16", bits.tobytes()
 
 
-def write_safetensors(path: Path, tensors: Dict[str, np.ndarray], dtype: str, metadata: Dict[str, str]) -> None:
+def write_safetensors(
+    path: Path, tensors: Dict[str, np.ndarray], dtype: str, metadata: Dict[str, str]
+) -> None:
     """Writes a safetensors file with tensors in the given (model) order.
 
     Written here rather than with safetensors.numpy because numpy has no bfloat16. The image
@@ -166,7 +201,11 @@ def write_safetensors(path: Path, tensors: Dict[str, np.ndarray], dtype: str, me
     blobs, offset = [], 0
     for name, array in tensors.items():
         st_dtype, blob = encode(name, array, dtype)
-        header[name] = {"dtype": st_dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {
+            "dtype": st_dtype,
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
         blobs.append(blob)
         offset += len(blob)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -189,7 +228,8 @@ def write_safetensors(path: Path, tensors: Dict[str, np.ndarray], dtype: str, me
 
 # --- GPT-2 -------------------------------------------------------------------------------------
 
-# HF's GPT-2 implements these with Conv1D, whose weight is [in, out]; laptime stores nn.Linear's [out, in].
+# HF's GPT-2 implements these with Conv1D, whose weight is [in, out]; laptime stores
+# nn.Linear's [out, in].
 _CONV1D_WEIGHT = re.compile(r"h\.\d+\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight")
 # The causal mask and its fill value: buffers HF saves with the weights, rebuilt by the kernels.
 _GPT2_BUFFER = re.compile(r"h\.\d+\.attn\.(bias|masked_bias)")
@@ -197,7 +237,10 @@ _GPT2_BUFFER = re.compile(r"h\.\d+\.attn\.(bias|masked_bias)")
 
 def gpt2_layout(n_layer: int, n_embd: int, vocab_size: int, n_ctx: int) -> List[Param]:
     C = n_embd
-    layout = [Param("wte.weight", (vocab_size, C), "embedding"), Param("wpe.weight", (n_ctx, C), "embedding")]
+    layout = [
+        Param("wte.weight", (vocab_size, C), "embedding"),
+        Param("wpe.weight", (n_ctx, C), "embedding"),
+    ]
     for i in range(n_layer):
         h = f"h.{i}"
         layout += [
@@ -217,20 +260,30 @@ def gpt2_layout(n_layer: int, n_embd: int, vocab_size: int, n_ctx: int) -> List[
     return layout + [Param("ln_f.weight", (C,), "ln.weight"), Param("ln_f.bias", (C,), "ln.bias")]
 
 
-def gpt2_metadata(n_layer, n_head, n_embd, vocab_size, n_ctx, layer_norm_epsilon, source) -> Dict[str, str]:
+def gpt2_metadata(
+    n_layer, n_head, n_embd, vocab_size, n_ctx, layer_norm_epsilon, source
+) -> Dict[str, str]:
     if n_embd % n_head:
         raise ConvertError(f"n_embd {n_embd} is not a multiple of n_head {n_head}")
     return {
-        "laptime.format": FORMAT_VERSION, "laptime.model": "gpt2", "laptime.source": source,
-        "gpt2.n_layer": str(n_layer), "gpt2.n_head": str(n_head), "gpt2.n_embd": str(n_embd),
-        "gpt2.vocab_size": str(vocab_size), "gpt2.n_ctx": str(n_ctx),
+        "laptime.format": FORMAT_VERSION,
+        "laptime.model": "gpt2",
+        "laptime.source": source,
+        "gpt2.n_layer": str(n_layer),
+        "gpt2.n_head": str(n_head),
+        "gpt2.n_embd": str(n_embd),
+        "gpt2.vocab_size": str(vocab_size),
+        "gpt2.n_ctx": str(n_ctx),
         "gpt2.layer_norm_epsilon": repr(float(layer_norm_epsilon)),
     }
 
 
 def read_gpt2_config(path: Path) -> dict:
     if not path.is_file():
-        raise ConvertError(f"{path} does not exist; GPT-2 conversion needs the config.json that comes with the checkpoint")
+        raise ConvertError(
+            f"{path} does not exist; GPT-2 conversion needs the config.json "
+            "that comes with the checkpoint"
+        )
     try:
         config = json.loads(path.read_text())
     except (ValueError, OSError) as e:
@@ -246,17 +299,27 @@ def read_gpt2_config(path: Path) -> dict:
             raise ConvertError(f"{path} has no positive integer '{key}'")
     eps = config.setdefault("layer_norm_epsilon", 1e-5)
     if not isinstance(eps, (int, float)) or not 0 < eps < 1:
-        raise ConvertError(f"{path} has layer_norm_epsilon {eps!r}, expected a small positive number")
+        raise ConvertError(
+            f"{path} has layer_norm_epsilon {eps!r}, expected a small positive number"
+        )
     # What the kernels implement: a 4C MLP with tanh-approximated GELU and 1/sqrt(head_dim)
     # attention scaling. Anything else would convert fine and then compute the wrong function.
     n_inner = config.get("n_inner")
     if n_inner is not None and n_inner != 4 * config["n_embd"]:
-        raise ConvertError(f"{path} sets n_inner = {n_inner}, but laptime's MLP is 4 * n_embd = {4 * config['n_embd']} wide")
+        raise ConvertError(
+            f"{path} sets n_inner = {n_inner}, "
+            f"but laptime's MLP is 4 * n_embd = {4 * config['n_embd']} wide"
+        )
     activation = config.get("activation_function", "gelu_new")
     if activation not in ("gelu_new", "gelu_pytorch_tanh"):
-        raise ConvertError(f"{path} uses activation '{activation}', but laptime implements only tanh-approximated GELU (gelu_new)")
+        raise ConvertError(
+            f"{path} uses activation '{activation}', "
+            "but laptime implements only tanh-approximated GELU (gelu_new)"
+        )
     if config.get("scale_attn_by_inverse_layer_idx") or not config.get("scale_attn_weights", True):
-        raise ConvertError(f"{path} changes the attention scaling, which laptime does not implement")
+        raise ConvertError(
+            f"{path} changes the attention scaling, which laptime does not implement"
+        )
     return config
 
 
@@ -278,28 +341,51 @@ def convert_gpt2(path: Path) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
     tensors, names = {}, {}
     for original, array in read_checkpoint(checkpoint_path).items():
         # GPT2LMHeadModel saves its body under `transformer.`; GPT2Model saves it bare.
-        name = original[len("transformer."):] if original.startswith("transformer.") else original
+        name = original[len("transformer.") :] if original.startswith("transformer.") else original
         if _GPT2_BUFFER.fullmatch(name):
             continue
         tensors[name], names[name] = array, original
     lm_head = tensors.pop("lm_head.weight", None)
-    if lm_head is not None and "wte.weight" in tensors and not np.array_equal(lm_head, tensors["wte.weight"]):
-        raise ConvertError(f"lm_head.weight in {checkpoint_path} differs from wte.weight, but laptime ties the two")
+    if (
+        lm_head is not None
+        and "wte.weight" in tensors
+        and not np.array_equal(lm_head, tensors["wte.weight"])
+    ):
+        raise ConvertError(
+            f"lm_head.weight in {checkpoint_path} differs from wte.weight, but laptime ties the two"
+        )
 
     def as_stored(p: Param) -> Tuple[int, ...]:
         return p.shape[::-1] if _CONV1D_WEIGHT.fullmatch(p.name) else p.shape
 
-    layout = gpt2_layout(config["n_layer"], config["n_embd"], config["vocab_size"], config["n_positions"])
+    layout = gpt2_layout(
+        config["n_layer"], config["n_embd"], config["vocab_size"], config["n_positions"]
+    )
     picked = match_layout(tensors, layout, checkpoint_path, names, as_stored)
-    out = {p.name: np.ascontiguousarray(picked[p.name].T) if _CONV1D_WEIGHT.fullmatch(p.name) else picked[p.name]
-           for p in layout}
-    metadata = gpt2_metadata(config["n_layer"], config["n_head"], config["n_embd"], config["vocab_size"],
-                             config["n_positions"], config["layer_norm_epsilon"], checkpoint_path.name)
+    out = {
+        p.name: (
+            np.ascontiguousarray(picked[p.name].T)
+            if _CONV1D_WEIGHT.fullmatch(p.name)
+            else picked[p.name]
+        )
+        for p in layout
+    }
+    metadata = gpt2_metadata(
+        config["n_layer"],
+        config["n_head"],
+        config["n_embd"],
+        config["vocab_size"],
+        config["n_positions"],
+        config["layer_norm_epsilon"],
+        checkpoint_path.name,
+    )
     return out, metadata
 
 
 def random_gpt2(seed: int, n_layer: int, n_head: int, n_embd: int, vocab_size: int, n_ctx: int):
-    metadata = gpt2_metadata(n_layer, n_head, n_embd, vocab_size, n_ctx, 1e-5, f"random:seed={seed}")
+    metadata = gpt2_metadata(
+        n_layer, n_head, n_embd, vocab_size, n_ctx, 1e-5, f"random:seed={seed}"
+    )
     # HF's init (N(0, 0.02); residual projections scaled by 1/sqrt(2 n_layer), GPT-2 paper 2.3),
     # except that biases and LayerNorm parameters are drawn non-trivially: a bias left out or a
     # LayerNorm applied without its affine part must change the output for the tests to see it.
@@ -322,7 +408,10 @@ EXPANSION = 4  # bottleneck output channels = 4 x its inner width
 
 def resnet_layout(layers: Tuple[int, ...], base_width: int, num_classes: int) -> List[Param]:
     def bn(prefix: str, channels: int) -> List[Param]:
-        return [Param(f"{prefix}.{stat}", (channels,), f"bn.{stat}") for stat in ("weight", "bias", "running_mean", "running_var")]
+        return [
+            Param(f"{prefix}.{stat}", (channels,), f"bn.{stat}")
+            for stat in ("weight", "bias", "running_mean", "running_var")
+        ]
 
     layout = [Param("conv1.weight", (base_width, 3, 7, 7), "conv"), *bn("bn1", base_width)]
     in_ch = base_width
@@ -331,31 +420,52 @@ def resnet_layout(layers: Tuple[int, ...], base_width: int, num_classes: int) ->
         out_ch = width * EXPANSION
         for b in range(blocks):
             p = f"layer{stage + 1}.{b}"
-            layout += [Param(f"{p}.conv1.weight", (width, in_ch, 1, 1), "conv"), *bn(f"{p}.bn1", width),
-                       Param(f"{p}.conv2.weight", (width, width, 3, 3), "conv"), *bn(f"{p}.bn2", width),
-                       Param(f"{p}.conv3.weight", (out_ch, width, 1, 1), "conv"), *bn(f"{p}.bn3", out_ch)]
+            layout += [
+                Param(f"{p}.conv1.weight", (width, in_ch, 1, 1), "conv"),
+                *bn(f"{p}.bn1", width),
+                Param(f"{p}.conv2.weight", (width, width, 3, 3), "conv"),
+                *bn(f"{p}.bn2", width),
+                Param(f"{p}.conv3.weight", (out_ch, width, 1, 1), "conv"),
+                *bn(f"{p}.bn3", out_ch),
+            ]
             if b == 0:  # the first block changes the channel count (and, after stage 1, the stride)
-                layout += [Param(f"{p}.downsample.0.weight", (out_ch, in_ch, 1, 1), "conv"), *bn(f"{p}.downsample.1", out_ch)]
+                layout += [
+                    Param(f"{p}.downsample.0.weight", (out_ch, in_ch, 1, 1), "conv"),
+                    *bn(f"{p}.downsample.1", out_ch),
+                ]
             in_ch = out_ch
-    return layout + [Param("fc.weight", (num_classes, in_ch), "fc.weight"), Param("fc.bias", (num_classes,), "fc.bias")]
+    return layout + [
+        Param("fc.weight", (num_classes, in_ch), "fc.weight"),
+        Param("fc.bias", (num_classes,), "fc.bias"),
+    ]
 
 
 def resnet_metadata(layers, base_width, num_classes, image_size, source) -> Dict[str, str]:
     return {
-        "laptime.format": FORMAT_VERSION, "laptime.model": "resnet50", "laptime.source": source,
-        "resnet.layers": ",".join(str(n) for n in layers), "resnet.base_width": str(base_width),
-        "resnet.num_classes": str(num_classes), "resnet.bn_eps": repr(1e-5), "resnet.image_size": str(image_size),
+        "laptime.format": FORMAT_VERSION,
+        "laptime.model": "resnet50",
+        "laptime.source": source,
+        "resnet.layers": ",".join(str(n) for n in layers),
+        "resnet.base_width": str(base_width),
+        "resnet.num_classes": str(num_classes),
+        "resnet.bn_eps": repr(1e-5),
+        "resnet.image_size": str(image_size),
     }
 
 
-def infer_resnet_shape(tensors: Dict[str, np.ndarray], source: Path) -> Tuple[Tuple[int, ...], int, int]:
+def infer_resnet_shape(
+    tensors: Dict[str, np.ndarray], source: Path
+) -> Tuple[Tuple[int, ...], int, int]:
     """(blocks per stage, stem width, classes), read off the names and shapes; match_layout
     then checks every tensor against them."""
     for name in ("conv1.weight", "fc.weight"):
         if name not in tensors:
             raise ConvertError(f"tensor '{name}' is missing from {source}")
         if tensors[name].ndim != (4 if name == "conv1.weight" else 2):
-            raise ConvertError(f"tensor '{name}' in {source} has shape {shape_str(tensors[name].shape)}, which is not a ResNet's")
+            raise ConvertError(
+                f"tensor '{name}' in {source} has shape {shape_str(tensors[name].shape)}, "
+                "which is not a ResNet's"
+            )
     blocks = [0, 0, 0, 0]
     for name in tensors:
         m = re.match(r"layer([1-4])\.(\d+)\.", name)
@@ -363,23 +473,32 @@ def infer_resnet_shape(tensors: Dict[str, np.ndarray], source: Path) -> Tuple[Tu
             stage = int(m.group(1)) - 1
             blocks[stage] = max(blocks[stage], int(m.group(2)) + 1)
     if not all(blocks):
-        raise ConvertError(f"{source} has no layer{blocks.index(0) + 1} blocks, so it is not a four-stage ResNet")
+        raise ConvertError(
+            f"{source} has no layer{blocks.index(0) + 1} blocks, so it is not a four-stage ResNet"
+        )
     return tuple(blocks), tensors["conv1.weight"].shape[0], tensors["fc.weight"].shape[0]
 
 
 def convert_resnet50(path: Path, image_size: int) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
     # BatchNorm's update counter is training state; inference never reads it.
-    tensors = {n: a for n, a in read_checkpoint(path).items() if not n.endswith(".num_batches_tracked")}
+    tensors = {
+        n: a for n, a in read_checkpoint(path).items() if not n.endswith(".num_batches_tracked")
+    }
     layers, base_width, num_classes = infer_resnet_shape(tensors, path)
     layout = resnet_layout(layers, base_width, num_classes)
     picked = match_layout(tensors, layout, path, {}, lambda p: p.shape)
-    return {p.name: picked[p.name] for p in layout}, resnet_metadata(layers, base_width, num_classes, image_size, path.name)
+    return {p.name: picked[p.name] for p in layout}, resnet_metadata(
+        layers, base_width, num_classes, image_size, path.name
+    )
 
 
-def random_resnet50(seed: int, layers: Tuple[int, ...], base_width: int, num_classes: int, image_size: int):
+def random_resnet50(
+    seed: int, layers: Tuple[int, ...], base_width: int, num_classes: int, image_size: int
+):
     metadata = resnet_metadata(layers, base_width, num_classes, image_size, f"random:seed={seed}")
 
-    def kaiming_fan_out(rng, shape):  # torchvision's kaiming_normal_(mode="fan_out", nonlinearity="relu")
+    def kaiming_fan_out(rng, shape):
+        """torchvision's kaiming_normal_(mode="fan_out", nonlinearity="relu")."""
         return normal(rng, shape, math.sqrt(2.0 / (shape[0] * shape[2] * shape[3])))
 
     fc_in = (base_width << (len(layers) - 1)) * EXPANSION
@@ -400,6 +519,7 @@ def random_resnet50(seed: int, layers: Tuple[int, ...], base_width: int, num_cla
 
 # --- seeded random weights ---------------------------------------------------------------------
 
+
 def normal(rng: np.random.Generator, shape, std: float) -> np.ndarray:
     return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
 
@@ -415,6 +535,7 @@ def fill(layout: List[Param], init: Dict[str, Callable], seed: int) -> Dict[str,
 
 
 # --- command line ------------------------------------------------------------------------------
+
 
 class _Parser(argparse.ArgumentParser):
     # Usage errors are input errors like any other: one sentence, exit code 1 (argparse uses 2).
@@ -435,7 +556,9 @@ def positive_int(text: str) -> int:
 def stage_blocks(text: str) -> Tuple[int, ...]:
     parts = text.split(",")
     if len(parts) != 4:
-        raise argparse.ArgumentTypeError(f"'{text}' is not four comma-separated block counts like 3,4,6,3")
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not four comma-separated block counts like 3,4,6,3"
+        )
     return tuple(positive_int(p) for p in parts)
 
 
@@ -449,38 +572,74 @@ _GPT2_SHAPE = [
 ]
 _RESNET_SHAPE = [
     ("--layers", stage_blocks, (3, 4, 6, 3), "bottleneck blocks per stage"),
-    ("--base-width", positive_int, 64, "stem output channels; stage s is base-width * 2^s wide inside its blocks"),
+    ("--base-width", positive_int, 64, "stem width; each stage doubles it"),
     ("--num-classes", positive_int, 1000, "classifier outputs"),
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="convert.py", description=__doc__.split("\n\n")[0],
-                     epilog="Names, layouts and metadata: weights/FORMAT.md.")
-    models = parser.add_subparsers(dest="model", metavar="MODEL", required=True,
-                                   help="gpt2 or resnet50 (each has its own --help)")
+    parser = _Parser(
+        prog="convert.py",
+        description=__doc__.split("\n\n")[0],
+        epilog="Names, layouts and metadata: weights/FORMAT.md.",
+    )
+    models = parser.add_subparsers(
+        dest="model",
+        metavar="MODEL",
+        required=True,
+        help="gpt2 or resnet50 (each has its own --help)",
+    )
     inputs = {
-        "gpt2": "a Hugging Face GPT-2 folder (model.safetensors or pytorch_model.bin, plus config.json), "
-                "or the checkpoint file inside one",
+        "gpt2": "a Hugging Face GPT-2 folder (model.safetensors or pytorch_model.bin, "
+        "plus config.json), or the checkpoint file inside one",
         "resnet50": "a torchvision .pth state dict (needs torch) or a timm model.safetensors",
     }
     for model, shape_options in (("gpt2", _GPT2_SHAPE), ("resnet50", _RESNET_SHAPE)):
-        sub = models.add_parser(model, help=f"convert or generate {model} weights",
-                                description=f"Write laptime {model} weights: converted from a checkpoint, or seeded random.")
+        sub = models.add_parser(
+            model,
+            help=f"convert or generate {model} weights",
+            description=f"Write laptime {model} weights, converted or seeded random.",
+        )
         source = sub.add_mutually_exclusive_group(required=True)
         source.add_argument("--input", type=Path, metavar="PATH", help=inputs[model])
-        source.add_argument("--random", action="store_true", help="seeded random weights of the real shapes, for tests and timing")
-        sub.add_argument("--output", type=Path, required=True, metavar="FILE", help="the .safetensors file to write")
-        sub.add_argument("--dtype", choices=OUTPUT_DTYPES, default="f32",
-                         help="storage type of every tensor (default f32); the models convert on upload")
+        source.add_argument(
+            "--random",
+            action="store_true",
+            help="seeded random weights of the real shapes, for tests and timing",
+        )
+        sub.add_argument(
+            "--output",
+            type=Path,
+            required=True,
+            metavar="FILE",
+            help="the .safetensors file to write",
+        )
+        sub.add_argument(
+            "--dtype",
+            choices=OUTPUT_DTYPES,
+            default="f32",
+            help="storage type of every tensor (default f32); the models convert on upload",
+        )
         if model == "resnet50":
-            sub.add_argument("--image-size", type=positive_int, default=224, metavar="N", help="default input resolution recorded in the metadata (default 224)")
+            sub.add_argument(
+                "--image-size",
+                type=positive_int,
+                default=224,
+                metavar="N",
+                help="default input resolution recorded in the metadata (default 224)",
+            )
         shape = sub.add_argument_group("--random only")
-        shape.add_argument("--seed", type=int, metavar="N", help="seed of the PCG64 generator (default 0)")
+        shape.add_argument(
+            "--seed", type=int, metavar="N", help="seed of the PCG64 generator (default 0)"
+        )
         for flag, kind, default, text in shape_options:
             shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-            shape.add_argument(flag, type=kind, metavar="N,N,N,N" if flag == "--layers" else "N",
-                               help=f"{text} (default {shown})")
+            shape.add_argument(
+                flag,
+                type=kind,
+                metavar="N,N,N,N" if flag == "--layers" else "N",
+                help=f"{text} (default {shown})",
+            )
     return parser
 
 
@@ -489,10 +648,13 @@ def run(args: argparse.Namespace) -> None:
     random_only = [("--seed", 0)] + [(flag, default) for flag, _, default, _ in shape_options]
     values = {}
     for flag, default in random_only:
-        value = getattr(args, flag[2:].replace("-", "_"))
+        dest = flag[2:].replace("-", "_")
+        value = getattr(args, dest)
         if args.input is not None and value is not None:
-            raise ConvertError(f"{flag} applies only with --random; with --input the checkpoint decides")
-        values[flag[2:].replace("-", "_")] = default if value is None else value
+            raise ConvertError(
+                f"{flag} applies only with --random; with --input the checkpoint decides"
+            )
+        values[dest] = default if value is None else value
 
     if args.model == "gpt2":
         tensors, metadata = random_gpt2(**values) if args.random else convert_gpt2(args.input)

@@ -62,13 +62,15 @@ std::string format_shape(const std::vector<int64_t>& shape) {
 template <typename UInt>
 UInt load_le(const std::byte* p) {
   UInt v = 0;
-  for (std::size_t i = 0; i < sizeof(UInt); ++i) v |= static_cast<UInt>(std::to_integer<uint8_t>(p[i])) << (8 * i);
+  for (std::size_t i = 0; i < sizeof(UInt); ++i)
+    v |= static_cast<UInt>(std::to_integer<uint8_t>(p[i])) << (8 * i);
   return v;
 }
 
 template <typename UInt>
 void store_le(UInt v, std::byte* p) {
-  for (std::size_t i = 0; i < sizeof(UInt); ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  for (std::size_t i = 0; i < sizeof(UInt); ++i)
+    p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
 
 template <typename Float, typename UInt>
@@ -124,8 +126,6 @@ bool byte_size(const std::vector<int64_t>& shape, DType dtype, uint64_t* out) {
   return true;
 }
 
-const char* json_kind(const json& j) { return j.type_name(); }
-
 void require_min_size(const std::string& source, std::size_t size) {
   require(size >= 8, source + " is " + std::to_string(size) +
                          " bytes long, too short for a safetensors file (the header length "
@@ -136,7 +136,7 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
                        const std::byte* data, uint64_t data_size) {
   const std::string where = "tensor '" + name + "' in " + source;
   require(entry.is_object(),
-          where + " is described by a JSON " + json_kind(entry) + " instead of an object");
+          where + " is described by a JSON " + entry.type_name() + " instead of an object");
   for (const char* field : {"dtype", "shape", "data_offsets"})
     require(entry.contains(field), where + " has no '" + field + "' field");
 
@@ -184,11 +184,11 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
 
 std::map<std::string, std::string> parse_metadata(const json& meta, const std::string& source) {
   require(meta.is_object(), std::string(kMetadataKey) + " in " + source + " is a JSON " +
-                                json_kind(meta) + " instead of an object of strings");
+                                meta.type_name() + " instead of an object of strings");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : meta.items()) {
     require(value.is_string(), std::string(kMetadataKey) + " key '" + key + "' in " + source +
-                                   " holds a JSON " + json_kind(value) +
+                                   " holds a JSON " + value.type_name() +
                                    ", but safetensors metadata values must be strings");
     out.emplace(key, value.get<std::string>());
   }
@@ -205,7 +205,7 @@ int64_t TensorInfo::numel() const {
 
 struct SafeTensors::Impl {
   std::string source;
-  // Exactly one of these holds the image: a read-only mapping (open) or an owned buffer (from_bytes).
+  // The image: a read-only mapping from open(), or the buffer handed to from_bytes().
   Mapping mapping{nullptr, Unmap{}};
   std::vector<std::byte> owned;
 
@@ -221,7 +221,8 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   const uint64_t header_size = load_le<uint64_t>(bytes);
   require(header_size <= kMaxHeaderBytes,
           source + " declares a " + std::to_string(header_size) + "-byte header, over the " +
-              std::to_string(kMaxHeaderBytes) + "-byte limit; it is corrupt or not a safetensors file");
+              std::to_string(kMaxHeaderBytes) +
+              "-byte limit; it is corrupt or not a safetensors file");
   require(header_size <= size - 8, source + " declares a " + std::to_string(header_size) +
                                        "-byte header but only " + std::to_string(size - 8) +
                                        " bytes follow the length field; the file is truncated");
@@ -232,9 +233,10 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   // the top-level keys are watched as they are parsed.
   std::unordered_set<std::string> seen;
   std::string duplicate;
-  const json::parser_callback_t watch_keys = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second &&
-        duplicate.empty())
+  const json::parser_callback_t watch_keys = [&](int depth, json::parse_event_t event,
+                                                 json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1 &&
+        !seen.insert(parsed.get<std::string>()).second && duplicate.empty())
       duplicate = parsed.get<std::string>();
     return true;
   };
@@ -244,9 +246,11 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   } catch (const json::parse_error& e) {
     throw Error("the header of " + source + " is not valid JSON (error at header byte " +
                 std::to_string(e.byte) + ")");
+  } catch (const json::out_of_range&) {
+    throw Error("the header of " + source + " is not valid JSON (a number is out of range)");
   }
   require(header.is_object(),
-          "the header of " + source + " is a JSON " + json_kind(header) + " instead of an object");
+          "the header of " + source + " is a JSON " + header.type_name() + " instead of an object");
   require(duplicate.empty(), "the header of " + source + " names '" + duplicate + "' twice");
 
   const std::byte* data = bytes + 8 + header_size;
@@ -268,7 +272,8 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
     if (t.nbytes == 0) continue;
     if (last != nullptr && t.data < last->data + last->nbytes) {
       const auto span = [&](const TensorInfo& x) {
-        return "[" + std::to_string(x.data - data) + ", " + std::to_string(x.data - data + x.nbytes) + ")";
+        return "[" + std::to_string(x.data - data) + ", " +
+               std::to_string(x.data - data + x.nbytes) + ")";
       };
       throw Error("tensors '" + last->name + "' and '" + t.name + "' in " + source +
                   " overlap in the data section (bytes " + span(*last) + " and " + span(t) + ")");
@@ -289,7 +294,8 @@ SafeTensors SafeTensors::open(const std::string& path) {
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   require(fd.get() >= 0, "cannot open weights file " + path + ": " + std::strerror(errno));
   struct stat st {};
-  require(::fstat(fd.get(), &st) == 0, "cannot read weights file " + path + ": " + std::strerror(errno));
+  require(::fstat(fd.get(), &st) == 0,
+          "cannot read weights file " + path + ": " + std::strerror(errno));
   require(S_ISREG(st.st_mode), path + " is not a regular file, so it cannot be a safetensors file");
   const auto size = static_cast<std::size_t>(st.st_size);
   // Checked before mapping because mmap rejects an empty range.
@@ -323,7 +329,8 @@ const TensorInfo& SafeTensors::get(const std::string& name) const {
   return *t;
 }
 
-const TensorInfo& SafeTensors::get(const std::string& name, const std::vector<int64_t>& shape) const {
+const TensorInfo& SafeTensors::get(const std::string& name,
+                                   const std::vector<int64_t>& shape) const {
   const TensorInfo& t = get(name);
   require(t.shape == shape, "tensor '" + name + "' in " + impl_->source + " has shape " +
                                 format_shape(t.shape) + ", expected " + format_shape(shape));
@@ -361,7 +368,8 @@ const std::map<std::string, std::string>& SafeTensors::metadata() const { return
 
 const std::string& SafeTensors::meta(const std::string& key) const {
   const auto it = impl_->metadata.find(key);
-  require(it != impl_->metadata.end(), "metadata key '" + key + "' is missing from " + impl_->source);
+  require(it != impl_->metadata.end(),
+          "metadata key '" + key + "' is missing from " + impl_->source);
   return it->second;
 }
 

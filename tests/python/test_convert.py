@@ -4,6 +4,7 @@ The expected names and layouts are written out in this file from weights/FORMAT.
 than taken from convert.py, so the tests check the converter against the contract, not
 against itself.
 """
+
 import importlib.util
 import json
 import struct
@@ -37,7 +38,7 @@ def read_raw(path):
     """(header, data section) of a safetensors file; the library cannot return BF16 to numpy."""
     blob = Path(path).read_bytes()
     (n,) = struct.unpack("<Q", blob[:8])
-    return json.loads(blob[8:8 + n]), blob[8 + n:]
+    return json.loads(blob[8 : 8 + n]), blob[8 + n :]
 
 
 def raw_tensor(path, name, numpy_dtype):
@@ -48,21 +49,32 @@ def raw_tensor(path, name, numpy_dtype):
 
 # --- GPT-2 -------------------------------------------------------------------------------------
 
+
 def hf_gpt2(folder, rng, prefix="transformer.", config_extra=None, drop=(), replace=None):
     """A Hugging Face GPT-2 folder: model.safetensors in HF's layout (Conv1D weights [in, out],
     mask buffers, tied lm_head) and config.json. Returns the tensors by their HF name."""
     C, P, V = TINY_GPT2["n_embd"], TINY_GPT2["n_positions"], TINY_GPT2["vocab_size"]
     t = {"wte.weight": (V, C), "wpe.weight": (P, C), "ln_f.weight": (C,), "ln_f.bias": (C,)}
     for i in range(TINY_GPT2["n_layer"]):
-        t.update({
-            f"h.{i}.ln_1.weight": (C,), f"h.{i}.ln_1.bias": (C,),
-            f"h.{i}.attn.c_attn.weight": (C, 3 * C), f"h.{i}.attn.c_attn.bias": (3 * C,),
-            f"h.{i}.attn.c_proj.weight": (C, C), f"h.{i}.attn.c_proj.bias": (C,),
-            f"h.{i}.ln_2.weight": (C,), f"h.{i}.ln_2.bias": (C,),
-            f"h.{i}.mlp.c_fc.weight": (C, 4 * C), f"h.{i}.mlp.c_fc.bias": (4 * C,),
-            f"h.{i}.mlp.c_proj.weight": (4 * C, C), f"h.{i}.mlp.c_proj.bias": (C,),
-        })
-    tensors = {prefix + name: rng.standard_normal(shape).astype(np.float32) for name, shape in t.items()}
+        t.update(
+            {
+                f"h.{i}.ln_1.weight": (C,),
+                f"h.{i}.ln_1.bias": (C,),
+                f"h.{i}.attn.c_attn.weight": (C, 3 * C),
+                f"h.{i}.attn.c_attn.bias": (3 * C,),
+                f"h.{i}.attn.c_proj.weight": (C, C),
+                f"h.{i}.attn.c_proj.bias": (C,),
+                f"h.{i}.ln_2.weight": (C,),
+                f"h.{i}.ln_2.bias": (C,),
+                f"h.{i}.mlp.c_fc.weight": (C, 4 * C),
+                f"h.{i}.mlp.c_fc.bias": (4 * C,),
+                f"h.{i}.mlp.c_proj.weight": (4 * C, C),
+                f"h.{i}.mlp.c_proj.bias": (C,),
+            }
+        )
+    tensors = {
+        prefix + name: rng.standard_normal(shape).astype(np.float32) for name, shape in t.items()
+    }
     for i in range(TINY_GPT2["n_layer"]):
         tensors[f"{prefix}h.{i}.attn.bias"] = np.tril(np.ones((P, P), np.float32))[None, None]
         tensors[f"{prefix}h.{i}.attn.masked_bias"] = np.array(-1e4, np.float32)
@@ -72,8 +84,14 @@ def hf_gpt2(folder, rng, prefix="transformer.", config_extra=None, drop=(), repl
     tensors.update(replace or {})
     folder.mkdir(parents=True, exist_ok=True)
     save_file(tensors, folder / "model.safetensors")
-    config = {"model_type": "gpt2", "activation_function": "gelu_new", "n_inner": None,
-              "layer_norm_epsilon": 1e-5, **TINY_GPT2, **(config_extra or {})}
+    config = {
+        "model_type": "gpt2",
+        "activation_function": "gelu_new",
+        "n_inner": None,
+        "layer_norm_epsilon": 1e-5,
+        **TINY_GPT2,
+        **(config_extra or {}),
+    }
     (folder / "config.json").write_text(json.dumps(config))
     return tensors
 
@@ -81,7 +99,11 @@ def hf_gpt2(folder, rng, prefix="transformer.", config_extra=None, drop=(), repl
 def contract_gpt2_names(n_layer):
     names = ["wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias"]
     for i in range(n_layer):
-        names += [f"h.{i}.{part}.{kind}" for part in ("ln_1", "ln_2", *CONV1D) for kind in ("weight", "bias")]
+        names += [
+            f"h.{i}.{part}.{kind}"
+            for part in ("ln_1", "ln_2", *CONV1D)
+            for kind in ("weight", "bias")
+        ]
     return sorted(names)
 
 
@@ -111,8 +133,9 @@ def test_gpt2_metadata_comes_from_config(tmp_path, capsys):
     header, _ = read_raw(out)
     meta = header["__metadata__"]
     assert meta["laptime.format"] == "1" and meta["laptime.model"] == "gpt2"
-    assert {k: meta[f"gpt2.{k}"] for k in ("n_layer", "n_head", "n_embd", "vocab_size", "n_ctx")} == {
-        "n_layer": "2", "n_head": "2", "n_embd": "8", "vocab_size": "11", "n_ctx": "7"}
+    assert {
+        k: meta[f"gpt2.{k}"] for k in ("n_layer", "n_head", "n_embd", "vocab_size", "n_ctx")
+    } == {"n_layer": "2", "n_head": "2", "n_embd": "8", "vocab_size": "11", "n_ctx": "7"}
     assert meta["gpt2.layer_norm_epsilon"] == "1e-06"
     assert all(isinstance(v, str) for v in meta.values())
 
@@ -139,21 +162,54 @@ def test_gpt2_header_is_padded_and_aligned(tmp_path, capsys):
     assert all(a[1] == b[0] for a, b in zip(ends, ends[1:])), "tensors are packed back to back"
 
 
-@pytest.mark.parametrize("case, setup, message", [
-    ("missing tensor", dict(drop=["transformer.h.1.mlp.c_fc.bias"]),
-     "tensor 'h.1.mlp.c_fc.bias' is missing from {dir}/model.safetensors"),
-    ("already transposed", dict(replace={"transformer.h.0.attn.c_attn.weight": np.zeros((24, 8), np.float32)}),
-     "tensor 'transformer.h.0.attn.c_attn.weight' in {dir}/model.safetensors has shape [24, 8], expected [8, 24]"),
-    ("wrong vocabulary", dict(config_extra={"vocab_size": 12}),
-     "tensor 'transformer.wte.weight' in {dir}/model.safetensors has shape [11, 8], expected [12, 8]"),
-    ("unexpected tensor", dict(replace={"transformer.h.0.attn.q_norm.weight": np.ones(8, np.float32)}),
-     "holds tensor 'transformer.h.0.attn.q_norm.weight', which the laptime layout does not have"),
-    ("untied head", dict(replace={"lm_head.weight": np.zeros((11, 8), np.float32)}),
-     "lm_head.weight in {dir}/model.safetensors differs from wte.weight"),
-    ("wide MLP", dict(config_extra={"n_inner": 64}), "sets n_inner = 64, but laptime's MLP is 4 * n_embd = 32 wide"),
-    ("exact GELU", dict(config_extra={"activation_function": "gelu"}), "uses activation 'gelu'"),
-    ("another model", dict(config_extra={"model_type": "llama"}), "describes a 'llama' model, not gpt2"),
-])
+@pytest.mark.parametrize(
+    "case, setup, message",
+    [
+        (
+            "missing tensor",
+            dict(drop=["transformer.h.1.mlp.c_fc.bias"]),
+            "tensor 'h.1.mlp.c_fc.bias' is missing from {dir}/model.safetensors",
+        ),
+        (
+            "already transposed",
+            dict(replace={"transformer.h.0.attn.c_attn.weight": np.zeros((24, 8), np.float32)}),
+            "tensor 'transformer.h.0.attn.c_attn.weight' in {dir}/model.safetensors "
+            "has shape [24, 8], expected [8, 24]",
+        ),
+        (
+            "wrong vocabulary",
+            dict(config_extra={"vocab_size": 12}),
+            "tensor 'transformer.wte.weight' in {dir}/model.safetensors "
+            "has shape [11, 8], expected [12, 8]",
+        ),
+        (
+            "unexpected tensor",
+            dict(replace={"transformer.h.0.attn.q_norm.weight": np.ones(8, np.float32)}),
+            "holds tensor 'transformer.h.0.attn.q_norm.weight', "
+            "which the laptime layout does not have",
+        ),
+        (
+            "untied head",
+            dict(replace={"lm_head.weight": np.zeros((11, 8), np.float32)}),
+            "lm_head.weight in {dir}/model.safetensors differs from wte.weight",
+        ),
+        (
+            "wide MLP",
+            dict(config_extra={"n_inner": 64}),
+            "sets n_inner = 64, but laptime's MLP is 4 * n_embd = 32 wide",
+        ),
+        (
+            "exact GELU",
+            dict(config_extra={"activation_function": "gelu"}),
+            "uses activation 'gelu'",
+        ),
+        (
+            "another model",
+            dict(config_extra={"model_type": "llama"}),
+            "describes a 'llama' model, not gpt2",
+        ),
+    ],
+)
 def test_gpt2_bad_checkpoints_fail_with_one_sentence(tmp_path, capsys, case, setup, message):
     hf_gpt2(tmp_path, np.random.default_rng(0), **setup)
     out = tmp_path / "out.safetensors"
@@ -176,7 +232,10 @@ def test_missing_input(tmp_path, capsys):
     for model in ("gpt2", "resnet50"):
         code, err = run(capsys, model, "--input", missing, "--output", tmp_path / "out.safetensors")
         assert code == 1
-        assert f"input {missing} does not exist" in err or f"input checkpoint {missing} does not exist" in err
+        assert (
+            f"input {missing} does not exist" in err
+            or f"input checkpoint {missing} does not exist" in err
+        )
 
 
 def test_gpt2_folder_without_checkpoint(tmp_path, capsys):
@@ -186,7 +245,10 @@ def test_gpt2_folder_without_checkpoint(tmp_path, capsys):
 
 def random_gpt2(capsys, path, seed, *extra):
     tiny = ["--n-layer", 2, "--n-head", 2, "--n-embd", 8, "--vocab-size", 11, "--n-ctx", 7]
-    assert run(capsys, "gpt2", "--random", "--seed", seed, *tiny, *extra, "--output", path) == (0, "")
+    assert run(capsys, "gpt2", "--random", "--seed", seed, *tiny, *extra, "--output", path) == (
+        0,
+        "",
+    )
     return path.read_bytes()
 
 
@@ -208,16 +270,38 @@ def test_gpt2_random_shapes_and_metadata(tmp_path, capsys):
     assert tensors["h.1.mlp.c_proj.weight"].shape == (8, 32)
     assert tensors["h.1.mlp.c_fc.bias"].shape == (32,)
     meta = read_raw(tmp_path / "r.safetensors")[0]["__metadata__"]
-    assert meta["gpt2.n_ctx"] == "7" and meta["gpt2.n_head"] == "2" and meta["laptime.model"] == "gpt2"
+    assert (
+        meta["gpt2.n_ctx"] == "7" and meta["gpt2.n_head"] == "2" and meta["laptime.model"] == "gpt2"
+    )
 
 
 def test_gpt2_random_follows_the_init(tmp_path, capsys):
     path = tmp_path / "r.safetensors"
-    assert run(capsys, "gpt2", "--random", "--n-layer", 8, "--n-head", 4, "--n-embd", 256, "--vocab-size", 64,
-               "--n-ctx", 16, "--output", path)[0] == 0
+    assert (
+        run(
+            capsys,
+            "gpt2",
+            "--random",
+            "--n-layer",
+            8,
+            "--n-head",
+            4,
+            "--n-embd",
+            256,
+            "--vocab-size",
+            64,
+            "--n-ctx",
+            16,
+            "--output",
+            path,
+        )[0]
+        == 0
+    )
     t = load_file(path)
     assert t["h.3.mlp.c_fc.weight"].std() == pytest.approx(0.02, rel=0.02)
-    assert t["h.3.attn.c_proj.weight"].std() == pytest.approx(0.02 / 4, rel=0.05)  # 0.02 / sqrt(2 * 8)
+    assert t["h.3.attn.c_proj.weight"].std() == pytest.approx(
+        0.02 / 4, rel=0.05
+    )  # 0.02 / sqrt(2 * 8)
     assert t["h.3.attn.c_attn.bias"].std() == pytest.approx(0.02, rel=0.1)
     assert t["h.3.ln_1.weight"].mean() == pytest.approx(1, abs=0.03)
     assert t["h.3.ln_1.weight"].std() == pytest.approx(0.1, rel=0.2)
@@ -225,7 +309,9 @@ def test_gpt2_random_follows_the_init(tmp_path, capsys):
 
 
 def test_random_rejects_heads_that_do_not_divide(tmp_path, capsys):
-    code, err = run(capsys, "gpt2", "--random", "--n-embd", 10, "--n-head", 4, "--output", tmp_path / "x")
+    code, err = run(
+        capsys, "gpt2", "--random", "--n-embd", 10, "--n-head", 4, "--output", tmp_path / "x"
+    )
     assert code == 1 and "n_embd 10 is not a multiple of n_head 4" in err
 
 
@@ -239,15 +325,17 @@ def test_shape_options_need_random(tmp_path, capsys):
 def test_dtype_option(tmp_path, capsys, dtype, header_dtype):
     source = hf_gpt2(tmp_path / "hf", np.random.default_rng(1))
     out = tmp_path / "out.safetensors"
-    assert run(capsys, "gpt2", "--input", tmp_path / "hf", "--output", out, "--dtype", dtype)[0] == 0
+    assert (
+        run(capsys, "gpt2", "--input", tmp_path / "hf", "--output", out, "--dtype", dtype)[0] == 0
+    )
     header, _ = read_raw(out)
     assert {v["dtype"] for k, v in header.items() if k != "__metadata__"} == {header_dtype}
     original = source["transformer.h.0.mlp.c_fc.weight"].T
     if dtype == "bf16":
         bits = raw_tensor(out, "h.0.mlp.c_fc.weight", "<u2")
         widened = (bits.astype(np.uint32) << 16).view(np.float32)
-        # Round to nearest: within half a bf16 ulp (2^-8 relative), and never further than truncation.
-        np.testing.assert_array_less(np.abs(widened - original), np.abs(original) * 2.0 ** -8 + 1e-30)
+        # Rounded to nearest: within half a bf16 ulp, 2^-8 relative (truncating misses by 2^-7).
+        np.testing.assert_array_less(np.abs(widened - original), np.abs(original) * 2.0**-8 + 1e-30)
     elif dtype == "f16":
         stored = raw_tensor(out, "h.0.mlp.c_fc.weight", "<f2")
         np.testing.assert_array_equal(stored, original.astype(np.float16))
@@ -256,43 +344,74 @@ def test_dtype_option(tmp_path, capsys, dtype, header_dtype):
 
 
 def test_bf16_rounds_to_nearest_even():
-    one_ulp = 2.0 ** -7
-    values = np.array([1.0, 1 + one_ulp / 2, 1 + 3 * one_ulp / 2, 1 + one_ulp / 2 + 2.0 ** -20, -2.5, 0.0],
-                      np.float32)
-    assert convert.f32_to_bf16_bits(values).tolist() == [0x3F80, 0x3F80, 0x3F82, 0x3F81, 0xC020, 0x0000]
+    one_ulp = 2.0**-7
+    values = np.array(
+        [1.0, 1 + one_ulp / 2, 1 + 3 * one_ulp / 2, 1 + one_ulp / 2 + 2.0**-20, -2.5, 0.0],
+        np.float32,
+    )
+    assert convert.f32_to_bf16_bits(values).tolist() == [
+        0x3F80,
+        0x3F80,
+        0x3F82,
+        0x3F81,
+        0xC020,
+        0x0000,
+    ]
 
 
 def test_f16_overflow_is_an_error(tmp_path, capsys):
-    hf_gpt2(tmp_path, np.random.default_rng(0), replace={"transformer.ln_f.bias": np.full(8, 1e5, np.float32)})
-    code, err = run(capsys, "gpt2", "--input", tmp_path, "--output", tmp_path / "o", "--dtype", "f16")
+    hf_gpt2(
+        tmp_path,
+        np.random.default_rng(0),
+        replace={"transformer.ln_f.bias": np.full(8, 1e5, np.float32)},
+    )
+    code, err = run(
+        capsys, "gpt2", "--input", tmp_path, "--output", tmp_path / "o", "--dtype", "f16"
+    )
     assert code == 1 and "tensor 'ln_f.bias' holds values beyond the float16 range" in err
 
 
 # --- ResNet-50 ---------------------------------------------------------------------------------
 
+
 def torchvision_resnet(layers, width, classes, rng):
     """A torchvision-named ResNet state dict (timm uses the same names), BN counters included."""
+
     def conv(o, i, k):
         return rng.standard_normal((o, i, k, k)).astype(np.float32)
 
     def bn(prefix, c):
-        return {f"{prefix}.weight": rng.uniform(0.5, 1.5, c).astype(np.float32),
-                f"{prefix}.bias": rng.standard_normal(c).astype(np.float32),
-                f"{prefix}.running_mean": rng.standard_normal(c).astype(np.float32),
-                f"{prefix}.running_var": rng.uniform(0.5, 1.5, c).astype(np.float32),
-                f"{prefix}.num_batches_tracked": np.array(100, np.int64)}
+        return {
+            f"{prefix}.weight": rng.uniform(0.5, 1.5, c).astype(np.float32),
+            f"{prefix}.bias": rng.standard_normal(c).astype(np.float32),
+            f"{prefix}.running_mean": rng.standard_normal(c).astype(np.float32),
+            f"{prefix}.running_var": rng.uniform(0.5, 1.5, c).astype(np.float32),
+            f"{prefix}.num_batches_tracked": np.array(100, np.int64),
+        }
 
     sd = {"conv1.weight": conv(width, 3, 7), **bn("bn1", width)}
     cin = width
     for s, n in enumerate(layers):
-        planes = width * 2 ** s
+        planes = width * 2**s
         for b in range(n):
             p = f"layer{s + 1}.{b}"
-            sd.update({f"{p}.conv1.weight": conv(planes, cin, 1), **bn(f"{p}.bn1", planes),
-                       f"{p}.conv2.weight": conv(planes, planes, 3), **bn(f"{p}.bn2", planes),
-                       f"{p}.conv3.weight": conv(planes * 4, planes, 1), **bn(f"{p}.bn3", planes * 4)})
+            sd.update(
+                {
+                    f"{p}.conv1.weight": conv(planes, cin, 1),
+                    **bn(f"{p}.bn1", planes),
+                    f"{p}.conv2.weight": conv(planes, planes, 3),
+                    **bn(f"{p}.bn2", planes),
+                    f"{p}.conv3.weight": conv(planes * 4, planes, 1),
+                    **bn(f"{p}.bn3", planes * 4),
+                }
+            )
             if b == 0:
-                sd.update({f"{p}.downsample.0.weight": conv(planes * 4, cin, 1), **bn(f"{p}.downsample.1", planes * 4)})
+                sd.update(
+                    {
+                        f"{p}.downsample.0.weight": conv(planes * 4, cin, 1),
+                        **bn(f"{p}.downsample.1", planes * 4),
+                    }
+                )
             cin = planes * 4
     sd["fc.weight"] = rng.standard_normal((classes, cin)).astype(np.float32)
     sd["fc.bias"] = rng.standard_normal(classes).astype(np.float32)
@@ -304,7 +423,10 @@ def test_resnet_timm_safetensors(tmp_path, capsys, layers):
     sd = torchvision_resnet(layers, 8, 10, np.random.default_rng(0))
     save_file(sd, tmp_path / "model.safetensors")
     out = tmp_path / "out.safetensors"
-    assert run(capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", out) == (0, "")
+    assert run(capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", out) == (
+        0,
+        "",
+    )
 
     converted = load_file(out)
     assert sorted(converted) == sorted(n for n in sd if not n.endswith("num_batches_tracked"))
@@ -322,7 +444,9 @@ def test_resnet_missing_bn_statistic(tmp_path, capsys):
     sd = torchvision_resnet((1, 1, 1, 1), 8, 10, np.random.default_rng(0))
     del sd["layer2.0.bn2.running_var"]
     save_file(sd, tmp_path / "model.safetensors")
-    code, err = run(capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", tmp_path / "o")
+    code, err = run(
+        capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", tmp_path / "o"
+    )
     assert code == 1 and "tensor 'layer2.0.bn2.running_var' is missing from" in err
 
 
@@ -330,22 +454,35 @@ def test_resnet_wrong_shape(tmp_path, capsys):
     sd = torchvision_resnet((1, 1, 1, 1), 8, 10, np.random.default_rng(0))
     sd["layer3.0.conv2.weight"] = np.zeros((32, 32, 1, 1), np.float32)
     save_file(sd, tmp_path / "model.safetensors")
-    code, err = run(capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", tmp_path / "o")
-    assert code == 1 and "tensor 'layer3.0.conv2.weight'" in err and "has shape [32, 32, 1, 1], expected [32, 32, 3, 3]" in err
+    code, err = run(
+        capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", tmp_path / "o"
+    )
+    assert (
+        code == 1
+        and "tensor 'layer3.0.conv2.weight'" in err
+        and "has shape [32, 32, 1, 1], expected [32, 32, 3, 3]" in err
+    )
 
 
 def test_resnet_not_four_stages(tmp_path, capsys):
-    sd = {n: a for n, a in torchvision_resnet((1, 1, 1, 1), 8, 10, np.random.default_rng(0)).items()
-          if not n.startswith("layer4.")}
+    sd = {
+        n: a
+        for n, a in torchvision_resnet((1, 1, 1, 1), 8, 10, np.random.default_rng(0)).items()
+        if not n.startswith("layer4.")
+    }
     save_file(sd, tmp_path / "model.safetensors")
-    code, err = run(capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", tmp_path / "o")
+    code, err = run(
+        capsys, "resnet50", "--input", tmp_path / "model.safetensors", "--output", tmp_path / "o"
+    )
     assert code == 1 and "has no layer4 blocks" in err
 
 
 def test_resnet_pth_without_torch(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails as if not installed
     (tmp_path / "resnet50.pth").write_bytes(b"not read")
-    code, err = run(capsys, "resnet50", "--input", tmp_path / "resnet50.pth", "--output", tmp_path / "o")
+    code, err = run(
+        capsys, "resnet50", "--input", tmp_path / "resnet50.pth", "--output", tmp_path / "o"
+    )
     assert code == 1 and "needs PyTorch" in err
 
 
@@ -377,7 +514,11 @@ def test_resnet_random_is_reproducible_and_shaped(tmp_path, capsys):
     for name, value in converted.items():
         assert value.shape == expected[name].shape, name
     meta = read_raw(tmp_path / "a.safetensors")[0]["__metadata__"]
-    assert (meta["resnet.layers"], meta["resnet.base_width"], meta["resnet.num_classes"]) == ("1,1,1,1", "8", "10")
+    assert (meta["resnet.layers"], meta["resnet.base_width"], meta["resnet.num_classes"]) == (
+        "1,1,1,1",
+        "8",
+        "10",
+    )
 
 
 def test_resnet_random_follows_the_init(tmp_path, capsys):
@@ -396,11 +537,17 @@ def test_resnet_random_follows_the_init(tmp_path, capsys):
 
 # --- the command line itself -------------------------------------------------------------------
 
+
 def test_cli_help_and_unknown_model():
-    helped = subprocess.run([sys.executable, CONVERT_PY, "gpt2", "--help"], capture_output=True, text=True)
+    helped = subprocess.run(
+        [sys.executable, CONVERT_PY, "gpt2", "--help"], capture_output=True, text=True
+    )
     assert helped.returncode == 0 and "--random" in helped.stdout and "--n-layer" in helped.stdout
-    unknown = subprocess.run([sys.executable, CONVERT_PY, "vgg16", "--random", "--output", "x"],
-                             capture_output=True, text=True)
+    unknown = subprocess.run(
+        [sys.executable, CONVERT_PY, "vgg16", "--random", "--output", "x"],
+        capture_output=True,
+        text=True,
+    )
     assert unknown.returncode == 1
     assert "invalid choice: 'vgg16'" in unknown.stderr
 
