@@ -4,7 +4,6 @@
 
 #include "bench/cli.h"
 #include "core/check.h"
-#include "kernels/convert.cuh"
 #include "models/gpt2.h"
 
 namespace laptime {
@@ -16,13 +15,9 @@ std::vector<char> read_file(const std::string& path) {
   return std::vector<char>(std::istreambuf_iterator<char>(f), {});
 }
 
-void write_f32(const std::string& path, DType dtype, const void* src, size_t n) {
-  DeviceBuffer staging(n * sizeof(float));
-  convert_to_f32(staging.as<float>(), dtype, src, static_cast<int64_t>(n), nullptr);
-  std::vector<float> host(n);
-  CUDA_CHECK(cudaMemcpy(host.data(), staging.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
+void write_f32(const std::string& path, const std::vector<float>& values) {
   std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  f.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
   require(static_cast<bool>(f), "cannot write " + path + ".");
 }
 
@@ -44,7 +39,7 @@ int forward_gpt2(const ForwardOptions& o) {
   model.upload_tokens(ctx, tokens, B, T);
   model.forward(ctx, B, T);
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  write_f32(o.output, model.dtype(), model.logits(), static_cast<size_t>(B) * T * cfg.vocab_size);
+  write_f32(o.output, model.logits_to_host(ctx, B, T));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "layers/gemm.h"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -61,7 +62,7 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   else
     a_ = make_layout(ab, s.N, s.K, s.N, s.batch, s.stride_b);  // [K, N] row-major
   b_ = make_layout(ab, s.K, s.M, s.K, s.batch, s.stride_a);    // our A: [M, K] row-major
-  d_ = make_layout(dt, s.N, s.M, s.N, s.batch, s.stride_d);    // D: [M, N] row-major
+  d_ = make_layout(dt, s.N, s.M, s.ldd ? s.ldd : s.N, s.batch, s.stride_d);  // D: [M, N] row-major
 
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -69,7 +70,8 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
                                                     sizeof(workspace_bytes)));
   const uint32_t align_a = alignment_bytes(s.batch > 1 ? s.stride_b : 0, s.ab_dtype);
   const uint32_t align_b = alignment_bytes(s.batch > 1 ? s.stride_a : 0, s.ab_dtype);
-  const uint32_t align_d = alignment_bytes(s.batch > 1 ? s.stride_d : 0, s.d_dtype);
+  const uint32_t align_d =
+      std::min(alignment_bytes(s.batch > 1 ? s.stride_d : 0, s.d_dtype), alignment_bytes(s.ldd ? s.ldd : s.N, s.d_dtype));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a)));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b)));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));

@@ -30,6 +30,7 @@ struct GemmSpec {
   DType d_dtype = DType::F32;    // C and D (F32 or BF16); the bias has this type too
   Precision precision = Precision::FP32;  // FP32 forbids TF32; TF32 allows it; BF16 accumulates in fp32
   Epilogue epilogue = Epilogue::None;
+  int64_t ldd = 0;  // row stride of D in elements; 0 means N (dense)
   // Strided batch: `batch` products, operand i at base + i * stride (in elements).
   int batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_d = 0;

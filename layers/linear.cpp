@@ -6,11 +6,12 @@ Linear::Linear(const DeviceWeights& w, const std::string& prefix, int in, int ou
     : Linear(w, prefix + ".weight", bias == HasBias::Yes ? prefix + ".bias" : std::string(), in, out, precision) {}
 
 Linear::Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
-               Precision precision)
+               Precision precision, int64_t ldy)
     : weight_(w.get(weight_name)),
       bias_(bias_name.empty() ? nullptr : w.get(bias_name)),
       in_(in),
       out_(out),
+      ldy_(ldy),
       precision_(precision),
       dtype_(w.dtype()) {}
 
@@ -24,6 +25,7 @@ void Linear::prepare(const Context& ctx, int rows) {
   s.ab_dtype = s.d_dtype = dtype_;
   s.precision = precision_;
   s.epilogue = bias_ ? Epilogue::Bias : Epilogue::None;
+  s.ldd = ldy_;
   plans_.emplace(rows, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes()));
 }
 

@@ -19,8 +19,10 @@ class Linear {
  public:
   // Reads `<prefix>.weight` [out, in] and, with HasBias::Yes, `<prefix>.bias` [out].
   Linear(const DeviceWeights& w, const std::string& prefix, int in, int out, Precision precision, HasBias bias);
+  // `ldy`: row stride of y in elements (0: dense, = out). A padded stride keeps rows of an
+  // odd-width output (GPT-2's 50257 logits) aligned, so cuBLASLt can use its Hopper kernels.
   Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
-         Precision precision);
+         Precision precision, int64_t ldy = 0);
 
   // Builds the cuBLASLt plan for `rows` (at model build; forward() does it on first use of a
   // new shape, which is host-only work).
@@ -34,6 +36,7 @@ class Linear {
   const void* weight_;  // [out, in]
   const void* bias_;    // [out] or nullptr
   int in_, out_;
+  int64_t ldy_;
   Precision precision_;
   DType dtype_;
   std::map<int, Gemm> plans_;  // by rows

@@ -4,12 +4,23 @@
 #include <string>
 
 #include "core/check.h"
+#include "kernels/convert.cuh"
 #include "kernels/embedding.cuh"
 
 namespace laptime {
 
 namespace {
 std::string block(int i) { return "h." + std::to_string(i); }
+
+// Host-only checks of what the model is asked to be, before any device work.
+const GPT2Config& checked(const GPT2Config& cfg, int max_batch, int max_seq) {
+  cfg.validate();
+  require(max_batch > 0, "batch size must be at least 1, got " + std::to_string(max_batch) + ".");
+  require(max_seq > 0, "sequence length must be at least 1, got " + std::to_string(max_seq) + ".");
+  require(max_seq <= cfg.n_ctx, "sequence length " + std::to_string(max_seq) + " exceeds the model's context of " +
+                                    std::to_string(cfg.n_ctx) + " positions.");
+  return cfg;
+}
 }  // namespace
 
 void GPT2Config::validate() const {
@@ -110,19 +121,16 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed) {
 
 GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
            int max_seq)
-    : cfg_(cfg),
+    : cfg_(checked(cfg, max_batch, max_seq)),
       precision_(precision),
       max_batch_(max_batch),
       max_seq_(max_seq),
-      weights_((cfg.validate(), weights), activation_dtype(precision)),
+      vocab_stride_((cfg.vocab_size + 127) / 128 * 128),
+      weights_(weights, activation_dtype(precision)),
       embed_name_("wte"),
       head_name_("lm_head"),
       ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
-      lm_head_(weights_, "wte.weight", "", cfg.n_embd, cfg.vocab_size, precision) {
-  require(max_batch > 0, "batch size must be at least 1, got " + std::to_string(max_batch) + ".");
-  require(max_seq > 0, "sequence length must be at least 1, got " + std::to_string(max_seq) + ".");
-  require(max_seq <= cfg.n_ctx, "sequence length " + std::to_string(max_seq) + " exceeds the model's context of " +
-                                    std::to_string(cfg.n_ctx) + " positions.");
+      lm_head_(weights_, "wte.weight", "", cfg.n_embd, cfg.vocab_size, precision, vocab_stride_) {
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
     blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision);
@@ -134,7 +142,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   const std::size_t x_off = l.reserve(bt * cfg.n_embd * es);
   // The final LayerNorm's output reuses the block scratch, which is at least [B, T, C].
   const std::size_t scratch_off = l.reserve(blocks_[0].scratch_bytes(max_batch, max_seq));
-  const std::size_t logits_off = l.reserve(bt * cfg.vocab_size * es);
+  const std::size_t logits_off = l.reserve(bt * vocab_stride_ * es);
   arena_ = DeviceBuffer(l.bytes());
   tokens_ = arena_.as<int32_t>(tokens_off);
   x_ = arena_.as<char>(x_off);
@@ -179,6 +187,18 @@ void GPT2::forward(const Context& ctx, int B, int T) {
   ln_f_.forward(ctx, scratch_, x_, rows);
   NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, head_name_);
   lm_head_.forward(ctx, logits_, scratch_, rows);
+}
+
+std::vector<float> GPT2::logits_to_host(const Context& ctx, int B, int T) const {
+  check_shape(B, T);
+  const int64_t rows = int64_t{B} * T, n = rows * vocab_stride_;
+  DeviceBuffer staging(static_cast<std::size_t>(n) * sizeof(float));
+  convert_to_f32(staging.as<float>(), dtype(), logits_, n, ctx.stream());
+  std::vector<float> out(static_cast<std::size_t>(rows) * cfg_.vocab_size);
+  CUDA_CHECK(cudaMemcpy2DAsync(out.data(), cfg_.vocab_size * sizeof(float), staging.data(), vocab_stride_ * sizeof(float),
+                               cfg_.vocab_size * sizeof(float), rows, cudaMemcpyDeviceToHost, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  return out;
 }
 
 }  // namespace laptime

@@ -58,7 +58,14 @@ class GPT2 {
 
   // logits() = forward of tokens()[0 : B·T]. B <= max_batch, 1 <= T <= max_seq.
   void forward(const Context& ctx, int B, int T);
-  void* logits() const { return logits_; }  // [B, T, vocab] of activation_dtype(precision)
+  // [B, T, vocab] of activation_dtype(precision), rows `logits_row_stride()` elements apart:
+  // the stride is the vocabulary rounded up to 128 (50257 -> 50304) so that every row stays
+  // 256-byte aligned and the LM-head GEMM runs on Hopper's kernels instead of an align-1 one.
+  void* logits() const { return logits_; }
+  int64_t logits_row_stride() const { return vocab_stride_; }
+  // The logits of the last forward as dense fp32 [B, T, vocab] on the host. Synchronizes;
+  // for tests and tools, never inside a timed loop.
+  std::vector<float> logits_to_host(const Context& ctx, int B, int T) const;
 
   const GPT2Config& config() const { return cfg_; }
   Precision precision() const { return precision_; }
@@ -75,6 +82,7 @@ class GPT2 {
   GPT2Config cfg_;
   Precision precision_;
   int max_batch_, max_seq_;
+  int64_t vocab_stride_;
   DeviceWeights weights_;
   NvtxName embed_name_, head_name_;
   std::vector<TransformerBlock> blocks_;
@@ -84,7 +92,7 @@ class GPT2 {
   int32_t* tokens_ = nullptr;  // [max_batch, max_seq]
   void* x_ = nullptr;          // residual stream [B, T, C]
   void* scratch_ = nullptr;    // per-block scratch (blocks run one after another)
-  void* logits_ = nullptr;     // [B, T, vocab]
+  void* logits_ = nullptr;     // [B, T, vocab], row stride vocab_stride_
 };
 
 }  // namespace laptime

@@ -91,11 +91,10 @@ TEST_P(Gpt2Golden, Blocks) {
 TEST_P(Gpt2Golden, WholeModelLogits) {
   GPT2 model(*ctx, cfg, host, precision(), B, T);
   model.upload_tokens(*ctx, test::golden_tokens(acts), B, T);
-  const size_t n = static_cast<size_t>(B) * T * cfg.vocab_size;
-  fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(n), ctx->stream());
+  fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(B) * T * model.logits_row_stride(), ctx->stream());
   model.forward(*ctx, B, T);
   const double b = precision() == Precision::FP32 ? 1e-4 : bound();
-  EXPECT_TRUE(close(test::download_f32(model.dtype(), model.logits(), n), golden("logits"), b));
+  EXPECT_TRUE(close(model.logits_to_host(*ctx, B, T), golden("logits"), b));
 }
 
 TEST_P(Gpt2Golden, BadShapesAndTokensAreRefused) {

@@ -10,6 +10,7 @@ Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3, bf16 3e-2.
     python3 tests/e2e/check_gpt2.py --laptime build/bench/laptime [--shapes 4x1024,3x77]
 """
 import argparse
+import copy
 import pathlib
 import subprocess
 import sys
@@ -56,8 +57,8 @@ def main() -> int:
             tokens = torch.randint(0, model.config.vocab_size, (B, T), generator=gen, dtype=torch.int32)
             with torch.no_grad():
                 ref = model(tokens.long().cuda()).logits.float().cpu().numpy()
-                torch_bf16 = model.to(torch.bfloat16)(tokens.long().cuda()).logits.float().cpu().numpy()
-                model.float()
+                # On a copy: casting the reference model itself would round its weights for later shapes.
+                torch_bf16 = copy.deepcopy(model).to(torch.bfloat16)(tokens.long().cuda()).logits.float().cpu().numpy()
             tok_path = tmp / "tokens.bin"
             tokens.numpy().tofile(tok_path)
             for prec in args.precisions.split(","):

@@ -1,0 +1,754 @@
+#include "bench/trace/nsys_sqlite.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <unordered_map>
+
+namespace laptime::trace {
+namespace {
+
+// nsys packs process and thread into one "Serialized GlobalId": tid in the low 24 bits,
+// pid in the next 24 (the bits above name the VM / hardware, which a single-host trace
+// doesn't need).
+uint32_t pid_of(int64_t global_id) { return static_cast<uint32_t>((global_id >> 24) & 0xFFFFFF); }
+uint32_t tid_of(int64_t global_id) { return static_cast<uint32_t>(global_id & 0xFFFFFF); }
+int64_t global_tid(uint32_t pid, uint32_t tid) {
+  return (static_cast<int64_t>(pid & 0xFFFFFF) << 24) | (tid & 0xFFFFFF);
+}
+
+std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
+
+// --- A minimal RAII layer over the SQLite C API. ---------------------------------------
+
+class Db {
+ public:
+  Db(const std::string& path, int flags) {
+    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+      const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw Error("cannot open " + path + " as an SQLite database: " + msg + ".");
+    }
+  }
+  ~Db() { sqlite3_close(db_); }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  sqlite3* get() const { return db_; }
+
+  void exec(const std::string& sql) const {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      const std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      throw Error("SQLite statement failed (" + msg + "): " + sql.substr(0, 80));
+    }
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
+      throw Error("SQLite cannot prepare a statement (" + std::string(sqlite3_errmsg(db)) + "): " + sql.substr(0, 80));
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  // True while there is a row.
+  bool step() {
+    const int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Error("SQLite read failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+  }
+  int type(int col) const { return sqlite3_column_type(st_, col); }
+  int64_t i64(int col) const { return sqlite3_column_int64(st_, col); }
+  double f64(int col) const { return sqlite3_column_double(st_, col); }
+  std::string text(int col) const {
+    const unsigned char* s = sqlite3_column_text(st_, col);
+    return s ? std::string(reinterpret_cast<const char*>(s), sqlite3_column_bytes(st_, col)) : std::string();
+  }
+
+  // Writing: bind 1-based parameters, step once, reset for the next row.
+  void bind(int i, int64_t v) { check(sqlite3_bind_int64(st_, i, v)); }
+  void bind(int i, const std::string& v) { check(sqlite3_bind_text(st_, i, v.c_str(), -1, SQLITE_TRANSIENT)); }
+  void bind_null(int i) { check(sqlite3_bind_null(st_, i)); }
+  void insert() {
+    if (sqlite3_step(st_) != SQLITE_DONE) throw Error("SQLite write failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+  }
+
+ private:
+  void check(int rc) const {
+    if (rc != SQLITE_OK) throw Error("SQLite bind failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+  }
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+// Which tables and columns this file has. nsys creates tables lazily and adds columns
+// over versions, so the reader asks before it reads.
+class Schema {
+ public:
+  explicit Schema(sqlite3* db) : db_(db) {
+    Stmt s(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
+    while (s.step()) tables_.insert(s.text(0));
+  }
+  bool has(const std::string& table) const { return tables_.count(table) > 0; }
+  bool has(const std::string& table, const std::string& column) {
+    auto it = columns_.find(table);
+    if (it == columns_.end()) {
+      std::set<std::string> cols;
+      if (has(table)) {
+        Stmt s(db_, "PRAGMA table_info(" + quoted(table) + ")");
+        while (s.step()) cols.insert(s.text(1));  // columns: cid, name, type, notnull, dflt, pk
+      }
+      it = columns_.emplace(table, std::move(cols)).first;
+    }
+    return it->second.count(column) > 0;
+  }
+
+ private:
+  sqlite3* db_;
+  std::set<std::string> tables_;
+  std::map<std::string, std::set<std::string>> columns_;
+};
+
+// SELECT over one table, by column name. A column this version of nsys didn't write reads
+// as NULL (and then as the getter's default); a column marked required ("start!") that is
+// missing makes the file unreadable, said in one sentence.
+class Query {
+ public:
+  Query(sqlite3* db, Schema& schema, const std::string& table, const std::vector<std::string>& columns)
+      : stmt_(db, build(schema, table, columns)) {}
+
+  bool next() { return stmt_.step(); }
+  bool null(const char* col) const { return stmt_.type(at(col)) == SQLITE_NULL; }
+  int64_t i64(const char* col, int64_t def = 0) const { return null(col) ? def : stmt_.i64(at(col)); }
+  std::string text(const char* col) const { return stmt_.text(at(col)); }
+  bool is_text(const char* col) const { return stmt_.type(at(col)) == SQLITE_TEXT; }
+
+ private:
+  std::string build(Schema& schema, const std::string& table, const std::vector<std::string>& columns) {
+    std::string sql = "SELECT ";
+    for (size_t i = 0; i < columns.size(); ++i) {
+      std::string name = columns[i];
+      const bool required = !name.empty() && name.back() == '!';
+      if (required) name.pop_back();
+      const bool present = schema.has(table, name);
+      if (required && !present)
+        throw Error("table " + table + " has no `" + name + "` column: this SQLite file is not an Nsight Systems "
+                    "export laptime can read.");
+      sql += (i ? ", " : "") + (present ? quoted(name) : "NULL AS " + quoted(name));
+      index_[name] = static_cast<int>(i);
+    }
+    return sql + " FROM " + quoted(table);
+  }
+  int at(const char* col) const {
+    auto it = index_.find(col);
+    if (it == index_.end()) throw std::logic_error(std::string("Query: column not selected: ") + col);
+    return it->second;
+  }
+
+  std::map<std::string, int> index_;  // filled by build() before stmt_ is constructed
+  Stmt stmt_;
+};
+
+// --- Reading ---------------------------------------------------------------------------
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// One sentence for anything that is not an SQLite file, before SQLite gets to say "file is
+// not a database" in its own words.
+void check_is_sqlite(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot open " + path + ": no such file, or it is not readable.");
+  char header[16] = {};
+  f.read(header, sizeof header);
+  static const char kMagic[16] = "SQLite format 3";  // 15 characters and the terminating NUL
+  if (f.gcount() == 16 && std::memcmp(header, kMagic, 16) == 0) return;
+  if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
+    const std::string stem = path.substr(0, path.rfind('.'));
+    throw Error(path + " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
+                "sqlite -o " + stem + ".sqlite " + path + "` and analyze " + stem + ".sqlite.");
+  }
+  if (f.gcount() == 0) throw Error(path + " is empty: it is not a trace.");
+  throw Error(path + " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export "
+              "--type sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
+}
+
+// id -> symbol name of an ENUM_* table, empty when the export has none.
+std::map<int64_t, std::string> read_enum(sqlite3* db, Schema& schema, const std::string& table) {
+  std::map<int64_t, std::string> out;
+  if (!schema.has(table) || !schema.has(table, "id") || !schema.has(table, "name")) return out;
+  Stmt s(db, "SELECT id, name FROM " + quoted(table) + " WHERE id IS NOT NULL");
+  while (s.step()) out[s.i64(0)] = s.text(1);
+  return out;
+}
+
+// Enum numbers are interpreted through the export's own ENUM_* table when it has one (so a
+// renumbering in a later nsys is followed); without it, nsys's documented numbering holds.
+template <typename E>
+E enum_from(const std::map<int64_t, std::string>& table, int64_t value,
+            const std::vector<std::pair<const char*, E>>& by_symbol, E unknown, int64_t max_identity) {
+  if (!table.empty()) {
+    auto it = table.find(value);
+    if (it == table.end()) return unknown;
+    for (const auto& [suffix, e] : by_symbol)
+      if (ends_with(it->second, suffix)) return e;
+    return unknown;
+  }
+  return value >= 0 && value <= max_identity ? static_cast<E>(value) : unknown;
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path), db_(path, SQLITE_OPEN_READONLY), schema_(db_.get()) {}
+
+  Trace read() {
+    static const char* const kActivityTables[] = {
+        "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",         "CUPTI_ACTIVITY_KIND_DRIVER",
+        "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",          "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        "NVTX_EVENTS"};
+    bool any = false;
+    for (const char* t : kActivityTables) any = any || schema_.has(t);
+    if (!any) {
+      if (schema_.has("StringIds") || schema_.has("META_DATA_EXPORT"))
+        throw Error(path_ + " is an Nsight Systems export without CUDA or NVTX data: capture with `nsys profile "
+                    "--trace=cuda,nvtx`.");
+      throw Error(path_ + " is an SQLite database but not an Nsight Systems export: it has none of the "
+                  "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
+    }
+
+    read_strings();
+    read_metadata();
+    read_threads();
+    read_gpus();
+    read_kernels();
+    read_memcpys();
+    read_memsets();
+    read_api("CUPTI_ACTIVITY_KIND_RUNTIME");
+    read_api("CUPTI_ACTIVITY_KIND_DRIVER");
+    read_syncs();
+    read_nvtx();
+    assign_missing_pids();
+    t_.finalize();
+    return std::move(t_);
+  }
+
+ private:
+  void read_strings() {
+    if (!schema_.has("StringIds")) return;
+    Stmt s(db_.get(), "SELECT id, value FROM StringIds");
+    while (s.step()) strings_[s.i64(0)] = s.text(1);
+  }
+
+  // A name column holds a StringIds id in nsys exports; accept inline text as well.
+  std::string name_of(const Query& q, const char* col) const {
+    if (q.null(col)) return std::string();
+    if (q.is_text(col)) return q.text(col);
+    auto it = strings_.find(q.i64(col));
+    return it == strings_.end() ? std::string() : it->second;
+  }
+
+  void read_metadata() {
+    std::map<std::string, std::string> meta;
+    if (schema_.has("META_DATA_EXPORT")) {
+      Stmt s(db_.get(), "SELECT name, value FROM META_DATA_EXPORT");
+      while (s.step()) meta[s.text(0)] = s.text(1);
+    }
+    if (meta.count("LAPTIME_TRACE")) {
+      t_.source = "laptime " + meta["LAPTIME_TRACE"];
+      return;
+    }
+    std::string schema = meta["EXPORT_SCHEMA_VERSION"];
+    if (schema.empty() && meta.count("EXPORT_SCHEMA_VERSION_MAJOR"))
+      schema = meta["EXPORT_SCHEMA_VERSION_MAJOR"] + "." + meta["EXPORT_SCHEMA_VERSION_MINOR"] + "." +
+               meta["EXPORT_SCHEMA_VERSION_MICRO"];
+    t_.source = "nsys";
+    if (!meta["EXPORT_PRODUCT_VERSION"].empty()) t_.source += " " + meta["EXPORT_PRODUCT_VERSION"];
+    if (!schema.empty()) t_.source += " (export schema " + schema + ")";
+  }
+
+  void read_threads() {
+    if (!schema_.has("ThreadNames")) return;
+    Query q(db_.get(), schema_, "ThreadNames", {"nameId", "globalTid"});
+    while (q.next()) {
+      const int64_t g = q.i64("globalTid");
+      t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId");
+    }
+  }
+
+  void read_gpus() {
+    if (!schema_.has("TARGET_INFO_GPU")) return;
+    Query q(db_.get(), schema_, "TARGET_INFO_GPU", {"id", "name", "smCount"});
+    while (q.next()) {
+      Gpu g;
+      g.id = static_cast<uint32_t>(q.i64("id"));
+      g.name = q.null("name") ? "" : q.text("name");
+      g.sm_count = static_cast<int>(q.i64("smCount"));
+      t_.gpus.push_back(g);
+    }
+  }
+
+  // GPU records carry globalPid; an old export without it leaves pid 0, patched below.
+  uint32_t gpu_pid(const Query& q) {
+    if (q.null("globalPid")) {
+      gpu_pid_missing_ = true;
+      return 0;
+    }
+    return pid_of(q.i64("globalPid"));
+  }
+
+  void read_kernels() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    if (!schema_.has(table)) return;
+    Query q(db_.get(), schema_, table,
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName",
+             "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"});
+    while (q.next()) {
+      Kernel k;
+      k.start = q.i64("start");
+      k.end = q.i64("end");
+      k.device = static_cast<uint32_t>(q.i64("deviceId"));
+      k.stream = static_cast<uint32_t>(q.i64("streamId"));
+      k.correlation = static_cast<uint64_t>(q.i64("correlationId"));
+      k.pid = gpu_pid(q);
+      k.name = name_of(q, "demangledName");
+      k.short_name = name_of(q, "shortName");
+      if (k.short_name.empty()) k.short_name = k.name;
+      if (k.name.empty()) k.name = k.short_name;
+      if (k.name.empty()) k.name = k.short_name = "(unnamed kernel)";
+      k.grid = {static_cast<uint32_t>(q.i64("gridX", 1)), static_cast<uint32_t>(q.i64("gridY", 1)),
+                static_cast<uint32_t>(q.i64("gridZ", 1))};
+      k.block = {static_cast<uint32_t>(q.i64("blockX", 1)), static_cast<uint32_t>(q.i64("blockY", 1)),
+                 static_cast<uint32_t>(q.i64("blockZ", 1))};
+      t_.kernels.push_back(std::move(k));
+    }
+  }
+
+  MemKind mem_kind(int64_t v) {
+    static const std::vector<std::pair<const char*, MemKind>> kSymbols{
+        {"PAGEABLE", MemKind::Pageable},          {"PINNED", MemKind::Pinned},   {"DEVICE_STATIC", MemKind::DeviceStatic},
+        {"MANAGED_STATIC", MemKind::ManagedStatic}, {"DEVICE", MemKind::Device}, {"ARRAY", MemKind::Array},
+        {"MANAGED", MemKind::Managed}};
+    return enum_from(mem_kinds_, v, kSymbols, MemKind::Unknown, 7);
+  }
+
+  void read_memcpys() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if (!schema_.has(table)) return;
+    mem_kinds_ = read_enum(db_.get(), schema_, "ENUM_CUDA_MEM_KIND");
+    const auto copy_kinds = read_enum(db_.get(), schema_, "ENUM_CUDA_MEMCPY_OPER");
+    static const std::vector<std::pair<const char*, CopyKind>> kCopySymbols{
+        {"HTOD", CopyKind::HtoD}, {"DTOH", CopyKind::DtoH}, {"HTOA", CopyKind::HtoA}, {"ATOH", CopyKind::AtoH},
+        {"ATOA", CopyKind::AtoA}, {"ATOD", CopyKind::AtoD}, {"DTOA", CopyKind::DtoA}, {"DTOD", CopyKind::DtoD},
+        {"HTOH", CopyKind::HtoH}, {"PTOP", CopyKind::PtoP}};
+    Query q(db_.get(), schema_, table,
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
+             "dstKind"});
+    while (q.next()) {
+      Memcpy m;
+      m.start = q.i64("start");
+      m.end = q.i64("end");
+      m.device = static_cast<uint32_t>(q.i64("deviceId"));
+      m.stream = static_cast<uint32_t>(q.i64("streamId"));
+      m.correlation = static_cast<uint64_t>(q.i64("correlationId"));
+      m.pid = gpu_pid(q);
+      m.bytes = static_cast<uint64_t>(q.i64("bytes"));
+      m.kind = enum_from(copy_kinds, q.i64("copyKind"), kCopySymbols, CopyKind::Unknown, 10);
+      m.src = q.null("srcKind") ? MemKind::Unknown : mem_kind(q.i64("srcKind"));
+      m.dst = q.null("dstKind") ? MemKind::Unknown : mem_kind(q.i64("dstKind"));
+      t_.memcpys.push_back(m);
+    }
+  }
+
+  void read_memsets() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_MEMSET";
+    if (!schema_.has(table)) return;
+    if (mem_kinds_.empty()) mem_kinds_ = read_enum(db_.get(), schema_, "ENUM_CUDA_MEM_KIND");
+    Query q(db_.get(), schema_, table,
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind"});
+    while (q.next()) {
+      Memset m;
+      m.start = q.i64("start");
+      m.end = q.i64("end");
+      m.device = static_cast<uint32_t>(q.i64("deviceId"));
+      m.stream = static_cast<uint32_t>(q.i64("streamId"));
+      m.correlation = static_cast<uint64_t>(q.i64("correlationId"));
+      m.pid = gpu_pid(q);
+      m.bytes = static_cast<uint64_t>(q.i64("bytes"));
+      m.value = static_cast<uint32_t>(q.i64("value"));
+      m.mem = q.null("memKind") ? MemKind::Unknown : mem_kind(q.i64("memKind"));
+      t_.memsets.push_back(m);
+    }
+  }
+
+  // nsys writes runtime and driver calls alike into CUPTI_ACTIVITY_KIND_RUNTIME; the name
+  // tells them apart (cuda* is the runtime, cu* the driver).
+  void read_api(const std::string& table) {
+    if (!schema_.has(table)) return;
+    Query q(db_.get(), schema_, table, {"start!", "end!", "globalTid", "correlationId", "nameId", "returnValue"});
+    while (q.next()) {
+      ApiCall c;
+      c.start = q.i64("start");
+      c.end = q.i64("end");
+      const int64_t g = q.i64("globalTid");
+      c.pid = pid_of(g);
+      c.tid = tid_of(g);
+      c.correlation = static_cast<uint64_t>(q.i64("correlationId"));
+      c.name = normalize_api_name(name_of(q, "nameId"));
+      c.kind = c.name.rfind("cuda", 0) == 0 || c.name.rfind("cu", 0) != 0 ? ApiKind::Runtime : ApiKind::Driver;
+      c.return_value = static_cast<int32_t>(q.i64("returnValue"));
+      t_.api_calls.push_back(std::move(c));
+    }
+  }
+
+  void read_syncs() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if (!schema_.has(table)) return;
+    const auto types = read_enum(db_.get(), schema_, "ENUM_CUPTI_SYNC_TYPE");
+    static const std::vector<std::pair<const char*, SyncType>> kSymbols{
+        {"EVENT_SYNCHRONIZE", SyncType::EventSynchronize},
+        {"STREAM_WAIT_EVENT", SyncType::StreamWaitEvent},
+        {"STREAM_SYNCHRONIZE", SyncType::StreamSynchronize},
+        {"CONTEXT_SYNCHRONIZE", SyncType::ContextSynchronize}};
+    Query q(db_.get(), schema_, table,
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "syncType"});
+    while (q.next()) {
+      SyncEvent s;
+      s.start = q.i64("start");
+      s.end = q.i64("end");
+      s.device = static_cast<uint32_t>(q.i64("deviceId"));
+      s.stream = static_cast<uint32_t>(q.i64("streamId", 0xFFFFFFFF));
+      s.correlation = static_cast<uint64_t>(q.i64("correlationId"));
+      s.pid = gpu_pid(q);
+      s.type = enum_from(types, q.i64("syncType"), kSymbols, SyncType::Unknown, 4);
+      t_.syncs.push_back(s);
+    }
+  }
+
+  void read_nvtx() {
+    const std::string table = "NVTX_EVENTS";
+    if (!schema_.has(table)) return;
+    // Event type numbers through ENUM_NSYS_EVENT_TYPE when present; nsys's documented
+    // numbers otherwise.
+    int64_t push_pop = 59, start_end = 60, domain_create = 75, category = 33;
+    for (const auto& [id, name] : read_enum(db_.get(), schema_, "ENUM_NSYS_EVENT_TYPE")) {
+      if (name == "NvtxPushPopRange") push_pop = id;
+      if (name == "NvtxStartEndRange") start_end = id;
+      if (name == "NvtxDomainCreate") domain_create = id;
+      if (name == "NvtxCategory") category = id;
+    }
+    Query q(db_.get(), schema_, table,
+            {"start!", "end", "eventType!", "text", "textId", "domainId", "category", "globalTid", "uint64Value",
+             "int64Value", "uint32Value", "int32Value"});
+    struct Pending {
+      NvtxRange range;
+      int64_t domain_id;
+    };
+    std::vector<Pending> ranges;
+    std::map<std::pair<uint32_t, int64_t>, std::string> domains;  // (pid, domainId) -> name
+    std::vector<std::tuple<uint32_t, int64_t, uint32_t, std::string>> categories;
+    size_t unclosed = 0;
+    while (q.next()) {
+      const int64_t type = q.i64("eventType");
+      const int64_t g = q.i64("globalTid");
+      std::string text = q.null("text") ? name_of(q, "textId") : q.text("text");
+      if (type == domain_create) {
+        domains[{pid_of(g), q.i64("domainId")}] = text;
+      } else if (type == category) {
+        categories.emplace_back(pid_of(g), q.i64("domainId"), static_cast<uint32_t>(q.i64("category")), text);
+      } else if (type == push_pop || type == start_end) {
+        NvtxRange r;
+        r.kind = type == push_pop ? NvtxKind::PushPop : NvtxKind::StartEnd;
+        r.text = std::move(text);
+        r.start = q.i64("start");
+        r.end = q.i64("end", -1);
+        if (r.end < r.start) {  // pushed but never popped before the capture ended
+          ++unclosed;
+          continue;
+        }
+        r.pid = pid_of(g);
+        r.tid = tid_of(g);
+        r.category = static_cast<uint32_t>(q.i64("category"));
+        r.has_payload = true;
+        if (!q.null("uint64Value")) r.payload = static_cast<uint64_t>(q.i64("uint64Value"));
+        else if (!q.null("int64Value")) r.payload = static_cast<uint64_t>(q.i64("int64Value"));
+        else if (!q.null("uint32Value")) r.payload = static_cast<uint64_t>(q.i64("uint32Value"));
+        else if (!q.null("int32Value")) r.payload = static_cast<uint64_t>(q.i64("int32Value"));
+        else r.has_payload = false;
+        ranges.push_back({std::move(r), q.i64("domainId")});
+      }
+    }
+    auto domain_name = [&](uint32_t pid, int64_t id) {
+      auto it = domains.find({pid, id});
+      return it == domains.end() ? std::string() : it->second;
+    };
+    for (Pending& p : ranges) {
+      p.range.domain = domain_name(p.range.pid, p.domain_id);
+      t_.nvtx.push_back(std::move(p.range));
+    }
+    for (const auto& [pid, domain_id, cat, name] : categories) t_.category_names[{domain_name(pid, domain_id), cat}] = name;
+    if (unclosed)
+      t_.notes.push_back(std::to_string(unclosed) + " NVTX range" + (unclosed == 1 ? " was" : "s were") +
+                         " still open when the capture ended and " + (unclosed == 1 ? "is" : "are") + " ignored.");
+  }
+
+  // Exports too old to carry globalPid on GPU records: correlation ids still match when the
+  // capture holds one process, so lend them that process's pid.
+  void assign_missing_pids() {
+    if (!gpu_pid_missing_) return;
+    std::set<uint32_t> pids;
+    for (const ApiCall& c : t_.api_calls) pids.insert(c.pid);
+    if (pids.size() != 1) return;
+    const uint32_t pid = *pids.begin();
+    for (Kernel& k : t_.kernels) k.pid = pid;
+    for (Memcpy& m : t_.memcpys) m.pid = pid;
+    for (Memset& m : t_.memsets) m.pid = pid;
+    for (SyncEvent& s : t_.syncs) s.pid = pid;
+  }
+
+  std::string path_;
+  Db db_;
+  Schema schema_;
+  std::unordered_map<int64_t, std::string> strings_;
+  std::map<int64_t, std::string> mem_kinds_;
+  bool gpu_pid_missing_ = false;
+  Trace t_;
+};
+
+// --- Writing ---------------------------------------------------------------------------
+
+// The subset of nsys's schema (same table and column names, same enum numbering) that the
+// reader uses. Column comments are nsys's.
+const char* const kSchema = R"SQL(
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
+CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT, smCount INTEGER);
+CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUPTI_SYNC_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+  shortName INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
+  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
+  copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,
+  bytes INTEGER NOT NULL, memKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL,
+  eventId INTEGER NOT NULL);
+CREATE TABLE NVTX_EVENTS (
+  start INTEGER NOT NULL, "end" INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER,
+  color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER,
+  uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER,
+  floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
+INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (33, 'NvtxCategory', 'NvtxCategory'), (34, 'NvtxMark', 'NvtxMark'),
+  (59, 'NvtxPushPopRange', 'NvtxPushPopRange'), (60, 'NvtxStartEndRange', 'NvtxStartEndRange'),
+  (75, 'NvtxDomainCreate', 'NvtxDomainCreate');
+INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
+  (1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'), (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'),
+  (3, 'CUDA_MEMOPR_MEMORY_KIND_ARRAY', 'Array'), (4, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED', 'Managed'),
+  (5, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC', 'Device Static'),
+  (6, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC', 'Managed Static'), (7, 'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN', 'Unknown');
+INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (0, 'CUDA_MEMCPY_KIND_UNKNOWN', 'Unknown'),
+  (1, 'CUDA_MEMCPY_KIND_HTOD', 'Host-to-Device'), (2, 'CUDA_MEMCPY_KIND_DTOH', 'Device-to-Host'),
+  (3, 'CUDA_MEMCPY_KIND_HTOA', 'Host-to-Array'), (4, 'CUDA_MEMCPY_KIND_ATOH', 'Array-to-Host'),
+  (5, 'CUDA_MEMCPY_KIND_ATOA', 'Array-to-Array'), (6, 'CUDA_MEMCPY_KIND_ATOD', 'Array-to-Device'),
+  (7, 'CUDA_MEMCPY_KIND_DTOA', 'Device-to-Array'), (8, 'CUDA_MEMCPY_KIND_DTOD', 'Device-to-Device'),
+  (9, 'CUDA_MEMCPY_KIND_HTOH', 'Host-to-Host'), (10, 'CUDA_MEMCPY_KIND_PTOP', 'Peer-to-Peer');
+INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (0, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN', 'Unknown'),
+  (1, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE', 'Event sync'),
+  (2, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT', 'Stream wait sync'),
+  (3, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE', 'Stream sync'),
+  (4, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE', 'Context sync');
+)SQL";
+
+class StringTable {
+ public:
+  int64_t id(const std::string& s) {
+    auto [it, inserted] = ids_.emplace(s, static_cast<int64_t>(ids_.size()));
+    return it->second;
+  }
+  const std::map<std::string, int64_t>& all() const { return ids_; }
+
+ private:
+  std::map<std::string, int64_t> ids_;
+};
+
+}  // namespace
+
+Trace load_nsys_sqlite(const std::string& path) {
+  check_is_sqlite(path);
+  return Reader(path).read();
+}
+
+void save_nsys_sqlite(const Trace& t, const std::string& path) {
+  std::remove(path.c_str());  // a fresh file: never append to an older capture
+  Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;");
+  db.exec(kSchema);
+  StringTable strings;
+
+  {
+    Stmt s(db.get(), "INSERT INTO META_DATA_EXPORT VALUES (?, ?)");
+    s.bind(1, std::string("LAPTIME_TRACE"));
+    s.bind(2, t.source.empty() ? std::string("trace") : t.source);
+    s.insert();
+  }
+  {
+    Stmt s(db.get(), "INSERT INTO ThreadNames VALUES (?, 0, ?)");
+    for (const auto& [thread, name] : t.thread_names) {
+      s.bind(1, strings.id(name));
+      s.bind(2, global_tid(thread.first, thread.second));
+      s.insert();
+    }
+  }
+  {
+    Stmt s(db.get(), "INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?)");
+    for (const Gpu& g : t.gpus) {
+      s.bind(1, int64_t{g.id});
+      s.bind(2, g.name);
+      s.bind(3, int64_t{g.sm_count});
+      s.insert();
+    }
+  }
+  const auto gpid = [](uint32_t pid) { return global_tid(pid, 0); };
+  {
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const Kernel& k : t.kernels) {
+      int i = 1;
+      for (int64_t v : {k.start, k.end, int64_t{k.device}, int64_t{k.stream}, static_cast<int64_t>(k.correlation),
+                        gpid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
+                        int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y},
+                        int64_t{k.block.z}})
+        s.bind(i++, v);
+      s.insert();
+    }
+  }
+  {
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)");
+    for (const Memcpy& m : t.memcpys) {
+      int i = 1;
+      for (int64_t v : {m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
+                        gpid(m.pid), static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.kind),
+                        static_cast<int64_t>(m.src), static_cast<int64_t>(m.dst)})
+        s.bind(i++, v);
+      s.insert();
+    }
+  }
+  {
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
+    for (const Memset& m : t.memsets) {
+      int i = 1;
+      for (int64_t v : {m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
+                        gpid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)})
+        s.bind(i++, v);
+      s.insert();
+    }
+  }
+  {
+    // Driver calls go in the same table, as nsys writes them; the reader tells them apart by name.
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, ?, ?)");
+    for (const ApiCall& c : t.api_calls) {
+      int i = 1;
+      for (int64_t v : {c.start, c.end, global_tid(c.pid, c.tid), static_cast<int64_t>(c.correlation),
+                        strings.id(c.name), int64_t{c.return_value}})
+        s.bind(i++, v);
+      s.insert();
+    }
+  }
+  {
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?, ?, ?, 0, ?, ?, ?, ?, 0)");
+    for (const SyncEvent& e : t.syncs) {
+      int i = 1;
+      for (int64_t v : {e.start, e.end, int64_t{e.device}, int64_t{e.stream}, static_cast<int64_t>(e.correlation),
+                        gpid(e.pid), static_cast<int64_t>(e.type)})
+        s.bind(i++, v);
+      s.insert();
+    }
+  }
+  {
+    // Domains get ids in order of first appearance; the default domain is 0, as in NVTX.
+    std::map<std::pair<uint32_t, std::string>, int64_t> domain_ids;
+    Stmt domain(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, ?, ?, ?)");
+    auto domain_id = [&](uint32_t pid, const std::string& name) -> int64_t {
+      if (name.empty()) return 0;
+      auto [it, inserted] = domain_ids.emplace(std::make_pair(pid, name), 0);
+      if (inserted) {
+        int64_t n = 0;
+        for (const auto& [key, id] : domain_ids) n += key.first == pid ? 1 : 0;
+        it->second = n;
+        domain.bind(1, int64_t{0});
+        domain.bind(2, name);
+        domain.bind(3, global_tid(pid, 0));
+        domain.bind(4, n);
+        domain.insert();
+      }
+      return it->second;
+    };
+    Stmt s(db.get(),
+           "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, category, text, globalTid, endGlobalTid, domainId, "
+           "uint64Value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const NvtxRange& r : t.nvtx) {
+      s.bind(1, r.start);
+      s.bind(2, r.end);
+      s.bind(3, int64_t{r.kind == NvtxKind::PushPop ? 59 : 60});
+      s.bind(4, int64_t{r.category});
+      s.bind(5, r.text);
+      s.bind(6, global_tid(r.pid, r.tid));
+      s.bind(7, global_tid(r.pid, r.tid));
+      s.bind(8, domain_id(r.pid, r.domain));
+      if (r.has_payload) s.bind(9, static_cast<int64_t>(r.payload));
+      else s.bind_null(9);
+      s.insert();
+    }
+    // Category names belong to a domain; the trace model keeps them by domain name, so
+    // they are written for every process that used the domain.
+    Stmt c(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES (0, 33, ?, ?, ?, ?)");
+    std::set<uint32_t> pids;
+    for (const NvtxRange& r : t.nvtx) pids.insert(r.pid);
+    for (const auto& [key, name] : t.category_names)
+      for (uint32_t pid : pids) {
+        c.bind(1, int64_t{key.second});
+        c.bind(2, name);
+        c.bind(3, global_tid(pid, 0));
+        c.bind(4, domain_id(pid, key.first));
+        c.insert();
+      }
+  }
+  {
+    Stmt s(db.get(), "INSERT INTO StringIds VALUES (?, ?)");
+    for (const auto& [value, id] : strings.all()) {
+      s.bind(1, id);
+      s.bind(2, value);
+      s.insert();
+    }
+  }
+  db.exec("COMMIT;");
+}
+
+}  // namespace laptime::trace

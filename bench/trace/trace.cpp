@@ -1,0 +1,134 @@
+#include "bench/trace/trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+namespace laptime::trace {
+
+const char* mem_kind_name(MemKind k) {
+  switch (k) {
+    case MemKind::Pageable: return "pageable";
+    case MemKind::Pinned: return "pinned";
+    case MemKind::Device: return "device";
+    case MemKind::Array: return "array";
+    case MemKind::Managed: return "managed";
+    case MemKind::DeviceStatic: return "device static";
+    case MemKind::ManagedStatic: return "managed static";
+    case MemKind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const char* copy_kind_name(CopyKind k) {
+  switch (k) {
+    case CopyKind::Unknown: return "unknown";
+    case CopyKind::HtoD: return "HtoD";
+    case CopyKind::DtoH: return "DtoH";
+    case CopyKind::HtoA: return "HtoA";
+    case CopyKind::AtoH: return "AtoH";
+    case CopyKind::AtoA: return "AtoA";
+    case CopyKind::AtoD: return "AtoD";
+    case CopyKind::DtoA: return "DtoA";
+    case CopyKind::DtoD: return "DtoD";
+    case CopyKind::HtoH: return "HtoH";
+    case CopyKind::PtoP: return "PtoP";
+  }
+  return "unknown";
+}
+
+const char* sync_type_name(SyncType t) {
+  switch (t) {
+    case SyncType::Unknown: return "unknown";
+    case SyncType::EventSynchronize: return "event synchronize";
+    case SyncType::StreamWaitEvent: return "stream wait event";
+    case SyncType::StreamSynchronize: return "stream synchronize";
+    case SyncType::ContextSynchronize: return "context synchronize";
+  }
+  return "unknown";
+}
+
+std::string normalize_api_name(const std::string& raw) {
+  std::string s = raw;
+  // Version suffix: "_v" followed by digits only, at the very end.
+  const size_t v = s.rfind("_v");
+  if (v != std::string::npos && v + 2 < s.size() &&
+      std::all_of(s.begin() + v + 2, s.end(), [](unsigned char c) { return std::isdigit(c); }))
+    s.erase(v);
+  // Per-thread default stream variants: same call, same meaning for our rules.
+  for (const char* suffix : {"_ptsz", "_ptds"}) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    if (s.size() > n && s.compare(s.size() - n, n, suffix) == 0) s.erase(s.size() - n);
+  }
+  return s;
+}
+
+namespace {
+
+template <typename T>
+void sort_by_start(std::vector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+}
+
+}  // namespace
+
+void Trace::finalize() {
+  sort_by_start(kernels);
+  sort_by_start(memcpys);
+  sort_by_start(memsets);
+  sort_by_start(api_calls);
+  sort_by_start(syncs);
+  // Outer ranges first when two start together, so the stack sweep below sees parents
+  // before children.
+  std::stable_sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
+    return std::make_tuple(a.start, -a.end) < std::make_tuple(b.start, -b.end);
+  });
+
+  // Nesting per thread: a stack of open ranges; whatever does not contain the next range
+  // has ended (or overlaps it without nesting, as start/end ranges may) and is popped.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> open;
+  for (size_t i = 0; i < nvtx.size(); ++i) {
+    NvtxRange& r = nvtx[i];
+    std::vector<int>& stack = open[{r.pid, r.tid}];
+    while (!stack.empty() && nvtx[stack.back()].end < r.end) stack.pop_back();
+    r.parent = stack.empty() ? -1 : stack.back();
+    r.depth = static_cast<int>(stack.size());
+    stack.push_back(static_cast<int>(i));
+  }
+
+  api_by_correlation_.clear();
+  // Runtime calls first: should a driver call ever share a correlation id with a runtime
+  // call, the runtime call is the one the user wrote.
+  for (ApiKind kind : {ApiKind::Runtime, ApiKind::Driver})
+    for (size_t i = 0; i < api_calls.size(); ++i)
+      if (api_calls[i].kind == kind)
+        api_by_correlation_.emplace(std::make_pair(api_calls[i].pid, api_calls[i].correlation), static_cast<int>(i));
+
+  for (Memcpy& m : memcpys) {
+    if (const ApiCall* call = api_call_for(m.pid, m.correlation))
+      m.host_sync = call->name.find("Async") != std::string::npos ? HostSync::Async : HostSync::Blocking;
+  }
+}
+
+int Trace::api_index_for(uint32_t pid, uint64_t correlation) const {
+  auto it = api_by_correlation_.find({pid, correlation});
+  return it == api_by_correlation_.end() ? -1 : it->second;
+}
+
+const ApiCall* Trace::api_call_for(uint32_t pid, uint64_t correlation) const {
+  const int i = api_index_for(pid, correlation);
+  return i < 0 ? nullptr : &api_calls[i];
+}
+
+std::string Trace::thread_name(uint32_t pid, uint32_t tid) const {
+  auto it = thread_names.find({pid, tid});
+  if (it != thread_names.end() && !it->second.empty()) return it->second;
+  return "tid " + std::to_string(tid);
+}
+
+std::string Trace::category_name(const NvtxRange& r) const {
+  auto it = category_names.find({r.domain, r.category});
+  return it == category_names.end() ? std::string() : it->second;
+}
+
+}  // namespace laptime::trace

@@ -1,0 +1,208 @@
+// The trace model: what `laptime analyze` knows about one profiled run, whoever captured it.
+//
+// Nsight Systems (through its SQLite export) and laptime's own CUPTI tracer both fill this
+// one model, so the report, the Perfetto export and the SVG timeline are written once. It
+// keeps what the baseline questions need and nothing else: GPU activity (kernels, copies,
+// memsets), the host API calls that launched or waited for it, CUPTI's synchronization
+// records, and NVTX ranges with their nesting resolved.
+//
+// Conventions:
+// - Times are int64 nanoseconds on the capture's own clock (nsys: since the session start).
+//   Only differences are meaningful.
+// - GPU work and the host call that caused it share a correlation id, unique within a
+//   process: join on (pid, correlation), never on correlation alone.
+// - Threads are (pid, tid) as the OS numbers them.
+// - Host-only: nothing here needs CUDA, so traces are analyzed on any machine.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace laptime::trace {
+
+using Ns = int64_t;
+
+// A trace that cannot be read or analyzed. what() is one complete sentence for the user;
+// `laptime analyze` turns it into laptime::Error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  bool operator==(const Dim3& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+
+// Memory kinds, numbered as nsys's ENUM_CUDA_MEM_KIND numbers them (pageable is 0). CUPTI's
+// own enum differs (it has UNKNOWN = 0, PAGEABLE = 1); the CUPTI tracer converts.
+enum class MemKind : int32_t {
+  Pageable = 0,
+  Pinned = 1,
+  Device = 2,
+  Array = 3,
+  Managed = 4,
+  DeviceStatic = 5,
+  ManagedStatic = 6,
+  Unknown = 7,
+};
+const char* mem_kind_name(MemKind k);
+
+// Copy directions, numbered as both CUPTI and nsys's ENUM_CUDA_MEMCPY_OPER number them.
+enum class CopyKind : int32_t {
+  Unknown = 0,
+  HtoD = 1,
+  DtoH = 2,
+  HtoA = 3,
+  AtoH = 4,
+  AtoA = 5,
+  AtoD = 6,
+  DtoA = 7,
+  DtoD = 8,
+  HtoH = 9,
+  PtoP = 10,
+};
+const char* copy_kind_name(CopyKind k);
+
+// Whether the host call that issued a copy returned before the copy finished. Known only
+// once the copy is joined with its API call (cudaMemcpy vs cudaMemcpyAsync).
+enum class HostSync { Unknown, Async, Blocking };
+
+// CUPTI's synchronization record types (same numbering in CUPTI and nsys's ENUM_CUPTI_SYNC_TYPE).
+enum class SyncType : int32_t {
+  Unknown = 0,
+  EventSynchronize = 1,
+  StreamWaitEvent = 2,
+  StreamSynchronize = 3,
+  ContextSynchronize = 4,
+};
+const char* sync_type_name(SyncType t);
+
+struct Kernel {
+  std::string name;        // demangled, with template arguments
+  std::string short_name;  // base function name: what tables show
+  uint32_t pid = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  Ns start = 0, end = 0;
+  Dim3 grid, block;
+  uint64_t correlation = 0;
+};
+
+struct Memcpy {
+  CopyKind kind = CopyKind::Unknown;
+  uint64_t bytes = 0;
+  MemKind src = MemKind::Unknown, dst = MemKind::Unknown;
+  HostSync host_sync = HostSync::Unknown;
+  uint32_t pid = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  Ns start = 0, end = 0;
+  uint64_t correlation = 0;
+  // Pageable host memory on either side: the driver stages the copy through a pinned
+  // buffer and the calling thread waits, whatever "Async" the call's name promised.
+  bool pageable() const { return src == MemKind::Pageable || dst == MemKind::Pageable; }
+};
+
+struct Memset {
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  MemKind mem = MemKind::Unknown;
+  uint32_t pid = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  Ns start = 0, end = 0;
+  uint64_t correlation = 0;
+};
+
+enum class ApiKind { Runtime, Driver };
+
+struct ApiCall {
+  // Normalized: nsys's version and per-thread-stream suffixes are dropped
+  // ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cudaMemcpyAsync_ptsz_v7000" ->
+  // "cudaMemcpyAsync"), so rules match one spelling.
+  std::string name;
+  ApiKind kind = ApiKind::Runtime;
+  uint32_t pid = 0, tid = 0;
+  Ns start = 0, end = 0;
+  uint64_t correlation = 0;
+  int32_t return_value = 0;
+};
+
+struct SyncEvent {
+  SyncType type = SyncType::Unknown;
+  uint32_t pid = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;  // 0xFFFFFFFF when the record names no stream (context sync)
+  Ns start = 0, end = 0;
+  uint64_t correlation = 0;  // the API call that waited
+};
+
+enum class NvtxKind { PushPop, StartEnd };
+
+struct NvtxRange {
+  std::string domain;  // "" for NVTX's default domain
+  std::string text;
+  bool has_payload = false;
+  uint64_t payload = 0;   // laptime: the iteration index of a `forward` range
+  uint32_t category = 0;  // laptime: 1 = warmup, 2 = steady (see category_names)
+  NvtxKind kind = NvtxKind::PushPop;
+  uint32_t pid = 0, tid = 0;  // the thread that opened the range
+  Ns start = 0, end = 0;
+  // Filled by Trace::finalize(): nesting among the ranges of one thread, by time
+  // containment across domains (a layer range in the laptime domain nests inside a
+  // PyTorch `forward` range in the default domain just the same).
+  int depth = 0;
+  int parent = -1;  // index into Trace::nvtx, -1 at top level
+};
+
+struct Gpu {
+  uint32_t id = 0;
+  std::string name;
+  int sm_count = 0;
+};
+
+struct Trace {
+  std::string source;  // where it came from, for the report header: "nsys 2024.6.2 (schema 3.16.1)"
+  std::vector<Kernel> kernels;
+  std::vector<Memcpy> memcpys;
+  std::vector<Memset> memsets;
+  std::vector<ApiCall> api_calls;
+  std::vector<SyncEvent> syncs;
+  std::vector<NvtxRange> nvtx;
+  std::vector<Gpu> gpus;
+  std::map<std::pair<uint32_t, uint32_t>, std::string> thread_names;  // (pid, tid) -> name
+  // Names given with nvtxDomainNameCategory: (domain, category) -> name.
+  std::map<std::pair<std::string, uint32_t>, std::string> category_names;
+  // What the reader had to leave out or guess, one sentence each ("3 NVTX ranges were
+  // never closed and are ignored."). The report prints them under the header.
+  std::vector<std::string> notes;
+
+  // Sorts every list by start time, computes NVTX nesting, and marks each copy as
+  // blocking or async from the name of its API call. Readers call it once at the end;
+  // everything downstream assumes it ran.
+  void finalize();
+
+  // The API call that launched or waited for GPU work with this correlation id, or null
+  // (capture without CUDA API trace, or the call fell outside the capture).
+  const ApiCall* api_call_for(uint32_t pid, uint64_t correlation) const;
+  // Its index in api_calls, or -1.
+  int api_index_for(uint32_t pid, uint64_t correlation) const;
+
+  // The name of a thread for tables: its registered name, else "tid N".
+  std::string thread_name(uint32_t pid, uint32_t tid) const;
+  // The category's registered name in the range's domain, or "" when none was given.
+  std::string category_name(const NvtxRange& r) const;
+
+ private:
+  std::map<std::pair<uint32_t, uint64_t>, int> api_by_correlation_;  // built by finalize()
+};
+
+// "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync": see ApiCall::name.
+std::string normalize_api_name(const std::string& raw);
+
+}  // namespace laptime::trace
