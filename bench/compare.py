@@ -71,7 +71,11 @@ def _field(report: dict, dotted: str, kind: type, path: str):
             raise ReportError(f"{path}: missing {dotted}")
         value = value[key]
     if kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             raise ReportError(f"{path}: {dotted} is {value!r}, not a finite number")
         return float(value)
     if not isinstance(value, kind):

@@ -1,0 +1,242 @@
+"""bench/compare.py on synthetic laptime.bench/1 reports written here."""
+
+import copy
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+COMPARE_PY = Path(__file__).resolve().parents[2] / "bench" / "compare.py"
+_spec = importlib.util.spec_from_file_location("compare", COMPARE_PY)
+compare = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(compare)
+
+GPT2_SHAPE = "B=8 T=1024 (8192 tokens)"
+
+
+def report(
+    framework,
+    median,
+    *,
+    model="gpt2",
+    precision="bf16",
+    mode="eager",
+    shape=GPT2_SHAPE,
+    flops=2.333e12,
+    items=8192,
+    item="tokens",
+):
+    """A minimal report with the fields compare.py reads, the way the bench writes them."""
+    return {
+        "schema": "laptime.bench/1",
+        "framework": framework,
+        "device": {"name": "Test GPU"},
+        "config": {"model": model, "precision": precision, "shape": shape, "mode": mode},
+        "iterations": [],
+        "steady_ms": {
+            "mean": median,
+            "median": median,
+            "p10": median * 0.9,
+            "p90": median * 1.1,
+            "min": median * 0.8,
+            "max": median * 1.2,
+            "stddev": 0.01,
+        },
+        "throughput": {"items_per_s": items / (median * 1e-3), "item": item},
+        "flops_per_forward": flops,
+        "tflops": flops / (median * 1e-3) / 1e12,
+        "enqueue_ms": 1.0,
+        "memory_bytes": {},
+    }
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(path)
+
+
+def run(capsys, *args):
+    """compare.py's exit code, stdout and stderr."""
+    try:
+        code = compare.main([str(a) for a in args])
+    except SystemExit as e:  # argparse usage errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def data_rows(out):
+    """The table's rows (after the header and the rule) as lists of cells split on 2+ spaces."""
+    lines = out.split("\n\n")[0].splitlines()[2:]
+    return [[c.strip() for c in line.split("  ") if c.strip()] for line in lines]
+
+
+def test_speedup_is_baseline_median_over_run_median(tmp_path, capsys):
+    files = [
+        write(tmp_path, "laptime.json", report("laptime", 4.0)),
+        write(tmp_path, "graph.json", report("laptime", 2.0, mode="graph")),
+        write(tmp_path, "eager.json", report("pytorch-eager", 10.0)),
+        write(tmp_path, "compile.json", report("pytorch-compile", 8.0, mode="compile")),
+    ]
+    code, out, err = run(capsys, *files)
+    assert code == 0, err
+    rows = data_rows(out)
+    # The baseline leads its group; the others keep the order they were given in.
+    assert [(r[0], r[3]) for r in rows] == [
+        ("pytorch-eager", "eager"),
+        ("laptime", "eager"),
+        ("laptime", "graph"),
+        ("pytorch-compile", "compile"),
+    ]
+    assert [r[-1] for r in rows] == ["1.00x", "2.50x", "5.00x", "1.25x"]
+    assert rows[1][5] == "4.000" and rows[1][6] == "3.600-4.400"
+    assert rows[1][7] == "2,048,000 tokens/s"  # 8192 tokens / 4 ms
+    assert rows[1][8] == f"{2.333e12 / 4e-3 / 1e12:.1f}"
+    assert "note" not in out
+
+
+def test_speedup_function():
+    base = compare.Run(
+        "a",
+        "pytorch-eager",
+        "gpt2",
+        "bf16",
+        "eager",
+        GPT2_SHAPE,
+        12.0,
+        11.0,
+        13.0,
+        1.0,
+        "tokens",
+        1.0,
+        1.0,
+    )
+    fast = compare.Run(
+        "b", "laptime", "gpt2", "bf16", "graph", GPT2_SHAPE, 3.0, 2.9, 3.1, 1.0, "tokens", 1.0, 1.0
+    )
+    assert compare.speedup(fast, base) == pytest.approx(4.0)
+    assert compare.speedup(fast, None) is None
+
+
+def test_baseline_must_match_model_precision_and_shape(tmp_path, capsys):
+    files = [
+        write(tmp_path, "eager_bf16.json", report("pytorch-eager", 10.0)),
+        write(tmp_path, "laptime_fp32.json", report("laptime", 20.0, precision="fp32")),
+        write(
+            tmp_path,
+            "laptime_small.json",
+            report("laptime", 1.0, shape="B=1 T=1024 (1024 tokens)", flops=2.9e11),
+        ),
+        write(tmp_path, "laptime_bf16.json", report("laptime", 5.0)),
+    ]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    speedups = {(r[2], r[4]): r[-1] for r in data_rows(out) if r[0] == "laptime"}
+    assert speedups == {
+        ("bf16", GPT2_SHAPE): "2.00x",
+        ("fp32", GPT2_SHAPE): "-",
+        ("bf16", "B=1 T=1024 (1024 tokens)"): "-",
+    }
+    assert "note: no pytorch-eager run of gpt2 fp32 B=8 T=1024 (8192 tokens)" in out
+    assert "note: no pytorch-eager run of gpt2 bf16 B=1 T=1024 (1024 tokens)" in out
+
+
+def test_no_baseline_at_all(tmp_path, capsys):
+    files = [
+        write(tmp_path, "a.json", report("laptime", 4.0)),
+        write(tmp_path, "b.json", report("laptime", 3.0, mode="graph")),
+    ]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    assert [r[-1] for r in data_rows(out)] == ["-", "-"]
+    assert out.count("no pytorch-eager run") == 1  # one note per workload, not per row
+
+
+def test_duplicate_baseline_uses_the_first(tmp_path, capsys):
+    files = [
+        write(tmp_path, "eager1.json", report("pytorch-eager", 10.0)),
+        write(tmp_path, "eager2.json", report("pytorch-eager", 20.0)),
+        write(tmp_path, "laptime.json", report("laptime", 5.0)),
+    ]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    assert [r[-1] for r in data_rows(out)] == ["1.00x", "0.50x", "2.00x"]
+    assert "speedups use " + files[0] in out
+
+
+def test_different_flop_counts_are_flagged(tmp_path, capsys):
+    files = [
+        write(tmp_path, "eager.json", report("pytorch-eager", 10.0, flops=2.333e12)),
+        write(tmp_path, "laptime.json", report("laptime", 5.0, flops=2.0e12)),
+    ]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    assert "TFLOP/s are not comparable" in out
+
+
+def test_markdown(tmp_path, capsys):
+    files = [
+        write(tmp_path, "eager.json", report("pytorch-eager", 10.0)),
+        write(tmp_path, "laptime.json", report("laptime", 4.0, mode="graph")),
+    ]
+    code, out, _ = run(capsys, "--markdown", *files)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("| framework | model | precision | mode | shape | lap ms |")
+    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|--:|"
+    assert lines[3].startswith("| laptime | gpt2 | bf16 | graph | " + GPT2_SHAPE + " | 4.000 |")
+    assert lines[3].endswith("| 2.50x |")
+    assert all(line.count("|") == 11 for line in lines)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"schema": "laptime.bench/1", ', "not valid JSON"),
+        ("[1, 2]", "a JSON list, not a bench report"),
+        ('{"schema": "other/2"}', "schema is 'other/2', expected 'laptime.bench/1'"),
+        ("missing-median", "missing steady_ms.median"),
+        ("text-median", "steady_ms.median is 'fast', not a finite number"),
+        ("zero-median", "not a positive time"),
+        ("missing-config", "missing config.model"),
+    ],
+)
+def test_malformed_report_is_named_and_exits_1(tmp_path, capsys, content, message):
+    good = report("laptime", 4.0)
+    bad = copy.deepcopy(good)
+    if content == "missing-median":
+        del bad["steady_ms"]["median"]
+    elif content == "text-median":
+        bad["steady_ms"]["median"] = "fast"
+    elif content == "zero-median":
+        bad["steady_ms"]["median"] = 0
+    elif content == "missing-config":
+        del bad["config"]
+    else:
+        bad = content
+    files = [write(tmp_path, "good.json", good), write(tmp_path, "bad.json", bad)]
+    code, out, err = run(capsys, *files)
+    assert code == 1
+    assert out == ""
+    assert err.startswith(f"compare.py: {files[1]}: ") and message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_file(tmp_path, capsys):
+    code, _, err = run(capsys, tmp_path / "nope.json")
+    assert code == 1
+    assert "nope.json: cannot read it" in err
+
+
+def test_command_line_exit_codes(tmp_path):
+    bad = write(tmp_path, "bad.json", "not json")
+    result = subprocess.run([sys.executable, str(COMPARE_PY), bad], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "bad.json: not valid JSON" in result.stderr
+    assert "Traceback" not in result.stderr
+    usage = subprocess.run([sys.executable, str(COMPARE_PY)], capture_output=True, text=True)
+    assert usage.returncode == 2 and "usage:" in usage.stderr
