@@ -131,7 +131,9 @@ int run_bench(const BenchOptions& o) {
                       {"cublas_loaded", version_str(static_cast<int>(cublas_loaded), 10000, 100)},
                       {"cudnn_compiled", version_str(CUDNN_VERSION, 10000, 100)},
                       {"cudnn_loaded", version_str(static_cast<int>(cudnn_loaded), 10000, 100)}};
+  static const char* const kPitfallNames[] = {"none", "sync", "pageable", "alloc"};
   report["config"] = {{"model", o.workload.model},
+                      {"pitfall", kPitfallNames[static_cast<int>(o.pitfall)]},
                       {"precision", precision_name(o.workload.precision)},
                       {"shape", w->shape()},
                       {"weights", w->weights_source()},
@@ -169,12 +171,36 @@ int run_bench(const BenchOptions& o) {
     else
       w->forward(ctx);
   };
+  // Pitfall state, made before the loop so that only the mistake itself lands inside it.
+  std::vector<float> pageable(256, 1.f);
+  DeviceBuffer pageable_dst(pageable.size() * sizeof(float));
+  auto pitfall = [&] {
+    switch (o.pitfall) {
+      case Pitfall::None: break;
+      case Pitfall::Sync: {
+        uint16_t first = 0;  // the first logit's bytes; the value does not matter
+        CUDA_CHECK(cudaMemcpy(&first, w->output(), sizeof(first), cudaMemcpyDeviceToHost));
+        break;
+      }
+      case Pitfall::Pageable:
+        CUDA_CHECK(cudaMemcpyAsync(pageable_dst.data(), pageable.data(), pageable.size() * sizeof(float),
+                                   cudaMemcpyHostToDevice, ctx.stream()));
+        break;
+      case Pitfall::Alloc: {
+        DeviceBuffer scratch(64u << 20);
+        CUDA_CHECK(cudaMemsetAsync(scratch.data(), 0, 4096, ctx.stream()));
+        break;
+      }
+    }
+  };
   for (int i = 0; i < total; ++i) {
     const bool warm = i < o.warmup;
     NvtxRange range(ctx.nvtx_level(), NvtxLevel::Iter, forward_name, static_cast<uint64_t>(i),
                     warm ? NvtxCategory::Warmup : NvtxCategory::Steady);
     CUDA_CHECK(cudaEventRecord(events[2 * i], ctx.stream()));
+    if (o.pitfall == Pitfall::Pageable) pitfall();
     run_once();
+    if (o.pitfall != Pitfall::Pageable) pitfall();
     CUDA_CHECK(cudaEventRecord(events[2 * i + 1], ctx.stream()));
   }
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // after the loop: nothing inside it waits

@@ -13,6 +13,8 @@ const std::map<std::string, Precision> kPrecisions{
     {"fp32", Precision::FP32}, {"tf32", Precision::TF32}, {"bf16", Precision::BF16}};
 const std::map<std::string, NvtxLevel> kNvtxLevels{
     {"none", NvtxLevel::None}, {"iter", NvtxLevel::Iter}, {"block", NvtxLevel::Block}, {"layer", NvtxLevel::Layer}};
+const std::map<std::string, Pitfall> kPitfalls{
+    {"none", Pitfall::None}, {"sync", Pitfall::Sync}, {"pageable", Pitfall::Pageable}, {"alloc", Pitfall::Alloc}};
 const std::map<std::string, StreamKind> kStreams{{"created", StreamKind::Created}, {"default", StreamKind::Legacy}};
 
 void add_workload_options(CLI::App* app, WorkloadOptions* w) {
@@ -52,6 +54,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
                                           "created (a non-blocking stream, default) or default (legacy stream 0)")
       ->check(CLI::IsMember(kStreams));
   bench->add_option("--device", b.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  bench->add_option_function<std::string>("--pitfall", [&b](const std::string& v) { b.pitfall = kPitfalls.at(v); },
+                                          "demo a classic mistake inside the loop: sync, pageable or alloc (off by default)")
+      ->check(CLI::IsMember(kPitfalls));
   bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md)");
 
   CLI::App* fwd = app.add_subcommand("forward", "run one forward pass on given inputs and write the logits (fp32)");
@@ -78,6 +83,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::Bench;
     require(!(b.graph == GraphMode::Graph && b.stream == StreamKind::Legacy),
             "--graph needs --stream created: the legacy default stream cannot be captured.");
+    require(!(b.graph == GraphMode::Graph && b.pitfall != Pitfall::None),
+            "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else {
     cmd.kind = Command::Kind::Forward;
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");

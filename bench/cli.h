@@ -12,6 +12,13 @@ namespace laptime {
 
 enum class GraphMode { Eager, Graph };
 
+// Deliberate mistakes for learners (and for testing `laptime analyze` on real bad traces),
+// each inside every iteration's `forward` range:
+//   Sync:     reads one logit back to the host after the forward (`loss.item()`, `max(t)`)
+//   Pageable: copies a small pageable host buffer to the device first (`torch.tensor([...])`)
+//   Alloc:    cudaMalloc + cudaFree of a scratch buffer (a caching allocator turned off)
+enum class Pitfall { None, Sync, Pageable, Alloc };
+
 struct BenchOptions {
   WorkloadOptions workload;
   int warmup = 5;
@@ -20,6 +27,7 @@ struct BenchOptions {
   GraphMode graph = GraphMode::Eager;
   StreamKind stream = StreamKind::Created;
   int device = 0;
+  Pitfall pitfall = Pitfall::None;
   std::string json;  // write the report here when set
 };
 

@@ -25,6 +25,7 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual void forward(const Context& ctx) = 0;
+  virtual const void* output() const = 0;  // device logits of the last forward
   // One line for the header: shapes and what the items are ("B=8 T=1024 (8192 tokens)").
   virtual std::string shape() const = 0;
   virtual std::string weights_source() const = 0;

@@ -39,6 +39,7 @@ class Gpt2Workload : public Workload {
   }
 
   void forward(const Context& ctx) override { model_->forward(ctx, B_, T_); }
+  const void* output() const override { return model_->logits(); }
   std::string shape() const override {
     return "B=" + std::to_string(B_) + " T=" + std::to_string(T_) + " (" + std::to_string(B_ * T_) + " tokens)";
   }

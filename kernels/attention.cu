@@ -80,25 +80,25 @@ void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, in
                      cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(B) * T * H * hd;
   if (n == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, split_qkv_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(
-                                    static_cast<T*>(q), static_cast<T*>(k), static_cast<T*>(v),
-                                    static_cast<const T*>(qkv), B, T, H, hd));
+  LAPTIME_DISPATCH_FLOAT(dtype, split_qkv_kernel<scalar_t><<<grid_for(n, 256), 256, 0, stream>>>(
+                                    static_cast<scalar_t*>(q), static_cast<scalar_t*>(k), static_cast<scalar_t*>(v),
+                                    static_cast<const scalar_t*>(qkv), B, T, H, hd));
   CUDA_CHECK_LAUNCH();
 }
 
 void causal_softmax(DType dtype, void* probs, const float* scores, int BH, int T, cudaStream_t stream) {
   const int64_t rows = static_cast<int64_t>(BH) * T;
   if (rows == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, causal_softmax_kernel<T><<<ceil_div(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
-                                    static_cast<T*>(probs), scores, rows, T));
+  LAPTIME_DISPATCH_FLOAT(dtype, causal_softmax_kernel<scalar_t><<<ceil_div(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
+                                    static_cast<scalar_t*>(probs), scores, rows, T));
   CUDA_CHECK_LAUNCH();
 }
 
 void merge_heads(DType dtype, void* out, const void* heads, int B, int T, int H, int hd, cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(B) * T * H * hd;
   if (n == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, merge_heads_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(
-                                    static_cast<T*>(out), static_cast<const T*>(heads), B, T, H, hd));
+  LAPTIME_DISPATCH_FLOAT(dtype, merge_heads_kernel<scalar_t><<<grid_for(n, 256), 256, 0, stream>>>(
+                                    static_cast<scalar_t*>(out), static_cast<const scalar_t*>(heads), B, T, H, hd));
   CUDA_CHECK_LAUNCH();
 }
 

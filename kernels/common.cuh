@@ -35,14 +35,14 @@ inline unsigned ceil_div(long long a, long long b) { return static_cast<unsigned
 
 }  // namespace laptime
 
-// Calls F.template operator()<T>() with T the storage type of `dtype` (F32 or BF16).
+// Runs the statement with `scalar_t` the storage type of `dtype` (F32 or BF16).
 #define LAPTIME_DISPATCH_FLOAT(dtype, ...)                                            \
   do {                                                                                \
     if ((dtype) == ::laptime::DType::BF16) {                                          \
-      using T = __nv_bfloat16;                                                        \
+      using scalar_t = __nv_bfloat16;                                                        \
       __VA_ARGS__;                                                                    \
     } else {                                                                          \
-      using T = float;                                                                \
+      using scalar_t = float;                                                                \
       __VA_ARGS__;                                                                    \
     }                                                                                 \
   } while (0)

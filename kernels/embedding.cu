@@ -23,9 +23,9 @@ __global__ void embedding_kernel(T* __restrict__ out, const int32_t* __restrict_
 void embedding_forward(DType dtype, void* out, const int32_t* tokens, const void* wte, const void* wpe,
                        int B, int T, int C, cudaStream_t stream) {
   if (B * T == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, embedding_kernel<T><<<B * T, 256, 0, stream>>>(
-                                    static_cast<T*>(out), tokens, static_cast<const T*>(wte),
-                                    static_cast<const T*>(wpe), T, C));
+  LAPTIME_DISPATCH_FLOAT(dtype, embedding_kernel<scalar_t><<<B * T, 256, 0, stream>>>(
+                                    static_cast<scalar_t*>(out), tokens, static_cast<const scalar_t*>(wte),
+                                    static_cast<const scalar_t*>(wpe), T, C));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -26,8 +26,8 @@ void gelu_forward(DType dtype, void* out, const void* in, int64_t n, cudaStream_
   if (n == 0) return;
   constexpr int kThreads = 256;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 132 * 32));
-  LAPTIME_DISPATCH_FLOAT(dtype, gelu_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(out),
-                                                                                static_cast<const T*>(in), n));
+  LAPTIME_DISPATCH_FLOAT(dtype, gelu_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(static_cast<scalar_t*>(out),
+                                                                                static_cast<const scalar_t*>(in), n));
   CUDA_CHECK_LAUNCH();
 }
 

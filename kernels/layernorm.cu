@@ -48,9 +48,9 @@ __global__ void layernorm_kernel(T* __restrict__ out, const T* __restrict__ in,
 void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
                        int rows, int C, float eps, cudaStream_t stream) {
   if (rows == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, layernorm_kernel<T><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
-                                    static_cast<T*>(out), static_cast<const T*>(in), static_cast<const T*>(weight),
-                                    static_cast<const T*>(bias), rows, C, eps));
+  LAPTIME_DISPATCH_FLOAT(dtype, layernorm_kernel<scalar_t><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+                                    static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
+                                    static_cast<const scalar_t*>(bias), rows, C, eps));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,9 +1,11 @@
 #include "layers/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
 #include "kernels/attention.cuh"
+#include "kernels/flash_attention.cuh"
 
 namespace laptime {
 
@@ -19,6 +21,7 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
       hd_(C / n_head),
       precision_(precision),
       dtype_(w.dtype()),
+      fused_(flash_attention_supported(w.dtype(), C / std::max(n_head, 1))),
       c_attn_(w, prefix + ".c_attn", C, 3 * C, precision, HasBias::Yes),
       c_proj_(w, prefix + ".c_proj", C, C, precision, HasBias::Yes) {
   require(n_head > 0 && C % n_head == 0, "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" +
@@ -27,13 +30,14 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
 
 CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T) const {
   const std::size_t bt = static_cast<std::size_t>(B) * T, es = dtype_size(dtype_);
-  const std::size_t tt = static_cast<std::size_t>(B) * H_ * T * T;
+  // The fused kernel needs only the QKV projection and the merged heads.
+  const std::size_t tt = fused_ ? 0 : static_cast<std::size_t>(B) * H_ * T * T;
   ArenaLayout l;
   Slots s{};
   s.qkv = l.reserve(bt * 3 * C_ * es);
-  s.q = l.reserve(bt * C_ * es);
-  s.k = l.reserve(bt * C_ * es);
-  s.v = l.reserve(bt * C_ * es);
+  s.q = l.reserve(fused_ ? 0 : bt * C_ * es);
+  s.k = l.reserve(fused_ ? 0 : bt * C_ * es);
+  s.v = l.reserve(fused_ ? 0 : bt * C_ * es);
   s.scores = l.reserve(tt * sizeof(float));
   s.probs = l.reserve(tt * es);
   s.heads = l.reserve(bt * C_ * es);
@@ -47,7 +51,7 @@ void CausalSelfAttention::prepare(const Context& ctx, int B, int T) {
   c_attn_.prepare(ctx, B * T);
   c_proj_.prepare(ctx, B * T);
   const auto key = std::make_pair(B, T);
-  if (scores_plans_.count(key)) return;
+  if (fused_ || scores_plans_.count(key)) return;
   const int64_t head_stride = static_cast<int64_t>(T) * hd_, tt = static_cast<int64_t>(T) * T;
   // S[T, T] = q[T, hd] · k[T, hd]ᵀ, per head; fp32 output so the softmax sees unrounded scores.
   GemmSpec s;
@@ -79,6 +83,11 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
   const cudaStream_t st = ctx.stream();
 
   c_attn_.forward(ctx, at(s.qkv), x, B * T);
+  if (fused_) {
+    flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st);
+    c_proj_.forward(ctx, y, at(s.heads), B * T, acc);
+    return;
+  }
   split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);
   const float scale = 1.f / std::sqrt(static_cast<float>(hd_));
   scores_plans_.at({B, T}).run(ctx, at(s.scores), at(s.q), at(s.k), nullptr, scale, 0.f);

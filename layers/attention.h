@@ -5,8 +5,9 @@
 //   P = causal softmax(S)                    kernel, fp32 statistics          [B·H, T, T]
 //   O = P · v                                cuBLASLt, batched over B·H       [B, H, T, hd]
 //   y (+)= merge heads(O) · W_projᵀ + b_proj cuBLASLt; Accumulate::Add fuses the residual
-// The T x T score matrix is materialised: simple, exact, and what the per-layer goldens
-// check. A fused (flash) kernel is the obvious next step for the bf16 path.
+// fp32 and tf32 materialise the T x T scores: simple and exact. bf16 with head size 64 (GPT-2)
+// runs the fused flash kernel instead (kernels/flash_attention.cu): qkv -> merged heads in
+// one launch, no T x T buffer. Both paths are checked against the same oracle.
 #pragma once
 
 #include <map>
@@ -38,6 +39,7 @@ class CausalSelfAttention {
   int C_, H_, hd_;
   Precision precision_;
   DType dtype_;
+  bool fused_;     // flash kernel instead of split/GEMM/softmax/GEMM/merge
   Linear c_attn_;  // [3C, C]
   Linear c_proj_;  // [C, C]
   std::map<std::pair<int, int>, Gemm> scores_plans_, pv_plans_;  // by (B, T)

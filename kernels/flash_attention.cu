@@ -1,0 +1,202 @@
+// Causal flash attention, bf16 in/out, fp32 accumulation and softmax statistics.
+//
+// Strategy (FlashAttention-2): a block of 4 warps owns 64 query rows of one (batch, head);
+// each warp owns 16 rows and keeps its Q fragments, running max m, running sum l and output
+// accumulator O in registers. The block walks key/value tiles of 64 rows up to the diagonal,
+// staging each tile in shared memory; per tile a warp computes S = Q·Kᵀ with mma.m16n8k16
+// (bf16 -> fp32), applies the causal mask on the diagonal tile, updates m and l, rescales O,
+// and accumulates P·V, reusing S's accumulator registers directly as the A operand of the
+// second product (the m16n8 C layout and the m16n16 A layout line up pairwise).
+// Query tiles are scheduled longest-first, since a tile near the end of the sequence walks
+// T/64 key tiles and one near the start walks one.
+//
+// mma.m16n8k16 fragment layout (PTX ISA), lane = 4·g + t:
+//   A (16x16, row): a0a1 = (g, 2t..2t+1), a2a3 = (g+8, 2t..), a4a5 = (g, 2t+8..), a6a7 = (g+8, 2t+8..)
+//   B (16x8, col):  b0b1 = (k=2t..2t+1, n=g), b2b3 = (k=2t+8.., n=g)
+//   C (16x8):       c0c1 = (g, 2t..2t+1),  c2c3 = (g+8, 2t..2t+1)
+#include "kernels/flash_attention.cuh"
+
+#include <cuda_bf16.h>
+
+#include "core/check.h"
+#include "kernels/common.cuh"
+
+namespace laptime {
+namespace {
+
+constexpr int kHeadDim = 64;
+constexpr int kBlockM = 64;            // query rows per block
+constexpr int kBlockN = 64;            // keys per tile
+constexpr int kWarps = kBlockM / 16;   // 16 query rows per warp
+constexpr int kPad = 8;                // row padding (bf16): 72-element rows spread a fragment load over all banks
+constexpr int kRow = kHeadDim + kPad;
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Copies rows [row0, row0 + 64) of one head's slice of qkv into a padded shared tile;
+// rows past T are zero-filled. 128 threads, 16-byte vectors.
+__device__ __forceinline__ void load_tile(__nv_bfloat16* tile, const __nv_bfloat16* base, int row0, int T,
+                                          int64_t row_stride) {
+  for (int i = threadIdx.x; i < kBlockN * (kHeadDim / 8); i += blockDim.x) {
+    const int r = i / (kHeadDim / 8), c = (i % (kHeadDim / 8)) * 8;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (row0 + r < T) v = *reinterpret_cast<const uint4*>(base + (row0 + r) * row_stride + c);
+    *reinterpret_cast<uint4*>(tile + r * kRow + c) = v;
+  }
+}
+
+__global__ void __launch_bounds__(kWarps * 32)
+flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __restrict__ qkv, int T, int H,
+                       float scale_log2) {
+  __shared__ __align__(16) __nv_bfloat16 q_s[kBlockM * kRow];
+  __shared__ __align__(16) __nv_bfloat16 k_s[kBlockN * kRow];
+  __shared__ __align__(16) __nv_bfloat16 v_s[kBlockN * kRow];
+
+  const int q_tile = gridDim.x - 1 - blockIdx.x;  // longest tiles first
+  const int bh = blockIdx.y, b = bh / H, h = bh % H;
+  const int C = H * kHeadDim;
+  const int64_t row_stride = 3 * int64_t{C};
+  const __nv_bfloat16* q_base = qkv + int64_t{b} * T * row_stride + h * kHeadDim;
+  const __nv_bfloat16* k_base = q_base + C;
+  const __nv_bfloat16* v_base = q_base + 2 * C;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int q0 = q_tile * kBlockM;
+
+  load_tile(q_s, q_base, q0, T, row_stride);
+  __syncthreads();
+  // This warp's 16 query rows as A fragments, one per 16-wide slice of the head dimension.
+  uint32_t qa[kHeadDim / 16][4];
+  const __nv_bfloat16* qw = q_s + warp * 16 * kRow;
+#pragma unroll
+  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+    qa[ks][0] = *reinterpret_cast<const uint32_t*>(qw + g * kRow + ks * 16 + 2 * t);
+    qa[ks][1] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kRow + ks * 16 + 2 * t);
+    qa[ks][2] = *reinterpret_cast<const uint32_t*>(qw + g * kRow + ks * 16 + 2 * t + 8);
+    qa[ks][3] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kRow + ks * 16 + 2 * t + 8);
+  }
+
+  float o[kHeadDim / 8][4] = {};
+  float m[2] = {-INFINITY, -INFINITY};  // running max of rows g and g+8 (log2 domain)
+  float l[2] = {0.f, 0.f};              // running sum of exponentials (this thread's share)
+  const int row_g = q0 + warp * 16 + g;  // rows this thread holds: row_g and row_g + 8
+
+  const int last_tile = min(q0 + kBlockM - 1, T - 1) / kBlockN;
+  for (int kt = 0; kt <= last_tile; ++kt) {
+    const int k0 = kt * kBlockN;
+    __syncthreads();  // the previous tile is no longer read
+    load_tile(k_s, k_base, k0, T, row_stride);
+    load_tile(v_s, v_base, k0, T, row_stride);
+    __syncthreads();
+
+    float s[kBlockN / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < kBlockN / 8; ++nt) {
+      s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+      const __nv_bfloat16* kr = k_s + (nt * 8 + g) * kRow + 2 * t;
+#pragma unroll
+      for (int ks = 0; ks < kHeadDim / 16; ++ks)
+        mma_bf16(s[nt], qa[ks], *reinterpret_cast<const uint32_t*>(kr + ks * 16),
+                 *reinterpret_cast<const uint32_t*>(kr + ks * 16 + 8));
+    }
+
+    // Scale into the log2 domain and mask keys in the future (or past T).
+    const bool diagonal = k0 + kBlockN > q0 + warp * 16;
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = k0 + nt * 8 + 2 * t + (e & 1);
+        const int row = row_g + (e >> 1) * 8;
+        float v = s[nt][e] * scale_log2;
+        if (diagonal && (key > row || key >= T)) v = -INFINITY;
+        s[nt][e] = v;
+        tile_max[e >> 1] = fmaxf(tile_max[e >> 1], v);
+      }
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      const float m_new = fmaxf(m[r], tile_max[r]);
+      // A row whose keys are all masked so far keeps m = -inf; exp2 of (-inf) - (-inf) is NaN.
+      alpha[r] = m_new == -INFINITY ? 1.f : exp2f(m[r] - m_new);
+      m[r] = m_new;
+      l[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int nt = 0; nt < kBlockN / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float mr = m[e >> 1];
+        const float p = mr == -INFINITY ? 0.f : exp2f(s[nt][e] - mr);
+        s[nt][e] = p;
+        l[e >> 1] += p;
+      }
+#pragma unroll
+    for (int dt = 0; dt < kHeadDim / 8; ++dt) {
+      o[dt][0] *= alpha[0];
+      o[dt][1] *= alpha[0];
+      o[dt][2] *= alpha[1];
+      o[dt][3] *= alpha[1];
+    }
+
+    // O += P·V: S's accumulators for keys [16j, 16j+16) are the A fragment of slice j.
+#pragma unroll
+    for (int j = 0; j < kBlockN / 16; ++j) {
+      const uint32_t pa[4] = {pack_bf16(s[2 * j][0], s[2 * j][1]), pack_bf16(s[2 * j][2], s[2 * j][3]),
+                              pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]), pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3])};
+      const __nv_bfloat16* vr = v_s + (j * 16 + 2 * t) * kRow + g;
+#pragma unroll
+      for (int dt = 0; dt < kHeadDim / 8; ++dt) {
+        const __nv_bfloat16* vc = vr + dt * 8;
+        const __nv_bfloat162 b0 = __halves2bfloat162(vc[0], vc[kRow]);
+        const __nv_bfloat162 b1 = __halves2bfloat162(vc[8 * kRow], vc[9 * kRow]);
+        mma_bf16(o[dt], pa, *reinterpret_cast<const uint32_t*>(&b0), *reinterpret_cast<const uint32_t*>(&b1));
+      }
+    }
+  }
+
+  // Each row's sum is spread over the 4 threads of its group.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row_g + r * 8;
+    if (row >= T) continue;
+    const float inv = 1.f / l[r];
+    __nv_bfloat16* dst = out + (int64_t{b} * T + row) * C + h * kHeadDim + 2 * t;
+#pragma unroll
+    for (int dt = 0; dt < kHeadDim / 8; ++dt)
+      *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
+          __floats2bfloat162_rn(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
+  }
+}
+
+}  // namespace
+
+bool flash_attention_supported(DType dtype, int head_dim) { return dtype == DType::BF16 && head_dim == kHeadDim; }
+
+void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cudaStream_t stream) {
+  if (B * T == 0) return;
+  const dim3 grid(ceil_div(T, kBlockM), B * H);
+  const float scale_log2 = 1.4426950408889634f / sqrtf(static_cast<float>(kHeadDim));  // log2(e) / sqrt(hd)
+  flash_attention_kernel<<<grid, kWarps * 32, 0, stream>>>(static_cast<__nv_bfloat16*>(out),
+                                                          static_cast<const __nv_bfloat16*>(qkv), T, H, scale_log2);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace laptime
