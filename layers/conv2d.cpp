@@ -215,7 +215,8 @@ void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, i
   NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
   const float one = 1.f, zero = 0.f;
   if (p.route == ConvRoute::Fused) {
-    // With no residual, alpha2 = 0 and z aliases y: cuDNN does not read z then.
+    // With no residual, alpha2 = 0 and z aliases y: cuDNN does not read z then (the layer
+    // tests poison y with NaN before each run, which would show if it did).
     CUDNN_CHECK(cudnnConvolutionBiasActivationForward(
         p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(), p.algo, ctx.workspace(), p.workspace,
         residual ? &one : &zero, p.y.get(), residual ? residual : y, p.bias.get(), bias_, p.act.get(), p.y.get(), y));

@@ -1,0 +1,21 @@
+// ResNet pooling on NHWC activations: the stem's 3×3 stride-2 max pool and the global
+// average pool before the classifier. F32 or BF16 storage, fp32 arithmetic.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/dtype.h"
+
+namespace laptime {
+
+// Output height (or width) of a k×k window with this stride and padding: floor((in + 2p − k) / s) + 1.
+inline int pool_out_size(int in, int k, int stride, int pad) { return (in + 2 * pad - k) / stride + 1; }
+
+// out: [N, Ho, Wo, C]; in: [N, H, W, C]. 3×3 window, stride 2, padding 1 (PyTorch's
+// MaxPool2d(3, 2, 1): padded positions never win), Ho = pool_out_size(H, 3, 2, 1).
+void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream);
+
+// out: [N, C] = mean over H·W of in: [N, H, W, C], summed in fp32.
+void global_avgpool_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream);
+
+}  // namespace laptime

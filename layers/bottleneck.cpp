@@ -1,0 +1,78 @@
+#include "layers/bottleneck.h"
+
+#include "core/buffer.h"
+
+namespace laptime {
+
+Bottleneck::Bottleneck(const DeviceWeights& w, const std::string& prefix, int in_channels, int width, int stride,
+                       Precision precision)
+    : name_(prefix),
+      in_(in_channels),
+      width_(width),
+      dtype_(w.dtype()),
+      conv1_(w, prefix + ".conv1", ConvShape{in_channels, width, 1, 1, 0}, ConvActivation::Relu, precision),
+      conv2_(w, prefix + ".conv2", ConvShape{width, width, 3, stride, 1}, ConvActivation::Relu, precision),
+      conv3_(w, prefix + ".conv3", ConvShape{width, kExpansion * width, 1, 1, 0}, ConvActivation::Relu, precision) {
+  // torchvision's rule: project the shortcut whenever the block changes resolution or width.
+  if (stride != 1 || in_channels != kExpansion * width)
+    downsample_.emplace(w, prefix + ".downsample", ConvShape{in_channels, kExpansion * width, 1, stride, 0},
+                        ConvActivation::None, precision);
+}
+
+std::vector<const Conv2d*> Bottleneck::convs() const {
+  std::vector<const Conv2d*> v{&conv1_, &conv2_, &conv3_};
+  if (downsample_) v.push_back(&*downsample_);
+  return v;
+}
+
+namespace {
+// Byte offsets of a block's scratch tensors, and the total.
+struct ScratchPlan {
+  std::size_t t1, t2, shortcut, bytes;
+};
+
+ScratchPlan plan_scratch(std::size_t in_px, std::size_t out_px, int width, int out_channels, bool downsample,
+                         std::size_t es) {
+  ArenaLayout l;
+  ScratchPlan p{};
+  p.t1 = l.reserve(in_px * width * es);
+  p.t2 = l.reserve(out_px * width * es);
+  p.shortcut = l.reserve(downsample ? out_px * out_channels * es : 0);
+  p.bytes = l.bytes();
+  return p;
+}
+}  // namespace
+
+Bottleneck::Slots Bottleneck::slots(void* scratch, int N, int H, int W) const {
+  const ScratchPlan p = plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_,
+                                     out_channels(), has_downsample(), dtype_size(dtype_));
+  char* base = static_cast<char*>(scratch);
+  return Slots{base + p.t1, base + p.t2, base + p.shortcut};
+}
+
+std::size_t Bottleneck::scratch_bytes(int N, int H, int W) const {
+  return plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_, out_channels(),
+                      has_downsample(), dtype_size(dtype_))
+      .bytes;
+}
+
+void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch, ConvRoute route) {
+  const Slots s = slots(scratch, N, H, W);
+  const int Ho = out_size(H), Wo = out_size(W);
+  conv1_.prepare(ctx, N, H, W, s.t1, x, nullptr, route);
+  conv2_.prepare(ctx, N, H, W, s.t2, s.t1, nullptr, route);
+  if (downsample_) downsample_->prepare(ctx, N, H, W, s.shortcut, x, nullptr, route);
+  conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, route);
+}
+
+void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const {
+  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Block, name_);
+  const Slots s = slots(scratch, N, H, W);
+  const int Ho = out_size(H), Wo = out_size(W);
+  conv1_.forward(ctx, s.t1, x, N, H, W);
+  conv2_.forward(ctx, s.t2, s.t1, N, H, W);
+  if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
+  conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
+}
+
+}  // namespace laptime

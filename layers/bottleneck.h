@@ -1,0 +1,62 @@
+// One ResNet v1.5 bottleneck block (torchvision's Bottleneck), BatchNorms folded into the
+// convolutions:
+//   t1 = relu(conv1(x))          1×1, in → width
+//   t2 = relu(conv2(t1))         3×3, stride s (v1.5 strides here, not in conv1)
+//   sc = downsample(x) or x      1×1 stride s, in → 4·width, no activation; present when the
+//                                block changes the shape (block 0 of every stage)
+//   y  = relu(conv3(t2) + sc)    1×1, width → 4·width; the residual add and the ReLU ride in
+//                                conv3's cuDNN call, so the block launches no separate add
+// One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/nvtx.h"
+#include "layers/conv2d.h"
+#include "layers/device_weights.h"
+
+namespace laptime {
+
+class Bottleneck {
+ public:
+  static constexpr int kExpansion = 4;  // output channels = 4 · width
+
+  // `prefix` is `layer<s>.<b>`; weights `<prefix>.conv{1,2,3}` and, when the block changes
+  // shape, `<prefix>.downsample` (each `.weight` KRSC and `.bias`, BatchNorm folded).
+  Bottleneck(const DeviceWeights& w, const std::string& prefix, int in_channels, int width, int stride,
+             Precision precision);
+
+  int in_channels() const { return in_; }
+  int out_channels() const { return kExpansion * width_; }
+  int out_size(int in) const { return conv2_.shape().out_size(in); }
+  bool has_downsample() const { return downsample_.has_value(); }
+  std::vector<const Conv2d*> convs() const;  // conv1, conv2, conv3[, downsample]
+
+  // Bytes of scratch forward() needs for an input [N, H, W, in]: t1, t2 and the shortcut.
+  std::size_t scratch_bytes(int N, int H, int W) const;
+  // Prepares every convolution for this input shape (see Conv2d::prepare); y, x and scratch
+  // are the buffers forward() will get, and are overwritten.
+  void prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch,
+               ConvRoute route = ConvRoute::Auto);
+  // y: [N, Ho, Wo, 4·width]; x: [N, H, W, in]. y must not alias x (x is the residual).
+  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const;
+
+ private:
+  struct Slots {
+    char* t1;        // [N, H, W, width]
+    char* t2;        // [N, Ho, Wo, width]
+    char* shortcut;  // [N, Ho, Wo, 4·width], with a downsample only
+  };
+  Slots slots(void* scratch, int N, int H, int W) const;
+
+  NvtxName name_;
+  int in_, width_;
+  DType dtype_;
+  Conv2d conv1_, conv2_, conv3_;
+  std::optional<Conv2d> downsample_;
+};
+
+}  // namespace laptime

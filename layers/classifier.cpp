@@ -1,0 +1,16 @@
+#include "layers/classifier.h"
+
+namespace laptime {
+
+Classifier::Classifier(const DeviceWeights& w, int C, int classes, Precision precision)
+    : C_(C), avgpool_("avgpool", w.dtype()), fc_name_("fc"), fc_(w, "fc", C, classes, precision, HasBias::Yes) {}
+
+void Classifier::prepare(const Context& ctx, int N) { fc_.prepare(ctx, N); }
+
+void Classifier::forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled) {
+  avgpool_.forward(ctx, pooled, x, N, H, W, C_);
+  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, fc_name_);
+  fc_.forward(ctx, logits, pooled, N);
+}
+
+}  // namespace laptime

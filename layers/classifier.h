@@ -1,0 +1,29 @@
+// ResNet's head: global average pool (`avgpool`), then the fully connected layer (`fc`,
+// cuBLASLt through Linear, bias in its epilogue): logits[N, classes] = mean_hw(x) · Wᵀ + b.
+#pragma once
+
+#include "core/context.h"
+#include "core/nvtx.h"
+#include "layers/device_weights.h"
+#include "layers/linear.h"
+#include "layers/pooling.h"
+
+namespace laptime {
+
+class Classifier {
+ public:
+  // Reads `fc.weight` [classes, C] and `fc.bias` [classes].
+  Classifier(const DeviceWeights& w, int C, int classes, Precision precision);
+
+  void prepare(const Context& ctx, int N);  // the fc's cuBLASLt plan for N rows
+  // logits: [N, classes]; x: [N, H, W, C]; pooled: [N, C] (scratch, holds the pooled features after).
+  void forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled);
+
+ private:
+  int C_;
+  GlobalAvgPool avgpool_;
+  NvtxName fc_name_;
+  Linear fc_;  // [classes, C]
+};
+
+}  // namespace laptime

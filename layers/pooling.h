@@ -1,0 +1,36 @@
+// ResNet's pooling layers on NHWC activations, one NVTX range each: the stem's 3×3
+// stride-2 max pool (`maxpool`) and the global average pool before the classifier (`avgpool`).
+#pragma once
+
+#include <string>
+
+#include "core/context.h"
+#include "core/dtype.h"
+#include "core/nvtx.h"
+
+namespace laptime {
+
+class MaxPool {
+ public:
+  MaxPool(const std::string& name, DType dtype);
+  static int out_size(int in);  // 3×3 window, stride 2, padding 1
+  // y: [N, out_size(H), out_size(W), C]; x: [N, H, W, C].
+  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const;
+
+ private:
+  NvtxName name_;
+  DType dtype_;
+};
+
+class GlobalAvgPool {
+ public:
+  GlobalAvgPool(const std::string& name, DType dtype);
+  // y: [N, C]; x: [N, H, W, C].
+  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const;
+
+ private:
+  NvtxName name_;
+  DType dtype_;
+};
+
+}  // namespace laptime

@@ -1,0 +1,6 @@
+# ResNet-50's layers (included by layers/CMakeLists.txt).
+target_sources(laptime_layers PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/bottleneck.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/classifier.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/conv2d.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp)

@@ -1,0 +1,321 @@
+#include "models/resnet50.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/check.h"
+#include "kernels/image.cuh"
+
+namespace laptime {
+namespace {
+
+constexpr int kImageChannels = 3;
+constexpr ConvShape kStemShape{kImageChannels, 0, 7, 2, 3};  // out_channels = base_width
+// cuDNN's 4-d descriptors take int dimensions, and its kernels index an activation with
+// 32-bit offsets: no tensor may reach 2^31 elements.
+constexpr int64_t kMaxTensorElements = (int64_t{1} << 31) - 1;
+
+ConvShape stem_shape(const ResNetConfig& cfg) {
+  ConvShape s = kStemShape;
+  s.out_channels = cfg.base_width;
+  return s;
+}
+
+// One bottleneck's place in the network.
+struct BlockGeometry {
+  std::string prefix;  // layer<s>.<b>
+  int in_channels, width, stride, in_size, out_size;
+};
+
+// The network's shape at input side S: stem and pool output sides, and every block.
+struct Geometry {
+  int stem_out = 0, pool_out = 0;
+  std::vector<BlockGeometry> blocks;
+};
+
+Geometry geometry(const ResNetConfig& cfg, int S) {
+  Geometry g;
+  g.stem_out = stem_shape(cfg).out_size(S);
+  g.pool_out = MaxPool::out_size(g.stem_out);
+  int in_channels = cfg.base_width, size = g.pool_out;
+  for (int s = 0; s < 4; ++s)
+    for (int b = 0; b < cfg.layers[s]; ++b) {
+      const int width = cfg.stage_width(s), stride = (s > 0 && b == 0) ? 2 : 1;
+      const int out = ConvShape{width, width, 3, stride, 1}.out_size(size);
+      g.blocks.push_back({"layer" + std::to_string(s + 1) + "." + std::to_string(b), in_channels, width, stride, size, out});
+      in_channels = Bottleneck::kExpansion * width;
+      size = out;
+    }
+  return g;
+}
+
+// The largest activation of a forward pass at (B, S), in elements: the ping-pong slots' size.
+int64_t largest_activation(const ResNetConfig& cfg, const Geometry& g, int B) {
+  auto px = [&](int side) { return int64_t{B} * side * side; };
+  int64_t m = std::max(px(g.stem_out), px(g.pool_out)) * cfg.base_width;
+  for (const BlockGeometry& b : g.blocks) {
+    m = std::max(m, px(b.in_size) * b.width);  // t1, the widest inner tensor
+    m = std::max(m, px(b.out_size) * Bottleneck::kExpansion * b.width);
+  }
+  return m;
+}
+
+std::vector<int> parse_layers(const std::string& text, const std::string& source) {
+  std::vector<int> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    require(!item.empty() && *end == '\0' && n > 0 && n < 1000,
+            source + ": metadata resnet.layers = '" + text + "' is not four positive block counts.");
+    v.push_back(static_cast<int>(n));
+  }
+  require(v.size() == 4, source + ": metadata resnet.layers = '" + text + "' is not four positive block counts.");
+  return v;
+}
+
+}  // namespace
+
+void ResNetConfig::validate() const {
+  for (int s = 0; s < 4; ++s)
+    require(layers[s] > 0, "ResNet config: stage " + std::to_string(s + 1) + " must have at least one block, got " +
+                               std::to_string(layers[s]) + ".");
+  require(base_width > 0 && base_width <= 4096,
+          "ResNet config: base_width must be in [1, 4096], got " + std::to_string(base_width) + ".");
+  require(num_classes > 0, "ResNet config: num_classes must be positive, got " + std::to_string(num_classes) + ".");
+  require(image_size >= kMinImageSize, "ResNet config: image_size must be at least " + std::to_string(kMinImageSize) +
+                                           ", got " + std::to_string(image_size) + ".");
+  require(bn_eps > 0.f && std::isfinite(bn_eps), "ResNet config: bn_eps must be a positive number.");
+}
+
+ResNetConfig ResNetConfig::from_file(const SafeTensors& file) {
+  const std::string model = file.meta("laptime.model");
+  require(model == "resnet50", file.source() + " holds a '" + model + "' model, not resnet50.");
+  auto as_int = [&](const char* key) {
+    const int64_t v = file.meta_int(key);
+    require(v > 0 && v < (int64_t{1} << 31),
+            file.source() + ": metadata " + key + " = " + std::to_string(v) + " is out of range.");
+    return static_cast<int>(v);
+  };
+  ResNetConfig c;
+  const std::vector<int> layers = parse_layers(file.meta("resnet.layers"), file.source());
+  std::copy(layers.begin(), layers.end(), c.layers.begin());
+  c.base_width = as_int("resnet.base_width");
+  c.num_classes = as_int("resnet.num_classes");
+  c.image_size = as_int("resnet.image_size");
+  if (file.metadata().count("resnet.bn_eps")) c.bn_eps = static_cast<float>(file.meta_double("resnet.bn_eps"));
+  c.validate();
+  return c;
+}
+
+void check_resnet50_input(const ResNetConfig& cfg, int batch, int image_size) {
+  cfg.validate();
+  require(batch >= 1, "batch size must be at least 1, got " + std::to_string(batch) + ".");
+  require(image_size >= kMinImageSize, "image size " + std::to_string(image_size) +
+                                           " is too small: ResNet-50 halves the resolution five times, so it needs "
+                                           "at least " + std::to_string(kMinImageSize) + "x" +
+                                           std::to_string(kMinImageSize) + " pixels.");
+  // Checked in double first: the geometry itself would overflow int for absurd sizes.
+  const double rough = double(batch) * image_size * image_size / 4 * cfg.base_width;
+  const int64_t largest = rough < 1e15 ? largest_activation(cfg, geometry(cfg, image_size), batch) : INT64_MAX;
+  require(largest <= kMaxTensorElements,
+          "batch " + std::to_string(batch) + " at " + std::to_string(image_size) + "x" + std::to_string(image_size) +
+              " needs an activation of " + std::to_string(largest) +
+              " elements, more than the 2^31 cuDNN addresses; use a smaller batch or image.");
+}
+
+std::vector<ResNetConv> resnet50_convs(const ResNetConfig& cfg) {
+  std::vector<ResNetConv> v{{"conv1", "conv1.weight", "bn1", stem_shape(cfg)}};
+  for (const BlockGeometry& b : geometry(cfg, cfg.image_size).blocks) {
+    const std::string& p = b.prefix;
+    const int out = Bottleneck::kExpansion * b.width;
+    v.push_back({p + ".conv1", p + ".conv1.weight", p + ".bn1", {b.in_channels, b.width, 1, 1, 0}});
+    v.push_back({p + ".conv2", p + ".conv2.weight", p + ".bn2", {b.width, b.width, 3, b.stride, 1}});
+    v.push_back({p + ".conv3", p + ".conv3.weight", p + ".bn3", {b.width, out, 1, 1, 0}});
+    if (b.stride != 1 || b.in_channels != out)  // Bottleneck's rule for a projection shortcut
+      v.push_back({p + ".downsample", p + ".downsample.0.weight", p + ".downsample.1", {b.in_channels, out, 1, b.stride, 0}});
+  }
+  return v;
+}
+
+namespace {
+const char* const kBnStats[] = {"weight", "bias", "running_mean", "running_var"};
+std::vector<int64_t> oihw(const ConvShape& s) { return {s.out_channels, s.in_channels, s.kernel, s.kernel}; }
+}  // namespace
+
+HostWeights read_resnet50_params(const SafeTensors& file, const ResNetConfig& cfg) {
+  cfg.validate();
+  HostWeights w;
+  for (const ResNetConv& c : resnet50_convs(cfg)) {
+    w.add_from(file, c.weight, oihw(c.shape));
+    for (const char* stat : kBnStats) w.add_from(file, c.bn + "." + stat, {c.shape.out_channels});
+  }
+  w.add_from(file, "fc.weight", {cfg.num_classes, cfg.features()});
+  w.add_from(file, "fc.bias", {cfg.num_classes});
+  return w;
+}
+
+HostWeights random_resnet50_params(const ResNetConfig& cfg, uint64_t seed) {
+  cfg.validate();
+  WeightRng rng(seed);
+  HostWeights w;
+  for (const ResNetConv& c : resnet50_convs(cfg)) {
+    const ConvShape& s = c.shape;
+    const int64_t K = s.out_channels;
+    w.add(c.weight, oihw(s), rng.normal(s.weight_count(), 0.f, std::sqrt(2.f / (K * s.kernel * s.kernel))));
+    w.add(c.bn + ".weight", {K}, rng.uniform(K, 0.5f, 1.5f));
+    w.add(c.bn + ".bias", {K}, rng.normal(K, 0.f, 0.1f));
+    w.add(c.bn + ".running_mean", {K}, rng.normal(K, 0.f, 0.1f));
+    w.add(c.bn + ".running_var", {K}, rng.uniform(K, 0.5f, 1.5f));
+  }
+  const float bound = 1.f / std::sqrt(static_cast<float>(cfg.features()));
+  w.add("fc.weight", {cfg.num_classes, cfg.features()}, rng.uniform(int64_t{cfg.num_classes} * cfg.features(), -bound, bound));
+  w.add("fc.bias", {cfg.num_classes}, rng.uniform(cfg.num_classes, -bound, bound));
+  return w;
+}
+
+HostWeights fold_resnet50_params(const HostWeights& params, const ResNetConfig& cfg) {
+  HostWeights w;
+  for (const ResNetConv& c : resnet50_convs(cfg)) {
+    const ConvShape& s = c.shape;
+    auto stat = [&](const char* name) -> const std::vector<float>& { return params.at(c.bn + "." + name).values; };
+    FoldedConv f = fold_batchnorm(s, params.at(c.weight).values, stat("weight"), stat("bias"), stat("running_mean"),
+                                  stat("running_var"), cfg.bn_eps, c.bn);
+    w.add(c.name + ".weight", {s.out_channels, s.kernel, s.kernel, s.in_channels}, std::move(f.weight));
+    w.add(c.name + ".bias", {s.out_channels}, std::move(f.bias));
+  }
+  for (const char* name : {"fc.weight", "fc.bias"}) w.add(name, params.at(name).shape, params.at(name).values);
+  return w;
+}
+
+HostWeights load_resnet50_weights(const SafeTensors& file, const ResNetConfig& cfg) {
+  return fold_resnet50_params(read_resnet50_params(file, cfg), cfg);
+}
+
+HostWeights random_resnet50_weights(const ResNetConfig& cfg, uint64_t seed) {
+  return fold_resnet50_params(random_resnet50_params(cfg, seed), cfg);
+}
+
+namespace {
+// Host-only checks before any device work (the constructor's first member initializer).
+const ResNetConfig& checked(const ResNetConfig& cfg, int max_batch, int image_size) {
+  check_resnet50_input(cfg, max_batch, image_size);
+  return cfg;
+}
+}  // namespace
+
+ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision,
+                   int max_batch, int image_size)
+    : cfg_(checked(cfg, max_batch, image_size)),
+      precision_(precision),
+      max_batch_(max_batch),
+      image_size_(image_size),
+      weights_(weights, activation_dtype(precision)),
+      stem_(weights_, "conv1", stem_shape(cfg), ConvActivation::Relu, precision),
+      maxpool_("maxpool", activation_dtype(precision)),
+      head_(weights_, cfg.features(), cfg.num_classes, precision) {
+  const Geometry g = geometry(cfg, image_size);
+  for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
+
+  const std::size_t es = dtype_size(dtype());
+  const std::size_t B = max_batch, S = image_size;
+  std::size_t scratch = 0;
+  for (std::size_t i = 0; i < blocks_.size(); ++i)
+    scratch = std::max(scratch, blocks_[i].scratch_bytes(max_batch, g.blocks[i].in_size, g.blocks[i].in_size));
+  ArenaLayout l;
+  const std::size_t staging_off = l.reserve(B * kImageChannels * S * S * sizeof(float));
+  const std::size_t input_off = l.reserve(B * S * S * kImageChannels * es);
+  const std::size_t act_bytes = static_cast<std::size_t>(largest_activation(cfg, g, max_batch)) * es;
+  const std::size_t act0_off = l.reserve(act_bytes), act1_off = l.reserve(act_bytes);
+  const std::size_t scratch_off = l.reserve(scratch);
+  const std::size_t pooled_off = l.reserve(B * cfg.features() * es);
+  const std::size_t logits_off = l.reserve(B * cfg.num_classes * es);
+  arena_ = DeviceBuffer(l.bytes());
+  staging_ = arena_.as<float>(staging_off);
+  input_ = arena_.as<char>(input_off);
+  act_[0] = arena_.as<char>(act0_off);
+  act_[1] = arena_.as<char>(act1_off);
+  scratch_ = arena_.as<char>(scratch_off);
+  pooled_ = arena_.as<char>(pooled_off);
+  logits_ = arena_.as<char>(logits_off);
+  // Zeros rather than leftovers: prepare() runs each fused convolution once on these buffers.
+  CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()));
+  prepare(ctx, max_batch);
+}
+
+void ResNet50::check_batch(int B) const {
+  require(B >= 1 && B <= max_batch_, "batch size " + std::to_string(B) + " is outside [1, " +
+                                         std::to_string(max_batch_) + "] this model was built for.");
+}
+
+// The buffers here are the ones forward() will use, in the same order: every convolution
+// is planned (and tried) exactly as it will run.
+void ResNet50::prepare(Context& ctx, int B) {
+  check_batch(B);
+  const int S = image_size_;
+  const int s1 = stem_.shape().out_size(S), s2 = MaxPool::out_size(s1);
+  stem_.prepare(ctx, B, S, S, act_[0], input_, nullptr);
+  int cur = 1, size = s2;  // the max pool writes act_[1]
+  for (Bottleneck& b : blocks_) {
+    b.prepare(ctx, B, size, size, act_[1 - cur], act_[cur], scratch_);
+    size = b.out_size(size);
+    cur = 1 - cur;
+  }
+  head_.prepare(ctx, B);
+  prepared_.insert(B);
+}
+
+void ResNet50::upload_input(const Context& ctx, const std::vector<float>& images, int B) {
+  check_batch(B);
+  const std::size_t n = std::size_t(B) * kImageChannels * image_size_ * image_size_;
+  require(images.size() == n, "expected " + std::to_string(n) + " values for " + std::to_string(B) + " images of 3x" +
+                                  std::to_string(image_size_) + "x" + std::to_string(image_size_) + ", got " +
+                                  std::to_string(images.size()) + ".");
+  CUDA_CHECK(cudaMemcpyAsync(staging_, images.data(), n * sizeof(float), cudaMemcpyHostToDevice, ctx.stream()));
+  nchw_f32_to_nhwc(dtype(), input_, staging_, B, kImageChannels, image_size_, image_size_, ctx.stream());
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+}
+
+void ResNet50::forward(const Context& ctx, int B) {
+  check_batch(B);
+  require(prepared_.count(B), "batch size " + std::to_string(B) + " was not prepared; call prepare(ctx, " +
+                                  std::to_string(B) + ") at build.");
+  const int S = image_size_;
+  const int s1 = stem_.shape().out_size(S), s2 = MaxPool::out_size(s1);
+  stem_.forward(ctx, act_[0], input_, B, S, S);
+  maxpool_.forward(ctx, act_[1], act_[0], B, s1, s1, cfg_.base_width);
+  int cur = 1, size = s2;
+  for (const Bottleneck& b : blocks_) {
+    b.forward(ctx, act_[1 - cur], act_[cur], B, size, size, scratch_);
+    size = b.out_size(size);
+    cur = 1 - cur;
+  }
+  head_.forward(ctx, logits_, act_[cur], B, size, size, pooled_);
+}
+
+std::vector<ConvLayerInfo> ResNet50::conv_layers() const {
+  std::vector<ConvLayerInfo> v;
+  auto add = [&](const Conv2d& c, int in) { v.push_back({c.name(), c.shape(), in, c.shape().out_size(in)}); };
+  add(stem_, image_size_);
+  int size = MaxPool::out_size(stem_.shape().out_size(image_size_));
+  for (const Bottleneck& b : blocks_) {
+    const auto convs = b.convs();  // conv1, conv2, conv3[, downsample]
+    add(*convs[0], size);
+    add(*convs[1], size);
+    add(*convs[2], b.out_size(size));
+    if (b.has_downsample()) add(*convs[3], size);
+    size = b.out_size(size);
+  }
+  return v;
+}
+
+std::vector<const Conv2d*> ResNet50::convs() const {
+  std::vector<const Conv2d*> v{&stem_};
+  for (const Bottleneck& b : blocks_)
+    for (const Conv2d* c : b.convs()) v.push_back(c);
+  return v;
+}
+
+}  // namespace laptime

@@ -1,0 +1,140 @@
+// ResNet-50 (He et al., 2016; torchvision's v1.5, stride in the 3×3 convolution), inference:
+//   x = relu(conv1(image))          7×7 stride 2, 3 → w, BatchNorm folded    [B, S/2, S/2, w]
+//   x = maxpool(x)                  3×3 stride 2                            [B, S/4, S/4, w]
+//   for stage s in 1..4, block b:   Bottleneck, stride 2 in block 0 of stages 2-4
+//   logits = fc(avgpool(x))         global mean, then cuBLASLt               [B, classes]
+// w = base_width (64). Activations are NHWC in the run's storage type; the model's input is
+// NHWC [B, S, S, 3] (input()); upload_input() takes images as PyTorch does, fp32 NCHW
+// [B, 3, S, S], and transposes them on the device.
+//
+// Everything is sized for (max_batch, image_size) at construction: one weights allocation,
+// one activation arena, every cuDNN algorithm and workspace and cuBLASLt plan for that
+// shape. forward() enqueues the whole pass on ctx.stream() and never allocates,
+// synchronizes or copies from the host, so it can be captured in a CUDA Graph.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/context.h"
+#include "layers/bottleneck.h"
+#include "layers/classifier.h"
+#include "layers/conv2d.h"
+#include "layers/device_weights.h"
+#include "layers/pooling.h"
+#include "weights/safetensors.h"
+
+namespace laptime {
+
+struct ResNetConfig {
+  std::array<int, 4> layers{3, 4, 6, 3};  // bottleneck blocks per stage
+  int base_width = 64;                    // stem width; stage s (0-based) has inner width base_width·2^s
+  int num_classes = 1000;
+  int image_size = 224;                   // the default input resolution, not a limit
+  float bn_eps = 1e-5f;
+
+  static ResNetConfig resnet50() { return ResNetConfig{}; }
+  // From the file's `resnet.*` metadata (weights/FORMAT.md); validated.
+  static ResNetConfig from_file(const SafeTensors& file);
+  // Throws a sentence naming the bad field when the config cannot be built.
+  void validate() const;
+
+  int stage_width(int s) const { return base_width << s; }
+  int features() const { return Bottleneck::kExpansion * stage_width(3); }  // the fc's input width
+};
+
+// The smallest input side: the network halves the resolution five times.
+constexpr int kMinImageSize = 32;
+
+// Host-only checks of a batch and an input size for a config; one sentence each.
+void check_resnet50_input(const ResNetConfig& cfg, int batch, int image_size);
+
+// One convolution of the network with the BatchNorm after it.
+struct ResNetConv {
+  std::string name;    // laptime's: the NVTX range and the folded weights' prefix (`conv1`,
+                       // `layer1.0.conv2`, `layer1.0.downsample`)
+  std::string weight;  // torchvision's weight: `conv1.weight`, `layer1.0.downsample.0.weight`
+  std::string bn;      // torchvision's BatchNorm prefix: `bn1`, `layer1.0.bn2`, `layer1.0.downsample.1`
+  ConvShape shape;
+};
+// Every convolution in forward order (stem, then per block conv1, conv2, conv3, downsample).
+std::vector<ResNetConv> resnet50_convs(const ResNetConfig& cfg);
+
+// The file's tensors as they are (torchvision names and OIHW layout, BatchNorm unfolded),
+// each shape-checked: a missing or misshapen tensor is one sentence naming it.
+HostWeights read_resnet50_params(const SafeTensors& file, const ResNetConfig& cfg);
+// Seeded random parameters of those names and shapes: convolutions kaiming-normal
+// (fan_out, std = sqrt(2 / (out·k·k))), BatchNorm γ U(0.5, 1.5), β N(0, 0.1), running mean
+// N(0, 0.1), running var U(0.5, 1.5); fc weight and bias U(±1/sqrt(in)).
+HostWeights random_resnet50_params(const ResNetConfig& cfg, uint64_t seed);
+// What the model uploads: per convolution `<name>.weight` [out, k, k, in] (KRSC) and
+// `<name>.bias` [out] with its BatchNorm folded in (fold_batchnorm), plus `fc.weight`, `fc.bias`.
+HostWeights fold_resnet50_params(const HostWeights& params, const ResNetConfig& cfg);
+// read + fold, and random + fold.
+HostWeights load_resnet50_weights(const SafeTensors& file, const ResNetConfig& cfg);
+HostWeights random_resnet50_weights(const ResNetConfig& cfg, uint64_t seed);
+
+// A convolution's place in the network at a given input size (for FLOP counts and reports).
+struct ConvLayerInfo {
+  std::string name;
+  ConvShape shape;
+  int in_size = 0;   // input height = width
+  int out_size = 0;  // output height = width
+};
+
+class ResNet50 {
+ public:
+  // `weights` as from load_resnet50_weights / random_resnet50_weights (folded).
+  ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision, int max_batch,
+           int image_size);
+
+  // Plans another batch size B <= max_batch (max_batch is planned at construction). Build
+  // time: may grow the context's workspace, which synchronizes.
+  void prepare(Context& ctx, int B);
+
+  // Copies images, fp32 NCHW [B, 3, S, S] as PyTorch takes them, to input() as NHWC in the
+  // storage type. Synchronous: call it outside the timed loop.
+  void upload_input(const Context& ctx, const std::vector<float>& images, int B);
+  void* input() const { return input_; }  // [max_batch, S, S, 3] of dtype(), device
+
+  // logits() = forward of input()[0 : B]. B must have been prepared.
+  void forward(const Context& ctx, int B);
+  void* logits() const { return logits_; }  // [B, num_classes] of dtype()
+
+  const ResNetConfig& config() const { return cfg_; }
+  Precision precision() const { return precision_; }
+  DType dtype() const { return activation_dtype(precision_); }
+  int max_batch() const { return max_batch_; }
+  int image_size() const { return image_size_; }
+  int64_t param_count() const { return weights_.param_count(); }
+  std::size_t weight_bytes() const { return weights_.bytes(); }
+  std::size_t activation_bytes() const { return arena_.bytes(); }
+  std::vector<ConvLayerInfo> conv_layers() const;
+  std::vector<const Conv2d*> convs() const;  // in forward order
+
+ private:
+  void check_batch(int B) const;
+
+  ResNetConfig cfg_;
+  Precision precision_;
+  int max_batch_, image_size_;
+  DeviceWeights weights_;
+  Conv2d stem_;
+  MaxPool maxpool_;
+  std::vector<Bottleneck> blocks_;
+  Classifier head_;
+  DeviceBuffer arena_;
+  float* staging_ = nullptr;  // [max_batch, 3, S, S] fp32, upload_input's landing slot
+  void* input_ = nullptr;     // [max_batch, S, S, 3]
+  void* act_[2] = {};         // ping-pong activations, each the largest stage output
+  void* scratch_ = nullptr;   // the largest block scratch (blocks run one after another)
+  void* pooled_ = nullptr;    // [max_batch, features]
+  void* logits_ = nullptr;    // [max_batch, num_classes]
+  std::set<int> prepared_;    // batch sizes with plans
+};
+
+}  // namespace laptime
