@@ -247,3 +247,83 @@ def test_strings_match_laptime():
     assert tb.shape_string(tb.parse_args(["resnet50"])) == "B=256 224x224 (256 images)"
     assert tb.version_str(12080, 1000, 10) == "12.8"
     assert tb.version_str(90100, 10000, 100) == "9.1"
+
+
+# --- the timed loop, on a stand-in for torch.cuda -----------------------------------------------
+
+
+class FakeCuda:
+    """Just enough of torch.cuda for timed_loop: events on a fake GPU clock, NVTX calls and
+    synchronizations written to one log, so their order can be checked."""
+
+    def __init__(self):
+        self.log, self.gpu_ms = [], 0.0
+        cuda = self
+
+        class Event:
+            def __init__(self, enable_timing):
+                assert enable_timing
+                self.at = None
+
+            def record(self, stream):
+                self.at = cuda.gpu_ms
+
+            def elapsed_time(self, end):
+                return end.at - self.at
+
+        class Nvtx:
+            def range_push(self, msg):
+                cuda.log.append(f"push {msg}")
+
+            def range_pop(self):
+                cuda.log.append("pop")
+
+        self.Event, self.nvtx = Event, Nvtx()
+
+    def current_stream(self):
+        return "stream"
+
+    def synchronize(self):
+        self.log.append("sync")
+
+
+def fake_torch():
+    torch = type("FakeTorch", (), {})()
+    torch.cuda = FakeCuda()
+    return torch
+
+
+def test_timed_loop_events_ranges_and_one_sync():
+    torch = fake_torch()
+
+    def forward():  # 1.5 ms of GPU work per forward
+        torch.cuda.log.append("forward")
+        torch.cuda.gpu_ms += 1.5
+
+    laps, host_ms = tb.timed_loop(torch, forward, warmup=2, iters=2, annotate=True)
+    assert laps == [1.5] * 4
+    assert len(host_ms) == 4 and all(t >= 0 for t in host_ms)
+
+    def it(i):  # what one annotated iteration logs
+        return [f"push forward {i}", "forward", "pop"]
+
+    assert torch.cuda.log == (
+        ["push warmup", *it(0), *it(1), "pop", "push steady", *it(2), *it(3), "pop", "sync"]
+    )
+
+
+def test_timed_loop_without_warmup_or_annotation():
+    torch = fake_torch()
+    tb.timed_loop(torch, lambda: None, warmup=0, iters=2, annotate=True)
+    assert torch.cuda.log == [
+        "push steady",
+        "push forward 0",
+        "pop",
+        "push forward 1",
+        "pop",
+        "pop",
+        "sync",
+    ]
+    torch = fake_torch()
+    tb.timed_loop(torch, lambda: None, warmup=1, iters=2, annotate=False)
+    assert torch.cuda.log == ["sync"]
