@@ -63,6 +63,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
   ForwardOptions& f = cmd.forward;
   add_workload_options(fwd, &f.workload);
   fwd->add_option("--tokens", f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]")->check(CLI::ExistingFile);
+  fwd->add_option("--input", f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]")
+      ->check(CLI::ExistingFile);
   fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
   fwd->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber);
 
@@ -88,6 +90,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   } else {
     cmd.kind = Command::Kind::Forward;
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");
+    require(f.workload.model != "resnet50" || !f.input.empty(), "laptime forward resnet50 needs --input FILE.");
   }
   return cmd;
 }

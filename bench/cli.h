@@ -34,6 +34,7 @@ struct BenchOptions {
 struct ForwardOptions {
   WorkloadOptions workload;
   std::string tokens;  // gpt2: raw int32 [B, T]
+  std::string input;   // resnet50: images, raw fp32 NCHW [B, 3, S, S] (as PyTorch takes them)
   std::string output;  // raw fp32 logits
   int device = 0;
 };

@@ -1,10 +1,12 @@
 // `laptime forward`: one forward pass on given inputs, logits written as raw fp32. Used by
 // the full-size checks (tests/e2e) to compare with PyTorch on the same inputs.
+#include <cstring>
 #include <fstream>
 
 #include "bench/cli.h"
 #include "core/check.h"
 #include "models/gpt2.h"
+#include "models/resnet50.h"
 
 namespace laptime {
 namespace {
@@ -43,10 +45,35 @@ int forward_gpt2(const ForwardOptions& o) {
   return 0;
 }
 
+// Images as PyTorch takes them, fp32 NCHW [B, 3, S, S]; S from --image-size, else the file's.
+int forward_resnet50(const ForwardOptions& o) {
+  require(!o.workload.weights.empty(), "laptime forward needs --weights FILE.");
+  SafeTensors file = SafeTensors::open(o.workload.weights);
+  const ResNetConfig cfg = ResNetConfig::from_file(file);
+  const int B = o.workload.batch ? o.workload.batch : 1;
+  const int S = o.workload.image_size ? o.workload.image_size : cfg.image_size;
+  check_resnet50_input(cfg, B, S);
+  const std::vector<char> raw = read_file(o.input);
+  const std::size_t n = std::size_t(B) * 3 * S * S;
+  require(raw.size() == n * sizeof(float), o.input + " holds " + std::to_string(raw.size()) + " bytes, not the " +
+                                               std::to_string(n * sizeof(float)) + " of " + std::to_string(B) +
+                                               " fp32 images of 3x" + std::to_string(S) + "x" + std::to_string(S) + ".");
+  std::vector<float> images(n);
+  std::memcpy(images.data(), raw.data(), raw.size());
+
+  Context ctx(o.device);
+  ResNet50 model(ctx, cfg, load_resnet50_weights(file, cfg), o.workload.precision, B, S);
+  model.upload_input(ctx, images, B);
+  model.forward(ctx, B);
+  write_f32(o.output, model.logits_to_host(ctx, B));
+  return 0;
+}
+
 }  // namespace
 
 int run_forward(const ForwardOptions& o) {
   if (o.workload.model == "gpt2") return forward_gpt2(o);
+  if (o.workload.model == "resnet50") return forward_resnet50(o);
   throw Error("laptime forward does not support '" + o.workload.model + "' yet.");
 }
 

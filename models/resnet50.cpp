@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "kernels/convert.cuh"
 #include "kernels/image.cuh"
 
 namespace laptime {
@@ -293,6 +294,17 @@ void ResNet50::forward(const Context& ctx, int B) {
     cur = 1 - cur;
   }
   head_.forward(ctx, logits_, act_[cur], B, size, size, pooled_);
+}
+
+std::vector<float> ResNet50::logits_to_host(const Context& ctx, int B) const {
+  check_batch(B);
+  const std::size_t n = std::size_t(B) * cfg_.num_classes;
+  DeviceBuffer staging(n * sizeof(float));
+  convert_to_f32(staging.as<float>(), dtype(), logits_, static_cast<int64_t>(n), ctx.stream());
+  std::vector<float> out(n);
+  CUDA_CHECK(cudaMemcpyAsync(out.data(), staging.data(), n * sizeof(float), cudaMemcpyDeviceToHost, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  return out;
 }
 
 std::vector<ConvLayerInfo> ResNet50::conv_layers() const {

@@ -104,6 +104,8 @@ class ResNet50 {
   // logits() = forward of input()[0 : B]. B must have been prepared.
   void forward(const Context& ctx, int B);
   void* logits() const { return logits_; }  // [B, num_classes] of dtype()
+  // logits()[0 : B] widened to fp32 on the host. Synchronizes: outside the timed loop.
+  std::vector<float> logits_to_host(const Context& ctx, int B) const;
 
   const ResNetConfig& config() const { return cfg_; }
   Precision precision() const { return precision_; }
