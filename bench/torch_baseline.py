@@ -20,10 +20,12 @@ happens in the first warm-up iteration.
 
 Timing, exactly as laptime's bench.cpp does it: per iteration, record a CUDA event, enqueue
 one forward, record a second event, all on the current stream, under torch.inference_mode();
-synchronize once after the loop. The lap is the GPU time between the two events; the host
-time to enqueue the forward is measured around the call. Warm-up iterations are excluded
-from the statistics (median, p10, p90 by linear interpolation between ranks; stddev with
-n - 1), exactly like laptime's.
+synchronize once after the loop. The lap is the GPU time between the two events. Warm-up
+iterations are excluded from the statistics (median, p10, p90 by linear interpolation
+between ranks; stddev with n - 1). The host time to enqueue one forward is measured after
+the loop on an idle GPU (median of 5 probes, each followed by a synchronization, in an NVTX
+range "enqueue_probe"): inside the loop a GPU-bound run fills the launch queue and every
+launch waits for a free slot, so in-loop issue times would only mirror the lap.
 
 --compile uses torch.compile(mode="default"): the `torch.compile(model)` people actually
 write. It fuses with Inductor/Triton but adds no CUDA Graphs, so it is the counterpart of
@@ -415,9 +417,8 @@ def import_torch():
 
 
 def configure_backends(torch, precision: str):
-    """Sets the TF32 switches for `precision` (matmul.allow_tf32 is what
-    set_float32_matmul_precision sets, and what Inductor reads) and cuDNN autotuning; returns
-    the model's dtype."""
+    """Sets the TF32 switches for `precision` (matmul.allow_tf32 is the switch behind
+    set_float32_matmul_precision) and cuDNN autotuning; returns the model's dtype."""
     tf32 = precision == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -570,14 +571,13 @@ def print_header(args, device: Dict[str, Any], w: Workload, shape: str, params: 
 
 def timed_loop(
     torch, forward: Callable[[], None], warmup: int, iters: int, annotate: bool
-) -> Tuple[List[float], List[float]]:
+) -> List[float]:
     """laptime's loop: per iteration an event, one enqueued forward, an event; one
-    synchronization after the loop. Returns (lap ms, enqueue ms) for every iteration."""
+    synchronization after the loop. Returns every iteration's lap in ms, warm-up included."""
     nvtx = torch.cuda.nvtx
     total = warmup + iters
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(total)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(total)]
-    host_ms = [0.0] * total
     stream = torch.cuda.current_stream()
     phase = None  # the open "warmup" / "steady" range: it is each iteration's category
     for i in range(total):
@@ -589,16 +589,34 @@ def timed_loop(
         if annotate:
             nvtx.range_push(f"forward {i}")
         starts[i].record(stream)
-        t0 = time.perf_counter()
         forward()
-        host_ms[i] = (time.perf_counter() - t0) * 1e3
         ends[i].record(stream)
         if annotate:
             nvtx.range_pop()
     if phase:
         nvtx.range_pop()
     torch.cuda.synchronize()  # after the loop: nothing inside it waits
-    return [s.elapsed_time(e) for s, e in zip(starts, ends)], host_ms
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+ENQUEUE_PROBES = 5
+
+
+def enqueue_probe(torch, forward: Callable[[], None], annotate: bool) -> List[float]:
+    """Host ms to issue one forward on an idle GPU, as laptime measures it after its loop:
+    inside the loop a GPU-bound run fills the launch queue, and every launch then waits for
+    a free slot, so in-loop issue times only mirror the lap."""
+    if annotate:
+        torch.cuda.nvtx.range_push("enqueue_probe")
+    times = []
+    for _ in range(ENQUEUE_PROBES):
+        t0 = time.perf_counter()
+        forward()
+        times.append((time.perf_counter() - t0) * 1e3)
+        torch.cuda.synchronize()
+    if annotate:
+        torch.cuda.nvtx.range_pop()
+    return times
 
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
@@ -655,7 +673,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         torch.cuda.synchronize()
         resident = torch.cuda.memory_allocated()  # weights, inputs
         torch.cuda.reset_peak_memory_stats()
-        laps, host_ms = timed_loop(torch, forward, args.warmup, args.iters, annotate)
+        laps = timed_loop(torch, forward, args.warmup, args.iters, annotate)
+        enqueue_ms = percentile(enqueue_probe(torch, forward, annotate), 0.5)
 
     free_b, total_b = torch.cuda.mem_get_info(args.device)
     memory = {
@@ -665,21 +684,20 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "device_in_use": total_b - free_b,
         "allocator_reserved": torch.cuda.memory_reserved(),
     }
-    return report(args, config, device_info, laps, host_ms, w, flops_per_forward(args), memory)
+    return report(args, config, device_info, laps, enqueue_ms, w, flops_per_forward(args), memory)
 
 
 def report(
-    args, config, device_info, laps, host_ms, w: Workload, flops: float, memory: Dict[str, Any]
+    args, config, device_info, laps, enqueue_ms, w: Workload, flops: float, memory: Dict[str, Any]
 ) -> Dict[str, Any]:
     """Prints laptime's iteration table and summary, and returns the JSON report."""
-    print("\n  iteration   lap (ms)   enqueue (ms)")
+    print("\n  iteration   lap (ms)")
     iterations = []
-    for i, (lap, host) in enumerate(zip(laps, host_ms)):
+    for i, lap in enumerate(laps):
         warm = i < args.warmup
-        print(f"  {i:5d} {'warmup' if warm else '':<6} {lap:9.3f}   {host:9.3f}")
-        iterations.append({"index": i, "warmup": warm, "lap_ms": lap, "enqueue_ms": host})
+        print(f"  {i:5d} {'warmup' if warm else '':<6} {lap:9.3f}")
+        iterations.append({"index": i, "warmup": warm, "lap_ms": lap})
     s = steady_stats(laps[args.warmup :])
-    enqueue_ms = percentile(host_ms[args.warmup :], 0.5)
     tflops = flops / (s["median"] * 1e-3) / 1e12
     items_per_s = w.items / (s["median"] * 1e-3)
     print(
@@ -688,10 +706,10 @@ def report(
     )
     print(f"  throughput  {items_per_s:.0f} {w.item}/s")
     print(f"  compute     {flops / 1e9:.1f} GFLOP per forward, {tflops:.1f} TFLOP/s achieved")
-    bound = ": launch-bound" if enqueue_ms > 0.8 * s["median"] else ""
+    bound = ": launch-bound" if enqueue_ms > 0.8 * s["median"] else ", GPU-bound"
     print(
-        f"  host        {enqueue_ms:.3f} ms to enqueue one forward ({100 * enqueue_ms / s['median']:.0f}% "
-        f"of the lap{bound})"
+        f"  host        {enqueue_ms:.3f} ms to enqueue one forward on an idle GPU "
+        f"({100 * enqueue_ms / s['median']:.0f}% of the lap{bound})"
     )
     print(
         f"  memory      weights {_mib(memory['weights']):.1f} MiB, activations (allocator peak) "

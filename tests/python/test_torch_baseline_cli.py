@@ -5,10 +5,13 @@ The module must import without torch (it imports torch inside the functions that
 model), so these tests run in CI on machines with neither a GPU nor PyTorch.
 """
 
+import contextlib
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -249,15 +252,16 @@ def test_strings_match_laptime():
     assert tb.version_str(90100, 10000, 100) == "9.1"
 
 
-# --- the timed loop, on a stand-in for torch.cuda -----------------------------------------------
+# --- the loop and the whole run, on stand-ins for torch and the model libraries -----------------
+#
+# These fakes implement only what torch_baseline.py calls, with a fake GPU clock and one log
+# of NVTX calls, synchronizations and forwards. They check the script's own logic (order of
+# events and ranges, statistics, the report) and that every path runs, not PyTorch.
 
 
 class FakeCuda:
-    """Just enough of torch.cuda for timed_loop: events on a fake GPU clock, NVTX calls and
-    synchronizations written to one log, so their order can be checked."""
-
     def __init__(self):
-        self.log, self.gpu_ms = [], 0.0
+        self.log, self.gpu_ms, self.allocated = [], 0.0, 1000
         cuda = self
 
         class Event:
@@ -279,6 +283,7 @@ class FakeCuda:
                 cuda.log.append("pop")
 
         self.Event, self.nvtx = Event, Nvtx()
+        self.OutOfMemoryError = type("OutOfMemoryError", (RuntimeError,), {})
 
     def current_stream(self):
         return "stream"
@@ -286,11 +291,129 @@ class FakeCuda:
     def synchronize(self):
         self.log.append("sync")
 
+    is_available = staticmethod(lambda: True)
+    set_device = staticmethod(lambda index: None)
+    memory_reserved = staticmethod(lambda: 4096)
+    reset_peak_memory_stats = staticmethod(lambda: None)
+
+    def memory_allocated(self):
+        return self.allocated
+
+    def max_memory_allocated(self):
+        return self.allocated + 500
+
+    def mem_get_info(self, index):
+        return (7 << 30, 8 << 30)
+
+    def get_device_properties(self, index):
+        return SimpleNamespace(name="Fake GPU", multi_processor_count=4, total_memory=8 << 30)
+
+
+class FakeTensor:
+    def __init__(self, numel=1, element_size=4):
+        self._numel, self._element_size = numel, element_size
+
+    def numel(self):
+        return self._numel
+
+    def element_size(self):
+        return self._element_size
+
+    def to(self, *args, **kwargs):
+        return self
+
+    contiguous = to
+    uniform_ = normal_ = to
+
+
+class FakeModule:
+    """A module tree addressed by dotted paths; calling it is one forward: 1.5 ms of GPU time."""
+
+    def __init__(self, torch, config=None):
+        self.torch, self.config, self.hooks = torch, config, []
+
+    def __call__(self, **inputs):
+        self.torch.cuda.log.append("forward")
+        self.torch.cuda.gpu_ms += 1.5
+        return object()
+
+    def eval(self):
+        return self
+
+    def to(self, **kwargs):
+        return self
+
+    def parameters(self):
+        return [FakeTensor(100), FakeTensor(20)]
+
+    def buffers(self):
+        return [FakeTensor(5)]
+
+    def modules(self):
+        return [self]
+
+    def get_submodule(self, path):
+        module = SimpleNamespace(path=path)
+        module.register_forward_pre_hook = lambda hook: self.hooks.append(("pre", path))
+        module.register_forward_hook = lambda hook: self.hooks.append(("post", path))
+        return module
+
 
 def fake_torch():
-    torch = type("FakeTorch", (), {})()
+    torch = SimpleNamespace(__version__="0.0-fake", bfloat16="bf16", float32="fp32")
     torch.cuda = FakeCuda()
+    torch.version = SimpleNamespace(cuda="12.8")
+    torch.backends = SimpleNamespace(
+        cuda=SimpleNamespace(matmul=SimpleNamespace(allow_tf32=None)),
+        cudnn=SimpleNamespace(allow_tf32=None, benchmark=None, version=lambda: 91900),
+    )
+    torch.device = lambda kind, index: f"{kind}:{index}"
+    torch.manual_seed = lambda seed: None
+    torch.Generator = lambda device=None: SimpleNamespace(manual_seed=lambda seed: "generator")
+    torch.randint = lambda *args, **kwargs: FakeTensor()
+    torch.randn = lambda *args, **kwargs: FakeTensor()
+    torch.inference_mode = torch.no_grad = contextlib.nullcontext
+    torch.channels_last = "channels_last"
+    torch.nn = SimpleNamespace(BatchNorm2d=FakeTensor)
+    torch.compiled = []
+
+    def compile(model, mode):
+        torch.compiled.append(mode)
+        return model
+
+    torch.compile = compile
     return torch
+
+
+@pytest.fixture
+def libraries(monkeypatch):
+    """The fake torch, transformers and torchvision in sys.modules, and the models built."""
+    torch = fake_torch()
+    built = []
+
+    def from_config(config, attn_implementation):
+        config = SimpleNamespace(vocab_size=50257, _attn_implementation=attn_implementation)
+        built.append(FakeModule(torch, config))
+        return built[-1]
+
+    def resnet50(weights):
+        assert weights is None
+        built.append(FakeModule(torch))
+        return built[-1]
+
+    transformers = SimpleNamespace(
+        __version__="0.0-fake",
+        GPT2Config=lambda: "config",
+        AutoModelForCausalLM=SimpleNamespace(from_config=from_config),
+    )
+    torchvision = SimpleNamespace(__version__="0.0-fake", models=SimpleNamespace(resnet50=resnet50))
+    for name, module in (
+        ("torch", torch),
+        ("transformers", transformers),
+        ("torchvision", torchvision),
+    ):
+        monkeypatch.setitem(sys.modules, name, module)
+    return torch, built
 
 
 def test_timed_loop_events_ranges_and_one_sync():
@@ -300,9 +423,7 @@ def test_timed_loop_events_ranges_and_one_sync():
         torch.cuda.log.append("forward")
         torch.cuda.gpu_ms += 1.5
 
-    laps, host_ms = tb.timed_loop(torch, forward, warmup=2, iters=2, annotate=True)
-    assert laps == [1.5] * 4
-    assert len(host_ms) == 4 and all(t >= 0 for t in host_ms)
+    assert tb.timed_loop(torch, forward, warmup=2, iters=2, annotate=True) == [1.5] * 4
 
     def it(i):  # what one annotated iteration logs
         return [f"push forward {i}", "forward", "pop"]
@@ -327,3 +448,95 @@ def test_timed_loop_without_warmup_or_annotation():
     torch = fake_torch()
     tb.timed_loop(torch, lambda: None, warmup=1, iters=2, annotate=False)
     assert torch.cuda.log == ["sync"]
+
+
+def test_enqueue_probe_synchronizes_after_each_forward():
+    torch = fake_torch()
+    times = tb.enqueue_probe(torch, lambda: torch.cuda.log.append("forward"), annotate=True)
+    assert len(times) == tb.ENQUEUE_PROBES and all(t >= 0 for t in times)
+    assert torch.cuda.log == ["push enqueue_probe", *["forward", "sync"] * tb.ENQUEUE_PROBES, "pop"]
+
+
+def test_whole_gpt2_run_writes_laptimes_report(libraries, tmp_path, capsys):
+    torch, built = libraries
+    out = tmp_path / "eager.json"
+    assert tb.main(["gpt2", "--warmup", "1", "--iters", "3", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+
+    # laptime's schema: the same keys, and the same statistics of the same laps.
+    assert set(report) == {
+        "schema",
+        "framework",
+        "device",
+        "config",
+        "iterations",
+        "steady_ms",
+        "throughput",
+        "flops_per_forward",
+        "tflops",
+        "enqueue_ms",
+        "memory_bytes",
+    }
+    assert report["schema"] == "laptime.bench/1" and report["framework"] == "pytorch-eager"
+    assert report["config"]["shape"] == "B=8 T=1024 (8192 tokens)"
+    assert report["config"]["attention"] == "sdpa" and report["config"]["mode"] == "eager"
+    assert report["device"]["cudnn_loaded"] == "9.19" and report["device"]["torch"] == "0.0-fake"
+    assert [it["lap_ms"] for it in report["iterations"]] == [1.5] * 4
+    assert [it["warmup"] for it in report["iterations"]] == [True, False, False, False]
+    assert report["steady_ms"]["median"] == 1.5
+    assert report["throughput"] == {"items_per_s": 8192 / 1.5e-3, "item": "tokens"}
+    assert report["flops_per_forward"] == tb.gpt2_flops(8, 1024)
+    assert report["tflops"] == pytest.approx(tb.gpt2_flops(8, 1024) / 1.5e-3 / 1e12)
+    assert report["memory_bytes"]["weights"] == 4 * (100 + 20 + 5)
+    assert report["memory_bytes"]["activations"] == 500
+    assert "lap time: 1.500 ms (median of 3, bf16, eager)" in printed
+    assert "  run         bf16, B=8 T=1024 (8192 tokens), eager, nvtx=layer" in printed
+
+    # Layer-level ranges on the HF module paths; 4 timed forwards and the probes.
+    hooks = built[0].hooks
+    assert ("pre", "transformer.h.3.attn") in hooks and ("post", "transformer.drop") in hooks
+    assert len(hooks) == 2 * len(tb.nvtx_spans("gpt2", "layer"))
+    assert torch.cuda.log.count("forward") == 4 + tb.ENQUEUE_PROBES
+    assert torch.backends.cuda.matmul.allow_tf32 is False and torch.backends.cudnn.benchmark
+
+
+def test_whole_resnet50_compile_run(libraries, tmp_path, capsys):
+    torch, built = libraries
+    out = tmp_path / "compile.json"
+    argv = ["resnet50", "--compile", "--precision", "tf32", "--warmup", "0", "--iters", "2"]
+    assert tb.main(argv + ["--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["framework"] == "pytorch-compile" and report["config"]["mode"] == "compile"
+    assert report["config"]["shape"] == "B=256 224x224 (256 images)"
+    assert report["config"]["compile_mode"] == "default" and report["config"]["compile_s"] >= 0
+    assert report["config"]["nvtx"] == "iter" and built[0].hooks == []
+    assert torch.compiled == ["default"]
+    assert torch.backends.cuda.matmul.allow_tf32 is True and torch.backends.cudnn.allow_tf32
+    # The compile call comes first, in its own range, before the timed loop.
+    assert torch.cuda.log[:4] == ["push compile", "forward", "sync", "pop"]
+    assert report["throughput"]["item"] == "images"
+
+
+def test_report_is_read_by_compare(libraries, tmp_path, capsys):
+    out = tmp_path / "eager.json"
+    assert tb.main(["gpt2", "--iters", "2", "--json", str(out)]) == 0
+    compare_py = BASELINE_PY.parent / "compare.py"
+    result = subprocess.run(
+        [sys.executable, str(compare_py), str(out)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "pytorch-eager" in result.stdout and "1.00x" in result.stdout
+
+
+def test_out_of_memory_is_one_line(libraries, capsys, monkeypatch):
+    torch, _ = libraries
+
+    def oom(*args, **kwargs):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore")
+
+    monkeypatch.setattr(tb, "build_gpt2", oom)
+    assert tb.main(["gpt2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("torch_baseline.py: the GPU ran out of memory (CUDA out of memory.")
+    assert len(err.strip().splitlines()) == 1
