@@ -7,13 +7,10 @@ Linear::Linear(const DeviceWeights& w, const std::string& prefix, int in, int ou
 
 Linear::Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
                Precision precision, int64_t ldy)
-    : weight_(w.get(weight_name)),
-      bias_(bias_name.empty() ? nullptr : w.get(bias_name)),
-      in_(in),
-      out_(out),
-      ldy_(ldy),
-      precision_(precision),
-      dtype_(w.dtype()) {}
+    : Linear(w.get(weight_name), bias_name.empty() ? nullptr : w.get(bias_name), w.dtype(), in, out, precision, ldy) {}
+
+Linear::Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy)
+    : weight_(weight), bias_(bias), in_(in), out_(out), ldy_(ldy), precision_(precision), dtype_(dtype) {}
 
 void Linear::prepare(const Context& ctx, int rows) {
   if (plans_.count(rows)) return;

@@ -23,6 +23,8 @@ class Linear {
   // odd-width output (GPT-2's 50257 logits) aligned, so cuBLASLt can use its Hopper kernels.
   Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
          Precision precision, int64_t ldy = 0);
+  // Weights that live elsewhere (e.g. a padded copy): weight [out, in], bias [out] or nullptr, of `dtype`.
+  Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy = 0);
 
   // Builds the cuBLASLt plan for `rows` (at model build; forward() does it on first use of a
   // new shape, which is host-only work).

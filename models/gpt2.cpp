@@ -130,7 +130,12 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
       embed_name_("wte"),
       head_name_("lm_head"),
       ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
-      lm_head_(weights_, "wte.weight", "", cfg.n_embd, cfg.vocab_size, precision, vocab_stride_) {
+      lm_head_weight_(static_cast<std::size_t>(vocab_stride_) * cfg.n_embd * dtype_size(activation_dtype(precision))),
+      lm_head_(lm_head_weight_.data(), nullptr, activation_dtype(precision), cfg.n_embd, static_cast<int>(vocab_stride_),
+               precision, vocab_stride_) {
+  const std::size_t wte_bytes = static_cast<std::size_t>(cfg.vocab_size) * cfg.n_embd * dtype_size(dtype());
+  CUDA_CHECK(cudaMemset(lm_head_weight_.data(), 0, lm_head_weight_.bytes()));
+  CUDA_CHECK(cudaMemcpy(lm_head_weight_.data(), weights_.get("wte.weight"), wte_bytes, cudaMemcpyDeviceToDevice));
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
     blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision);

@@ -8,6 +8,7 @@
 
 #include "kernels/convert.cuh"
 #include "kernels/embedding.cuh"
+#include "kernels/gelu.cuh"
 #include "models/gpt2.h"
 #include "tests/reference/gpt2_ref.h"
 #include "tests/support/compare.h"
@@ -64,6 +65,25 @@ TEST_P(Gpt2LayerTest, Embedding) {
     // Weights are rounded on upload in bf16; the sum of two rounded values is exact to 2^-8.
     EXPECT_TRUE(close(y.download(), ref::embedding(tokens, hw.at("wte.weight").values, hw.at("wpe.weight").values, B, T, C),
                       bound()));
+  }
+}
+
+// The vector path, its ragged tail, and the scalar path for misaligned pointers.
+TEST_P(Gpt2LayerTest, Gelu) {
+  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{4099}, int64_t{1000003}}) {
+    for (int offset : {0, 1}) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " n=" << n << " offset=" << offset);
+      const auto x = test::random_vec(static_cast<size_t>(n + offset), seed, 2.f);
+      DeviceArray dx(dtype(), x), dy(dtype(), x.size());
+      dy.poison();
+      const size_t es = dtype_size(dtype());
+      gelu_forward(dtype(), static_cast<char*>(dy.data()) + offset * es, static_cast<const char*>(dx.data()) + offset * es,
+                   n, ctx->stream());
+      std::vector<float> got = dy.download(), want = ref::gelu(x);
+      got.erase(got.begin(), got.begin() + offset);
+      want.erase(want.begin(), want.begin() + offset);
+      EXPECT_TRUE(close(got, want, bound()));
+    }
   }
 }
 
