@@ -38,9 +38,12 @@ warm-up iterations then only see steady-state kernels.
 NVTX. laptime emits its iteration ranges in the "laptime" domain with the message
 "forward", the iteration index as a uint64 payload and a category "warmup" or "steady".
 torch.cuda.nvtx can only push messages on the default domain, so here:
-  - each iteration is a range "forward <i>" (the index is in the message);
+  - each iteration is a range "forward", exactly laptime's text, so that tools that find
+    iterations by that name (`laptime analyze`, whose --range matches the whole text in any
+    domain) read both traces alike; the index is the range's position in the sequence;
   - the warm-up iterations are enclosed in one range "warmup", the timed ones in one range
-    "steady", so an iteration's category is the range it sits in;
+    "steady": an iteration's category is the range it sits in (for `laptime analyze`,
+    which reads categories, pass --skip-warmup with the warm-up count);
   - --nvtx block / layer add per-block and per-layer ranges from forward pre/post hooks,
     named as laptime names them (h.3, h.3.attn, layer2.1, layer2.1.conv2; the full list is
     nvtx_spans() below). A range may span several modules: laptime folds BatchNorm into
@@ -587,7 +590,7 @@ def timed_loop(
             phase = "warmup" if i < warmup else "steady"
             nvtx.range_push(phase)
         if annotate:
-            nvtx.range_push(f"forward {i}")
+            nvtx.range_push("forward")
         starts[i].record(stream)
         forward()
         ends[i].record(stream)
