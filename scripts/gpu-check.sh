@@ -17,7 +17,7 @@
 #                    a built bench/laptime already
 #   --skip-build     use the existing build as it is
 #   --quick          bf16 only, 2 warm-up + 5 timed iterations, no torch.compile, and the
-#                    GPT-2 end-to-end check on one small shape: a smoke test
+#                    end-to-end checks on one small shape each: a smoke test
 #
 # A failing step does not stop the run: the later steps still run and the summary lists
 # every step as PASS, FAIL or SKIP (a prerequisite is missing: no torch, no check script, a
@@ -58,9 +58,9 @@ cd "$REPO"
 
 MODELS=(gpt2 resnet50)
 if ((QUICK)); then
-  PRECISIONS=(bf16) WARMUP=2 ITERS=5 E2E_SHAPES=(--shapes 3x77)
+  PRECISIONS=(bf16) WARMUP=2 ITERS=5 E2E_GPT2=(--shapes 3x77) E2E_RESNET50=(--batches 3)
 else
-  PRECISIONS=(bf16 fp32) WARMUP=5 ITERS=20 E2E_SHAPES=()
+  PRECISIONS=(bf16 fp32) WARMUP=5 ITERS=20 E2E_GPT2=() E2E_RESNET50=()
 fi
 SKIP=77  # a step's exit status for "cannot run here" (the Automake convention)
 
@@ -162,8 +162,8 @@ else
   step build build
 fi
 step ctest run_ctest
-step "e2e gpt2" e2e tests/e2e/check_gpt2.py --laptime "$LAPTIME" "${E2E_SHAPES[@]}"
-step "e2e resnet50" e2e tests/e2e/check_resnet50.py --laptime "$LAPTIME"
+step "e2e gpt2" e2e tests/e2e/check_gpt2.py --laptime "$LAPTIME" "${E2E_GPT2[@]}"
+step "e2e resnet50" e2e tests/e2e/check_resnet50.py --laptime "$LAPTIME" "${E2E_RESNET50[@]}"
 
 REPORTS=()  # in table order: PyTorch eager (the baseline), compile, laptime eager, graph
 for model in "${MODELS[@]}"; do
