@@ -40,6 +40,10 @@ bool math_allowed(Precision p, cudnnMathType_t m) {
   return p != Precision::FP32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
 }
 
+const char* api_name(ConvRoute r) {
+  return r == ConvRoute::Fused ? "cudnnConvolutionBiasActivationForward" : "cudnnConvolutionForward";
+}
+
 std::string shape_text(int N, int H, int W, int C) {
   std::ostringstream os;
   os << "[" << N << ", " << H << ", " << W << ", " << C << "]";
@@ -93,6 +97,7 @@ struct Conv2d::Plan {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   std::size_t workspace = 0;
   ConvRoute route = ConvRoute::Separate;
+  std::string note;      // why Separate, when Auto fell back to it
   int64_t out_rows = 0;  // N·Ho·Wo
 };
 
@@ -167,36 +172,57 @@ void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, 
     ctx.reserve_workspace(p->workspace);
   };
 
-  bool fused = false;
-  if (route != ConvRoute::Separate) {
+  // The trial runs: each route to consider, each candidate best first, run once on these
+  // (scratch) buffers at build; the first that cuDNN accepts is the plan. A refusal comes
+  // back as a status at the call, before anything is enqueued — NOT_SUPPORTED, or BAD_PARAM
+  // for a descriptor combination the legacy API does not take.
+  std::vector<ConvRoute> routes;
+  if (route != ConvRoute::Separate) routes.push_back(ConvRoute::Fused);
+  if (route != ConvRoute::Fused) routes.push_back(ConvRoute::Separate);
+  // cuDNN's words for the last refused trial.
+  std::string refusal = act_ == ConvActivation::None
+                            ? "the identity activation needs IMPLICIT_PRECOMP_GEMM, which the heuristics did not offer"
+                            : "";
+  for (const ConvRoute r : routes) {
     for (const auto& c : candidates) {
-      // Documented: the identity activation runs only with IMPLICIT_PRECOMP_GEMM.
-      if (act_ == ConvActivation::None && c.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) continue;
+      // Documented: the fused call's identity activation runs only with IMPLICIT_PRECOMP_GEMM.
+      if (r == ConvRoute::Fused && act_ == ConvActivation::None &&
+          c.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+        continue;
       adopt(c);
-      p->route = ConvRoute::Fused;
-      // The trial run: on these (scratch) buffers, at build. Refusals come back as a status
-      // at the call, before anything is enqueued.
-      const float one = 1.f, zero = 0.f;
-      const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
-          p->handle, &one, p->x.get(), x, w, weight_, conv, p->algo, ctx.workspace(), p->workspace,
-          residual ? &one : &zero, p->y.get(), residual ? residual : y, p->bias.get(), bias_, act, p->y.get(), y);
+      p->route = r;
+      const cudnnStatus_t st = enqueue(*p, ctx.workspace(), y, x, residual, ctx.stream());
       if (st == CUDNN_STATUS_SUCCESS) {
-        fused = true;
-        break;
+        if (r != routes.front()) p->note = "cuDNN refused the fused call: " + refusal;
+        plans_[{N, H, W}] = std::move(p);
+        return;
       }
-      if (CUDNN_STATUS_CATEGORY(st) != CUDNN_STATUS_NOT_SUPPORTED)
-        fail_library_call("cuDNN", "cudnnConvolutionBiasActivationForward", cudnnGetErrorString(st), __func__,
-                          __FILE__, __LINE__);
+      const int category = CUDNN_STATUS_CATEGORY(st);
+      if (category != CUDNN_STATUS_NOT_SUPPORTED && category != CUDNN_STATUS_BAD_PARAM)
+        fail_library_call("cuDNN", api_name(r), cudnnGetErrorString(st), __func__, __FILE__, __LINE__);
+      refusal = std::string(cudnnGetErrorString(st)) + " with algorithm " + std::to_string(c.algo);
     }
-    require(fused || route == ConvRoute::Auto,
-            "cuDNN cannot fuse bias and activation into convolution '" + name() + "' (" +
-                precision_name(precision_) + ", input " + shape_text(N, H, W, shape_.in_channels) + ").");
   }
-  if (!fused) {
-    adopt(candidates.front());
-    p->route = ConvRoute::Separate;
+  throw Error("cuDNN cannot run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
+              shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(route) + "): " + refusal + ".");
+}
+
+cudnnStatus_t Conv2d::enqueue(const Plan& p, void* workspace, void* y, const void* x, const void* residual,
+                              cudaStream_t stream) const {
+  const float one = 1.f, zero = 0.f;
+  if (p.route == ConvRoute::Fused) {
+    // With no residual, alpha2 = 0 and z aliases y: cuDNN does not read z then (the layer
+    // tests poison y with NaN before each run, which would show if it did).
+    return cudnnConvolutionBiasActivationForward(p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(),
+                                                 p.algo, workspace, p.workspace, residual ? &one : &zero, p.y.get(),
+                                                 residual ? residual : y, p.bias.get(), bias_, p.act.get(), p.y.get(),
+                                                 y);
   }
-  plans_[{N, H, W}] = std::move(p);
+  const cudnnStatus_t st = cudnnConvolutionForward(p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(),
+                                                   p.algo, workspace, p.workspace, &zero, p.y.get(), y);
+  if (st == CUDNN_STATUS_SUCCESS)
+    conv_epilogue_forward(dtype_, y, bias_, residual, p.out_rows, shape_.out_channels, act_, stream);
+  return st;
 }
 
 const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
@@ -207,24 +233,21 @@ const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
 }
 
 ConvRoute Conv2d::route(int N, int H, int W) const { return plan(N, H, W).route; }
-cudnnConvolutionFwdAlgo_t Conv2d::algorithm(int N, int H, int W) const { return plan(N, H, W).algo; }
+
+std::string Conv2d::describe(int N, int H, int W) const {
+  const Plan& p = plan(N, H, W);
+  std::string s = std::string(conv_route_name(p.route)) + ", cuDNN algorithm " + std::to_string(p.algo) + ", " +
+                  std::to_string(p.workspace) + " B workspace";
+  return p.note.empty() ? s : s + " (" + p.note + ")";
+}
 
 void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, const void* residual) const {
   const Plan& p = plan(N, H, W);
   require(p.stream == ctx.stream(), "internal: convolution '" + name() + "' runs on a stream it was not prepared for.");
   NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
-  const float one = 1.f, zero = 0.f;
-  if (p.route == ConvRoute::Fused) {
-    // With no residual, alpha2 = 0 and z aliases y: cuDNN does not read z then (the layer
-    // tests poison y with NaN before each run, which would show if it did).
-    CUDNN_CHECK(cudnnConvolutionBiasActivationForward(
-        p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(), p.algo, ctx.workspace(), p.workspace,
-        residual ? &one : &zero, p.y.get(), residual ? residual : y, p.bias.get(), bias_, p.act.get(), p.y.get(), y));
-  } else {
-    CUDNN_CHECK(cudnnConvolutionForward(p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(), p.algo,
-                                        ctx.workspace(), p.workspace, &zero, p.y.get(), y));
-    conv_epilogue_forward(dtype_, y, bias_, residual, p.out_rows, shape_.out_channels, act_, ctx.stream());
-  }
+  const cudnnStatus_t st = enqueue(p, ctx.workspace(), y, x, residual, ctx.stream());
+  if (st != CUDNN_STATUS_SUCCESS)
+    fail_library_call("cuDNN", api_name(p.route), cudnnGetErrorString(st), __func__, __FILE__, __LINE__);
 }
 
 }  // namespace laptime

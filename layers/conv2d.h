@@ -15,10 +15,12 @@
 // fp32/tf32 and PSEUDO_BFLOAT16_CONFIG (bf16 storage, fp32 compute) for bf16. Two limits
 // are documented or possible, and handled at build rather than discovered in forward():
 // the identity activation runs only with IMPLICIT_PRECOMP_GEMM, and a configuration may be
-// refused with CUDNN_STATUS_NOT_SUPPORTED. prepare() therefore tries the fused call once
-// per candidate algorithm; when none is accepted the layer runs ConvRoute::Separate: a plain
+// refused at the call. prepare() therefore tries the fused call once per candidate
+// algorithm; when none is accepted the layer runs ConvRoute::Separate: a plain
 // cudnnConvolutionForward followed by our conv_epilogue kernel (same math, one more pass
-// over y). Which route a layer took is visible through route().
+// over y). Which route a layer took, and why, is visible through route() and describe().
+// These legacy convolution entry points are marked deprecated in cuDNN 9 (still shipped and
+// supported there); when they go, this layer moves to the graph API.
 //
 // Math types: fp32 uses CUDNN_FMA_MATH (no tensor cores, so no TF32: strict fp32); tf32 and
 // bf16 use CUDNN_TENSOR_OP_MATH, which lets fp32 data round to TF32 and bf16 data use tensor
@@ -83,9 +85,10 @@ class Conv2d {
   Conv2d& operator=(const Conv2d&) = delete;
 
   // Build time, once per input shape [N, H, W, in]: descriptors, the algorithm (cuDNN's
-  // heuristics, best first), its workspace reserved on `ctx`, and the route. With Auto or
-  // Fused the fused call is tried on these buffers, so they must be valid device memory of
-  // the forward shapes; y is overwritten. `residual` is nullptr when forward() will have none.
+  // heuristics, best first), its workspace reserved on `ctx`, and the route. Each candidate
+  // is run once on these buffers until cuDNN accepts one, so that a refusal surfaces here and
+  // never in forward(): they must be valid device memory of the forward shapes, and y is
+  // overwritten. `residual` is nullptr when forward() will have none.
   void prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual,
                ConvRoute route = ConvRoute::Auto);
   bool prepared(int N, int H, int W) const { return plans_.count({N, H, W}) > 0; }
@@ -98,13 +101,17 @@ class Conv2d {
   const std::string& name() const { return name_.str(); }
   const ConvShape& shape() const { return shape_; }
   ConvActivation activation() const { return act_; }
-  // The route and cuDNN algorithm prepare() chose for this shape.
+  // The route prepare() chose for this shape, and one line on it: route, cuDNN algorithm,
+  // workspace, and cuDNN's refusal when Auto fell back to Separate.
   ConvRoute route(int N, int H, int W) const;
-  cudnnConvolutionFwdAlgo_t algorithm(int N, int H, int W) const;
+  std::string describe(int N, int H, int W) const;
 
  private:
   struct Plan;
   const Plan& plan(int N, int H, int W) const;
+  // Enqueues the plan's route on `stream` (the handle is bound to it); cuDNN's status.
+  cudnnStatus_t enqueue(const Plan& p, void* workspace, void* y, const void* x, const void* residual,
+                        cudaStream_t stream) const;
 
   NvtxName name_;
   ConvShape shape_;

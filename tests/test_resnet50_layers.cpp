@@ -114,8 +114,7 @@ TEST_P(Resnet50LayerTest, Conv2d) {
       if (c.residual) want = ref::add(want, z);
       if (c.act == ConvActivation::Relu) want = ref::relu(want);
       EXPECT_TRUE(close(dy.download(), want, bound()))
-          << "ran " << conv_route_name(conv.route(c.N, c.H, c.W)) << ", cuDNN algorithm "
-          << conv.algorithm(c.N, c.H, c.W);
+          << "ran " << conv.describe(c.N, c.H, c.W);
       if (route == ConvRoute::Separate) {
         EXPECT_EQ(conv.route(c.N, c.H, c.W), ConvRoute::Separate);
       }
@@ -270,8 +269,7 @@ TEST_P(Resnet50LayerTest, FullSizeRoutes) {
     const int H = layers[i].in_size;
     const ConvRoute r = convs[i]->route(8, H, H);
     fused += r == ConvRoute::Fused;
-    os << "  " << layers[i].name << ": " << conv_route_name(r) << ", cuDNN algorithm " << convs[i]->algorithm(8, H, H)
-       << "\n";
+    os << "  " << layers[i].name << ": " << convs[i]->describe(8, H, H) << "\n";
   }
   std::cout << precision_name(precision()) << ": " << fused << " of " << model.convs().size()
             << " convolutions fused\n"
@@ -318,7 +316,7 @@ class Resnet50Golden : public ::testing::TestWithParam<Precision> {
     conv.prepare(*ctx, B, H, H, dy.data(), dx.data(), dz ? dz->data() : nullptr);
     dy.poison();
     conv.forward(*ctx, dy.data(), dx.data(), B, H, H, dz ? dz->data() : nullptr);
-    EXPECT_TRUE(close(dy.download(), ref, bound())) << "ran " << conv_route_name(conv.route(B, H, H));
+    EXPECT_TRUE(close(dy.download(), ref, bound())) << "ran " << conv.describe(B, H, H);
   }
 
   std::optional<SafeTensors> file, acts;
