@@ -413,6 +413,9 @@ def libraries(monkeypatch):
         ("torchvision", torchvision),
     ):
         monkeypatch.setitem(sys.modules, name, module)
+    # The driver query goes through ctypes to libcuda, which a test must not touch.
+    driver = {"driver": 12080, "sm_clock_khz": 1_980_000, "memory_clock_khz": 3_201_000}
+    monkeypatch.setattr(tb, "_driver_query", lambda index: driver)
     return torch, built
 
 
@@ -480,6 +483,7 @@ def test_whole_gpt2_run_writes_laptimes_report(libraries, tmp_path, capsys):
     assert report["config"]["shape"] == "B=8 T=1024 (8192 tokens)"
     assert report["config"]["attention"] == "sdpa" and report["config"]["mode"] == "eager"
     assert report["device"]["cudnn_loaded"] == "9.19" and report["device"]["torch"] == "0.0-fake"
+    assert report["device"]["driver"] == "12.8" and report["device"]["sm_clock_mhz"] == 1980
     assert [it["lap_ms"] for it in report["iterations"]] == [1.5] * 4
     assert [it["warmup"] for it in report["iterations"]] == [True, False, False, False]
     assert report["steady_ms"]["median"] == 1.5
@@ -489,6 +493,10 @@ def test_whole_gpt2_run_writes_laptimes_report(libraries, tmp_path, capsys):
     assert report["memory_bytes"]["weights"] == 4 * (100 + 20 + 5)
     assert report["memory_bytes"]["activations"] == 500
     assert "lap time: 1.500 ms (median of 3, bf16, eager)" in printed
+    assert "ms to enqueue one forward on an idle GPU" in printed
+    assert (
+        "\n  iteration   lap (ms)\n      0 warmup     1.500\n      1            1.500\n" in printed
+    )
     assert "  run         bf16, B=8 T=1024 (8192 tokens), eager, nvtx=layer" in printed
 
     # Layer-level ranges on the HF module paths; 4 timed forwards and the probes.
