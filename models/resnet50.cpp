@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "core/tensor.h"
 #include "kernels/convert.cuh"
 #include "kernels/image.cuh"
 
@@ -200,16 +201,30 @@ HostWeights random_resnet50_weights(const ResNetConfig& cfg, uint64_t seed) {
 }
 
 namespace {
-// Host-only checks before any device work (the constructor's first member initializer).
-const ResNetConfig& checked(const ResNetConfig& cfg, int max_batch, int image_size) {
+// Host-only checks before any device work (the constructor's first member initializer): the
+// shapes, and every folded tensor the config needs with its exact shape — the device keeps
+// bare pointers, so a weight of another config must be caught here, not read out of bounds.
+const ResNetConfig& checked(const ResNetConfig& cfg, const HostWeights& w, int max_batch, int image_size) {
   check_resnet50_input(cfg, max_batch, image_size);
+  auto expect = [&](const std::string& name, const std::vector<int64_t>& shape) {
+    const HostTensor& t = w.at(name);
+    require(t.shape == shape, "weight '" + name + "' has shape " + shape_str(t.shape) + ", but this ResNet needs " +
+                                  shape_str(shape) + ".");
+  };
+  for (const ResNetConv& c : resnet50_convs(cfg)) {
+    const ConvShape& s = c.shape;
+    expect(c.name + ".weight", {s.out_channels, s.kernel, s.kernel, s.in_channels});
+    expect(c.name + ".bias", {s.out_channels});
+  }
+  expect("fc.weight", {cfg.num_classes, cfg.features()});
+  expect("fc.bias", {cfg.num_classes});
   return cfg;
 }
 }  // namespace
 
 ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision,
                    int max_batch, int image_size)
-    : cfg_(checked(cfg, max_batch, image_size)),
+    : cfg_(checked(cfg, weights, max_batch, image_size)),
       precision_(precision),
       max_batch_(max_batch),
       image_size_(image_size),

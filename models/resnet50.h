@@ -88,7 +88,8 @@ struct ConvLayerInfo {
 
 class ResNet50 {
  public:
-  // `weights` as from load_resnet50_weights / random_resnet50_weights (folded).
+  // `weights` as from load_resnet50_weights / random_resnet50_weights (folded); each tensor's
+  // shape is checked against the config first.
   ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision, int max_batch,
            int image_size);
 

@@ -249,10 +249,10 @@ TEST_P(Resnet50LayerTest, BadInputIsRefused) {
   expect_error([&] { model.forward(*ctx, 3); }, "outside [1, 2]");
   expect_error([&] { model.forward(*ctx, 1); }, "was not prepared");
   expect_error([&] { model.upload_input(*ctx, std::vector<float>(5), 2); }, "expected");
-  // Weights of another shape: a conv with the wrong channel count is caught at upload.
+  // Weights of another config: the wrong channel counts are caught before any upload.
   ResNetConfig wider = c;
   wider.base_width = 16;
-  expect_error([&] { ResNet50(*ctx, wider, w, precision(), 1, c.image_size); }, "weight");
+  expect_error([&] { ResNet50(*ctx, wider, w, precision(), 1, c.image_size); }, "weight 'conv1.weight' has shape");
 }
 
 // Informational: which route and algorithm cuDNN gave each of ResNet-50's convolutions at
