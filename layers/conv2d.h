@@ -11,11 +11,12 @@
 // one call that computes act(α1·conv(x) + α2·z + bias) — bias, the bottleneck's residual
 // add (z, α2 = 1) and the ReLU in the convolution's epilogue — with no dependency beyond
 // cuDNN itself (the graph API's usable C++ face, cudnn-frontend, is a separate package our
-// build machines lack). Its documented data configurations cover ours: FLOAT_CONFIG for
-// fp32/tf32 and PSEUDO_BFLOAT16_CONFIG (bf16 storage, fp32 compute) for bf16. Two limits
-// are documented or possible, and handled at build rather than discovered in forward():
-// the identity activation runs only with IMPLICIT_PRECOMP_GEMM, and a configuration may be
-// refused at the call. prepare() therefore tries the fused call once per candidate
+// build machines lack). fp32 and tf32 are its FLOAT_CONFIG; bf16 (bf16 storage, fp32
+// compute: PSEUDO_BFLOAT16_CONFIG, which plain cudnnConvolutionForward documents) we could
+// not confirm for the fused call. Two limits are thus documented or possible, and handled
+// at build rather than discovered in forward(): the identity activation runs only with
+// IMPLICIT_PRECOMP_GEMM, and a configuration may be refused at the call. prepare()
+// therefore tries the fused call once per candidate
 // algorithm; when none is accepted the layer runs ConvRoute::Separate: a plain
 // cudnnConvolutionForward followed by our conv_epilogue kernel (same math, one more pass
 // over y). Which route a layer took, and why, is visible through route() and describe().
