@@ -1,0 +1,241 @@
+#include "bench/trace/svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace laptime::trace {
+
+const char* category_color(Category c) {
+  switch (c) {  // Tableau 10: distinct in colour and in grey
+    case Category::Gemm: return "#4e79a7";
+    case Category::Convolution: return "#59a14f";
+    case Category::Attention: return "#b07aa1";
+    case Category::Normalization: return "#edc948";
+    case Category::Elementwise: return "#76b7b2";
+    case Category::ReductionPooling: return "#ff9da7";
+    case Category::MemcpyMemset: return "#9c755f";
+    case Category::Other: return "#bab0ac";
+  }
+  return "#bab0ac";
+}
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string duration(Ns ns) {
+  char buf[32];
+  if (ns >= 1000000) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  return buf;
+}
+
+// 1, 2 or 5 times a power of ten: about ten ticks across the window.
+double tick_step_ms(double span_ms) {
+  const double raw = span_ms / 10, p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+constexpr double kWidth = 1600, kLeft = 180, kRight = 20, kRow = 18, kLaneGap = 8;
+constexpr double kCharWidth = 6.2;  // 11px sans-serif, roughly
+
+class Svg {
+ public:
+  void rect(double x, double y, double w, double h, const std::string& fill, const std::string& tooltip,
+            const std::string& label = "", double opacity = 1.0) {
+    w = std::max(w, 0.6);  // a kernel of a few microseconds still shows
+    out_ << "<g><title>" << escape(tooltip) << "</title><rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\""
+         << num(w) << "\" height=\"" << num(h) << "\" fill=\"" << fill << "\"";
+    if (opacity < 1) out_ << " fill-opacity=\"" << num(opacity) << "\"";
+    out_ << "/>";
+    const size_t fits = static_cast<size_t>((w - 4) / kCharWidth);
+    if (!label.empty() && fits >= 3) {
+      const std::string shown = label.size() <= fits ? label : label.substr(0, fits - 1) + "~";
+      out_ << "<text x=\"" << num(x + 2) << "\" y=\"" << num(y + h - 5) << "\">" << escape(shown) << "</text>";
+    }
+    out_ << "</g>\n";
+  }
+  void text(double x, double y, const std::string& s, const char* extra = "") {
+    out_ << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" " << extra << ">" << escape(s) << "</text>\n";
+  }
+  void line(double x1, double y1, double x2, double y2, const char* stroke) {
+    out_ << "<line x1=\"" << num(x1) << "\" y1=\"" << num(y1) << "\" x2=\"" << num(x2) << "\" y2=\"" << num(y2)
+         << "\" stroke=\"" << stroke << "\"/>\n";
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration) {
+  const Trace& t = j.trace();
+  if (iteration < 0) iteration = a.svg_iteration;
+  if (iteration < 0 || iteration >= static_cast<int>(a.iterations.size()) || !a.iterations[iteration].has_gpu)
+    throw Error("no iteration with GPU work to draw in the SVG timeline.");
+  const Iteration& it = a.iterations[iteration];
+  const NvtxRange& ir = t.nvtx[it.nvtx];
+  const Ns lo0 = std::min(it.start, it.gpu_start), hi0 = std::max(it.end, it.gpu_end);
+  const Ns pad = std::max<Ns>((hi0 - lo0) / 50, 1);
+  const Ns lo = lo0 - pad, hi = hi0 + pad;
+  const double plot = kWidth - kLeft - kRight;
+  auto x = [&](Ns v) { return kLeft + double(v - lo) * plot / double(hi - lo); };
+  auto clamp_x = [&](Ns v) { return x(std::clamp(v, lo, hi)); };
+  auto overlaps = [&](Ns s, Ns e) { return e >= lo && s <= hi; };
+
+  // What goes in: ranges of the iterating thread at or below the iteration's depth, its
+  // API calls, and GPU work on every stream in the window (neighbouring iterations' work
+  // drawn faded: it shows how far the GPU lags the host).
+  std::vector<int> ranges;
+  int rows = 1;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    const NvtxRange& n = t.nvtx[r];
+    if (n.pid != ir.pid || n.tid != ir.tid || n.depth < ir.depth || !overlaps(n.start, n.end)) continue;
+    ranges.push_back(static_cast<int>(r));
+    rows = std::max(rows, n.depth - ir.depth + 1);
+  }
+  rows = std::min(rows, 6);
+  std::set<std::pair<Ns, std::string>> blocking;
+  for (const auto* list : {&a.syncs, &a.syncs_elsewhere})
+    for (const SyncCall& s : *list) blocking.insert({s.start, s.api});
+  std::set<std::pair<uint32_t, uint32_t>> lanes;
+  for (const GpuOp& op : j.ops())
+    if (overlaps(op.start, op.end)) lanes.insert({op.device, op.stream});
+  auto in_iteration = [&](const GpuOp& op) {
+    for (int r = op.range; r >= 0; r = t.nvtx[r].parent)
+      if (r == it.nvtx) return true;
+    return false;
+  };
+
+  Svg svg;
+  double y = 24;
+  char title[256];
+  std::snprintf(title, sizeof title, "`%s` iteration %llu: host %.3f ms, GPU %.3f ms, busy %.1f%%, %d gaps > %g us",
+                a.range_name.c_str(), static_cast<unsigned long long>(it.index), it.duration() / 1e6,
+                it.gpu_span() / 1e6, it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0, it.gaps,
+                a.gap_threshold_us);
+  svg.text(kLeft, y, title, "font-size=\"14\" font-weight=\"bold\"");
+  y += 18;
+  svg.text(kLeft, y, a.source + "; the host range and its GPU projection, time in ms from the window's start",
+           "fill=\"#555\"");
+  y += 22;
+
+  // Time axis.
+  const double step = tick_step_ms((hi - lo) / 1e6);
+  const double axis_y = y;
+  for (double v = 0; v <= (hi - lo) / 1e6 + 1e-9; v += step) {
+    const double px = x(lo + static_cast<Ns>(std::llround(v * 1e6)));
+    char label[32];
+    std::snprintf(label, sizeof label, "%g", v);
+    svg.text(px - 8, axis_y, label, "fill=\"#555\"");
+  }
+  y += 8;
+  // Grid lines first, so the boxes draw over them.
+  const double lanes_bottom = y + rows * kRow + kLaneGap + kRow + kLaneGap + lanes.size() * (kRow + 2);
+  for (double v = 0; v <= (hi - lo) / 1e6 + 1e-9; v += step) {
+    const double px = x(lo + static_cast<Ns>(std::llround(v * 1e6)));
+    svg.line(px, y, px, lanes_bottom, "#eeeeee");
+  }
+
+  // NVTX rows.
+  svg.text(8, y + kRow - 5, "NVTX (" + t.thread_name(ir.pid, ir.tid) + ")");
+  for (int r : ranges) {
+    const NvtxRange& n = t.nvtx[r];
+    const int row = n.depth - ir.depth;
+    if (row >= rows) continue;
+    svg.rect(clamp_x(n.start), y + row * kRow, clamp_x(n.end) - clamp_x(n.start), kRow - 2, row % 2 ? "#d9d9d9" : "#c7c7c7",
+             n.text + " (" + duration(n.end - n.start) + ")", n.text);
+  }
+  y += rows * kRow + kLaneGap;
+
+  // API calls.
+  svg.text(8, y + kRow - 5, "CUDA API");
+  for (int c : j.thread_calls(ir.pid, ir.tid)) {
+    const ApiCall& call = t.api_calls[c];
+    if (!overlaps(call.start, call.end)) continue;
+    const bool blocks = blocking.count({call.start, call.name}) > 0;
+    svg.rect(clamp_x(call.start), y, clamp_x(call.end) - clamp_x(call.start), kRow - 2, blocks ? "#d62728" : "#8c8c8c",
+             call.name + " (" + duration(call.end - call.start) + ")", call.name);
+  }
+  y += kRow + kLaneGap;
+
+  // GPU lanes, with the gaps shaded across all of them.
+  const double gpu_top = y;
+  std::map<std::pair<uint32_t, uint32_t>, double> lane_y;
+  for (const auto& lane : lanes) {
+    lane_y[lane] = y;
+    svg.text(8, y + kRow - 5, "GPU " + std::to_string(lane.first) + " stream " + std::to_string(lane.second));
+    y += kRow + 2;
+  }
+  for (const Gap& g : a.gaps) {
+    if (g.iteration != it.index) continue;
+    const double gx = clamp_x(g.start), gw = clamp_x(g.end) - gx;
+    svg.rect(gx, gpu_top - 2, gw, y - gpu_top + 2, "#d62728",
+             "idle " + duration(g.duration()) + " (" + gap_cause_name(g.cause) + "), before " + g.after + "; CPU in " +
+                 (g.cpu_api.empty() ? "(no CUDA call)" : g.cpu_api) + " / " + g.cpu_range,
+             "", 0.18);
+  }
+  for (const GpuOp& op : j.ops()) {
+    if (!overlaps(op.start, op.end)) continue;
+    svg.rect(clamp_x(op.start), lane_y[{op.device, op.stream}], clamp_x(op.end) - clamp_x(op.start), kRow - 2,
+             category_color(op.category),
+             op.label + " [" + category_name(op.category) + "] " + duration(op.end - op.start) +
+                 (op.range >= 0 ? " in " + t.nvtx[op.range].text : ""),
+             op.label, in_iteration(op) ? 1.0 : 0.35);
+  }
+  // Gap lengths above the shading, where there is room.
+  for (const Gap& g : a.gaps) {
+    if (g.iteration != it.index) continue;
+    const std::string label = duration(g.duration());
+    if (clamp_x(g.end) - clamp_x(g.start) >= label.size() * kCharWidth)
+      svg.text(clamp_x(g.start) + 1, y + 12, label, "fill=\"#d62728\"");
+  }
+  y += 26;
+
+  // Legend.
+  double lx = kLeft;
+  for (int c = 0; c < kCategoryCount; ++c) {
+    const Category cat = static_cast<Category>(c);
+    svg.rect(lx, y, 12, 12, category_color(cat), category_name(cat));
+    svg.text(lx + 16, y + 10, category_name(cat));
+    lx += 28 + std::string(category_name(cat)).size() * kCharWidth;
+  }
+  svg.rect(lx, y, 12, 12, "#d62728", "idle gap", "", 0.18);
+  svg.text(lx + 16, y + 10, "idle gap > " + num(a.gap_threshold_us) + " us");
+  y += 24;
+
+  std::ofstream f(path);
+  if (!f) throw Error("cannot write the SVG timeline to " + path + ".");
+  f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << num(y) << "\" viewBox=\"0 0 "
+    << kWidth << " " << num(y) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << svg.str() << "</svg>\n";
+  if (!f) throw Error("writing the SVG timeline to " + path + " failed (disk full?).");
+}
+
+}  // namespace laptime::trace

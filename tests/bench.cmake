@@ -1,0 +1,6 @@
+# The trace layer (bench/trace: nsys SQLite reader, analysis, Perfetto/SVG/JSON) and the
+# `laptime analyze` command line. Host-only: runs without a GPU, against the synthetic
+# traces in tests/fixtures (make_synthetic_trace.py). bench/analyze.cpp is compiled in
+# directly so the test needn't link the models; laptime_core only lends its headers
+# (laptime::Error) and CUDA include paths.
+laptime_test(test_trace test_trace.cpp ${PROJECT_SOURCE_DIR}/bench/analyze.cpp LIBS laptime_trace laptime_core)
