@@ -3,4 +3,6 @@
 # traces in tests/fixtures (make_synthetic_trace.py). bench/analyze.cpp is compiled in
 # directly so the test needn't link the models; laptime_core only lends its headers
 # (laptime::Error) and CUDA include paths.
-laptime_test(test_trace test_trace.cpp ${PROJECT_SOURCE_DIR}/bench/analyze.cpp LIBS laptime_trace laptime_core)
+if(TARGET laptime_trace)  # bench/CMakeLists.txt: add_subdirectory(trace)
+  laptime_test(test_trace test_trace.cpp ${PROJECT_SOURCE_DIR}/bench/analyze.cpp LIBS laptime_trace laptime_core)
+endif()
