@@ -420,6 +420,25 @@ TEST_F(Synthetic, NoSyncsIsSaidPlainly) {
   EXPECT_NE(report_text(a).find("4. Synchronization inside steady iterations\n  none:"), std::string::npos);
 }
 
+TEST_F(Synthetic, GraphLaunchWithoutKernelsAsksForNodeTracing) {
+  Trace t = *trace_;
+  ApiCall graph;
+  graph.name = "cudaGraphLaunch";
+  graph.pid = kPid;
+  graph.tid = kTid;
+  graph.start = kSteady1 + 195'000;
+  graph.end = kSteady1 + 196'000;
+  graph.correlation = 9999;
+  t.api_calls.push_back(graph);
+  t.finalize();
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, {});
+  EXPECT_NE(std::find(a.notes.begin(), a.notes.end(),
+                      "Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
+                      "--cuda-graph-trace=node` to see the kernels inside the graphs."),
+            a.notes.end());
+}
+
 TEST_F(Synthetic, SkipWarmupOverridesTheMarks) {
   ReportOptions o;
   o.skip_warmup = 0;

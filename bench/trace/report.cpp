@@ -405,6 +405,19 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
     a.notes.push_back("The capture has no CUDA API calls (was it taken without --trace=cuda?): GPU work cannot be "
                       "tied to NVTX ranges.");
 
+  // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
+  // then missing from the kernel table, and iterations look idle.
+  std::set<int> launched;
+  for (const GpuOp& op : j.ops()) launched.insert(op.api);
+  for (size_t c = 0; c < t.api_calls.size(); ++c) {
+    const std::string& name = t.api_calls[c].name;
+    if ((name == "cudaGraphLaunch" || name == "cuGraphLaunch") && !launched.count(static_cast<int>(c))) {
+      a.notes.push_back("Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
+                        "--cuda-graph-trace=node` to see the kernels inside the graphs.");
+      break;
+    }
+  }
+
   // --- Iterations and warm-up ---
   const IterationFinder finder = find_iterations(t, o.range);
   if (finder.ranges.empty()) no_iterations(t, o.range);

@@ -223,7 +223,7 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
     const Category cat = static_cast<Category>(c);
     svg.rect(lx, y, 12, 12, category_color(cat), category_name(cat));
     svg.text(lx + 16, y + 10, category_name(cat));
-    lx += 28 + std::string(category_name(cat)).size() * kCharWidth;
+    lx += 36 + std::string(category_name(cat)).size() * kCharWidth;  // generous: renderers' fonts vary
   }
   svg.rect(lx, y, 12, 12, "#d62728", "idle gap", "", 0.18);
   svg.text(lx + 16, y + 10, "idle gap > " + num(a.gap_threshold_us) + " us");
