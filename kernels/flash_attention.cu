@@ -8,7 +8,9 @@
 // and accumulates P·V, reusing S's accumulator registers directly as the A operand of the
 // second product (the m16n8 C layout and the m16n16 A layout line up pairwise).
 // Query tiles are scheduled longest-first, since a tile near the end of the sequence walks
-// T/64 key tiles and one near the start walks one.
+// T/64 key tiles and one near the start walks one. Key/value tiles are double-buffered:
+// cp.async fetches tile k+1 while the warps compute on tile k. Fragments come out of shared
+// memory through ldmatrix (.trans for V, whose B operand is the transpose of its row layout).
 //
 // mma.m16n8k16 fragment layout (PTX ISA), lane = 4·g + t:
 //   A (16x16, row): a0a1 = (g, 2t..2t+1), a2a3 = (g+8, 2t..), a4a5 = (g, 2t+8..), a6a7 = (g+8, 2t+8..)
@@ -43,24 +45,41 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Copies rows [row0, row0 + 64) of one head's slice of qkv into a padded shared tile;
-// rows past T are zero-filled. 128 threads, 16-byte vectors.
-__device__ __forceinline__ void load_tile(__nv_bfloat16* tile, const __nv_bfloat16* base, int row0, int T,
-                                          int64_t row_stride) {
+// Starts the copy of rows [row0, row0 + 64) of one head's slice of qkv into a padded shared
+// tile (cp.async, 16 bytes per request, bypassing L1); rows past T are zero-filled.
+__device__ __forceinline__ void load_tile_async(__nv_bfloat16* tile, const __nv_bfloat16* base, int row0, int T,
+                                                int64_t row_stride) {
   for (int i = threadIdx.x; i < kBlockN * (kHeadDim / 8); i += blockDim.x) {
     const int r = i / (kHeadDim / 8), c = (i % (kHeadDim / 8)) * 8;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (row0 + r < T) v = *reinterpret_cast<const uint4*>(base + (row0 + r) * row_stride + c);
-    *reinterpret_cast<uint4*>(tile + r * kRow + c) = v;
+    const bool inside = row0 + r < T;
+    const __nv_bfloat16* src = base + (inside ? (row0 + r) * row_stride + c : 0);
+    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(tile + r * kRow + c));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
   }
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// Four 8x8 bf16 matrices from shared memory; lane l supplies the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const __nv_bfloat16* row) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const __nv_bfloat16* row) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
 }
 
 __global__ void __launch_bounds__(kWarps * 32)
 flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __restrict__ qkv, int T, int H,
                        float scale_log2) {
   __shared__ __align__(16) __nv_bfloat16 q_s[kBlockM * kRow];
-  __shared__ __align__(16) __nv_bfloat16 k_s[kBlockN * kRow];
-  __shared__ __align__(16) __nv_bfloat16 v_s[kBlockN * kRow];
+  __shared__ __align__(16) __nv_bfloat16 k_s[2][kBlockN * kRow];
+  __shared__ __align__(16) __nv_bfloat16 v_s[2][kBlockN * kRow];
 
   const int q_tile = gridDim.x - 1 - blockIdx.x;  // longest tiles first
   const int bh = blockIdx.y, b = bh / H, h = bh % H;
@@ -70,43 +89,52 @@ flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __r
   const __nv_bfloat16* k_base = q_base + C;
   const __nv_bfloat16* v_base = q_base + 2 * C;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int mat = lane / 8, mrow = lane % 8;  // ldmatrix: which 8x8 matrix, which of its rows
   const int q0 = q_tile * kBlockM;
+  const int last_tile = min(q0 + kBlockM - 1, T - 1) / kBlockN;
 
-  load_tile(q_s, q_base, q0, T, row_stride);
-  __syncthreads();
-  // This warp's 16 query rows as A fragments, one per 16-wide slice of the head dimension.
-  uint32_t qa[kHeadDim / 16][4];
-  const __nv_bfloat16* qw = q_s + warp * 16 * kRow;
-#pragma unroll
-  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-    qa[ks][0] = *reinterpret_cast<const uint32_t*>(qw + g * kRow + ks * 16 + 2 * t);
-    qa[ks][1] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kRow + ks * 16 + 2 * t);
-    qa[ks][2] = *reinterpret_cast<const uint32_t*>(qw + g * kRow + ks * 16 + 2 * t + 8);
-    qa[ks][3] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kRow + ks * 16 + 2 * t + 8);
-  }
+  load_tile_async(q_s, q_base, q0, T, row_stride);
+  load_tile_async(k_s[0], k_base, 0, T, row_stride);
+  load_tile_async(v_s[0], v_base, 0, T, row_stride);
+  cp_async_commit();
 
+  uint32_t qa[kHeadDim / 16][4];  // this warp's 16 query rows, one A fragment per 16-wide slice
   float o[kHeadDim / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY};  // running max of rows g and g+8 (log2 domain)
   float l[2] = {0.f, 0.f};              // running sum of exponentials (this thread's share)
   const int row_g = q0 + warp * 16 + g;  // rows this thread holds: row_g and row_g + 8
 
-  const int last_tile = min(q0 + kBlockM - 1, T - 1) / kBlockN;
   for (int kt = 0; kt <= last_tile; ++kt) {
-    const int k0 = kt * kBlockN;
-    __syncthreads();  // the previous tile is no longer read
-    load_tile(k_s, k_base, k0, T, row_stride);
-    load_tile(v_s, v_base, k0, T, row_stride);
+    const int k0 = kt * kBlockN, buf = kt & 1;
+    if (kt < last_tile) {  // prefetch the next tile into the other buffer
+      load_tile_async(k_s[buf ^ 1], k_base, k0 + kBlockN, T, row_stride);
+      load_tile_async(v_s[buf ^ 1], v_base, k0 + kBlockN, T, row_stride);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
     __syncthreads();
+    if (kt == 0) {
+#pragma unroll
+      for (int ks = 0; ks < kHeadDim / 16; ++ks)
+        ldmatrix_x4(qa[ks], q_s + (warp * 16 + (mat % 2) * 8 + mrow) * kRow + ks * 16 + (mat / 2) * 8);
+    }
+    const __nv_bfloat16* ks_tile = k_s[buf];
+    const __nv_bfloat16* vs_tile = v_s[buf];
 
+    // S = Q·Kᵀ. One ldmatrix.x4 yields the B fragments of two 16-wide slices of one 8-key tile.
     float s[kBlockN / 8][4];
 #pragma unroll
     for (int nt = 0; nt < kBlockN / 8; ++nt) {
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
-      const __nv_bfloat16* kr = k_s + (nt * 8 + g) * kRow + 2 * t;
 #pragma unroll
-      for (int ks = 0; ks < kHeadDim / 16; ++ks)
-        mma_bf16(s[nt], qa[ks], *reinterpret_cast<const uint32_t*>(kr + ks * 16),
-                 *reinterpret_cast<const uint32_t*>(kr + ks * 16 + 8));
+      for (int ks = 0; ks < kHeadDim / 16; ks += 2) {
+        uint32_t kb[4];
+        ldmatrix_x4(kb, ks_tile + (nt * 8 + mrow) * kRow + ks * 16 + mat * 8);
+        mma_bf16(s[nt], qa[ks], kb[0], kb[1]);
+        mma_bf16(s[nt], qa[ks + 1], kb[2], kb[3]);
+      }
     }
 
     // Scale into the log2 domain and mask keys in the future (or past T).
@@ -151,20 +179,21 @@ flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __r
       o[dt][3] *= alpha[1];
     }
 
-    // O += P·V: S's accumulators for keys [16j, 16j+16) are the A fragment of slice j.
+    // O += P·V: S's accumulators for keys [16j, 16j+16) are the A fragment of slice j; one
+    // ldmatrix.x4.trans yields the B fragments of two 8-wide column tiles of V.
 #pragma unroll
     for (int j = 0; j < kBlockN / 16; ++j) {
       const uint32_t pa[4] = {pack_bf16(s[2 * j][0], s[2 * j][1]), pack_bf16(s[2 * j][2], s[2 * j][3]),
                               pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]), pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3])};
-      const __nv_bfloat16* vr = v_s + (j * 16 + 2 * t) * kRow + g;
 #pragma unroll
-      for (int dt = 0; dt < kHeadDim / 8; ++dt) {
-        const __nv_bfloat16* vc = vr + dt * 8;
-        const __nv_bfloat162 b0 = __halves2bfloat162(vc[0], vc[kRow]);
-        const __nv_bfloat162 b1 = __halves2bfloat162(vc[8 * kRow], vc[9 * kRow]);
-        mma_bf16(o[dt], pa, *reinterpret_cast<const uint32_t*>(&b0), *reinterpret_cast<const uint32_t*>(&b1));
+      for (int dt = 0; dt < kHeadDim / 8; dt += 2) {
+        uint32_t vb[4];
+        ldmatrix_x4_trans(vb, vs_tile + (j * 16 + (mat % 2) * 8 + mrow) * kRow + (dt + mat / 2) * 8);
+        mma_bf16(o[dt], pa, vb[0], vb[1]);
+        mma_bf16(o[dt + 1], pa, vb[2], vb[3]);
       }
     }
+    __syncthreads();  // every warp is done with this buffer before it is refilled
   }
 
   // Each row's sum is spread over the 4 threads of its group.
