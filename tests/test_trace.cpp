@@ -143,6 +143,25 @@ TEST(NsysSqlite, NormalizesApiNames) {
   EXPECT_EQ(normalize_api_name("my_v2_call"), "my_v2_call");  // "_v" must end in digits only
 }
 
+TEST(TraceModel, KernelNamesAsNsysShowsThem) {
+  EXPECT_EQ(demangle("_Z11gelu_kernelIfEvPT_PKS0_l"), "void gelu_kernel<float>(float*, float const*, long)");
+  EXPECT_EQ(demangle("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT"), "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT");
+  EXPECT_EQ(short_kernel_name("void gelu_kernel<float>(float*, float const*, long)"), "gelu_kernel");
+  EXPECT_EQ(short_kernel_name("void laptime::(anonymous namespace)::layernorm_kernel<__nv_bfloat16>(__nv_bfloat16*, "
+                              "__nv_bfloat16 const*, int)"),
+            "layernorm_kernel");
+  EXPECT_EQ(short_kernel_name("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>("
+                              "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)"),
+            "Kernel2");
+  EXPECT_EQ(short_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::"
+                              "TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#"
+                              "2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::"
+                              "GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()"
+                              "() const::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"),
+            "vectorized_elementwise_kernel");
+  EXPECT_EQ(short_kernel_name("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT"), "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT");
+}
+
 TEST(NsysSqlite, ReadsAnOlderExportWithoutOptionalTablesAndColumns) {
   // No globalPid on GPU records, no ENUM_* or metadata tables, no NVTX category or payload
   // columns: documented defaults apply and GPU work still joins its launch calls.
@@ -400,6 +419,25 @@ TEST_F(Synthetic, VerdictIsLaunchBoundWithSyncs) {
   EXPECT_NE(a.verdict.find("The loop synchronizes: 0.5 stream synchronize per iteration (in h.0.attn"),
             std::string::npos)
       << a.verdict;
+}
+
+TEST_F(Synthetic, DriverCallsInsideARuntimeCallAreNotCountedTwice) {
+  // CUPTI's tracer records the cuStreamSynchronize that cudaStreamSynchronize makes.
+  Trace t = *trace_;
+  ApiCall inner;
+  inner.name = "cuStreamSynchronize";
+  inner.kind = ApiKind::Driver;
+  inner.pid = kPid;
+  inner.tid = kTid;
+  inner.start = kSteady2 + 52'100;
+  inner.end = kSteady2 + 75'400;
+  inner.correlation = 9998;
+  t.api_calls.push_back(inner);
+  t.finalize();
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, {});
+  ASSERT_EQ(a.syncs.size(), 2u);
+  EXPECT_EQ(a.syncs[1].api, "cudaStreamSynchronize");
 }
 
 TEST_F(Synthetic, NoSyncsIsSaidPlainly) {

@@ -277,6 +277,23 @@ std::optional<SyncKind> sync_kind_of(const std::string& api) {
   return std::nullopt;
 }
 
+// CUPTI records the driver calls a runtime call makes as calls of their own (a
+// cudaStreamSynchronize holds a cuStreamSynchronize): only the outer one counts.
+bool nested_in_runtime_call(const TraceJoin& j, int c) {
+  const Trace& t = j.trace();
+  const ApiCall& call = t.api_calls[c];
+  if (call.kind != ApiKind::Driver) return false;
+  const std::vector<int>& calls = j.thread_calls(call.pid, call.tid);
+  auto pos = std::upper_bound(calls.begin(), calls.end(), call.start,
+                              [&](Ns v, int x) { return v < t.api_calls[x].start; });
+  // The outer call started at or before this one; a few calls back is as far as it can be.
+  for (int n = 0; pos != calls.begin() && n < 8; ++n) {
+    const ApiCall& other = t.api_calls[*--pos];
+    if (*pos != c && other.kind == ApiKind::Runtime && other.start <= call.start && other.end >= call.end) return true;
+  }
+  return false;
+}
+
 struct IterationFinder {
   std::vector<int> ranges;   // the iteration ranges, by start
   std::map<int, int> by_range;  // nvtx index -> iteration index
@@ -634,7 +651,8 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   // the same), and by CUPTI's synchronization records for calls the name rules don't know.
   std::map<int, SyncKind> sync_calls;
   for (size_t c = 0; c < t.api_calls.size(); ++c)
-    if (auto k = sync_kind_of(t.api_calls[c].name)) sync_calls[static_cast<int>(c)] = *k;
+    if (auto k = sync_kind_of(t.api_calls[c].name); k && !nested_in_runtime_call(j, static_cast<int>(c)))
+      sync_calls[static_cast<int>(c)] = *k;
   for (const Memcpy& m : t.memcpys) {
     const int c = t.api_index_for(m.pid, m.correlation);
     if (c >= 0 && m.pageable() && m.host_sync == HostSync::Async) sync_calls[c] = SyncKind::PageableCopy;

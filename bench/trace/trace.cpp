@@ -1,7 +1,11 @@
 #include "bench/trace/trace.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <memory>
 #include <tuple>
 
 namespace laptime::trace {
@@ -61,6 +65,37 @@ std::string normalize_api_name(const std::string& raw) {
     if (s.size() > n && s.compare(s.size() - n, n, suffix) == 0) s.erase(s.size() - n);
   }
   return s;
+}
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                                  &std::free);
+  return status == 0 && out ? std::string(out.get()) : mangled;
+}
+
+std::string short_kernel_name(const std::string& demangled) {
+  std::string s = demangled;
+  // Strip one bracketed group that ends the string: walk back to its opening bracket.
+  auto strip_trailing = [&s](char open, char close) {
+    if (s.empty() || s.back() != close) return;
+    int depth = 0;
+    for (size_t i = s.size(); i-- > 0;) {
+      if (s[i] == close) ++depth;
+      if (s[i] == open && --depth == 0) {
+        s.erase(i);
+        return;
+      }
+    }
+  };
+  strip_trailing('(', ')');  // parameters
+  strip_trailing('<', '>');  // template arguments
+  // Namespaces and classes, "(anonymous namespace)" included; then the return type.
+  const size_t colons = s.rfind("::");
+  if (colons != std::string::npos) s.erase(0, colons + 2);
+  const size_t space = s.rfind(' ');
+  if (space != std::string::npos) s.erase(0, space + 1);
+  return s.empty() ? demangled : s;
 }
 
 namespace {

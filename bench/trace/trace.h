@@ -205,4 +205,13 @@ struct Trace {
 // "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync": see ApiCall::name.
 std::string normalize_api_name(const std::string& raw);
 
+// A C++ symbol demangled ("_Z11gelu_kernelIfEvPT_PKS0_l" -> "void gelu_kernel<float>(...)");
+// anything that is not a mangled name comes back as it was (cuBLAS's nvjet_* kernels).
+std::string demangle(const std::string& mangled);
+
+// The base function name nsys shows as a kernel's shortName: no return type, namespaces,
+// template arguments or parameters ("void laptime::(anonymous namespace)::
+// layernorm_kernel<__nv_bfloat16>(__nv_bfloat16*, int)" -> "layernorm_kernel").
+std::string short_kernel_name(const std::string& demangled);
+
 }  // namespace laptime::trace
