@@ -68,6 +68,16 @@ Command parse_command_line(const std::vector<std::string>& args) {
   fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
   fwd->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber);
 
+  // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      found |= sub->get_name() == args[0];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    require(found, "unknown command '" + args[0] + "': choose one of " + known + ". Run `laptime --help` for usage.");
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
