@@ -109,6 +109,12 @@ TEST_P(Gpt2Golden, BadShapesAndTokensAreRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("outside the vocabulary"), std::string::npos) << e.what();
   }
+  try {  // ~1.5 TB of activations: more than any GPU has
+    GPT2 huge(*ctx, cfg, host, precision(), 1 << 24, cfg.n_ctx);
+    FAIL() << "an impossible allocation succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
+  }
   try {
     GPT2 too_long(*ctx, cfg, host, precision(), 1, cfg.n_ctx + 1);
     FAIL() << "T > n_ctx was accepted";
