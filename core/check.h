@@ -40,7 +40,8 @@ std::string describe_cuda_error(cudaError_t err);
   do {                                                                                        \
     const cudaError_t laptime_err_ = (expr);                                                  \
     if (laptime_err_ != cudaSuccess)                                                          \
-      ::laptime::fail_library_call("CUDA", #expr,                                             \
+      /* clear the non-sticky error so a later launch check does not report it again */       \
+      (void)cudaGetLastError(), ::laptime::fail_library_call("CUDA", #expr,                   \
                                    ::laptime::describe_cuda_error(laptime_err_).c_str(),      \
                                    __func__, __FILE__, __LINE__);                             \
   } while (0)
