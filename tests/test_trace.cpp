@@ -232,8 +232,11 @@ TEST(Classify, ByLibraryNameThenLayerThenGenericName) {
       {"embedding_kernel", "", {"wte"}, Category::Elementwise},
       {"max_pool_forward_nhwc", "", {"maxpool"}, Category::ReductionPooling},
       {"cunn_SoftMaxForward", "", {"head"}, Category::ReductionPooling},
-      // Unknown names take a convolution or pooling layer's category; elsewhere they are "other".
+      // Inside a convolution or pooling layer, anything not a library GEMM takes its category;
+      // unknown names elsewhere are "other".
       {"nhwcToNchwKernel", "", {"layer2.1.conv2"}, Category::Convolution},
+      {"nhwcAddPaddingKernel", "", {"layer1.0.conv2", "layer1.0"}, Category::Convolution},  // not "add"
+      {"nvjet_sm90_tst_256x128_64x4_1x2_h_bx_coopA_relubias_TNT", "", {"layer1.0.conv1"}, Category::Gemm},
       {"mystery_kernel", "", {"h.0.mlp"}, Category::Other},
   };
   for (const Case& c : cases)
@@ -329,8 +332,12 @@ TEST_F(Synthetic, GapsWithCauseAndWhatTheCpuWasDoing) {
   }
   EXPECT_EQ(got, want);
   EXPECT_EQ(a.gaps.size(), 11u);
-  EXPECT_EQ(a.host_wait_idle, host_wait);
   EXPECT_EQ(host_wait, (7 + 8 + 10 + 14 + 14 + 8 + 10 + 14 + 14) * 1000);
+  // All idle waiting for the host, gaps or not: plus the 1 us before layernorm in each
+  // iteration (its launch returned at 27 us, 1 us after the GPU ran dry at 26 us).
+  EXPECT_EQ(a.host_wait_idle, host_wait + 2'000);
+  EXPECT_EQ(a.iterations[1].host_wait, e["iterations"][1]["host_wait_ns"].get<Ns>());
+  EXPECT_EQ(a.iterations[2].host_wait, e["iterations"][2]["host_wait_ns"].get<Ns>());
   // Largest first; the one "other" gap: residual_add was launched at 108 us, the GPU went
   // idle at 130 us, and no CUDA call was running meanwhile.
   EXPECT_EQ(a.gaps.front().duration(), 14'000);
@@ -341,7 +348,17 @@ TEST_F(Synthetic, GapsWithCauseAndWhatTheCpuWasDoing) {
   EXPECT_EQ(other->launch, "cudaLaunchKernel");
   EXPECT_EQ(other->launch_start, kSteady1 + 108'000);
   EXPECT_EQ(other->cpu_api, "");
+  EXPECT_EQ(other->cpu_in_cuda, 0);
   EXPECT_EQ(other->cpu_range, "h.0.mlp");
+  // Time inside CUDA calls, nested or overlapping ones counted once: before merge_heads in
+  // iteration 2 the GPU idles 75..85 us while the host is in cudaStreamSynchronize (to
+  // 75.5 us) and cudaLaunchKernel (80..83 us).
+  const auto merge2 = std::find_if(a.gaps.begin(), a.gaps.end(), [](const Gap& g) {
+    return g.iteration == 2 && g.after == "merge_heads_kernel";
+  });
+  ASSERT_NE(merge2, a.gaps.end());
+  EXPECT_EQ(merge2->cpu_in_cuda, 3'500);
+  EXPECT_EQ(merge2->cpu_api, "cudaLaunchKernel");
 }
 
 TEST_F(Synthetic, GapThresholdIsAnOption) {
@@ -514,7 +531,8 @@ TEST_F(Synthetic, JsonCarriesTheSameNumbers) {
   EXPECT_DOUBLE_EQ(j["time_ms"]["host"]["median"].get<double>(), 0.215);
   EXPECT_EQ(j["iterations"][1]["busy_ns"], 124'000);
   EXPECT_EQ(j["utilization"]["gap_count"], 11);
-  EXPECT_EQ(j["utilization"]["host_wait_gap_ns"], a.host_wait_idle);
+  EXPECT_EQ(j["utilization"]["host_wait_gap_ns"], a.host_wait_idle - 2'000);
+  EXPECT_EQ(j["utilization"]["host_wait_idle_ns"], a.host_wait_idle);
   EXPECT_EQ(j["utilization"]["largest_gaps"].size(), 11u);
   EXPECT_EQ(j["kernel_mix"]["gpu_time_ns"], 244'000);
   EXPECT_EQ(j["kernel_mix"]["categories"][0]["category"], "GEMM");
@@ -668,7 +686,7 @@ TEST_F(Synthetic, SvgDrawsTheMedianIteration) {
   EXPECT_NE(svg.find("`forward` iteration 1: host 0.200 ms, GPU 0.188 ms, busy 66.0%, 6 gaps &gt; 5 us"), std::string::npos);
   EXPECT_NE(svg.find("<title>h.0.attn (60.0 us)</title>"), std::string::npos);
   EXPECT_NE(svg.find(category_color(Category::Gemm)), std::string::npos);
-  EXPECT_NE(svg.find("<title>idle 10.0 us (other), before residual_add_kernel; CPU in (no CUDA call) / h.0.mlp</title>"),
+  EXPECT_NE(svg.find("<title>idle 10.0 us (other), before residual_add_kernel; CPU in host code / h.0.mlp</title>"),
             std::string::npos);
   EXPECT_NE(svg.find("<title>cudaMemcpyAsync (10.0 us)</title><rect"), std::string::npos);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");

@@ -98,12 +98,15 @@ Category classify_kernel(const std::string& short_name, const std::string& name,
     return Category::Gemm;
   // 2. The layer it was launched from: what is not a GEMM inside an attention layer is
   //    attention (the softmax, the head split/merge); anything inside a norm layer is
-  //    normalization. The innermost range with a rule wins.
+  //    normalization, inside a convolution layer convolution (cuDNN's padding and layout
+  //    kernels), inside a pooling layer pooling. The innermost range with a rule wins.
   for (const std::string& r : ranges_innermost_first) {
     const std::string c = last_component(r);
     if (has_any(c, {"attn", "attention"})) return Category::Attention;
     if (c.rfind("ln", 0) == 0 || has(c, "norm") || (c.rfind("bn", 0) == 0 && c.size() <= 4))
       return Category::Normalization;
+    if (has_conv(c) || has(c, "downsample")) return Category::Convolution;
+    if (has(c, "pool")) return Category::ReductionPooling;
   }
   // 3. Generic kernels by their own names.
   if (has_any(s, {"layernorm", "layer_norm", "rmsnorm", "rms_norm", "batchnorm", "batch_norm", "groupnorm",
@@ -115,13 +118,6 @@ Category classify_kernel(const std::string& short_name, const std::string& name,
                   "scale", "mul", "cast", "convert", "copy", "fill", "embedding", "encoder", "gather", "scatter",
                   "transpose", "permute", "split", "merge", "concat", "cat_", "index", "dropout", "where", "clamp"}))
     return Category::Elementwise;
-  // 4. Unknown kernels inside a convolution or pooling layer belong to it (cuDNN's layout
-  //    transforms and Winograd tile generators).
-  for (const std::string& r : ranges_innermost_first) {
-    const std::string c = last_component(r);
-    if (has_conv(c) || has(c, "downsample")) return Category::Convolution;
-    if (has(c, "pool")) return Category::ReductionPooling;
-  }
   return Category::Other;
 }
 
@@ -384,8 +380,12 @@ void write_verdict(Analysis& a) {
           " ms, medians). Fewer, larger kernels or a CUDA Graph (`laptime bench --graph`) take the launches off the critical path.";
     } else {
       a.bound = Bound::Mixed;
-      v = "Partly idle for mixed reasons: " + busy_words +
-          "; the gaps are neither mostly host-wait nor input: read the gap table.";
+      v = "Partly idle, not mainly for the host: " + busy_words +
+          format(", and only %.0f%% of the idle time waits for the host to launch; the rest had work queued ",
+                 idle ? 100.0 * host_wait / idle : 0.0) +
+          "(dependencies, synchronizations, kernel-boundary latency)" +
+          (a.gaps.empty() ? format(", spread thin: no idle stretch is longer than %g us.", a.gap_threshold_us)
+                          : ": the gap table shows the largest stretches.");
     }
   }
   if (!a.has_api_trace) {
@@ -502,6 +502,12 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
       const GpuOp& op = j.ops()[k];
       if (cur_last >= 0 && op.start > cur_end) {
         const Ns idle = op.start - cur_end;
+        // Every idle stretch, however short, is either the GPU waiting for the host, or
+        // waiting with its next work already queued. The work is queued once its launch call
+        // has returned: a launch that began just before the GPU ran dry but returned after it
+        // still kept the GPU waiting (that is what a launch-bound loop looks like).
+        const bool host_wait = op.api >= 0 && t.api_calls[op.api].end > cur_end;
+        if (host_wait) it.host_wait += idle;
         if (idle > threshold && !it.warmup) {
           Gap g;
           g.iteration = it.index;
@@ -517,7 +523,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
             g.launch_start = launch.start;
             pid = launch.pid;
             tid = launch.tid;
-            g.cause = launch.start >= g.start ? GapCause::HostWait : GapCause::Other;
+            g.cause = host_wait ? GapCause::HostWait : GapCause::Other;
           }
           // What the launching thread was doing: the call overlapping the gap most. Calls
           // on one thread are sequential (or nested), so scanning back from the gap's end
@@ -525,13 +531,19 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
           const std::vector<int>& calls = j.thread_calls(pid, tid);
           auto pos = std::lower_bound(calls.begin(), calls.end(), g.end,
                                       [&](int c, Ns v) { return t.api_calls[c].start < v; });
-          Ns best = 0;
+          Ns best = 0, covered_until = g.end;
           while (pos != calls.begin()) {
             const ApiCall& c = t.api_calls[*--pos];
             const Ns overlap = std::min(c.end, g.end) - std::max(c.start, g.start);
             if (overlap > best) {
               best = overlap;
               g.cpu_api = c.name;
+            }
+            // Time inside any CUDA call, nested calls counted once (walking back in time).
+            const Ns lo = std::max(c.start, g.start), hi = std::min(c.end, covered_until);
+            if (hi > lo) {
+              g.cpu_in_cuda += hi - lo;
+              covered_until = lo;
             }
             if (c.end <= g.start) break;
           }
@@ -554,8 +566,8 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
     it.gpu_end = cur_end;
   }
   std::stable_sort(a.gaps.begin(), a.gaps.end(), [](const Gap& x, const Gap& y) { return x.duration() > y.duration(); });
-  for (const Gap& g : a.gaps)
-    if (g.cause == GapCause::HostWait) a.host_wait_idle += g.duration();
+  for (const Iteration& it : a.iterations)
+    if (!it.warmup) a.host_wait_idle += it.host_wait;
 
   // --- Iteration statistics ---
   std::vector<double> host, gpu, busy, period;
@@ -725,17 +737,6 @@ size_t width(const std::string& s) {
   return w;
 }
 
-std::string clip(const std::string& s, size_t max) {
-  if (width(s) <= max) return s;
-  std::string out;
-  size_t w = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80 && ++w > max - 3) break;
-    out += static_cast<char>(c);
-  }
-  return out + "...";
-}
-
 // An aligned text table: 'l' or 'r' per column.
 class Table {
  public:
@@ -813,29 +814,39 @@ void print_report(const Analysis& a, std::FILE* out) {
   if (a.busy_pct.n == 0) {
     std::fprintf(out, "  no GPU work was launched inside the steady iterations\n");
   } else {
-    const double gaps_per_iter = double(a.gaps.size()) / std::max<size_t>(iters, 1);
-    Ns gap_time = 0;
-    for (const Gap& g : a.gaps) gap_time += g.duration();
+    Ns gap_time = 0, gap_host_wait = 0;
+    for (const Gap& g : a.gaps) {
+      gap_time += g.duration();
+      gap_host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
+    }
     std::fprintf(out, "  busy        %.1f%% median (min %.1f%%, max %.1f%%) of the projected GPU span\n",
                  a.busy_pct.median, a.busy_pct.min, a.busy_pct.max);
-    std::fprintf(out, "  idle        %s ms per iteration inside the span", per_iter(a.idle_in_iterations / 1e6, iters).c_str());
+    std::fprintf(out, "  idle        %s ms per iteration inside the span, %s of it waiting for the host to launch\n",
+                 per_iter(a.idle_in_iterations / 1e6, iters).c_str(), share(a.host_wait_idle, a.idle_in_iterations).c_str());
     if (a.period_ms.n)  // one fewer pair of consecutive iterations than iterations
-      std::fprintf(out, "; %s ms from one iteration's last GPU work to the next one's first",
+      std::fprintf(out, "              %s ms from one iteration's last GPU work to the next one's first\n",
                    per_iter(a.between_iterations / 1e6, a.period_ms.n).c_str());
-    std::fprintf(out, "\n  gaps        %.1f per iteration longer than %g us (%zu in all, %s ms), %s of their time host-wait\n",
-                 gaps_per_iter, a.gap_threshold_us, a.gaps.size(), ms(gap_time).c_str(),
-                 share(a.host_wait_idle, gap_time).c_str());
+    if (a.gaps.empty())
+      std::fprintf(out, "  gaps        none longer than %g us: the idle time is spread over kernel boundaries\n",
+                   a.gap_threshold_us);
+    else
+      std::fprintf(out, "  gaps        %.1f per iteration longer than %g us (%zu in all, %s ms), %s of their time host-wait\n",
+                   double(a.gaps.size()) / std::max<size_t>(iters, 1), a.gap_threshold_us, a.gaps.size(),
+                   ms(gap_time).c_str(), share(gap_host_wait, gap_time).c_str());
     if (!a.gaps.empty()) {
-      std::fprintf(out, "\n  largest gaps (host-wait: the launch call began after the GPU went idle)\n");
-      Table tg({"iter", "at (ms)", "gap (us)", "cause", "before -> after", "launch", "CPU meanwhile"}, "rrrllll");
+      std::fprintf(out, "\n  largest gaps (host-wait: the launch call had not returned when the GPU went idle)\n");
+      Table tg({"iter", "at (ms)", "gap (us)", "cause", "launch", "CPU meanwhile", "next GPU work"}, "rrrllll");
       std::map<uint64_t, Ns> gpu_start;
       for (const Iteration& it : a.iterations) gpu_start[it.index] = it.gpu_start;
       for (size_t i = 0; i < a.gaps.size() && i < top; ++i) {
         const Gap& g = a.gaps[i];
-        const std::string cpu = (g.cpu_api.empty() ? "(no CUDA call)" : g.cpu_api) + " in " + g.cpu_range;
+        // A launch of 10 us inside a 200 us gap is not what the host was doing: say so.
+        const std::string cpu =
+            g.cpu_in_cuda * 2 >= g.duration()
+                ? g.cpu_api + " in " + g.cpu_range
+                : "host code in " + g.cpu_range + format(" (%.0f%% in CUDA calls)", 100.0 * g.cpu_in_cuda / g.duration());
         tg.row({std::to_string(g.iteration), ms(g.start - gpu_start[g.iteration]), us(g.duration()),
-                gap_cause_name(g.cause), clip(g.before, 28) + " -> " + clip(g.after, 28),
-                g.launch.empty() ? "-" : g.launch, cpu});
+                gap_cause_name(g.cause), g.launch.empty() ? "-" : g.launch, cpu, g.after});
       }
       tg.print(out, 4);
     }
@@ -850,13 +861,14 @@ void print_report(const Analysis& a, std::FILE* out) {
               per_iter(double(c.count), iters, "%.1f")});
   tc.print(out, 2);
   std::fprintf(out, "\n  top kernels by GPU time\n");
-  Table tk({"kernel", "category", "calls/iter", "ms/iter", "mean (us)", "share"}, "llrrrr");
+  // The name last and whole: cuDNN's names differ only in the middle (tile sizes).
+  Table tk({"share", "ms/iter", "calls/iter", "mean (us)", "category", "kernel"}, "rrrrll");
   for (size_t i = 0; i < a.kernels.size() && i < top; ++i) {
     const KernelRow& k = a.kernels[i];
-    tk.row({clip(k.name, 64), category_name(k.category), per_iter(double(k.count), iters, "%.1f"),
-            per_iter(k.time / 1e6, iters), us(k.time / static_cast<Ns>(k.count)), share(k.time, a.gpu_time)});
+    tk.row({share(k.time, a.gpu_time), per_iter(k.time / 1e6, iters), per_iter(double(k.count), iters, "%.1f"),
+            us(k.time / static_cast<Ns>(k.count)), category_name(k.category), k.name});
   }
-  if (a.kernels.size() > top) tk.row({format("(%zu more)", a.kernels.size() - top), "", "", "", "", ""});
+  if (a.kernels.size() > top) tk.row({"", "", "", "", "", format("(%zu more)", a.kernels.size() - top)});
   tk.print(out, 4);
   std::fprintf(out, "\n  by layer (innermost NVTX range of the launch; block indices folded)\n");
   Table tr({"range", "ops/iter", "ms/iter", "share", "mostly"}, "lrrrl");
@@ -931,6 +943,7 @@ nlohmann::json to_json(const Analysis& a) {
       x["busy_pct"] = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;
       x["gaps"] = it.gaps;
       x["gap_ns"] = it.gap_time;
+      x["host_wait_ns"] = it.host_wait;
     }
     iters.push_back(x);
   }
@@ -947,6 +960,7 @@ nlohmann::json to_json(const Analysis& a) {
     gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
                     {"cause", gap_cause_name(g.cause)}, {"before", g.before}, {"after", g.after},
                     {"launch", g.launch}, {"launch_start_ns", g.launch_start}, {"cpu_api", g.cpu_api},
+                    {"cpu_in_cuda_ns", g.cpu_in_cuda},
                     {"cpu_range", g.cpu_range}});
   }
   j["utilization"] = {{"busy_pct", summary(a.busy_pct)},
@@ -957,6 +971,7 @@ nlohmann::json to_json(const Analysis& a) {
                       {"gap_count", a.gaps.size()},
                       {"gap_ns", gap_time},
                       {"host_wait_gap_ns", host_wait},
+                      {"host_wait_idle_ns", a.host_wait_idle},
                       {"largest_gaps", gaps}};
   json cats = json::array();
   for (const CategoryRow& c : a.categories)

@@ -100,14 +100,15 @@ struct Iteration {
   Ns busy = 0;                    // union of the iteration's GPU intervals
   int gaps = 0;                   // idle stretches longer than the threshold
   Ns gap_time = 0;                // their total
+  Ns host_wait = 0;               // idle time, gaps or not, waiting for a launch call to return
   size_t kernels = 0;
   Ns duration() const { return end - start; }
   Ns gpu_span() const { return gpu_end - gpu_start; }
 };
 
 enum class GapCause {
-  HostWait,  // the next work's launch call began after the GPU went idle: the GPU waited for the CPU
-  Other,     // the work was already enqueued (dependency, sync, launch latency)
+  HostWait,  // the next work's launch call had not returned when the GPU went idle: it waited for the CPU
+  Other,     // the work was already enqueued (dependency, sync, kernel-boundary latency)
 };
 const char* gap_cause_name(GapCause c);
 
@@ -120,6 +121,7 @@ struct Gap {
   std::string launch;       // the API call that launched `after`
   Ns launch_start = 0;      // when that call began
   std::string cpu_api;      // the API call on the launching thread that overlapped the gap most
+  Ns cpu_in_cuda = 0;       // how much of the gap that thread spent inside CUDA calls
   std::string cpu_range;    // the innermost NVTX range on that thread over the gap's middle
   Ns duration() const { return end - start; }
 };
@@ -181,7 +183,8 @@ struct Analysis {
   Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
   Summary period_ms;  // GPU start to next iteration's GPU start: the throughput lap
   Ns gpu_time = 0;    // sum of kernel+copy+memset durations over steady iterations
-  Ns idle_in_iterations = 0, host_wait_idle = 0;  // idle time inside spans; the part in host-wait gaps
+  Ns idle_in_iterations = 0;  // idle time inside the GPU spans
+  Ns host_wait_idle = 0;      // the part of it waiting for a launch call to return (any length)
   Ns between_iterations = 0;  // GPU idle between consecutive steady iterations, summed
   Ns input_wait = 0;          // the part of it while the host was outside the iteration ranges
   Ns htod_time = 0;           // host-to-device copy time inside steady iterations
