@@ -4,6 +4,8 @@
 // them and the expected values; LAYOUT there is readable by hand).
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -748,6 +750,218 @@ TEST(AnalyzeCli, RunWritesEveryOutputAndReportsBadFilesAsLaptimeErrors) {
 
   o.file = fixture("not_a_trace.txt");
   EXPECT_THROW(run_analyze(o), laptime::Error);
+}
+
+// --- Real captures ----------------------------------------------------------------------------------
+// laptime under nsys 2025.3 on an H200 (tests/fixtures/nsys): GPT-2 and ResNet-50 in bf16,
+// the same GPT-2 with each of three pitfalls planted in the loop, and one run with --nvtx
+// none. Beside each export, `nsys stats` CSVs: the reader must agree with nsys's own sums.
+
+namespace laptime_csv {
+
+// RFC 4180 as nsys writes it: commas, fields in double quotes when they hold commas.
+std::vector<std::vector<std::string>> read(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::vector<std::string> row(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') row.back() += line[++i];
+      else if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) row.emplace_back();
+      else row.back() += c;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// Rows as maps from the header's column names.
+std::vector<std::map<std::string, std::string>> table(const std::string& path) {
+  const auto rows = read(path);
+  std::vector<std::map<std::string, std::string>> out;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    std::map<std::string, std::string> m;
+    for (size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) m[rows[0][c]] = rows[r][c];
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace laptime_csv
+
+std::string capture(const std::string& name) { return fixture("nsys/" + name); }
+
+class RealCapture : public testing::TestWithParam<std::string> {};
+
+TEST_P(RealCapture, ReaderAgreesWithNsysStats) {
+  const std::string name = GetParam();
+  const Trace t = load_nsys_sqlite(capture(name + ".sqlite"));
+  EXPECT_EQ(t.source, "nsys 2025.3.2.0 (export schema 3.20.3)");
+  ASSERT_EQ(t.gpus.size(), 1u);
+  EXPECT_EQ(t.gpus[0].name, "NVIDIA H200");
+
+  // cuda_gpu_kern_sum: instances and total time per demangled name.
+  std::map<std::string, std::pair<size_t, Ns>> kernels;
+  for (const Kernel& k : t.kernels) {
+    ++kernels[k.name].first;
+    kernels[k.name].second += k.end - k.start;
+  }
+  const auto kern_sum = laptime_csv::table(capture(name + "_cuda_gpu_kern_sum.csv"));
+  ASSERT_FALSE(kern_sum.empty());
+  EXPECT_EQ(kernels.size(), kern_sum.size());
+  for (const auto& row : kern_sum) {
+    SCOPED_TRACE(row.at("Name"));
+    EXPECT_EQ(kernels[row.at("Name")].first, std::stoul(row.at("Instances")));
+    EXPECT_EQ(kernels[row.at("Name")].second, std::stoll(row.at("Total Time (ns)")));
+  }
+
+  // cuda_api_sum: calls and total time per API, names normalized on both sides (nsys
+  // keeps some version suffixes, cudaOccupancyMaxActiveClusters_v11070).
+  std::map<std::string, std::pair<size_t, Ns>> apis, nsys_apis;
+  for (const ApiCall& c : t.api_calls) {
+    ++apis[c.name].first;
+    apis[c.name].second += c.end - c.start;
+  }
+  for (const auto& row : laptime_csv::table(capture(name + "_cuda_api_sum.csv"))) {
+    auto& [calls, total] = nsys_apis[normalize_api_name(row.at("Name"))];
+    calls += std::stoul(row.at("Num Calls"));
+    total += std::stoll(row.at("Total Time (ns)"));
+  }
+  EXPECT_EQ(apis, nsys_apis);
+
+  // nvtx_sum: instances and total time per "domain:range".
+  std::map<std::string, std::pair<size_t, Ns>> ranges, nsys_ranges;
+  for (const NvtxRange& r : t.nvtx) {
+    const std::string key = (r.domain.empty() ? "" : r.domain + ":") + r.text;
+    ++ranges[key].first;
+    ranges[key].second += r.end - r.start;
+  }
+  for (const auto& row : laptime_csv::table(capture(name + "_nvtx_sum.csv"))) {
+    EXPECT_EQ(row.at("Style"), "PushPop");
+    nsys_ranges[row.at("Range")] = {std::stoul(row.at("Instances")), std::stoll(row.at("Total Time (ns)"))};
+  }
+  EXPECT_EQ(ranges, nsys_ranges);
+}
+
+INSTANTIATE_TEST_SUITE_P(Nsys, RealCapture,
+                         testing::Values("gpt2_bf16", "gpt2_nvtx_none", "pitfall_sync", "pitfall_pageable",
+                                         "pitfall_alloc", "resnet50_bf16"));
+
+// What analyze answers on them.
+Analysis analyze_capture(const std::string& name, const Trace** keep = nullptr) {
+  static std::map<std::string, std::unique_ptr<Trace>> traces;  // TraceJoin refers to its trace
+  auto& t = traces[name];
+  if (!t) t = std::make_unique<Trace>(load_nsys_sqlite(capture(name + ".sqlite")));
+  if (keep) *keep = t.get();
+  const TraceJoin j(*t);
+  return analyze(j, {});
+}
+
+Ns category_time(const Analysis& a, Category c) {
+  for (const CategoryRow& r : a.categories)
+    if (r.category == c) return r.time;
+  return 0;
+}
+
+TEST(RealCaptures, Gpt2IsGpuBoundWithNoSyncInTheLoop) {
+  const Trace* t = nullptr;
+  const Analysis a = analyze_capture("gpt2_bf16", &t);
+  // The bench's 2 warm-up and 5 timed iterations, told apart by their NVTX category.
+  ASSERT_EQ(a.iterations.size(), 7u);
+  EXPECT_EQ(a.steady_count, 5u);
+  EXPECT_EQ(a.warmup_rule, "marked by the bench with NVTX category `warmup`");
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(a.iterations[i].index, i);  // the payload
+    EXPECT_EQ(a.iterations[i].warmup, i < 2);
+  }
+  // The iteration ranges are nsys's `laptime:forward` rows, to the nanosecond.
+  Ns host_total = 0;
+  for (const Iteration& it : a.iterations) host_total += it.duration();
+  EXPECT_EQ(host_total, 22'563'311);
+  // The GPU side: busy, no gap worth the name, every kernel in a named category.
+  EXPECT_EQ(a.bound, Bound::GpuBound);
+  EXPECT_GT(a.busy_pct.min, 95.0);
+  EXPECT_TRUE(a.gaps.empty());
+  EXPECT_GT(a.gpu_ms.median, a.host_ms.median);  // the host runs ahead: the range is only the enqueue
+  EXPECT_EQ(category_time(a, Category::Other), 0);
+  EXPECT_EQ(a.categories[0].category, Category::Gemm);
+  EXPECT_GT(category_time(a, Category::Attention), 0);
+  EXPECT_GT(category_time(a, Category::Normalization), 0);
+  EXPECT_GT(category_time(a, Category::Elementwise), 0);
+  const auto attn = std::find_if(a.range_patterns.begin(), a.range_patterns.end(),
+                                 [](const RangeRow& r) { return r.range == "h.*.attn"; });
+  ASSERT_NE(attn, a.range_patterns.end());
+  EXPECT_EQ(attn->count % a.steady_count, 0u);  // the same kernels every iteration
+  // Syncs: none inside; the bench's own after the loop (and at setup) are outside.
+  EXPECT_TRUE(a.syncs.empty());
+  EXPECT_FALSE(a.syncs_elsewhere.empty());
+  EXPECT_NE(a.verdict.find("No synchronization, blocking copy or allocation inside the loop."), std::string::npos);
+}
+
+TEST(RealCaptures, ThePlantedSyncIsABlockingCopyInEveryIteration) {
+  const Analysis a = analyze_capture("pitfall_sync");
+  ASSERT_EQ(a.steady_count, 5u);
+  ASSERT_EQ(a.syncs.size(), 5u);
+  std::set<int64_t> iterations;
+  for (const SyncCall& s : a.syncs) {
+    EXPECT_EQ(s.kind, SyncKind::BlockingCopy);
+    EXPECT_EQ(s.api, "cudaMemcpy");
+    EXPECT_EQ(s.detail, "DtoH 2 B, device -> pageable");
+    EXPECT_FALSE(s.warmup);
+    iterations.insert(s.iteration);
+  }
+  EXPECT_EQ(iterations, (std::set<int64_t>{2, 3, 4, 5, 6}));
+  ASSERT_EQ(a.sync_summary.size(), 1u);
+  EXPECT_EQ(a.sync_summary[0].count, 5u);
+  EXPECT_NE(a.verdict.find("The loop synchronizes: 1 blocking copy per iteration"), std::string::npos) << a.verdict;
+}
+
+TEST(RealCaptures, ThePlantedPageableCopyIsFound) {
+  const Analysis a = analyze_capture("pitfall_pageable");
+  ASSERT_EQ(a.syncs.size(), 5u);
+  for (const SyncCall& s : a.syncs) {
+    EXPECT_EQ(s.kind, SyncKind::PageableCopy);
+    EXPECT_EQ(s.api, "cudaMemcpyAsync");
+    EXPECT_EQ(s.detail, "HtoD 1.0 KiB, pageable -> device");
+  }
+}
+
+TEST(RealCaptures, ThePlantedAllocationIsAMallocAndAFreePerIteration) {
+  const Analysis a = analyze_capture("pitfall_alloc");
+  ASSERT_EQ(a.syncs.size(), 10u);
+  std::map<std::string, size_t> apis;
+  for (const SyncCall& s : a.syncs) {
+    EXPECT_EQ(s.kind, SyncKind::Allocation);
+    ++apis[s.api];
+  }
+  EXPECT_EQ(apis, (std::map<std::string, size_t>{{"cudaFree", 5}, {"cudaMalloc", 5}}));
+  // Each cudaMalloc holds the GPU up: the largest gaps sit on it.
+  ASSERT_FALSE(a.gaps.empty());
+  EXPECT_EQ(a.gaps.front().cause, GapCause::HostWait);
+  EXPECT_EQ(a.gaps.front().cpu_api, "cudaMalloc");
+}
+
+TEST(RealCaptures, ResNet50IsConvolutionsAndWaitsOnTheHost) {
+  const Analysis a = analyze_capture("resnet50_bf16");
+  EXPECT_EQ(a.steady_count, 5u);
+  EXPECT_EQ(a.categories[0].category, Category::Convolution);
+  EXPECT_GT(category_time(a, Category::ReductionPooling), 0);  // max pool, global average pool
+  EXPECT_EQ(category_time(a, Category::Other), 0);
+  EXPECT_TRUE(a.syncs.empty());
+  EXPECT_EQ(a.bound, Bound::LaunchBound);
+  EXPECT_GT(a.host_wait_idle * 2, a.idle_in_iterations);
+}
+
+TEST(RealCaptures, NvtxNoneRunSaysHowToGetIterations) {
+  const Trace t = load_nsys_sqlite(capture("gpt2_nvtx_none.sqlite"));
+  EXPECT_TRUE(t.nvtx.empty());
+  EXPECT_FALSE(t.kernels.empty());
+  const TraceJoin j(t);
+  EXPECT_NE(error_of([&] { analyze(j, {}); }).find("the trace has no NVTX ranges"), std::string::npos);
 }
 
 }  // namespace

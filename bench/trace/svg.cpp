@@ -100,7 +100,10 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
     throw Error("no iteration with GPU work to draw in the SVG timeline.");
   const Iteration& it = a.iterations[iteration];
   const NvtxRange& ir = t.nvtx[it.nvtx];
-  const Ns lo0 = std::min(it.start, it.gpu_start), hi0 = std::max(it.end, it.gpu_end);
+  // The window is the iteration's GPU span: the host may have enqueued it long before (a
+  // GPU-bound loop runs ahead), and what matters here is what the GPU did, and what the
+  // host was doing meanwhile.
+  const Ns lo0 = it.gpu_start, hi0 = it.gpu_end;
   const Ns pad = std::max<Ns>((hi0 - lo0) / 50, 1);
   const Ns lo = lo0 - pad, hi = hi0 + pad;
   const double plot = kWidth - kLeft - kRight;
@@ -141,8 +144,12 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
                 a.gap_threshold_us);
   svg.text(kLeft, y, title, "font-size=\"14\" font-weight=\"bold\"");
   y += 18;
-  svg.text(kLeft, y, a.source + "; the host range and its GPU projection, time in ms from the window's start",
-           "fill=\"#555\"");
+  char subtitle[256];
+  std::snprintf(subtitle, sizeof subtitle,
+                "; its GPU work, time in ms; the host began enqueuing it %.3f ms before its first GPU work started; "
+                "faded: other iterations",
+                (it.gpu_start - it.start) / 1e6);
+  svg.text(kLeft, y, a.source + subtitle, "fill=\"#555\"");
   y += 22;
 
   // Time axis.
