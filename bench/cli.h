@@ -14,9 +14,9 @@ enum class GraphMode { Eager, Graph };
 
 // Deliberate mistakes for learners (and for testing `laptime analyze` on real bad traces),
 // each inside every iteration's `forward` range:
-//   Sync:     reads one logit back to the host after the forward (`loss.item()`, `max(t)`)
+//   Sync:     reads a value back to the host after every layer (`max(t)`, `t.item()`)
 //   Pageable: copies a small pageable host buffer to the device first (`torch.tensor([...])`)
-//   Alloc:    cudaMalloc + cudaFree of a scratch buffer (a caching allocator turned off)
+//   Alloc:    cudaMalloc + cudaFree of a scratch buffer first (a caching allocator turned off)
 enum class Pitfall { None, Sync, Pageable, Alloc };
 
 struct BenchOptions {

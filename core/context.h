@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include <cublasLt.h>
@@ -39,6 +40,12 @@ class Context {
   NvtxLevel nvtx_level() const { return nvtx_; }
   void set_nvtx_level(NvtxLevel l) { nvtx_ = l; }
 
+  // Runs at the end of every layer's range, inside it. Empty by default. Only the bench's
+  // `--pitfall sync` demo sets one (a host read-back after each layer, the classic mistake);
+  // the models never synchronize on their own. Must not throw: it runs in a destructor.
+  void set_layer_end_hook(std::function<void()> hook) { layer_end_hook_ = std::move(hook); }
+  const std::function<void()>& layer_end_hook() const { return layer_end_hook_; }
+
   // One workspace shared by cuBLASLt and cuDNN (their calls are serialized on stream()).
   // Layers ask for what they need at build time; forward() only reads the pointer.
   void reserve_workspace(std::size_t bytes);
@@ -57,6 +64,7 @@ class Context {
   cudnnHandle_t cudnn_ = nullptr;
   DeviceBuffer workspace_;
   NvtxLevel nvtx_ = NvtxLevel::Layer;
+  std::function<void()> layer_end_hook_;
 };
 
 // True when a CUDA device can be used; fills `why` with the reason when not. Tests use this

@@ -1,5 +1,7 @@
 #include "core/nvtx.h"
 
+#include "core/context.h"
+
 namespace laptime {
 
 const char* nvtx_level_name(NvtxLevel l) {
@@ -54,16 +56,17 @@ nvtxEventAttributes_t attributes(const NvtxName& name) {
 }
 }  // namespace
 
-NvtxRange::NvtxRange(NvtxLevel active, NvtxLevel level, const NvtxName& name) {
-  if (static_cast<int>(level) > static_cast<int>(active)) return;
+NvtxRange::NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name) : ctx_(ctx), level_(level) {
+  if (static_cast<int>(level) > static_cast<int>(ctx.nvtx_level())) return;
   nvtxEventAttributes_t a = attributes(name);
   nvtxDomainRangePushEx(nvtx_domain(), &a);
   pushed_ = true;
 }
 
-NvtxRange::NvtxRange(NvtxLevel active, NvtxLevel level, const NvtxName& name, uint64_t payload,
-                     NvtxCategory category) {
-  if (static_cast<int>(level) > static_cast<int>(active)) return;
+NvtxRange::NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name, uint64_t payload,
+                     NvtxCategory category)
+    : ctx_(ctx), level_(level) {
+  if (static_cast<int>(level) > static_cast<int>(ctx.nvtx_level())) return;
   nvtxEventAttributes_t a = attributes(name);
   a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
   a.payload.ullValue = payload;
@@ -73,6 +76,7 @@ NvtxRange::NvtxRange(NvtxLevel active, NvtxLevel level, const NvtxName& name, ui
 }
 
 NvtxRange::~NvtxRange() {
+  if (level_ == NvtxLevel::Layer && ctx_.layer_end_hook()) ctx_.layer_end_hook()();
   if (pushed_) nvtxDomainRangePop(nvtx_domain());
 }
 

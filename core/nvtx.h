@@ -38,18 +38,23 @@ class NvtxName {
   nvtxStringHandle_t handle_ = nullptr;
 };
 
+class Context;
+
+// The range of one layer, block or iteration. Pushes `name` when `level` is enabled by the
+// context's NVTX level. At the end of a layer-level range it also runs the context's
+// layer-end hook when one is set (Context::set_layer_end_hook: the bench's `--pitfall sync`).
 class NvtxRange {
  public:
-  // Pushes `name` when `level` is enabled by `active`.
-  NvtxRange(NvtxLevel active, NvtxLevel level, const NvtxName& name);
+  NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name);
   // Iteration range: carries the iteration index as a uint64 payload and a category.
-  NvtxRange(NvtxLevel active, NvtxLevel level, const NvtxName& name, uint64_t payload,
-            NvtxCategory category);
+  NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name, uint64_t payload, NvtxCategory category);
   ~NvtxRange();
   NvtxRange(const NvtxRange&) = delete;
   NvtxRange& operator=(const NvtxRange&) = delete;
 
  private:
+  const Context& ctx_;
+  NvtxLevel level_;
   bool pushed_ = false;
 };
 

@@ -76,7 +76,7 @@ void CausalSelfAttention::prepare(const Context& ctx, int B, int T) {
 
 void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch,
                                   Accumulate acc) {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, name_);
   prepare(ctx, B, T);
   const Slots s = slots(B, T);
   auto at = [scratch](std::size_t off) { return static_cast<char*>(scratch) + off; };

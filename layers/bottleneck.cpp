@@ -66,7 +66,7 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
 }
 
 void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Block, name_);
+  NvtxRange range(ctx, NvtxLevel::Block, name_);
   const Slots s = slots(scratch, N, H, W);
   const int Ho = out_size(H), Wo = out_size(W);
   conv1_.forward(ctx, s.t1, x, N, H, W);

@@ -9,7 +9,7 @@ void Classifier::prepare(const Context& ctx, int N) { fc_.prepare(ctx, N); }
 
 void Classifier::forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled) {
   avgpool_.forward(ctx, pooled, x, N, H, W, C_);
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, fc_name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, fc_name_);
   fc_.forward(ctx, logits, pooled, N);
 }
 

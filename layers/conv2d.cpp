@@ -244,7 +244,7 @@ std::string Conv2d::describe(int N, int H, int W) const {
 void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, const void* residual) const {
   const Plan& p = plan(N, H, W);
   require(p.stream == ctx.stream(), "internal: convolution '" + name() + "' runs on a stream it was not prepared for.");
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, name_);
   const cudnnStatus_t st = enqueue(p, ctx.workspace(), y, x, residual, ctx.stream());
   if (st != CUDNN_STATUS_SUCCESS)
     fail_library_call("cuDNN", api_name(p.route), cudnnGetErrorString(st), __func__, __FILE__, __LINE__);

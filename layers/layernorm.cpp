@@ -9,7 +9,7 @@ LayerNorm::LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, f
       dtype_(w.dtype()) {}
 
 void LayerNorm::forward(const Context& ctx, void* y, const void* x, int rows) const {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, name_);
   layernorm_forward(dtype_, y, x, weight_, bias_, rows, C_, eps_, ctx.stream());
 }
 

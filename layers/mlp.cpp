@@ -21,7 +21,7 @@ void MLP::prepare(const Context& ctx, int rows) {
 }
 
 void MLP::forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, name_);
   c_fc_.forward(ctx, scratch, x, rows);
   gelu_forward(dtype_, scratch, scratch, static_cast<int64_t>(rows) * 4 * C_, ctx.stream());
   c_proj_.forward(ctx, y, scratch, rows, acc);

@@ -9,14 +9,14 @@ MaxPool::MaxPool(const std::string& name, DType dtype) : name_(name), dtype_(dty
 int MaxPool::out_size(int in) { return pool_out_size(in, 3, 2, 1); }
 
 void MaxPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, name_);
   maxpool3x3s2_forward(dtype_, y, x, N, H, W, C, ctx.stream());
 }
 
 GlobalAvgPool::GlobalAvgPool(const std::string& name, DType dtype) : name_(name), dtype_(dtype) {}
 
 void GlobalAvgPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, name_);
   global_avgpool_forward(dtype_, y, x, N, H, W, C, ctx.stream());
 }
 

@@ -27,7 +27,7 @@ void TransformerBlock::prepare(const Context& ctx, int B, int T) {
 }
 
 void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* scratch) {
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Block, name_);
+  NvtxRange range(ctx, NvtxLevel::Block, name_);
   ArenaLayout l;
   char* ln_out = static_cast<char*>(scratch) + l.reserve(static_cast<std::size_t>(B) * T * C_ * dtype_size(dtype_));
   char* sub = static_cast<char*>(scratch) + l.reserve(0);

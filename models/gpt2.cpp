@@ -184,13 +184,13 @@ void GPT2::forward(const Context& ctx, int B, int T) {
   check_shape(B, T);
   const int rows = B * T;
   {
-    NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, embed_name_);
+    NvtxRange range(ctx, NvtxLevel::Layer, embed_name_);
     embedding_forward(dtype(), x_, tokens_, weights_.get("wte.weight"), weights_.get("wpe.weight"), B, T, cfg_.n_embd,
                       ctx.stream());
   }
   for (TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
   ln_f_.forward(ctx, scratch_, x_, rows);
-  NvtxRange range(ctx.nvtx_level(), NvtxLevel::Layer, head_name_);
+  NvtxRange range(ctx, NvtxLevel::Layer, head_name_);
   lm_head_.forward(ctx, logits_, scratch_, rows);
 }
 
