@@ -6,3 +6,7 @@
 if(TARGET laptime_trace)  # bench/CMakeLists.txt: add_subdirectory(trace)
   laptime_test(test_trace test_trace.cpp ${PROJECT_SOURCE_DIR}/bench/analyze.cpp LIBS laptime_trace laptime_core)
 endif()
+
+# The committed synthetic fixtures' expected answers are what the generator computes today.
+add_test(NAME trace.synthetic_fixtures_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_synthetic_trace.py --check)
