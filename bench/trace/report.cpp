@@ -376,8 +376,24 @@ void write_verdict(Analysis& a) {
       a.bound = Bound::LaunchBound;
       v = "Launch-bound: " + busy_words + format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * host_wait / idle) +
           " to launch the next kernel (host " + format("%.3f", a.host_ms.median) + " ms to enqueue an iteration the GPU runs in " +
-          format("%.3f", a.gpu_ms.median) +
-          " ms, medians). Fewer, larger kernels or a CUDA Graph (`laptime bench --graph`) take the launches off the critical path.";
+          format("%.3f", a.gpu_ms.median) + " ms, medians).";
+      // Where the longest waits sit, by layer kind, and whether the host was in CUDA calls.
+      std::map<std::string, std::pair<Ns, Ns>> by_layer;  // folded range -> (host-wait gap time, in CUDA calls)
+      for (const Gap& g : a.gaps)
+        if (g.cause == GapCause::HostWait) {
+          auto& [time, in_cuda] = by_layer[fold_indices(g.cpu_range)];
+          time += g.duration();
+          in_cuda += g.cpu_in_cuda;
+        }
+      const auto worst = std::max_element(by_layer.begin(), by_layer.end(),
+                                          [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
+      if (worst != by_layer.end())
+        v += format(" The largest waits sit in %s (%.0f%% of the idle time", worst->first.c_str(),
+                    100.0 * worst->second.first / std::max<Ns>(a.idle_in_iterations, 1)) +
+             (worst->second.second * 2 < worst->second.first ? "; the host was in its own code, not CUDA calls)."
+                                                             : "; the host was inside CUDA calls).");
+      v += " Less host work per launch, fewer and larger kernels, or a CUDA Graph (`laptime bench --graph`) take the "
+           "launches off the critical path.";
     } else {
       a.bound = Bound::Mixed;
       v = "Partly idle, not mainly for the host: " + busy_words +
