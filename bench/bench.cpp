@@ -22,6 +22,8 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include "bench/cli.h"
+#include "bench/trace/cupti_tracer.h"
+#include "bench/trace/nsys_sqlite.h"
 #include "core/check.h"
 
 namespace laptime {
@@ -103,10 +105,25 @@ class Graph {
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
+  // --trace: CUPTI subscribes before the first CUDA call and becomes the NVTX injection before
+  // the first NVTX call (NVTX looks its injection up once).
+  std::unique_ptr<trace::CuptiTracer> tracer;
+  if (!o.trace.empty()) {
+    try {
+      tracer = std::make_unique<trace::CuptiTracer>();
+    } catch (const trace::Error& e) {
+      throw Error(e.what());
+    }
+  }
   Context ctx(o.device, o.stream, o.nvtx);
   if (o.nvtx != NvtxLevel::None) {
-    nvtxNameOsThreadA(static_cast<uint32_t>(syscall(SYS_gettid)), "laptime main");
-    nvtxNameCudaStreamA(ctx.stream(), o.stream == StreamKind::Created ? "laptime stream" : "default stream");
+    if (tracer && tracer->injects_nvtx()) {
+      // Some CUPTI 13.0 builds crash in nvtxNameOsThreadA when CUPTI is the NVTX injection.
+      tracer->name_current_thread("laptime main");
+    } else {
+      nvtxNameOsThreadA(static_cast<uint32_t>(syscall(SYS_gettid)), "laptime main");
+      nvtxNameCudaStreamA(ctx.stream(), o.stream == StreamKind::Created ? "laptime stream" : "default stream");
+    }
   }
   std::unique_ptr<Workload> w = make_workload(ctx, o.workload);
   const cudaDeviceProp& p = ctx.props();
@@ -222,6 +239,16 @@ int run_bench(const BenchOptions& o) {
       enqueue_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     }
+  }
+  if (tracer) {
+    CUDA_CHECK(cudaDeviceSynchronize());  // every record complete before the final flush
+    try {
+      tracer->stop();
+      trace::save_nsys_sqlite(tracer->take(), o.trace);
+    } catch (const trace::Error& e) {
+      throw Error(e.what());
+    }
+    std::printf("  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", o.trace.c_str(), o.trace.c_str());
   }
 
   std::vector<double> laps;

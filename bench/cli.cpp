@@ -58,6 +58,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
                                           "demo a classic mistake inside the loop: sync, pageable or alloc (off by default)")
       ->check(CLI::IsMember(kPitfalls));
   bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md)");
+  bench->add_option("--trace", b.trace,
+                    "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
+                    "not under nsys or ncu");
 
   CLI::App* fwd = app.add_subcommand("forward", "run one forward pass on given inputs and write the logits (fp32)");
   ForwardOptions& f = cmd.forward;
@@ -67,6 +70,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::ExistingFile);
   fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
   fwd->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+
+  CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
 
   // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
   if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
@@ -83,7 +88,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd})
+    for (CLI::App* sub : {bench, fwd, analyze})
       if (sub->parsed()) cmd.help_text = sub->help();
     return cmd;
   } catch (const CLI::ParseError& e) {
@@ -97,6 +102,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--graph needs --stream created: the legacy default stream cannot be captured.");
     require(!(b.graph == GraphMode::Graph && b.pitfall != Pitfall::None),
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
+  } else if (analyze->parsed()) {
+    cmd.kind = Command::Kind::Analyze;
   } else {
     cmd.kind = Command::Kind::Forward;
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");

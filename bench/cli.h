@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/analyze.h"
 #include "bench/workload.h"
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -29,6 +30,7 @@ struct BenchOptions {
   int device = 0;
   Pitfall pitfall = Pitfall::None;
   std::string json;  // write the report here when set
+  std::string trace;  // capture the run with CUPTI into this file (laptime's nsys-schema SQLite)
 };
 
 struct ForwardOptions {
@@ -40,9 +42,10 @@ struct ForwardOptions {
 };
 
 struct Command {
-  enum class Kind { Help, Bench, Forward } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Analyze } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
+  AnalyzeOptions analyze;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

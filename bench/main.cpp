@@ -1,4 +1,4 @@
-// laptime: bench and forward subcommands. Every failure is one sentence on stderr and exit 1.
+// laptime: bench, forward and analyze subcommands. Every failure is one sentence on stderr and exit 1.
 #include <cstdio>
 
 #include "bench/cli.h"
@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
         return laptime::run_bench(cmd.bench);
       case laptime::Command::Kind::Forward:
         return laptime::run_forward(cmd.forward);
+      case laptime::Command::Kind::Analyze:
+        return laptime::run_analyze(cmd.analyze);
     }
   } catch (const laptime::Error& e) {
     std::fprintf(stderr, "laptime: %s\n", e.what());
