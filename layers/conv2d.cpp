@@ -1,48 +1,115 @@
 #include "layers/conv2d.h"
 
 #include <cmath>
+#include <exception>
 #include <sstream>
-#include <type_traits>
 #include <vector>
+
+// The only file that includes cudnn-frontend: its headers are heavy. Built without its JSON
+// (de)serialization (CUDNN_FRONTEND_SKIP_JSON_LIB, layers/resnet50.cmake), which we never use.
+#include <cudnn_frontend.h>
 
 #include "core/check.h"
 
 namespace laptime {
+namespace fe = cudnn_frontend;
+
 namespace {
 
-// cuDNN descriptors as unique_ptrs: each destroyed by its own cudnnDestroy* function.
-template <class Desc, cudnnStatus_t (*Destroy)(Desc)>
-struct Destroyer {
-  void operator()(Desc d) const { Destroy(d); }
-};
-template <class Desc, cudnnStatus_t (*Destroy)(Desc)>
-using Owned = std::unique_ptr<std::remove_pointer_t<Desc>, Destroyer<Desc, Destroy>>;
-using TensorDesc = Owned<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
-using FilterDesc = Owned<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
-using ConvDesc = Owned<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
-using ActDesc = Owned<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
+// The graph's tensors by uid, numbered in the order enqueue() lists their pointers: the
+// frontend's raw-pointer execute takes the user tensors' pointers sorted by uid. Every graph
+// has x, w and y; the fused one adds bias and, with a residual, z.
+enum Uid : int64_t { kUidX = 1, kUidW, kUidBias, kUidResidual, kUidY };
 
-// An algorithm asking for more workspace than this is passed over: FFT variants can want
+std::vector<int64_t> graph_uids(ConvRoute route, bool residual) {
+  if (route == ConvRoute::Separate) return {kUidX, kUidW, kUidY};
+  if (residual) return {kUidX, kUidW, kUidBias, kUidResidual, kUidY};
+  return {kUidX, kUidW, kUidBias, kUidY};
+}
+
+// An engine asking for more workspace than this is passed over: FFT variants can want
 // gigabytes at ResNet-50's batch 256, for little gain over the implicit GEMMs.
-constexpr std::size_t kMaxConvWorkspace = std::size_t{1} << 30;
+constexpr int64_t kMaxConvWorkspace = int64_t{1} << 30;
 
-TensorDesc nhwc_tensor(cudnnDataType_t type, int N, int C, int H, int W) {
-  cudnnTensorDescriptor_t d = nullptr;
-  CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
-  TensorDesc owned(d);
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, type, N, C, H, W));
-  return owned;
+// The graph API names a 4-d tensor's dimensions [N, C, H, W] whatever its layout; NHWC is
+// told by the strides.
+std::vector<int64_t> nhwc_strides(int64_t C, int64_t H, int64_t W) { return {H * W * C, 1, W * C, C}; }
+
+// One convolution graph to build.
+struct GraphSpec {
+  ConvShape shape;
+  int64_t N, H, W;      // the input's batch and sides
+  DType dtype;          // storage type of x, w, bias, residual and y
+  Precision precision;  // which engines may run it
+  ConvActivation act;
+  bool residual;        // the fused graph adds z
+  ConvRoute route;      // Fused: conv → bias → [z] → [ReLU]; Separate: conv alone
+};
+
+// Describes the graph of `s` on `g`: explicit dims and NHWC strides for every tensor the
+// caller passes, fp32 for the virtual ones between the nodes.
+void describe_graph(fe::graph::Graph& g, const GraphSpec& s) {
+  const fe::DataType_t io = s.dtype == DType::BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::FLOAT;
+  g.set_io_data_type(io).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
+  const int64_t C = s.shape.in_channels, K = s.shape.out_channels, R = s.shape.kernel;
+  const int64_t Ho = s.shape.out_size(static_cast<int>(s.H)), Wo = s.shape.out_size(static_cast<int>(s.W));
+  using Tensor = fe::graph::Tensor_attributes;
+  auto x = g.tensor(Tensor().set_name("x").set_uid(kUidX).set_dim({s.N, C, s.H, s.W}).set_stride(
+      nhwc_strides(C, s.H, s.W)));
+  auto w = g.tensor(Tensor().set_name("w").set_uid(kUidW).set_dim({K, C, R, R}).set_stride(nhwc_strides(C, R, R)));
+  // Cross-correlation, as PyTorch's Conv2d.
+  auto y = g.conv_fprop(x, w,
+                        fe::graph::Conv_fprop_attributes()
+                            .set_name("conv_fprop")
+                            .set_padding({s.shape.pad, s.shape.pad})
+                            .set_stride({s.shape.stride, s.shape.stride})
+                            .set_dilation({1, 1}));
+  if (s.route == ConvRoute::Fused) {
+    using Pointwise = fe::graph::Pointwise_attributes;
+    auto bias = g.tensor(Tensor().set_name("bias").set_uid(kUidBias).set_dim({1, K, 1, 1}).set_stride({K, 1, K, K}));
+    y = g.pointwise(y, bias, Pointwise().set_name("add_bias").set_mode(fe::PointwiseMode_t::ADD));
+    if (s.residual) {
+      auto z = g.tensor(Tensor().set_name("z").set_uid(kUidResidual).set_dim({s.N, K, Ho, Wo}).set_stride(
+          nhwc_strides(K, Ho, Wo)));
+      y = g.pointwise(y, z, Pointwise().set_name("add_residual").set_mode(fe::PointwiseMode_t::ADD));
+    }
+    if (s.act == ConvActivation::Relu) y = g.pointwise(y, Pointwise().set_name("relu").set_mode(fe::PointwiseMode_t::RELU_FWD));
+  }
+  y->set_output(true).set_name("y").set_uid(kUidY).set_data_type(io).set_dim({s.N, K, Ho, Wo}).set_stride(
+      nhwc_strides(K, Ho, Wo));
 }
 
-// Whether an algorithm's math type keeps the precision's promise.
-bool math_allowed(Precision p, cudnnMathType_t m) {
-  if (m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;  // may round fp32 to fp16
-  return p != Precision::FP32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
+// The frontend's steps from a described graph to a built execution plan. False, with the
+// frontend's words in *why, when cuDNN has no engine for it that the precision allows.
+bool build_plan(fe::graph::Graph& g, cudnnHandle_t handle, const GraphSpec& s, std::string* why) {
+  try {
+    fe::error_t e = g.validate();
+    if (e.is_good()) e = g.build_operation_graph(handle);
+    // Heuristics mode A, best first. The convolution alone may also take cuDNN's fallback
+    // engines, the last resort before giving up; the fused graph does not, since Separate
+    // on a heuristic engine beats a fused fallback one.
+    if (e.is_good())
+      e = s.route == ConvRoute::Fused ? g.create_execution_plans({fe::HeurMode_t::A})
+                                      : g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+    if (e.is_good()) {
+      // The filters act on the configs just listed, so they come between listing and check_support().
+      // Strict fp32: an engine noted TENSOR_CORE computes fp32 data in TF32, so none of those.
+      // Every precision: no engine that down-converts its inputs (fp32 to fp16, say).
+      std::vector<fe::NumericalNote_t> barred{fe::NumericalNote_t::DOWN_CONVERT_INPUTS};
+      if (s.precision == Precision::FP32) barred.push_back(fe::NumericalNote_t::TENSOR_CORE);
+      g.deselect_numeric_notes(barred).deselect_workspace_greater_than(kMaxConvWorkspace);
+      e = g.check_support();  // the first config, best first, that cuDNN supports becomes the candidate
+    }
+    if (e.is_good()) e = g.build_plans();
+    if (e.is_bad()) *why = e.get_message();
+    return e.is_good();
+  } catch (const std::exception& ex) {  // the frontend's lower layers may throw instead
+    *why = ex.what();
+    return false;
+  }
 }
 
-const char* api_name(ConvRoute r) {
-  return r == ConvRoute::Fused ? "cudnnConvolutionBiasActivationForward" : "cudnnConvolutionForward";
-}
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::string shape_text(int N, int H, int W, int C) {
   std::ostringstream os;
@@ -90,15 +157,39 @@ FoldedConv fold_batchnorm(const ConvShape& s, const std::vector<float>& w_oihw, 
 struct Conv2d::Plan {
   cudnnHandle_t handle = nullptr;  // ctx.cudnn() of the preparing context, bound to `stream`
   cudaStream_t stream = nullptr;
-  TensorDesc x, y, bias;
-  FilterDesc w;
-  ConvDesc conv;
-  ActDesc act;
-  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  std::size_t workspace = 0;
+  std::unique_ptr<fe::graph::Graph> graph;  // its execution plan built
   ConvRoute route = ConvRoute::Separate;
-  std::string note;      // why Separate, when Auto fell back to it
-  int64_t out_rows = 0;  // N·Ho·Wo
+  bool residual = false;  // prepared with a residual (forward must agree)
+  int64_t workspace = 0;  // bytes, reserved on the context
+  std::string engine;     // cuDNN's name for the plan: engine and knobs
+  std::string note;       // why Separate, when Auto fell back to it
+  int64_t out_rows = 0;   // N·Ho·Wo, the epilogue's rows
+
+  // Enqueues the route on `stream` (the handle is bound to it): the graph, then for Separate
+  // the epilogue kernel. forward() and prepare()'s trial run share it.
+  //
+  // Host cost per call: the pointers go in a stack array in uid order, and the frontend's
+  // raw-pointer execute copies the variant-pack template it prepared in build_plans(),
+  // patches them in, and wraps cudnnBackendExecute in one cuDNN variant-pack descriptor
+  // (created, finalized, destroyed: a small allocation inside cuDNN, a few µs — to be read
+  // off the bench's host-time line, against ~240 µs for the legacy fused call). No map, no
+  // allocation of ours. Keeping a finalized descriptor per pointer tuple would save that
+  // descriptor, but needs the plan's backend handle, which the frontend keeps private.
+  fe::error_t enqueue(const Conv2d& c, void* workspace, void* y, const void* x, const void* residual) const {
+    void* ptrs[5];
+    int n = 0;
+    ptrs[n++] = const_cast<void*>(x);
+    ptrs[n++] = const_cast<void*>(c.weight_);
+    if (route == ConvRoute::Fused) {
+      ptrs[n++] = const_cast<void*>(c.bias_);
+      if (residual) ptrs[n++] = const_cast<void*>(residual);
+    }
+    ptrs[n++] = y;
+    fe::error_t e = graph->execute(handle, ptrs, n, workspace);
+    if (e.is_good() && route == ConvRoute::Separate)
+      conv_epilogue_forward(c.dtype_, y, c.bias_, residual, out_rows, c.shape_.out_channels, c.act_, stream);
+    return e;
+  }
 };
 
 Conv2d::Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShape& shape, ConvActivation act,
@@ -114,121 +205,69 @@ Conv2d::Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShap
 Conv2d::~Conv2d() = default;
 Conv2d::Conv2d(Conv2d&&) noexcept = default;
 
+std::unique_ptr<Conv2d::Plan> Conv2d::build(Context& ctx, ConvRoute route, int N, int H, int W, void* y,
+                                            const void* x, const void* residual, std::string* why) const {
+  auto p = std::make_unique<Plan>();
+  p->handle = ctx.cudnn();
+  p->stream = ctx.stream();
+  p->route = route;
+  p->residual = residual != nullptr;
+  p->out_rows = int64_t{N} * shape_.out_size(H) * shape_.out_size(W);
+  p->graph = std::make_unique<fe::graph::Graph>();
+  const GraphSpec spec{shape_, N, H, W, dtype_, precision_, act_, p->residual, route};
+  describe_graph(*p->graph, spec);
+  if (!build_plan(*p->graph, p->handle, spec, why)) return nullptr;
+  // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
+  require(p->graph->get_variant_pack_uids_sorted() == graph_uids(route, p->residual),
+          "internal: cudnn-frontend lists the tensors of convolution '" + name() + "' in an unexpected order.");
+  (void)p->graph->get_plan_name(p->engine);
+  // The plan's exact workspace, reserved on the context now so that forward() never allocates.
+  fe::error_t e = p->graph->get_workspace_size(p->workspace);
+  if (e.is_bad()) {
+    *why = e.get_message();
+    return nullptr;
+  }
+  ctx.reserve_workspace(static_cast<std::size_t>(p->workspace));
+  // The trial run: whatever cuDNN would still refuse at execution, and the first launch's
+  // module loading, happen here rather than in the timed loop.
+  e = p->enqueue(*this, ctx.workspace(), y, x, residual);
+  if (e.is_bad()) {
+    *why = e.get_message();
+    return nullptr;
+  }
+  return p;
+}
+
 void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual, ConvRoute route) {
   const int Ho = shape_.out_size(H), Wo = shape_.out_size(W);
   require(N >= 1 && Ho >= 1 && Wo >= 1, name() + ": an input of " + shape_text(N, H, W, shape_.in_channels) +
                                             " gives no output through a " + std::to_string(shape_.kernel) + "x" +
                                             std::to_string(shape_.kernel) + " convolution.");
-  auto p = std::make_unique<Plan>();
-  p->handle = ctx.cudnn();
-  p->stream = ctx.stream();
-  p->out_rows = int64_t{N} * Ho * Wo;
-  const cudnnDataType_t type = dtype_ == DType::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-  p->x = nhwc_tensor(type, N, shape_.in_channels, H, W);
-  p->y = nhwc_tensor(type, N, shape_.out_channels, Ho, Wo);
-  p->bias = nhwc_tensor(type, 1, shape_.out_channels, 1, 1);
-
-  cudnnFilterDescriptor_t w = nullptr;
-  CUDNN_CHECK(cudnnCreateFilterDescriptor(&w));
-  p->w.reset(w);
-  // NHWC filter format = KRSC memory order, [out, kh, kw, in].
-  CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, type, CUDNN_TENSOR_NHWC, shape_.out_channels, shape_.in_channels,
-                                         shape_.kernel, shape_.kernel));
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv));
-  p->conv.reset(conv);
-  // Cross-correlation, as PyTorch's Conv2d; fp32 accumulation in every precision.
-  CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, shape_.pad, shape_.pad, shape_.stride, shape_.stride, 1, 1,
-                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CUDNN_CHECK(cudnnSetConvolutionMathType(conv, precision_ == Precision::FP32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
-  cudnnActivationDescriptor_t act = nullptr;
-  CUDNN_CHECK(cudnnCreateActivationDescriptor(&act));
-  p->act.reset(act);
-  CUDNN_CHECK(cudnnSetActivationDescriptor(
-      act, act_ == ConvActivation::Relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
-
-  // cuDNN's heuristics, best first; kept: those that run, fit the workspace cap, and keep
-  // the precision's promise.
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int found = 0;
-  CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(p->handle, p->x.get(), w, conv, p->y.get(),
-                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> candidates;
-  for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxConvWorkspace &&
-        math_allowed(precision_, perf[i].mathType))
-      candidates.push_back(perf[i]);
-  require(!candidates.empty(), "cuDNN has no " + std::string(precision_name(precision_)) +
-                                   " algorithm for convolution '" + name() + "' on an input of " +
-                                   shape_text(N, H, W, shape_.in_channels) + ".");
-
-  // Adopts a candidate: its math type (fp32 keeps FMA, whatever the heuristic reports) and
-  // its exact workspace, reserved on the context now so forward() never allocates.
-  auto adopt = [&](const cudnnConvolutionFwdAlgoPerf_t& c) {
-    if (precision_ != Precision::FP32) CUDNN_CHECK(cudnnSetConvolutionMathType(conv, c.mathType));
-    p->algo = c.algo;
-    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(p->handle, p->x.get(), w, conv, p->y.get(), c.algo,
-                                                        &p->workspace));
-    ctx.reserve_workspace(p->workspace);
+  auto cannot = [&](ConvRoute r, const std::string& why) {
+    return Error("cuDNN cannot run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
+                 shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(r) + "): " + why);
   };
-
-  // The trial runs: each route to consider, each candidate best first, run once on these
-  // (scratch) buffers at build; the first that cuDNN accepts is the plan. A refusal comes
-  // back as a status at the call, before anything is enqueued — NOT_SUPPORTED, or BAD_PARAM
-  // for a descriptor combination the legacy API does not take.
-  std::vector<ConvRoute> routes;
-  if (route != ConvRoute::Separate) routes.push_back(ConvRoute::Fused);
-  if (route != ConvRoute::Fused) routes.push_back(ConvRoute::Separate);
-  // cuDNN's words for the last refused trial.
-  std::string refusal = act_ == ConvActivation::None
-                            ? "the identity activation needs IMPLICIT_PRECOMP_GEMM, which the heuristics did not offer"
-                            : "";
-  for (const ConvRoute r : routes) {
-    for (const auto& c : candidates) {
-      // Documented: the fused call's identity activation runs only with IMPLICIT_PRECOMP_GEMM.
-      if (r == ConvRoute::Fused && act_ == ConvActivation::None &&
-          c.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
-        continue;
-      adopt(c);
-      p->route = r;
-      const cudnnStatus_t st = enqueue(*p, ctx.workspace(), y, x, residual, ctx.stream());
-      if (st == CUDNN_STATUS_SUCCESS) {
-        if (r != routes.front()) p->note = "cuDNN refused the fused call: " + refusal;
-        plans_[{N, H, W}] = std::move(p);
-        return;
-      }
-      const int category = CUDNN_STATUS_CATEGORY(st);
-      if (category != CUDNN_STATUS_NOT_SUPPORTED && category != CUDNN_STATUS_BAD_PARAM)
-        fail_library_call("cuDNN", api_name(r), cudnnGetErrorString(st), __func__, __FILE__, __LINE__);
-      refusal = std::string(cudnnGetErrorString(st)) + " with algorithm " + std::to_string(c.algo);
+  std::string refusal;  // the frontend's words on the fused graph
+  if (route != ConvRoute::Separate) {
+    if (auto p = build(ctx, ConvRoute::Fused, N, H, W, y, x, residual, &refusal)) {
+      plans_[{N, H, W}] = std::move(p);
+      return;
     }
+    if (route == ConvRoute::Fused) throw cannot(route, refusal);
   }
-  throw Error("cuDNN cannot run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
-              shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(route) + "): " + refusal + ".");
+  std::string why;
+  auto p = build(ctx, ConvRoute::Separate, N, H, W, y, x, residual, &why);
+  if (!p) throw cannot(route, why);
+  if (route == ConvRoute::Auto) p->note = "cuDNN refused the fused graph: " + first_line(refusal);
+  plans_[{N, H, W}] = std::move(p);
 }
 
-cudnnStatus_t Conv2d::enqueue(const Plan& p, void* workspace, void* y, const void* x, const void* residual,
-                              cudaStream_t stream) const {
-  const float one = 1.f, zero = 0.f;
-  if (p.route == ConvRoute::Fused) {
-    // With no residual, alpha2 = 0 and z aliases y: cuDNN does not read z then (the layer
-    // tests poison y with NaN before each run, which would show if it did).
-    return cudnnConvolutionBiasActivationForward(p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(),
-                                                 p.algo, workspace, p.workspace, residual ? &one : &zero, p.y.get(),
-                                                 residual ? residual : y, p.bias.get(), bias_, p.act.get(), p.y.get(),
-                                                 y);
-  }
-  const cudnnStatus_t st = cudnnConvolutionForward(p.handle, &one, p.x.get(), x, p.w.get(), weight_, p.conv.get(),
-                                                   p.algo, workspace, p.workspace, &zero, p.y.get(), y);
-  if (st == CUDNN_STATUS_SUCCESS)
-    conv_epilogue_forward(dtype_, y, bias_, residual, p.out_rows, shape_.out_channels, act_, stream);
-  return st;
-}
-
+// forward() checks with `if`, not require(): require's message would be built on every call.
 const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
   auto it = plans_.find({N, H, W});
-  require(it != plans_.end(), "internal: convolution '" + name() + "' was not prepared for an input of " +
-                                  shape_text(N, H, W, shape_.in_channels) + ".");
+  if (it == plans_.end())
+    throw Error("internal: convolution '" + name() + "' was not prepared for an input of " +
+                shape_text(N, H, W, shape_.in_channels) + ".");
   return *it->second;
 }
 
@@ -236,18 +275,23 @@ ConvRoute Conv2d::route(int N, int H, int W) const { return plan(N, H, W).route;
 
 std::string Conv2d::describe(int N, int H, int W) const {
   const Plan& p = plan(N, H, W);
-  std::string s = std::string(conv_route_name(p.route)) + ", cuDNN algorithm " + std::to_string(p.algo) + ", " +
+  std::string s = std::string(conv_route_name(p.route)) + ", cuDNN plan " + p.engine + ", " +
                   std::to_string(p.workspace) + " B workspace";
   return p.note.empty() ? s : s + " (" + p.note + ")";
 }
 
 void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, const void* residual) const {
   const Plan& p = plan(N, H, W);
-  require(p.stream == ctx.stream(), "internal: convolution '" + name() + "' runs on a stream it was not prepared for.");
+  if (p.stream != ctx.stream())
+    throw Error("internal: convolution '" + name() + "' runs on a stream it was not prepared for.");
+  if (p.residual != (residual != nullptr))
+    throw Error("internal: convolution '" + name() + "' was prepared " + (p.residual ? "with" : "without") +
+                " a residual.");
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  const cudnnStatus_t st = enqueue(p, ctx.workspace(), y, x, residual, ctx.stream());
-  if (st != CUDNN_STATUS_SUCCESS)
-    fail_library_call("cuDNN", api_name(p.route), cudnnGetErrorString(st), __func__, __FILE__, __LINE__);
+  fe::error_t e = p.enqueue(*this, ctx.workspace(), y, x, residual);
+  if (e.is_bad())
+    fail_library_call("cuDNN", "cudnn_frontend::graph::Graph::execute", e.get_message().c_str(), __func__, __FILE__,
+                      __LINE__);
 }
 
 }  // namespace laptime

@@ -1,4 +1,4 @@
-// Conv2d with its BatchNorm folded in, on NHWC activations, through cuDNN.
+// Conv2d with its BatchNorm folded in, on NHWC activations, through cuDNN's graph API.
 //
 //   y = act(conv(x, W') + b' (+ residual))      W' = W·γ/√(var+ε),  b' = β − mean·γ/√(var+ε)
 //
@@ -7,25 +7,23 @@
 // device never sees γ, β or the running statistics. Weights are re-laid out from
 // PyTorch's OIHW to KRSC ([out, kh, kw, in]), the filter layout cuDNN pairs with NHWC.
 //
-// Why cuDNN's legacy cudnnConvolutionBiasActivationForward and not a cuDNN graph: it is
-// one call that computes act(α1·conv(x) + α2·z + bias) — bias, the bottleneck's residual
-// add (z, α2 = 1) and the ReLU in the convolution's epilogue — with no dependency beyond
-// cuDNN itself (the graph API's usable C++ face, cudnn-frontend, is a separate package our
-// build machines lack). fp32 and tf32 are its FLOAT_CONFIG; bf16 (bf16 storage, fp32
-// compute: PSEUDO_BFLOAT16_CONFIG, which plain cudnnConvolutionForward documents) we could
-// not confirm for the fused call. Two limits are thus documented or possible, and handled
-// at build rather than discovered in forward(): the identity activation runs only with
-// IMPLICIT_PRECOMP_GEMM, and a configuration may be refused at the call. prepare()
-// therefore tries the fused call once per candidate
-// algorithm; when none is accepted the layer runs ConvRoute::Separate: a plain
-// cudnnConvolutionForward followed by our conv_epilogue kernel (same math, one more pass
-// over y). Which route a layer took, and why, is visible through route() and describe().
-// These legacy convolution entry points are marked deprecated in cuDNN 9 (still shipped and
-// supported there); when they go, this layer moves to the graph API.
+// Why the graph API (through cudnn-frontend) and not cudnnConvolutionBiasActivationForward:
+// in cuDNN 9 that legacy call is a shim over the graph API that re-does the graph, heuristic
+// and plan work on every call, about 240 µs of host time each, which left ResNet-50 bound
+// by its enqueue (12.8 ms of host time for a 13.0 ms lap at batch 256). Here each
+// convolution's graph is built once per input shape at build (prepare), cuDNN's plan chosen
+// and its workspace reserved then; forward() only hands the plan its pointers.
 //
-// Math types: fp32 uses CUDNN_FMA_MATH (no tensor cores, so no TF32: strict fp32); tf32 and
-// bf16 use CUDNN_TENSOR_OP_MATH, which lets fp32 data round to TF32 and bf16 data use tensor
-// cores, but not the ..._ALLOW_CONVERSION variant, which may round fp32 to fp16.
+// The graph is conv_fprop → add bias → [add residual] → [ReLU], fp32 in between and fp32
+// accumulation, the storage type at both ends. Where cuDNN has no engine for that fusion
+// (ConvRoute::Separate) the graph is the convolution alone and our conv_epilogue kernel
+// adds bias and residual and applies the ReLU (same math, one more pass over y). Auto
+// decides at build; route() and describe() say which route a layer took, on which cuDNN
+// engine, and why.
+//
+// Precision: fp32 is strict, no TF32 — engines that cuDNN notes as using tensor cores are
+// excluded (on fp32 data a tensor core means TF32); tf32 allows them; bf16 uses them. No
+// precision accepts an engine that down-converts its inputs (fp32 to fp16, say).
 #pragma once
 
 #include <map>
@@ -33,8 +31,6 @@
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <cudnn.h>
 
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -55,9 +51,9 @@ struct ConvShape {
 };
 
 // The epilogue's route (see the top of this file).
-//   Auto:     Fused where cuDNN accepts it, otherwise Separate; decided in prepare().
-//   Fused:    one cudnnConvolutionBiasActivationForward; prepare() throws when cuDNN refuses it.
-//   Separate: cudnnConvolutionForward, then conv_epilogue_forward.
+//   Auto:     Fused where cuDNN has an engine for the fused graph, otherwise Separate; decided in prepare().
+//   Fused:    one graph, conv → bias → [residual] → [ReLU]; prepare() throws when cuDNN cannot run it.
+//   Separate: a graph of the convolution alone, then conv_epilogue_forward.
 enum class ConvRoute { Auto, Fused, Separate };
 const char* conv_route_name(ConvRoute r);
 
@@ -85,34 +81,38 @@ class Conv2d {
   Conv2d(const Conv2d&) = delete;
   Conv2d& operator=(const Conv2d&) = delete;
 
-  // Build time, once per input shape [N, H, W, in]: descriptors, the algorithm (cuDNN's
-  // heuristics, best first), its workspace reserved on `ctx`, and the route. Each candidate
-  // is run once on these buffers until cuDNN accepts one, so that a refusal surfaces here and
-  // never in forward(): they must be valid device memory of the forward shapes, and y is
-  // overwritten. `residual` is nullptr when forward() will have none.
+  // Build time, once per input shape [N, H, W, in]: the graph of the route,
+  // cuDNN's plan for it (its heuristics, best first, less what the precision forbids), and
+  // its workspace reserved on `ctx`. The plan is then run once on these buffers, so that a
+  // refusal surfaces here and never in forward(): they must be valid device memory of the
+  // forward shapes, and y is overwritten. `residual` is nullptr when forward() will have
+  // none; a residual is part of the fused graph, so forward() must agree with prepare().
   void prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual,
                ConvRoute route = ConvRoute::Auto);
   bool prepared(int N, int H, int W) const { return plans_.count({N, H, W}) > 0; }
 
-  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, in]; residual: like y,
-  // or nullptr. The shape must have been prepared, on a context with the same stream.
+  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, in];
+  // residual: like y, or nullptr, as at prepare(). The shape must have been prepared, on a
+  // context with the same stream. Any device pointers of those shapes will do, 16-byte aligned
+  // (cuDNN's tensors are declared so).
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W,
                const void* residual = nullptr) const;
 
   const std::string& name() const { return name_.str(); }
   const ConvShape& shape() const { return shape_; }
   ConvActivation activation() const { return act_; }
-  // The route prepare() chose for this shape, and one line on it: route, cuDNN algorithm,
-  // workspace, and cuDNN's refusal when Auto fell back to Separate.
+  // The route prepare() chose for this shape, and one line on it: route, cuDNN engine,
+  // workspace, and cuDNN's reason when Auto fell back to Separate.
   ConvRoute route(int N, int H, int W) const;
   std::string describe(int N, int H, int W) const;
 
  private:
-  struct Plan;
+  struct Plan;  // holds cudnn-frontend's graph: only conv2d.cpp includes the frontend's headers
   const Plan& plan(int N, int H, int W) const;
-  // Enqueues the plan's route on `stream` (the handle is bound to it); cuDNN's status.
-  cudnnStatus_t enqueue(const Plan& p, void* workspace, void* y, const void* x, const void* residual,
-                        cudaStream_t stream) const;
+  // One route's plan for this shape, built and trial-run on these buffers; nullptr, with
+  // cuDNN's reason in *why, when cuDNN has no engine for it.
+  std::unique_ptr<Plan> build(Context& ctx, ConvRoute route, int N, int H, int W, void* y, const void* x,
+                              const void* residual, std::string* why) const;
 
   NvtxName name_;
   ConvShape shape_;
