@@ -1,6 +1,7 @@
 // Model input for ResNet: images arrive as PyTorch takes them, fp32 NCHW [N, 3, H, W];
-// laptime's convolutions read NHWC in the run's storage type. One kernel does both the
-// transpose and the conversion.
+// laptime's convolutions read NHWC in the run's storage type. One kernel does the transpose,
+// the conversion, and the zero padding of the channels that the stem convolution reads
+// (layers/conv2d.h, stored_in_channels).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,7 +10,9 @@
 
 namespace laptime {
 
-// out: [N, H, W, C] of `dtype` (F32 or BF16); in: [N, C, H, W] fp32.
-void nchw_f32_to_nhwc(DType dtype, void* out, const float* in, int N, int C, int H, int W, cudaStream_t stream);
+// out: [N, H, W, C_out] of `dtype` (F32 or BF16), channels C .. C_out-1 zero; in: [N, C, H, W]
+// fp32; C_out >= C.
+void nchw_f32_to_nhwc(DType dtype, void* out, const float* in, int N, int C, int H, int W, int C_out,
+                      cudaStream_t stream);
 
 }  // namespace laptime

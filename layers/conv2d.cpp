@@ -37,7 +37,8 @@ std::vector<int64_t> nhwc_strides(int64_t C, int64_t H, int64_t W) { return {H *
 
 // One convolution graph to build.
 struct GraphSpec {
-  ConvShape shape;
+  ConvShape shape;      // kernel, stride, pad, out_channels (in_channels: see C)
+  int64_t C;            // input channels as stored, >= shape.in_channels
   int64_t N, H, W;      // the input's batch and sides
   DType dtype;          // storage type of x, w, bias, residual and y
   Precision precision;  // which engines may run it
@@ -51,12 +52,12 @@ struct GraphSpec {
 void describe_graph(fe::graph::Graph& g, const GraphSpec& s) {
   const fe::DataType_t io = s.dtype == DType::BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::FLOAT;
   g.set_io_data_type(io).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
-  const int64_t C = s.shape.in_channels, K = s.shape.out_channels, R = s.shape.kernel;
+  const int64_t K = s.shape.out_channels, R = s.shape.kernel;
   const int64_t Ho = s.shape.out_size(static_cast<int>(s.H)), Wo = s.shape.out_size(static_cast<int>(s.W));
   using Tensor = fe::graph::Tensor_attributes;
-  auto x = g.tensor(Tensor().set_name("x").set_uid(kUidX).set_dim({s.N, C, s.H, s.W}).set_stride(
-      nhwc_strides(C, s.H, s.W)));
-  auto w = g.tensor(Tensor().set_name("w").set_uid(kUidW).set_dim({K, C, R, R}).set_stride(nhwc_strides(C, R, R)));
+  auto x = g.tensor(Tensor().set_name("x").set_uid(kUidX).set_dim({s.N, s.C, s.H, s.W}).set_stride(
+      nhwc_strides(s.C, s.H, s.W)));
+  auto w = g.tensor(Tensor().set_name("w").set_uid(kUidW).set_dim({K, s.C, R, R}).set_stride(nhwc_strides(s.C, R, R)));
   // Cross-correlation, as PyTorch's Conv2d.
   auto y = g.conv_fprop(x, w,
                         fe::graph::Conv_fprop_attributes()
@@ -193,14 +194,31 @@ struct Conv2d::Plan {
 };
 
 Conv2d::Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShape& shape, ConvActivation act,
-               Precision precision)
+               Precision precision, int stored_in_channels)
     : name_(prefix),
       shape_(shape),
       act_(act),
       precision_(precision),
       dtype_(w.dtype()),
+      stored_in_(stored_in_channels > 0 ? stored_in_channels : shape.in_channels),
       weight_(w.get(prefix + ".weight")),
-      bias_(w.get(prefix + ".bias")) {}
+      bias_(w.get(prefix + ".bias")) {
+  require(stored_in_ >= shape_.in_channels, "internal: convolution '" + prefix + "' cannot store its " +
+                                                std::to_string(shape_.in_channels) + " input channels in " +
+                                                std::to_string(stored_in_) + ".");
+  if (stored_in_ > shape_.in_channels) {
+    // [out·k·k rows of in] → [out·k·k rows of stored_in], the extra channels zero.
+    const std::size_t es = dtype_size(dtype_), rows = std::size_t(shape_.out_channels) * shape_.kernel * shape_.kernel;
+    padded_weight_ = DeviceBuffer(rows * stored_in_ * es);
+    CUDA_CHECK(cudaMemset(padded_weight_.data(), 0, padded_weight_.bytes()));
+    CUDA_CHECK(cudaMemcpy2D(padded_weight_.data(), stored_in_ * es, weight_, shape_.in_channels * es,
+                            shape_.in_channels * es, rows, cudaMemcpyDeviceToDevice));
+    // Both ran on the legacy default stream, which a context's non-blocking stream does not
+    // wait for: finish them here, at build.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    weight_ = padded_weight_.data();
+  }
+}
 
 Conv2d::~Conv2d() = default;
 Conv2d::Conv2d(Conv2d&&) noexcept = default;
@@ -214,7 +232,7 @@ std::unique_ptr<Conv2d::Plan> Conv2d::build(Context& ctx, ConvRoute route, int N
   p->residual = residual != nullptr;
   p->out_rows = int64_t{N} * shape_.out_size(H) * shape_.out_size(W);
   p->graph = std::make_unique<fe::graph::Graph>();
-  const GraphSpec spec{shape_, N, H, W, dtype_, precision_, act_, p->residual, route};
+  const GraphSpec spec{shape_, stored_in_, N, H, W, dtype_, precision_, act_, p->residual, route};
   describe_graph(*p->graph, spec);
   if (!build_plan(*p->graph, p->handle, spec, why)) return nullptr;
   // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
@@ -240,12 +258,12 @@ std::unique_ptr<Conv2d::Plan> Conv2d::build(Context& ctx, ConvRoute route, int N
 
 void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual, ConvRoute route) {
   const int Ho = shape_.out_size(H), Wo = shape_.out_size(W);
-  require(N >= 1 && Ho >= 1 && Wo >= 1, name() + ": an input of " + shape_text(N, H, W, shape_.in_channels) +
+  require(N >= 1 && Ho >= 1 && Wo >= 1, name() + ": an input of " + shape_text(N, H, W, stored_in_) +
                                             " gives no output through a " + std::to_string(shape_.kernel) + "x" +
                                             std::to_string(shape_.kernel) + " convolution.");
   auto cannot = [&](ConvRoute r, const std::string& why) {
     return Error("cuDNN cannot run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
-                 shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(r) + "): " + why);
+                 shape_text(N, H, W, stored_in_) + ", route " + conv_route_name(r) + "): " + why);
   };
   std::string refusal;  // the frontend's words on the fused graph
   if (route != ConvRoute::Separate) {
@@ -267,7 +285,7 @@ const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
   auto it = plans_.find({N, H, W});
   if (it == plans_.end())
     throw Error("internal: convolution '" + name() + "' was not prepared for an input of " +
-                shape_text(N, H, W, shape_.in_channels) + ".");
+                shape_text(N, H, W, stored_in_) + ".");
   return *it->second;
 }
 

@@ -32,6 +32,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/buffer.h"
 #include "core/context.h"
 #include "core/nvtx.h"
 #include "kernels/conv_epilogue.cuh"
@@ -73,15 +74,21 @@ class Conv2d {
  public:
   // Reads `<prefix>.weight` [out, k, k, in] (KRSC, folded) and `<prefix>.bias` [out]. The
   // prefix is also the NVTX range's name (`conv1`, `layer2.1.conv2`, `layer3.0.downsample`).
+  //
+  // stored_in_channels: the input's channels per pixel as the caller stores them, when it
+  // pads them past shape.in_channels with zeros (0: no padding). The layer then convolves
+  // over all of them, with its own copy of the weight zero-padded to match, made here once.
+  // For the ResNet stem: with 3 channels (6 or 12 bytes a pixel) cuDNN has no Hopper kernel
+  // and pads the input itself on every call; models/resnet50.cpp stores the image padded.
   Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShape& shape, ConvActivation act,
-         Precision precision);
+         Precision precision, int stored_in_channels = 0);
   ~Conv2d();
   Conv2d(Conv2d&&) noexcept;
   Conv2d& operator=(Conv2d&&) = delete;
   Conv2d(const Conv2d&) = delete;
   Conv2d& operator=(const Conv2d&) = delete;
 
-  // Build time, once per input shape [N, H, W, in]: the graph of the route,
+  // Build time, once per input shape [N, H, W, stored_in_channels]: the graph of the route,
   // cuDNN's plan for it (its heuristics, best first, less what the precision forbids), and
   // its workspace reserved on `ctx`. The plan is then run once on these buffers, so that a
   // refusal surfaces here and never in forward(): they must be valid device memory of the
@@ -91,7 +98,7 @@ class Conv2d {
                ConvRoute route = ConvRoute::Auto);
   bool prepared(int N, int H, int W) const { return plans_.count({N, H, W}) > 0; }
 
-  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, in];
+  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, stored_in_channels];
   // residual: like y, or nullptr, as at prepare(). The shape must have been prepared, on a
   // context with the same stream. Any device pointers of those shapes will do, 16-byte aligned
   // (cuDNN's tensors are declared so).
@@ -99,7 +106,8 @@ class Conv2d {
                const void* residual = nullptr) const;
 
   const std::string& name() const { return name_.str(); }
-  const ConvShape& shape() const { return shape_; }
+  const ConvShape& shape() const { return shape_; }  // the convolution as the weights file has it
+  int stored_in_channels() const { return stored_in_; }
   ConvActivation activation() const { return act_; }
   // The route prepare() chose for this shape, and one line on it: route, cuDNN engine,
   // workspace, and cuDNN's reason when Auto fell back to Separate.
@@ -119,8 +127,10 @@ class Conv2d {
   ConvActivation act_;
   Precision precision_;
   DType dtype_;
-  const void* weight_;  // [out, k, k, in]
-  const void* bias_;    // [out]
+  int stored_in_;                // channels per input pixel, >= shape_.in_channels
+  DeviceBuffer padded_weight_;   // [out, k, k, stored_in_], only when stored_in_ > in_channels
+  const void* weight_;           // [out, k, k, stored_in_]
+  const void* bias_;             // [out]
   std::map<std::tuple<int, int, int>, std::unique_ptr<Plan>> plans_;  // by (N, H, W)
 };
 

@@ -24,6 +24,14 @@ ConvShape stem_shape(const ResNetConfig& cfg) {
   return s;
 }
 
+// input() holds the image channels zero-padded to 16 bytes a pixel (8 bf16 or 4 fp32), and the
+// stem convolves over all of them (Conv2d's stored_in_channels): with 3 channels cuDNN has no
+// Hopper kernel for the 7×7 stem — it padded the input itself on every call
+// (nhwcAddPaddingKernel) and ran an sm80 indexed implicit GEMM, 1.71 ms of ~11 ms of GPU time
+// at batch 256 in bf16. The padding is written once per upload_input(), outside forward().
+int stem_stored_channels(DType dtype) { return 16 / static_cast<int>(dtype_size(dtype)); }
+constexpr int kMaxStemStoredChannels = 8;  // the most stem_stored_channels gives (bf16)
+
 // One bottleneck's place in the network.
 struct BlockGeometry {
   std::string prefix;  // layer<s>.<b>
@@ -121,7 +129,11 @@ void check_resnet50_input(const ResNetConfig& cfg, int batch, int image_size) {
                                            std::to_string(kMinImageSize) + " pixels.");
   // Checked in double first: the geometry itself would overflow int for absurd sizes.
   const double rough = double(batch) * image_size * image_size / 4 * cfg.base_width;
-  const int64_t largest = rough < 1e15 ? largest_activation(cfg, geometry(cfg, image_size), batch) : INT64_MAX;
+  // The padded input counts too: with a narrow stem (base_width < 32) it outgrows the stem's output.
+  const int64_t largest =
+      rough < 1e15 ? std::max(largest_activation(cfg, geometry(cfg, image_size), batch),
+                              int64_t{batch} * image_size * image_size * kMaxStemStoredChannels)
+                   : INT64_MAX;
   require(largest <= kMaxTensorElements,
           "batch " + std::to_string(batch) + " at " + std::to_string(image_size) + "x" + std::to_string(image_size) +
               " needs an activation of " + std::to_string(largest) +
@@ -229,7 +241,8 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       max_batch_(max_batch),
       image_size_(image_size),
       weights_(weights, activation_dtype(precision)),
-      stem_(weights_, "conv1", stem_shape(cfg), ConvActivation::Relu, precision),
+      stem_(weights_, "conv1", stem_shape(cfg), ConvActivation::Relu, precision,
+            stem_stored_channels(activation_dtype(precision))),
       maxpool_("maxpool", activation_dtype(precision)),
       head_(weights_, cfg.features(), cfg.num_classes, precision) {
   const Geometry g = geometry(cfg, image_size);
@@ -242,7 +255,7 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
     scratch = std::max(scratch, blocks_[i].scratch_bytes(max_batch, g.blocks[i].in_size, g.blocks[i].in_size));
   ArenaLayout l;
   const std::size_t staging_off = l.reserve(B * kImageChannels * S * S * sizeof(float));
-  const std::size_t input_off = l.reserve(B * S * S * kImageChannels * es);
+  const std::size_t input_off = l.reserve(B * S * S * stem_.stored_in_channels() * es);
   const std::size_t act_bytes = static_cast<std::size_t>(largest_activation(cfg, g, max_batch)) * es;
   const std::size_t act0_off = l.reserve(act_bytes), act1_off = l.reserve(act_bytes);
   const std::size_t scratch_off = l.reserve(scratch);
@@ -290,7 +303,8 @@ void ResNet50::upload_input(const Context& ctx, const std::vector<float>& images
                                   std::to_string(image_size_) + "x" + std::to_string(image_size_) + ", got " +
                                   std::to_string(images.size()) + ".");
   CUDA_CHECK(cudaMemcpyAsync(staging_, images.data(), n * sizeof(float), cudaMemcpyHostToDevice, ctx.stream()));
-  nchw_f32_to_nhwc(dtype(), input_, staging_, B, kImageChannels, image_size_, image_size_, ctx.stream());
+  nchw_f32_to_nhwc(dtype(), input_, staging_, B, kImageChannels, image_size_, image_size_, stem_.stored_in_channels(),
+                   ctx.stream());
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
