@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "bench/analyze.h"
@@ -26,7 +28,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string fixture(const std::string& name) { return std::string(LAPTIME_SOURCE_DIR) + "/tests/fixtures/" + name; }
+// $LAPTIME_SOURCE_DIR when set (a build carried to another machine), else the configured checkout.
+std::string fixture(const std::string& name) {
+  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
+  return std::string(env && *env ? env : LAPTIME_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
 std::string temp(const std::string& name) { return testing::TempDir() + "laptime_trace_" + name; }
 
 std::string read_file(const std::string& path) {
