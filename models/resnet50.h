@@ -4,8 +4,9 @@
 //   for stage s in 1..4, block b:   Bottleneck, stride 2 in block 0 of stages 2-4
 //   logits = fc(avgpool(x))         global mean, then cuBLASLt               [B, classes]
 // w = base_width (64). Activations are NHWC in the run's storage type; the model's input is
-// NHWC [B, S, S, 3] (input()); upload_input() takes images as PyTorch does, fp32 NCHW
-// [B, 3, S, S], and transposes them on the device.
+// NHWC [B, S, S, Cs] (input()), the 3 colour channels zero-padded to Cs = 16 bytes per pixel
+// (8 in bf16, 4 in fp32) so cuDNN can run the stem on a vectorized kernel; upload_input()
+// takes images as PyTorch does, fp32 NCHW [B, 3, S, S], and transposes and pads them on the device.
 //
 // Everything is sized for (max_batch, image_size) at construction: one weights allocation,
 // one activation arena, every cuDNN algorithm and workspace and cuBLASLt plan for that
@@ -100,7 +101,7 @@ class ResNet50 {
   // Copies images, fp32 NCHW [B, 3, S, S] as PyTorch takes them, to input() as NHWC in the
   // storage type. Synchronous: call it outside the timed loop.
   void upload_input(const Context& ctx, const std::vector<float>& images, int B);
-  void* input() const { return input_; }  // [max_batch, S, S, 3] of dtype(), device
+  void* input() const { return input_; }  // [max_batch, S, S, Cs] of dtype(), device
 
   // logits() = forward of input()[0 : B]. B must have been prepared.
   void forward(const Context& ctx, int B);
@@ -132,7 +133,7 @@ class ResNet50 {
   Classifier head_;
   DeviceBuffer arena_;
   float* staging_ = nullptr;  // [max_batch, 3, S, S] fp32, upload_input's landing slot
-  void* input_ = nullptr;     // [max_batch, S, S, 3]
+  void* input_ = nullptr;     // [max_batch, S, S, Cs], Cs = stem_.stored_in_channels()
   void* act_[2] = {};         // ping-pong activations, each the largest stage output
   void* scratch_ = nullptr;   // the largest block scratch (blocks run one after another)
   void* pooled_ = nullptr;    // [max_batch, features]
