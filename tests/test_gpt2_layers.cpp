@@ -33,19 +33,7 @@ HostWeights tiny_weights(int n_layer, int C, int vocab, int n_ctx, uint64_t seed
   return random_gpt2_weights(c, seed);
 }
 
-class Gpt2LayerTest : public ::testing::TestWithParam<Precision> {
- protected:
-  void SetUp() override {
-    LAPTIME_REQUIRE_GPU();
-    seed = test::fresh_seed();
-    ctx = std::make_unique<Context>();
-  }
-  Precision precision() const { return GetParam(); }
-  DType dtype() const { return activation_dtype(GetParam()); }
-  double bound() const { return test::layer_bound(GetParam()); }
-  uint64_t seed = 0;
-  std::unique_ptr<Context> ctx;
-};
+class Gpt2LayerTest : public test::PrecisionTest {};
 
 TEST_P(Gpt2LayerTest, Embedding) {
   for (auto [B, T, C] : {std::tuple{1, 1, 64}, {3, 77, 96}, {2, 128, 768}}) {

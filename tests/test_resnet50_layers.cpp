@@ -56,19 +56,7 @@ std::vector<float> nhwc_to_nchw(const std::vector<float>& x, int N, int H, int W
   return y;
 }
 
-class Resnet50LayerTest : public ::testing::TestWithParam<Precision> {
- protected:
-  void SetUp() override {
-    LAPTIME_REQUIRE_GPU();
-    seed = test::fresh_seed();
-    ctx = std::make_unique<Context>();
-  }
-  Precision precision() const { return GetParam(); }
-  DType dtype() const { return activation_dtype(GetParam()); }
-  double bound() const { return test::layer_bound(GetParam()); }
-  uint64_t seed = 0;
-  std::unique_ptr<Context> ctx;
-};
+class Resnet50LayerTest : public test::PrecisionTest {};
 
 struct ConvCase {
   int N, H, W;

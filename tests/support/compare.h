@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -77,6 +78,22 @@ inline double layer_bound(Precision p) {
 
 // n elements of `dtype` at `src` (device), widened to fp32 on the host. Synchronizes the device.
 std::vector<float> download_f32(DType dtype, const void* src, size_t n);
+
+// Base fixture of the GPU layer suites, parameterised by precision: skips without a GPU,
+// draws a fresh seed (print it with SCOPED_TRACE), and owns a Context.
+class PrecisionTest : public ::testing::TestWithParam<Precision> {
+ protected:
+  void SetUp() override {
+    LAPTIME_REQUIRE_GPU();
+    seed = fresh_seed();
+    ctx = std::make_unique<Context>();
+  }
+  Precision precision() const { return GetParam(); }
+  DType dtype() const { return activation_dtype(GetParam()); }
+  double bound() const { return layer_bound(GetParam()); }
+  uint64_t seed = 0;
+  std::unique_ptr<Context> ctx;
+};
 
 // Device copies of fp32 host data in the storage type of `dtype`, and back.
 class DeviceArray {
