@@ -148,6 +148,17 @@ bool inject_nvtx(std::vector<std::string>& notes) {
   return true;
 }
 
+// Kernel, memcpy and memset records name their common fields alike.
+template <class Record>
+void fill_gpu_work(const Record* r, uint32_t pid, GpuWork* w) {
+  w->pid = pid;
+  w->device = r->deviceId;
+  w->stream = r->streamId;
+  w->start = static_cast<Ns>(r->start);
+  w->end = static_cast<Ns>(r->end);
+  w->correlation = r->correlationId;
+}
+
 }  // namespace
 
 void CuptiState::consume(const CUpti_Activity* record) {
@@ -158,14 +169,9 @@ void CuptiState::consume(const CUpti_Activity* record) {
       Kernel k;
       k.name = demangle(r->name ? r->name : "");
       k.short_name = short_kernel_name(k.name);
-      k.pid = pid;
-      k.device = r->deviceId;
-      k.stream = r->streamId;
-      k.start = static_cast<Ns>(r->start);
-      k.end = static_cast<Ns>(r->end);
+      fill_gpu_work(r, pid, &k);
       k.grid = {static_cast<uint32_t>(r->gridX), static_cast<uint32_t>(r->gridY), static_cast<uint32_t>(r->gridZ)};
       k.block = {static_cast<uint32_t>(r->blockX), static_cast<uint32_t>(r->blockY), static_cast<uint32_t>(r->blockZ)};
-      k.correlation = r->correlationId;
       trace.kernels.push_back(std::move(k));
       break;
     }
@@ -176,12 +182,7 @@ void CuptiState::consume(const CUpti_Activity* record) {
       m.bytes = r->bytes;
       m.src = mem_kind(r->srcKind);
       m.dst = mem_kind(r->dstKind);
-      m.pid = pid;
-      m.device = r->deviceId;
-      m.stream = r->streamId;
-      m.start = static_cast<Ns>(r->start);
-      m.end = static_cast<Ns>(r->end);
-      m.correlation = r->correlationId;
+      fill_gpu_work(r, pid, &m);
       trace.memcpys.push_back(m);
       break;
     }
@@ -191,12 +192,7 @@ void CuptiState::consume(const CUpti_Activity* record) {
       m.bytes = r->bytes;
       m.value = r->value;
       m.mem = mem_kind(r->memoryKind);
-      m.pid = pid;
-      m.device = r->deviceId;
-      m.stream = r->streamId;
-      m.start = static_cast<Ns>(r->start);
-      m.end = static_cast<Ns>(r->end);
-      m.correlation = r->correlationId;
+      fill_gpu_work(r, pid, &m);
       trace.memsets.push_back(m);
       break;
     }

@@ -310,6 +310,16 @@ class Reader {
     return pid_of(q.i64("globalPid"));
   }
 
+  // The columns every GPU activity table has (start, end, device, stream, correlation, pid).
+  void read_gpu_work(Query& q, GpuWork* w) {
+    w->start = q.i64("start");
+    w->end = q.i64("end");
+    w->device = static_cast<uint32_t>(q.i64("deviceId"));
+    w->stream = static_cast<uint32_t>(q.i64("streamId"));
+    w->correlation = static_cast<uint64_t>(q.i64("correlationId"));
+    w->pid = gpu_pid(q);
+  }
+
   void read_kernels() {
     const std::string table = "CUPTI_ACTIVITY_KIND_KERNEL";
     if (!schema_.has(table)) return;
@@ -318,12 +328,7 @@ class Reader {
              "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"});
     while (q.next()) {
       Kernel k;
-      k.start = q.i64("start");
-      k.end = q.i64("end");
-      k.device = static_cast<uint32_t>(q.i64("deviceId"));
-      k.stream = static_cast<uint32_t>(q.i64("streamId"));
-      k.correlation = static_cast<uint64_t>(q.i64("correlationId"));
-      k.pid = gpu_pid(q);
+      read_gpu_work(q, &k);
       k.name = name_of(q, "demangledName");
       k.short_name = name_of(q, "shortName");
       if (k.short_name.empty()) k.short_name = k.name;
@@ -359,12 +364,7 @@ class Reader {
              "dstKind"});
     while (q.next()) {
       Memcpy m;
-      m.start = q.i64("start");
-      m.end = q.i64("end");
-      m.device = static_cast<uint32_t>(q.i64("deviceId"));
-      m.stream = static_cast<uint32_t>(q.i64("streamId"));
-      m.correlation = static_cast<uint64_t>(q.i64("correlationId"));
-      m.pid = gpu_pid(q);
+      read_gpu_work(q, &m);
       m.bytes = static_cast<uint64_t>(q.i64("bytes"));
       m.kind = enum_from(copy_kinds, q.i64("copyKind"), kCopySymbols, CopyKind::Unknown, 10);
       m.src = q.null("srcKind") ? MemKind::Unknown : mem_kind(q.i64("srcKind"));
@@ -381,12 +381,7 @@ class Reader {
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind"});
     while (q.next()) {
       Memset m;
-      m.start = q.i64("start");
-      m.end = q.i64("end");
-      m.device = static_cast<uint32_t>(q.i64("deviceId"));
-      m.stream = static_cast<uint32_t>(q.i64("streamId"));
-      m.correlation = static_cast<uint64_t>(q.i64("correlationId"));
-      m.pid = gpu_pid(q);
+      read_gpu_work(q, &m);
       m.bytes = static_cast<uint64_t>(q.i64("bytes"));
       m.value = static_cast<uint32_t>(q.i64("value"));
       m.mem = q.null("memKind") ? MemKind::Unknown : mem_kind(q.i64("memKind"));

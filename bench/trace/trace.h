@@ -82,41 +82,36 @@ enum class SyncType : int32_t {
 };
 const char* sync_type_name(SyncType t);
 
-struct Kernel {
-  std::string name;        // demangled, with template arguments
-  std::string short_name;  // base function name: what tables show
+// What every piece of GPU work has: where and when it ran, and the correlation id that
+// joins it to the API call that launched it.
+struct GpuWork {
   uint32_t pid = 0;
   uint32_t device = 0;
   uint32_t stream = 0;
   Ns start = 0, end = 0;
-  Dim3 grid, block;
   uint64_t correlation = 0;
 };
 
-struct Memcpy {
+struct Kernel : GpuWork {
+  std::string name;        // demangled, with template arguments
+  std::string short_name;  // base function name: what tables show
+  Dim3 grid, block;
+};
+
+struct Memcpy : GpuWork {
   CopyKind kind = CopyKind::Unknown;
   uint64_t bytes = 0;
   MemKind src = MemKind::Unknown, dst = MemKind::Unknown;
   HostSync host_sync = HostSync::Unknown;
-  uint32_t pid = 0;
-  uint32_t device = 0;
-  uint32_t stream = 0;
-  Ns start = 0, end = 0;
-  uint64_t correlation = 0;
   // Pageable host memory on either side: the driver stages the copy through a pinned
   // buffer and the calling thread waits, whatever "Async" the call's name promised.
   bool pageable() const { return src == MemKind::Pageable || dst == MemKind::Pageable; }
 };
 
-struct Memset {
+struct Memset : GpuWork {
   uint64_t bytes = 0;
   uint32_t value = 0;
   MemKind mem = MemKind::Unknown;
-  uint32_t pid = 0;
-  uint32_t device = 0;
-  uint32_t stream = 0;
-  Ns start = 0, end = 0;
-  uint64_t correlation = 0;
 };
 
 enum class ApiKind { Runtime, Driver };
