@@ -9,7 +9,6 @@ Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3, bf16 3e-2.
 
     python3 tests/e2e/check_gpt2.py --laptime build/bench/laptime [--shapes 4x1024,3x77]
 """
-import argparse
 import copy
 import pathlib
 import subprocess
@@ -20,25 +19,16 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from e2e_common import REPO, parser, rel_l2, strict_fp32_reference
+
 BOUNDS = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 3e-2}
 
 
-def rel_l2(out: np.ndarray, ref: np.ndarray) -> float:
-    out = out.astype(np.float64)
-    ref = ref.astype(np.float64)
-    return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
-
-
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--laptime", required=True, type=pathlib.Path)
+    ap = parser(__doc__)
     ap.add_argument("--shapes", default="4x1024,3x77")
-    ap.add_argument("--precisions", default="fp32,tf32,bf16")
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    strict_fp32_reference(torch)
 
     torch.manual_seed(args.seed)
     model = GPT2LMHeadModel(GPT2Config()).eval()

@@ -14,7 +14,6 @@ reference — both numbers are printed.
 
     python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3]
 """
-import argparse
 import pathlib
 import subprocess
 import sys
@@ -24,16 +23,11 @@ import numpy as np
 import torch
 import torchvision
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from e2e_common import REPO, parser, rel_l2, strict_fp32_reference
+
 BOUNDS = {"fp32": 1e-4, "tf32": 5e-3}
 BF16_FACTOR = 2.0  # laptime bf16 error <= this x PyTorch's bf16 error
 IMAGE = 224
-
-
-def rel_l2(out: np.ndarray, ref: np.ndarray) -> float:
-    out = out.astype(np.float64)
-    ref = ref.astype(np.float64)
-    return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
 
 
 def randomise_batchnorm(model: torch.nn.Module, gen: torch.Generator) -> None:
@@ -48,14 +42,10 @@ def randomise_batchnorm(model: torch.nn.Module, gen: torch.Generator) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--laptime", required=True, type=pathlib.Path)
+    ap = parser(__doc__)
     ap.add_argument("--batches", default="32,3")
-    ap.add_argument("--precisions", default="fp32,tf32,bf16")
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    strict_fp32_reference(torch)
 
     torch.manual_seed(args.seed)
     model = torchvision.models.resnet50().eval()
