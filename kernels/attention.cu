@@ -70,17 +70,13 @@ __global__ void causal_softmax_kernel(T* __restrict__ probs, const float* __rest
   for (int j = lane; j < T_; j += 32) p[j] = from_f32<T>(j <= i ? __expf(s[j] - m) * inv : 0.f);
 }
 
-unsigned grid_for(int64_t n, int threads) {
-  return static_cast<unsigned>(std::min<int64_t>((n + threads - 1) / threads, 132 * 32));
-}
-
 }  // namespace
 
 void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, int B, int T, int H, int hd,
                      cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(B) * T * H * hd;
   if (n == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, split_qkv_kernel<scalar_t><<<grid_for(n, 256), 256, 0, stream>>>(
+  LAPTIME_DISPATCH_FLOAT(dtype, split_qkv_kernel<scalar_t><<<grid_stride_blocks(n, 256), 256, 0, stream>>>(
                                     static_cast<scalar_t*>(q), static_cast<scalar_t*>(k), static_cast<scalar_t*>(v),
                                     static_cast<const scalar_t*>(qkv), B, T, H, hd));
   CUDA_CHECK_LAUNCH();
@@ -97,7 +93,7 @@ void causal_softmax(DType dtype, void* probs, const float* scores, int BH, int T
 void merge_heads(DType dtype, void* out, const void* heads, int B, int T, int H, int hd, cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(B) * T * H * hd;
   if (n == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, merge_heads_kernel<scalar_t><<<grid_for(n, 256), 256, 0, stream>>>(
+  LAPTIME_DISPATCH_FLOAT(dtype, merge_heads_kernel<scalar_t><<<grid_stride_blocks(n, 256), 256, 0, stream>>>(
                                     static_cast<scalar_t*>(out), static_cast<const scalar_t*>(heads), B, T, H, hd));
   CUDA_CHECK_LAUNCH();
 }

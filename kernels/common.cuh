@@ -33,6 +33,14 @@ __device__ __forceinline__ float warp_max(float v) {
 
 inline unsigned ceil_div(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
 
+// Blocks for a grid-stride loop over n elements, `threads` per block: one element per thread
+// up to a cap of 4224 blocks (32 per SM of an H100/H200), past which each thread loops.
+// The cap only bounds launch size; any GPU runs any grid.
+inline unsigned grid_stride_blocks(int64_t n, int threads) {
+  constexpr int64_t kMaxBlocks = 132 * 32;
+  return static_cast<unsigned>(std::min<int64_t>((n + threads - 1) / threads, kMaxBlocks));
+}
+
 }  // namespace laptime
 
 // Runs the statement with `scalar_t` the storage type of `dtype` (F32 or BF16).

@@ -30,7 +30,7 @@ void conv_epilogue_forward(DType dtype, void* y, const void* bias, const void* r
                            ConvActivation act, cudaStream_t stream) {
   const int64_t n = rows * C;
   if (n == 0) return;
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 132 * 32));
+  const unsigned grid = grid_stride_blocks(n, kThreads);
   LAPTIME_DISPATCH_FLOAT(dtype, {
     auto* out = static_cast<scalar_t*>(y);
     const auto* b = static_cast<const scalar_t*>(bias);

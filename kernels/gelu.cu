@@ -43,7 +43,7 @@ __global__ void gelu_scalar_kernel(T* out, const T* in, int64_t n) {
 void gelu_forward(DType dtype, void* out, const void* in, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   constexpr int kThreads = 256;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 132 * 32));
+  const unsigned blocks = grid_stride_blocks(n, kThreads);
   const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in)) % 16 == 0;
   LAPTIME_DISPATCH_FLOAT(dtype, {
     auto* y = static_cast<scalar_t*>(out);
