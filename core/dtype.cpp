@@ -44,14 +44,4 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-bool parse_precision(const std::string& s, Precision* out) {
-  for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16}) {
-    if (s == precision_name(p)) {
-      *out = p;
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace laptime

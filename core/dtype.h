@@ -21,7 +21,6 @@ bool parse_dtype(const std::string& s, DType* out);
 enum class Precision { FP32, TF32, BF16 };
 
 const char* precision_name(Precision p);  // "fp32", "tf32", "bf16"
-bool parse_precision(const std::string& s, Precision* out);
 
 // Storage type of weights and activations for a precision.
 inline DType activation_dtype(Precision p) { return p == Precision::BF16 ? DType::BF16 : DType::F32; }

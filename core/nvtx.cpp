@@ -14,16 +14,6 @@ const char* nvtx_level_name(NvtxLevel l) {
   return "?";
 }
 
-bool parse_nvtx_level(const std::string& s, NvtxLevel* out) {
-  for (NvtxLevel l : {NvtxLevel::None, NvtxLevel::Iter, NvtxLevel::Block, NvtxLevel::Layer}) {
-    if (s == nvtx_level_name(l)) {
-      *out = l;
-      return true;
-    }
-  }
-  return false;
-}
-
 nvtxDomainHandle_t nvtx_domain() {
   // The NVTX domain is process-wide by nature; created on first use and never destroyed
   // (destroying it at exit races with tools that flush at exit).

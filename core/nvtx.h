@@ -18,7 +18,6 @@ namespace laptime {
 enum class NvtxLevel { None = 0, Iter = 1, Block = 2, Layer = 3 };
 
 const char* nvtx_level_name(NvtxLevel l);
-bool parse_nvtx_level(const std::string& s, NvtxLevel* out);
 
 // Categories for iteration ranges, so tools can tell warm-up from steady state.
 enum class NvtxCategory : uint32_t { None = 0, Warmup = 1, Steady = 2 };
