@@ -148,16 +148,15 @@ int run_bench(const BenchOptions& o) {
                       {"cublas_loaded", version_str(static_cast<int>(cublas_loaded), 10000, 100)},
                       {"cudnn_compiled", version_str(CUDNN_VERSION, 10000, 100)},
                       {"cudnn_loaded", version_str(static_cast<int>(cudnn_loaded), 10000, 100)}};
-  static const char* const kPitfallNames[] = {"none", "sync", "pageable", "alloc"};
   report["config"] = {{"model", o.workload.model},
-                      {"pitfall", kPitfallNames[static_cast<int>(o.pitfall)]},
+                      {"pitfall", pitfall_name(o.pitfall)},
                       {"precision", precision_name(o.workload.precision)},
                       {"shape", w->shape()},
                       {"weights", w->weights_source()},
                       {"params", w->param_count()},
                       {"mode", o.graph == GraphMode::Graph ? "graph" : "eager"},
                       {"nvtx", nvtx_level_name(o.nvtx)},
-                      {"stream", o.stream == StreamKind::Created ? "created" : "default"},
+                      {"stream", stream_name(o.stream)},
                       {"warmup", o.warmup},
                       {"iters", o.iters}};
 
@@ -173,7 +172,7 @@ int run_bench(const BenchOptions& o) {
               report["device"]["cudnn_compiled"].get<std::string>().c_str());
   std::printf("  run         %s, %s, %s, nvtx=%s, stream=%s\n", precision_name(o.workload.precision), w->shape().c_str(),
               o.graph == GraphMode::Graph ? "CUDA Graph" : "eager", nvtx_level_name(o.nvtx),
-              o.stream == StreamKind::Created ? "created" : "default");
+              stream_name(o.stream).c_str());
   std::printf("  weights     %s, %.1f M parameters\n", w->weights_source().c_str(), w->param_count() / 1e6);
 
   Graph graph;

@@ -17,6 +17,13 @@ const std::map<std::string, Pitfall> kPitfalls{
     {"none", Pitfall::None}, {"sync", Pitfall::Sync}, {"pageable", Pitfall::Pageable}, {"alloc", Pitfall::Alloc}};
 const std::map<std::string, StreamKind> kStreams{{"created", StreamKind::Created}, {"default", StreamKind::Legacy}};
 
+template <class Enum>
+std::string name_in(const std::map<std::string, Enum>& table, Enum value) {
+  for (const auto& [name, v] : table)
+    if (v == value) return name;
+  return "?";
+}
+
 void add_workload_options(CLI::App* app, WorkloadOptions* w) {
   app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
   app->add_option("--weights", w->weights, "laptime .safetensors file (weights/convert.py); default: seeded random "
@@ -33,6 +40,9 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
 }
 
 }  // namespace
+
+std::string pitfall_name(Pitfall p) { return name_in(kPitfalls, p); }
+std::string stream_name(StreamKind s) { return name_in(kStreams, s); }
 
 Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{"laptime: hand-written CUDA GPT-2 small and ResNet-50, built to be profiled.", "laptime"};

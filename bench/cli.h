@@ -49,6 +49,10 @@ struct Command {
   std::string help_text;  // for Kind::Help: what --help printed
 };
 
+// The command-line spelling of a choice, for reports ("sync", "created").
+std::string pitfall_name(Pitfall p);
+std::string stream_name(StreamKind s);
+
 // Parses argv. Throws Error with one sentence for unknown flags or bad values; returns
 // Kind::Help with the text when --help was asked for.
 Command parse_command_line(const std::vector<std::string>& args);
