@@ -22,8 +22,8 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include "bench/cli.h"
-#include "bench/trace/cupti_tracer.h"
-#include "bench/trace/nsys_sqlite.h"
+#include "trace/cupti_tracer.h"
+#include "trace/nsys_sqlite.h"
 #include "core/check.h"
 
 namespace laptime {
@@ -111,7 +111,7 @@ int run_bench(const BenchOptions& o) {
   if (!o.trace.empty()) {
     try {
       tracer = std::make_unique<trace::CuptiTracer>();
-    } catch (const trace::Error& e) {
+    } catch (const trace::TraceError& e) {
       throw Error(e.what());
     }
   }
@@ -244,7 +244,7 @@ int run_bench(const BenchOptions& o) {
     try {
       tracer->stop();
       trace::save_nsys_sqlite(tracer->take(), o.trace);
-    } catch (const trace::Error& e) {
+    } catch (const trace::TraceError& e) {
       throw Error(e.what());
     }
     std::printf("  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", o.trace.c_str(), o.trace.c_str());

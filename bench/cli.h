@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/analyze.h"
+#include "trace/analyze.h"
 #include "bench/workload.h"
 #include "core/context.h"
 #include "core/nvtx.h"

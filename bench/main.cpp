@@ -3,6 +3,7 @@
 
 #include "bench/cli.h"
 #include "core/check.h"
+#include "trace/trace.h"
 
 int main(int argc, char** argv) {
   try {
@@ -19,6 +20,8 @@ int main(int argc, char** argv) {
         return laptime::run_analyze(cmd.analyze);
     }
   } catch (const laptime::Error& e) {
+    std::fprintf(stderr, "laptime: %s\n", e.what());
+  } catch (const laptime::trace::TraceError& e) {
     std::fprintf(stderr, "laptime: %s\n", e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "laptime: unexpected error: %s\n", e.what());

@@ -16,11 +16,11 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "bench/analyze.h"
-#include "bench/trace/nsys_sqlite.h"
-#include "bench/trace/perfetto.h"
-#include "bench/trace/report.h"
-#include "bench/trace/svg.h"
+#include "trace/analyze.h"
+#include "trace/nsys_sqlite.h"
+#include "trace/perfetto.h"
+#include "trace/report.h"
+#include "trace/svg.h"
 #include "core/check.h"
 
 namespace laptime::trace {
@@ -44,12 +44,12 @@ std::string read_file(const std::string& path) {
 
 json expected() { return json::parse(read_file(fixture("synthetic_trace.expected.json"))); }
 
-// The message of the Error that `f` throws, or "" when it throws none.
+// The message of the TraceError that `f` throws, or "" when it throws none.
 template <typename F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const Error& e) {
+  } catch (const TraceError& e) {
     return e.what();
   }
   return "";
@@ -123,7 +123,7 @@ TEST(NsysSqlite, ReadsEveryTableOfTheSyntheticExport) {
 
   // NVTX: registered (textId) and inline text, domain from its create event, payload,
   // category names, nesting.
-  const NvtxRange& fwd = t.nvtx[0];
+  const NvtxEvent& fwd = t.nvtx[0];
   EXPECT_EQ(fwd.text, "forward");
   EXPECT_EQ(fwd.domain, "laptime");
   EXPECT_TRUE(fwd.has_payload);
@@ -132,8 +132,8 @@ TEST(NsysSqlite, ReadsEveryTableOfTheSyntheticExport) {
   EXPECT_EQ(t.category_name(fwd), "warmup");
   EXPECT_EQ(fwd.depth, 0);
   EXPECT_EQ(fwd.parent, -1);
-  std::map<std::string, const NvtxRange*> first;
-  for (const NvtxRange& r : t.nvtx) first.emplace(r.text, &r);
+  std::map<std::string, const NvtxEvent*> first;
+  for (const NvtxEvent& r : t.nvtx) first.emplace(r.text, &r);
   ASSERT_EQ(first.size(), 7u);
   EXPECT_EQ(first["h.0.attn"]->depth, 2);
   EXPECT_EQ(t.nvtx[first["h.0.attn"]->parent].text, "h.0");
@@ -772,7 +772,7 @@ TEST(AnalyzeCli, DefaultsAndBadValues) {
   }
 }
 
-TEST(AnalyzeCli, RunWritesEveryOutputAndReportsBadFilesAsLaptimeErrors) {
+TEST(AnalyzeCli, RunWritesEveryOutputAndReportsBadFilesAsTraceErrors) {
   AnalyzeOptions o;
   o.file = fixture("synthetic_trace.sqlite");
   o.json = temp("run.json");
@@ -788,7 +788,7 @@ TEST(AnalyzeCli, RunWritesEveryOutputAndReportsBadFilesAsLaptimeErrors) {
   EXPECT_FALSE(read_file(o.svg).empty());
 
   o.file = fixture("not_a_trace.txt");
-  EXPECT_THROW(run_analyze(o), laptime::Error);
+  EXPECT_THROW(run_analyze(o), TraceError);
 }
 
 // --- Real captures ----------------------------------------------------------------------------------
@@ -874,7 +874,7 @@ TEST_P(RealCapture, ReaderAgreesWithNsysStats) {
 
   // nvtx_sum: instances and total time per "domain:range".
   std::map<std::string, std::pair<size_t, Ns>> ranges, nsys_ranges;
-  for (const NvtxRange& r : t.nvtx) {
+  for (const NvtxEvent& r : t.nvtx) {
     const std::string key = (r.domain.empty() ? "" : r.domain + ":") + r.text;
     ++ranges[key].first;
     ranges[key].second += r.end - r.start;
@@ -974,9 +974,9 @@ TEST(RealCaptures, ThePerLayerSyncIsFoundOncePerLayer) {
   ASSERT_EQ(a.steady_count, 5u);
   auto is_block = [](const std::string& n) { return n.rfind("h.", 0) == 0 && n.find('.', 2) == std::string::npos; };
   std::map<int64_t, std::multiset<std::string>> layers, synced;  // by iteration payload
-  for (const NvtxRange& r : t->nvtx) {
+  for (const NvtxEvent& r : t->nvtx) {
     if (r.parent < 0 || is_block(r.text)) continue;  // iteration and block ranges
-    const NvtxRange* it = &r;
+    const NvtxEvent* it = &r;
     while (it->parent >= 0) it = &t->nvtx[it->parent];
     if (it->text == "forward" && it->category == 2) layers[static_cast<int64_t>(it->payload)].insert(r.text);
   }

@@ -1,4 +1,4 @@
-#include "bench/trace/perfetto.h"
+#include "trace/perfetto.h"
 
 #include <fstream>
 #include <set>
@@ -37,7 +37,7 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
   std::set<std::pair<uint32_t, uint32_t>> threads, start_end_threads;
   std::set<uint32_t> pids;
   for (const ApiCall& c : t.api_calls) threads.insert({c.pid, c.tid});
-  for (const NvtxRange& r : t.nvtx) (r.kind == NvtxKind::PushPop ? threads : start_end_threads).insert({r.pid, r.tid});
+  for (const NvtxEvent& r : t.nvtx) (r.kind == NvtxKind::PushPop ? threads : start_end_threads).insert({r.pid, r.tid});
   for (const auto& [pid, tid] : threads) pids.insert(pid);
   for (const auto& [pid, tid] : start_end_threads) pids.insert(pid);
   for (uint32_t pid : pids) {
@@ -62,7 +62,7 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
     events.push_back(meta("thread_name", gpu_pid(device), stream, {{"name", "stream " + std::to_string(stream)}}));
 
   // CPU side.
-  for (const NvtxRange& r : t.nvtx) {
+  for (const NvtxEvent& r : t.nvtx) {
     json args{{"domain", r.domain}, {"category", r.category}};
     if (r.has_payload) args["payload"] = r.payload;
     const int64_t tid = r.kind == NvtxKind::PushPop ? int64_t{r.tid} : start_end_tid(r.tid);
@@ -110,10 +110,10 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
   }
 
   std::ofstream f(path);
-  if (!f) throw Error("cannot write the Perfetto trace to " + path + ".");
+  if (!f) throw TraceError("cannot write the Perfetto trace to " + path + ".");
   f << json{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}}.dump()
     << "\n";
-  if (!f) throw Error("writing the Perfetto trace to " + path + " failed (disk full?).");
+  if (!f) throw TraceError("writing the Perfetto trace to " + path + " failed (disk full?).");
 }
 
 }  // namespace laptime::trace

@@ -1,4 +1,4 @@
-#include "bench/trace/trace.h"
+#include "trace/trace.h"
 
 #include <cxxabi.h>
 
@@ -115,7 +115,7 @@ void Trace::finalize() {
   sort_by_start(syncs);
   // Outer ranges first when two start together, so the stack sweep below sees parents
   // before children.
-  std::stable_sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
+  std::stable_sort(nvtx.begin(), nvtx.end(), [](const NvtxEvent& a, const NvtxEvent& b) {
     return std::make_tuple(a.start, -a.end) < std::make_tuple(b.start, -b.end);
   });
 
@@ -123,7 +123,7 @@ void Trace::finalize() {
   // has ended (or overlaps it without nesting, as start/end ranges may) and is popped.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> open;
   for (size_t i = 0; i < nvtx.size(); ++i) {
-    NvtxRange& r = nvtx[i];
+    NvtxEvent& r = nvtx[i];
     std::vector<int>& stack = open[{r.pid, r.tid}];
     while (!stack.empty() && nvtx[stack.back()].end < r.end) stack.pop_back();
     r.parent = stack.empty() ? -1 : stack.back();
@@ -161,7 +161,7 @@ std::string Trace::thread_name(uint32_t pid, uint32_t tid) const {
   return "tid " + std::to_string(tid);
 }
 
-std::string Trace::category_name(const NvtxRange& r) const {
+std::string Trace::category_name(const NvtxEvent& r) const {
   auto it = category_names.find({r.domain, r.category});
   return it == category_names.end() ? std::string() : it->second;
 }

@@ -10,12 +10,12 @@
 
 #include <string>
 
-#include "bench/trace/report.h"
+#include "trace/report.h"
 
 namespace laptime::trace {
 
 // Draws iteration `iteration` (an index into a.iterations; -1: a.svg_iteration, the steady
-// iteration whose GPU span is the median). Throws Error when there is no such iteration
+// iteration whose GPU span is the median). Throws TraceError when there is no such iteration
 // with GPU work, or when the file cannot be written.
 void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration = -1);
 

@@ -17,11 +17,11 @@
 
 #include <string>
 
-#include "bench/trace/trace.h"
+#include "trace/trace.h"
 
 namespace laptime::trace {
 
-// Reads an nsys SQLite export (or a laptime trace). Throws Error with one sentence for a
+// Reads an nsys SQLite export (or a laptime trace). Throws TraceError with one sentence for a
 // missing file, a file that is not SQLite (an .nsys-rep gets the export command to run),
 // or an SQLite database that is not an nsys export. The result is finalized.
 Trace load_nsys_sqlite(const std::string& path);

@@ -3,13 +3,13 @@
 // loop — and optionally export it for Perfetto or draw one iteration as SVG.
 //
 // FILE is Nsight Systems' SQLite export (`nsys export --type sqlite REPORT.nsys-rep`) or a
-// trace written by `laptime bench --trace`. The work lives in bench/trace (laptime_trace,
-// host-only); this file is the command line around it.
+// trace written by `laptime bench --trace`. The work lives in trace/ (laptime_trace, host-only);
+// this file is the command line around it.
 #pragma once
 
 #include <string>
 
-#include "bench/trace/report.h"
+#include "trace/report.h"
 
 namespace CLI {
 class App;
@@ -30,7 +30,7 @@ struct AnalyzeOptions {
 CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o);
 
 // Prints the report to stdout and writes the files asked for. A trace that cannot be read
-// or analyzed throws laptime::Error with one sentence.
+// or analyzed throws laptime::TraceError with one sentence.
 int run_analyze(const AnalyzeOptions& o);
 
 }  // namespace laptime

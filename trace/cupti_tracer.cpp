@@ -1,4 +1,4 @@
-#include "bench/trace/cupti_tracer.h"
+#include "trace/cupti_tracer.h"
 
 #include <cuda_runtime.h>
 #include <cupti.h>
@@ -22,7 +22,7 @@ struct CuptiState {
   uint32_t pid = 0;
   // NVTX ranges arrive as two MARKER records, START and END, with one id; payload and
   // category come in a MARKER_DATA record with the same id, in either order relative to END.
-  std::map<uint32_t, NvtxRange> open;       // START seen, END not yet
+  std::map<uint32_t, NvtxEvent> open;       // START seen, END not yet
   std::vector<uint32_t> closed_ids;         // parallel to trace.nvtx
   struct Data {
     bool has_payload = false;
@@ -47,7 +47,7 @@ void check(CUptiResult r, const char* what) {
   if (r == CUPTI_SUCCESS) return;
   const char* msg = nullptr;
   cuptiGetResultString(r, &msg);
-  throw Error(std::string("CUPTI call ") + what + " failed: " + (msg ? msg : "unknown error") + ".");
+  throw TraceError(std::string("CUPTI call ") + what + " failed: " + (msg ? msg : "unknown error") + ".");
 }
 #define CUPTI_CALL(expr) check((expr), #expr)
 
@@ -229,7 +229,7 @@ void CuptiState::consume(const CUpti_Activity* record) {
       const bool thread = r->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
       const uint32_t p = r->objectId.pt.processId, t = thread ? r->objectId.pt.threadId : 0;
       if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-        NvtxRange range;
+        NvtxEvent range;
         range.text = r->name ? r->name : "";
         range.domain = r->domain ? r->domain : "";
         range.pid = p;
@@ -239,7 +239,7 @@ void CuptiState::consume(const CUpti_Activity* record) {
       } else if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
         auto it = open.find(r->id);
         if (it == open.end()) break;  // its START came before the tracer did
-        NvtxRange range = std::move(it->second);
+        NvtxEvent range = std::move(it->second);
         open.erase(it);
         range.end = static_cast<Ns>(r->timestamp);
         // CUPTI reports push/pop and start/end ranges alike; only push/pop ranges must end
@@ -292,7 +292,7 @@ void disable_all() {
 CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>()) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_state) throw Error("a CUPTI tracer is already recording: only one can at a time.");
+    if (g_state) throw TraceError("a CUPTI tracer is already recording: only one can at a time.");
     g_state = state_.get();
   }
   try {
@@ -305,13 +305,13 @@ CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) != CUPTI_SUCCESS)
       state_->trace.notes.push_back("CUPTI synchronization records are not available here; synchronizations are "
                                     "found by API name only.");
-  } catch (const Error& e) {
+  } catch (const TraceError& e) {
     disable_all();
     std::lock_guard<std::mutex> lock(g_mu);
     g_state = nullptr;
     std::string msg = e.what();
     if (!msg.empty() && msg.back() == '.') msg.pop_back();
-    throw Error(msg + " (--trace needs a GPU with its driver, and no other profiler attached: not under nsys or ncu).");
+    throw TraceError(msg + " (--trace needs a GPU with its driver, and no other profiler attached: not under nsys or ncu).");
   }
   // NVTX last, once CUPTI works: pointing NVTX at CUPTI without a tracer behind it would
   // leave every NVTX call going to a half-set-up injection. The variable only has to be set

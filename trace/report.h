@@ -24,7 +24,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench/trace/trace.h"
+#include "trace/trace.h"
 
 namespace laptime::trace {
 
@@ -206,7 +206,7 @@ struct Analysis {
   std::string verdict;  // plain words, several sentences
 };
 
-// Throws Error when the trace has no NVTX ranges, no range with the given name, or (with an
+// Throws TraceError when the trace has no NVTX ranges, no range with the given name, or (with an
 // explicit --skip-warmup) none left after warm-up.
 Analysis analyze(const TraceJoin& j, const ReportOptions& o);
 

@@ -1,4 +1,4 @@
-#include "bench/trace/nsys_sqlite.h"
+#include "trace/nsys_sqlite.h"
 
 #include <sqlite3.h>
 
@@ -30,7 +30,7 @@ class Db {
     if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
-      throw Error("cannot open " + path + " as an SQLite database: " + msg + ".");
+      throw TraceError("cannot open " + path + " as an SQLite database: " + msg + ".");
     }
   }
   ~Db() { sqlite3_close(db_); }
@@ -43,7 +43,7 @@ class Db {
     if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
       const std::string msg = err ? err : sqlite3_errmsg(db_);
       sqlite3_free(err);
-      throw Error("SQLite statement failed (" + msg + "): " + sql.substr(0, 80));
+      throw TraceError("SQLite statement failed (" + msg + "): " + sql.substr(0, 80));
     }
   }
 
@@ -55,7 +55,7 @@ class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql) : db_(db) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
-      throw Error("SQLite cannot prepare a statement (" + std::string(sqlite3_errmsg(db)) + "): " + sql.substr(0, 80));
+      throw TraceError("SQLite cannot prepare a statement (" + std::string(sqlite3_errmsg(db)) + "): " + sql.substr(0, 80));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt(const Stmt&) = delete;
@@ -66,7 +66,7 @@ class Stmt {
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw Error("SQLite read failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+    throw TraceError("SQLite read failed: " + std::string(sqlite3_errmsg(db_)) + ".");
   }
   int type(int col) const { return sqlite3_column_type(st_, col); }
   int64_t i64(int col) const { return sqlite3_column_int64(st_, col); }
@@ -81,14 +81,14 @@ class Stmt {
   void bind(int i, const std::string& v) { check(sqlite3_bind_text(st_, i, v.c_str(), -1, SQLITE_TRANSIENT)); }
   void bind_null(int i) { check(sqlite3_bind_null(st_, i)); }
   void insert() {
-    if (sqlite3_step(st_) != SQLITE_DONE) throw Error("SQLite write failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+    if (sqlite3_step(st_) != SQLITE_DONE) throw TraceError("SQLite write failed: " + std::string(sqlite3_errmsg(db_)) + ".");
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);
   }
 
  private:
   void check(int rc) const {
-    if (rc != SQLITE_OK) throw Error("SQLite bind failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+    if (rc != SQLITE_OK) throw TraceError("SQLite bind failed: " + std::string(sqlite3_errmsg(db_)) + ".");
   }
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
@@ -145,7 +145,7 @@ class Query {
       if (required) name.pop_back();
       const bool present = schema.has(table, name);
       if (required && !present)
-        throw Error("table " + table + " has no `" + name + "` column: this SQLite file is not an Nsight Systems "
+        throw TraceError("table " + table + " has no `" + name + "` column: this SQLite file is not an Nsight Systems "
                     "export laptime can read.");
       sql += (i ? ", " : "") + (present ? quoted(name) : "NULL AS " + quoted(name));
       index_[name] = static_cast<int>(i);
@@ -172,18 +172,18 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 // not a database" in its own words.
 void check_is_sqlite(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot open " + path + ": no such file, or it is not readable.");
+  if (!f) throw TraceError("cannot open " + path + ": no such file, or it is not readable.");
   char header[16] = {};
   f.read(header, sizeof header);
   static const char kMagic[16] = "SQLite format 3";  // 15 characters and the terminating NUL
   if (f.gcount() == 16 && std::memcmp(header, kMagic, 16) == 0) return;
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
     const std::string stem = path.substr(0, path.rfind('.'));
-    throw Error(path + " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
+    throw TraceError(path + " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
                 "sqlite -o " + stem + ".sqlite " + path + "` and analyze " + stem + ".sqlite.");
   }
-  if (f.gcount() == 0) throw Error(path + " is empty: it is not a trace.");
-  throw Error(path + " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export "
+  if (f.gcount() == 0) throw TraceError(path + " is empty: it is not a trace.");
+  throw TraceError(path + " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export "
               "--type sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
 }
 
@@ -224,9 +224,9 @@ class Reader {
     for (const char* t : kActivityTables) any = any || schema_.has(t);
     if (!any) {
       if (schema_.has("StringIds") || schema_.has("META_DATA_EXPORT"))
-        throw Error(path_ + " is an Nsight Systems export without CUDA or NVTX data: capture with `nsys profile "
+        throw TraceError(path_ + " is an Nsight Systems export without CUDA or NVTX data: capture with `nsys profile "
                     "--trace=cuda,nvtx`.");
-      throw Error(path_ + " is an SQLite database but not an Nsight Systems export: it has none of the "
+      throw TraceError(path_ + " is an SQLite database but not an Nsight Systems export: it has none of the "
                   "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
     }
 
@@ -449,7 +449,7 @@ class Reader {
             {"start!", "end", "eventType!", "text", "textId", "domainId", "category", "globalTid", "uint64Value",
              "int64Value", "uint32Value", "int32Value"});
     struct Pending {
-      NvtxRange range;
+      NvtxEvent range;
       int64_t domain_id;
     };
     std::vector<Pending> ranges;
@@ -465,7 +465,7 @@ class Reader {
       } else if (type == category) {
         categories.emplace_back(pid_of(g), q.i64("domainId"), static_cast<uint32_t>(q.i64("category")), text);
       } else if (type == push_pop || type == start_end) {
-        NvtxRange r;
+        NvtxEvent r;
         r.kind = type == push_pop ? NvtxKind::PushPop : NvtxKind::StartEnd;
         r.text = std::move(text);
         r.start = q.i64("start");
@@ -708,7 +708,7 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
     Stmt s(db.get(),
            "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, category, text, globalTid, endGlobalTid, domainId, "
            "uint64Value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const NvtxRange& r : t.nvtx) {
+    for (const NvtxEvent& r : t.nvtx) {
       s.bind(1, r.start);
       s.bind(2, r.end);
       s.bind(3, int64_t{r.kind == NvtxKind::PushPop ? 59 : 60});
@@ -725,7 +725,7 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
     // they are written for every process that used the domain.
     Stmt c(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES (0, 33, ?, ?, ?, ?)");
     std::set<uint32_t> pids;
-    for (const NvtxRange& r : t.nvtx) pids.insert(r.pid);
+    for (const NvtxEvent& r : t.nvtx) pids.insert(r.pid);
     for (const auto& [key, name] : t.category_names)
       for (uint32_t pid : pids) {
         c.bind(1, int64_t{key.second});

@@ -27,8 +27,8 @@ namespace laptime::trace {
 using Ns = int64_t;
 
 // A trace that cannot be read or analyzed. what() is one complete sentence for the user;
-// `laptime analyze` turns it into laptime::Error.
-class Error : public std::runtime_error {
+// main() reports it like laptime::Error: one sentence, exit 1.
+class TraceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -139,7 +139,7 @@ struct SyncEvent {
 
 enum class NvtxKind { PushPop, StartEnd };
 
-struct NvtxRange {
+struct NvtxEvent {
   std::string domain;  // "" for NVTX's default domain
   std::string text;
   bool has_payload = false;
@@ -168,7 +168,7 @@ struct Trace {
   std::vector<Memset> memsets;
   std::vector<ApiCall> api_calls;
   std::vector<SyncEvent> syncs;
-  std::vector<NvtxRange> nvtx;
+  std::vector<NvtxEvent> nvtx;
   std::vector<Gpu> gpus;
   std::map<std::pair<uint32_t, uint32_t>, std::string> thread_names;  // (pid, tid) -> name
   // Names given with nvtxDomainNameCategory: (domain, category) -> name.
@@ -191,7 +191,7 @@ struct Trace {
   // The name of a thread for tables: its registered name, else "tid N".
   std::string thread_name(uint32_t pid, uint32_t tid) const;
   // The category's registered name in the range's domain, or "" when none was given.
-  std::string category_name(const NvtxRange& r) const;
+  std::string category_name(const NvtxEvent& r) const;
 
  private:
   std::map<std::pair<uint32_t, uint64_t>, int> api_by_correlation_;  // built by finalize()

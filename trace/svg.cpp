@@ -1,4 +1,4 @@
-#include "bench/trace/svg.h"
+#include "trace/svg.h"
 
 #include <algorithm>
 #include <cmath>
@@ -97,9 +97,9 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   const Trace& t = j.trace();
   if (iteration < 0) iteration = a.svg_iteration;
   if (iteration < 0 || iteration >= static_cast<int>(a.iterations.size()) || !a.iterations[iteration].has_gpu)
-    throw Error("no iteration with GPU work to draw in the SVG timeline.");
+    throw TraceError("no iteration with GPU work to draw in the SVG timeline.");
   const Iteration& it = a.iterations[iteration];
-  const NvtxRange& ir = t.nvtx[it.nvtx];
+  const NvtxEvent& ir = t.nvtx[it.nvtx];
   // The window is the iteration's GPU span: the host may have enqueued it long before (a
   // GPU-bound loop runs ahead), and what matters here is what the GPU did, and what the
   // host was doing meanwhile.
@@ -117,7 +117,7 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   std::vector<int> ranges;
   int rows = 1;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    const NvtxRange& n = t.nvtx[r];
+    const NvtxEvent& n = t.nvtx[r];
     if (n.pid != ir.pid || n.tid != ir.tid || n.depth < ir.depth || !overlaps(n.start, n.end)) continue;
     ranges.push_back(static_cast<int>(r));
     rows = std::max(rows, n.depth - ir.depth + 1);
@@ -172,7 +172,7 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   // NVTX rows.
   svg.text(8, y + kRow - 5, "NVTX (" + t.thread_name(ir.pid, ir.tid) + ")");
   for (int r : ranges) {
-    const NvtxRange& n = t.nvtx[r];
+    const NvtxEvent& n = t.nvtx[r];
     const int row = n.depth - ir.depth;
     if (row >= rows) continue;
     svg.rect(clamp_x(n.start), y + row * kRow, clamp_x(n.end) - clamp_x(n.start), kRow - 2, row % 2 ? "#d9d9d9" : "#c7c7c7",
@@ -237,12 +237,12 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   y += 24;
 
   std::ofstream f(path);
-  if (!f) throw Error("cannot write the SVG timeline to " + path + ".");
+  if (!f) throw TraceError("cannot write the SVG timeline to " + path + ".");
   f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << num(y) << "\" viewBox=\"0 0 "
     << kWidth << " " << num(y) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << svg.str() << "</svg>\n";
-  if (!f) throw Error("writing the SVG timeline to " + path + " failed (disk full?).");
+  if (!f) throw TraceError("writing the SVG timeline to " + path + " failed (disk full?).");
 }
 
 }  // namespace laptime::trace

@@ -1,4 +1,4 @@
-#include "bench/analyze.h"
+#include "trace/analyze.h"
 
 #include <cstdio>
 #include <fstream>
@@ -6,10 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "bench/trace/nsys_sqlite.h"
-#include "bench/trace/perfetto.h"
-#include "bench/trace/svg.h"
-#include "core/check.h"
+#include "trace/nsys_sqlite.h"
+#include "trace/perfetto.h"
+#include "trace/svg.h"
 
 namespace laptime {
 
@@ -38,28 +37,24 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
 }
 
 int run_analyze(const AnalyzeOptions& o) {
-  try {
-    const trace::Trace t = trace::load_nsys_sqlite(o.file);
-    const trace::TraceJoin j(t);
-    // The Perfetto export needs no iterations: write it even if the analysis cannot run.
-    if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
-    const trace::Analysis a = trace::analyze(j, o.report);
-    std::printf("laptime analyze %s\n", o.file.c_str());
-    trace::print_report(a, stdout);
-    if (!o.json.empty()) {
-      std::ofstream f(o.json);
-      require(static_cast<bool>(f), "cannot write the JSON report to " + o.json + ".");
-      f << trace::to_json(a).dump(2) << "\n";
-    }
-    if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
-    for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
-                                     {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
-                                     {"SVG timeline", o.svg}})
-      if (!path.empty()) std::printf("\nwrote %s: %s", what, path.c_str());
-    if (!o.json.empty() || !o.perfetto.empty() || !o.svg.empty()) std::printf("\n");
-  } catch (const trace::Error& e) {
-    throw Error(e.what());  // one sentence, reported by main like every other laptime error
+  const trace::Trace t = trace::load_nsys_sqlite(o.file);
+  const trace::TraceJoin j(t);
+  // The Perfetto export needs no iterations: write it even if the analysis cannot run.
+  if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
+  const trace::Analysis a = trace::analyze(j, o.report);
+  std::printf("laptime analyze %s\n", o.file.c_str());
+  trace::print_report(a, stdout);
+  if (!o.json.empty()) {
+    std::ofstream f(o.json);
+    if (!f) throw trace::TraceError("cannot write the JSON report to " + o.json + ".");
+    f << trace::to_json(a).dump(2) << "\n";
   }
+  if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
+  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
+                                   {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
+                                   {"SVG timeline", o.svg}})
+    if (!path.empty()) std::printf("\nwrote %s: %s", what, path.c_str());
+  if (!o.json.empty() || !o.perfetto.empty() || !o.svg.empty()) std::printf("\n");
   return 0;
 }
 

@@ -10,11 +10,11 @@
 
 #include <string>
 
-#include "bench/trace/report.h"
+#include "trace/report.h"
 
 namespace laptime::trace {
 
-// Throws Error when the file cannot be written.
+// Throws TraceError when the file cannot be written.
 void write_perfetto(const TraceJoin& j, const std::string& path);
 
 }  // namespace laptime::trace

@@ -19,13 +19,13 @@
 // nvtxName* resource-naming functions; name the thread with name_current_thread() instead.
 //
 // CUPTI delivers records through process-wide C callbacks, so at most one tracer can be
-// alive at a time (a second construction throws Error).
+// alive at a time (a second construction throws TraceError).
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "bench/trace/trace.h"
+#include "trace/trace.h"
 
 namespace laptime::trace {
 
@@ -38,7 +38,7 @@ struct CuptiState;  // what the CUPTI callbacks fill; cupti_tracer.cpp
 
 class CuptiTracer {
  public:
-  // Starts recording. Throws Error when CUPTI refuses (another tracer alive, a profiler
+  // Starts recording. Throws TraceError when CUPTI refuses (another tracer alive, a profiler
   // such as nsys or ncu already attached, CUPTI missing) with CUPTI's own message.
   explicit CuptiTracer(NvtxCapture nvtx = NvtxCapture::Inject);
   ~CuptiTracer();  // stops if still recording; never throws

@@ -1,4 +1,4 @@
-#include "bench/trace/report.h"
+#include "trace/report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -312,18 +312,18 @@ IterationFinder find_iterations(const Trace& t, const std::string& name) {
 
 [[noreturn]] void no_iterations(const Trace& t, const std::string& name) {
   if (t.nvtx.empty())
-    throw Error("the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
+    throw TraceError("the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
                 "--trace=cuda,nvtx` and run `laptime bench` with --nvtx iter or finer (or wrap each forward pass in "
                 "an NVTX range named `forward`).");
   std::map<std::string, size_t> counts;
-  for (const NvtxRange& r : t.nvtx) ++counts[r.text];
+  for (const NvtxEvent& r : t.nvtx) ++counts[r.text];
   std::vector<std::pair<size_t, std::string>> by_count;
   for (const auto& [text, n] : counts) by_count.emplace_back(n, text);
   std::sort(by_count.rbegin(), by_count.rend());
   std::string list;
   for (size_t i = 0; i < by_count.size() && i < 6; ++i)
     list += (i ? ", `" : "`") + by_count[i].second + "` (" + std::to_string(by_count[i].first) + ")";
-  throw Error("the trace has no NVTX range named `" + name + "`; its most frequent ranges are " + list +
+  throw TraceError("the trace has no NVTX range named `" + name + "`; its most frequent ranges are " + list +
               ": name the iteration range with --range NAME.");
 }
 
@@ -456,7 +456,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   if (finder.ranges.empty()) no_iterations(t, o.range);
   const size_t n = finder.ranges.size();
   for (size_t i = 0; i < n; ++i) {
-    const NvtxRange& r = t.nvtx[finder.ranges[i]];
+    const NvtxEvent& r = t.nvtx[finder.ranges[i]];
     Iteration it;
     it.nvtx = finder.ranges[i];
     it.index = r.has_payload ? r.payload : i;
@@ -464,7 +464,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
     it.end = r.end;
     a.iterations.push_back(it);
   }
-  auto marked_warmup = [&](const NvtxRange& r) {
+  auto marked_warmup = [&](const NvtxEvent& r) {
     const std::string name = t.category_name(r);
     return name.empty() ? r.category == 1 : name == "warmup";
   };
@@ -474,7 +474,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   if (o.skip_warmup) {
     const size_t k = static_cast<size_t>(std::max(0, *o.skip_warmup));
     if (k >= n)
-      throw Error("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
+      throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
     for (size_t i = 0; i < k; ++i) a.iterations[i].warmup = true;
     a.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
   } else if (any_marked) {
@@ -531,7 +531,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
           g.end = op.start;
           g.before = j.ops()[cur_last].label;
           g.after = op.label;
-          const NvtxRange& ir = t.nvtx[it.nvtx];
+          const NvtxEvent& ir = t.nvtx[it.nvtx];
           uint32_t pid = ir.pid, tid = ir.tid;
           if (op.api >= 0) {
             const ApiCall& launch = t.api_calls[op.api];
