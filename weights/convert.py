@@ -248,6 +248,9 @@ def write_safetensors(
             os.fsync(f.fileno())
         check_output(path, inputs)  # still nothing to refuse (a FIFO made meanwhile is never replaced)
         os.replace(tmp, target)
+    except OSError as e:  # a full disk, a quota: named by the user's path, not the temporary
+        tmp.unlink(missing_ok=True)
+        raise ConvertError(f"cannot write {path}: {e.strerror or e}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -281,7 +284,7 @@ def check_output(path: Path, inputs=()) -> Path:
     target = path.resolve() if path.is_symlink() else path
     try:
         st = os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         st = None
     if st is not None:
         if not stat.S_ISREG(st.st_mode):
@@ -298,6 +301,8 @@ def check_output(path: Path, inputs=()) -> Path:
                     f"refusing to write {path}: it is the same file as the input {source}"
                 )
     folder = target.parent
+    if folder.exists() and not folder.is_dir():
+        raise ConvertError(f"cannot write {path}: {folder} is not a folder")
     if not folder.is_dir():
         raise ConvertError(f"output folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
