@@ -30,6 +30,7 @@ Stats stats_of(const std::vector<double>& v) {
 
 std::string steady_summary(const std::vector<double>& laps, int requested, bool interrupted, int iterations_done) {
   char line[512];
+  if (laps.empty() && iterations_done == 0) return "  interrupted before the first iteration: no statistics";
   if (laps.empty()) {
     std::snprintf(line, sizeof line,
                   "  interrupted after %d iteration%s, all warm-up: no steady-state statistics", iterations_done,

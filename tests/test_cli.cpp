@@ -318,6 +318,7 @@ TEST(Interrupt, PartialReportSaysHowManyOfHowMany) {
   EXPECT_EQ(steady_summary({4, 1, 3, 2}, 4, false, 9).find("interrupted"), std::string::npos);
   EXPECT_EQ(steady_summary({}, 20, true, 3), "  interrupted after 3 iterations, all warm-up: no steady-state statistics");
   EXPECT_EQ(steady_summary({}, 20, true, 1), "  interrupted after 1 iteration, all warm-up: no steady-state statistics");
+  EXPECT_EQ(steady_summary({}, 20, true, 0), "  interrupted before the first iteration: no statistics");
 }
 
 // --- Outputs, through the real binary: nothing the user gave as input is ever lost --------------------
