@@ -14,7 +14,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <optional>
+#include <fstream>
+#include <numeric>
 
 #include <cudnn.h>
 #include <nlohmann/json.hpp>
@@ -86,9 +87,9 @@ int run_bench(const BenchOptions& o) {
   // device as output is refused now, not after the whole benchmark (core/output_file.h).
   const std::vector<std::string> inputs{o.workload.weights};
   check_outputs({{"JSON report", o.json, true}, {"trace", o.trace}}, inputs);
-  std::optional<OutputFile> json_out, trace_out;
-  if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
-  if (!o.trace.empty()) trace_out.emplace(OutputSpec{"trace", o.trace}, inputs);
+  std::unique_ptr<OutputFile> json_out, trace_out;
+  if (!o.json.empty()) json_out = std::make_unique<OutputFile>(OutputSpec{"JSON report", o.json, true}, inputs);
+  if (!o.trace.empty()) trace_out = std::make_unique<OutputFile>(OutputSpec{"trace", o.trace}, inputs);
   // Ctrl-C ends the loop early; the iterations done so far are reported (bench/interrupt.h).
   const InterruptGuard interrupt;
 
