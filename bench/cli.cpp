@@ -82,6 +82,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   fwd->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber);
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
+  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
 
   // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
   if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
@@ -98,7 +99,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd, analyze})
+    for (CLI::App* sub : {bench, fwd, analyze, diff})
       if (sub->parsed()) cmd.help_text = sub->help();
     return cmd;
   } catch (const CLI::ParseError& e) {
@@ -114,6 +115,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else if (analyze->parsed()) {
     cmd.kind = Command::Kind::Analyze;
+  } else if (diff->parsed()) {
+    cmd.kind = Command::Kind::Diff;
   } else {
     cmd.kind = Command::Kind::Forward;
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");

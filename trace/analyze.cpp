@@ -8,6 +8,7 @@
 
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
+#include "trace/diff.h"
 #include "trace/svg.h"
 
 namespace laptime {
@@ -41,13 +42,18 @@ int run_analyze(const AnalyzeOptions& o) {
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
-  const trace::Analysis a = trace::analyze(j, o.report);
+  trace::Analysis a = trace::analyze(j, o.report);
+  const trace::IterationSteadyState steady = trace::iteration_steady_state(a);
+  if (!steady.warning.empty()) a.notes.push_back(steady.warning);
   std::printf("laptime analyze %s\n", o.file.c_str());
   trace::print_report(a, stdout);
+  if (!steady.text.empty()) std::printf("\nSteady state: %s\n", steady.text.c_str());
   if (!o.json.empty()) {
     std::ofstream f(o.json);
     if (!f) throw trace::TraceError("cannot write the JSON report to " + o.json + ".");
-    f << trace::to_json(a).dump(2) << "\n";
+    nlohmann::json out = trace::to_json(a);
+    out["steady_state"] = trace::steady_state_json(steady);
+    f << out.dump(2) << "\n";
   }
   if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
