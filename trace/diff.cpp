@@ -389,18 +389,32 @@ Diff diff_runs(Run before, Run after, const DiffOptions& o) {
     std::map<std::string, std::vector<std::string>> new_home;  // kernel -> layers that gained it
     for (const DiffRow& r : rows)
       for (const auto& [k, c] : r.added) new_home[k].push_back(r.name);
+    // A kernel change is told on the innermost row that has it, not again on every parent.
+    auto told_deeper = [&](const DiffRow& r, const std::string& k, bool gone) {
+      for (const DiffRow& c : rows) {
+        if (c.depth <= r.depth || c.name.compare(0, r.name.size() + 1, r.name + ".") != 0) continue;
+        for (const auto& [name, calls] : gone ? c.gone : c.added)
+          if (name == k) return true;
+      }
+      return false;
+    };
     for (DiffRow& r : rows) {
+      std::vector<std::pair<std::string, double>> gone, added;
+      for (const auto& g : r.gone)
+        if (!told_deeper(r, g.first, true)) gone.push_back(g);
+      for (const auto& a : r.added)
+        if (!told_deeper(r, a.first, false)) added.push_back(a);
       std::string note;
-      for (const auto& [k, c] : r.gone) {
+      for (const auto& [k, c] : gone) {
         note += (note.empty() ? "" : "; ") + k + " gone (" + calls_str(c) + "/iter before)";
         std::string moved;
         for (const std::string& l : new_home[k])
           if (l != r.name) moved += (moved.empty() ? "" : ", ") + l;
         if (!moved.empty()) note += ", now in " + moved;
       }
-      for (const auto& [k, c] : r.added)
+      for (const auto& [k, c] : added)
         note += (note.empty() ? "" : "; ") + k + " new (" + calls_str(c) + "/iter)";
-      if (!r.gone.empty() && r.label != Label::OnlyBefore && r.kernels_after < r.kernels_before)
+      if (!gone.empty() && r.label != Label::OnlyBefore && r.kernels_after < r.kernels_before)
         note += format("; %s kernels per iteration %s -> %s: work fused into fewer kernels", r.name.c_str(),
                        calls_str(r.kernels_before).c_str(), calls_str(r.kernels_after).c_str());
       r.kernel_note = note;
