@@ -113,14 +113,14 @@ bool looks_like_json(const std::string& path) {
   return false;
 }
 
-void finish_series(Run& r, const std::string& what) {
+void finish_series(DiffSide& r, const std::string& what) {
   r.steady = steady_state(r.series_ns);
   const std::string w = warmup_warning(r.steady, r.warmup, what);
   if (!w.empty()) r.notes.push_back(w);
 }
 
 // A `laptime bench --json` report (or torch_baseline.py's, same schema): per-iteration laps.
-Run run_from_bench_json(const std::string& path, const DiffOptions& o) {
+DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
   using nlohmann::json;
   json j;
   try {
@@ -133,7 +133,7 @@ Run run_from_bench_json(const std::string& path, const DiffOptions& o) {
       !j["iterations"].is_array())
     throw TraceError(path + " is JSON but not a `laptime bench --json` report (schema laptime.bench/1 with "
                             "per-iteration laps).");
-  Run r;
+  DiffSide r;
   r.file = path;
   r.kind = "bench report";
   const json& cfg = j.value("config", json::object());
@@ -167,14 +167,14 @@ Run run_from_bench_json(const std::string& path, const DiffOptions& o) {
 
 }  // namespace
 
-Run run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file) {
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file) {
   const Trace& t = j.trace();
   ReportOptions ro;
   ro.range = o.range;
   ro.skip_warmup = o.skip_warmup;
   const Analysis a = analyze(j, ro);
 
-  Run r;
+  DiffSide r;
   r.file = file;
   r.kind = "trace";
   r.source = a.source + (a.gpu.empty() ? "" : ", " + a.gpu);
@@ -293,7 +293,7 @@ Run run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& 
   return r;
 }
 
-Run load_run(const std::string& path, const DiffOptions& o) {
+DiffSide load_run(const std::string& path, const DiffOptions& o) {
   if (!std::ifstream(path)) throw TraceError("cannot open " + path + ": no such file, or not readable.");
   if (looks_like_json(path)) return run_from_bench_json(path, o);
   const Trace t = load_nsys_sqlite(path);
@@ -341,7 +341,7 @@ void describe_kernels(DiffRow& row, const LayerRun* b, const LayerRun* a) {
 
 }  // namespace
 
-Diff diff_runs(Run before, Run after, const DiffOptions& o) {
+Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   Diff d;
   d.options = o;
   DiffRow whole = compare("(iteration)", before.iteration_ns, after.iteration_ns, o, row_seed(o.seed, "(iteration)"));
@@ -349,7 +349,7 @@ Diff diff_runs(Run before, Run after, const DiffOptions& o) {
   if (before.kind != after.kind)
     d.notes.push_back("The two sides measure an iteration differently (" + before.measure + " vs " + after.measure +
                       "): read the iteration row with care; layers need traces on both sides.");
-  if (before.iteration_ns.size() < 5 || after.iteration_ns.size() < 5)
+  if (before.iteration_ns.size() < 10 || after.iteration_ns.size() < 10)
     d.notes.push_back(format("Few steady iterations (%zu before, %zu after): the intervals are wide; run more "
                              "iterations (bench --iters) for a sharper answer.",
                              before.iteration_ns.size(), after.iteration_ns.size()));
@@ -430,7 +430,7 @@ Diff diff_runs(Run before, Run after, const DiffOptions& o) {
       d.notes.push_back("Layers are compared only when both sides are traces with NVTX layer ranges: this diff has "
                         "the whole iteration only.");
   }
-  for (const Run* r : {&before, &after})
+  for (const DiffSide* r : {&before, &after})
     for (const std::string& n : r->notes) d.notes.push_back((r == &before ? "before: " : "after: ") + n);
   if (o.fail_if_slower_pct) {
     for (const DiffRow& r : d.rows)
@@ -474,7 +474,7 @@ void print_table(std::FILE* out, const std::vector<std::vector<std::string>>& ro
 
 std::string us(double ns) { return format("%.1f", ns / 1e3); }
 
-std::string side_line(const Run& r) {
+std::string side_line(const DiffSide& r) {
   std::string s = r.file + " (" + r.kind + ": " + r.source + ")\n              " +
                   format("%zu steady iterations, warm-up %s; steady from iteration %zu (band %.3f ms ± %.3f ms)",
                          r.iteration_ns.size(), r.warmup_rule.c_str(), r.steady.start, r.steady.median / 1e6,
@@ -575,7 +575,7 @@ void print_diff(const Diff& d, std::FILE* out) {
 
 nlohmann::json diff_to_json(const Diff& d) {
   using nlohmann::json;
-  auto side = [](const Run& r) {
+  auto side = [](const DiffSide& r) {
     return json{{"file", r.file},
                 {"kind", r.kind},
                 {"source", r.source},
@@ -690,7 +690,7 @@ void write_diff_svg(const Diff& d, const std::string& path) {
         << esc(label.size() <= fits ? label : label.substr(0, fits - 1) + "~") << "</text>";
     s << "</g>\n";
   };
-  auto side = [&](const Run& r, const char* title, bool first) {
+  auto side = [&](const DiffSide& r, const char* title, bool first) {
     s << "<text x=\"8\" y=\"" << n1(y - 6) << "\" font-weight=\"bold\">" << esc(std::string(title) + ": " + r.file)
       << format(" (median iteration %.3f ms)", r.median_span / 1e6) << "</text>\n";
     int depth = 1;

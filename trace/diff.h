@@ -73,7 +73,7 @@ struct DiffBox {
   Category category = Category::Other;
 };
 
-struct Run {
+struct DiffSide {
   std::string file;
   std::string kind;     // "trace" or "bench report"
   std::string source;   // where the numbers came from, for the header
@@ -91,10 +91,10 @@ struct Run {
 };
 
 // Reads a trace or a bench JSON report. Throws TraceError (one sentence) when it cannot.
-Run load_run(const std::string& path, const DiffOptions& o);
+DiffSide load_run(const std::string& path, const DiffOptions& o);
 
 // A trace already in memory (tests, and load_run for traces).
-Run run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file);
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file);
 
 struct DiffRow {
   std::string name;  // "(iteration)" for the whole iteration
@@ -110,7 +110,7 @@ struct DiffRow {
 };
 
 struct Diff {
-  Run before, after;
+  DiffSide before, after;
   DiffOptions options;
   std::vector<DiffRow> rows;  // the whole iteration first, then layers by absolute change
   std::vector<std::string> notes;
@@ -118,7 +118,7 @@ struct Diff {
   std::vector<std::string> gate_reasons;
 };
 
-Diff diff_runs(Run before, Run after, const DiffOptions& o);
+Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o);
 
 void print_diff(const Diff& d, std::FILE* out);
 nlohmann::json diff_to_json(const Diff& d);  // schema laptime.diff/1

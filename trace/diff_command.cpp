@@ -48,8 +48,8 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
 }
 
 int run_diff(const DiffCommandOptions& o) {
-  trace::Run before = trace::load_run(o.before, o.diff);
-  trace::Run after = trace::load_run(o.after, o.diff);
+  trace::DiffSide before = trace::load_run(o.before, o.diff);
+  trace::DiffSide after = trace::load_run(o.after, o.diff);
   const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
   std::printf("laptime diff %s %s\n", o.before.c_str(), o.after.c_str());
   trace::print_diff(d, stdout);
