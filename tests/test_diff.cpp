@@ -160,6 +160,27 @@ TEST(DiffSynthetic, FusedKernelIsReportedGoneAndNew) {
   EXPECT_TRUE(row(d, "h.*.attn")->gone.empty());
 }
 
+TEST(DiffSynthetic, GraphReplayBorrowsTheLayersByKernelOrder) {
+  const json spec = expected()["pairs"]["base_vs_graph"];
+  const Diff d = diff_files("diff_base.sqlite", "diff_graph.sqlite");
+  EXPECT_FALSE(d.before.layers.empty());
+  for (const auto& [name, label] : spec["labels"].items()) {
+    const DiffRow* r = row(d, name);
+    ASSERT_NE(r, nullptr) << name;
+    if (r->whole) continue;
+    EXPECT_DOUBLE_EQ(r->kernels_before, r->kernels_after) << name;
+    EXPECT_DOUBLE_EQ(r->launches_after, spec["launches_after"].get<double>()) << name;  // one cudaGraphLaunch
+  }
+  EXPECT_DOUBLE_EQ(row(d, "h.*.mlp")->launches_before, 6);
+  bool told = false;
+  for (const std::string& n : d.notes) told |= n.find("takes the layer of its counterpart") != std::string::npos;
+  EXPECT_TRUE(told);
+  // Another kernel sequence (the GELU fused away): nothing to borrow, the iteration only.
+  const Diff other = diff_files("diff_gelu_fused.sqlite", "diff_graph.sqlite");
+  EXPECT_EQ(other.rows.size(), 1u);
+  EXPECT_EQ(other.rows[0].label, Label::Slower);  // the graph runs the unfused kernels
+}
+
 TEST(DiffSynthetic, ByBlockKeepsTheBlockIndex) {
   DiffOptions o;
   o.by = LayerKey::Block;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -204,13 +205,49 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   r.warmup = st.warmup;
   if (!st.warning.empty()) r.notes.push_back(warmup_warning(st.steady, st.warmup, file));
 
-  // Layers: every op of a steady iteration counts for each range of its launch's chain below
-  // the iteration range.
+  // Every op of a steady iteration, with the ranges of its launch's chain below the
+  // iteration range (the layers it counts for).
+  const int median_it = a.svg_iteration;
+  r.steady_ops.resize(steady);
+  for (const GpuOp& op : j.ops()) {
+    std::vector<int> chain;  // below the iteration range, innermost first
+    int iteration = -1;
+    for (int rr = op.range; rr >= 0; rr = t.nvtx[rr].parent) {
+      auto it = iteration_of_nvtx.find(rr);
+      if (it != iteration_of_nvtx.end()) {
+        iteration = static_cast<int>(it->second);
+        break;
+      }
+      chain.push_back(rr);
+    }
+    if (iteration < 0 || steady_slot[iteration] < 0) continue;
+    const Iteration& it = a.iterations[iteration];
+    OpRecord rec;
+    rec.start = op.start - it.gpu_start;
+    rec.end = op.end - it.gpu_start;
+    rec.label = op.label;
+    rec.kernel = op.kind == GpuOp::Kind::Kernel;
+    rec.api = op.api;
+    rec.category = op.category;
+    for (size_t c = chain.size(); c-- > 0;)  // outermost first
+      rec.ranges.push_back(t.nvtx[chain[c]].text);
+    r.steady_ops[steady_slot[iteration]].push_back(std::move(rec));
+  }
+  if (median_it >= 0 && steady_slot[median_it] >= 0) {
+    r.median_steady = steady_slot[median_it];
+    r.median_span = a.iterations[median_it].gpu_span();
+  }
+  aggregate_layers(r, o);
+  if (!r.has_layers)
+    r.notes.push_back(file + " has no NVTX ranges inside its iterations (or its kernels run from a CUDA Graph "
+                             "launched outside them).");
+  return r;
+}
+
+void aggregate_layers(DiffSide& r, const DiffOptions& o) {
+  const size_t steady = r.steady_ops.size();
   std::map<std::string, LayerRun> layers;
   std::map<std::string, std::vector<std::set<int>>> launches;  // name -> per steady iteration: API calls
-  const int median_it = a.svg_iteration;
-  const Ns median_start = median_it >= 0 ? a.iterations[median_it].gpu_start : 0;
-  std::map<int, DiffBox> median_ranges;  // nvtx index -> extent on the GPU
   auto layer = [&](const std::string& name, int depth) -> LayerRun& {
     LayerRun& l = layers[name];
     if (l.time_ns.empty()) {
@@ -224,73 +261,87 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
     return l;
   };
   bool any_layer = false;
-  for (const GpuOp& op : j.ops()) {
-    std::vector<int> chain;  // below the iteration range, innermost first
-    int iteration = -1;
-    for (int rr = op.range; rr >= 0; rr = t.nvtx[rr].parent) {
-      auto it = iteration_of_nvtx.find(rr);
-      if (it != iteration_of_nvtx.end()) {
-        iteration = static_cast<int>(it->second);
-        break;
+  for (size_t s = 0; s < steady; ++s) {
+    for (const OpRecord& op : r.steady_ops[s]) {
+      std::set<std::string> seen;  // a folded name counts once per op
+      std::vector<std::pair<std::string, int>> names;
+      for (size_t c = 0; c < op.ranges.size(); ++c) {
+        const std::string name = o.by == LayerKey::Folded ? fold_block_indices(op.ranges[c]) : op.ranges[c];
+        if (seen.insert(name).second) names.emplace_back(name, static_cast<int>(c + 1));
       }
-      chain.push_back(rr);
-    }
-    if (iteration < 0) continue;
-    if (iteration == median_it) {
-      DiffBox k;
-      k.start = op.start - median_start;
-      k.end = op.end - median_start;
-      k.name = op.label;
-      k.category = op.category;
-      r.median_kernels.push_back(k);
-      for (size_t c = 0; c < chain.size(); ++c) {
-        DiffBox& b = median_ranges[chain[c]];
-        if (b.name.empty()) {
-          b.name = t.nvtx[chain[c]].text;
-          b.depth = static_cast<int>(chain.size() - c);
-          b.start = k.start;
-          b.end = k.end;
+      if (names.empty()) names.emplace_back("(outside layers)", 1);
+      else any_layer = true;
+      const double d = double(op.end - op.start);
+      for (const auto& [name, depth] : names) {
+        LayerRun& l = layer(name, depth);
+        l.time_ns[s] += d;
+        if (op.kernel) {
+          l.kernels[s] += 1;
+          l.kernel_calls[op.label] += 1;
         }
-        b.start = std::min(b.start, k.start);
-        b.end = std::max(b.end, k.end);
+        if (op.api >= 0) launches[name][s].insert(op.api);
       }
-    }
-    const int s = steady_slot[iteration];
-    if (s < 0) continue;
-    std::set<std::string> seen;  // a folded name counts once per op
-    std::vector<std::pair<std::string, int>> names;
-    for (size_t c = 0; c < chain.size(); ++c) {
-      const std::string& text = t.nvtx[chain[c]].text;
-      const std::string name = o.by == LayerKey::Folded ? fold_block_indices(text) : text;
-      if (seen.insert(name).second) names.emplace_back(name, static_cast<int>(chain.size() - c));
-    }
-    if (names.empty()) names.emplace_back("(outside layers)", 1);
-    else any_layer = true;
-    const double d = double(op.end - op.start);
-    for (const auto& [name, depth] : names) {
-      LayerRun& l = layer(name, depth);
-      l.time_ns[s] += d;
-      if (op.kind == GpuOp::Kind::Kernel) {
-        l.kernels[s] += 1;
-        l.kernel_calls[op.label] += 1;
-      }
-      if (op.api >= 0) launches[name][s].insert(op.api);
     }
   }
   r.has_layers = any_layer;
-  for (auto& [name, l] : layers) {
-    for (size_t s = 0; s < steady; ++s) l.launches[s] = double(launches[name][s].size());
-    for (auto& [k, calls] : l.kernel_calls) calls /= double(steady);
-    r.layers.push_back(std::move(l));
+  r.layers.clear();
+  if (any_layer) {
+    for (auto& [name, l] : layers) {
+      for (size_t s = 0; s < steady; ++s) l.launches[s] = double(launches[name][s].size());
+      for (auto& [k, calls] : l.kernel_calls) calls /= double(steady);
+      r.layers.push_back(std::move(l));
+    }
   }
-  if (!any_layer) {
-    r.layers.clear();
-    r.notes.push_back(file + " has no NVTX ranges inside its iterations (or its kernels run from a CUDA Graph "
-                             "launched outside them): only the whole iteration is compared.");
+  // The median iteration's boxes for the SVG: kernels, and each range's extent on the GPU.
+  r.median_kernels.clear();
+  r.median_layers.clear();
+  if (r.median_steady < 0) return;
+  std::map<std::pair<int, std::string>, DiffBox> extents;  // (depth, range name) -> box
+  std::vector<std::pair<int, std::string>> order;
+  for (const OpRecord& op : r.steady_ops[r.median_steady]) {
+    DiffBox k;
+    k.start = op.start;
+    k.end = op.end;
+    k.name = op.label;
+    k.category = op.category;
+    r.median_kernels.push_back(k);
+    for (size_t c = 0; c < op.ranges.size(); ++c) {
+      const std::pair<int, std::string> key{static_cast<int>(c + 1), op.ranges[c]};
+      auto [it, fresh] = extents.try_emplace(key);
+      DiffBox& b = it->second;
+      if (fresh) {
+        b.name = op.ranges[c];
+        b.depth = key.first;
+        b.start = op.start;
+        b.end = op.end;
+        order.push_back(key);
+      }
+      b.start = std::min(b.start, op.start);
+      b.end = std::max(b.end, op.end);
+    }
   }
-  for (auto& [idx, b] : median_ranges) r.median_layers.push_back(b);
-  if (median_it >= 0) r.median_span = a.iterations[median_it].gpu_span();
-  return r;
+  for (const auto& key : order) r.median_layers.push_back(extents[key]);
+}
+
+bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o) {
+  if (target.has_layers || !from.has_layers || from.median_steady < 0 || target.steady_ops.empty()) return false;
+  // The reference: the kernels of the labelled side's median iteration, in order.
+  std::vector<const OpRecord*> ref;
+  for (const OpRecord& op : from.steady_ops[from.median_steady])
+    if (op.kernel) ref.push_back(&op);
+  for (const auto& ops : target.steady_ops) {
+    size_t k = 0;
+    for (const OpRecord& op : ops)
+      if (op.kernel && (k >= ref.size() || ref[k++]->label != op.label)) return false;
+    if (k != ref.size()) return false;
+  }
+  for (auto& ops : target.steady_ops) {
+    size_t k = 0;
+    for (OpRecord& op : ops)
+      if (op.kernel) op.ranges = ref[k++]->ranges;
+  }
+  aggregate_layers(target, o);
+  return target.has_layers;
 }
 
 DiffSide load_run(const std::string& path, const DiffOptions& o) {
@@ -353,6 +404,19 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
     d.notes.push_back(format("Few steady iterations (%zu before, %zu after): the intervals are wide; run more "
                              "iterations (bench --iters) for a sharper answer.",
                              before.iteration_ns.size(), after.iteration_ns.size()));
+  bool told_layers = false;
+  for (auto [target, from, what] : {std::tuple<DiffSide*, const DiffSide*, const char*>{&before, &after, "before"},
+                                     {&after, &before, "after"}}) {
+    if (target->kind != "trace" || from->kind != "trace" || target->has_layers || !from->has_layers) continue;
+    told_layers = true;
+    if (borrow_layers(*target, *from, o))
+      d.notes.push_back(std::string("The ") + what + " side has no layer ranges (a CUDA Graph replay carries none): its "
+                        "kernels run in the same order as the other side's, so each takes the layer of its "
+                        "counterpart (" + std::to_string(target->steady_ops.front().size()) + " GPU operations per iteration).");
+    else
+      d.notes.push_back(std::string("The ") + what + " side has no layer ranges and its kernels do not run in the "
+                        "other side's order: only the whole iteration is compared.");
+  }
   if (before.has_layers && after.has_layers) {
     std::map<std::string, std::pair<const LayerRun*, const LayerRun*>> names;
     for (const LayerRun& l : before.layers) names[l.name].first = &l;
@@ -426,7 +490,7 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
     for (DiffRow& r : rows) d.rows.push_back(std::move(r));
   } else {
     d.rows.push_back(whole);
-    if (before.has_layers != after.has_layers || !before.has_layers)
+    if (!told_layers)
       d.notes.push_back("Layers are compared only when both sides are traces with NVTX layer ranges: this diff has "
                         "the whole iteration only.");
   }

@@ -73,6 +73,16 @@ struct DiffBox {
   Category category = Category::Other;
 };
 
+// One GPU operation of a steady iteration, as the layer tables need it.
+struct OpRecord {
+  Ns start = 0, end = 0;  // from the iteration's GPU start
+  std::string label;      // kernel short name, "[CUDA memcpy HtoD]", ...
+  bool kernel = false;
+  int api = -1;           // the launch call (index into the trace's API calls), -1 when unknown
+  Category category = Category::Other;
+  std::vector<std::string> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
+};
+
 struct DiffSide {
   std::string file;
   std::string kind;     // "trace" or "bench report"
@@ -85,10 +95,21 @@ struct DiffSide {
   SteadyState steady;                 // of series_ns
   bool has_layers = false;
   std::vector<LayerRun> layers;       // by name
-  std::vector<DiffBox> median_kernels, median_layers;  // the median steady iteration (SVG)
+  std::vector<std::vector<OpRecord>> steady_ops;  // traces: per steady iteration, by start
+  int median_steady = -1;  // the steady iteration whose GPU span is the median (analyze's pick)
+  std::vector<DiffBox> median_kernels, median_layers;  // that iteration, for the SVG
   Ns median_span = 0;
   std::vector<std::string> notes;
 };
+
+// Fills layers, has_layers and the median boxes from steady_ops.
+void aggregate_layers(DiffSide& r, const DiffOptions& o);
+
+// A side without layer ranges (a CUDA Graph replay: its kernels were launched by one
+// cudaGraphLaunch inside the iteration range) whose every steady iteration runs exactly the
+// kernels of `from`'s median iteration, in the same order, takes each kernel's layers from
+// its counterpart. Returns whether it did.
+bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o);
 
 // Reads a trace or a bench JSON report. Throws TraceError (one sentence) when it cannot.
 DiffSide load_run(const std::string& path, const DiffOptions& o);
