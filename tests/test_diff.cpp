@@ -2,12 +2,14 @@
 // out by hand, the diff of synthetic trace pairs with known shifts against the answers that
 // tests/fixtures/make_diff_fixtures.py computed from the generated durations, the gate's exit
 // codes, and the diff of real captures in tests/fixtures/nsys.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -263,6 +265,41 @@ TEST(DiffGate, ExitCodes) {
   EXPECT_EQ(gate("diff_attn_slower.sqlite", "diff_base.sqlite", 0.0), 0);  // faster never trips it
   EXPECT_EQ(gate("diff_base.sqlite", "diff_noise.sqlite", 0.0), 0);        // noise alone never trips it
   EXPECT_EQ(gate("diff_bench_base.json", "diff_bench_slower.json", 5.0), kExitGateFailed);
+}
+
+TEST(DiffCommand, CommandLine) {
+  auto parse = [](std::vector<std::string> args) {
+    CLI::App app;
+    DiffCommandOptions o;
+    add_diff_subcommand(app, o);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+    return o;
+  };
+  const DiffCommandOptions d = parse({"diff", "a.sqlite", "b.json"});
+  EXPECT_EQ(d.before, "a.sqlite");
+  EXPECT_EQ(d.after, "b.json");
+  EXPECT_EQ(d.diff.by, LayerKey::Folded);
+  EXPECT_FALSE(d.diff.fail_if_slower_pct.has_value());
+  EXPECT_FALSE(d.diff.skip_warmup.has_value());
+  EXPECT_EQ(d.diff.resamples, 10000);
+  EXPECT_DOUBLE_EQ(d.diff.threshold_pct, 2.0);
+  const DiffCommandOptions e = parse({"diff", "a", "b", "--by", "block", "--fail-if-slower", "3.5", "--skip-warmup",
+                                      "5", "--threshold", "1", "--min-change-us", "0", "--resamples", "2000",
+                                      "--seed", "9", "--json", "d.json", "--svg", "d.svg", "--range", "step"});
+  EXPECT_EQ(e.diff.by, LayerKey::Block);
+  EXPECT_DOUBLE_EQ(*e.diff.fail_if_slower_pct, 3.5);
+  EXPECT_EQ(*e.diff.skip_warmup, 5);
+  EXPECT_DOUBLE_EQ(e.diff.threshold_pct, 1);
+  EXPECT_DOUBLE_EQ(e.diff.min_change_us, 0);
+  EXPECT_EQ(e.diff.resamples, 2000);
+  EXPECT_EQ(e.diff.seed, 9u);
+  EXPECT_EQ(e.json, "d.json");
+  EXPECT_EQ(e.svg, "d.svg");
+  EXPECT_EQ(e.diff.range, "step");
+  EXPECT_THROW(parse({"diff", "a", "b", "--by", "kernel"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"diff", "a", "b", "--threshold", "0"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"diff", "a"}), CLI::RequiredError);
 }
 
 TEST(DiffCommand, JsonAndSvg) {
