@@ -174,6 +174,11 @@ TEST(DiffSynthetic, GraphReplayBorrowsTheLayersByKernelOrder) {
     EXPECT_DOUBLE_EQ(r->launches_after, spec["launches_after"].get<double>()) << name;  // one cudaGraphLaunch
   }
   EXPECT_DOUBLE_EQ(row(d, "h.*.mlp")->launches_before, 6);
+  // The whole iteration: 12 kernels both sides, 12 launches eager, one cudaGraphLaunch.
+  EXPECT_DOUBLE_EQ(d.rows.front().kernels_before, 12);
+  EXPECT_DOUBLE_EQ(d.rows.front().kernels_after, 12);
+  EXPECT_DOUBLE_EQ(d.rows.front().launches_before, 12);
+  EXPECT_DOUBLE_EQ(d.rows.front().launches_after, 1);
   bool told = false;
   for (const std::string& n : d.notes) told |= n.find("takes the layer of its counterpart") != std::string::npos;
   EXPECT_TRUE(told);

@@ -397,6 +397,27 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   d.options = o;
   DiffRow whole = compare("(iteration)", before.iteration_ns, after.iteration_ns, o, row_seed(o.seed, "(iteration)"));
   whole.whole = true;
+  // Kernels and launches of the whole iteration, where both sides are traces.
+  auto per_iteration = [](const DiffSide& r, bool launches) {
+    std::vector<double> v;
+    for (const auto& ops : r.steady_ops) {
+      std::set<int> calls;
+      double kernels = 0;
+      for (const OpRecord& op : ops) {
+        kernels += op.kernel ? 1 : 0;
+        if (op.api >= 0) calls.insert(op.api);
+      }
+      v.push_back(launches ? double(calls.size()) : kernels);
+    }
+    return median_of(v);
+  };
+  const bool counts = !before.steady_ops.empty() && !after.steady_ops.empty();
+  if (counts) {
+    whole.kernels_before = per_iteration(before, false);
+    whole.kernels_after = per_iteration(after, false);
+    whole.launches_before = per_iteration(before, true);
+    whole.launches_after = per_iteration(after, true);
+  }
   if (before.kind != after.kind)
     d.notes.push_back("The two sides measure an iteration differently (" + before.measure + " vs " + after.measure +
                       "): read the iteration row with care; layers need traces on both sides.");
@@ -590,14 +611,15 @@ void print_diff(const Diff& d, std::FILE* out) {
       {"layer", "before (us)", "after (us)", "change (us)", "change", "95% interval", "label", "kernels", "launches"}};
   for (const DiffRow& r : d.rows) {
     const bool both = r.label != Label::OnlyBefore && r.label != Label::OnlyAfter;
+    const bool no_counts = r.whole && (d.before.steady_ops.empty() || d.after.steady_ops.empty());
     rows.push_back({r.name, r.label == Label::OnlyAfter ? "-" : us(r.before_ns),
                     r.label == Label::OnlyBefore ? "-" : us(r.after_ns), format("%+.1f", r.change_ns / 1e3),
                     both ? format("%+.1f%%", r.change_pct) : "",
                     both && r.before_ns > 0
                         ? format("%+.1f%% .. %+.1f%%", 100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns)
                         : "",
-                    label_name(r.label), r.whole ? "" : counts_str(r.kernels_before, r.kernels_after, r.label),
-                    r.whole ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
+                    label_name(r.label), no_counts ? "" : counts_str(r.kernels_before, r.kernels_after, r.label),
+                    no_counts ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
   }
   print_table(out, rows, "lrrrrrlll");
   std::fprintf(out, "  (kernels, launches: per iteration, medians; a block-folded layer counts every block)\n");
@@ -690,9 +712,11 @@ nlohmann::json diff_to_json(const Diff& d) {
       x["ci_ns"] = {r.ci.lo, r.ci.hi};
       if (r.before_ns > 0) x["ci_pct"] = {100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns};
     }
-    if (!r.whole) {
+    if (!r.whole || (!d.before.steady_ops.empty() && !d.after.steady_ops.empty())) {
       x["kernels"] = {{"before", r.kernels_before}, {"after", r.kernels_after}};
       x["launches"] = {{"before", r.launches_before}, {"after", r.launches_after}};
+    }
+    if (!r.whole) {
       x["kernels_gone"] = kernels(r.gone);
       x["kernels_new"] = kernels(r.added);
       x["kernel_note"] = r.kernel_note;
