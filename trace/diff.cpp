@@ -51,6 +51,9 @@ namespace {
 
 std::string format(const char* f, ...);
 
+// The iterations the analysis measures: one place to follow analyze's steady-state rule.
+bool measured(const Iteration& it) { return !it.warmup; }
+
 }  // namespace
 
 IterationSteadyState iteration_steady_state(const Analysis& a) {
@@ -192,7 +195,7 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
     iteration_of_nvtx[it.nvtx] = i;
     if (!it.has_gpu) continue;
       r.series_ns.push_back(double(it.gpu_span()));
-    if (!it.warmup) {
+    if (measured(it)) {
       steady_slot[i] = static_cast<int>(steady++);
       r.iteration_ns.push_back(double(it.gpu_span()));
     }
