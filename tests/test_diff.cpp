@@ -362,6 +362,11 @@ TEST(DiffCommand, ErrorsAreOneSentence) {
   EXPECT_NE(message(fixture("synthetic_trace.expected.json"), "").find("not a `laptime bench --json` report"),
             std::string::npos);
   EXPECT_NE(message(fixture("not_a_trace.txt"), "").find("not"), std::string::npos);
+  const std::string bad = temp("bad_report.json");
+  std::ofstream(bad) << R"({"schema": "laptime.bench/1", "iterations": [{"lap_ms": 1.0, "warmup": "no"}]})";
+  EXPECT_NE(message(bad, "").find("not a well-formed"), std::string::npos);
+  std::ofstream(bad) << R"({"schema": "laptime.bench/1", "iterations": [{"lap": 1.0}]})";
+  EXPECT_NE(message(bad, "").find("without a lap_ms number"), std::string::npos);
   DiffOptions o;
   o.skip_warmup = 40;
   try {

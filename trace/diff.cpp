@@ -140,25 +140,29 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
   DiffSide r;
   r.file = path;
   r.kind = "bench report";
-  const json& cfg = j.value("config", json::object());
-  r.source = j.value("framework", "laptime") + ", " + cfg.value("mode", "?") + ", " + cfg.value("precision", "?") +
-             (j.contains("device") ? ", " + j["device"].value("name", "?") : "");
   r.measure = "CUDA-event lap per iteration";
-  size_t marked = 0;
   std::vector<bool> warm;
-  for (const json& it : j["iterations"]) {
-    if (!it.contains("lap_ms") || !it["lap_ms"].is_number())
-      throw TraceError(path + " has an iteration without a lap_ms number.");
-    r.series_ns.push_back(it["lap_ms"].get<double>() * 1e6);
-    warm.push_back(it.value("warmup", false));
+  try {
+    const json cfg = j.value("config", json::object());
+    r.source = j.value("framework", "laptime") + ", " + cfg.value("mode", "?") + ", " + cfg.value("precision", "?") +
+               (j.contains("device") ? ", " + j["device"].value("name", "?") : "");
+    for (const json& it : j["iterations"]) {
+      if (!it.is_object() || !it.contains("lap_ms") || !it["lap_ms"].is_number())
+        throw TraceError(path + " has an iteration without a lap_ms number.");
+      r.series_ns.push_back(it["lap_ms"].get<double>() * 1e6);
+      warm.push_back(it.value("warmup", false));
+    }
+  } catch (const json::exception&) {
+    throw TraceError(path + " is not a well-formed `laptime bench --json` report: a field has the wrong type.");
   }
+  size_t marked = 0;
   if (r.series_ns.empty()) throw TraceError(path + " holds no iterations.");
   if (o.skip_warmup) {
     marked = static_cast<size_t>(*o.skip_warmup);
     r.warmup_rule = "the first " + std::to_string(marked) + " (--skip-warmup)";
   } else {
     while (marked < warm.size() && warm[marked]) ++marked;
-    r.warmup_rule = "marked warm-up in the report";
+    r.warmup_rule = "as marked in the report";
   }
   if (marked >= r.series_ns.size())
     throw TraceError(path + " has " + std::to_string(r.series_ns.size()) + " iterations and drops " +
