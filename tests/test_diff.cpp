@@ -162,6 +162,23 @@ TEST(DiffSynthetic, FusedKernelIsReportedGoneAndNew) {
   EXPECT_TRUE(row(d, "h.*.attn")->gone.empty());
 }
 
+TEST(DiffSynthetic, AGoneLayerWhoseKernelWasFusedSaysSo) {
+  // laptime's finer names: h.{i}.mlp.gelu disappears when the GELU moves into c_fc's GEMM.
+  const Diff d = diff_files("diff_fine.sqlite", "diff_fine_fused.sqlite");
+  const DiffRow* gelu = row(d, "h.*.mlp.gelu");
+  ASSERT_NE(gelu, nullptr);
+  EXPECT_EQ(gelu->label, Label::OnlyBefore);
+  ASSERT_EQ(gelu->gone.size(), 1u);
+  EXPECT_EQ(gelu->gone[0].first, "gelu_kernel");
+  EXPECT_NE(gelu->kernel_note.find("h.*.mlp runs 6 -> 4 kernels per iteration: its work was fused"), std::string::npos)
+      << gelu->kernel_note;
+  const DiffRow* fc = row(d, "h.*.mlp.c_fc");
+  ASSERT_NE(fc, nullptr);
+  EXPECT_NE(fc->kernel_note.find("fc_gemm_gelu_kernel new (2/iter)"), std::string::npos) << fc->kernel_note;
+  EXPECT_NEAR(fc->change_pct, 5.0, 0.5);  // the epilogue costs the GEMM 5%
+  EXPECT_TRUE(row(d, "h.*.mlp")->kernel_note.empty()) << "told on the layers inside it";
+}
+
 TEST(DiffSynthetic, GraphReplayBorrowsTheLayersByKernelOrder) {
   const json spec = expected()["pairs"]["base_vs_graph"];
   const Diff d = diff_files("diff_base.sqlite", "diff_graph.sqlite");

@@ -499,9 +499,14 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
       std::string note;
       for (const auto& [k, c] : gone) {
         note += (note.empty() ? "" : "; ") + k + " gone (" + calls_str(c) + "/iter before)";
-        std::string moved;
-        for (const std::string& l : new_home[k])
-          if (l != r.name) moved += (moved.empty() ? "" : ", ") + l;
+        std::string moved;  // the innermost layers that gained it (not their parents too)
+        const std::vector<std::string>& homes = new_home[k];
+        for (const std::string& l : homes) {
+          const bool parent = std::any_of(homes.begin(), homes.end(), [&](const std::string& other) {
+            return other.compare(0, l.size() + 1, l + ".") == 0;
+          });
+          if (l != r.name && !parent) moved += (moved.empty() ? "" : ", ") + l;
+        }
         if (!moved.empty()) note += ", now in " + moved;
       }
       for (const auto& [k, c] : added)
@@ -509,6 +514,20 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
       if (!gone.empty() && r.label != Label::OnlyBefore && r.kernels_after < r.kernels_before)
         note += format("; %s kernels per iteration %s -> %s: work fused into fewer kernels", r.name.c_str(),
                        calls_str(r.kernels_before).c_str(), calls_str(r.kernels_after).c_str());
+      // A layer gone with its kernels (laptime's h.*.mlp.gelu once the GELU runs in the c_fc
+      // GEMM's epilogue): when the enclosing layer now runs fewer kernels, say it was fused.
+      if (r.label == Label::OnlyBefore && r.name.find('.') != std::string::npos) {
+        const std::string parent = r.name.substr(0, r.name.rfind('.'));
+        for (const DiffRow& p : rows)
+          if (p.name == parent && p.label != Label::OnlyBefore && p.kernels_after < p.kernels_before) {
+            bool anywhere = false;
+            for (const auto& [k, c] : gone) anywhere = anywhere || !new_home[k].empty();
+            if (!anywhere)
+              note += format("; the layer is gone and %s runs %s -> %s kernels per iteration: its work was fused "
+                             "into another kernel there",
+                             parent.c_str(), calls_str(p.kernels_before).c_str(), calls_str(p.kernels_after).c_str());
+          }
+      }
       r.kernel_note = note;
     }
     std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
