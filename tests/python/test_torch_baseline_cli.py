@@ -218,7 +218,8 @@ def test_gpt2_layer_names_are_laptimes_finer_ones():
         for op in ("attn.c_attn", "attn.core", "attn.c_proj", "mlp.c_fc", "mlp.gelu", "mlp.c_proj"):
             assert f"h.{i}.{op}" in layer
     t = "transformer.h.5"
-    assert layer["h.5.attn.c_attn"] == tb.Span("h.5.attn.c_attn", f"{t}.attn.c_attn", f"{t}.attn.c_attn")
+    c_attn = f"{t}.attn.c_attn"
+    assert layer["h.5.attn.c_attn"] == tb.Span("h.5.attn.c_attn", c_attn, c_attn)
     assert layer["h.5.mlp.gelu"] == tb.Span("h.5.mlp.gelu", f"{t}.mlp.act", f"{t}.mlp.act")
     # The attention itself is no module: from c_attn's end to c_proj's start.
     core = layer["h.5.attn.core"]
@@ -253,8 +254,10 @@ def test_gpt2_block_ranges_nest_as_laptimes_when_hf_runs_a_block():
     cuda = FakeCuda()
     tb.attach_nvtx(SimpleNamespace(cuda=cuda), model, tb.nvtx_spans("gpt2", "layer", n_layer=1))
     b = "transformer.h.0"
-    order = [b, f"{b}.ln_1", f"{b}.attn", f"{b}.attn.c_attn", f"{b}.attn.c_proj", f"{b}.ln_2", f"{b}.mlp",
-             f"{b}.mlp.c_fc", f"{b}.mlp.act", f"{b}.mlp.c_proj"]
+    order = [b] + [
+        f"{b}.{m}"
+        for m in ("ln_1", "attn", "attn.c_attn", "attn.c_proj", "ln_2", "mlp", "mlp.c_fc", "mlp.act", "mlp.c_proj")
+    ]
     children = {b: order[1:3] + order[5:7], f"{b}.attn": order[3:5], f"{b}.mlp": order[7:10]}
 
     def run(path):
@@ -281,8 +284,10 @@ def test_gpt2_block_ranges_nest_as_laptimes_when_hf_runs_a_block():
             path = event[4:].replace("transformer.", "").replace("mlp.act", "mlp.gelu")
             assert stack and stack[-1] == path, (path, stack)
     assert stack == []
-    assert opened == ["h.0", "h.0.ln_1", "h.0.attn", "h.0.attn.c_attn", "h.0.attn.core", "h.0.attn.c_proj",
-                      "h.0.ln_2", "h.0.mlp", "h.0.mlp.c_fc", "h.0.mlp.gelu", "h.0.mlp.c_proj"]
+    assert opened == ["h.0"] + [
+        f"h.0.{m}"
+        for m in ("ln_1", "attn", "attn.c_attn", "attn.core", "attn.c_proj", "ln_2", "mlp", "mlp.c_fc", "mlp.gelu")
+    ] + ["h.0.mlp.c_proj"]
     # The core range is open between c_attn and c_proj: where HF runs the attention itself.
     i = cuda.log.index("push h.0.attn.core")
     assert cuda.log[i - 2:i] == [f"run {b}.attn.c_attn", "pop"]
