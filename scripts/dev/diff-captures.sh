@@ -89,6 +89,34 @@ diff_pair() {
   fi
 }
 
+# noise_floor NAME: from the calibration diff's JSON, the smallest change it could detect:
+# the half-width of each row's 95% interval, relative to its median (the iteration, the
+# median layer, the widest layer), and whether anything was labelled FASTER or SLOWER.
+noise_floor() {
+  local json=$OUT/diffs/$1.json
+  [[ -f $json ]] || return
+  if "$PYTHON" - "$json" >"$OUT/diffs/$1_noise_floor.txt" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+def half(r):
+    lo, hi = r.get("ci_pct", [0, 0])
+    return max(abs(lo), abs(hi))
+rows = [r for r in d["rows"] if "ci_pct" in r]
+layers = [r for r in rows if not r["whole_iteration"]]
+flagged = [f'{r["name"]} {r["label"]}' for r in rows if r["label"] in ("FASTER", "SLOWER")]
+print(f'iteration: ±{half(rows[0]):.2f}%', end="")
+if layers:
+    worst = max(layers, key=half)
+    print(f'; layers: median ±{statistics.median(map(half, layers)):.2f}%, widest ±{half(worst):.2f}% ({worst["name"]})', end="")
+print("; flagged: " + (", ".join(flagged) if flagged else "none"))
+PY
+  then
+    record PASS "noise floor $1: $(cat "$OUT/diffs/$1_noise_floor.txt")"
+  else
+    record FAIL "noise floor $1"
+  fi
+}
+
 for model in gpt2 resnet50; do
   bench=("$LAPTIME" bench "$model" --precision bf16 --warmup "$WARMUP" --iters "$ITERS")
   capture "${model}_A" -- "${bench[@]}" --nvtx layer
@@ -101,6 +129,7 @@ for model in gpt2 resnet50; do
     record SKIP "capture ${model}_torch (torch is not importable by $PYTHON)"
   fi
   diff_pair "${model}_A_vs_A2" "${model}_A" "${model}_A2"
+  noise_floor "${model}_A_vs_A2"
   diff_pair "${model}_A_vs_A2_by_block" "${model}_A" "${model}_A2" --by block
   diff_pair "${model}_eager_vs_graph" "${model}_A" "${model}_graph"
   diff_pair "${model}_torch_vs_laptime" "${model}_torch" "${model}_A"
