@@ -85,6 +85,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
+  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
 
   // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
   if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
@@ -101,7 +102,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd, analyze})
+    for (CLI::App* sub : {bench, fwd, analyze, diff})
       if (sub->parsed()) cmd.help_text = sub->help();
     return cmd;
   } catch (const CLI::ParseError& e) {
@@ -119,6 +120,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else if (analyze->parsed()) {
     cmd.kind = Command::Kind::Analyze;
+  } else if (diff->parsed()) {
+    cmd.kind = Command::Kind::Diff;
   } else {
     cmd.kind = Command::Kind::Forward;
     limits::check_tokens(f.workload.batch, f.workload.seq);

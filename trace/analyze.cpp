@@ -10,6 +10,7 @@
 #include "core/output_file.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
+#include "trace/diff.h"
 #include "trace/svg.h"
 
 namespace laptime {
@@ -50,12 +51,17 @@ int run_analyze(const AnalyzeOptions& o) {
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
-  const trace::Analysis a = trace::analyze(j, o.report);
+  trace::Analysis a = trace::analyze(j, o.report);
+  const trace::IterationSteadyState steady = trace::iteration_steady_state(a);
+  if (!steady.warning.empty()) a.notes.push_back(steady.warning);
   std::printf("laptime analyze %s\n", o.file.c_str());
   trace::print_report(a, stdout);
+  if (!steady.text.empty()) std::printf("\nSteady state: %s\n", steady.text.c_str());
   if (json_out) {
     try {
-      json_out->write(trace::to_json(a).dump(2) + "\n");
+      nlohmann::json out = trace::to_json(a);
+      out["steady_state"] = trace::steady_state_json(steady);
+      json_out->write(out.dump(2) + "\n");
       json_out->commit();
     } catch (const OutputError& e) {
       throw trace::TraceError(e.what());
