@@ -312,13 +312,14 @@ void mark_warmup(const Trace& t, const IterationSet& s, const ReportOptions& o, 
 }
 
 void mark_host_ahead(Analysis& a) {
-  // Consecutive pairs (i-1, i) with GPU work where i is past warm-up: the lag's growth, and
-  // the GPU lap (start to next start) it is measured against.
+  // Consecutive pairs (i-1, i) with GPU work, both past warm-up (a warm-up iteration's host
+  // time is its own story: lazy loading, first-call setup): the lag's growth, and the GPU lap
+  // (start to next start) it is measured against.
   std::vector<size_t> cand;
   std::vector<Ns> growth, period;
   for (size_t i = 1; i < a.iterations.size(); ++i) {
     const Iteration &p = a.iterations[i - 1], &it = a.iterations[i];
-    if (it.warmup || !it.has_gpu || !p.has_gpu) continue;
+    if (p.warmup || it.warmup || !it.has_gpu || !p.has_gpu) continue;
     cand.push_back(i);
     growth.push_back((it.gpu_end - it.end) - (p.gpu_end - p.end));
     period.push_back(it.gpu_start - p.gpu_start);
@@ -334,9 +335,11 @@ void mark_host_ahead(Analysis& a) {
   std::vector<Ns> sorted = period;
   std::sort(sorted.begin(), sorted.end());
   const Ns lap = sorted[sorted.size() / 2];
-  size_t last = cand.size();  // the last pair where the host gained more than a tenth of a lap
-  for (size_t k = 0; k < cand.size(); ++k)
-    if (growth[k] * 10 > lap) last = k;
+  size_t last = cand.size();  // the last iteration where the host gained more than a tenth of a lap
+  for (size_t k = 0; k < cand.size(); ++k) {
+    const Iteration& it = a.iterations[cand[k]];
+    if (growth[k] * 10 > lap && (it.gpu_end - it.end) * 10 > lap) last = k;
+  }
   if (last == cand.size()) return;
   const auto ahead_of = [&](size_t upto) {
     std::vector<uint64_t> v;
@@ -344,7 +347,9 @@ void mark_host_ahead(Analysis& a) {
       if (!a.iterations[i].warmup) v.push_back(a.iterations[i].index);
     return v;
   };
-  if (last + 1 == cand.size()) {  // ahead to the end: nothing steady on the host side
+  // Ahead to the end, or but for one iteration (too few to call the queue full): the host
+  // ranges never measure the lap.
+  if (last + 2 >= cand.size()) {
     a.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
     a.notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
                       "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "

@@ -18,7 +18,9 @@
 // the launch queue fills, a loop without synchronization enqueues an iteration in a fraction
 // of its GPU time, so its NVTX range measures enqueue time, not the lap. That phase shows as
 // the lag (GPU end minus host end) growing from one iteration to the next; the iterations up
-// to the last one where it grew by more than a tenth of the GPU lap are left out.
+// to the last one where it grew by more than a tenth of the GPU lap are left out. When fewer
+// than two iterations are left after that, the host ran ahead to the end of the capture: all
+// are kept, and the lap is the GPU's start to next start instead of the host range.
 #pragma once
 
 #include <map>
