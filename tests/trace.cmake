@@ -6,3 +6,8 @@ laptime_test(test_trace test_trace.cpp LIBS laptime_analyze)
 # The committed synthetic fixtures' expected answers are what the generator computes today.
 add_test(NAME trace.synthetic_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_synthetic_trace.py --check)
+
+# The lesson's own PyTorch loop (tests/fixtures/lesson), analyzed with no flags and checked
+# against the `nsys stats` CSVs captured beside it.
+laptime_test(test_trace_lesson test_trace_lesson.cpp LIBS laptime_trace)
+target_include_directories(test_trace_lesson PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
