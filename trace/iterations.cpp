@@ -258,7 +258,14 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
                        describe(t, families[1]) + ": choose one with --range '" + f.glob + "'.");
     s.name = f.glob;
     s.rule = "ranges named alike but for a number, on " + t.thread_name(f.pid, f.tid) + ", in number order";
-    if (families.size() > 1) s.rule += "; of " + plural(families.size(), "family", "families") + ", the one holding the most GPU launches";
+    if (families.size() > 1) {
+      const RangeFamily& next = families[1];
+      s.rule += "; of " + plural(families.size(), "family", "families") + ", the " +
+                (f.gpu_launches != next.gpu_launches ? "one holding the most GPU launches"
+                 : f.depth != next.depth            ? "outermost (`" + next.glob + "` nests in it)"
+                                                    : "one covering the most time") +
+                " (--range to choose another)";
+    }
     take(f.ranges, f.numbers);
     return s;
   }
