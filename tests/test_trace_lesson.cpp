@@ -198,7 +198,6 @@ TEST(LessonCaptures, MaxOnATensorStallsTheHostAndTheCostMatchesTheCleanRun) {
   for (const SyncCall& s : a.syncs)
     if (s.effect == SyncEffect::Stall && s.pending > 0.5 * a.lap_ms * 1e6) {
       ++long_stalls[s.iteration];
-      EXPECT_GE(s.duration, s.pending - 2'000);  // it waited at least until the queue drained
     }
   for (const Iteration& it : a.iterations)
     if (it.steady()) EXPECT_EQ(long_stalls[static_cast<int64_t>(it.index)], 1u) << "iteration " << it.index;
