@@ -77,9 +77,10 @@ void print_report(const Analysis& a, std::FILE* out) {
   if (!a.gpu.empty()) std::fprintf(out, "  gpu         %s\n", a.gpu.c_str());
   size_t warmups = 0;
   for (const Iteration& it : a.iterations) warmups += it.warmup;
-  std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up (%s), %zu steady\n", a.iterations.size(),
-               a.range_name.c_str(), warmups, a.warmup_rule.c_str(), iters);
+  std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up, %zu steady\n", a.iterations.size(), a.range_name.c_str(),
+               warmups, iters);
   print_wrapped(out, "found by: " + a.range_rule, 14);
+  print_wrapped(out, "warm-up: " + a.warmup_rule, 14);
   print_wrapped(out, "steady: " + a.steady_rule, 14);
   for (const std::string& note : a.notes) {
     std::fprintf(out, "  note\n");
