@@ -37,11 +37,26 @@ std::string sync_verdict(const Analysis& a) {
   if (!a.has_api_trace) return " Synchronizations cannot be seen: the capture has no CUDA API calls.";
   if (a.syncs.empty()) return " No synchronization, blocking copy or allocation inside the loop.";
   const double n = double(std::max<size_t>(a.steady_count, 1));
-  std::string list;
-  std::map<std::string, size_t> by_api;
-  for (const SyncCall& s : a.syncs) ++by_api[s.api];
-  for (const auto& [api, count] : by_api) list += (list.empty() ? "" : ", ") + format("%.3g ", count / n) + api;
-  std::string v = " The loop synchronizes: " + list + " per iteration (in " + a.sync_summary.front().ranges.front() + ").";
+  // Per API: a rate when it happens in every steady iteration, else where it happened (a
+  // caching allocator growing in the first steady iteration is not a per-iteration cost).
+  std::map<std::string, std::pair<size_t, std::set<int64_t>>> by_api;
+  for (const SyncCall& s : a.syncs) {
+    ++by_api[s.api].first;
+    by_api[s.api].second.insert(s.iteration);
+  }
+  std::string every, some;
+  for (const auto& [api, calls] : by_api) {
+    const auto& [count, iterations] = calls;
+    if (iterations.size() == a.steady_count) {
+      every += (every.empty() ? "" : ", ") + format("%.3g ", count / n) + api;
+    } else {
+      std::vector<uint64_t> its(iterations.begin(), iterations.end());
+      some += (some.empty() ? "" : ", ") + std::to_string(count) + " " + api + " in iteration" +
+              (its.size() == 1 ? " " : "s ") + detail::number_runs(its);
+    }
+  }
+  std::string v = " The loop synchronizes: " + (every.empty() ? some : every + " per iteration" + (some.empty() ? "" : ", and " + some)) +
+                  " (in " + a.sync_summary.front().ranges.front() + ").";
   size_t stalls = 0, stale = 0;
   for (const SyncCall& s : a.syncs) {
     stalls += s.effect == SyncEffect::Stall;
