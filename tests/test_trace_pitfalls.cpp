@@ -86,7 +86,7 @@ void expect_the_host_waits(const std::string& name) {
   EXPECT_GT(a.sync_stall, 0);
   EXPECT_GT(a.lap_ms, a.lap_without_syncs_ms);
   EXPECT_NE(a.verdict.find("for the compute stream's work to finish"), std::string::npos) << a.verdict;
-  EXPECT_NE(a.verdict.find("stalls per iteration"), std::string::npos) << a.verdict;
+  EXPECT_NE(a.verdict.find(" per iteration: the host stops until the GPU drains"), std::string::npos) << a.verdict;
   EXPECT_EQ(a.verdict.find("can be stale"), std::string::npos) << a.verdict;
 }
 

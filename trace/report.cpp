@@ -65,9 +65,9 @@ std::string sync_verdict(const Analysis& a) {
   const double wait_ms = a.sync_wait / 1e6 / n, stall_ms = a.sync_stall / 1e6 / n;
   if (stalls)
     v += format(" The host waits %.3f ms per iteration in them, %.3f ms of it for the compute stream's work to "
-                "finish (%.3g stalls per iteration: the host stops until the GPU drains, then the GPU restarts from "
+                "finish (%.3g %s per iteration: the host stops until the GPU drains, then the GPU restarts from "
                 "an empty queue).",
-                wait_ms, stall_ms, stalls / n);
+                wait_ms, stall_ms, stalls / n, stalls == a.steady_count ? "stall" : "stalls");
   else
     v += format(" The host waits %.3f ms per iteration in them; none of them waited for the compute stream's work.",
                 wait_ms);
