@@ -331,12 +331,6 @@ void mark_host_ahead(Analysis& a) {
     growth.push_back((it.gpu_end - it.end) - (p.gpu_end - p.end));
     period.push_back(it.gpu_start - p.gpu_start);
   }
-  const std::vector<uint64_t> all = [&] {
-    std::vector<uint64_t> v;
-    for (const Iteration& it : a.iterations)
-      if (!it.warmup) v.push_back(it.index);
-    return v;
-  }();
   a.steady_rule = "all after warm-up";
   if (cand.size() < 2) return;
   std::vector<Ns> sorted = period;
@@ -371,8 +365,8 @@ void mark_host_ahead(Analysis& a) {
   for (const Iteration& it : a.iterations)
     if (it.steady()) steady.push_back(it.index);
   a.steady_rule = detail::number_runs(steady) + "; in " + detail::number_runs(ahead) +
-                  " the host ran ahead of the GPU (the lag from host end to GPU end grew each time, until the launch "
-                  "queue filled), so those ranges measure enqueue time, not the lap";
+                  " the host ran ahead of the GPU (the GPU's lag, from range end to GPU end, grew until "
+                  "the launch queue filled), so those ranges measure enqueue time, not the lap";
 }
 
 Summary summarize(std::vector<double> v) {
