@@ -12,6 +12,7 @@
 #include "trace/iterations.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/report.h"
+#include "trace/text_util.h"
 
 namespace laptime::trace {
 namespace {
@@ -121,6 +122,18 @@ TEST(Pattern, GlobsAndRegexesMatchWholeNames) {
     error = e.what();
   }
   EXPECT_EQ(error.rfind("--range re:step_( is not a regular expression that compiles", 0), 0u) << error;
+}
+
+TEST(Pattern, LayerTablesFoldTheNumberThatCountsBlocksNotTheOneThatNamesALayer) {
+  EXPECT_EQ(detail::fold_indices("h.3.attn"), "h.*.attn");
+  EXPECT_EQ(detail::fold_indices("h.3.ln_1"), "h.*.ln_1");  // ln_1 and ln_2 are different layers
+  EXPECT_EQ(detail::fold_indices("layer2.1.conv2"), "layer2.*.conv2");
+  EXPECT_EQ(detail::fold_indices("Layer 11"), "Layer *");
+  EXPECT_EQ(detail::fold_indices("ProfilerStep#12"), "ProfilerStep#*");
+  EXPECT_EQ(detail::fold_indices("Forward Pass Iter 7"), "Forward Pass Iter *");
+  EXPECT_EQ(detail::fold_indices("step_7"), "step_7");
+  EXPECT_EQ(detail::number_runs({1, 2, 3, 5, 7, 8}), "1-3, 5, 7-8");
+  EXPECT_EQ(detail::number_runs({6}), "6");
 }
 
 }  // namespace
