@@ -84,7 +84,8 @@ std::string sync_verdict(const Analysis& a) {
          (a.lap_without_syncs_ms <= a.gpu_floor_ms + 1e-9
               ? format("the GPU's own time, %.3f ms per iteration without waiting for launches, bounds it).",
                        a.gpu_floor_ms)
-              : "the host's lap less its wait).");
+              : "the host's lap less its wait; a lower bound: after a drained queue the host's own launches "
+                "also run slower, which this capture alone cannot show).");
   else
     v += format(" The lap would hardly change without them (the GPU's own time, %.3f ms per iteration, bounds it).",
                 a.gpu_floor_ms);
