@@ -1,6 +1,7 @@
 // The rules that find the iteration ranges (trace/iterations.h), on small traces written by
 // tests/fixtures/make_pattern_traces.py with the answers it computes on its own: numbering
-// with gaps, nested families, two threads and two streams, a tie, and no family at all.
+// with gaps, nested families, two threads and two streams, emit_nvtx's suffixed names, a tie,
+// and no family at all.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -58,7 +59,7 @@ TEST_P(Pattern, DefaultRulesGiveTheGeneratorsAnswer) {
   for (const Iteration& it : a.iterations) EXPECT_TRUE(it.has_gpu) << it.index;
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, Pattern, testing::Values("gaps", "nested", "two_threads", "tie", "none"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, Pattern, testing::Values("gaps", "nested", "two_threads", "emit_nvtx", "tie", "none"));
 
 TEST(Pattern, RuleSaysWhyTheFamilyWon) {
   const Trace t = load_nsys_sqlite(fixture("pattern_nested.sqlite"));
@@ -100,6 +101,20 @@ TEST(Pattern, RangeOptionPicksAnyFamilyOrName) {
   ASSERT_EQ(a.iterations.size(), 4u);
   EXPECT_EQ(a.range_rule, "--range, in time order");
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(a.iterations[i].index, i);
+}
+
+TEST(Pattern, TheGlobAFamilyIsShownWithSelectsItAgain) {
+  const Trace t = load_nsys_sqlite(fixture("pattern_emit_nvtx.sqlite"));
+  const TraceJoin j(t);
+  const Analysis found = analyze(j, {});
+  ReportOptions o;
+  o.range = found.range_name;  // "ProfilerStep#*, *"
+  const Analysis again = analyze(j, o);
+  ASSERT_EQ(again.iterations.size(), found.iterations.size());
+  for (size_t i = 0; i < found.iterations.size(); ++i) {
+    EXPECT_EQ(again.iterations[i].nvtx, found.iterations[i].nvtx);
+    EXPECT_EQ(again.iterations[i].index, found.iterations[i].index);  // the step number, not the op_id
+  }
 }
 
 TEST(Pattern, GlobsAndRegexesMatchWholeNames) {

@@ -86,6 +86,13 @@ std::vector<std::pair<size_t, size_t>> digit_runs(const std::string& s) {
   return runs;
 }
 
+// A name without PyTorch emit_nvtx's annotations ("step_7, op_id = 12" -> "step_7").
+std::string user_name(const std::string& text) {
+  size_t cut = text.size();
+  for (const char* mark : {", seq = ", ", op_id = ", ", sizes = "}) cut = std::min(cut, text.find(mark));
+  return text.substr(0, cut);
+}
+
 // Launch calls (API calls that put GPU work in a queue) per thread, by start time.
 std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> launches_by_thread(const TraceJoin& j) {
   const Trace& t = j.trace();
@@ -156,9 +163,13 @@ std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
   std::map<std::tuple<uint32_t, uint32_t, std::string, std::string>, std::vector<std::pair<int, uint64_t>>> groups;
   for (size_t i = 0; i < t.nvtx.size(); ++i) {
     const NvtxEvent& r = t.nvtx[i];
-    for (const auto& [pos, len] : digit_runs(r.text))
-      groups[{r.pid, r.tid, r.text.substr(0, pos), r.text.substr(pos + len)}].emplace_back(
-          static_cast<int>(i), std::stoull(r.text.substr(pos, len)));
+    // PyTorch's emit_nvtx appends ", seq = N" / ", op_id = N" to record_function names: the
+    // name the user gave is what comes before, and those counters are not iteration numbers.
+    const std::string name = user_name(r.text);
+    const std::string rest = name.size() < r.text.size() ? ", *" : "";
+    for (const auto& [pos, len] : digit_runs(name))
+      groups[{r.pid, r.tid, name.substr(0, pos), name.substr(pos + len) + rest}].emplace_back(
+          static_cast<int>(i), std::stoull(name.substr(pos, len)));
   }
   const auto launches = launches_by_thread(j);
   std::vector<RangeFamily> out;
@@ -195,12 +206,14 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
   if (t.nvtx.empty()) no_nvtx();
   IterationSet s;
   auto number_by_name = [&](const std::vector<int>& ranges) {
-    // The last number in each name, when every name has one and no two share it.
+    // The last number in each name (emit_nvtx's counters dropped), when every name has one
+    // and no two share it.
     std::vector<uint64_t> numbers;
     for (int r : ranges) {
-      const auto runs = digit_runs(t.nvtx[r].text);
+      const std::string name = user_name(t.nvtx[r].text);
+      const auto runs = digit_runs(name);
       if (runs.empty()) return std::vector<uint64_t>{};
-      numbers.push_back(std::stoull(t.nvtx[r].text.substr(runs.back().first, runs.back().second)));
+      numbers.push_back(std::stoull(name.substr(runs.back().first, runs.back().second)));
     }
     std::vector<uint64_t> sorted = numbers;
     std::sort(sorted.begin(), sorted.end());

@@ -6,7 +6,8 @@
 // the first rule that fits:
 //   1. laptime's own `forward` ranges (any domain);
 //   2. a family of ranges whose names differ only by one number (`Forward Pass Iter 3`,
-//      `ProfilerStep#12`, `step_7`), on one thread, never overlapping, with distinct numbers,
+//      `ProfilerStep#12`, `step_7`; PyTorch emit_nvtx's `, seq = N` / `, op_id = N` suffixes
+//      ignored), on one thread, never overlapping, with distinct numbers,
 //      in the order of those numbers. When several families fit, the one whose ranges hold
 //      the most GPU launches wins, then the outermost (a `step_N` around `Forward Pass Iter N`),
 //      then the one covering the most time; a tie on all three is refused with both named;
@@ -51,7 +52,7 @@ bool glob_match(const std::string& pattern, const std::string& text);
 
 // Ranges on one thread named alike but for one number, as rule 2 finds them.
 struct RangeFamily {
-  std::string glob;  // the name with the number as `*`: "Forward Pass Iter *"
+  std::string glob;  // the name with the number as `*`: "Forward Pass Iter *" ("step_*, *" with emit_nvtx suffixes)
   uint32_t pid = 0, tid = 0;
   std::vector<int> ranges;        // indices into Trace::nvtx, by number
   std::vector<uint64_t> numbers;  // ascending, distinct
