@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <numeric>
 
 #include <cudnn.h>
@@ -184,13 +185,22 @@ int run_bench(const BenchOptions& o) {
   // Pitfall state, made before the loop so that only the mistake itself lands inside it.
   std::vector<float> pageable(256, 1.f);
   DeviceBuffer pageable_dst(pageable.size() * sizeof(float));
+  // `.item()` / Python's max() on a CUDA tensor: PyTorch copies the value into pinned host
+  // memory on the tensor's stream (the compute stream) and waits for that stream, so the host
+  // stops until everything queued before it has run and the GPU restarts from an empty queue.
+  // (A plain cudaMemcpy would go to the legacy stream, which does not wait for a non-blocking
+  // compute stream: the value read would be stale and nothing would stall.)
+  std::unique_ptr<void, decltype(&cudaFreeHost)> readback(nullptr, &cudaFreeHost);
   if (o.pitfall == Pitfall::Sync) {
-    // After every layer, read a value back to the host, as `max(t)` or `t.item()` would:
-    // a synchronous copy that waits for all queued work. Errors surface at the next check.
+    void* host = nullptr;
+    CUDA_CHECK(cudaMallocHost(&host, 16));
+    readback.reset(host);
     const void* probe = w->output();
-    ctx.set_layer_end_hook([probe] {
-      uint16_t value = 0;
-      (void)cudaMemcpy(&value, probe, sizeof(value), cudaMemcpyDeviceToHost);
+    cudaStream_t stream = ctx.stream();
+    // After every layer. Errors surface at the next check (the hook runs in a destructor).
+    ctx.set_layer_end_hook([probe, host, stream] {
+      (void)cudaMemcpyAsync(host, probe, sizeof(uint16_t), cudaMemcpyDeviceToHost, stream);
+      (void)cudaStreamSynchronize(stream);
     });
   }
   auto pitfall = [&] {
@@ -198,7 +208,7 @@ int run_bench(const BenchOptions& o) {
       case Pitfall::None:
       case Pitfall::Sync:  // per layer, through the context's layer-end hook
         break;
-      case Pitfall::Pageable:
+      case Pitfall::Pageable:  // torch.tensor(list).cuda(): a host-to-device copy from pageable memory
         CUDA_CHECK(cudaMemcpyAsync(pageable_dst.data(), pageable.data(), pageable.size() * sizeof(float),
                                    cudaMemcpyHostToDevice, ctx.stream()));
         break;

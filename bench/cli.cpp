@@ -69,7 +69,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::IsMember(kStreams));
   cli::add_integer(bench, "--device", &b.device, 0, limits::kMaxDevice, "CUDA device index");
   bench->add_option_function<std::string>("--pitfall", [&b](const std::string& v) { b.pitfall = kPitfalls.at(v); },
-                                          "demo a classic mistake inside the loop: sync, pageable or alloc (off by default)")
+                                          "demo a classic mistake inside the loop (off by default): sync (read a value back and wait "
+                                          "at every layer end, as .item()/max() do), pageable (torch.tensor(list).cuda()), "
+                                          "alloc (cudaMalloc/cudaFree)")
       ->check(CLI::IsMember(kPitfalls));
   bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md); - for standard output");
   bench->add_option("--trace", b.trace,

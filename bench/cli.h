@@ -16,8 +16,10 @@ enum class GraphMode { Eager, Graph };
 
 // Deliberate mistakes for learners (and for testing `laptime analyze` on real bad traces),
 // each inside every iteration's `forward` range:
-//   Sync:     reads a value back to the host after every layer (`max(t)`, `t.item()`)
-//   Pageable: copies a small pageable host buffer to the device first (`torch.tensor([...])`)
+//   Sync:     after every layer, copies a value to pinned host memory on the compute stream and
+//             waits for that stream, as `t.item()` / Python's `max(t)` do: the host stalls
+//   Pageable: copies a small pageable host buffer to the device on the compute stream first
+//             (`torch.tensor([...]).cuda()`)
 //   Alloc:    cudaMalloc + cudaFree of a scratch buffer first (a caching allocator turned off)
 enum class Pitfall { None, Sync, Pageable, Alloc };
 

@@ -22,7 +22,10 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   // including what to do with an .nsys-rep.
   sub->add_option("file", o.file, "trace: `nsys export --type sqlite REPORT.nsys-rep` output, or laptime's own")
       ->required();
-  sub->add_option("--range", o.report.range, "NVTX range that marks one iteration (any domain)")->capture_default_str();
+  sub->add_option("--range", o.report.range,
+                  "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
+                  "re:REGEX, matching whole names (default: laptime's `forward`, else a family of ranges numbered by "
+                  "iteration on one thread)");
   cli::add_integer(sub, "--skip-warmup", &o.report.skip_warmup, 0, 1000000000,
                    "drop the first K iterations (default: those the bench marked warm-up, else the first one)");
   cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `laptime diff` runs of docs/PROFILING.md §9, captured and diffed in one go on a GPU
+# The `laptime diff` runs of docs/PROFILING.md §10, captured and diffed in one go on a GPU
 # machine with Nsight Systems (and PyTorch, for the torch rows):
 #
 #   for gpt2 and resnet50, bf16:

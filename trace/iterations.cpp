@@ -1,0 +1,453 @@
+#include "trace/iterations.h"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <set>
+
+#include "trace/text_util.h"
+
+namespace laptime::trace {
+
+using detail::format;
+using detail::plural;
+
+// --- Matching names ------------------------------------------------------------------------
+
+bool glob_match(const std::string& p, const std::string& s) {
+  // Greedy with one backtrack point: the last `*` seen and where it started matching.
+  size_t i = 0, j = 0, star = std::string::npos, mark = 0;
+  while (j < s.size()) {
+    if (i < p.size() && (p[i] == '?' || p[i] == s[j])) {
+      ++i;
+      ++j;
+    } else if (i < p.size() && p[i] == '*') {
+      star = i++;
+      mark = j;
+    } else if (star != std::string::npos) {
+      i = star + 1;
+      j = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.size() && p[i] == '*') ++i;
+  return i == p.size();
+}
+
+RangePattern::RangePattern(const std::string& spec) {
+  if (spec.rfind("re:", 0) == 0) {
+    kind_ = Kind::Regex;
+    text_ = spec.substr(3);
+    try {
+      re_ = std::regex(text_, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw TraceError("--range " + spec + " is not a regular expression that compiles (" + e.what() + ").");
+    }
+  } else {
+    kind_ = spec.find_first_of("*?") == std::string::npos ? Kind::Exact : Kind::Glob;
+    text_ = spec;
+  }
+}
+
+bool RangePattern::matches(const std::string& text) const {
+  switch (kind_) {
+    case Kind::Exact: return text == text_;
+    case Kind::Glob: return glob_match(text_, text);
+    case Kind::Regex: return std::regex_match(text, re_);
+  }
+  return false;
+}
+
+int IterationSet::iteration_of_range(const Trace& t, int range) const {
+  for (int r = range; r >= 0; r = t.nvtx[r].parent) {
+    auto it = by_range.find(r);
+    if (it != by_range.end()) return it->second;
+  }
+  return -1;
+}
+
+namespace {
+
+// The runs of decimal digits in a name: (position, length). Runs too long for 64 bits are
+// not numbers anyone counts iterations with.
+std::vector<std::pair<size_t, size_t>> digit_runs(const std::string& s) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < s.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
+    size_t k = i;
+    while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+    if (k - i <= 18) runs.emplace_back(i, k - i);
+    i = k;
+  }
+  return runs;
+}
+
+// A name without PyTorch emit_nvtx's annotations ("step_7, op_id = 12" -> "step_7").
+std::string user_name(const std::string& text) {
+  size_t cut = text.size();
+  for (const char* mark : {", seq = ", ", op_id = ", ", sizes = "}) cut = std::min(cut, text.find(mark));
+  return text.substr(0, cut);
+}
+
+// Launch calls (API calls that put GPU work in a queue) per thread, by start time.
+std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> launches_by_thread(const TraceJoin& j) {
+  const Trace& t = j.trace();
+  std::set<int> launches;
+  for (const GpuOp& op : j.ops())
+    if (op.api >= 0) launches.insert(op.api);
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> out;
+  for (int c : launches) out[{t.api_calls[c].pid, t.api_calls[c].tid}].push_back(t.api_calls[c].start);
+  for (auto& [thread, v] : out) std::sort(v.begin(), v.end());
+  return out;
+}
+
+size_t launches_inside(const std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>>& by_thread, const NvtxEvent& r) {
+  auto it = by_thread.find({r.pid, r.tid});
+  if (it == by_thread.end()) return 0;
+  const std::vector<Ns>& v = it->second;
+  return std::upper_bound(v.begin(), v.end(), r.end) - std::lower_bound(v.begin(), v.end(), r.start);
+}
+
+bool better(const RangeFamily& a, const RangeFamily& b) {
+  if (a.gpu_launches != b.gpu_launches) return a.gpu_launches > b.gpu_launches;
+  if (a.depth != b.depth) return a.depth < b.depth;
+  return a.covered > b.covered;
+}
+
+std::string describe(const Trace& t, const RangeFamily& f) {
+  return "`" + f.glob + "` (" + std::to_string(f.ranges.size()) + " on " + t.thread_name(f.pid, f.tid) + ", " +
+         std::to_string(f.gpu_launches) + " GPU launches)";
+}
+
+// Outermost only: a match nested in another match is part of that iteration, not one more.
+std::vector<int> outermost_matches(const Trace& t, const RangePattern& p) {
+  std::vector<char> match(t.nvtx.size(), 0);
+  for (size_t i = 0; i < t.nvtx.size(); ++i) match[i] = p.matches(t.nvtx[i].text);
+  std::vector<int> out;
+  for (size_t i = 0; i < t.nvtx.size(); ++i) {
+    if (!match[i]) continue;
+    bool nested = false;
+    for (int q = t.nvtx[i].parent; q >= 0 && !nested; q = t.nvtx[q].parent) nested = match[q];
+    if (!nested) out.push_back(static_cast<int>(i));
+  }
+  return out;  // by start time (Trace::finalize sorted the ranges)
+}
+
+std::string frequent_ranges(const Trace& t) {
+  std::map<std::string, size_t> counts;
+  for (const NvtxEvent& r : t.nvtx) ++counts[r.text];
+  std::vector<std::pair<size_t, std::string>> by_count;
+  for (const auto& [text, n] : counts) by_count.emplace_back(n, text);
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string list;
+  for (size_t i = 0; i < by_count.size() && i < 6; ++i)
+    list += (i ? ", `" : "`") + by_count[i].second + "` (" + std::to_string(by_count[i].first) + ")";
+  return list;
+}
+
+[[noreturn]] void no_nvtx() {
+  throw TraceError("the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
+                   "--trace=cuda,nvtx` and run `laptime bench` with --nvtx iter or finer (or wrap each iteration in "
+                   "an NVTX range, e.g. torch.cuda.nvtx.range_push(f\"Forward Pass Iter {i}\")).");
+}
+
+}  // namespace
+
+std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
+  const Trace& t = j.trace();
+  // (pid, tid, text before the number, text after it) -> (range, number)
+  std::map<std::tuple<uint32_t, uint32_t, std::string, std::string>, std::vector<std::pair<int, uint64_t>>> groups;
+  for (size_t i = 0; i < t.nvtx.size(); ++i) {
+    const NvtxEvent& r = t.nvtx[i];
+    // PyTorch's emit_nvtx appends ", seq = N" / ", op_id = N" to record_function names: the
+    // name the user gave is what comes before, and those counters are not iteration numbers.
+    const std::string name = user_name(r.text);
+    const std::string rest = name.size() < r.text.size() ? ", *" : "";
+    for (const auto& [pos, len] : digit_runs(name))
+      groups[{r.pid, r.tid, name.substr(0, pos), name.substr(pos + len) + rest}].emplace_back(
+          static_cast<int>(i), std::stoull(name.substr(pos, len)));
+  }
+  const auto launches = launches_by_thread(j);
+  std::vector<RangeFamily> out;
+  for (auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    // Non-overlapping on the thread: sorted by start, each ends before the next begins.
+    std::sort(members.begin(), members.end(), [&](const auto& x, const auto& y) { return t.nvtx[x.first].start < t.nvtx[y.first].start; });
+    bool ok = true;
+    for (size_t k = 1; k < members.size() && ok; ++k) ok = t.nvtx[members[k - 1].first].end <= t.nvtx[members[k].first].start;
+    if (!ok) continue;
+    std::sort(members.begin(), members.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    for (size_t k = 1; k < members.size() && ok; ++k) ok = members[k - 1].second != members[k].second;
+    if (!ok) continue;  // the same number twice: not one iteration each
+    RangeFamily f;
+    f.pid = std::get<0>(key);
+    f.tid = std::get<1>(key);
+    f.glob = std::get<2>(key) + "*" + std::get<3>(key);
+    for (const auto& [r, number] : members) {
+      f.ranges.push_back(r);
+      f.numbers.push_back(number);
+      f.gpu_launches += launches_inside(launches, t.nvtx[r]);
+      f.depth += t.nvtx[r].depth;
+      f.covered += t.nvtx[r].end - t.nvtx[r].start;
+    }
+    f.depth /= members.size();
+    out.push_back(std::move(f));
+  }
+  std::stable_sort(out.begin(), out.end(), better);
+  return out;
+}
+
+IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
+  const Trace& t = j.trace();
+  if (t.nvtx.empty()) no_nvtx();
+  IterationSet s;
+  auto number_by_name = [&](const std::vector<int>& ranges) {
+    // The last number in each name (emit_nvtx's counters dropped), when every name has one
+    // and no two share it.
+    std::vector<uint64_t> numbers;
+    for (int r : ranges) {
+      const std::string name = user_name(t.nvtx[r].text);
+      const auto runs = digit_runs(name);
+      if (runs.empty()) return std::vector<uint64_t>{};
+      numbers.push_back(std::stoull(name.substr(runs.back().first, runs.back().second)));
+    }
+    std::vector<uint64_t> sorted = numbers;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return std::vector<uint64_t>{};
+    return numbers;
+  };
+  auto take = [&](std::vector<int> ranges, std::vector<uint64_t> numbers) {
+    if (numbers.empty()) {  // laptime's payload (the iteration index), else the position
+      bool payloads = std::all_of(ranges.begin(), ranges.end(), [&](int r) { return t.nvtx[r].has_payload; });
+      for (size_t i = 0; i < ranges.size(); ++i) numbers.push_back(payloads ? t.nvtx[ranges[i]].payload : i);
+    } else {  // in the order of their numbers
+      std::vector<size_t> order(ranges.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return numbers[x] < numbers[y]; });
+      std::vector<int> r2;
+      std::vector<uint64_t> n2;
+      for (size_t k : order) {
+        r2.push_back(ranges[k]);
+        n2.push_back(numbers[k]);
+      }
+      ranges.swap(r2);
+      numbers.swap(n2);
+    }
+    s.ranges = std::move(ranges);
+    s.numbers = std::move(numbers);
+    for (size_t i = 0; i < s.ranges.size(); ++i) s.by_range[s.ranges[i]] = static_cast<int>(i);
+  };
+
+  if (!spec.empty()) {
+    const RangePattern p(spec);
+    std::vector<int> ranges = outermost_matches(t, p);
+    if (ranges.empty())
+      throw TraceError("the trace has no NVTX range matching `" + spec + "`; its most frequent ranges are " +
+                       frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+    std::vector<uint64_t> numbers = spec == "forward" ? std::vector<uint64_t>{} : number_by_name(ranges);
+    s.name = spec;
+    s.rule = numbers.empty() ? "--range, in time order" : "--range, in the order of the numbers in their names";
+    take(std::move(ranges), std::move(numbers));
+    return s;
+  }
+
+  // Rule 1: laptime's own iteration ranges.
+  if (std::vector<int> ranges = outermost_matches(t, RangePattern("forward")); !ranges.empty()) {
+    s.name = "forward";
+    s.rule = "laptime's `forward` ranges";
+    take(std::move(ranges), {});
+    return s;
+  }
+  // Rule 2: a numbered family.
+  const std::vector<RangeFamily> families = numbered_families(j);
+  if (!families.empty()) {
+    const RangeFamily& f = families.front();
+    if (families.size() > 1 && !better(f, families[1]))
+      throw TraceError("two families of numbered NVTX ranges fit the iterations equally, " + describe(t, f) + " and " +
+                       describe(t, families[1]) + ": choose one with --range '" + f.glob + "'.");
+    s.name = f.glob;
+    s.rule = "ranges named alike but for a number, on " + t.thread_name(f.pid, f.tid) + ", in number order";
+    if (families.size() > 1) {
+      const RangeFamily& next = families[1];
+      s.rule += "; of " + plural(families.size(), "family", "families") + ", the " +
+                (f.gpu_launches != next.gpu_launches ? "one holding the most GPU launches"
+                 : f.depth != next.depth            ? "outermost (`" + next.glob + "` nests in it)"
+                                                    : "one covering the most time") +
+                " (--range to choose another)";
+    }
+    take(f.ranges, f.numbers);
+    return s;
+  }
+  throw TraceError("no NVTX range marks the iterations: there is no `forward` range and no family of ranges numbered "
+                   "by iteration (like `Forward Pass Iter 3`) on one thread; the most frequent ranges are " +
+                   frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+}
+
+// --- Warm-up and the steady state ------------------------------------------------------------
+
+void mark_warmup(const Trace& t, const IterationSet& s, const ReportOptions& o, Analysis& a) {
+  const size_t n = s.ranges.size();
+  for (size_t i = 0; i < n; ++i) {
+    const NvtxEvent& r = t.nvtx[s.ranges[i]];
+    Iteration it;
+    it.nvtx = s.ranges[i];
+    it.index = s.numbers[i];
+    it.start = r.start;
+    it.end = r.end;
+    a.iterations.push_back(it);
+  }
+  auto marked_warmup = [&](const NvtxEvent& r) {
+    const std::string name = t.category_name(r);
+    return name.empty() ? r.category == 1 : name == "warmup";
+  };
+  bool any_marked = false;
+  for (int r : s.ranges) any_marked = any_marked || t.nvtx[r].category != 0;
+  const std::string iters = plural(n, "`" + s.name + "` range", "`" + s.name + "` ranges");
+  if (o.skip_warmup) {
+    const size_t k = static_cast<size_t>(std::max(0, *o.skip_warmup));
+    if (k >= n)
+      throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
+    for (size_t i = 0; i < k; ++i) a.iterations[i].warmup = true;
+    a.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
+  } else if (any_marked) {
+    for (size_t i = 0; i < n; ++i) a.iterations[i].warmup = marked_warmup(t.nvtx[s.ranges[i]]);
+    a.warmup_rule = "marked by the bench with NVTX category `warmup`";
+    if (std::all_of(a.iterations.begin(), a.iterations.end(), [](const Iteration& it) { return it.warmup; })) {
+      for (Iteration& it : a.iterations) it.warmup = false;
+      a.warmup_rule = "none: every iteration is marked warm-up, so all are measured";
+      a.notes.push_back("Every iteration is marked warm-up; the numbers below include warm-up costs.");
+    }
+  } else if (n > 1) {
+    a.iterations[0].warmup = true;
+    a.warmup_rule = "the first 1 (not marked in the trace; --skip-warmup K to change)";
+  } else {
+    a.warmup_rule = "none";
+    a.notes.push_back("The trace has a single `" + s.name +
+                      "` iteration, not marked warm-up: it is measured, warm-up costs and all.");
+  }
+}
+
+void mark_host_ahead(Analysis& a) {
+  // Consecutive pairs (i-1, i) with GPU work, both past warm-up (a warm-up iteration's host
+  // time is its own story: lazy loading, first-call setup): the lag's growth, and the GPU lap
+  // (start to next start) it is measured against.
+  std::vector<size_t> cand;
+  std::vector<Ns> growth, period;
+  for (size_t i = 1; i < a.iterations.size(); ++i) {
+    const Iteration &p = a.iterations[i - 1], &it = a.iterations[i];
+    if (p.warmup || it.warmup || !it.has_gpu || !p.has_gpu) continue;
+    cand.push_back(i);
+    growth.push_back((it.gpu_end - it.end) - (p.gpu_end - p.end));
+    period.push_back(it.gpu_start - p.gpu_start);
+  }
+  a.steady_rule = "all after warm-up";
+  if (cand.size() < 2) return;
+  std::vector<Ns> sorted = period;
+  std::sort(sorted.begin(), sorted.end());
+  const Ns lap = sorted[sorted.size() / 2];
+  size_t last = cand.size();  // the last iteration where the host gained more than a tenth of a lap
+  for (size_t k = 0; k < cand.size(); ++k) {
+    const Iteration& it = a.iterations[cand[k]];
+    if (growth[k] * 10 > lap && (it.gpu_end - it.end) * 10 > lap) last = k;
+  }
+  if (last == cand.size()) return;
+  const auto ahead_of = [&](size_t upto) {
+    std::vector<uint64_t> v;
+    for (size_t i = 0; i <= upto; ++i)
+      if (!a.iterations[i].warmup) v.push_back(a.iterations[i].index);
+    return v;
+  };
+  // Ahead to the end, or but for one iteration (too few to call the queue full): the host
+  // ranges never measure the lap.
+  if (last + 2 >= cand.size()) {
+    a.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
+    a.notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
+                      "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "
+                      "the GPU's start to next start.");
+    a.lap_from_gpu = true;
+    return;
+  }
+  const std::vector<uint64_t> ahead = ahead_of(cand[last]);
+  for (size_t i = 0; i <= cand[last]; ++i)
+    if (!a.iterations[i].warmup) a.iterations[i].host_ahead = true;
+  std::vector<uint64_t> steady;
+  for (const Iteration& it : a.iterations)
+    if (it.steady()) steady.push_back(it.index);
+  a.steady_rule = detail::number_runs(steady) + "; in " + detail::number_runs(ahead) +
+                  " the host ran ahead of the GPU (the GPU's lag, from range end to GPU end, grew until "
+                  "the launch queue filled), so those ranges measure enqueue time, not the lap";
+}
+
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+void iteration_statistics(Analysis& a) {
+  a.steady_count = 0;
+  for (const Iteration& it : a.iterations) a.steady_count += it.steady() ? 1 : 0;
+  std::vector<double> host, gpu, busy, busy_ns, period;
+  const Iteration* prev = nullptr;
+  std::vector<std::pair<Ns, int>> spans;
+  for (size_t i = 0; i < a.iterations.size(); ++i) {
+    const Iteration& it = a.iterations[i];
+    if (!it.steady()) {
+      prev = nullptr;
+      continue;
+    }
+    host.push_back(double(it.duration()));
+    if (it.has_gpu) {
+      gpu.push_back(double(it.gpu_span()));
+      busy.push_back(it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0);
+      busy_ns.push_back(double(it.busy));
+      a.idle_in_iterations += it.gpu_span() - it.busy;
+      spans.emplace_back(it.gpu_span(), static_cast<int>(i));
+      if (prev && prev->has_gpu) {
+        period.push_back(double(it.gpu_start - prev->gpu_start));
+        const Ns gpu_idle_from = prev->gpu_end, gpu_idle_to = it.gpu_start;
+        if (gpu_idle_to > gpu_idle_from) {
+          a.between_iterations += gpu_idle_to - gpu_idle_from;
+          // The host outside both iteration ranges while the GPU idled: the loop body
+          // between forwards (loading the next batch, logging) holds the GPU up.
+          const Ns lo = std::max(gpu_idle_from, prev->end), hi = std::min(gpu_idle_to, it.start);
+          if (hi > lo) a.input_wait += hi - lo;
+        }
+      }
+    }
+    prev = &it;
+  }
+  auto to_ms = [](Summary s) {
+    s.mean /= 1e6; s.median /= 1e6; s.min /= 1e6; s.max /= 1e6;
+    return s;
+  };
+  a.host_ms = to_ms(summarize(host));
+  a.gpu_ms = to_ms(summarize(gpu));
+  a.busy_pct = summarize(busy);
+  a.busy_ms = to_ms(summarize(busy_ns));
+  a.period_ms = to_ms(summarize(period));
+  if (a.lap_from_gpu && a.period_ms.n) {
+    a.lap_ms = a.period_ms.mean;
+    a.lap_source = "GPU start to next start, mean";
+  } else {
+    a.lap_ms = a.host_ms.mean;
+    a.lap_source = "NVTX range on the host, mean";
+    a.lap_from_gpu = false;
+  }
+  if (!spans.empty()) {
+    std::sort(spans.begin(), spans.end());
+    a.svg_iteration = spans[spans.size() / 2].second;  // the upper median: a real iteration
+  }
+}
+
+}  // namespace laptime::trace

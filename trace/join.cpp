@@ -1,0 +1,83 @@
+#include "trace/report.h"
+
+#include <algorithm>
+
+namespace laptime::trace {
+
+// --- The join ------------------------------------------------------------------------------
+
+TraceJoin::TraceJoin(const Trace& t) : t_(t) {
+  for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
+  for (size_t i = 0; i < t.api_calls.size(); ++i)
+    calls_by_thread_[{t.api_calls[i].pid, t.api_calls[i].tid}].push_back(static_cast<int>(i));
+  api_range_.resize(t.api_calls.size(), -1);
+  for (size_t i = 0; i < t.api_calls.size(); ++i)
+    api_range_[i] = innermost_range(t.api_calls[i].pid, t.api_calls[i].tid, t.api_calls[i].start);
+
+  auto add = [&](GpuOp::Kind kind, int index, Ns start, Ns end, uint32_t pid, uint32_t device, uint32_t stream,
+                 uint64_t correlation, std::string label) {
+    GpuOp op;
+    op.kind = kind;
+    op.index = index;
+    op.start = start;
+    op.end = end;
+    op.pid = pid;
+    op.device = device;
+    op.stream = stream;
+    op.api = t.api_index_for(pid, correlation);
+    op.range = api_range(op.api);
+    op.label = std::move(label);
+    ops_.push_back(std::move(op));
+  };
+  for (size_t i = 0; i < t.kernels.size(); ++i) {
+    const Kernel& k = t.kernels[i];
+    add(GpuOp::Kind::Kernel, static_cast<int>(i), k.start, k.end, k.pid, k.device, k.stream, k.correlation,
+        k.short_name);
+  }
+  for (size_t i = 0; i < t.memcpys.size(); ++i) {
+    const Memcpy& m = t.memcpys[i];
+    add(GpuOp::Kind::Memcpy, static_cast<int>(i), m.start, m.end, m.pid, m.device, m.stream, m.correlation,
+        std::string("[CUDA memcpy ") + copy_kind_name(m.kind) + "]");
+  }
+  for (size_t i = 0; i < t.memsets.size(); ++i) {
+    const Memset& m = t.memsets[i];
+    add(GpuOp::Kind::Memset, static_cast<int>(i), m.start, m.end, m.pid, m.device, m.stream, m.correlation,
+        "[CUDA memset]");
+  }
+  for (GpuOp& op : ops_) {
+    if (op.kind == GpuOp::Kind::Kernel) {
+      const Kernel& k = t.kernels[op.index];
+      op.category = classify_kernel(k.short_name, k.name, range_chain(op.range));
+    } else {
+      op.category = Category::MemcpyMemset;
+    }
+  }
+  std::stable_sort(ops_.begin(), ops_.end(), [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; });
+}
+
+int TraceJoin::innermost_range(uint32_t pid, uint32_t tid, Ns at) const {
+  auto it = ranges_by_thread_.find({pid, tid});
+  if (it == ranges_by_thread_.end()) return -1;
+  const std::vector<int>& rs = it->second;  // by start time (Trace::finalize sorted them)
+  // The last range that started at or before `at`; if it has ended, one of its ancestors
+  // may still be open (ranges nest, so whatever contains `at` contains it too).
+  auto pos = std::upper_bound(rs.begin(), rs.end(), at, [&](Ns v, int r) { return v < t_.nvtx[r].start; });
+  if (pos == rs.begin()) return -1;
+  for (int r = *(pos - 1); r >= 0; r = t_.nvtx[r].parent)
+    if (t_.nvtx[r].end >= at) return r;
+  return -1;
+}
+
+std::vector<std::string> TraceJoin::range_chain(int range) const {
+  std::vector<std::string> chain;
+  for (int r = range; r >= 0; r = t_.nvtx[r].parent) chain.push_back(t_.nvtx[r].text);
+  return chain;
+}
+
+const std::vector<int>& TraceJoin::thread_calls(uint32_t pid, uint32_t tid) const {
+  static const std::vector<int> kNone;
+  auto it = calls_by_thread_.find({pid, tid});
+  return it == calls_by_thread_.end() ? kNone : it->second;
+}
+
+}  // namespace laptime::trace

@@ -1,0 +1,113 @@
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/report.h"
+
+namespace laptime::trace {
+
+// --- JSON ----------------------------------------------------------------------------------------
+
+nlohmann::json to_json(const Analysis& a) {
+  using nlohmann::json;
+  auto summary = [](const Summary& s) {
+    return json{{"n", s.n}, {"mean", s.mean}, {"median", s.median}, {"min", s.min}, {"max", s.max}};
+  };
+  json j;
+  j["schema"] = "laptime.analyze/1";
+  j["source"] = a.source;
+  j["gpu"] = a.gpu;
+  j["notes"] = a.notes;
+  j["range"] = a.range_name;
+  j["range_rule"] = a.range_rule;
+  j["warmup_rule"] = a.warmup_rule;
+  j["steady_rule"] = a.steady_rule;
+  j["gap_threshold_us"] = a.gap_threshold_us;
+  j["steady_iterations"] = a.steady_count;
+  json iters = json::array();
+  for (const Iteration& it : a.iterations) {
+    json x{{"index", it.index}, {"warmup", it.warmup}, {"host_ahead", it.host_ahead}, {"steady", it.steady()},
+           {"start_ns", it.start}, {"host_ns", it.duration()},
+           {"kernels", it.kernels}};
+    if (it.has_gpu) {
+      x["gpu_start_ns"] = it.gpu_start;
+      x["gpu_ns"] = it.gpu_span();
+      x["busy_ns"] = it.busy;
+      x["busy_pct"] = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;
+      x["gaps"] = it.gaps;
+      x["gap_ns"] = it.gap_time;
+      x["host_wait_ns"] = it.host_wait;
+    }
+    iters.push_back(x);
+  }
+  j["iterations"] = iters;
+  j["time_ms"] = {{"host", summary(a.host_ms)}, {"gpu", summary(a.gpu_ms)}, {"period", summary(a.period_ms)},
+                  {"busy", summary(a.busy_ms)}, {"lap", a.lap_ms}, {"lap_source", a.lap_source}};
+  Ns gap_time = 0, host_wait = 0;
+  for (const Gap& g : a.gaps) {
+    gap_time += g.duration();
+    host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
+  }
+  json gaps = json::array();
+  for (size_t i = 0; i < a.gaps.size() && i < static_cast<size_t>(std::max(a.top, 1)); ++i) {
+    const Gap& g = a.gaps[i];
+    gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
+                    {"cause", gap_cause_name(g.cause)}, {"before", g.before}, {"after", g.after},
+                    {"launch", g.launch}, {"launch_start_ns", g.launch_start}, {"cpu_api", g.cpu_api},
+                    {"cpu_in_cuda_ns", g.cpu_in_cuda},
+                    {"cpu_range", g.cpu_range}});
+  }
+  j["utilization"] = {{"busy_pct", summary(a.busy_pct)},
+                      {"idle_in_iterations_ns", a.idle_in_iterations},
+                      {"between_iterations_ns", a.between_iterations},
+                      {"input_wait_ns", a.input_wait},
+                      {"htod_ns", a.htod_time},
+                      {"gap_count", a.gaps.size()},
+                      {"gap_ns", gap_time},
+                      {"host_wait_gap_ns", host_wait},
+                      {"host_wait_idle_ns", a.host_wait_idle},
+                      {"largest_gaps", gaps}};
+  json cats = json::array();
+  for (const CategoryRow& c : a.categories)
+    cats.push_back({{"category", category_name(c.category)}, {"count", c.count}, {"time_ns", c.time}});
+  json kernels = json::array();
+  for (const KernelRow& k : a.kernels)
+    kernels.push_back({{"name", k.name}, {"category", category_name(k.category)}, {"count", k.count},
+                       {"time_ns", k.time}, {"min_ns", k.min}, {"max_ns", k.max}});
+  auto range_rows = [](const std::vector<RangeRow>& rows) {
+    json out = json::array();
+    for (const RangeRow& r : rows) {
+      json by = json::object();
+      for (int c = 0; c < kCategoryCount; ++c)
+        if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
+      out.push_back({{"range", r.range}, {"count", r.count}, {"time_ns", r.time}, {"by_category_ns", by}});
+    }
+    return out;
+  };
+  j["kernel_mix"] = {{"gpu_time_ns", a.gpu_time},
+                     {"categories", cats},
+                     {"kernels", kernels},
+                     {"ranges", range_rows(a.ranges)},
+                     {"range_patterns", range_rows(a.range_patterns)}};
+  auto sync_call = [](const SyncCall& s) {
+    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api}, {"iteration", s.iteration}, {"warmup", s.warmup},
+                {"range", s.range}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
+                {"stream", s.stream}, {"effect", sync_effect_name(s.effect)}, {"pending_ns", s.pending}};
+  };
+  json calls = json::array(), elsewhere = json::array(), sums = json::array();
+  for (const SyncCall& s : a.syncs) calls.push_back(sync_call(s));
+  for (const SyncCall& s : a.syncs_elsewhere) elsewhere.push_back(sync_call(s));
+  for (const SyncSummary& s : a.sync_summary)
+    sums.push_back({{"kind", sync_kind_name(s.kind)}, {"count", s.count},
+                    {"per_iteration", a.steady_count ? double(s.count) / a.steady_count : 0.0},
+                    {"blocked_ns", s.blocked}, {"stalled_ns", s.stalled}, {"stalls", s.stalls},
+                    {"returned_at_once", s.returned_at_once}, {"ranges", s.ranges}});
+  j["synchronization"] = {{"api_trace", a.has_api_trace}, {"compute_stream", a.compute_stream},
+                          {"host_wait_ns", a.sync_wait}, {"stall_ns", a.sync_stall},
+                          {"gpu_floor_ms", a.gpu_floor_ms}, {"lap_without_ms", a.lap_without_syncs_ms}, {"summary", sums}, {"calls", calls},
+                          {"outside_steady", elsewhere}};
+  j["verdict"] = {{"bound", bound_name(a.bound)}, {"text", a.verdict}};
+  return j;
+}
+
+}  // namespace laptime::trace

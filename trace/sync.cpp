@@ -1,0 +1,226 @@
+#include "trace/sync.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "trace/text_util.h"
+
+namespace laptime::trace {
+
+const char* sync_kind_name(SyncKind k) {
+  switch (k) {
+    case SyncKind::DeviceSync: return "device synchronize";
+    case SyncKind::StreamSync: return "stream synchronize";
+    case SyncKind::EventSync: return "event synchronize";
+    case SyncKind::BlockingCopy: return "blocking copy";
+    case SyncKind::PageableCopy: return "async copy from/to pageable memory";
+    case SyncKind::Allocation: return "allocation/free";
+  }
+  return "?";
+}
+
+const char* sync_effect_name(SyncEffect e) {
+  switch (e) {
+    case SyncEffect::Stall: return "stall";
+    case SyncEffect::ReturnedAtOnce: return "returned at once";
+    case SyncEffect::NoWait: return "did not wait";
+    case SyncEffect::QueueEmpty: return "queue empty";
+    case SyncEffect::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+namespace {
+
+// Which host calls stop the loop, by name. Stream-ordered allocations (cudaMallocAsync,
+// cudaFreeAsync) do not, and cudaStreamWaitEvent waits on the GPU, not the host.
+std::optional<SyncKind> sync_kind_of(const std::string& api) {
+  static const std::set<std::string> kDevice{"cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize"};
+  static const std::set<std::string> kStream{"cudaStreamSynchronize", "cuStreamSynchronize"};
+  static const std::set<std::string> kEvent{"cudaEventSynchronize", "cuEventSynchronize"};
+  static const std::set<std::string> kAlloc{
+      "cudaMalloc",       "cudaFree",       "cudaMallocHost",   "cudaFreeHost",  "cudaHostAlloc",
+      "cudaMallocManaged", "cudaMallocPitch", "cudaMalloc3D",   "cudaMallocArray", "cudaFreeArray",
+      "cuMemAlloc",       "cuMemFree",      "cuMemAllocHost",   "cuMemFreeHost", "cuMemHostAlloc",
+      "cuMemAllocManaged", "cuMemAllocPitch"};
+  if (kDevice.count(api)) return SyncKind::DeviceSync;
+  if (kStream.count(api)) return SyncKind::StreamSync;
+  if (kEvent.count(api)) return SyncKind::EventSync;
+  if (kAlloc.count(api)) return SyncKind::Allocation;
+  if ((api.rfind("cudaMemcpy", 0) == 0 || api.rfind("cuMemcpy", 0) == 0) && !detail::has(api, "Async"))
+    return SyncKind::BlockingCopy;
+  return std::nullopt;
+}
+
+// CUPTI records the driver calls a runtime call makes as calls of their own (a
+// cudaStreamSynchronize holds a cuStreamSynchronize): only the outer one counts.
+bool nested_in_runtime_call(const TraceJoin& j, int c) {
+  const Trace& t = j.trace();
+  const ApiCall& call = t.api_calls[c];
+  if (call.kind != ApiKind::Driver) return false;
+  const std::vector<int>& calls = j.thread_calls(call.pid, call.tid);
+  auto pos = std::upper_bound(calls.begin(), calls.end(), call.start,
+                              [&](Ns v, int x) { return v < t.api_calls[x].start; });
+  // The outer call started at or before this one; a few calls back is as far as it can be.
+  for (int n = 0; pos != calls.begin() && n < 8; ++n) {
+    const ApiCall& other = t.api_calls[*--pos];
+    if (*pos != c && other.kind == ApiKind::Runtime && other.start <= call.start && other.end >= call.end) return true;
+  }
+  return false;
+}
+
+// The compute stream's work in launch order: when each piece was launched and when the
+// stream had finished everything launched up to it.
+struct StreamQueue {
+  std::vector<Ns> launched;  // launch call start (the op's own start without a call), ascending
+  std::vector<Ns> drained;   // running max of the ends
+  // When the work launched before `at` ends (0 when none was), excluding nothing: a call's
+  // own work is launched at its start, not before it.
+  Ns pending_end(Ns at) const {
+    const size_t k = std::lower_bound(launched.begin(), launched.end(), at) - launched.begin();
+    return k == 0 ? 0 : drained[k - 1];
+  }
+};
+
+// Clocks: the GPU timestamps are mapped onto the host's; a synchronize returns a few
+// microseconds after the work it waited for, never long before.
+constexpr Ns kClockSlack = 2'000;
+
+}  // namespace
+
+void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vector<std::vector<int>>& ops_of,
+                      Analysis& a) {
+  const Trace& t = j.trace();
+  // The compute stream: most GPU time over the steady iterations.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Ns> time_by_stream;
+  for (size_t i = 0; i < a.iterations.size(); ++i)
+    if (a.iterations[i].steady())
+      for (int k : ops_of[i]) {
+        const GpuOp& op = j.ops()[k];
+        time_by_stream[{op.pid, op.device, op.stream}] += op.end - op.start;
+      }
+  std::optional<std::tuple<uint32_t, uint32_t, uint32_t>> compute;
+  for (const auto& [key, time] : time_by_stream)
+    if (!compute || time > time_by_stream[*compute]) compute = key;
+  StreamQueue queue;
+  if (compute) {
+    a.compute_stream = static_cast<int64_t>(std::get<2>(*compute));
+    std::vector<std::pair<Ns, Ns>> work;  // (launched, end)
+    for (const GpuOp& op : j.ops())
+      if (std::make_tuple(op.pid, op.device, op.stream) == *compute)
+        work.emplace_back(op.api >= 0 ? t.api_calls[op.api].start : op.start, op.end);
+    std::sort(work.begin(), work.end());
+    Ns drained = 0;
+    for (const auto& [l, e] : work) {
+      drained = std::max(drained, e);
+      queue.launched.push_back(l);
+      queue.drained.push_back(drained);
+    }
+  }
+
+  // The blocking calls: by name, by the copy records, by CUPTI's synchronization records.
+  std::map<int, SyncKind> sync_calls;
+  for (size_t c = 0; c < t.api_calls.size(); ++c)
+    if (auto k = sync_kind_of(t.api_calls[c].name); k && !nested_in_runtime_call(j, static_cast<int>(c)))
+      sync_calls[static_cast<int>(c)] = *k;
+  for (const Memcpy& m : t.memcpys) {
+    const int c = t.api_index_for(m.pid, m.correlation);
+    if (c >= 0 && m.pageable() && m.host_sync == HostSync::Async) sync_calls[c] = SyncKind::PageableCopy;
+  }
+  std::map<int, uint32_t> stream_of;  // the stream a call copied on or waited for
+  for (const SyncEvent& s : t.syncs) {
+    const int c = t.api_index_for(s.pid, s.correlation);
+    if (c < 0 || s.type == SyncType::StreamWaitEvent) continue;
+    stream_of[c] = s.stream;
+    if (sync_calls.count(c)) continue;
+    sync_calls[c] = s.type == SyncType::ContextSynchronize ? SyncKind::DeviceSync
+                    : s.type == SyncType::EventSynchronize ? SyncKind::EventSync
+                                                           : SyncKind::StreamSync;
+  }
+  std::map<int, const Memcpy*> copy_of;  // for copy details
+  for (const Memcpy& m : t.memcpys) {
+    const int c = t.api_index_for(m.pid, m.correlation);
+    if (c >= 0) {
+      copy_of[c] = &m;
+      stream_of[c] = m.stream;
+    }
+  }
+
+  std::map<SyncKind, SyncSummary> summary;
+  std::map<SyncKind, std::map<std::string, size_t>> where;
+  for (const auto& [c, kind] : sync_calls) {
+    const ApiCall& call = t.api_calls[c];
+    SyncCall s;
+    s.kind = kind;
+    s.api = call.name;
+    s.start = call.start;
+    s.duration = call.end - call.start;
+    if (auto st = stream_of.find(c); st != stream_of.end()) s.stream = static_cast<int64_t>(st->second);
+    const int range = j.api_range(c);
+    s.range = detail::range_text(t, range);
+    const int it = is.iteration_of_range(t, range);
+    if (auto m = copy_of.find(c); m != copy_of.end())
+      s.detail = std::string(copy_kind_name(m->second->kind)) + " " + detail::bytes_str(m->second->bytes) + ", " +
+                 mem_kind_name(m->second->src) + " -> " + mem_kind_name(m->second->dst);
+    if (compute && call.pid == std::get<0>(*compute)) {
+      const Ns pending_end = queue.pending_end(call.start);
+      s.pending = std::max<Ns>(0, pending_end - call.start);
+      // A synchronize or a device-to-host copy reads back what the GPU computed; a
+      // host-to-device copy or an allocation returning early reads nothing stale.
+      const auto copy = copy_of.find(c);
+      const bool reads = kind == SyncKind::DeviceSync || kind == SyncKind::StreamSync || kind == SyncKind::EventSync ||
+                         (copy != copy_of.end() && copy->second->kind == CopyKind::DtoH);
+      s.effect = s.pending == 0                          ? SyncEffect::QueueEmpty
+                 : call.end + kClockSlack >= pending_end ? SyncEffect::Stall
+                 : reads                                 ? SyncEffect::ReturnedAtOnce
+                                                         : SyncEffect::NoWait;
+    }
+    if (it >= 0) {
+      s.iteration = static_cast<int64_t>(a.iterations[it].index);
+      s.warmup = !a.iterations[it].steady();
+    }
+    if (it >= 0 && !s.warmup) {
+      SyncSummary& sum = summary[kind];
+      sum.kind = kind;
+      ++sum.count;
+      sum.blocked += s.duration;
+      sum.stalled += s.effect == SyncEffect::Stall ? s.duration : 0;
+      sum.stalls += s.effect == SyncEffect::Stall;
+      sum.returned_at_once += s.effect == SyncEffect::ReturnedAtOnce;
+      // Where it sat; an iteration range by its family's name (`Forward Pass Iter *`).
+      ++where[kind][is.by_range.count(range) ? is.name : s.range];
+      a.sync_wait += s.duration;
+      a.sync_stall += s.effect == SyncEffect::Stall ? s.duration : 0;
+      a.syncs.push_back(std::move(s));
+    } else {
+      a.syncs_elsewhere.push_back(std::move(s));
+    }
+  }
+  auto by_start = [](const SyncCall& x, const SyncCall& y) { return x.start < y.start; };
+  std::sort(a.syncs.begin(), a.syncs.end(), by_start);
+  std::sort(a.syncs_elsewhere.begin(), a.syncs_elsewhere.end(), by_start);
+  for (auto& [kind, sum] : summary) {
+    std::vector<std::pair<size_t, std::string>> rs;
+    for (const auto& [r, count] : where[kind]) rs.emplace_back(count, r);
+    std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (const auto& [count, r] : rs) sum.ranges.push_back(r);
+    a.sync_summary.push_back(sum);
+  }
+
+  // What the lap would be without them: the host no longer waits, so it needs its lap less
+  // the wait; the GPU still needs its busy time and the idle it has with work queued (kernel
+  // boundaries), but no longer waits for launches; the larger of the two is the lap.
+  if (a.busy_ms.n)
+    a.gpu_floor_ms = a.busy_ms.mean + (a.idle_in_iterations - a.host_wait_idle) / 1e6 / a.busy_ms.n;
+  if (a.steady_count && !a.syncs.empty()) {
+    const double wait_ms = a.sync_wait / 1e6 / a.steady_count;
+    a.lap_without_syncs_ms = std::max(a.gpu_floor_ms, a.lap_ms - wait_ms);
+    a.lap_without_syncs_ms = std::min(a.lap_without_syncs_ms, a.lap_ms);
+  } else {
+    a.lap_without_syncs_ms = a.lap_ms;
+  }
+}
+
+}  // namespace laptime::trace

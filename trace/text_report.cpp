@@ -1,0 +1,217 @@
+#include <algorithm>
+#include <map>
+
+#include "trace/report.h"
+#include "trace/text_util.h"
+
+namespace laptime::trace {
+
+using detail::format;
+using detail::ms;
+using detail::us;
+
+// --- Text ----------------------------------------------------------------------------------------
+
+namespace {
+
+// Display width of UTF-8 text ("µs" is two bytes, one column).
+size_t width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+// An aligned text table: 'l' or 'r' per column.
+class Table {
+ public:
+  Table(std::vector<std::string> headers, std::string align) : align_(std::move(align)) { rows_.push_back(std::move(headers)); }
+  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  void print(std::FILE* out, int indent) const {
+    std::vector<size_t> w(align_.size(), 0);
+    for (const auto& r : rows_)
+      for (size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], width(r[c]));
+    for (const auto& r : rows_) {
+      std::string line(indent, ' ');
+      for (size_t c = 0; c < r.size(); ++c) {
+        const std::string pad(w[c] - width(r[c]), ' ');
+        const bool last = c + 1 == r.size();
+        line += align_[c] == 'r' ? pad + r[c] : (last ? r[c] : r[c] + pad);
+        if (!last) line += "  ";
+      }
+      std::fprintf(out, "%s\n", line.c_str());
+    }
+  }
+
+ private:
+  std::string align_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string pct(double x) { return format("%.1f%%", x); }
+std::string share(Ns part, Ns whole) { return whole ? pct(100.0 * part / whole) : "-"; }
+std::string per_iter(double x, size_t iters, const char* f = "%.3f") { return format(f, iters ? x / iters : 0.0); }
+
+void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_t columns = 100) {
+  std::string line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t sp = text.find(' ', start);
+    if (sp == std::string::npos) sp = text.size();
+    const std::string word = text.substr(start, sp - start);
+    if (!line.empty() && indent + width(line) + 1 + width(word) > columns) {
+      std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = sp + 1;
+  }
+  if (!line.empty()) std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
+}
+
+}  // namespace
+
+void print_report(const Analysis& a, std::FILE* out) {
+  const size_t iters = a.steady_count;
+  const size_t top = static_cast<size_t>(std::max(a.top, 1));
+  std::fprintf(out, "  source      %s\n", a.source.c_str());
+  if (!a.gpu.empty()) std::fprintf(out, "  gpu         %s\n", a.gpu.c_str());
+  size_t warmups = 0;
+  for (const Iteration& it : a.iterations) warmups += it.warmup;
+  std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up, %zu steady\n", a.iterations.size(), a.range_name.c_str(),
+               warmups, iters);
+  print_wrapped(out, "found by: " + a.range_rule, 14);
+  print_wrapped(out, "warm-up: " + a.warmup_rule, 14);
+  print_wrapped(out, "steady: " + a.steady_rule, 14);
+  for (const std::string& note : a.notes) {
+    std::fprintf(out, "  note\n");
+    print_wrapped(out, note, 4);
+  }
+
+  std::fprintf(out, "\n1. Steady-state time per iteration (ms, %zu iterations)\n", iters);
+  std::fprintf(out, "  lap         %.3f ms (%s)\n", a.lap_ms, a.lap_source.c_str());
+  Table t1({"", "mean", "median", "min", "max"}, "lrrrr");
+  auto srow = [&](const std::string& name, const Summary& s) {
+    if (s.n) t1.row({name, format("%.3f", s.mean), format("%.3f", s.median), format("%.3f", s.min), format("%.3f", s.max)});
+  };
+  srow("host: NVTX range", a.host_ms);
+  srow("GPU: range projected", a.gpu_ms);
+  srow("GPU: start to next start", a.period_ms);
+  t1.print(out, 2);
+  std::fprintf(out, "  (host = the range as the CPU ran it; projected = first start to last end of the GPU work\n"
+                    "   launched inside it; start to next start = the lap one iteration costs in a loop)\n");
+
+  std::fprintf(out, "\n2. GPU utilization inside steady iterations\n");
+  if (a.busy_pct.n == 0) {
+    std::fprintf(out, "  no GPU work was launched inside the steady iterations\n");
+  } else {
+    Ns gap_time = 0, gap_host_wait = 0;
+    for (const Gap& g : a.gaps) {
+      gap_time += g.duration();
+      gap_host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
+    }
+    std::fprintf(out, "  busy        %.1f%% median (min %.1f%%, max %.1f%%) of the projected GPU span\n",
+                 a.busy_pct.median, a.busy_pct.min, a.busy_pct.max);
+    std::fprintf(out, "  idle        %s ms per iteration inside the span, %s of it waiting for the host to launch\n",
+                 per_iter(a.idle_in_iterations / 1e6, iters).c_str(), share(a.host_wait_idle, a.idle_in_iterations).c_str());
+    if (a.period_ms.n)  // one fewer pair of consecutive iterations than iterations
+      std::fprintf(out, "              %s ms from one iteration's last GPU work to the next one's first\n",
+                   per_iter(a.between_iterations / 1e6, a.period_ms.n).c_str());
+    if (a.gaps.empty())
+      std::fprintf(out, "  gaps        none longer than %g us: the idle time is spread over kernel boundaries\n",
+                   a.gap_threshold_us);
+    else
+      std::fprintf(out, "  gaps        %.1f per iteration longer than %g us (%zu in all, %s ms), %s of their time host-wait\n",
+                   double(a.gaps.size()) / std::max<size_t>(iters, 1), a.gap_threshold_us, a.gaps.size(),
+                   ms(gap_time).c_str(), share(gap_host_wait, gap_time).c_str());
+    if (!a.gaps.empty()) {
+      std::fprintf(out, "\n  largest gaps (host-wait: the launch call had not returned when the GPU went idle)\n");
+      Table tg({"iter", "at (ms)", "gap (us)", "cause", "launch", "CPU meanwhile", "next GPU work"}, "rrrllll");
+      std::map<uint64_t, Ns> gpu_start;
+      for (const Iteration& it : a.iterations) gpu_start[it.index] = it.gpu_start;
+      for (size_t i = 0; i < a.gaps.size() && i < top; ++i) {
+        const Gap& g = a.gaps[i];
+        // A launch of 10 us inside a 200 us gap is not what the host was doing: say so.
+        const std::string cpu =
+            g.cpu_in_cuda * 2 >= g.duration()
+                ? g.cpu_api + " in " + g.cpu_range
+                : "host code in " + g.cpu_range + format(" (%.0f%% in CUDA calls)", 100.0 * g.cpu_in_cuda / g.duration());
+        tg.row({std::to_string(g.iteration), ms(g.start - gpu_start[g.iteration]), us(g.duration()),
+                gap_cause_name(g.cause), g.launch.empty() ? "-" : g.launch, cpu, g.after});
+      }
+      tg.print(out, 4);
+    }
+  }
+
+  std::fprintf(out, "\n3. Kernel mix (steady iterations: GPU time %s ms, %s ms per iteration)\n", ms(a.gpu_time).c_str(),
+               per_iter(a.gpu_time / 1e6, iters).c_str());
+  Table tc({"category", "ms/iter", "share", "ops/iter"}, "lrrr");
+  for (const CategoryRow& c : a.categories)
+    if (c.count)
+      tc.row({category_name(c.category), per_iter(c.time / 1e6, iters), share(c.time, a.gpu_time),
+              per_iter(double(c.count), iters, "%.1f")});
+  tc.print(out, 2);
+  std::fprintf(out, "\n  top kernels by GPU time\n");
+  // The name last and whole: cuDNN's names differ only in the middle (tile sizes).
+  Table tk({"share", "ms/iter", "calls/iter", "mean (us)", "category", "kernel"}, "rrrrll");
+  for (size_t i = 0; i < a.kernels.size() && i < top; ++i) {
+    const KernelRow& k = a.kernels[i];
+    tk.row({share(k.time, a.gpu_time), per_iter(k.time / 1e6, iters), per_iter(double(k.count), iters, "%.1f"),
+            us(k.time / static_cast<Ns>(k.count)), category_name(k.category), k.name});
+  }
+  if (a.kernels.size() > top) tk.row({"", "", "", "", "", format("(%zu more)", a.kernels.size() - top)});
+  tk.print(out, 4);
+  std::fprintf(out, "\n  by layer (innermost NVTX range of the launch; block indices folded)\n");
+  Table tr({"range", "ops/iter", "ms/iter", "share", "mostly"}, "lrrrl");
+  for (const RangeRow& r : a.range_patterns) {
+    int best = 0;
+    for (int c = 1; c < kCategoryCount; ++c)
+      if (r.time_by_category[c] > r.time_by_category[best]) best = c;
+    tr.row({r.range, per_iter(double(r.count), iters, "%.1f"), per_iter(r.time / 1e6, iters), share(r.time, a.gpu_time),
+            category_name(static_cast<Category>(best))});
+  }
+  tr.print(out, 4);
+
+  std::fprintf(out, "\n4. Synchronization inside steady iterations\n");
+  if (!a.has_api_trace) {
+    std::fprintf(out, "  unknown: the capture has no CUDA API calls\n");
+  } else if (a.syncs.empty()) {
+    std::fprintf(out, "  none: no device/stream/event synchronize, blocking copy, pageable async copy, or\n"
+                      "  allocation/free inside the loop\n");
+  } else {
+    Table ts({"kind", "per iter", "host wait (ms/iter)", "stalls/iter", "returned at once/iter", "in"}, "lrrrrl");
+    for (const SyncSummary& s : a.sync_summary) {
+      std::string in;
+      for (size_t i = 0; i < s.ranges.size() && i < 3; ++i) in += (i ? ", " : "") + s.ranges[i];
+      ts.row({sync_kind_name(s.kind), per_iter(double(s.count), iters, "%.2f"), per_iter(s.blocked / 1e6, iters),
+              per_iter(double(s.stalls), iters, "%.2f"), per_iter(double(s.returned_at_once), iters, "%.2f"), in});
+    }
+    ts.print(out, 2);
+    std::fprintf(out, "  host wait   %s ms per iteration, %s ms of it for the compute stream's work (stream %lld)\n",
+                 per_iter(a.sync_wait / 1e6, iters).c_str(), per_iter(a.sync_stall / 1e6, iters).c_str(),
+                 static_cast<long long>(a.compute_stream));
+    std::fprintf(out, "  without     a lap of %.3f ms instead of %.3f (the larger of the GPU's own time, %.3f ms, and\n"
+                      "              the host's lap less its wait)\n",
+                 a.lap_without_syncs_ms, a.lap_ms, a.gpu_floor_ms);
+    std::fprintf(out, "\n  calls (stall: waited for the compute stream's pending work; returned at once: did not)\n");
+    Table tl({"iter", "api", "range", "host wait (us)", "pending (us)", "effect", "copy"}, "rllrrll");
+    for (size_t i = 0; i < a.syncs.size() && i < top; ++i) {
+      const SyncCall& s = a.syncs[i];
+      tl.row({std::to_string(s.iteration), s.api, s.range, us(s.duration), us(s.pending), sync_effect_name(s.effect),
+              s.detail});
+    }
+    if (a.syncs.size() > top) tl.row({"", format("(%zu more)", a.syncs.size() - top), "", "", "", "", ""});
+    tl.print(out, 4);
+  }
+  if (!a.syncs_elsewhere.empty()) {
+    std::map<std::string, size_t> counts;
+    for (const SyncCall& s : a.syncs_elsewhere) ++counts[s.api];
+    std::string list;
+    for (const auto& [api, count] : counts) list += (list.empty() ? "" : ", ") + std::to_string(count) + "x " + api;
+    std::fprintf(out, "  outside steady iterations (warm-up, setup, after the loop; not counted): %s\n", list.c_str());
+  }
+
+  std::fprintf(out, "\nVerdict: %s\n", bound_name(a.bound));
+  print_wrapped(out, a.verdict, 2);
+}
+
+}  // namespace laptime::trace

@@ -1,0 +1,75 @@
+#include "trace/text_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdarg>
+#include <cstdio>
+
+namespace laptime::trace::detail {
+
+std::string format(const char* f, ...) {
+  va_list args;
+  va_start(args, f);
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, f, args);
+  va_end(args);
+  return buf;
+}
+
+std::string plural(size_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string bytes_str(uint64_t b) {
+  if (b >= (1ull << 30)) return format("%.1f GiB", b / double(1ull << 30));
+  if (b >= (1ull << 20)) return format("%.1f MiB", b / double(1ull << 20));
+  if (b >= (1ull << 10)) return format("%.1f KiB", b / double(1ull << 10));
+  return std::to_string(b) + " B";
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool has(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
+
+bool has_any(const std::string& s, std::initializer_list<const char*> needles) {
+  for (const char* n : needles)
+    if (has(s, n)) return true;
+  return false;
+}
+
+std::string fold_indices(const std::string& range) {
+  std::string out;
+  size_t start = 0;
+  while (start <= range.size()) {
+    size_t dot = range.find('.', start);
+    if (dot == std::string::npos) dot = range.size();
+    const std::string part = range.substr(start, dot - start);
+    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!out.empty()) out += '.';
+    // "Layer 3", "ProfilerStep#12": a number after a space or # folds too (not after _: ln_1 is a layer).
+    size_t tail = part.size();
+    while (tail > 0 && std::isdigit(static_cast<unsigned char>(part[tail - 1]))) --tail;
+    const bool numbered = tail > 0 && tail < part.size() && std::string(" #").find(part[tail - 1]) != std::string::npos;
+    out += digits ? "*" : numbered ? part.substr(0, tail) + "*" : part;
+    start = dot + 1;
+  }
+  return out;
+}
+
+std::string range_text(const Trace& t, int range) { return range < 0 ? "(no range)" : t.nvtx[range].text; }
+
+std::string number_runs(const std::vector<uint64_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    size_t k = i;
+    while (k + 1 < v.size() && v[k + 1] == v[k] + 1) ++k;
+    out += (out.empty() ? "" : ", ") + std::to_string(v[i]) + (k > i ? "-" + std::to_string(v[k]) : "");
+    i = k + 1;
+  }
+  return out;
+}
+
+}  // namespace laptime::trace::detail

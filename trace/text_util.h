@@ -1,0 +1,32 @@
+// Small formatting and naming helpers shared by the analysis steps and the writers (internal
+// to trace/: not part of the report.h API).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trace/trace.h"
+
+namespace laptime::trace::detail {
+
+std::string format(const char* f, ...) __attribute__((format(printf, 1, 2)));
+inline std::string ms(Ns ns) { return format("%.3f", ns / 1e6); }
+inline std::string us(Ns ns) { return format("%.1f", ns / 1e3); }
+std::string plural(size_t n, const std::string& one, const std::string& many);
+std::string bytes_str(uint64_t b);
+std::string lower(std::string s);
+bool has(const std::string& s, const char* needle);
+bool has_any(const std::string& s, std::initializer_list<const char*> needles);
+
+// "h.3.attn" -> "h.*.attn", "layer2.1.conv2" -> "layer2.*.conv2", "Layer 3" -> "Layer *",
+// "Forward Pass Iter 7" -> "Forward Pass Iter *": the same layer in every block, so a 12-block
+// model reads as one row per layer kind.
+std::string fold_indices(const std::string& range);
+
+// A range's text, "(no range)" for -1.
+std::string range_text(const Trace& t, int range);
+
+// Iteration numbers as runs: {1,2,3,5,7,8} -> "1-3, 5, 7-8".
+std::string number_runs(const std::vector<uint64_t>& sorted);
+
+}  // namespace laptime::trace::detail

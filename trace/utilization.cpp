@@ -1,0 +1,117 @@
+#include "trace/utilization.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trace/text_util.h"
+
+namespace laptime::trace {
+
+std::vector<std::vector<int>> ops_by_iteration(const TraceJoin& j, const IterationSet& s) {
+  std::vector<std::vector<int>> ops_of(s.ranges.size());
+  for (size_t i = 0; i < j.ops().size(); ++i) {
+    const int it = s.iteration_of_range(j.trace(), j.ops()[i].range);
+    if (it >= 0) ops_of[it].push_back(static_cast<int>(i));
+  }
+  return ops_of;
+}
+
+std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                                                    const ReportOptions& o, Analysis& a) {
+  const Trace& t = j.trace();
+  std::vector<std::pair<int, Gap>> gaps;
+  const Ns threshold = static_cast<Ns>(std::llround(o.gap_us * 1000));
+  for (size_t i = 0; i < a.iterations.size(); ++i) {
+    Iteration& it = a.iterations[i];
+    const std::vector<int>& ops = ops_of[i];
+    it.kernels = std::count_if(ops.begin(), ops.end(), [&](int k) { return j.ops()[k].kind == GpuOp::Kind::Kernel; });
+    if (ops.empty()) continue;
+    it.has_gpu = true;
+    it.gpu_start = j.ops()[ops.front()].start;
+    it.gpu_end = it.gpu_start;
+    // Union of intervals: ops are by start, so one pass merges them; a stretch between
+    // merged intervals is idle.
+    Ns cur_end = it.gpu_start;
+    int cur_last = -1;  // the op whose end is cur_end
+    for (int k : ops) {
+      const GpuOp& op = j.ops()[k];
+      if (cur_last >= 0 && op.start > cur_end) {
+        const Ns idle = op.start - cur_end;
+        // Every idle stretch, however short, is either the GPU waiting for the host, or
+        // waiting with its next work already queued. The work is queued once its launch call
+        // has returned: a launch that began just before the GPU ran dry but returned after it
+        // still kept the GPU waiting (that is what a launch-bound loop looks like).
+        const bool host_wait = op.api >= 0 && t.api_calls[op.api].end > cur_end;
+        if (host_wait) it.host_wait += idle;
+        if (idle > threshold) {
+          Gap g;
+          g.iteration = it.index;
+          g.start = cur_end;
+          g.end = op.start;
+          g.before = j.ops()[cur_last].label;
+          g.after = op.label;
+          const NvtxEvent& ir = t.nvtx[it.nvtx];
+          uint32_t pid = ir.pid, tid = ir.tid;
+          if (op.api >= 0) {
+            const ApiCall& launch = t.api_calls[op.api];
+            g.launch = launch.name;
+            g.launch_start = launch.start;
+            pid = launch.pid;
+            tid = launch.tid;
+            g.cause = host_wait ? GapCause::HostWait : GapCause::Other;
+          }
+          // What the launching thread was doing: the call overlapping the gap most. Calls
+          // on one thread are sequential (or nested), so scanning back from the gap's end
+          // stops at the first call that ended before the gap began.
+          const std::vector<int>& calls = j.thread_calls(pid, tid);
+          auto pos = std::lower_bound(calls.begin(), calls.end(), g.end,
+                                      [&](int c, Ns v) { return t.api_calls[c].start < v; });
+          Ns best = 0, covered_until = g.end;
+          while (pos != calls.begin()) {
+            const ApiCall& c = t.api_calls[*--pos];
+            const Ns overlap = std::min(c.end, g.end) - std::max(c.start, g.start);
+            if (overlap > best) {
+              best = overlap;
+              g.cpu_api = c.name;
+            }
+            // Time inside any CUDA call, nested calls counted once (walking back in time).
+            const Ns lo = std::max(c.start, g.start), hi = std::min(c.end, covered_until);
+            if (hi > lo) {
+              g.cpu_in_cuda += hi - lo;
+              covered_until = lo;
+            }
+            if (c.end <= g.start) break;
+          }
+          g.cpu_range = detail::range_text(t, j.innermost_range(pid, tid, g.start + g.duration() / 2));
+          gaps.emplace_back(static_cast<int>(i), std::move(g));
+        }
+      }
+      if (cur_last < 0 || op.start > cur_end) {
+        it.busy += op.end - op.start;
+        cur_end = op.end;
+        cur_last = k;
+      } else if (op.end > cur_end) {
+        it.busy += op.end - cur_end;
+        cur_end = op.end;
+        cur_last = k;
+      }
+    }
+    it.gpu_end = cur_end;
+  }
+  return gaps;
+}
+
+void keep_steady_gaps(std::vector<std::pair<int, Gap>> gaps, Analysis& a) {
+  for (auto& [i, g] : gaps) {
+    Iteration& it = a.iterations[i];
+    if (!it.steady()) continue;
+    ++it.gaps;
+    it.gap_time += g.duration();
+    a.gaps.push_back(std::move(g));
+  }
+  std::stable_sort(a.gaps.begin(), a.gaps.end(), [](const Gap& x, const Gap& y) { return x.duration() > y.duration(); });
+  for (const Iteration& it : a.iterations)
+    if (it.steady()) a.host_wait_idle += it.host_wait;
+}
+
+}  // namespace laptime::trace
