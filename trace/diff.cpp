@@ -52,7 +52,7 @@ namespace {
 std::string format(const char* f, ...);
 
 // The iterations the analysis measures: one place to follow analyze's steady-state rule.
-bool measured(const Iteration& it) { return !it.warmup; }
+bool measured(const Iteration& it) { return it.steady(); }
 
 }  // namespace
 
