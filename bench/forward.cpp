@@ -37,7 +37,7 @@ int forward_gpt2(const ForwardOptions& o) {
   Context ctx(o.device);
   SafeTensors file = SafeTensors::open(o.workload.weights);
   const GPT2Config cfg = GPT2Config::from_file(file);
-  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, B, T);
+  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, B, T, o.workload.attention);
   model.upload_tokens(ctx, tokens, B, T);
   model.forward(ctx, B, T);
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));

@@ -8,6 +8,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "layers/attention_kind.h"
 
 namespace laptime {
 
@@ -19,6 +20,7 @@ struct WorkloadOptions {
   int seq = 0;                // gpt2: 0 = n_ctx
   int image_size = 0;         // resnet50: 0 = the file's/model's default (224)
   Precision precision = Precision::BF16;
+  AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
 };
 
 class Workload {
@@ -35,6 +37,9 @@ class Workload {
   virtual int64_t param_count() const = 0;
   virtual std::size_t weight_bytes() const = 0;
   virtual std::size_t activation_bytes() const = 0;
+  // Which implementation variants ran, when the model has choices ("attention cudnn, GELU in
+  // the c_fc epilogue"); empty otherwise. Printed and written to the JSON's config.variant.
+  virtual std::string variant() const { return {}; }
 };
 
 // Throws Error with one sentence for an unknown model or a bad option.

@@ -49,9 +49,11 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   const cublasOperation_t trans_b = CUBLAS_OP_N;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
-  const cublasLtEpilogue_t epi = s.epilogue == Epilogue::Bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  const cublasLtEpilogue_t epi = s.epilogue == Epilogue::Bias       ? CUBLASLT_EPILOGUE_BIAS
+                                  : s.epilogue == Epilogue::GeluBias ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                                                     : CUBLASLT_EPILOGUE_DEFAULT;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-  if (s.epilogue == Epilogue::Bias) {
+  if (s.epilogue != Epilogue::None) {
     const cudaDataType_t bias_type = cuda_type(s.d_dtype);
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
   }
@@ -104,7 +106,7 @@ Gemm::~Gemm() {
 void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha,
                float beta) const {
   if (spec_.M == 0 || spec_.N == 0) return;
-  if (spec_.epilogue == Epilogue::Bias)
+  if (spec_.epilogue != Epilogue::None)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, d, d_, d, d_, &algo_,
                               ctx.workspace(), ctx.workspace_bytes(), ctx.stream()));

@@ -21,7 +21,9 @@ namespace laptime {
 //   KN: B is [K, N] and is used as is (V in P·V).
 enum class BLayout { NK, KN };
 
-enum class Epilogue { None, Bias };  // Bias: D += bias[N] broadcast over rows
+// Bias: D += bias[N] broadcast over rows. GeluBias: D = gelu(A·op(B) + bias), cuBLASLt's
+// GELU_BIAS epilogue (the tanh form, GPT-2's `gelu_new`); with it, beta must be 0.
+enum class Epilogue { None, Bias, GeluBias };
 
 struct GemmSpec {
   int M = 0, N = 0, K = 0;
