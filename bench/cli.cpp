@@ -115,10 +115,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
   }
   for (const WorkloadOptions* w : {&b.workload, &f.workload}) {
     require(w->attention == AttentionKind::Auto || w->model != "resnet50", "--attention applies to gpt2 only.");
-    require(!((w->attention == AttentionKind::Cudnn || w->attention == AttentionKind::Flash) &&
-              w->precision != Precision::BF16),
-            std::string("--attention ") + attention_kind_name(w->attention) + " runs only in bf16, not " +
-                precision_name(w->precision) + "; use --attention naive (or auto).");
+    require(!(w->attention == AttentionKind::Flash && w->precision != Precision::BF16),
+            std::string("--attention flash runs only in bf16, not ") + precision_name(w->precision) +
+                "; use --attention naive (or auto).");
+    require(!(w->attention == AttentionKind::Cudnn && w->precision == Precision::FP32),
+            "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
+            "use --attention naive (or auto).");
   }
   if (bench->parsed()) {
     cmd.kind = Command::Kind::Bench;

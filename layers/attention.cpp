@@ -13,26 +13,36 @@ namespace laptime {
 
 struct CausalSelfAttention::Plan {
   AttentionKind kind = AttentionKind::Naive;
+  bool f16 = false;                   // cuDNN core in fp16 around fp32 storage (tf32)
   CudnnSdpa sdpa;                     // kind == Cudnn
   std::optional<Gemm> scores, pv;     // kind == Naive
 };
 
 struct CausalSelfAttention::Slots {
-  std::size_t qkv, q, k, v, scores, probs, heads, total;
+  std::size_t qkv, q, k, v, scores, probs, heads, qkv16, heads16, total;
 };
 
 namespace {
+// tf32 may run cuDNN's core in fp16: q, k, v rounded to fp16's 10-bit mantissa, the
+// precision TF32 tensor cores round their inputs to; fp16's narrower range (±65504) is the
+// difference. Strict fp32 may not.
+bool f16_core(Precision precision, DType dtype) { return precision == Precision::TF32 && dtype == DType::F32; }
+
 void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
   if (kind == AttentionKind::Cudnn)
-    require(dtype == DType::BF16, std::string("--attention cudnn runs only in bf16 (cuDNN's fused attention takes "
-                                              "16-bit data), not ") +
-                                      precision_name(precision) + "; use --attention naive.");
+    require(dtype == DType::BF16 || f16_core(precision, dtype),
+            std::string("--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not ") +
+                precision_name(precision) + "; use --attention naive.");
   if (kind == AttentionKind::Flash)
     require(flash_attention_supported(dtype, hd),
             std::string("--attention flash runs only in bf16 with head size 64, not ") + precision_name(precision) +
                 " with head size " + std::to_string(hd) + "; use --attention naive.");
 }
 }  // namespace
+
+bool CausalSelfAttention::auto_cudnn(Precision p) { return p == Precision::BF16; }
+
+bool CausalSelfAttention::uses_f16_core(int B, int T) const { return plan(B, T).f16; }
 
 CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head,
                                          Precision precision, AttentionKind kind)
@@ -56,7 +66,7 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
 CausalSelfAttention::~CausalSelfAttention() = default;
 CausalSelfAttention::CausalSelfAttention(CausalSelfAttention&&) noexcept = default;
 
-CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materialised) const {
+CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materialised, bool f16) const {
   const std::size_t bt = static_cast<std::size_t>(B) * T, es = dtype_size(dtype_);
   // The fused cores (cuDNN, flash) need only the QKV projection and the merged heads.
   const std::size_t tt = materialised ? static_cast<std::size_t>(B) * H_ * T * T : 0;
@@ -70,6 +80,8 @@ CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materia
   s.scores = l.reserve(tt * sizeof(float));
   s.probs = l.reserve(tt * es);
   s.heads = l.reserve(bt * C_ * es);
+  s.qkv16 = l.reserve(f16 ? bt * 3 * C_ * 2 : 0);
+  s.heads16 = l.reserve(f16 ? bt * C_ * 2 : 0);
   s.total = l.bytes();
   return s;
 }
@@ -78,25 +90,29 @@ std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const {
   // Auto falls back to the naive core only where flash cannot run either.
   const bool may_materialise = requested_ == AttentionKind::Naive ||
                                (requested_ == AttentionKind::Auto && !flash_attention_supported(dtype_, hd_));
-  return slots(B, T, may_materialise).total;
+  const bool may_f16 = f16_core(precision_, dtype_) &&
+                      (requested_ == AttentionKind::Cudnn || (requested_ == AttentionKind::Auto && auto_cudnn(precision_)));
+  return slots(B, T, may_materialise, may_f16).total;
 }
 
-void CausalSelfAttention::prepare(Context& ctx, int B, int T) {
-  c_attn_.prepare(ctx, B * T);
-  c_proj_.prepare(ctx, B * T);
+void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) {
+  c_attn_.prepare(ctx, B * T, tuner);
+  c_proj_.prepare(ctx, B * T, tuner);
   const auto key = std::make_pair(B, T);
   if (plans_.count(key)) return;
   auto p = std::make_unique<Plan>();
   AttentionKind kind = requested_;
-  if (kind == AttentionKind::Auto) kind = dtype_ == DType::BF16 ? AttentionKind::Cudnn : AttentionKind::Naive;
+  if (kind == AttentionKind::Auto) kind = auto_cudnn(precision_) ? AttentionKind::Cudnn : AttentionKind::Naive;
   if (kind == AttentionKind::Cudnn) {
     std::string why;
-    if (!p->sdpa.build(ctx, B, T, H_, hd_, dtype_, &why)) {
+    p->f16 = f16_core(precision_, dtype_);
+    if (!p->sdpa.build(ctx, B, T, H_, hd_, p->f16 ? DType::F16 : dtype_, &why)) {
       if (requested_ == AttentionKind::Cudnn)
         throw Error("cuDNN cannot run attention '" + name_.str() + "' for B=" + std::to_string(B) + " T=" +
                     std::to_string(T) + " H=" + std::to_string(H_) + " hd=" + std::to_string(hd_) + ": " +
                     why.substr(0, why.find('\n')));
       kind = flash_attention_supported(dtype_, hd_) ? AttentionKind::Flash : AttentionKind::Naive;
+      p->f16 = false;
     }
   }
   p->kind = kind;
@@ -139,7 +155,7 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
                                   Accumulate acc) const {
   const Plan& p = plan(B, T);
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  const Slots s = slots(B, T, p.kind == AttentionKind::Naive);
+  const Slots s = slots(B, T, p.kind == AttentionKind::Naive, p.f16);
   auto at = [scratch](std::size_t off) { return static_cast<char*>(scratch) + off; };
   const cudaStream_t st = ctx.stream();
   {
@@ -149,7 +165,16 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
   {
     NvtxRange r(ctx, NvtxLevel::Layer, core_name_);
     switch (p.kind) {
-      case AttentionKind::Cudnn: p.sdpa.run(ctx, at(s.heads), at(s.qkv)); break;
+      case AttentionKind::Cudnn:
+        if (p.f16) {
+          const int64_t n = static_cast<int64_t>(B) * T * C_;
+          convert_f32_to_f16(at(s.qkv16), reinterpret_cast<const float*>(at(s.qkv)), 3 * n, st);
+          p.sdpa.run(ctx, at(s.heads16), at(s.qkv16));
+          convert_f16_to_f32(reinterpret_cast<float*>(at(s.heads)), at(s.heads16), n, st);
+        } else {
+          p.sdpa.run(ctx, at(s.heads), at(s.qkv));
+        }
+        break;
       case AttentionKind::Flash: flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st); break;
       default: {
         split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);

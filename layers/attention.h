@@ -3,7 +3,8 @@
 //   heads = softmax(q·kᵀ/sqrt(hd), causal)·v one of three cores (below)       [B, T, C]   h.i.attn.core
 //   y (+)= heads · W_projᵀ + b_proj          cuBLASLt; Accumulate::Add fuses the residual  h.i.attn.c_proj
 // The core, chosen at run time (layers/attention_kind.h):
-//   cudnn  cuDNN's fused attention graph (layers/sdpa_cudnn.h): qkv -> heads, bf16
+//   cudnn  cuDNN's fused attention graph (layers/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
+//          around an fp16 core (qkv converted to fp16, heads back to fp32)
 //   flash  our fused kernel (kernels/flash_attention.cu): qkv -> heads, bf16, hd = 64
 //   naive  split heads, S = q·kᵀ (batched GEMM, fp32 out), causal softmax, P·v (batched GEMM),
 //          merge heads: the T x T matrix in memory; every precision, exact in fp32
@@ -36,17 +37,20 @@ class CausalSelfAttention {
   std::size_t scratch_bytes(int B, int T) const;
   // Plans for (B, T): the projections' GEMMs and the core's (cuDNN graph or batched GEMMs);
   // with Auto, the core itself (cuDNN, else flash where cuDNN refuses the shape).
-  void prepare(Context& ctx, int B, int T);
+  void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
   // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. Throws when (B, T) was not prepared.
   void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc) const;
 
-  // The core prepare() chose for (B, T) (never Auto).
+  // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
   AttentionKind kind(int B, int T) const;
+  bool uses_f16_core(int B, int T) const;
+  // Whether Auto picks cuDNN (falling back where it refuses) in this precision.
+  static bool auto_cudnn(Precision p);
 
  private:
   struct Plan;
   struct Slots;  // byte offsets of the intermediates inside the scratch
-  Slots slots(int B, int T, bool materialised) const;
+  Slots slots(int B, int T, bool materialised, bool f16) const;
   const Plan& plan(int B, int T) const;
 
   NvtxName name_, c_attn_name_, core_name_, c_proj_name_;

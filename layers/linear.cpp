@@ -20,7 +20,7 @@ void Linear::fuse_gelu() {
   gelu_ = true;
 }
 
-void Linear::prepare(const Context& ctx, int rows) {
+void Linear::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
   if (plans_.count(rows)) return;
   GemmSpec s;
   s.M = rows;
@@ -31,7 +31,8 @@ void Linear::prepare(const Context& ctx, int rows) {
   s.precision = precision_;
   s.epilogue = gelu_ ? Epilogue::GeluBias : bias_ ? Epilogue::Bias : Epilogue::None;
   s.ldd = ldy_;
-  plans_.emplace(rows, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes()));
+  Gemm& g = plans_.emplace(rows, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes())).first->second;
+  if (tuner) tuner->tune(ctx, g, weight_, bias_);
 }
 
 void Linear::forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc) const {

@@ -9,6 +9,7 @@
 #include "core/context.h"
 #include "layers/device_weights.h"
 #include "layers/gemm.h"
+#include "layers/gemm_tuner.h"
 
 namespace laptime {
 
@@ -33,7 +34,9 @@ class Linear {
 
   // Builds the cuBLASLt plan for `rows`. The build contract (docs/DESIGN-NOTES.md): plans are
   // made here only; forward() on a shape that was not prepared throws.
-  void prepare(const Context& ctx, int rows);
+  // With a tuner, the algorithm is chosen by timing (layers/gemm_tuner.h) instead of taking
+  // cuBLASLt's first heuristic pick.
+  void prepare(const Context& ctx, int rows, GemmTuner* tuner = nullptr);
   void forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc = Accumulate::Overwrite) const;
 
   int in_features() const { return in_; }

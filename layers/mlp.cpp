@@ -23,9 +23,9 @@ std::size_t MLP::scratch_bytes(int B, int T) const {
   return static_cast<std::size_t>(B) * T * 4 * C_ * dtype_size(dtype_);
 }
 
-void MLP::prepare(const Context& ctx, int rows) {
-  c_fc_.prepare(ctx, rows);
-  c_proj_.prepare(ctx, rows);
+void MLP::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
+  c_fc_.prepare(ctx, rows, tuner);
+  c_proj_.prepare(ctx, rows, tuner);
 }
 
 void MLP::forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) const {

@@ -26,7 +26,7 @@ class MLP {
   static bool gelu_in_epilogue_by_default(Precision p);
 
   std::size_t scratch_bytes(int B, int T) const;
-  void prepare(const Context& ctx, int rows);
+  void prepare(const Context& ctx, int rows, GemmTuner* tuner = nullptr);
   // y, x: [rows, C]; scratch: scratch_bytes bytes (the [rows, 4C] hidden activation).
   void forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) const;
   bool gelu_in_epilogue() const { return c_fc_.gelu_fused(); }

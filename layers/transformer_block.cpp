@@ -21,9 +21,9 @@ std::size_t TransformerBlock::scratch_bytes(int B, int T) const {
   return l.bytes();
 }
 
-void TransformerBlock::prepare(Context& ctx, int B, int T) {
-  attn_.prepare(ctx, B, T);
-  mlp_.prepare(ctx, B * T);
+void TransformerBlock::prepare(Context& ctx, int B, int T, GemmTuner* tuner) {
+  attn_.prepare(ctx, B, T, tuner);
+  mlp_.prepare(ctx, B * T, tuner);
 }
 
 void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* scratch) const {

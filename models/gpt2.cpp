@@ -120,7 +120,7 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed) {
 }
 
 GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
-           int max_seq, AttentionKind attention, GeluPlacement gelu)
+           int max_seq, AttentionKind attention, GeluPlacement gelu, GemmChoice gemm)
     : cfg_(checked(cfg, max_batch, max_seq)),
       precision_(precision),
       max_batch_(max_batch),
@@ -129,6 +129,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
       weights_(weights, activation_dtype(precision)),
       wte_(weights_.get("wte.weight")),
       wpe_(weights_.get("wpe.weight")),
+      tuner_(gemm == GemmChoice::Timed ? std::make_unique<GemmTuner>() : nullptr),
       embed_name_("wte"),
       head_name_("lm_head"),
       ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
@@ -176,8 +177,8 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
 void GPT2::prepare(Context& ctx, int B, int T) {
   check_shape(B, T);
   if (prepared_.count({B, T})) return;
-  for (TransformerBlock& b : blocks_) b.prepare(ctx, B, T);
-  lm_head_.prepare(ctx, B * T);
+  for (TransformerBlock& b : blocks_) b.prepare(ctx, B, T, tuner_.get());
+  lm_head_.prepare(ctx, B * T, tuner_.get());
   prepared_.insert({B, T});
 }
 

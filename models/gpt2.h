@@ -27,6 +27,10 @@
 
 namespace laptime {
 
+// How the linear layers' cuBLASLt algorithms are chosen: the heuristic's first pick, or the
+// fastest of its top candidates timed once per shape at build (layers/gemm_tuner.h).
+enum class GemmChoice { Heuristic, Timed };
+
 struct GPT2Config {
   int n_layer = 12;
   int n_head = 12;
@@ -54,7 +58,8 @@ class GPT2 {
   // `attention`: which attention core every block runs (layers/attention_kind.h); a choice
   // that cannot run this precision is refused with one sentence before any device work.
   GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
-       int max_seq, AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto);
+       int max_seq, AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
+       GemmChoice gemm = GemmChoice::Heuristic);
 
   // Plans for a shape other than (max_batch, max_seq), which the constructor prepares.
   // Build-time work: call it before forward(B, T) and outside any timed loop or capture.
@@ -63,6 +68,10 @@ class GPT2 {
   // c_fc GEMM's epilogue.
   AttentionKind attention_kind(int B, int T) const { return blocks_.at(0).attention_kind(B, T); }
   bool gelu_in_epilogue() const { return blocks_.at(0).gelu_in_epilogue(); }
+  bool attention_f16_core(int B, int T) const { return blocks_.at(0).attention_f16_core(B, T); }
+  // GemmChoice::Timed: milliseconds the build spent timing candidates, and shapes timed.
+  double gemm_tuning_ms() const { return tuner_ ? tuner_->build_ms() : 0.0; }
+  int gemm_shapes_timed() const { return tuner_ ? tuner_->shapes_timed() : 0; }
 
   // Validates ids (each in [0, vocab)) and shape, and copies them to the device tokens slot.
   // A synchronous copy: call it outside the timed loop.
@@ -102,6 +111,7 @@ class GPT2 {
   const void* wte_ = nullptr;  // weights_ "wte.weight", "wpe.weight": looked up once, at build
   const void* wpe_ = nullptr;
   std::set<std::pair<int, int>> prepared_;  // (B, T)
+  std::unique_ptr<GemmTuner> tuner_;         // GemmChoice::Timed only
   NvtxName embed_name_, head_name_;
   std::vector<TransformerBlock> blocks_;
   LayerNorm ln_f_;

@@ -58,7 +58,7 @@ TEST_P(Gpt2Golden, Attention) {
     SCOPED_TRACE(n);
     // Every core this precision and head size allow (hd = 16 here: no flash).
     std::vector<AttentionKind> kinds{AttentionKind::Auto, AttentionKind::Naive};
-    if (precision() == Precision::BF16) kinds.push_back(AttentionKind::Cudnn);
+    if (precision() != Precision::FP32) kinds.push_back(AttentionKind::Cudnn);
     for (AttentionKind kind : kinds) {
       SCOPED_TRACE(attention_kind_name(kind));
       CausalSelfAttention attn(*w, n, cfg.n_embd, cfg.n_head, precision(), kind);

@@ -6,7 +6,7 @@
 #
 # Environment: BUILD (build folder, default build), OUT (where logs go, default
 # /tmp/gpt2-perf), E2E_SHAPES (check_gpt2.py --shapes, default 3x77), SKIP_TESTS=1,
-# SKIP_E2E=1, TRACE=1 (a CUPTI capture of bf16 B8 and B1-graph, analyzed: per-kernel times).
+# SKIP_E2E=1, SET=full|confirm (which lap times), TRACE=1 (a CUPTI capture of bf16 B8 and B1-graph, analyzed: per-kernel times).
 # Timings: laptime bench, CUDA events, median of 20 after 5 warm-up; compare within one run.
 set -u
 BUILD=${BUILD:-build}
@@ -51,14 +51,29 @@ bench() {  # bench LABEL [laptime bench args...]
   [[ -z $lap ]] && var=$(tail -1 <<<"$out")
   printf '%-36s %9s ms   %s\n' "$label" "${lap:-FAIL}" "$var" | tee -a "$TABLE"
 }
-for a in auto cudnn flash naive; do bench "bf16 B8 T1024 $a" -p bf16 --attention $a; done
-LAPTIME_GPT2_GELU=kernel bench "bf16 B8 T1024 auto, GELU kernel" -p bf16
-bench "tf32 B8 T1024 auto" -p tf32
-LAPTIME_GPT2_GELU=kernel bench "tf32 B8 T1024 auto, GELU kernel" -p tf32
-bench "fp32 B8 T1024 auto" -p fp32
-LAPTIME_GPT2_GELU=epilogue bench "fp32 B8 T1024 auto, GELU epilogue" -p fp32
-for a in auto cudnn flash naive; do bench "bf16 B1 T1024 graph $a" -p bf16 -b 1 --graph --attention $a; done
-bench "bf16 B1 T1024 eager auto" -p bf16 -b 1
+if [[ ${SET:-full} == full ]]; then
+  for a in auto cudnn flash naive; do bench "bf16 B8 T1024 $a" -p bf16 --attention $a; done
+  LAPTIME_GPT2_GELU=kernel bench "bf16 B8 T1024 auto, GELU kernel" -p bf16
+  bench "tf32 B8 T1024 auto" -p tf32
+  LAPTIME_GPT2_GELU=kernel bench "tf32 B8 T1024 auto, GELU kernel" -p tf32
+  bench "tf32 B8 T1024 cudnn (fp16 core)" -p tf32 --attention cudnn
+  bench "fp32 B8 T1024 auto" -p fp32
+  LAPTIME_GPT2_GELU=epilogue bench "fp32 B8 T1024 auto, GELU epilogue" -p fp32
+  for a in auto cudnn flash naive; do bench "bf16 B1 T1024 graph $a" -p bf16 -b 1 --graph --attention $a; done
+  bench "bf16 B1 T1024 eager auto" -p bf16 -b 1
+fi
+# SET=confirm (the second call): the defaults, and what the first call left open.
+if [[ ${SET:-full} == confirm ]]; then
+  bench "bf16 B8 T1024 auto" -p bf16
+  LAPTIME_GPT2_GEMM=timed bench "bf16 B8 T1024 auto, GEMMs timed" -p bf16
+  bench "tf32 B8 T1024 naive" -p tf32 --attention naive
+  bench "tf32 B8 T1024 cudnn (fp16 core)" -p tf32 --attention cudnn
+  LAPTIME_GPT2_GEMM=timed bench "tf32 B8 T1024 cudnn, GEMMs timed" -p tf32 --attention cudnn
+  bench "fp32 B8 T1024 auto" -p fp32
+  LAPTIME_GPT2_GEMM=timed bench "fp32 B8 T1024 auto, GEMMs timed" -p fp32
+  bench "bf16 B1 T1024 graph auto" -p bf16 -b 1 --graph
+  LAPTIME_GPT2_GEMM=timed bench "bf16 B1 T1024 graph auto, GEMMs timed" -p bf16 -b 1 --graph
+fi
 
 # 3. Where the time goes (per-kernel), from laptime's own CUPTI capture.
 if [[ ${TRACE:-0} == 1 ]]; then

@@ -11,7 +11,7 @@ Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3, bf16 3e-2.
         [--attention auto,cudnn,flash,naive]
 
 --attention runs each listed attention core (laptime's --attention) in every precision that
-allows it (cudnn and flash: bf16 only); the default checks laptime's own choice.
+allows it (flash: bf16; cudnn: bf16 and tf32); the default checks laptime's own choice.
 """
 import copy
 import pathlib
@@ -59,8 +59,8 @@ def main() -> int:
             tokens.numpy().tofile(tok_path)
             for prec in args.precisions.split(","):
                 for attention in args.attention.split(","):
-                    if attention in ("cudnn", "flash") and prec != "bf16":
-                        continue  # refused by laptime: those cores are bf16 only
+                    if (attention == "flash" and prec != "bf16") or (attention == "cudnn" and prec == "fp32"):
+                        continue  # refused by laptime: flash is bf16 only, cudnn bf16 and tf32
                     out_path = tmp / "logits.bin"
                     cmd = [str(args.laptime), "forward", "gpt2", "--weights", str(weights), "--tokens", str(tok_path),
                            "--batch", str(B), "--seq", str(T), "--precision", prec, "--attention", attention,
