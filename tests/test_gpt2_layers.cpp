@@ -123,6 +123,30 @@ TEST_P(Gpt2LayerTest, LinearWithBiasAndAccumulate) {
   }
 }
 
+// Algorithms chosen by timing (GemmTuner) give the same products; the second layer of the
+// same shape takes the cached choice without timing again.
+TEST_P(Gpt2LayerTest, LinearTimedAlgorithm) {
+  GemmTuner tuner;
+  for (auto [rows, in, out] : {std::tuple{77, 768, 2304}, {256, 3072, 768}, {5, 33, 17}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " in=" << in << " out=" << out);
+    HostWeights hw;
+    hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
+    hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
+    DeviceWeights w(hw, dtype());
+    const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
+    const auto ref = ref::linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out);
+    for (int copy = 0; copy < 2; ++copy) {
+      Linear fc(w, "fc", in, out, precision(), HasBias::Yes);
+      fc.prepare(*ctx, rows, &tuner);
+      DeviceArray dx(dtype(), x), dy(dtype(), ref.size());
+      dy.poison();
+      fc.forward(*ctx, dy.data(), dx.data(), rows);
+      EXPECT_TRUE(close(dy.download(), ref, bound()));
+    }
+  }
+  EXPECT_LE(tuner.shapes_timed(), 3);
+}
+
 // The attention cores this precision and head size allow, explicitly, then Auto.
 std::vector<AttentionKind> attention_kinds(Precision p, int hd) {
   std::vector<AttentionKind> k{AttentionKind::Naive};
@@ -234,13 +258,14 @@ TEST_P(Gpt2LayerTest, WholeModel) {
   }
 }
 
-// The model in a CUDA Graph (as `bench --graph` runs it) gives the same logits as eager.
+// The model in a CUDA Graph (as `bench --graph` runs it) matches the oracle.
 TEST_P(Gpt2LayerTest, WholeModelInGraph) {
   GPT2Config c;
   c.n_layer = 2; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
   HostWeights hw = random_gpt2_weights(c, seed);
   const int B = 2, T = 37;
-  GPT2 model(*ctx, c, hw, precision(), B, T);
+  // With the GEMM algorithms timed at build, as `LAPTIME_GPT2_GEMM=timed` runs it.
+  GPT2 model(*ctx, c, hw, precision(), B, T, AttentionKind::Auto, GeluPlacement::Auto, GemmChoice::Timed);
   std::mt19937 gen(static_cast<uint32_t>(seed));
   std::vector<int32_t> tokens(B * T);
   for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(gen);
