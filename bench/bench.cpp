@@ -148,6 +148,7 @@ int run_bench(const BenchOptions& o) {
                       {"stream", stream_name(o.stream)},
                       {"warmup", o.warmup},
                       {"iters", o.iters}};
+  if (!w->variant().empty()) report["config"]["variant"] = w->variant();
 
   std::printf("laptime bench %s\n", o.workload.model.c_str());
   std::printf("  device      %s, %d SMs, SM clock %d MHz, memory clock %d MHz, %.0f GiB\n", p.name,
@@ -163,6 +164,7 @@ int run_bench(const BenchOptions& o) {
               o.graph == GraphMode::Graph ? "CUDA Graph" : "eager", nvtx_level_name(o.nvtx),
               stream_name(o.stream).c_str());
   std::printf("  weights     %s, %.1f M parameters\n", w->weights_source().c_str(), w->param_count() / 1e6);
+  if (!w->variant().empty()) std::printf("  variant     %s\n", w->variant().c_str());
   {
     const std::vector<std::string> plans = w->plan_report();
     for (std::size_t i = 0; i < plans.size(); ++i)

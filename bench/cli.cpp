@@ -17,6 +17,9 @@ const std::map<std::string, NvtxLevel> kNvtxLevels{
     {"none", NvtxLevel::None}, {"iter", NvtxLevel::Iter}, {"block", NvtxLevel::Block}, {"layer", NvtxLevel::Layer}};
 const std::map<std::string, Pitfall> kPitfalls{
     {"none", Pitfall::None}, {"sync", Pitfall::Sync}, {"pageable", Pitfall::Pageable}, {"alloc", Pitfall::Alloc}};
+const std::map<std::string, AttentionKind> kAttention{
+    {"auto", AttentionKind::Auto}, {"cudnn", AttentionKind::Cudnn}, {"flash", AttentionKind::Flash},
+    {"naive", AttentionKind::Naive}};
 const std::map<std::string, StreamKind> kStreams{{"created", StreamKind::Created}, {"default", StreamKind::Legacy}};
 
 template <class Enum>
@@ -41,6 +44,10 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
   app->add_option_function<std::string>("--precision,-p", [w](const std::string& v) { w->precision = kPrecisions.at(v); },
                                         "fp32 (strict), tf32 or bf16 (default)")
       ->check(CLI::IsMember(kPrecisions));
+  app->add_option_function<std::string>("--attention", [w](const std::string& v) { w->attention = kAttention.at(v); },
+                                        "gpt2: attention core, cudnn (bf16), flash (bf16) or naive (T x T matrix, "
+                                        "every precision); default auto: the fastest measured for the precision")
+      ->check(CLI::IsMember(kAttention));
 }
 
 }  // namespace
@@ -111,6 +118,15 @@ Command parse_command_line(const std::vector<std::string>& args) {
     std::string msg = e.what();
     if (!msg.empty() && msg.back() != '.') msg += '.';
     throw Error(msg + " Run `laptime --help` for usage.");
+  }
+  for (const WorkloadOptions* w : {&b.workload, &f.workload}) {
+    require(w->attention == AttentionKind::Auto || w->model != "resnet50", "--attention applies to gpt2 only.");
+    require(!(w->attention == AttentionKind::Flash && w->precision != Precision::BF16),
+            std::string("--attention flash runs only in bf16, not ") + precision_name(w->precision) +
+                "; use --attention naive (or auto).");
+    require(!(w->attention == AttentionKind::Cudnn && w->precision == Precision::FP32),
+            "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
+            "use --attention naive (or auto).");
   }
   if (bench->parsed()) {
     cmd.kind = Command::Kind::Bench;

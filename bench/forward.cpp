@@ -45,7 +45,7 @@ int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
   SafeTensors file = SafeTensors::open(o.workload.weights);
   const GPT2Config cfg = GPT2Config::from_file(file);
   const int b = static_cast<int>(B), t = static_cast<int>(T);  // both within the CLI's limits
-  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, b, t);
+  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, b, t, o.workload.attention);
   model.upload_tokens(ctx, tokens, b, t);
   model.forward(ctx, b, t);
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));

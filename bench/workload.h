@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "layers/attention_kind.h"
 
 namespace laptime {
 
@@ -20,6 +21,7 @@ struct WorkloadOptions {
   int seq = 0;                // gpt2: 0 = n_ctx
   int image_size = 0;         // resnet50: 0 = the file's/model's default (224)
   Precision precision = Precision::BF16;
+  AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
 };
 
 class Workload {
@@ -39,6 +41,9 @@ class Workload {
   // Lines for the header on how the model was planned (ResNet-50: each convolution's route and
   // engine, and the build time); none by default.
   virtual std::vector<std::string> plan_report() const { return {}; }
+  // Which implementation variants ran, when the model has choices ("attention cudnn, GELU in
+  // the c_fc epilogue"); empty otherwise. Printed and written to the JSON's config.variant.
+  virtual std::string variant() const { return {}; }
 };
 
 // Throws Error with one sentence for an unknown model or a bad option.

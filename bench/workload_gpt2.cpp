@@ -6,7 +6,9 @@
 //              causal half is masked, not skipped)
 //   LM head:   2·N·C·vocab
 // Elementwise work (LayerNorm, GELU, softmax) is omitted: it is bandwidth, not FLOPs.
+#include <cstdlib>
 #include <random>
+#include <string>
 
 #include "bench/workload.h"
 #include "core/check.h"
@@ -14,6 +16,27 @@
 
 namespace laptime {
 namespace {
+
+// LAPTIME_GPT2_GELU=epilogue|kernel overrides where the GELU runs (default: the measured
+// choice per precision, layers/mlp.h), for before/after timings of that fusion.
+GeluPlacement gelu_placement() {
+  const char* v = std::getenv("LAPTIME_GPT2_GELU");
+  const std::string s = v ? v : "";
+  if (s.empty()) return GeluPlacement::Auto;
+  if (s == "epilogue") return GeluPlacement::Epilogue;
+  if (s == "kernel") return GeluPlacement::Kernel;
+  throw Error("LAPTIME_GPT2_GELU must be 'epilogue' or 'kernel', not '" + s + "'.");
+}
+
+// LAPTIME_GPT2_GEMM=timed|heuristic overrides how the linear layers' algorithms are chosen.
+GemmChoice gemm_choice() {
+  const char* v = std::getenv("LAPTIME_GPT2_GEMM");
+  const std::string s = v ? v : "";
+  if (s.empty()) return GemmChoice::Heuristic;
+  if (s == "timed") return GemmChoice::Timed;
+  if (s == "heuristic") return GemmChoice::Heuristic;
+  throw Error("LAPTIME_GPT2_GEMM must be 'timed' or 'heuristic', not '" + s + "'.");
+}
 
 class Gpt2Workload : public Workload {
  public:
@@ -31,7 +54,7 @@ class Gpt2Workload : public Workload {
     }
     B_ = o.batch ? o.batch : 8;
     T_ = o.seq ? o.seq : cfg.n_ctx;
-    model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_);
+    model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice());
     std::mt19937 gen(static_cast<uint32_t>(o.seed));
     std::vector<int32_t> tokens(static_cast<size_t>(B_) * T_);
     for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, cfg.vocab_size - 1)(gen);
@@ -44,6 +67,14 @@ class Gpt2Workload : public Workload {
     return "B=" + std::to_string(B_) + " T=" + std::to_string(T_) + " (" + std::to_string(B_ * T_) + " tokens)";
   }
   std::string weights_source() const override { return source_; }
+  std::string variant() const override {
+    return std::string("attention ") + attention_kind_name(model_->attention_kind(B_, T_)) +
+           (model_->attention_f16_core(B_, T_) ? " (fp16 core)" : "") + ", GELU " +
+           (model_->gelu_in_epilogue() ? "in the c_fc epilogue" : "kernel") +
+           (model_->gemm_shapes_timed() ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) +
+                                              " shapes, " + std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"
+                                        : ", GEMM algorithms: heuristic");
+  }
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
   const char* item_name() const override { return "tokens"; }
   double flops_per_forward() const override {

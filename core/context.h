@@ -24,7 +24,8 @@ enum class StreamKind { Created, Legacy };
 class Context {
  public:
   // Selects `device`, creates the stream and the cuBLASLt handle. Throws Error when there is
-  // no usable GPU. cuDNN's handle is created on first use (GPT-2 never needs it).
+  // no usable GPU. cuDNN's handle is created on first use (ResNet-50's convolutions,
+  // GPT-2's cuDNN attention).
   explicit Context(int device = 0, StreamKind stream = StreamKind::Created,
                    NvtxLevel nvtx = NvtxLevel::Layer);
   ~Context();

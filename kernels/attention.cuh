@@ -4,6 +4,8 @@
 // per-head [B, H, T, hd] layout the batched GEMMs read, and compute the causal softmax.
 #pragma once
 
+#include <cstdint>
+
 #include <cuda_runtime.h>
 
 #include "core/dtype.h"
@@ -19,6 +21,11 @@ void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, in
 // Row i gets softmax over keys j <= i and exact zeros for j > i, so the following P·V
 // product over full rows is correct.
 void causal_softmax(DType dtype, void* probs, const float* scores, int BH, int T, cudaStream_t stream);
+
+// n elements fp32 -> fp16 and fp16 -> fp32 (round to nearest; values past fp16's ±65504
+// become ±inf). For the tf32 path's fp16 attention core (layers/attention.cpp).
+void convert_f32_to_f16(void* dst, const float* src, int64_t n, cudaStream_t stream);
+void convert_f16_to_f32(float* dst, const void* src, int64_t n, cudaStream_t stream);
 
 // out: [B, T, C]; heads: [B, H, T, hd]. All of `dtype`.
 void merge_heads(DType dtype, void* out, const void* heads, int B, int T, int H, int hd,

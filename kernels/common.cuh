@@ -7,6 +7,9 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <string>
+
+#include "core/check.h"
 #include "core/dtype.h"
 
 namespace laptime {
@@ -43,14 +46,20 @@ inline unsigned grid_stride_blocks(int64_t n, int threads) {
 
 }  // namespace laptime
 
-// Runs the statement with `scalar_t` the storage type of `dtype` (F32 or BF16).
-#define LAPTIME_DISPATCH_FLOAT(dtype, ...)                                            \
-  do {                                                                                \
-    if ((dtype) == ::laptime::DType::BF16) {                                          \
-      using scalar_t = __nv_bfloat16;                                                        \
-      __VA_ARGS__;                                                                    \
-    } else {                                                                          \
-      using scalar_t = float;                                                                \
-      __VA_ARGS__;                                                                    \
-    }                                                                                 \
+// Runs the statement with `scalar_t` the storage type of `dtype` (F32 or BF16). Any other
+// type (F16, I32, ...) throws Error naming it: no kernel here was written for it, and
+// reading it as float would be silently wrong.
+#define LAPTIME_DISPATCH_FLOAT(dtype, ...)                                                          \
+  do {                                                                                              \
+    const ::laptime::DType laptime_dt_ = (dtype);                                                   \
+    if (laptime_dt_ == ::laptime::DType::BF16) {                                                    \
+      using scalar_t = __nv_bfloat16;                                                               \
+      __VA_ARGS__;                                                                                  \
+    } else if (laptime_dt_ == ::laptime::DType::F32) {                                              \
+      using scalar_t = float;                                                                       \
+      __VA_ARGS__;                                                                                  \
+    } else {                                                                                        \
+      throw ::laptime::Error(std::string("internal: ") + __func__ + " has no kernel for " +        \
+                             ::laptime::dtype_name(laptime_dt_) + " data (only F32 and BF16).");    \
+    }                                                                                               \
   } while (0)

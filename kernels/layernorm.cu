@@ -6,6 +6,12 @@
 // The row is read three times (mean, variance, output); the second and third reads hit L1
 // for rows of the sizes GPT-2 uses. Variance is computed around the mean (two-pass), not as
 // E[x²] - mean², which cancels catastrophically in fp32 when |mean| >> std.
+//
+// The fast path (row widths that are whole 16-byte vectors, up to kMaxVecPerLane of them per
+// lane: C <= 2048 in bf16, <= 1024 in fp32, 16-byte aligned rows) reads the row from memory
+// once, with 16-byte loads, into registers, and does all three passes there: one read and one
+// write of the activations, the bandwidth floor (GPT-2 small, bf16, 8192 x 768: 25 MB moved).
+// The general kernel above it stays for every other shape.
 #include "kernels/layernorm.cuh"
 
 #include "core/check.h"
@@ -43,11 +49,78 @@ __global__ void layernorm_kernel(T* __restrict__ out, const T* __restrict__ in,
   }
 }
 
+constexpr int kMaxVecPerLane = 8;
+
+template <class T>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+layernorm_vec_kernel(T* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
+                     const T* __restrict__ bias, int rows, int C, float eps) {
+  constexpr int kVec = 16 / sizeof(T);
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int n_vec = C / kVec;  // whole vectors in the row; the launcher checked
+  const uint4* x = reinterpret_cast<const uint4*>(in + static_cast<size_t>(row) * C);
+  uint4* y = reinterpret_cast<uint4*>(out + static_cast<size_t>(row) * C);
+
+  float v[kMaxVecPerLane][kVec];
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < kMaxVecPerLane; ++i) {
+    const int idx = i * 32 + lane;
+    if (idx < n_vec) {
+      uint4 raw = x[idx];
+      const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        v[i][k] = to_f32(e[k]);
+        sum += v[i][k];
+      }
+    }
+  }
+  const float mean = warp_sum(sum) / C;
+  float sq = 0.f;
+#pragma unroll
+  for (int i = 0; i < kMaxVecPerLane; ++i)
+    if (i * 32 + lane < n_vec)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const float d = v[i][k] - mean;
+        sq += d * d;
+      }
+  const float rstd = rsqrtf(warp_sum(sq) / C + eps);
+#pragma unroll
+  for (int i = 0; i < kMaxVecPerLane; ++i) {
+    const int idx = i * 32 + lane;
+    if (idx < n_vec) {
+      uint4 w_raw = reinterpret_cast<const uint4*>(weight)[idx];
+      uint4 b_raw = reinterpret_cast<const uint4*>(bias)[idx];
+      const T* w = reinterpret_cast<const T*>(&w_raw);
+      const T* b = reinterpret_cast<const T*>(&b_raw);
+      uint4 o_raw;
+      T* o = reinterpret_cast<T*>(&o_raw);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) o[k] = from_f32<T>((v[i][k] - mean) * rstd * to_f32(w[k]) + to_f32(b[k]));
+      y[idx] = o_raw;
+    }
+  }
+}
+
 }  // namespace
 
 void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
                        int rows, int C, float eps, cudaStream_t stream) {
   if (rows == 0) return;
+  const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
+                        reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
+  const int vec = 16 / static_cast<int>(dtype_size(dtype));
+  if (aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane) {
+    LAPTIME_DISPATCH_FLOAT(dtype, layernorm_vec_kernel<scalar_t><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+                                      static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
+                                      static_cast<const scalar_t*>(bias), rows, C, eps));
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
   LAPTIME_DISPATCH_FLOAT(dtype, layernorm_kernel<scalar_t><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
                                     static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
                                     static_cast<const scalar_t*>(bias), rows, C, eps));

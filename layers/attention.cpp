@@ -2,99 +2,192 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/check.h"
 #include "kernels/attention.cuh"
 #include "kernels/flash_attention.cuh"
+#include "layers/sdpa_cudnn.h"
 
 namespace laptime {
 
-struct CausalSelfAttention::Slots {
-  std::size_t qkv, q, k, v, scores, probs, heads, total;
+struct CausalSelfAttention::Plan {
+  AttentionKind kind = AttentionKind::Naive;
+  bool f16 = false;                   // cuDNN core in fp16 around fp32 storage (tf32)
+  CudnnSdpa sdpa;                     // kind == Cudnn
+  std::optional<Gemm> scores, pv;     // kind == Naive
 };
 
+struct CausalSelfAttention::Slots {
+  std::size_t qkv, q, k, v, scores, probs, heads, qkv16, heads16, total;
+};
+
+namespace {
+// tf32 may run cuDNN's core in fp16: q, k, v rounded to fp16's 10-bit mantissa, the
+// precision TF32 tensor cores round their inputs to; fp16's narrower range (±65504) is the
+// difference. Strict fp32 may not.
+bool f16_core(Precision precision, DType dtype) { return precision == Precision::TF32 && dtype == DType::F32; }
+
+void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
+  if (kind == AttentionKind::Cudnn)
+    require(dtype == DType::BF16 || f16_core(precision, dtype),
+            std::string("--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not ") +
+                precision_name(precision) + "; use --attention naive.");
+  if (kind == AttentionKind::Flash)
+    require(flash_attention_supported(dtype, hd),
+            std::string("--attention flash runs only in bf16 with head size 64, not ") + precision_name(precision) +
+                " with head size " + std::to_string(hd) + "; use --attention naive.");
+}
+}  // namespace
+
+bool CausalSelfAttention::auto_cudnn(Precision p) { return p == Precision::BF16; }
+
+bool CausalSelfAttention::uses_f16_core(int B, int T) const { return plan(B, T).f16; }
+
 CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head,
-                                         Precision precision)
+                                         Precision precision, AttentionKind kind)
     : name_(prefix),
+      c_attn_name_(prefix + ".c_attn"),
+      core_name_(prefix + ".core"),
+      c_proj_name_(prefix + ".c_proj"),
       C_(C),
       H_(n_head),
-      hd_(C / n_head),
+      hd_(C / std::max(n_head, 1)),
       precision_(precision),
       dtype_(w.dtype()),
-      fused_(flash_attention_supported(w.dtype(), C / std::max(n_head, 1))),
+      requested_(kind),
       c_attn_(w, prefix + ".c_attn", C, 3 * C, precision, HasBias::Yes),
       c_proj_(w, prefix + ".c_proj", C, C, precision, HasBias::Yes) {
   require(n_head > 0 && C % n_head == 0, "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" +
                                              std::to_string(n_head) + ").");
+  check_kind(kind, precision, dtype_, hd_);
 }
 
-CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T) const {
+CausalSelfAttention::~CausalSelfAttention() = default;
+CausalSelfAttention::CausalSelfAttention(CausalSelfAttention&&) noexcept = default;
+
+CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materialised, bool f16) const {
   const std::size_t bt = static_cast<std::size_t>(B) * T, es = dtype_size(dtype_);
-  // The fused kernel needs only the QKV projection and the merged heads.
-  const std::size_t tt = fused_ ? 0 : static_cast<std::size_t>(B) * H_ * T * T;
+  // The fused cores (cuDNN, flash) need only the QKV projection and the merged heads.
+  const std::size_t tt = materialised ? static_cast<std::size_t>(B) * H_ * T * T : 0;
+  const std::size_t head = materialised ? bt * C_ * es : 0;
   ArenaLayout l;
   Slots s{};
   s.qkv = l.reserve(bt * 3 * C_ * es);
-  s.q = l.reserve(fused_ ? 0 : bt * C_ * es);
-  s.k = l.reserve(fused_ ? 0 : bt * C_ * es);
-  s.v = l.reserve(fused_ ? 0 : bt * C_ * es);
+  s.q = l.reserve(head);
+  s.k = l.reserve(head);
+  s.v = l.reserve(head);
   s.scores = l.reserve(tt * sizeof(float));
   s.probs = l.reserve(tt * es);
   s.heads = l.reserve(bt * C_ * es);
+  s.qkv16 = l.reserve(f16 ? bt * 3 * C_ * 2 : 0);
+  s.heads16 = l.reserve(f16 ? bt * C_ * 2 : 0);
   s.total = l.bytes();
   return s;
 }
 
-std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const { return slots(B, T).total; }
-
-void CausalSelfAttention::prepare(const Context& ctx, int B, int T) {
-  c_attn_.prepare(ctx, B * T);
-  c_proj_.prepare(ctx, B * T);
-  const auto key = std::make_pair(B, T);
-  if (fused_ || scores_plans_.count(key)) return;
-  const int64_t head_stride = static_cast<int64_t>(T) * hd_, tt = static_cast<int64_t>(T) * T;
-  // S[T, T] = q[T, hd] · k[T, hd]ᵀ, per head; fp32 output so the softmax sees unrounded scores.
-  GemmSpec s;
-  s.M = T; s.N = T; s.K = hd_;
-  s.b_layout = BLayout::NK;
-  s.ab_dtype = dtype_;
-  s.d_dtype = DType::F32;
-  s.precision = precision_;
-  s.batch = B * H_;
-  s.stride_a = head_stride; s.stride_b = head_stride; s.stride_d = tt;
-  scores_plans_.emplace(key, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes()));
-  // O[T, hd] = P[T, T] · v[T, hd], per head.
-  GemmSpec p;
-  p.M = T; p.N = hd_; p.K = T;
-  p.b_layout = BLayout::KN;
-  p.ab_dtype = p.d_dtype = dtype_;
-  p.precision = precision_;
-  p.batch = B * H_;
-  p.stride_a = tt; p.stride_b = head_stride; p.stride_d = head_stride;
-  pv_plans_.emplace(key, Gemm(ctx.cublaslt(), p, ctx.workspace_bytes()));
+std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const {
+  // Auto falls back to the naive core only where flash cannot run either.
+  const bool may_materialise = requested_ == AttentionKind::Naive ||
+                               (requested_ == AttentionKind::Auto && !flash_attention_supported(dtype_, hd_));
+  const bool may_f16 = f16_core(precision_, dtype_) &&
+                      (requested_ == AttentionKind::Cudnn || (requested_ == AttentionKind::Auto && auto_cudnn(precision_)));
+  return slots(B, T, may_materialise, may_f16).total;
 }
 
+void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) {
+  c_attn_.prepare(ctx, B * T, tuner);
+  c_proj_.prepare(ctx, B * T, tuner);
+  const auto key = std::make_pair(B, T);
+  if (plans_.count(key)) return;
+  auto p = std::make_unique<Plan>();
+  AttentionKind kind = requested_;
+  if (kind == AttentionKind::Auto) kind = auto_cudnn(precision_) ? AttentionKind::Cudnn : AttentionKind::Naive;
+  if (kind == AttentionKind::Cudnn) {
+    std::string why;
+    p->f16 = f16_core(precision_, dtype_);
+    if (!p->sdpa.build(ctx, B, T, H_, hd_, p->f16 ? DType::F16 : dtype_, &why)) {
+      if (requested_ == AttentionKind::Cudnn)
+        throw Error("cuDNN cannot run attention '" + name_.str() + "' for B=" + std::to_string(B) + " T=" +
+                    std::to_string(T) + " H=" + std::to_string(H_) + " hd=" + std::to_string(hd_) + ": " +
+                    why.substr(0, why.find('\n')));
+      kind = flash_attention_supported(dtype_, hd_) ? AttentionKind::Flash : AttentionKind::Naive;
+      p->f16 = false;
+    }
+  }
+  p->kind = kind;
+  if (kind == AttentionKind::Naive) {
+    const int64_t head_stride = static_cast<int64_t>(T) * hd_, tt = static_cast<int64_t>(T) * T;
+    // S[T, T] = q[T, hd] · k[T, hd]ᵀ, per head; fp32 output so the softmax sees unrounded scores.
+    GemmSpec s;
+    s.M = T; s.N = T; s.K = hd_;
+    s.b_layout = BLayout::NK;
+    s.ab_dtype = dtype_;
+    s.d_dtype = DType::F32;
+    s.precision = precision_;
+    s.batch = B * H_;
+    s.stride_a = head_stride; s.stride_b = head_stride; s.stride_d = tt;
+    p->scores.emplace(ctx.cublaslt(), s, ctx.workspace_bytes());
+    // O[T, hd] = P[T, T] · v[T, hd], per head.
+    GemmSpec pv;
+    pv.M = T; pv.N = hd_; pv.K = T;
+    pv.b_layout = BLayout::KN;
+    pv.ab_dtype = pv.d_dtype = dtype_;
+    pv.precision = precision_;
+    pv.batch = B * H_;
+    pv.stride_a = tt; pv.stride_b = head_stride; pv.stride_d = head_stride;
+    p->pv.emplace(ctx.cublaslt(), pv, ctx.workspace_bytes());
+  }
+  plans_.emplace(key, std::move(p));
+}
+
+const CausalSelfAttention::Plan& CausalSelfAttention::plan(int B, int T) const {
+  const auto it = plans_.find({B, T});
+  if (it == plans_.end())
+    throw Error("internal: attention '" + name_.str() + "' was not prepared for B=" + std::to_string(B) +
+                " T=" + std::to_string(T) + " (prepare() comes first).");
+  return *it->second;
+}
+
+AttentionKind CausalSelfAttention::kind(int B, int T) const { return plan(B, T).kind; }
+
 void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch,
-                                  Accumulate acc) {
+                                  Accumulate acc) const {
+  const Plan& p = plan(B, T);
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  prepare(ctx, B, T);
-  const Slots s = slots(B, T);
+  const Slots s = slots(B, T, p.kind == AttentionKind::Naive, p.f16);
   auto at = [scratch](std::size_t off) { return static_cast<char*>(scratch) + off; };
   const cudaStream_t st = ctx.stream();
-
-  c_attn_.forward(ctx, at(s.qkv), x, B * T);
-  if (fused_) {
-    flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st);
-    c_proj_.forward(ctx, y, at(s.heads), B * T, acc);
-    return;
+  {
+    NvtxRange r(ctx, NvtxLevel::Layer, c_attn_name_);
+    c_attn_.forward(ctx, at(s.qkv), x, B * T);
   }
-  split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);
-  const float scale = 1.f / std::sqrt(static_cast<float>(hd_));
-  scores_plans_.at({B, T}).run(ctx, at(s.scores), at(s.q), at(s.k), nullptr, scale, 0.f);
-  causal_softmax(dtype_, at(s.probs), reinterpret_cast<const float*>(at(s.scores)), B * H_, T, st);
-  // The P·V output reuses the q slot: q is dead once the scores exist.
-  pv_plans_.at({B, T}).run(ctx, at(s.q), at(s.probs), at(s.v));
-  merge_heads(dtype_, at(s.heads), at(s.q), B, T, H_, hd_, st);
+  {
+    NvtxRange r(ctx, NvtxLevel::Layer, core_name_);
+    switch (p.kind) {
+      case AttentionKind::Cudnn:
+        if (p.f16) {
+          const int64_t n = static_cast<int64_t>(B) * T * C_;
+          convert_f32_to_f16(at(s.qkv16), reinterpret_cast<const float*>(at(s.qkv)), 3 * n, st);
+          p.sdpa.run(ctx, at(s.heads16), at(s.qkv16));
+          convert_f16_to_f32(reinterpret_cast<float*>(at(s.heads)), at(s.heads16), n, st);
+        } else {
+          p.sdpa.run(ctx, at(s.heads), at(s.qkv));
+        }
+        break;
+      case AttentionKind::Flash: flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st); break;
+      default: {
+        split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);
+        const float scale = 1.f / std::sqrt(static_cast<float>(hd_));
+        p.scores->run(ctx, at(s.scores), at(s.q), at(s.k), nullptr, scale, 0.f);
+        causal_softmax(dtype_, at(s.probs), reinterpret_cast<const float*>(at(s.scores)), B * H_, T, st);
+        // The P·V output reuses the q slot: q is dead once the scores exist.
+        p.pv->run(ctx, at(s.q), at(s.probs), at(s.v));
+        merge_heads(dtype_, at(s.heads), at(s.q), B, T, H_, hd_, st);
+      }
+    }
+  }
+  NvtxRange r(ctx, NvtxLevel::Layer, c_proj_name_);
   c_proj_.forward(ctx, y, at(s.heads), B * T, acc);
 }
 

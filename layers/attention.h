@@ -1,21 +1,24 @@
 // Causal multi-head self-attention (GPT-2's `attn`):
-//   qkv = x · W_attnᵀ + b_attn              cuBLASLt, bias in the epilogue   [B, T, 3C]
-//   q, k, v = split heads                    kernel                            [B, H, T, hd] each
-//   S = q · kᵀ / sqrt(hd)                    cuBLASLt, batched over B·H, fp32 [B·H, T, T]
-//   P = causal softmax(S)                    kernel, fp32 statistics          [B·H, T, T]
-//   O = P · v                                cuBLASLt, batched over B·H       [B, H, T, hd]
-//   y (+)= merge heads(O) · W_projᵀ + b_proj cuBLASLt; Accumulate::Add fuses the residual
-// fp32 and tf32 materialise the T x T scores: simple and exact. bf16 with head size 64 (GPT-2)
-// runs the fused flash kernel instead (kernels/flash_attention.cu): qkv -> merged heads in
-// one launch, no T x T buffer. Both paths are checked against the same oracle.
+//   qkv = x · W_attnᵀ + b_attn              cuBLASLt, bias in the epilogue   [B, T, 3C]  h.i.attn.c_attn
+//   heads = softmax(q·kᵀ/sqrt(hd), causal)·v one of three cores (below)       [B, T, C]   h.i.attn.core
+//   y (+)= heads · W_projᵀ + b_proj          cuBLASLt; Accumulate::Add fuses the residual  h.i.attn.c_proj
+// The core, chosen at run time (layers/attention_kind.h):
+//   cudnn  cuDNN's fused attention graph (layers/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
+//          around an fp16 core (qkv converted to fp16, heads back to fp32)
+//   flash  our fused kernel (kernels/flash_attention.cu): qkv -> heads, bf16, hd = 64
+//   naive  split heads, S = q·kᵀ (batched GEMM, fp32 out), causal softmax, P·v (batched GEMM),
+//          merge heads: the T x T matrix in memory; every precision, exact in fp32
+// All three are checked against the same CPU oracle (tests/test_gpt2_layers.cpp).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "core/context.h"
 #include "core/nvtx.h"
+#include "layers/attention_kind.h"
 #include "layers/device_weights.h"
 #include "layers/linear.h"
 
@@ -24,25 +27,40 @@ namespace laptime {
 class CausalSelfAttention {
  public:
   // Weights `<prefix>.c_attn.{weight,bias}` [3C, C], [3C] and `<prefix>.c_proj.{weight,bias}` [C, C], [C].
-  CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head, Precision precision);
+  // Throws one sentence when `kind` cannot run this precision or head size.
+  CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head, Precision precision,
+                      AttentionKind kind = AttentionKind::Auto);
+  ~CausalSelfAttention();
+  CausalSelfAttention(CausalSelfAttention&&) noexcept;
 
+  // Enough for every core prepare() may pick for (B, T).
   std::size_t scratch_bytes(int B, int T) const;
-  void prepare(const Context& ctx, int B, int T);
-  // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. One NVTX range (`h.3.attn`).
-  void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc);
+  // Plans for (B, T): the projections' GEMMs and the core's (cuDNN graph or batched GEMMs);
+  // with Auto, the core itself (cuDNN, else flash where cuDNN refuses the shape).
+  void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
+  // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. Throws when (B, T) was not prepared.
+  void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc) const;
+
+  // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
+  AttentionKind kind(int B, int T) const;
+  bool uses_f16_core(int B, int T) const;
+  // Whether Auto picks cuDNN (falling back where it refuses) in this precision.
+  static bool auto_cudnn(Precision p);
 
  private:
+  struct Plan;
   struct Slots;  // byte offsets of the intermediates inside the scratch
-  Slots slots(int B, int T) const;
+  Slots slots(int B, int T, bool materialised, bool f16) const;
+  const Plan& plan(int B, int T) const;
 
-  NvtxName name_;
+  NvtxName name_, c_attn_name_, core_name_, c_proj_name_;
   int C_, H_, hd_;
   Precision precision_;
   DType dtype_;
-  bool fused_;     // flash kernel instead of split/GEMM/softmax/GEMM/merge
+  AttentionKind requested_;
   Linear c_attn_;  // [3C, C]
   Linear c_proj_;  // [C, C]
-  std::map<std::pair<int, int>, Gemm> scores_plans_, pv_plans_;  // by (B, T)
+  std::map<std::pair<int, int>, std::unique_ptr<Plan>> plans_;  // by (B, T)
 };
 
 }  // namespace laptime

@@ -51,6 +51,7 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
   const cublasLtEpilogue_t epi = s.epilogue == Epilogue::Bias       ? CUBLASLT_EPILOGUE_BIAS
                                  : s.epilogue == Epilogue::BiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                 : s.epilogue == Epilogue::GeluBias ? CUBLASLT_EPILOGUE_GELU_BIAS
                                                                     : CUBLASLT_EPILOGUE_DEFAULT;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
   if (s.epilogue != Epilogue::None) {
@@ -79,13 +80,14 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
 
-  constexpr int kMaxResults = 16;
-  cublasLtMatmulHeuristicResult_t results[kMaxResults]{};
-  const int wanted = std::min(std::max(s.algo_index, 0) + 1, kMaxResults);
+  // The ranked list: run() uses the one at s.algo_index (0: the heuristic's first) unless
+  // autotune() picks another.
+  cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
   int found = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, d_, d_, pref, wanted, results, &found);
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, d_, d_, pref, kMaxCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || found <= s.algo_index || s.algo_index >= kMaxResults) {
+  if (st != CUBLAS_STATUS_SUCCESS || found <= s.algo_index || s.algo_index >= kMaxCandidates) {
     // Release what was made: a throwing constructor runs no destructor.
     cublasLtMatrixLayoutDestroy(d_);
     cublasLtMatrixLayoutDestroy(b_);
@@ -97,12 +99,59 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
        << " batch=" << s.batch << " (" << cublasLtGetStatusString(st) << ").";
     throw Error(os.str());
   }
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_.push_back(results[i].algo);
+  if (candidates_.empty()) candidates_.push_back(results[0].algo);
   algo_ = results[s.algo_index].algo;
+}
+
+int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms) {
+  if (spec_.M == 0 || spec_.N == 0 || candidates_.size() < 2) {
+    *best_ms = 0.f;
+    return 0;
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  const cublasLtMatmulAlgo_t keep = algo_;
+  int best = -1;
+  float best_time = 0.f;
+  for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
+    algo_ = candidates_[i];
+    float fastest = -1.f;
+    bool ok = true;
+    for (int rep = 0; rep < 4 && ok; ++rep) {  // rep 0 warms up
+      if (cudaEventRecord(start, ctx.stream()) != cudaSuccess) ok = false;
+      try {
+        if (ok) run(ctx, d, a, b, bias, 1.f, 0.f);
+      } catch (const Error&) {
+        ok = false;  // a candidate the library lists but will not run here: passed over
+      }
+      if (ok && cudaEventRecord(stop, ctx.stream()) == cudaSuccess && cudaEventSynchronize(stop) == cudaSuccess) {
+        float ms = 0.f;
+        cudaEventElapsedTime(&ms, start, stop);
+        if (rep > 0 && (fastest < 0.f || ms < fastest)) fastest = ms;
+      } else {
+        ok = false;
+      }
+    }
+    if (ok && fastest >= 0.f && (best < 0 || fastest < best_time)) {
+      best = i;
+      best_time = fastest;
+    }
+  }
+  (void)cudaGetLastError();
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  algo_ = best >= 0 ? candidates_[best] : keep;
+  *best_ms = best >= 0 ? best_time : 0.f;
+  return best >= 0 ? best : 0;
 }
 
 Gemm::Gemm(Gemm&& o) noexcept
     : spec_(o.spec_), op_(std::exchange(o.op_, nullptr)), a_(std::exchange(o.a_, nullptr)),
-      b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), algo_(o.algo_) {}
+      b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), algo_(o.algo_),
+      candidates_(std::move(o.candidates_)) {}
 
 Gemm::~Gemm() {
   if (d_) cublasLtMatrixLayoutDestroy(d_);

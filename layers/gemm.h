@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <cublasLt.h>
 
@@ -22,8 +23,10 @@ namespace laptime {
 enum class BLayout { NK, KN };
 
 // Bias: D += bias[N] broadcast over rows. BiasRelu: D = max(0, alpha·A·op(B) + beta·C + bias),
-// the ReLU applied last (ResNet's 1×1 convolutions, the residual as beta·C).
-enum class Epilogue { None, Bias, BiasRelu };
+// the ReLU applied last (ResNet's 1×1 convolutions, the residual as beta·C). GeluBias:
+// D = gelu(A·op(B) + bias), cuBLASLt's GELU_BIAS epilogue (the tanh form, GPT-2's `gelu_new`);
+// with it, beta must be 0.
+enum class Epilogue { None, Bias, BiasRelu, GeluBias };
 
 struct GemmSpec {
   int M = 0, N = 0, K = 0;
@@ -58,11 +61,23 @@ class Gemm {
 
   const GemmSpec& spec() const { return spec_; }
 
+  // The heuristic's ranked candidates (up to kMaxCandidates; run() uses the first unless
+  // autotune() chose another). Build time only, like everything below.
+  static constexpr int kMaxCandidates = 8;
+  int candidate_count() const { return static_cast<int>(candidates_.size()); }
+  // Times every candidate on these operands (one warm-up, then the best of three runs, CUDA
+  // events on ctx.stream(); synchronizes) and keeps the fastest. Returns its index; *best_ms
+  // gets its time. Operands as for run(), with beta = 0.
+  int autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms);
+  const cublasLtMatmulAlgo_t& algo() const { return algo_; }
+  void set_algo(const cublasLtMatmulAlgo_t& algo) { algo_ = algo; }
+
  private:
   GemmSpec spec_;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;  // cuBLASLt's A, B, C=D
   cublasLtMatmulAlgo_t algo_{};
+  std::vector<cublasLtMatmulAlgo_t> candidates_;  // heuristic order
 };
 
 }  // namespace laptime

@@ -1,5 +1,7 @@
 #include "layers/linear.h"
 
+#include "core/check.h"
+
 namespace laptime {
 
 Linear::Linear(const DeviceWeights& w, const std::string& prefix, int in, int out, Precision precision, HasBias bias)
@@ -12,7 +14,13 @@ Linear::Linear(const DeviceWeights& w, const std::string& weight_name, const std
 Linear::Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy)
     : weight_(weight), bias_(bias), in_(in), out_(out), ldy_(ldy), precision_(precision), dtype_(dtype) {}
 
-void Linear::prepare(const Context& ctx, int rows) {
+void Linear::fuse_gelu() {
+  require(bias_ != nullptr, "internal: the GELU epilogue needs a bias.");
+  require(plans_.empty(), "internal: fuse_gelu() after prepare().");
+  gelu_ = true;
+}
+
+void Linear::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
   if (plans_.count(rows)) return;
   GemmSpec s;
   s.M = rows;
@@ -21,14 +29,19 @@ void Linear::prepare(const Context& ctx, int rows) {
   s.b_layout = BLayout::NK;
   s.ab_dtype = s.d_dtype = dtype_;
   s.precision = precision_;
-  s.epilogue = bias_ ? Epilogue::Bias : Epilogue::None;
+  s.epilogue = gelu_ ? Epilogue::GeluBias : bias_ ? Epilogue::Bias : Epilogue::None;
   s.ldd = ldy_;
-  plans_.emplace(rows, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes()));
+  Gemm& g = plans_.emplace(rows, Gemm(ctx.cublaslt(), s, ctx.workspace_bytes())).first->second;
+  if (tuner) tuner->tune(ctx, g, weight_, bias_);
 }
 
-void Linear::forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc) {
-  prepare(ctx, rows);
-  plans_.at(rows).run(ctx, y, x, weight_, bias_, 1.f, acc == Accumulate::Add ? 1.f : 0.f);
+void Linear::forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc) const {
+  const auto it = plans_.find(rows);
+  if (it == plans_.end())
+    throw Error("internal: a linear layer [" + std::to_string(in_) + " -> " + std::to_string(out_) +
+                "] was not prepared for " + std::to_string(rows) + " rows (prepare() comes first).");
+  if (gelu_ && acc == Accumulate::Add) throw Error("internal: the GELU epilogue cannot accumulate into y.");
+  it->second.run(ctx, y, x, weight_, bias_, 1.f, acc == Accumulate::Add ? 1.f : 0.f);
 }
 
 }  // namespace laptime

@@ -9,6 +9,7 @@
 #include "core/context.h"
 #include "layers/device_weights.h"
 #include "layers/gemm.h"
+#include "layers/gemm_tuner.h"
 
 namespace laptime {
 
@@ -26,10 +27,17 @@ class Linear {
   // Weights that live elsewhere (e.g. a padded copy): weight [out, in], bias [out] or nullptr, of `dtype`.
   Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy = 0);
 
-  // Builds the cuBLASLt plan for `rows` (at model build; forward() does it on first use of a
-  // new shape, which is host-only work).
-  void prepare(const Context& ctx, int rows);
-  void forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc = Accumulate::Overwrite);
+  // y = gelu(x · Wᵀ + b) in the GEMM's epilogue (cuBLASLt GELU_BIAS) from now on. Needs a
+  // bias and Accumulate::Overwrite; call before the first prepare().
+  void fuse_gelu();
+  bool gelu_fused() const { return gelu_; }
+
+  // Builds the cuBLASLt plan for `rows`. The build contract (docs/DESIGN-NOTES.md): plans are
+  // made here only; forward() on a shape that was not prepared throws.
+  // With a tuner, the algorithm is chosen by timing (layers/gemm_tuner.h) instead of taking
+  // cuBLASLt's first heuristic pick.
+  void prepare(const Context& ctx, int rows, GemmTuner* tuner = nullptr);
+  void forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc = Accumulate::Overwrite) const;
 
   int in_features() const { return in_; }
   int out_features() const { return out_; }
@@ -41,6 +49,7 @@ class Linear {
   int64_t ldy_;
   Precision precision_;
   DType dtype_;
+  bool gelu_ = false;
   std::map<int, Gemm> plans_;  // by rows
 };
 

@@ -4,26 +4,41 @@
 
 namespace laptime {
 
-MLP::MLP(const DeviceWeights& w, const std::string& prefix, int C, Precision precision)
+bool MLP::gelu_in_epilogue_by_default(Precision p) { return p != Precision::FP32; }
+
+MLP::MLP(const DeviceWeights& w, const std::string& prefix, int C, Precision precision, GeluPlacement gelu)
     : name_(prefix),
+      c_fc_name_(prefix + ".c_fc"),
+      gelu_name_(prefix + ".gelu"),
+      c_proj_name_(prefix + ".c_proj"),
       C_(C),
       dtype_(w.dtype()),
       c_fc_(w, prefix + ".c_fc", C, 4 * C, precision, HasBias::Yes),
-      c_proj_(w, prefix + ".c_proj", 4 * C, C, precision, HasBias::Yes) {}
+      c_proj_(w, prefix + ".c_proj", 4 * C, C, precision, HasBias::Yes) {
+  if (gelu == GeluPlacement::Epilogue || (gelu == GeluPlacement::Auto && gelu_in_epilogue_by_default(precision)))
+    c_fc_.fuse_gelu();
+}
 
 std::size_t MLP::scratch_bytes(int B, int T) const {
   return static_cast<std::size_t>(B) * T * 4 * C_ * dtype_size(dtype_);
 }
 
-void MLP::prepare(const Context& ctx, int rows) {
-  c_fc_.prepare(ctx, rows);
-  c_proj_.prepare(ctx, rows);
+void MLP::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
+  c_fc_.prepare(ctx, rows, tuner);
+  c_proj_.prepare(ctx, rows, tuner);
 }
 
-void MLP::forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) {
+void MLP::forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) const {
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  c_fc_.forward(ctx, scratch, x, rows);
-  gelu_forward(dtype_, scratch, scratch, static_cast<int64_t>(rows) * 4 * C_, ctx.stream());
+  {
+    NvtxRange r(ctx, NvtxLevel::Layer, c_fc_name_);
+    c_fc_.forward(ctx, scratch, x, rows);
+  }
+  if (!c_fc_.gelu_fused()) {
+    NvtxRange r(ctx, NvtxLevel::Layer, gelu_name_);
+    gelu_forward(dtype_, scratch, scratch, static_cast<int64_t>(rows) * 4 * C_, ctx.stream());
+  }
+  NvtxRange r(ctx, NvtxLevel::Layer, c_proj_name_);
   c_proj_.forward(ctx, y, scratch, rows, acc);
 }
 

@@ -1,4 +1,7 @@
 // GPT-2 MLP: y (+)= gelu(x · W_fcᵀ + b_fc) · W_projᵀ + b_proj, hidden width 4C.
+//   h.i.mlp.c_fc    cuBLASLt; with the GELU in its epilogue (GELU_BIAS) where chosen
+//   h.i.mlp.gelu    the GELU kernel, only when it is not in the epilogue
+//   h.i.mlp.c_proj  cuBLASLt; Accumulate::Add fuses the residual
 #pragma once
 
 #include <string>
@@ -10,18 +13,26 @@
 
 namespace laptime {
 
+// Where the GELU runs. Auto: the epilogue in bf16 and tf32 (measured faster, within the
+// bounds), the kernel in strict fp32 (see MLP::gelu_in_epilogue_by_default).
+enum class GeluPlacement { Auto, Epilogue, Kernel };
+
 class MLP {
  public:
   // Weights `<prefix>.c_fc.{weight,bias}` [4C, C], [4C] and `<prefix>.c_proj.{weight,bias}` [C, 4C], [C].
-  MLP(const DeviceWeights& w, const std::string& prefix, int C, Precision precision);
+  MLP(const DeviceWeights& w, const std::string& prefix, int C, Precision precision,
+      GeluPlacement gelu = GeluPlacement::Auto);
+
+  static bool gelu_in_epilogue_by_default(Precision p);
 
   std::size_t scratch_bytes(int B, int T) const;
-  void prepare(const Context& ctx, int rows);
+  void prepare(const Context& ctx, int rows, GemmTuner* tuner = nullptr);
   // y, x: [rows, C]; scratch: scratch_bytes bytes (the [rows, 4C] hidden activation).
-  void forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc);
+  void forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) const;
+  bool gelu_in_epilogue() const { return c_fc_.gelu_fused(); }
 
  private:
-  NvtxName name_;
+  NvtxName name_, c_fc_name_, gelu_name_, c_proj_name_;
   int C_;
   DType dtype_;
   Linear c_fc_;    // [4C, C]

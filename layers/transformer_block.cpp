@@ -5,14 +5,14 @@
 namespace laptime {
 
 TransformerBlock::TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
-                                   Precision precision)
+                                   Precision precision, AttentionKind attention, GeluPlacement gelu)
     : name_(prefix),
       C_(C),
       dtype_(w.dtype()),
       ln_1_(w, prefix + ".ln_1", C, eps),
-      attn_(w, prefix + ".attn", C, n_head, precision),
+      attn_(w, prefix + ".attn", C, n_head, precision, attention),
       ln_2_(w, prefix + ".ln_2", C, eps),
-      mlp_(w, prefix + ".mlp", C, precision) {}
+      mlp_(w, prefix + ".mlp", C, precision, gelu) {}
 
 std::size_t TransformerBlock::scratch_bytes(int B, int T) const {
   ArenaLayout l;
@@ -21,12 +21,12 @@ std::size_t TransformerBlock::scratch_bytes(int B, int T) const {
   return l.bytes();
 }
 
-void TransformerBlock::prepare(const Context& ctx, int B, int T) {
-  attn_.prepare(ctx, B, T);
-  mlp_.prepare(ctx, B * T);
+void TransformerBlock::prepare(Context& ctx, int B, int T, GemmTuner* tuner) {
+  attn_.prepare(ctx, B, T, tuner);
+  mlp_.prepare(ctx, B * T, tuner);
 }
 
-void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* scratch) {
+void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* scratch) const {
   NvtxRange range(ctx, NvtxLevel::Block, name_);
   ArenaLayout l;
   char* ln_out = static_cast<char*>(scratch) + l.reserve(static_cast<std::size_t>(B) * T * C_ * dtype_size(dtype_));

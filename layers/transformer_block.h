@@ -19,12 +19,16 @@ class TransformerBlock {
  public:
   // `prefix` is `h.<i>`; sub-layers are `<prefix>.ln_1`, `.attn`, `.ln_2`, `.mlp`.
   TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
-                   Precision precision);
+                   Precision precision, AttentionKind attention = AttentionKind::Auto,
+                   GeluPlacement gelu = GeluPlacement::Auto);
 
   std::size_t scratch_bytes(int B, int T) const;
-  void prepare(const Context& ctx, int B, int T);
-  // x: [B, T, C], updated in place. One NVTX range at block level (`h.3`).
-  void forward(const Context& ctx, void* x, int B, int T, void* scratch);
+  void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
+  // x: [B, T, C], updated in place. One NVTX range at block level (`h.3`). (B, T) prepared.
+  void forward(const Context& ctx, void* x, int B, int T, void* scratch) const;
+  AttentionKind attention_kind(int B, int T) const { return attn_.kind(B, T); }
+  bool gelu_in_epilogue() const { return mlp_.gelu_in_epilogue(); }
+  bool attention_f16_core(int B, int T) const { return attn_.uses_f16_core(B, T); }
 
  private:
   NvtxName name_;

@@ -120,25 +120,40 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed) {
 }
 
 GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
-           int max_seq)
+           int max_seq, AttentionKind attention, GeluPlacement gelu, GemmChoice gemm)
     : cfg_(checked(cfg, max_batch, max_seq)),
       precision_(precision),
       max_batch_(max_batch),
       max_seq_(max_seq),
       vocab_stride_((cfg.vocab_size + 127) / 128 * 128),
       weights_(weights, activation_dtype(precision)),
+      wte_(weights_.get("wte.weight")),
+      wpe_(weights_.get("wpe.weight")),
+      tuner_(gemm == GemmChoice::Timed ? std::make_unique<GemmTuner>() : nullptr),
       embed_name_("wte"),
       head_name_("lm_head"),
       ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
       lm_head_weight_(static_cast<std::size_t>(vocab_stride_) * cfg.n_embd * dtype_size(activation_dtype(precision))),
       lm_head_(lm_head_weight_.data(), nullptr, activation_dtype(precision), cfg.n_embd, static_cast<int>(vocab_stride_),
                precision, vocab_stride_) {
+  // Build-time device work runs on ctx.stream(), as forward() does. DeviceWeights uploaded
+  // through cudaMemcpy on the legacy stream, which a non-blocking stream is not ordered
+  // after: an event orders that upload before everything below, without a host wait.
+  const cudaStream_t st = ctx.stream();
+  {
+    cudaEvent_t uploaded = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming));
+    const cudaError_t rec = cudaEventRecord(uploaded, cudaStreamLegacy);
+    const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(st, uploaded, 0) : rec;
+    cudaEventDestroy(uploaded);
+    CUDA_CHECK(wait);
+  }
   const std::size_t wte_bytes = static_cast<std::size_t>(cfg.vocab_size) * cfg.n_embd * dtype_size(dtype());
-  CUDA_CHECK(cudaMemset(lm_head_weight_.data(), 0, lm_head_weight_.bytes()));
-  CUDA_CHECK(cudaMemcpy(lm_head_weight_.data(), weights_.get("wte.weight"), wte_bytes, cudaMemcpyDeviceToDevice));
+  CUDA_CHECK(cudaMemsetAsync(lm_head_weight_.data(), 0, lm_head_weight_.bytes(), st));
+  CUDA_CHECK(cudaMemcpyAsync(lm_head_weight_.data(), wte_, wte_bytes, cudaMemcpyDeviceToDevice, st));
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
-    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision);
+    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu);
 
   const std::size_t es = dtype_size(dtype());
   const std::size_t bt = static_cast<std::size_t>(max_batch) * max_seq;
@@ -153,10 +168,18 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   x_ = arena_.as<char>(x_off);
   scratch_ = arena_.as<char>(scratch_off);
   logits_ = arena_.as<char>(logits_off);
-  CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()));  // valid token ids before the first upload
+  CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, arena_.bytes(), st));  // valid token ids before the first upload
 
-  for (TransformerBlock& b : blocks_) b.prepare(ctx, max_batch, max_seq);
-  lm_head_.prepare(ctx, max_batch * max_seq);
+  prepare(ctx, max_batch, max_seq);
+  CUDA_CHECK(cudaStreamSynchronize(st));  // the one synchronize of the build
+}
+
+void GPT2::prepare(Context& ctx, int B, int T) {
+  check_shape(B, T);
+  if (prepared_.count({B, T})) return;
+  for (TransformerBlock& b : blocks_) b.prepare(ctx, B, T, tuner_.get());
+  lm_head_.prepare(ctx, B * T, tuner_.get());
+  prepared_.insert({B, T});
 }
 
 void GPT2::check_shape(int B, int T) const {
@@ -180,15 +203,17 @@ void GPT2::upload_tokens(const Context& ctx, const std::vector<int32_t>& tokens,
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
-void GPT2::forward(const Context& ctx, int B, int T) {
+void GPT2::forward(const Context& ctx, int B, int T) const {
   check_shape(B, T);
+  if (!prepared_.count({B, T}))
+    throw Error("GPT-2 was not prepared for B=" + std::to_string(B) + " T=" + std::to_string(T) +
+                "; call prepare(ctx, B, T) first, outside the timed loop.");
   const int rows = B * T;
   {
     NvtxRange range(ctx, NvtxLevel::Layer, embed_name_);
-    embedding_forward(dtype(), x_, tokens_, weights_.get("wte.weight"), weights_.get("wpe.weight"), B, T, cfg_.n_embd,
-                      ctx.stream());
+    embedding_forward(dtype(), x_, tokens_, wte_, wpe_, B, T, cfg_.n_embd, ctx.stream());
   }
-  for (TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
+  for (const TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
   ln_f_.forward(ctx, scratch_, x_, rows);
   NvtxRange range(ctx, NvtxLevel::Layer, head_name_);
   lm_head_.forward(ctx, logits_, scratch_, rows);

@@ -5,13 +5,16 @@
 // The LM head is tied to the token embedding, as in GPT-2.
 //
 // Everything is sized for (max_batch, max_seq) at construction: one weights allocation,
-// one activation arena, every cuBLASLt plan for that shape. forward() enqueues the whole
-// pass on ctx.stream() and never allocates, synchronizes or copies from the host, so it
-// can be captured in a CUDA Graph.
+// one activation arena, every cuBLASLt plan and cuDNN graph for that shape (other shapes:
+// prepare()). forward() enqueues the whole pass on ctx.stream() and never plans, allocates,
+// synchronizes, copies from the host or looks anything up by name, so it can be captured in
+// a CUDA Graph (the build contract, docs/DESIGN-NOTES.md).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/buffer.h"
@@ -23,6 +26,10 @@
 #include "weights/safetensors.h"
 
 namespace laptime {
+
+// How the linear layers' cuBLASLt algorithms are chosen: the heuristic's first pick, or the
+// fastest of its top candidates timed once per shape at build (layers/gemm_tuner.h).
+enum class GemmChoice { Heuristic, Timed };
 
 struct GPT2Config {
   int n_layer = 12;
@@ -48,16 +55,31 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed);
 
 class GPT2 {
  public:
+  // `attention`: which attention core every block runs (layers/attention_kind.h); a choice
+  // that cannot run this precision is refused with one sentence before any device work.
   GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
-       int max_seq);
+       int max_seq, AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
+       GemmChoice gemm = GemmChoice::Heuristic);
+
+  // Plans for a shape other than (max_batch, max_seq), which the constructor prepares.
+  // Build-time work: call it before forward(B, T) and outside any timed loop or capture.
+  void prepare(Context& ctx, int B, int T);
+  // The attention core the blocks run at (B, T), once prepared; whether the GELU is in the
+  // c_fc GEMM's epilogue.
+  AttentionKind attention_kind(int B, int T) const { return blocks_.at(0).attention_kind(B, T); }
+  bool gelu_in_epilogue() const { return blocks_.at(0).gelu_in_epilogue(); }
+  bool attention_f16_core(int B, int T) const { return blocks_.at(0).attention_f16_core(B, T); }
+  // GemmChoice::Timed: milliseconds the build spent timing candidates, and shapes timed.
+  double gemm_tuning_ms() const { return tuner_ ? tuner_->build_ms() : 0.0; }
+  int gemm_shapes_timed() const { return tuner_ ? tuner_->shapes_timed() : 0; }
 
   // Validates ids (each in [0, vocab)) and shape, and copies them to the device tokens slot.
   // A synchronous copy: call it outside the timed loop.
   void upload_tokens(const Context& ctx, const std::vector<int32_t>& tokens, int B, int T);
   int32_t* tokens() const { return tokens_; }  // [max_batch, max_seq] int32, device
 
-  // logits() = forward of tokens()[0 : B·T]. B <= max_batch, 1 <= T <= max_seq.
-  void forward(const Context& ctx, int B, int T);
+  // logits() = forward of tokens()[0 : B·T]. B <= max_batch, 1 <= T <= max_seq, (B, T) prepared.
+  void forward(const Context& ctx, int B, int T) const;
   // [B, T, vocab] of activation_dtype(precision), rows `logits_row_stride()` elements apart:
   // the stride is the vocabulary rounded up to 128 (50257 -> 50304). The LM head multiplies by
   // a zero-padded copy of wte of that many rows, so the GEMM's N is a multiple of 128 and
@@ -86,6 +108,10 @@ class GPT2 {
   int max_batch_, max_seq_;
   int64_t vocab_stride_;
   DeviceWeights weights_;
+  const void* wte_ = nullptr;  // weights_ "wte.weight", "wpe.weight": looked up once, at build
+  const void* wpe_ = nullptr;
+  std::set<std::pair<int, int>> prepared_;  // (B, T)
+  std::unique_ptr<GemmTuner> tuner_;         // GemmChoice::Timed only
   NvtxName embed_name_, head_name_;
   std::vector<TransformerBlock> blocks_;
   LayerNorm ln_f_;

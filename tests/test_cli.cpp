@@ -99,6 +99,21 @@ TEST(Cli, BadInputIsOneSentence) {
   }
 }
 
+// GPT-2's attention core: parsed onto the enum, refused where it cannot run, host-side.
+TEST(Cli, AttentionChoice) {
+  EXPECT_EQ(parse({"bench", "gpt2"}).bench.workload.attention, AttentionKind::Auto);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "cudnn"}).bench.workload.attention, AttentionKind::Cudnn);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "naive", "-p", "fp32"}).bench.workload.attention, AttentionKind::Naive);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "cudnn", "-p", "tf32"}).bench.workload.attention, AttentionKind::Cudnn);
+  EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "fast"}), HasSubstr("fast not in"));
+  EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "flash", "-p", "tf32"}), HasSubstr("flash runs only in bf16"));
+  EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "cudnn", "-p", "fp32"}), HasSubstr("not strict fp32"));
+  EXPECT_THAT(parse_error({"bench", "resnet50", "--attention", "naive"}), HasSubstr("gpt2 only"));
+  EXPECT_THAT(parse_error({"forward", "gpt2", "--tokens", LAPTIME_BINARY, "-o", "x.bin", "--attention", "flash", "-p",
+                           "fp32"}),
+              HasSubstr("flash runs only in bf16"));
+}
+
 // Runs the real binary; returns (exit status, stderr + stdout).
 std::pair<int, std::string> run_laptime(const std::string& args) {
   // `timeout`: a regression that blocks (opening a FIFO) fails the test instead of hanging it.

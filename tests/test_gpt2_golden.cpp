@@ -56,24 +56,35 @@ TEST_P(Gpt2Golden, LayerNorm) {
 TEST_P(Gpt2Golden, Attention) {
   for (const std::string n : {"h.0.attn", "h.1.attn"}) {
     SCOPED_TRACE(n);
-    CausalSelfAttention attn(*w, n, cfg.n_embd, cfg.n_head, precision());
-    DeviceArray x(dtype(), golden(n + ".in")), y(dtype(), golden(n + ".out").size());
-    DeviceBuffer scratch(attn.scratch_bytes(B, T));
-    y.poison();
-    attn.forward(*ctx, y.data(), x.data(), B, T, scratch.data(), Accumulate::Overwrite);
-    EXPECT_TRUE(close(y.download(), golden(n + ".out"), bound()));
+    // Every core this precision and head size allow (hd = 16 here: no flash).
+    std::vector<AttentionKind> kinds{AttentionKind::Auto, AttentionKind::Naive};
+    if (precision() != Precision::FP32) kinds.push_back(AttentionKind::Cudnn);
+    for (AttentionKind kind : kinds) {
+      SCOPED_TRACE(attention_kind_name(kind));
+      CausalSelfAttention attn(*w, n, cfg.n_embd, cfg.n_head, precision(), kind);
+      attn.prepare(*ctx, B, T);
+      DeviceArray x(dtype(), golden(n + ".in")), y(dtype(), golden(n + ".out").size());
+      DeviceBuffer scratch(attn.scratch_bytes(B, T));
+      y.poison();
+      attn.forward(*ctx, y.data(), x.data(), B, T, scratch.data(), Accumulate::Overwrite);
+      EXPECT_TRUE(close(y.download(), golden(n + ".out"), bound()));
+    }
   }
 }
 
 TEST_P(Gpt2Golden, Mlp) {
   for (const std::string n : {"h.0.mlp", "h.1.mlp"}) {
     SCOPED_TRACE(n);
-    MLP mlp(*w, n, cfg.n_embd, precision());
-    DeviceArray x(dtype(), golden(n + ".in")), y(dtype(), golden(n + ".out").size());
-    DeviceBuffer scratch(mlp.scratch_bytes(B, T));
-    y.poison();
-    mlp.forward(*ctx, y.data(), x.data(), B * T, scratch.data(), Accumulate::Overwrite);
-    EXPECT_TRUE(close(y.download(), golden(n + ".out"), bound()));
+    for (GeluPlacement gelu : {GeluPlacement::Auto, GeluPlacement::Epilogue, GeluPlacement::Kernel}) {
+      SCOPED_TRACE(static_cast<int>(gelu));
+      MLP mlp(*w, n, cfg.n_embd, precision(), gelu);
+      mlp.prepare(*ctx, B * T);
+      DeviceArray x(dtype(), golden(n + ".in")), y(dtype(), golden(n + ".out").size());
+      DeviceBuffer scratch(mlp.scratch_bytes(B, T));
+      y.poison();
+      mlp.forward(*ctx, y.data(), x.data(), B * T, scratch.data(), Accumulate::Overwrite);
+      EXPECT_TRUE(close(y.download(), golden(n + ".out"), bound()));
+    }
   }
 }
 
@@ -83,6 +94,7 @@ TEST_P(Gpt2Golden, Blocks) {
     TransformerBlock blk(*w, n, cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision());
     DeviceArray x(dtype(), golden(n + ".in"));
     DeviceBuffer scratch(blk.scratch_bytes(B, T));
+    blk.prepare(*ctx, B, T);
     blk.forward(*ctx, x.data(), B, T, scratch.data());
     EXPECT_TRUE(close(x.download(), golden(n + ".out"), bound()));
   }
@@ -101,6 +113,12 @@ TEST_P(Gpt2Golden, BadShapesAndTokensAreRefused) {
   GPT2 model(*ctx, cfg, host, precision(), B, T);
   EXPECT_THROW(model.forward(*ctx, 0, T), Error);
   EXPECT_THROW(model.forward(*ctx, B, T + 1), Error);
+  // The build contract: forward() never plans; a shape inside the limits but not prepared is refused.
+  if (T > 1) {
+    EXPECT_THROW(model.forward(*ctx, B, T - 1), Error);
+    model.prepare(*ctx, B, T - 1);
+    EXPECT_NO_THROW(model.forward(*ctx, B, T - 1));
+  }
   std::vector<int32_t> bad(static_cast<size_t>(B) * T, 0);
   bad[3] = cfg.vocab_size;
   try {

@@ -75,8 +75,10 @@ TEST_P(Gpt2LayerTest, Gelu) {
   }
 }
 
+// Widths for both kernels: the register-resident vector one (C a whole number of 16-byte
+// vectors, up to 2048 bf16 / 1024 fp32) and the general one (100 in bf16, 1600 and 2056 in fp32).
 TEST_P(Gpt2LayerTest, LayerNorm) {
-  for (auto [rows, C] : {std::pair{1, 64}, {7, 100}, {333, 768}, {64, 1600}}) {
+  for (auto [rows, C] : {std::pair{1, 64}, {7, 100}, {333, 768}, {64, 1600}, {5, 1024}, {3, 2048}, {9, 2056}, {2, 8}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " C=" << C);
     HostWeights hw;
     hw.add("ln.weight", {C}, test::random_vec(C, seed + 1, 0.5f));
@@ -102,6 +104,8 @@ TEST_P(Gpt2LayerTest, LinearWithBiasAndAccumulate) {
     hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
     DeviceWeights w(hw, dtype());
     Linear fc(w, "fc", in, out, precision(), HasBias::Yes);
+    EXPECT_THROW(fc.forward(*ctx, nullptr, nullptr, rows), Error);  // not prepared: refused, nothing planned
+    fc.prepare(*ctx, rows);
     const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
     const auto ref = ref::linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out);
     DeviceArray dx(dtype(), x), dy(dtype(), ref.size());
@@ -119,20 +123,76 @@ TEST_P(Gpt2LayerTest, LinearWithBiasAndAccumulate) {
   }
 }
 
+// Algorithms chosen by timing (GemmTuner) give the same products; the second layer of the
+// same shape takes the cached choice without timing again.
+TEST_P(Gpt2LayerTest, LinearTimedAlgorithm) {
+  GemmTuner tuner;
+  for (auto [rows, in, out] : {std::tuple{77, 768, 2304}, {256, 3072, 768}, {5, 33, 17}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " in=" << in << " out=" << out);
+    HostWeights hw;
+    hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
+    hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
+    DeviceWeights w(hw, dtype());
+    const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
+    const auto ref = ref::linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out);
+    for (int copy = 0; copy < 2; ++copy) {
+      Linear fc(w, "fc", in, out, precision(), HasBias::Yes);
+      fc.prepare(*ctx, rows, &tuner);
+      DeviceArray dx(dtype(), x), dy(dtype(), ref.size());
+      dy.poison();
+      fc.forward(*ctx, dy.data(), dx.data(), rows);
+      EXPECT_TRUE(close(dy.download(), ref, bound()));
+    }
+  }
+  EXPECT_LE(tuner.shapes_timed(), 3);
+}
+
+// The attention cores this precision and head size allow, explicitly, then Auto.
+std::vector<AttentionKind> attention_kinds(Precision p, int hd) {
+  std::vector<AttentionKind> k{AttentionKind::Naive};
+  if (p != Precision::FP32) k.push_back(AttentionKind::Cudnn);  // tf32: the fp16 core
+  if (p == Precision::BF16 && hd == 64) k.push_back(AttentionKind::Flash);
+  k.push_back(AttentionKind::Auto);
+  return k;
+}
+
 TEST_P(Gpt2LayerTest, CausalSelfAttention) {
-  // hd = 64 cases run the fused flash kernel in bf16: odd T, T < 64, T not a multiple of 64.
+  // Every core on each shape: odd T, T < 64, T not a multiple of 64, T = 1, head sizes 16-64.
   for (auto [B, T, C, H] : {std::tuple{1, 1, 64, 4}, {3, 77, 128, 4}, {2, 64, 64, 2}, {1, 300, 768, 12},
-                            {3, 77, 256, 4}, {2, 130, 128, 2}, {1, 1, 128, 2}, {2, 1024, 768, 12}}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C << " H=" << H);
+                            {3, 77, 256, 4}, {2, 130, 128, 2}, {1, 1, 128, 2}, {2, 1024, 768, 12}, {5, 33, 768, 12}}) {
     HostWeights hw = tiny_weights(1, C, 8, T, seed);
     DeviceWeights w(hw, dtype());
-    CausalSelfAttention attn(w, "h.0.attn", C, H, precision());
     const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
-    DeviceArray dx(dtype(), x), dy(dtype(), x.size());
-    DeviceBuffer scratch(attn.scratch_bytes(B, T));
-    dy.poison();
-    attn.forward(*ctx, dy.data(), dx.data(), B, T, scratch.data(), Accumulate::Overwrite);
-    EXPECT_TRUE(close(dy.download(), ref::attention(x, hw, "h.0.attn", B, T, C, H), bound()));
+    const auto want = ref::attention(x, hw, "h.0.attn", B, T, C, H);
+    for (AttentionKind kind : attention_kinds(precision(), C / H)) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C << " H=" << H
+                                        << " attention " << attention_kind_name(kind));
+      CausalSelfAttention attn(w, "h.0.attn", C, H, precision(), kind);
+      DeviceArray dx(dtype(), x), dy(dtype(), x.size());
+      DeviceBuffer scratch(attn.scratch_bytes(B, T));
+      EXPECT_THROW(attn.forward(*ctx, dy.data(), dx.data(), B, T, scratch.data(), Accumulate::Overwrite), Error);
+      attn.prepare(*ctx, B, T);
+      if (kind != AttentionKind::Auto) {
+        EXPECT_EQ(attn.kind(B, T), kind);
+      }
+      dy.poison();
+      attn.forward(*ctx, dy.data(), dx.data(), B, T, scratch.data(), Accumulate::Overwrite);
+      EXPECT_TRUE(close(dy.download(), want, bound()));
+    }
+  }
+}
+
+// A core that cannot run the precision is refused with a sentence, before any device work.
+TEST_P(Gpt2LayerTest, UnsupportedAttentionIsRefused) {
+  HostWeights hw = tiny_weights(1, 128, 8, 4, seed);
+  DeviceWeights w(hw, dtype());
+  if (precision() != Precision::BF16) {
+    if (precision() == Precision::FP32) {
+      EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Cudnn), Error);
+    }
+    EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Flash), Error);
+  } else {
+    EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 4, precision(), AttentionKind::Flash), Error);  // hd = 32
   }
 }
 
@@ -141,13 +201,19 @@ TEST_P(Gpt2LayerTest, Mlp) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " C=" << C);
     HostWeights hw = tiny_weights(1, C, 8, 4, seed);
     DeviceWeights w(hw, dtype());
-    MLP mlp(w, "h.0.mlp", C, precision());
     const auto x = test::random_vec(static_cast<size_t>(rows) * C, seed);
-    DeviceArray dx(dtype(), x), dy(dtype(), x.size());
-    DeviceBuffer scratch(mlp.scratch_bytes(1, rows));
-    dy.poison();
-    mlp.forward(*ctx, dy.data(), dx.data(), rows, scratch.data(), Accumulate::Overwrite);
-    EXPECT_TRUE(close(dy.download(), ref::mlp(x, hw, "h.0.mlp", rows, C), bound()));
+    const auto want = ref::mlp(x, hw, "h.0.mlp", rows, C);
+    // The GELU in cuBLASLt's epilogue and as its own kernel, both against the oracle.
+    for (GeluPlacement gelu : {GeluPlacement::Epilogue, GeluPlacement::Kernel, GeluPlacement::Auto}) {
+      SCOPED_TRACE(::testing::Message() << "gelu placement " << static_cast<int>(gelu));
+      MLP mlp(w, "h.0.mlp", C, precision(), gelu);
+      mlp.prepare(*ctx, rows);
+      DeviceArray dx(dtype(), x), dy(dtype(), x.size());
+      DeviceBuffer scratch(mlp.scratch_bytes(1, rows));
+      dy.poison();
+      mlp.forward(*ctx, dy.data(), dx.data(), rows, scratch.data(), Accumulate::Overwrite);
+      EXPECT_TRUE(close(dy.download(), want, bound()));
+    }
   }
 }
 
@@ -160,30 +226,63 @@ TEST_P(Gpt2LayerTest, TransformerBlock) {
     const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
     DeviceArray dx(dtype(), x);
     DeviceBuffer scratch(blk.scratch_bytes(B, T));
+    blk.prepare(*ctx, B, T);
     blk.forward(*ctx, dx.data(), B, T, scratch.data());
     EXPECT_TRUE(close(dx.download(), ref::block(x, hw, "h.0", B, T, C, H, 1e-5f), bound()));
   }
 }
 
-// Whole model on random weights vs the oracle; fp32 bound 1e-4 for the model.
+// Whole model on random weights vs the oracle, every attention core the precision allows
+// (hd = 64 here, so flash too in bf16); fp32 bound 1e-4 for the model.
 TEST_P(Gpt2LayerTest, WholeModel) {
   GPT2Config c;
-  c.n_layer = 3; c.n_head = 4; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
+  c.n_layer = 3; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
   HostWeights hw = random_gpt2_weights(c, seed);
   const int maxB = 4, maxT = 40;
-  GPT2 model(*ctx, c, hw, precision(), maxB, maxT);
-  for (auto [B, T] : {std::pair{3, 29}, {4, 40}, {1, 1}}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T);
-    std::mt19937 gen(static_cast<uint32_t>(seed + B + T));
-    std::vector<int32_t> tokens(B * T);
-    for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(gen);
-    model.upload_tokens(*ctx, tokens, B, T);
-    fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(B) * T * model.logits_row_stride(), ctx->stream());
-    model.forward(*ctx, B, T);
-    const std::vector<float> got = model.logits_to_host(*ctx, B, T);
-    const double b = precision() == Precision::FP32 ? 1e-4 : bound();
-    EXPECT_TRUE(close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
+  for (AttentionKind kind : attention_kinds(precision(), c.n_embd / c.n_head)) {
+    GPT2 model(*ctx, c, hw, precision(), maxB, maxT, kind);
+    for (auto [B, T] : {std::pair{3, 29}, {4, 40}, {1, 1}}) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " attention "
+                                        << attention_kind_name(kind));
+      std::mt19937 gen(static_cast<uint32_t>(seed + B + T));
+      std::vector<int32_t> tokens(B * T);
+      for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(gen);
+      model.prepare(*ctx, B, T);
+      model.upload_tokens(*ctx, tokens, B, T);
+      fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(B) * T * model.logits_row_stride(), ctx->stream());
+      model.forward(*ctx, B, T);
+      const std::vector<float> got = model.logits_to_host(*ctx, B, T);
+      const double b = precision() == Precision::FP32 ? 1e-4 : bound();
+      EXPECT_TRUE(close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
+    }
   }
+}
+
+// The model in a CUDA Graph (as `bench --graph` runs it) matches the oracle.
+TEST_P(Gpt2LayerTest, WholeModelInGraph) {
+  GPT2Config c;
+  c.n_layer = 2; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
+  HostWeights hw = random_gpt2_weights(c, seed);
+  const int B = 2, T = 37;
+  // With the GEMM algorithms timed at build, as `LAPTIME_GPT2_GEMM=timed` runs it.
+  GPT2 model(*ctx, c, hw, precision(), B, T, AttentionKind::Auto, GeluPlacement::Auto, GemmChoice::Timed);
+  std::mt19937 gen(static_cast<uint32_t>(seed));
+  std::vector<int32_t> tokens(B * T);
+  for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(gen);
+  model.upload_tokens(*ctx, tokens, B, T);
+  fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(B) * T * model.logits_row_stride(), ctx->stream());
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(ctx->stream(), cudaStreamCaptureModeThreadLocal));
+  model.forward(*ctx, B, T);
+  CUDA_CHECK(cudaStreamEndCapture(ctx->stream(), &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_CHECK(cudaGraphLaunch(exec, ctx->stream()));
+  const std::vector<float> got = model.logits_to_host(*ctx, B, T);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  const double b = precision() == Precision::FP32 ? 1e-4 : bound();
+  EXPECT_TRUE(close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPrecisions, Gpt2LayerTest, ::testing::ValuesIn(kPrecisions),

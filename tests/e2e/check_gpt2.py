@@ -8,6 +8,10 @@ PyTorch in fp32 (TF32 off). PyTorch's own bf16 error is printed beside ours for 
 Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3, bf16 3e-2.
 
     python3 tests/e2e/check_gpt2.py --laptime build/bench/laptime [--shapes 4x1024,3x77]
+        [--attention auto,cudnn,flash,naive]
+
+--attention runs each listed attention core (laptime's --attention) in every precision that
+allows it (flash: bf16; cudnn: bf16 and tf32); the default checks laptime's own choice.
 """
 import copy
 import pathlib
@@ -27,6 +31,8 @@ BOUNDS = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 3e-2}
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--shapes", default="4x1024,3x77")
+    ap.add_argument("--attention", default="auto",
+                    help="comma-separated attention cores to check: auto, cudnn, flash, naive")
     args = ap.parse_args()
     strict_fp32_reference(torch)
 
@@ -52,18 +58,22 @@ def main() -> int:
             tok_path = tmp / "tokens.bin"
             tokens.numpy().tofile(tok_path)
             for prec in args.precisions.split(","):
-                out_path = tmp / "logits.bin"
-                cmd = [str(args.laptime), "forward", "gpt2", "--weights", str(weights), "--tokens", str(tok_path),
-                       "--batch", str(B), "--seq", str(T), "--precision", prec, "--output", str(out_path)]
-                subprocess.run(cmd, check=True)
-                out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
-                err = rel_l2(out, ref)
-                ok = np.isfinite(out).all() and err <= BOUNDS[prec]
-                failed |= not ok
-                note = f"  (PyTorch bf16: {rel_l2(torch_bf16, ref):.3e})" if prec == "bf16" else ""
-                rows.append(f"gpt2 B={B:<2} T={T:<5} {prec}: rel L2 {err:.3e}  bound {BOUNDS[prec]:.0e}  "
-                            f"{'PASS' if ok else 'FAIL'}{note}")
-                print(rows[-1], flush=True)
+                for attention in args.attention.split(","):
+                    if (attention == "flash" and prec != "bf16") or (attention == "cudnn" and prec == "fp32"):
+                        continue  # refused by laptime: flash is bf16 only, cudnn bf16 and tf32
+                    out_path = tmp / "logits.bin"
+                    cmd = [str(args.laptime), "forward", "gpt2", "--weights", str(weights), "--tokens", str(tok_path),
+                           "--batch", str(B), "--seq", str(T), "--precision", prec, "--attention", attention,
+                           "--output", str(out_path)]
+                    subprocess.run(cmd, check=True)
+                    out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
+                    err = rel_l2(out, ref)
+                    ok = np.isfinite(out).all() and err <= BOUNDS[prec]
+                    failed |= not ok
+                    note = f"  (PyTorch bf16: {rel_l2(torch_bf16, ref):.3e})" if prec == "bf16" else ""
+                    rows.append(f"gpt2 B={B:<2} T={T:<5} {prec} attention {attention:<5}: rel L2 {err:.3e}  "
+                                f"bound {BOUNDS[prec]:.0e}  {'PASS' if ok else 'FAIL'}{note}")
+                    print(rows[-1], flush=True)
     print("\n".join(["", "summary:"] + rows))
     return 1 if failed else 0
 

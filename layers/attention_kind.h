@@ -1,0 +1,27 @@
+// Which implementation computes the attention core softmax(q·kᵀ/sqrt(hd)) · v of GPT-2's
+// causal self-attention (the QKV and output projections are cuBLASLt GEMMs in every case).
+// Kept apart from layers/attention.h so that the CLI can name the choice without the layer.
+#pragma once
+
+namespace laptime {
+
+//   Auto:  the fastest measured on an H200 for the precision (docs/perf/notes-gpt2.md):
+//          bf16 -> Cudnn (Flash where cuDNN refuses the shape), fp32/tf32 -> Naive.
+//   Cudnn: cuDNN's fused attention (SDPA graph through cudnn-frontend), bf16; in tf32 around an
+//          fp16 core (inputs rounded to the 10-bit mantissa TF32 also rounds to). Not strict fp32.
+//   Flash: our FlashAttention-2 style kernel (kernels/flash_attention.cu), bf16, head size 64.
+//   Naive: the T x T score matrix materialised: split heads, batched GEMM, softmax, batched
+//          GEMM, merge heads. Every precision.
+enum class AttentionKind { Auto, Cudnn, Flash, Naive };
+
+inline const char* attention_kind_name(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::Auto: return "auto";
+    case AttentionKind::Cudnn: return "cudnn";
+    case AttentionKind::Flash: return "flash";
+    case AttentionKind::Naive: return "naive";
+  }
+  return "?";
+}
+
+}  // namespace laptime
