@@ -83,6 +83,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
 
+  CLI::App* peak = app.add_subcommand("peak", "measure the device's ceilings for the roofline (GEMM per precision, "
+                                              "device copy) once, cache and print them");
+  peak->add_option("--device", cmd.peak.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  peak->add_option("--cache", cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
+  peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
+
   // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
   if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
     std::string known;
@@ -98,7 +104,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd, analyze})
+    for (CLI::App* sub : {bench, fwd, analyze, peak})
       if (sub->parsed()) cmd.help_text = sub->help();
     return cmd;
   } catch (const CLI::ParseError& e) {
@@ -114,6 +120,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else if (analyze->parsed()) {
     cmd.kind = Command::Kind::Analyze;
+  } else if (peak->parsed()) {
+    cmd.kind = Command::Kind::Peak;
   } else {
     cmd.kind = Command::Kind::Forward;
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");

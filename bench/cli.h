@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "trace/analyze.h"
+#include "bench/peak.h"
 #include "bench/workload.h"
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -42,10 +43,11 @@ struct ForwardOptions {
 };
 
 struct Command {
-  enum class Kind { Help, Bench, Forward, Analyze } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Analyze, Peak } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
   AnalyzeOptions analyze;
+  PeakOptions peak;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -8,6 +8,7 @@
 
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
+#include "trace/roofline.h"
 #include "trace/svg.h"
 
 namespace laptime {
@@ -33,6 +34,10 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   sub->add_option("--json", o.json, "also write the numbers as JSON (schema laptime.analyze/1)");
   sub->add_option("--perfetto", o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   sub->add_option("--svg", o.svg, "draw the median steady iteration as an SVG timeline");
+  sub->add_option("--layers", o.layers, "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
+                                        ".layers.json, when present): adds the roofline table");
+  sub->add_option("--peak", o.peak, "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
+  sub->add_option("--roofline-svg", o.roofline_svg, "draw the per-layer roofline (needs the layer costs and ceilings)");
   return sub;
 }
 
@@ -44,17 +49,26 @@ int run_analyze(const AnalyzeOptions& o) {
   const trace::Analysis a = trace::analyze(j, o.report);
   std::printf("laptime analyze %s\n", o.file.c_str());
   trace::print_report(a, stdout);
+  const auto roof = trace::roofline_for_trace(j, a, o.file, o.layers, o.peak);
+  if (roof) trace::print_roofline(*roof, stdout);
+  if (!roof && !o.roofline_svg.empty())
+    throw trace::TraceError("--roofline-svg needs the layer costs: " + trace::layer_costs_path(o.file) +
+                            " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
   if (!o.json.empty()) {
     std::ofstream f(o.json);
     if (!f) throw trace::TraceError("cannot write the JSON report to " + o.json + ".");
-    f << trace::to_json(a).dump(2) << "\n";
+    nlohmann::json report = trace::to_json(a);
+    if (roof) report["roofline"] = trace::roofline_to_json(*roof);
+    f << report.dump(2) << "\n";
   }
   if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
+  if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
-                                   {"SVG timeline", o.svg}})
+                                   {"SVG timeline", o.svg},
+                                   {"roofline SVG", o.roofline_svg}})
     if (!path.empty()) std::printf("\nwrote %s: %s", what, path.c_str());
-  if (!o.json.empty() || !o.perfetto.empty() || !o.svg.empty()) std::printf("\n");
+  if (!o.json.empty() || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty()) std::printf("\n");
   return 0;
 }
 
