@@ -64,7 +64,8 @@ std::string escape(const std::string& s) {
 
 std::string layer_costs_path(const std::string& report_or_trace) {
   const size_t slash = report_or_trace.find_last_of('/'), dot = report_or_trace.find_last_of('.');
-  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;  // a leading dot is no extension
+  const bool has_ext = dot != std::string::npos && dot > base;
   return (has_ext ? report_or_trace.substr(0, dot) : report_or_trace) + ".layers.json";
 }
 
@@ -353,16 +354,16 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
   for (const RooflineRow& row : r.folded) (row.flops > 0 && row.time_ns > 0 ? pts : flat).push_back(&row);
 
   // Decades that hold every point, the ridge and the roof.
-  double x_lo = ridge / 10, x_hi = ridge * 10, y_lo = peak / 1e3, y_hi = peak;
+  double x_lo = ridge / 2, x_hi = ridge * 2, y_lo = peak / 20, y_hi = peak;
   for (const RooflineRow* p : pts) {
-    x_lo = std::min(x_lo, p->point.intensity);
-    x_hi = std::max(x_hi, p->point.intensity);
-    y_lo = std::min(y_lo, p->point.tflops);
+    x_lo = std::min(x_lo, p->point.intensity / 2);
+    x_hi = std::max(x_hi, p->point.intensity * 2);
+    y_lo = std::min(y_lo, p->point.tflops / 2);
     y_hi = std::max(y_hi, p->point.tflops);
   }
   const double lx0 = std::floor(std::log10(x_lo)), lx1 = std::ceil(std::log10(x_hi) + 1e-9);
-  const double ly0 = std::floor(std::log10(y_lo)), ly1 = std::ceil(std::log10(y_hi * 1.5));
-  const double L = 90, T = 70, W = 760, H = 480;
+  const double ly0 = std::floor(std::log10(y_lo)), ly1 = std::ceil(std::log10(y_hi * 1.15));
+  const double L = 90, T = 70, W = 900, H = 560;
   auto X = [&](double v) { return L + (std::log10(v) - lx0) / (lx1 - lx0) * W; };
   auto Y = [&](double v) { return T + H - (std::log10(v) - ly0) / (ly1 - ly0) * H; };
   auto n1 = [](double v) { return fmt("%.1f", v); };
@@ -370,7 +371,7 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
   std::ostringstream s;
   const double height = T + H + 70 + 16.0 * static_cast<double>(flat.size());
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << n1(L + W + 40) << "\" height=\"" << n1(height)
-    << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   s << "<text x=\"" << n1(L) << "\" y=\"22\" font-size=\"15\">" << escape("Roofline per layer: " + r.costs.model + " " +
        r.costs.precision + " " + r.costs.shape + " on " + r.ceilings->gpu) << "</text>\n";
@@ -401,35 +402,62 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
   s << "<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"2\" points=\"" << n1(X(x_start)) << ","
     << n1(Y(x_start * bw / 1e3)) << " " << n1(X(ridge)) << "," << n1(Y(peak)) << " " << n1(X(std::pow(10.0, lx1)))
     << "," << n1(Y(peak)) << "\"/>\n";
-  s << "<text x=\"" << n1(X(ridge) + 6) << "\" y=\"" << n1(Y(peak) - 6) << "\">" << escape(r.costs.precision + " " +
-       fmt("%.0f", peak) + " TFLOP/s") << "</text>\n";
+  s << "<text x=\"" << n1(X(ridge) + 6) << "\" y=\"" << n1(Y(peak) - 6) << "\">"
+    << escape(r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s") << "</text>\n";
   s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">"
     << fmt("%.0f", bw) << " GB/s</text>\n";
-  // The points, labels nudged down until they clear the ones placed before.
+  // The points first, then each label at the first free spot around its point (right, left,
+  // above, below, then further up or down with a leader line): free of the points, of the
+  // labels placed before, and inside the plot.
   struct Box {
-    double x, y, w;
+    double x0, y0, x1, y1;
+    bool hits(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
   };
-  std::vector<Box> placed;
+  std::vector<Box> taken;
+  for (const RooflineRow* p : pts) {
+    const double x = X(p->point.intensity), y = Y(p->point.tflops);
+    taken.push_back({x - 4, y - 4, x + 4, y + 4});
+    s << "<circle cx=\"" << n1(x) << "\" cy=\"" << n1(y) << "\" r=\"4\" fill=\""
+      << (p->point.bound == RoofBound::Compute ? "#4e79a7" : "#e15759") << "\"><title>"
+      << escape(p->name + ": " + fmt("%.1f", p->point.intensity) + " FLOP/B, " + fmt("%.1f", p->point.tflops) +
+                " TFLOP/s, " + fmt("%.0f", p->point.gbps) + " GB/s, " + roof_bound_name(p->point.bound) + "-bound, " +
+                fmt("%.1f", p->point.pct_of_bound) + "% of the bound")
+      << "</title></circle>\n";
+  }
+  const std::string roof_label = r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s";
+  taken.push_back({X(ridge) + 6, Y(peak) - 15, X(ridge) + 6 + 5.8 * static_cast<double>(roof_label.size()), Y(peak) - 4});
+  taken.push_back({X(x_start) + 4, Y(x_start * bw / 1e3) - 17, X(x_start) + 64, Y(x_start * bw / 1e3) - 6});
+  const Box plot{L, T, L + W, T + H};
   for (const RooflineRow* p : pts) {
     const double x = X(p->point.intensity), y = Y(p->point.tflops);
     const char* colour = p->point.bound == RoofBound::Compute ? "#4e79a7" : "#e15759";
     const std::string label = p->name + (p->instances > 1 ? " x" + std::to_string(p->instances) : "") + " " +
                               fmt("%.0f%%", p->point.pct_of_bound);
-    s << "<circle cx=\"" << n1(x) << "\" cy=\"" << n1(y) << "\" r=\"4\" fill=\"" << colour << "\"><title>"
-      << escape(p->name + ": " + fmt("%.1f", p->point.intensity) + " FLOP/B, " + fmt("%.1f", p->point.tflops) +
-                " TFLOP/s, " + fmt("%.0f", p->point.gbps) + " GB/s, " + roof_bound_name(p->point.bound) + "-bound, " +
-                fmt("%.1f", p->point.pct_of_bound) + "% of the bound")
-      << "</title></circle>\n";
-    double ly = y - 6;
-    const double lw = 6.2 * static_cast<double>(label.size());
-    for (int tries = 0; tries < 12; ++tries) {
-      bool clash = false;
-      for (const Box& b : placed) clash |= std::abs(b.y - ly) < 12 && x + 6 < b.x + b.w && b.x < x + 6 + lw;
-      if (!clash) break;
-      ly += 12;
+    const double lw = 5.8 * static_cast<double>(label.size());
+    std::vector<std::pair<double, double>> spots{{x + 6, y + 4}, {x - 6 - lw, y + 4}, {x - lw / 2, y - 8},
+                                                 {x - lw / 2, y + 16}};
+    for (int k = 1; k <= 12; ++k) {
+      spots.push_back({x + 6, y + 4 - 12.0 * k});
+      spots.push_back({x + 6, y + 4 + 12.0 * k});
+      spots.push_back({x - 6 - lw, y + 4 - 12.0 * k});
+      spots.push_back({x - 6 - lw, y + 4 + 12.0 * k});
     }
-    placed.push_back({x + 6, ly, lw});
-    s << "<text x=\"" << n1(x + 6) << "\" y=\"" << n1(ly) << "\" fill=\"" << colour << "\">" << escape(label)
+    size_t pick = 0;
+    for (size_t i = 0; i < spots.size(); ++i) {
+      const Box b{spots[i].first, spots[i].second - 9, spots[i].first + lw, spots[i].second + 2};
+      bool free = b.x0 >= plot.x0 && b.x1 <= plot.x1 && b.y0 >= plot.y0 && b.y1 <= plot.y1;
+      for (const Box& o : taken) free = free && !b.hits(o);
+      if (free) {
+        pick = i;
+        break;
+      }
+    }
+    const auto [tx, ty] = spots[pick];
+    taken.push_back({tx, ty - 9, tx + lw, ty + 2});
+    if (pick >= 4)  // away from its point: a leader line
+      s << "<line x1=\"" << n1(x) << "\" y1=\"" << n1(y) << "\" x2=\"" << n1(tx < x ? tx + lw : tx) << "\" y2=\""
+        << n1(ty - 4) << "\" stroke=\"" << colour << "\" stroke-width=\"0.5\"/>\n";
+    s << "<text x=\"" << n1(tx) << "\" y=\"" << n1(ty) << "\" fill=\"" << colour << "\">" << escape(label)
       << "</text>\n";
   }
   double ty = T + H + 58;
