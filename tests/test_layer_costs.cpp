@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/cli.h"
 #include "bench/layer_costs.h"
+#include "core/check.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
 #include "trace/roofline.h"
@@ -168,6 +170,25 @@ TEST(LayerCosts, CommittedSidecarsAreCurrent) {
   check_fixture("resnet50_bf16.layers.json",
                 layer_costs_json("resnet50", Precision::BF16, "B=256 224x224 (256 images)",
                                  resnet50_layer_costs(ResNetConfig::resnet50(), convs, 256, Precision::BF16)));
+}
+
+// The command line of the roofline: `laptime peak` and analyze's three options.
+TEST(RooflineCommandLine, PeakAndAnalyzeOptionsParse) {
+  Command c = parse_command_line({"peak", "--cache", "p.json", "--force", "--device", "1"});
+  EXPECT_EQ(c.kind, Command::Kind::Peak);
+  EXPECT_EQ(c.peak.cache, "p.json");
+  EXPECT_TRUE(c.peak.force);
+  EXPECT_EQ(c.peak.device, 1);
+  c = parse_command_line({"peak"});
+  EXPECT_EQ(c.peak.cache, "");
+  EXPECT_FALSE(c.peak.force);
+  EXPECT_THROW(parse_command_line({"peak", "--device", "-1"}), Error);
+  c = parse_command_line({"analyze", "t.sqlite", "--layers", "t.layers.json", "--peak", "p.json", "--roofline-svg",
+                          "r.svg"});
+  EXPECT_EQ(c.kind, Command::Kind::Analyze);
+  EXPECT_EQ(c.analyze.layers, "t.layers.json");
+  EXPECT_EQ(c.analyze.peak, "p.json");
+  EXPECT_EQ(c.analyze.roofline_svg, "r.svg");
 }
 
 }  // namespace
