@@ -228,6 +228,27 @@ TEST(Roofline, ACoarserCaptureIsMeasuredAtTheBlock) {
             "`--nvtx layer` (or block), eagerly, not with --graph.");
 }
 
+TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {
+  const Trace t = toy_trace();
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, {});
+  const json other = {{"schema", "laptime.layers/1"}, {"model", "other"}, {"precision", "bf16"},
+                      {"layers", {layer("nowhere", "", 1, 1)}}};
+  write_file(temp("graph.layers.json"), other.dump());
+  const std::optional<Roofline> r = roofline_for_trace(j, a, temp("graph.sqlite"), "", "");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->layers.empty());
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_EQ(r->notes[0].rfind("no range in the steady iterations of this trace is named like a layer of", 0), 0u);
+  EXPECT_EQ(error_of([&] { write_roofline_svg(*r, temp("graph.svg")); }),
+            "no layer to draw in the roofline plot: " + r->notes[0]);
+  // Named with --layers: an error.
+  EXPECT_EQ(error_of([&] { roofline_for_trace(j, a, temp("graph.sqlite"), temp("graph.layers.json"), ""); }),
+            r->notes[0]);
+  // No sidecar beside the trace and none named: no roofline.
+  EXPECT_FALSE(roofline_for_trace(j, a, temp("nothing.sqlite"), "", "").has_value());
+}
+
 TEST(Roofline, IdenticalBlocksFoldIntoOneRow) {
   TraceBuilder b;
   for (int it = 0; it < 3; ++it) {

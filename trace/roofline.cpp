@@ -278,7 +278,16 @@ std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a
     const std::string name = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
     if (!name.empty() && exists(default_peak_path(name))) ceilings = read_ceilings(default_peak_path(name));
   }
-  Roofline r = compute_roofline(j, a, costs, ceilings);
+  Roofline r;
+  try {
+    r = compute_roofline(j, a, costs, ceilings);
+  } catch (const TraceError& e) {
+    if (!layers_file.empty()) throw;  // asked for by name: an error
+    r.costs = costs;  // found beside the trace (a --graph run has one too): a note, not an error
+    r.ceilings = ceilings;
+    r.notes.push_back(e.what());
+    return r;
+  }
   if (ceilings && !j.trace().gpus.empty()) {
     bool same = false;
     for (const Gpu& g : j.trace().gpus) same |= g.name == ceilings->gpu;
@@ -292,6 +301,10 @@ std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a
 void print_roofline(const Roofline& r, std::FILE* out) {
   std::fprintf(out, "\nRoofline per layer (%s, %s %s %s)\n", r.costs.source.c_str(), r.costs.model.c_str(),
                r.costs.precision.c_str(), r.costs.shape.c_str());
+  if (r.layers.empty()) {
+    for (const std::string& n : r.notes) std::fprintf(out, "  none      %s\n", n.c_str());
+    return;
+  }
   if (r.ceilings)
     std::fprintf(out, "  ceilings  %s: %s GEMM %.1f TFLOP/s, device copy %.0f GB/s, ridge %.1f FLOP/byte (%s%s%s)\n",
                  r.ceilings->gpu.c_str(), r.costs.precision.c_str(), r.peak_tflops, r.peak_gbps, r.ridge,
@@ -348,6 +361,7 @@ nlohmann::json roofline_to_json(const Roofline& r) {
 }
 
 void write_roofline_svg(const Roofline& r, const std::string& path) {
+  if (r.layers.empty()) throw TraceError("no layer to draw in the roofline plot: " + r.notes.front());
   if (!r.ceilings) throw TraceError("the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.");
   const double peak = r.peak_tflops, bw = r.peak_gbps, ridge = r.ridge;
   std::vector<const RooflineRow*> pts, flat;

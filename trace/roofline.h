@@ -116,7 +116,9 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
 // For `laptime analyze FILE`: the sidecar `layers_file`, or when that is empty the one beside
 // FILE (layer_costs_path) if it exists; the ceilings `peak_file`, or when empty the cache of
 // the trace's GPU (default_peak_path) if it exists. nullopt when there is no sidecar and none
-// was named; a file that was named but cannot be read throws TraceError.
+// was named; a file that was named but cannot be read throws TraceError. A sidecar found
+// beside the trace that matches no range (a --graph run) gives a Roofline without layers
+// whose note says why; one named with --layers throws.
 std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
                                            const std::string& layers_file, const std::string& peak_file);
 

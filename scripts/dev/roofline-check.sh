@@ -7,7 +7,10 @@
 #   4. scripts/dev/roofline_check.py: every layer's % of its bound against the bench's own
 #      FLOPs (or bytes) / the layer's time from the range table / the ceiling, within 2%
 # Usage: scripts/dev/roofline-check.sh [--out DIR] [--laptime BIN] [--precision P] [models...]
-#   --out DIR       where everything goes (default: $OUT when set, else roofline-<date>)
+#   --out DIR       where the results go: peak.json, MODEL.roofline.svg, MODEL.analyze.json
+#                   (default: $OUT when set, else roofline-<date>); the traces, bench reports,
+#                   sidecars and per-step logs go to DIR/work, or to a temporary folder when
+#                   DIR is $OUT (the device returns only a few files)
 #   --laptime BIN   the binary (default: build/bench/laptime)
 #   --precision P   bf16 (default), tf32 or fp32
 #   models          gpt2 resnet50 (default: both)
@@ -32,6 +35,8 @@ done
 ((${#MODELS[@]})) || MODELS=(gpt2 resnet50)
 OUTDIR=${OUTDIR:-roofline-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUTDIR"
+if [[ -n ${OUT:-} && $OUTDIR == "$OUT" ]]; then WORK=$(mktemp -d -t roofline-check.XXXXXX); else WORK=$OUTDIR/work; fi
+mkdir -p "$WORK"
 [[ -x $LAPTIME ]] || { echo "roofline-check.sh: no laptime binary at $LAPTIME; build it or pass --laptime." >&2; exit 2; }
 PYTHON=${PYTHON:-python3}
 status=0
@@ -39,7 +44,7 @@ step() {  # step NAME command...: runs it, its output to the terminal and to NAM
   echo "== $1"
   local name=$1
   shift
-  "$@" 2>&1 | tee "$OUTDIR/$name.log"
+  "$@" 2>&1 | tee "$WORK/$name.log"
   local rc=${PIPESTATUS[0]}
   ((rc == 0)) || { echo "!! $name failed (exit $rc)"; status=1; }
   return "$rc"
@@ -48,18 +53,18 @@ step() {  # step NAME command...: runs it, its output to the terminal and to NAM
 step peak "$LAPTIME" peak --force --cache "$OUTDIR/peak.json"
 for m in "${MODELS[@]}"; do
   step "bench-$m" "$LAPTIME" bench "$m" --precision "$PRECISION" --nvtx layer --warmup 5 --iters 20 \
-    --trace "$OUTDIR/$m.sqlite" --json "$OUTDIR/$m.json" || continue
-  step "analyze-$m" "$LAPTIME" analyze "$OUTDIR/$m.sqlite" --peak "$OUTDIR/peak.json" \
+    --trace "$WORK/$m.sqlite" --json "$WORK/$m.json" || continue
+  step "analyze-$m" "$LAPTIME" analyze "$WORK/$m.sqlite" --peak "$OUTDIR/peak.json" \
     --roofline-svg "$OUTDIR/$m.roofline.svg" --json "$OUTDIR/$m.analyze.json" || continue
-  step "check-$m" "$PYTHON" "$REPO/scripts/dev/roofline_check.py" "$OUTDIR/$m.json" "$OUTDIR/$m.analyze.json" \
+  step "check-$m" "$PYTHON" "$REPO/scripts/dev/roofline_check.py" "$WORK/$m.json" "$OUTDIR/$m.analyze.json" \
     "$OUTDIR/peak.json"
 done
 
 echo "== roofline tables"
 for m in "${MODELS[@]}"; do
-  [[ -f $OUTDIR/analyze-$m.log ]] && sed -n '/^Roofline per layer/,/^wrote/p' "$OUTDIR/analyze-$m.log"
+  [[ -f $WORK/analyze-$m.log ]] && sed -n '/^Roofline per layer/,/^wrote/p' "$WORK/analyze-$m.log"
 done
 echo "== checks"
-cat "$OUTDIR"/check-*.log 2>/dev/null | grep -E "layers, worst deviation|roofline|sidecar" || true
-echo "files in $OUTDIR; exit $status"
+cat "$WORK"/check-*.log 2>/dev/null | grep -E "layers, worst deviation|roofline|sidecar" || true
+echo "results in $OUTDIR, traces and logs in $WORK; exit $status"
 exit "$status"
