@@ -11,6 +11,7 @@
 #include "bench/cli.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
+#include "core/context.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
 #include "trace/roofline.h"
@@ -170,6 +171,33 @@ TEST(LayerCosts, CommittedSidecarsAreCurrent) {
   check_fixture("resnet50_bf16.layers.json",
                 layer_costs_json("resnet50", Precision::BF16, "B=256 224x224 (256 images)",
                                  resnet50_layer_costs(ResNetConfig::resnet50(), convs, 256, Precision::BF16)));
+}
+
+// On a GPU: what the built workloads publish is these functions on their own shapes: for
+// ResNet-50 the model's convolutions in the order and sizes of the hand-made list.
+TEST(LayerCosts, TheBuiltWorkloadsPublishTheseCosts) {
+  std::string why;
+  if (!gpu_available(&why)) GTEST_SKIP() << why;
+  Context ctx;
+  WorkloadOptions o;
+  o.precision = Precision::BF16;
+  o.model = "resnet50";
+  o.batch = 2;
+  auto expect_same = [](const std::vector<LayerCost>& got, const std::vector<LayerCost>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(want[i].name);
+      EXPECT_EQ(got[i].name, want[i].name);
+      EXPECT_EQ(got[i].parent, want[i].parent);
+      EXPECT_EQ(got[i].flops, want[i].flops);
+      EXPECT_EQ(got[i].bytes(), want[i].bytes());
+    }
+  };
+  expect_same(make_workload(ctx, o)->layer_costs(),
+              resnet50_layer_costs(ResNetConfig::resnet50(), resnet50_convs_by_hand(), 2, Precision::BF16));
+  o.model = "gpt2";
+  o.seq = 16;
+  expect_same(make_workload(ctx, o)->layer_costs(), gpt2_layer_costs(GPT2Config::small(), 2, 16, Precision::BF16));
 }
 
 // The command line of the roofline: `laptime peak` and analyze's three options.

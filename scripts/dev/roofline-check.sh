@@ -13,6 +13,8 @@
 #                   DIR is $OUT (the device returns only a few files)
 #   --laptime BIN   the binary (default: build/bench/laptime)
 #   --precision P   bf16 (default), tf32 or fp32
+#   --tests BIN     test_layer_costs, run first (default: tests/test_layer_costs beside the
+#                   binary's build folder, when it exists): the workloads' costs on the GPU
 #   models          gpt2 resnet50 (default: both)
 # Exit status: 1 if any step failed. Prints the tables; the SVGs and JSON stay in DIR.
 set -uo pipefail
@@ -21,12 +23,14 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUTDIR=${OUT:-}
 LAPTIME=$REPO/build/bench/laptime
 PRECISION=bf16
+TESTS=""
 MODELS=()
 while (($#)); do
   case $1 in
     --out) OUTDIR=${2:?--out needs a folder}; shift 2 ;;
     --laptime) LAPTIME=${2:?--laptime needs a file}; shift 2 ;;
     --precision) PRECISION=${2:?--precision needs bf16, tf32 or fp32}; shift 2 ;;
+    --tests) TESTS=${2:?--tests needs a file}; shift 2 ;;
     -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     -*) echo "roofline-check.sh: unknown option '$1'; see --help." >&2; exit 2 ;;
     *) MODELS+=("$1"); shift ;;
@@ -50,6 +54,8 @@ step() {  # step NAME command...: runs it, its output to the terminal and to NAM
   return "$rc"
 }
 
+TESTS=${TESTS:-$(dirname "$LAPTIME")/../tests/test_layer_costs}
+if [[ -x $TESTS ]]; then step tests "$TESTS"; else echo "== tests: no $TESTS, skipped"; fi
 step peak "$LAPTIME" peak --force --cache "$OUTDIR/peak.json"
 for m in "${MODELS[@]}"; do
   step "bench-$m" "$LAPTIME" bench "$m" --precision "$PRECISION" --nvtx layer --warmup 5 --iters 20 \
@@ -66,5 +72,6 @@ for m in "${MODELS[@]}"; do
 done
 echo "== checks"
 cat "$WORK"/check-*.log 2>/dev/null | grep -E "layers, worst deviation|roofline|sidecar" || true
+[[ -f $WORK/tests.log ]] && grep -E "PASSED|FAILED|SKIPPED" "$WORK/tests.log"
 echo "results in $OUTDIR, traces and logs in $WORK; exit $status"
 exit "$status"
