@@ -254,7 +254,7 @@ int run_bench(const BenchOptions& o) {
   // Every layer's FLOPs and bytes, beside the report and the trace, for analyze's roofline.
   std::set<std::string> sidecars;
   for (const std::string& p : {o.json, o.trace})
-    if (!p.empty()) sidecars.insert(trace::layer_costs_path(p));
+    if (!p.empty() && p != "-") sidecars.insert(trace::layer_costs_path(p));  // "-": no file to sit beside
   for (const std::string& p : sidecars) {
     write_layer_costs(p, layer_costs_json(o.workload.model, o.workload.precision, w->shape(), w->layer_costs()));
     std::printf("  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());

@@ -56,7 +56,7 @@ void sum_composites(std::vector<LayerCost>& v) {
 
 }  // namespace
 
-std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision) {
+std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision, bool gelu_kernel) {
   const double es = element_bytes(precision);
   const double N = double(B) * T, C = cfg.n_embd, V = cfg.vocab_size;
   std::vector<LayerCost> v;
@@ -77,7 +77,7 @@ std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Pre
     v.push_back(streaming_cost(h + ".ln_2", h, "norm", N * C, N * C, 2 * C, es));
     v.push_back(composite(mlp, h));
     v.push_back(linear_cost(mlp + ".c_fc", mlp, N, C, 4 * C, true, false, es));
-    v.push_back(streaming_cost(mlp + ".gelu", mlp, "elementwise", N * 4 * C, N * 4 * C, 0, es));
+    if (gelu_kernel) v.push_back(streaming_cost(mlp + ".gelu", mlp, "elementwise", N * 4 * C, N * 4 * C, 0, es));
     v.push_back(linear_cost(mlp + ".c_proj", mlp, N, 4 * C, C, true, true, es));
   }
   v.push_back(streaming_cost("ln_f", "", "norm", N * C, N * C, 2 * C, es));

@@ -46,7 +46,10 @@ struct LayerCost {
 
 // GPT-2 at B sequences of T tokens: wte, per block h.{i} (ln_1, attn = {c_attn, core,
 // c_proj}, ln_2, mlp = {c_fc, gelu, c_proj}), ln_f, lm_head; parents before children.
-std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision);
+// gelu_kernel false: the GELU runs in c_fc's epilogue, so there is no `mlp.gelu` range and
+// its 4C-wide round trip through memory is not part of the MLP's bytes.
+std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision,
+                                        bool gelu_kernel = true);
 
 // One convolution of `info`'s shape on a batch of B; `residual`: its output is added to a
 // tensor of the output's shape read from memory (a bottleneck's conv3).

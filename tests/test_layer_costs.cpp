@@ -71,6 +71,13 @@ TEST(LayerCosts, Gpt2HasEveryRangeOfTheContractAndCompositesSumTheirParts) {
   EXPECT_EQ(m.at("lm_head").weight_bytes, 50257.0 * 768 * 2);  // tied to wte, no bias
   // The bench's FLOPs per forward, as docs/PERF.md publishes it for this shape: 2333.2 GFLOP.
   EXPECT_NEAR(total_flops(v) / 1e9, 2333.2, 0.05);
+
+  // GELU in c_fc's epilogue: no gelu range, the MLP moves 2·N·4C elements less, same FLOPs.
+  const auto fused = by_name(gpt2_layer_costs(GPT2Config::small(), 8, 1024, Precision::BF16, false));
+  EXPECT_EQ(fused.size(), m.size() - 12);
+  EXPECT_FALSE(fused.count("h.0.mlp.gelu"));
+  EXPECT_EQ(fused.at("h.0.mlp").bytes(), m.at("h.0.mlp").bytes() - 2.0 * 8192 * 4 * 768 * 2);
+  EXPECT_EQ(fused.at("h.0.mlp").flops, m.at("h.0.mlp").flops);
 }
 
 // A 3×3 stride-2 convolution, layer2.0.conv2 of ResNet-50 at B=2: 56×56×128 -> 28×28×128.
