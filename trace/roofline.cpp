@@ -58,6 +58,17 @@ std::string escape(const std::string& s) {
   return out;
 }
 
+// The iterations the analysis measures: Iteration::steady() where the analysis has it (warm-up
+// and host-ahead iterations left out), else every one not marked warm-up.
+template <class I>
+auto is_steady(const I& it, int) -> decltype(it.steady()) {
+  return it.steady();
+}
+template <class I>
+bool is_steady(const I& it, long) {
+  return !it.warmup;
+}
+
 }  // namespace
 
 // --- The sidecar ------------------------------------------------------------------------
@@ -188,7 +199,7 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
   }
   std::set<int> steady;
   for (const Iteration& it : a.iterations)
-    if (!it.warmup) steady.insert(it.nvtx);
+    if (is_steady(it, 0)) steady.insert(it.nvtx);
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < costs.layers.size(); ++i) index[costs.layers[i].name] = i;
 
@@ -213,7 +224,7 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
   std::set<std::string> measured_parents;
   for (size_t i = 0; i < costs.layers.size(); ++i)
     if (total_ns[i] > 0 && !costs.layers[i].parent.empty()) measured_parents.insert(costs.layers[i].parent);
-  const double n_steady = static_cast<double>(std::max<size_t>(a.steady_count, 1));
+  const double n_steady = static_cast<double>(std::max<size_t>(steady.size(), 1));
   std::vector<std::string> missing;
   for (size_t i = 0; i < costs.layers.size(); ++i) {
     const LayerCostEntry& e = costs.layers[i];
