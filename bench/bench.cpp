@@ -23,38 +23,16 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include "bench/cli.h"
+#include "bench/interrupt.h"
+#include "bench/stats.h"
 #include "trace/cupti_tracer.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/roofline.h"
 #include "core/check.h"
+#include "core/output_file.h"
 
 namespace laptime {
 namespace {
-
-struct Stats {
-  double mean, median, p10, p90, min, max, stddev;
-};
-
-double percentile(std::vector<double> v, double q) {  // linear interpolation between ranks
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos)), hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
-}
-
-Stats stats_of(const std::vector<double>& v) {
-  Stats s{};
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-  s.median = percentile(v, 0.5);
-  s.p10 = percentile(v, 0.1);
-  s.p90 = percentile(v, 0.9);
-  s.min = *std::min_element(v.begin(), v.end());
-  s.max = *std::max_element(v.begin(), v.end());
-  double sq = 0;
-  for (double x : v) sq += (x - s.mean) * (x - s.mean);
-  s.stddev = v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0.0;
-  return s;
-}
 
 std::string version_str(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string(v % major_div / minor_div);
@@ -107,6 +85,16 @@ class Graph {
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
+  // Outputs first, before any GPU work: a bad --json folder, an output onto --weights, or a
+  // device as output is refused now, not after the whole benchmark (core/output_file.h).
+  const std::vector<std::string> inputs{o.workload.weights};
+  check_outputs({{"JSON report", o.json, true}, {"trace", o.trace}}, inputs);
+  std::unique_ptr<OutputFile> json_out, trace_out;
+  if (!o.json.empty()) json_out = std::make_unique<OutputFile>(OutputSpec{"JSON report", o.json, true}, inputs);
+  if (!o.trace.empty()) trace_out = std::make_unique<OutputFile>(OutputSpec{"trace", o.trace}, inputs);
+  // Ctrl-C ends the loop early; the iterations done so far are reported (bench/interrupt.h).
+  const InterruptGuard interrupt;
+
   // --trace: CUPTI subscribes before the first CUDA call and becomes the NVTX injection before
   // the first NVTX call (NVTX looks its injection up once).
   std::unique_ptr<trace::CuptiTracer> tracer;
@@ -217,7 +205,8 @@ int run_bench(const BenchOptions& o) {
       }
     }
   };
-  for (int i = 0; i < total; ++i) {
+  int done = 0;  // iterations enqueued before a Ctrl-C (all of them without one)
+  for (int i = 0; i < total && !interrupt.requested(); ++i, ++done) {
     const bool warm = i < o.warmup;
     NvtxRange range(ctx, NvtxLevel::Iter, forward_name, static_cast<uint64_t>(i),
                     warm ? NvtxCategory::Warmup : NvtxCategory::Steady);
@@ -227,6 +216,7 @@ int run_bench(const BenchOptions& o) {
     CUDA_CHECK(cudaEventRecord(events[2 * i + 1], ctx.stream()));
   }
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // after the loop: nothing inside it waits
+  const bool interrupted = done < total;
 
   // Enqueue cost on an idle GPU (see the top of this file), in its own NVTX range.
   constexpr int kEnqueueProbes = 5;
@@ -234,7 +224,7 @@ int run_bench(const BenchOptions& o) {
   {
     static const NvtxName probe_name("enqueue_probe");
     NvtxRange range(ctx, NvtxLevel::Iter, probe_name);
-    for (int i = 0; i < kEnqueueProbes; ++i) {
+    for (int i = 0; i < kEnqueueProbes && !interrupted; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       run_once();
       enqueue_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -245,7 +235,8 @@ int run_bench(const BenchOptions& o) {
     CUDA_CHECK(cudaDeviceSynchronize());  // every record complete before the final flush
     try {
       tracer->stop();
-      trace::save_nsys_sqlite(tracer->take(), o.trace);
+      trace::save_nsys_sqlite(tracer->take(), trace_out->temp_path());  // renamed onto o.trace when complete
+      trace_out->commit();
     } catch (const trace::TraceError& e) {
       throw Error(e.what());
     }
@@ -263,7 +254,7 @@ int run_bench(const BenchOptions& o) {
   std::vector<double> laps;
   nlohmann::json iterations = nlohmann::json::array();
   std::printf("\n  iteration   lap (ms)\n");
-  for (int i = 0; i < total; ++i) {
+  for (int i = 0; i < done; ++i) {
     float ms = 0.f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
     const bool warm = i < o.warmup;
@@ -271,43 +262,53 @@ int run_bench(const BenchOptions& o) {
     iterations.push_back({{"index", i}, {"warmup", warm}, {"lap_ms", ms}});
     if (!warm) laps.push_back(ms);
   }
+  if (laps.empty()) {  // interrupted during warm-up: nothing steady to report
+    std::printf("\n%s\n", steady_summary(laps, o.iters, true, done).c_str());
+    if (json_out) {
+      report["iterations"] = iterations;
+      report["interrupted"] = true;
+      json_out->write(report.dump(2) + "\n");
+      json_out->commit();
+    }
+    return kInterruptedExitCode;
+  }
   const Stats s = stats_of(laps);
-  const double enqueue = percentile(enqueue_ms, 0.5);
+  const double enqueue = enqueue_ms.empty() ? NAN : percentile(enqueue_ms, 0.5);
   const double flops = w->flops_per_forward();
   const double tflops = flops / (s.median * 1e-3) / 1e12;
   const double items_per_s = w->items_per_forward() / (s.median * 1e-3);
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
 
-  std::printf("\n  steady state over %d iterations (ms): mean %.3f  median %.3f  p10 %.3f  p90 %.3f  min %.3f  max %.3f"
-              "  stddev %.3f\n", o.iters, s.mean, s.median, s.p10, s.p90, s.min, s.max, s.stddev);
+  std::printf("\n%s\n", steady_summary(laps, o.iters, interrupted, done).c_str());
   std::printf("  throughput  %.0f %s/s\n", items_per_s, w->item_name());
   std::printf("  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", flops / 1e9, tflops);
-  std::printf("  host        %.3f ms to enqueue one forward on an idle GPU (%.0f%% of the lap%s)\n", enqueue,
-              100 * enqueue / s.median, enqueue > 0.8 * s.median ? ": launch-bound" : ", GPU-bound");
+  if (!enqueue_ms.empty())
+    std::printf("  host        %.3f ms to enqueue one forward on an idle GPU (%.0f%% of the lap%s)\n", enqueue,
+                100 * enqueue / s.median, enqueue > 0.8 * s.median ? ": launch-bound" : ", GPU-bound");
   std::printf("  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
               w->weight_bytes() / 1048576.0, w->activation_bytes() / 1048576.0, ctx.workspace_bytes() / 1048576.0,
               (total_b - free_b) / 1048576.0);
-  std::printf("\nlap time: %.3f ms (median of %d, %s, %s)\n", s.median, o.iters, precision_name(o.workload.precision),
+  std::printf("\nlap time: %.3f ms (median of %zu, %s, %s)\n", s.median, laps.size(), precision_name(o.workload.precision),
               o.graph == GraphMode::Graph ? "graph" : "eager");
 
-  if (!o.json.empty()) {
+  if (json_out) {
     report["iterations"] = iterations;
+    if (interrupted) report["interrupted"] = true;
     report["steady_ms"] = {{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
                            {"min", s.min},   {"max", s.max},       {"stddev", s.stddev}};
     report["throughput"] = {{"items_per_s", items_per_s}, {"item", w->item_name()}};
     report["flops_per_forward"] = flops;
     report["tflops"] = tflops;
-    report["enqueue_ms"] = enqueue;
+    report["enqueue_ms"] = enqueue_ms.empty() ? nlohmann::json(nullptr) : nlohmann::json(enqueue);
     report["memory_bytes"] = {{"weights", w->weight_bytes()},
                               {"activations", w->activation_bytes()},
                               {"workspace", ctx.workspace_bytes()},
                               {"device_in_use", total_b - free_b}};
-    std::ofstream f(o.json);
-    require(static_cast<bool>(f), "cannot write the JSON report to " + o.json + ".");
-    f << report.dump(2) << "\n";
+    json_out->write(report.dump(2) + "\n");
+    json_out->commit();
   }
-  return 0;
+  return interrupted ? kInterruptedExitCode : 0;
 }
 
 std::unique_ptr<Workload> make_workload(Context& ctx, const WorkloadOptions& opts) {

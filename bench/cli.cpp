@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/cli_limits.h"
 #include "core/check.h"
+#include "core/cli_numbers.h"
 
 namespace laptime {
 namespace {
@@ -26,14 +28,16 @@ std::string name_in(const std::map<std::string, Enum>& table, Enum value) {
 
 void add_workload_options(CLI::App* app, WorkloadOptions* w) {
   app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
-  app->add_option("--weights", w->weights, "laptime .safetensors file (weights/convert.py); default: seeded random "
-                                           "weights of the real shape")
-      ->check(CLI::ExistingFile);
-  app->add_option("--seed", w->seed, "seed for random weights and inputs")->capture_default_str();
-  app->add_option("--batch,-b", w->batch, "batch size (default: gpt2 8, resnet50 256)")->check(CLI::PositiveNumber);
-  app->add_option("--seq,-t", w->seq, "gpt2: sequence length (default: n_ctx, 1024)")->check(CLI::PositiveNumber);
-  app->add_option("--image-size", w->image_size, "resnet50: input height = width (default 224)")
-      ->check(CLI::PositiveNumber);
+  cli::add_input_file(app, "--weights", &w->weights, "laptime .safetensors file (weights/convert.py); default: seeded "
+                                                      "random weights of the real shape");
+  cli::add_integer(app, "--seed", &w->seed, 0, INT64_MAX, "seed for random weights and inputs");
+  cli::add_integer(app, "--batch,-b", &w->batch, 1, limits::kMaxBatch, "batch size (default: gpt2 8, resnet50 256)")
+      ->default_str("");
+  cli::add_integer(app, "--seq,-t", &w->seq, 1, limits::kMaxSeq, "gpt2: sequence length (default: n_ctx, 1024)")
+      ->default_str("");
+  cli::add_integer(app, "--image-size", &w->image_size, 1, limits::kMaxImageSize,
+                   "resnet50: input height = width (default 224)")
+      ->default_str("");
   app->add_option_function<std::string>("--precision,-p", [w](const std::string& v) { w->precision = kPrecisions.at(v); },
                                         "fp32 (strict), tf32 or bf16 (default)")
       ->check(CLI::IsMember(kPrecisions));
@@ -52,22 +56,22 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* bench = app.add_subcommand("bench", "loop forward passes and report the steady-state lap time");
   BenchOptions& b = cmd.bench;
   add_workload_options(bench, &b.workload);
-  bench->add_option("--warmup,-w", b.warmup, "warm-up iterations (marked, excluded from statistics)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  bench->add_option("--iters,-n", b.iters, "timed steady-state iterations")->check(CLI::PositiveNumber)->capture_default_str();
+  cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
+                   "warm-up iterations (marked, excluded from statistics)");
+  cli::add_integer(bench, "--iters,-n", &b.iters, 1, limits::kMaxIters, "timed steady-state iterations");
   bench->add_option_function<std::string>("--nvtx", [&b](const std::string& v) { b.nvtx = kNvtxLevels.at(v); },
                                           "NVTX ranges: none, iter, block or layer (default)")
       ->check(CLI::IsMember(kNvtxLevels));
-  bench->add_flag("--graph", [&b](int64_t) { b.graph = GraphMode::Graph; },
-                  "capture one forward in a CUDA Graph and replay it");
+  bool graph = false;
+  cli::add_switch(bench, "--graph", &graph, "capture one forward in a CUDA Graph and replay it");
   bench->add_option_function<std::string>("--stream", [&b](const std::string& v) { b.stream = kStreams.at(v); },
                                           "created (a non-blocking stream, default) or default (legacy stream 0)")
       ->check(CLI::IsMember(kStreams));
-  bench->add_option("--device", b.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cli::add_integer(bench, "--device", &b.device, 0, limits::kMaxDevice, "CUDA device index");
   bench->add_option_function<std::string>("--pitfall", [&b](const std::string& v) { b.pitfall = kPitfalls.at(v); },
                                           "demo a classic mistake inside the loop: sync, pageable or alloc (off by default)")
       ->check(CLI::IsMember(kPitfalls));
-  bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md)");
+  bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md); - for standard output");
   bench->add_option("--trace", b.trace,
                     "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
                     "not under nsys or ncu");
@@ -75,11 +79,10 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* fwd = app.add_subcommand("forward", "run one forward pass on given inputs and write the logits (fp32)");
   ForwardOptions& f = cmd.forward;
   add_workload_options(fwd, &f.workload);
-  fwd->add_option("--tokens", f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]")->check(CLI::ExistingFile);
-  fwd->add_option("--input", f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]")
-      ->check(CLI::ExistingFile);
+  cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
+  cli::add_input_file(fwd, "--input", &f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]");
   fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
-  fwd->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
 
@@ -114,6 +117,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
   }
   if (bench->parsed()) {
     cmd.kind = Command::Kind::Bench;
+    if (graph) b.graph = GraphMode::Graph;
+    limits::check_tokens(b.workload.batch, b.workload.seq);
     require(!(b.graph == GraphMode::Graph && b.stream == StreamKind::Legacy),
             "--graph needs --stream created: the legacy default stream cannot be captured.");
     require(!(b.graph == GraphMode::Graph && b.pitfall != Pitfall::None),
@@ -124,6 +129,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::Peak;
   } else {
     cmd.kind = Command::Kind::Forward;
+    limits::check_tokens(f.workload.batch, f.workload.seq);
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");
     require(f.workload.model != "resnet50" || !f.input.empty(), "laptime forward resnet50 needs --input FILE.");
   }

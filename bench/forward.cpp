@@ -4,7 +4,9 @@
 #include <fstream>
 
 #include "bench/cli.h"
+#include "bench/cli_limits.h"
 #include "core/check.h"
+#include "core/output_file.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
 
@@ -17,36 +19,42 @@ std::vector<char> read_file(const std::string& path) {
   return std::vector<char>(std::istreambuf_iterator<char>(f), {});
 }
 
-void write_f32(const std::string& path, const std::vector<float>& values) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  require(static_cast<bool>(f), "cannot write " + path + ".");
+// The logits, through a temporary renamed onto the output when complete (core/output_file.h).
+void write_f32(OutputFile& out, const std::vector<float>& values) {
+  out.write(std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+  out.commit();
 }
 
-int forward_gpt2(const ForwardOptions& o) {
+int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
   require(!o.workload.weights.empty(), "laptime forward needs --weights FILE.");
   const std::vector<char> raw = read_file(o.tokens);
   require(raw.size() % sizeof(int32_t) == 0, o.tokens + " is not a whole number of int32 token ids.");
   std::vector<int32_t> tokens(raw.size() / sizeof(int32_t));
   std::memcpy(tokens.data(), raw.data(), raw.size());
-  const int B = o.workload.batch ? o.workload.batch : 1;
-  const int T = o.workload.seq ? o.workload.seq : static_cast<int>(tokens.size() / B);
-  require(tokens.size() == static_cast<size_t>(B) * T, o.tokens + " holds " + std::to_string(tokens.size()) +
-                                                           " token ids, not B*T = " + std::to_string(B * T) + ".");
+  const int64_t B = o.workload.batch ? o.workload.batch : 1;
+  const int64_t T = o.workload.seq ? o.workload.seq : static_cast<int64_t>(tokens.size()) / B;
+  require(T >= 1 && T <= limits::kMaxSeq, o.tokens + " holds " + std::to_string(tokens.size()) + " token ids: " +
+                                               std::to_string(T) + " per sequence for batch " + std::to_string(B) +
+                                               ", outside [1, " + std::to_string(limits::kMaxSeq) + "].");
+  limits::check_tokens(B, T);
+  require(static_cast<int64_t>(tokens.size()) == B * T, o.tokens + " holds " + std::to_string(tokens.size()) +
+                                                            " token ids, not B*T = " + std::to_string(B) + "*" +
+                                                            std::to_string(T) + " = " + std::to_string(B * T) + ".");
 
   Context ctx(o.device);
   SafeTensors file = SafeTensors::open(o.workload.weights);
   const GPT2Config cfg = GPT2Config::from_file(file);
-  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, B, T);
-  model.upload_tokens(ctx, tokens, B, T);
-  model.forward(ctx, B, T);
+  const int b = static_cast<int>(B), t = static_cast<int>(T);  // both within the CLI's limits
+  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, b, t);
+  model.upload_tokens(ctx, tokens, b, t);
+  model.forward(ctx, b, t);
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  write_f32(o.output, model.logits_to_host(ctx, B, T));
+  write_f32(out, model.logits_to_host(ctx, b, t));
   return 0;
 }
 
 // Images as PyTorch takes them, fp32 NCHW [B, 3, S, S]; S from --image-size, else the file's.
-int forward_resnet50(const ForwardOptions& o) {
+int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   require(!o.workload.weights.empty(), "laptime forward needs --weights FILE.");
   SafeTensors file = SafeTensors::open(o.workload.weights);
   const ResNetConfig cfg = ResNetConfig::from_file(file);
@@ -65,15 +73,17 @@ int forward_resnet50(const ForwardOptions& o) {
   ResNet50 model(ctx, cfg, load_resnet50_weights(file, cfg), o.workload.precision, B, S);
   model.upload_input(ctx, images, B);
   model.forward(ctx, B);
-  write_f32(o.output, model.logits_to_host(ctx, B));
+  write_f32(out, model.logits_to_host(ctx, B));
   return 0;
 }
 
 }  // namespace
 
 int run_forward(const ForwardOptions& o) {
-  if (o.workload.model == "gpt2") return forward_gpt2(o);
-  if (o.workload.model == "resnet50") return forward_resnet50(o);
+  // The output is checked and opened before any work: never one of the inputs, never a device.
+  OutputFile out({"logits", o.output}, {o.workload.weights, o.tokens, o.input});
+  if (o.workload.model == "gpt2") return forward_gpt2(o, out);
+  if (o.workload.model == "resnet50") return forward_resnet50(o, out);
   throw Error("laptime forward does not support '" + o.workload.model + "' yet.");
 }
 

@@ -1,11 +1,11 @@
 #include "bench/layer_costs.h"
 
-#include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/output_file.h"
 #include "layers/pooling.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
@@ -156,10 +156,13 @@ nlohmann::json layer_costs_json(const std::string& model, Precision precision, c
 }
 
 void write_layer_costs(const std::string& path, const nlohmann::json& sidecar) {
-  std::ofstream f(path);
-  require(static_cast<bool>(f), "cannot write the layer costs to " + path + ".");
-  f << sidecar.dump(1) << "\n";
-  require(static_cast<bool>(f), "cannot write the layer costs to " + path + ".");
+  try {  // a temporary beside the target, renamed when complete (core/output_file.h)
+    OutputFile out({"layer costs", path});
+    out.write(sidecar.dump(1) + "\n");
+    out.commit();
+  } catch (const OutputError& e) {
+    throw Error(e.what());
+  }
 }
 
 }  // namespace laptime

@@ -3,6 +3,7 @@
 
 #include "bench/cli.h"
 #include "core/check.h"
+#include "core/output_file.h"
 #include "trace/trace.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
         return laptime::run_peak(cmd.peak);
     }
   } catch (const laptime::Error& e) {
+    std::fprintf(stderr, "laptime: %s\n", e.what());
+  } catch (const laptime::OutputError& e) {
     std::fprintf(stderr, "laptime: %s\n", e.what());
   } catch (const laptime::trace::TraceError& e) {
     std::fprintf(stderr, "laptime: %s\n", e.what());

@@ -16,6 +16,7 @@
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/output_file.h"
 #include "layers/gemm.h"
 #include "trace/roofline.h"
 
@@ -155,9 +156,13 @@ int run_peak(const PeakOptions& o) {
   std::error_code ec;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream f(path);
-  require(static_cast<bool>(f) && static_cast<bool>(f << j.dump(2) << "\n"),
-          "cannot write the ceilings to " + path + "; pass --cache FILE.");
+  try {  // a temporary beside the target, renamed when complete (core/output_file.h)
+    OutputFile out({"ceilings", path});
+    out.write(j.dump(2) + "\n");
+    out.commit();
+  } catch (const OutputError& e) {
+    throw Error(std::string(e.what()) + " Pass --cache FILE.");
+  }
   print(c, path, false);
   return 0;
 }

@@ -2,3 +2,6 @@
 laptime_test(test_cli test_cli.cpp LIBS laptime_bench GTest::gmock)
 target_compile_definitions(test_cli PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>")
 add_dependencies(test_cli laptime)
+
+# core/output_file (how every output is written) and core/cli_numbers: host only, no CUDA.
+laptime_test(test_output_file test_output_file.cpp LIBS laptime_host GTest::gmock)

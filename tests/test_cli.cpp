@@ -4,11 +4,22 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/cli.h"
+#include "bench/interrupt.h"
+#include "bench/stats.h"
 #include "core/check.h"
 
 namespace laptime {
@@ -90,7 +101,8 @@ TEST(Cli, BadInputIsOneSentence) {
 
 // Runs the real binary; returns (exit status, stderr + stdout).
 std::pair<int, std::string> run_laptime(const std::string& args) {
-  const std::string cmd = std::string(LAPTIME_BINARY) + " " + args + " 2>&1";
+  // `timeout`: a regression that blocks (opening a FIFO) fails the test instead of hanging it.
+  const std::string cmd = "timeout 60 " + std::string(LAPTIME_BINARY) + " " + args + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   std::string out;
   std::array<char, 512> buf{};
@@ -133,6 +145,296 @@ TEST(Context, NoGpuThrowsErrorNotCrash) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("no usable CUDA GPU"));
   }
+}
+
+
+// --- Numbers, switches and input files (core/cli_numbers.h, bench/cli_limits.h) ------------------
+
+// The whole message, as main() prints it after "laptime: ".
+std::string usage(const std::string& sentence) { return sentence + " Run `laptime --help` for usage."; }
+
+TEST(CliNumbers, BadNumbersAreOneSentenceNamingFlagAndText) {
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "abc"}), usage("--batch must be a positive integer, got 'abc'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "0"}), usage("--batch must be a positive integer, got '0'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "-b", "-3"}), usage("--batch must be a positive integer, got '-3'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "8.5"}), usage("--batch must be a positive integer, got '8.5'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", " 8"}), usage("--batch must be a positive integer, got ' 8'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "65537"}), usage("--batch must be at most 65536, got '65537'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "99999999999999999999"}),
+            usage("--batch must be at most 65536, got '99999999999999999999'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--seq", "1e3"}), usage("--seq must be a positive integer, got '1e3'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--iters", "5000000"}), usage("--iters must be at most 1000000, got '5000000'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--warmup", "-1"}), usage("--warmup must be a non-negative integer, got '-1'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--device", "1024"}), usage("--device must be at most 1023, got '1024'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--seed", "-1"}), usage("--seed must be a non-negative integer, got '-1'."));
+  EXPECT_EQ(parse_error({"bench", "resnet50", "--image-size", "9000"}),
+            usage("--image-size must be at most 8192, got '9000'."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "--device", "x", "-o", "o"}),
+            usage("--device must be a non-negative integer, got 'x'."));
+  // What the user typed is cut short, so the message stays one line.
+  const std::string long_typo(500, '9');
+  EXPECT_LT(parse_error({"bench", "gpt2", "--batch", long_typo + "x"}).size(), 150u);
+}
+
+TEST(CliNumbers, BoundsAreAccepted) {
+  const Command c = parse({"bench", "gpt2", "--batch", "65536", "--seq", "16", "--iters", "1000000", "--warmup", "0",
+                           "--device", "1023", "--seed", "9223372036854775807"});
+  EXPECT_EQ(c.bench.workload.batch, 65536);
+  EXPECT_EQ(c.bench.iters, 1000000);
+  EXPECT_EQ(c.bench.device, 1023);
+  EXPECT_EQ(c.bench.workload.seed, 9223372036854775807ull);
+}
+
+TEST(CliNumbers, AnalyzeNumbers) {
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "nan"}), usage("--gap-us must be a positive number, got 'nan'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "inf"}), usage("--gap-us must be a positive number, got 'inf'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "0"}), usage("--gap-us must be a positive number, got '0'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "5us"}), usage("--gap-us must be a positive number, got '5us'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "2e9"}), usage("--gap-us must be at most 1e+09, got '2e9'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--top", "0"}), usage("--top must be a positive integer, got '0'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--skip-warmup", "-1"}),
+            usage("--skip-warmup must be a non-negative integer, got '-1'."));
+  const Command c = parse({"analyze", "t.sqlite", "--gap-us", "0.5", "--top", "3", "--skip-warmup", "0"});
+  EXPECT_DOUBLE_EQ(c.analyze.report.gap_us, 0.5);
+  EXPECT_EQ(c.analyze.report.top, 3);
+  ASSERT_TRUE(c.analyze.report.skip_warmup.has_value());
+  EXPECT_EQ(*c.analyze.report.skip_warmup, 0);
+  EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.skip_warmup.has_value());
+}
+
+TEST(CliNumbers, GraphIsASwitch) {
+  EXPECT_EQ(parse({"bench", "gpt2", "--graph"}).bench.graph, GraphMode::Graph);
+  EXPECT_EQ(parse({"bench", "--graph", "gpt2"}).bench.graph, GraphMode::Graph);  // takes no value
+  EXPECT_EQ(parse({"bench", "--graph", "gpt2"}).bench.workload.model, "gpt2");
+  for (const char* off : {"--graph=0", "--graph=false", "--graph=no", "--graph=off", "--graph=OFF"})
+    EXPECT_EQ(parse({"bench", "gpt2", off}).bench.graph, GraphMode::Eager) << off;
+  for (const char* on : {"--graph=1", "--graph=true", "--graph=yes", "--graph=on"})
+    EXPECT_EQ(parse({"bench", "gpt2", on}).bench.graph, GraphMode::Graph) << on;
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--graph=maybe"}),
+            usage("--graph: takes no value, or one of 1/0, true/false, yes/no, on/off; got 'maybe'."));
+  // Switched off, it no longer conflicts with the legacy stream.
+  EXPECT_EQ(parse({"bench", "gpt2", "--graph=0", "--stream", "default"}).bench.stream, StreamKind::Legacy);
+}
+
+TEST(CliNumbers, TokenCountIsA64BitProductWithALimit) {
+  EXPECT_EQ(parse_error({"bench", "gpt2", "-b", "65536", "-t", "65536"}),
+            "--batch times --seq must be at most 1048576 tokens per forward, got B*T = 65536*65536 = 4294967296.");
+  EXPECT_EQ(parse_error({"forward", "gpt2", "-b", "65536", "-t", "65536", "-o", "x"}),
+            "--batch times --seq must be at most 1048576 tokens per forward, got B*T = 65536*65536 = 4294967296.");
+  EXPECT_EQ(parse({"bench", "gpt2", "-b", "1024", "-t", "1024"}).bench.workload.batch, 1024);  // exactly the limit
+  EXPECT_THAT(parse_error({"bench", "gpt2", "-b", "1025", "-t", "1024"}), HasSubstr("= 1049600."));
+}
+
+// A temporary folder of one test, removed after it.
+class TempDir {
+ public:
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("laptime-cli-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST(CliNumbers, SpecialFilesAreRefusedAsInputs) {
+  const TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--weights", dir / "fifo"}),
+            usage("--weights: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--weights", "/dev/null"}),
+            usage("--weights: /dev/null is a character device, not a regular file."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--weights", dir / ""}),
+            usage("--weights: " + (dir / "") + " is a folder, not a regular file."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", dir / "fifo", "-o", "x"}),
+            usage("--tokens: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file."));
+  EXPECT_EQ(parse_error({"forward", "resnet50", "--input", "/dev/zero", "-o", "x"}),
+            usage("--input: /dev/zero is a character device, not a regular file."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", dir / "missing", "-o", "x"}),
+            usage("--tokens: cannot read " + (dir / "missing") + ": No such file or directory."));
+}
+
+// --- Ctrl-C during bench (bench/interrupt.h, bench/stats.h) -----------------------------------------
+
+TEST(Interrupt, FirstSigintSetsTheFlagSecondExits130) {
+  EXPECT_EXIT(
+      {
+        const InterruptGuard guard;
+        if (guard.requested()) std::exit(3);
+        std::raise(SIGINT);  // the process goes on
+        if (!guard.requested()) std::exit(4);
+        std::raise(SIGINT);  // at once
+        std::exit(5);
+      },
+      ::testing::ExitedWithCode(130), "interrupted: finishing with the iterations done so far");
+}
+
+TEST(Interrupt, GuardRestoresThePreviousHandler) {
+  EXPECT_EXIT(
+      {
+        { const InterruptGuard guard; }
+        std::raise(SIGINT);
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+  // A fresh guard starts unset even after an earlier one saw a Ctrl-C.
+  EXPECT_EXIT(
+      {
+        { const InterruptGuard first; std::raise(SIGINT); }
+        const InterruptGuard second;
+        std::exit(second.requested() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Interrupt, StatisticsOfTheLapsDone) {
+  // 1, 2, 3, 4 ms: mean 2.5, median 2.5, p10 1.3 and p90 3.7 (linear between ranks), sample
+  // standard deviation sqrt(5/3).
+  const Stats s = stats_of({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_NEAR(s.p10, 1.3, 1e-12);
+  EXPECT_NEAR(s.p90, 3.7, 1e-12);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_NEAR(s.stddev, std::sqrt(5.0 / 3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(stats_of({7}).stddev, 0.0);
+}
+
+TEST(Interrupt, PartialReportSaysHowManyOfHowMany) {
+  const std::string partial = steady_summary({4, 1, 3, 2}, 20, true, 9);
+  EXPECT_EQ(partial,
+            "  interrupted: 4 of 20 steady iterations done\n"
+            "  steady state over 4 iterations (ms): mean 2.500  median 2.500  p10 1.300  p90 3.700  min 1.000  "
+            "max 4.000  stddev 1.291");
+  EXPECT_EQ(steady_summary({4, 1, 3, 2}, 4, false, 9).find("interrupted"), std::string::npos);
+  EXPECT_EQ(steady_summary({}, 20, true, 3), "  interrupted after 3 iterations, all warm-up: no steady-state statistics");
+  EXPECT_EQ(steady_summary({}, 20, true, 1), "  interrupted after 1 iteration, all warm-up: no steady-state statistics");
+  EXPECT_EQ(steady_summary({}, 20, true, 0), "  interrupted before the first iteration: no statistics");
+}
+
+// --- Outputs, through the real binary: nothing the user gave as input is ever lost --------------------
+
+std::string fixture_trace() { return std::string(LAPTIME_SOURCE_DIR) + "/tests/fixtures/synthetic_trace.sqlite"; }
+
+TEST(CliOutputs, AnalyzeNeverWritesOntoItsTrace) {
+  const TempDir dir;
+  const std::string t = dir / "T.sqlite";
+  std::filesystem::copy_file(fixture_trace(), t);
+  const std::string before = read_bytes(t);
+  std::filesystem::create_symlink(t, dir / "link.sqlite");
+  for (const char* flag : {"--json", "--perfetto", "--svg"}) {
+    for (const std::string& out : {t, dir / "link.sqlite"}) {
+      auto [rc, msg] = run_laptime("analyze " + t + " " + flag + " " + out);
+      EXPECT_EQ(rc, 1) << flag << " " << out;
+      EXPECT_THAT(msg, HasSubstr(": it is the same file as the input " + t + "."));
+      EXPECT_EQ(std::count(msg.begin(), msg.end(), '\n'), 1) << msg;
+    }
+  }
+  EXPECT_EQ(read_bytes(t), before);
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.sqlite"));
+  // Read through the link, written onto the real file: refused the same.
+  auto [rc, msg] = run_laptime("analyze " + (dir / "link.sqlite") + " --json " + t);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(read_bytes(t), before);
+}
+
+TEST(CliOutputs, DevicesAndFifosAreRefusedWithASentence) {
+  const TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --json /dev/null");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("laptime: refusing to write the JSON report to /dev/null: it is a character device, not a "
+                             "regular file."));
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --svg /dev/full");
+  EXPECT_EQ(rc, 1) << "a full device is an error, never exit 0";
+  EXPECT_THAT(msg, HasSubstr("refusing to write the SVG timeline to /dev/full"));
+  // `timeout`: with a FIFO, the old code blocked forever.
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --perfetto " + (dir / "fifo") + " < /dev/null");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("it is a FIFO (named pipe), not a regular file."));
+  EXPECT_TRUE(std::filesystem::is_fifo(dir / "fifo"));
+  std::tie(rc, msg) = run_laptime("analyze " + (dir / "fifo"));
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("laptime: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file, so it "
+                             "cannot be a trace."));
+}
+
+TEST(CliOutputs, JsonOnStandardOutput) {
+  const TempDir dir;
+  const std::string cmd = std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - > " +
+                          (dir / "out.json") + " 2> " + (dir / "err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const auto report = nlohmann::json::parse(read_bytes(dir / "out.json"));  // JSON alone on stdout
+  EXPECT_TRUE(report.contains("verdict"));
+  EXPECT_THAT(read_bytes(dir / "err.txt"), HasSubstr("Verdict:"));  // the text report on stderr
+  // Standard output on a full device: an error, not exit 0.
+  const std::string full = std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - > /dev/full 2> " +
+                           (dir / "err2.txt");
+  const int status = std::system(full.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_THAT(read_bytes(dir / "err2.txt"), HasSubstr("laptime: cannot write the JSON report to -: No space left on device."));
+  // Only a JSON report may go to standard output.
+  auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --svg -");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("the SVG timeline cannot go to standard output ('-'): give a file name."));
+}
+
+TEST(CliOutputs, AnalyzeWritesComplete) {
+  const TempDir dir;
+  std::ofstream(dir / "r.json") << "old";
+  auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --json " + (dir / "r.json") + " --svg " + (dir / "t.svg") +
+                               " --perfetto " + (dir / "p.json"));
+  EXPECT_EQ(rc, 0) << msg;
+  EXPECT_TRUE(nlohmann::json::parse(read_bytes(dir / "r.json")).contains("verdict"));
+  EXPECT_TRUE(nlohmann::json::parse(read_bytes(dir / "p.json")).contains("traceEvents"));
+  EXPECT_THAT(read_bytes(dir / "t.svg"), HasSubstr("</svg>"));
+  std::size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "")) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 3u) << "no temporary left";
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --json " + (dir / "a") + " --svg " + (dir / "a"));
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("the JSON report and the SVG timeline would both be written to " + (dir / "a")));
+}
+
+// bench and forward check their outputs before anything else: on this machine without a GPU, the
+// output's sentence comes instead of the no-GPU one, which shows the order.
+TEST(CliOutputs, BenchAndForwardCheckOutputsFirst) {
+  const TempDir dir;
+  const std::string w = dir / "w.safetensors", tokens = dir / "tokens.bin";
+  std::ofstream(w) << "weights";
+  std::ofstream(tokens) << "tokens!!";
+  auto [rc, msg] = run_laptime("bench gpt2 --json " + (dir / "nodir/r.json"));
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("laptime: cannot write the JSON report to " + (dir / "nodir/r.json") + ": folder " +
+                             (dir / "nodir") + " does not exist."));
+  std::tie(rc, msg) = run_laptime("bench gpt2 --weights " + w + " --trace " + w);
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("refusing to write the trace to " + w + ": it is the same file as the input " + w + "."));
+  std::tie(rc, msg) = run_laptime("bench gpt2 --weights " + w + " --json " + w);
+  EXPECT_THAT(msg, HasSubstr("same file as the input"));
+  std::tie(rc, msg) = run_laptime("bench gpt2 --json " + (dir / "x") + " --trace " + (dir / "x"));
+  EXPECT_THAT(msg, HasSubstr("would both be written"));
+  std::tie(rc, msg) = run_laptime("bench gpt2 --trace /dev/null");
+  EXPECT_THAT(msg, HasSubstr("refusing to write the trace to /dev/null: it is a character device"));
+  std::tie(rc, msg) = run_laptime("forward gpt2 --weights " + w + " --tokens " + tokens + " -o " + tokens);
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("refusing to write the logits to " + tokens + ": it is the same file as the input " +
+                             tokens + "."));
+  std::tie(rc, msg) = run_laptime("forward gpt2 --weights " + w + " --tokens " + tokens + " -o " + w);
+  EXPECT_THAT(msg, HasSubstr("same file as the input " + w));
+  std::tie(rc, msg) = run_laptime("forward gpt2 --weights " + w + " --tokens " + tokens + " -o -");
+  EXPECT_THAT(msg, HasSubstr("the logits cannot go to standard output"));
+  EXPECT_EQ(read_bytes(w), "weights");
+  EXPECT_EQ(read_bytes(tokens), "tokens!!");
 }
 
 }  // namespace

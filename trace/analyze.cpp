@@ -1,11 +1,13 @@
 #include "trace/analyze.h"
 
 #include <cstdio>
-#include <fstream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/cli_numbers.h"
+#include "core/output_file.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/roofline.h"
@@ -21,17 +23,12 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   sub->add_option("file", o.file, "trace: `nsys export --type sqlite REPORT.nsys-rep` output, or laptime's own")
       ->required();
   sub->add_option("--range", o.report.range, "NVTX range that marks one iteration (any domain)")->capture_default_str();
-  sub->add_option_function<int>("--skip-warmup", [&o](const int& k) { o.report.skip_warmup = k; },
-                                "drop the first K iterations (default: those the bench marked warm-up, else the "
-                                "first one)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--gap-us", o.report.gap_us, "idle stretches longer than this (microseconds) count as gaps")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--top", o.report.top, "rows in the kernel, gap and synchronization tables")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--json", o.json, "also write the numbers as JSON (schema laptime.analyze/1)");
+  cli::add_integer(sub, "--skip-warmup", &o.report.skip_warmup, 0, 1000000000,
+                   "drop the first K iterations (default: those the bench marked warm-up, else the first one)");
+  cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,
+                         "idle stretches longer than this (microseconds) count as gaps");
+  cli::add_integer(sub, "--top", &o.report.top, 1, 1000000, "rows in the kernel, gap and synchronization tables");
+  sub->add_option("--json", o.json, "also write the numbers as JSON (schema laptime.analyze/1); - for standard output");
   sub->add_option("--perfetto", o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   sub->add_option("--svg", o.svg, "draw the median steady iteration as an SVG timeline");
   sub->add_option("--layers", o.layers, "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
@@ -42,6 +39,23 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
 }
 
 int run_analyze(const AnalyzeOptions& o) {
+  // Every output is checked before the trace is read: none may be the trace itself, a
+  // device or a FIFO, or sit in a folder that cannot be written (core/output_file.h).
+  std::optional<OutputFile> json_out;
+  try {
+    check_outputs({{"JSON report", o.json, true},
+                   {"Perfetto trace", o.perfetto},
+                   {"SVG timeline", o.svg},
+                   {"roofline SVG", o.roofline_svg}},
+                  {o.file, o.layers, o.peak});
+    if (!o.json.empty())
+      json_out.emplace(OutputSpec{"JSON report", o.json, true}, std::vector<std::string>{o.file, o.layers, o.peak});
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+  // A FIFO would block the reader forever, a device or a folder is no trace.
+  if (const std::string kind = non_regular_kind(o.file); !kind.empty())
+    throw trace::TraceError(o.file + " is " + kind + ", not a regular file, so it cannot be a trace.");
   const trace::Trace t = trace::load_nsys_sqlite(o.file);
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
@@ -54,12 +68,15 @@ int run_analyze(const AnalyzeOptions& o) {
   if (!roof && !o.roofline_svg.empty())
     throw trace::TraceError("--roofline-svg needs the layer costs: " + trace::layer_costs_path(o.file) +
                             " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
-  if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    if (!f) throw trace::TraceError("cannot write the JSON report to " + o.json + ".");
-    nlohmann::json report = trace::to_json(a);
-    if (roof) report["roofline"] = trace::roofline_to_json(*roof);
-    f << report.dump(2) << "\n";
+  if (json_out) {
+    try {
+      nlohmann::json report = trace::to_json(a);
+      if (roof) report["roofline"] = trace::roofline_to_json(*roof);
+      json_out->write(report.dump(2) + "\n");
+      json_out->commit();
+    } catch (const OutputError& e) {
+      throw trace::TraceError(e.what());
+    }
   }
   if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
@@ -67,8 +84,9 @@ int run_analyze(const AnalyzeOptions& o) {
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
                                    {"SVG timeline", o.svg},
                                    {"roofline SVG", o.roofline_svg}})
-    if (!path.empty()) std::printf("\nwrote %s: %s", what, path.c_str());
-  if (!o.json.empty() || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty()) std::printf("\n");
+    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s", what, path.c_str());
+  if ((!o.json.empty() && o.json != "-") || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty())
+    std::printf("\n");
   return 0;
 }
 

@@ -1,9 +1,10 @@
 #include "trace/perfetto.h"
 
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
+
+#include "core/output_file.h"
 
 namespace laptime::trace {
 namespace {
@@ -109,11 +110,16 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
                       {"ts", us(op.start)}, {"pid", gpu_pid(op.device)}, {"tid", op.stream}});
   }
 
-  std::ofstream f(path);
-  if (!f) throw TraceError("cannot write the Perfetto trace to " + path + ".");
-  f << json{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}}.dump()
-    << "\n";
-  if (!f) throw TraceError("writing the Perfetto trace to " + path + " failed (disk full?).");
+  // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
+  try {
+    OutputFile f({"Perfetto trace", path});
+    f.write(json{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}}
+                .dump());
+    f.write("\n");
+    f.commit();
+  } catch (const OutputError& e) {
+    throw TraceError(e.what());
+  }
 }
 
 }  // namespace laptime::trace

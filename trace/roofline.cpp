@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/output_file.h"
+
 namespace laptime::trace {
 namespace {
 
@@ -497,8 +499,14 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
       << "</text>\n";
   }
   s << "</svg>\n";
-  std::ofstream f(path);
-  if (!f || !(f << s.str())) throw TraceError("cannot write the roofline SVG to " + path + ".");
+  // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
+  try {
+    OutputFile out({"roofline SVG", path});
+    out.write(s.str());
+    out.commit();
+  } catch (const OutputError& e) {
+    throw TraceError(e.what());
+  }
 }
 
 }  // namespace laptime::trace

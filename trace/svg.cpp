@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
+
+#include "core/output_file.h"
 
 namespace laptime::trace {
 
@@ -236,13 +237,19 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   svg.text(lx + 16, y + 10, "idle gap > " + num(a.gap_threshold_us) + " us");
   y += 24;
 
-  std::ofstream f(path);
-  if (!f) throw TraceError("cannot write the SVG timeline to " + path + ".");
+  std::ostringstream f;
   f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << num(y) << "\" viewBox=\"0 0 "
     << kWidth << " " << num(y) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << svg.str() << "</svg>\n";
-  if (!f) throw TraceError("writing the SVG timeline to " + path + " failed (disk full?).");
+  // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
+  try {
+    OutputFile out({"SVG timeline", path});
+    out.write(f.str());
+    out.commit();
+  } catch (const OutputError& e) {
+    throw TraceError(e.what());
+  }
 }
 
 }  // namespace laptime::trace

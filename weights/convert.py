@@ -18,10 +18,12 @@ Needs numpy and safetensors; torch only to read PyTorch pickles (.pth / .bin).
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
@@ -29,6 +31,24 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 FORMAT_VERSION = "1"
+
+# Upper bounds on every shape value, from --random's options or a config.json: far above any
+# real GPT-2 or ResNet, low enough that a typo (n_layer: 1000000000) is one sentence instead of
+# a loop that never ends or an allocation that fails. The C++ loader takes values below 2**31.
+LIMITS = {
+    "n_layer": 1024,
+    "n_head": 1024,
+    "n_embd": 65536,
+    "vocab_size": 2**24,
+    "n_positions": 65536,
+    "n_ctx": 65536,
+    "blocks": 999,  # per ResNet stage, as the C++ loader accepts
+    "base_width": 4096,  # as the C++ loader accepts
+    "num_classes": 2**20,
+    "image_size": 8192,
+}
+# Parameters --random may draw (GPT-2 XL has 1.6e9): 2**33 fp32 values are 32 GiB.
+MAX_PARAMETERS = 2**33
 OUTPUT_DTYPES = ("f32", "bf16", "f16")
 
 
@@ -109,6 +129,10 @@ def read_torch_pickle(path: Path) -> Dict[str, np.ndarray]:
 
 
 def read_checkpoint(path: Path) -> Dict[str, np.ndarray]:
+    if path.exists() and not path.is_file():  # a FIFO would block the read forever
+        raise ConvertError(
+            f"input checkpoint {path} is {_kind(path.stat().st_mode)}, not a regular file"
+        )
     if not path.is_file():
         raise ConvertError(f"input checkpoint {path} does not exist")
     if path.suffix == ".safetensors":
@@ -187,7 +211,7 @@ def encode(name: str, array: np.ndarray, dtype: str) -> Tuple[str, bytes]:
 
 
 def write_safetensors(
-    path: Path, tensors: Dict[str, np.ndarray], dtype: str, metadata: Dict[str, str]
+    path: Path, tensors: Dict[str, np.ndarray], dtype: str, metadata: Dict[str, str], inputs=()
 ) -> None:
     """Writes a safetensors file with tensors in the given (model) order.
 
@@ -195,7 +219,7 @@ def write_safetensors(
     is what the reference writer produces: header padded with spaces to a multiple of 8, so
     every tensor starts aligned. The output is a pure function of the inputs, which makes
     --random files byte-for-byte reproducible. It appears atomically: a failed run leaves no
-    half-written file behind.
+    half-written file behind, and it never replaces an input or a non-regular file.
     """
     header: Dict[str, object] = {"__metadata__": metadata}
     blobs, offset = [], 0
@@ -211,19 +235,112 @@ def write_safetensors(
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
 
-    if not path.parent.is_dir():
-        raise ConvertError(f"output folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    target = check_output(path, inputs)
+    remove_stale_temporaries(target)
+    tmp = temporary_for(target, os.getpid())
     try:
-        with open(tmp, "wb") as f:
+        with open(tmp, "xb") as f:
             f.write(len(text).to_bytes(8, "little"))
             f.write(text)
             for blob in blobs:
                 f.write(blob)
-        os.replace(tmp, path)
+            f.flush()
+            os.fsync(f.fileno())
+        check_output(path, inputs)  # still nothing to refuse (a FIFO made meanwhile is never replaced)
+        os.replace(tmp, target)
+    except OSError as e:  # a full disk, a quota: named by the user's path, not the temporary
+        tmp.unlink(missing_ok=True)
+        raise ConvertError(f"cannot write {path}: {e.strerror or e}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+# --- the output file ---------------------------------------------------------------------------
+# What laptime's C++ outputs do too (core/output_file.h): never write onto an input or onto
+# something that is not a regular file, write a temporary beside the target and rename it,
+# and remove the temporaries a killed run left behind.
+
+_TEMP_MARKER = ".laptime-"
+_TEMP_SUFFIX = ".tmp"
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_output(path: Path, inputs=()) -> Path:
+    """The file to write for --output `path` (a symbolic link followed), or ConvertError when
+    it is an input, an existing non-regular file, or in a folder that cannot be written."""
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        st = os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode):
+            raise ConvertError(
+                f"refusing to write {path}: it is {_kind(st.st_mode)}, not a regular file"
+            )
+        for source in inputs:
+            try:
+                other = os.stat(source)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                raise ConvertError(
+                    f"refusing to write {path}: it is the same file as the input {source}"
+                )
+    folder = target.parent
+    if folder.exists() and not folder.is_dir():
+        raise ConvertError(f"cannot write {path}: {folder} is not a folder")
+    if not folder.is_dir():
+        raise ConvertError(f"output folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConvertError(f"cannot write {path}: folder {folder} is not writable")
+    return target
+
+
+def temporary_for(target: Path, pid: int) -> Path:
+    return target.with_name(f".{target.name}{_TEMP_MARKER}{pid}{_TEMP_SUFFIX}")
+
+
+def remove_stale_temporaries(target: Path) -> int:
+    """Removes the temporaries of `target` whose process no longer exists; returns how many."""
+    prefix = f".{target.name}{_TEMP_MARKER}"
+    removed = 0
+    for candidate in target.parent.glob(f".{glob.escape(target.name)}{_TEMP_MARKER}*{_TEMP_SUFFIX}"):
+        digits = candidate.name[len(prefix) : -len(_TEMP_SUFFIX)]
+        if not digits.isdigit() or int(digits) in (0, os.getpid()):
+            continue
+        try:
+            os.kill(int(digits), 0)
+            continue  # alive
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # not ours to judge
+        candidate.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def input_files(path: Optional[Path]) -> List[Path]:
+    """Every file a conversion from `path` reads (a folder: what is in it)."""
+    if path is None:
+        return []
+    if path.is_dir():
+        return [p for p in path.iterdir()]
+    return [path, path.parent / "config.json"]
 
 
 # --- GPT-2 -------------------------------------------------------------------------------------
@@ -295,8 +412,13 @@ def read_gpt2_config(path: Path) -> dict:
     # n_positions is the current name of the context length; old configs call it n_ctx.
     config.setdefault("n_positions", config.get("n_ctx"))
     for key in ("n_layer", "n_head", "n_embd", "vocab_size", "n_positions"):
-        if not isinstance(config.get(key), int) or config[key] <= 0:
+        value = config.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ConvertError(f"{path} has no positive integer '{key}'")
+        if value > LIMITS[key]:
+            raise ConvertError(
+                f"{path} has {key} = {value}, above laptime's limit of {LIMITS[key]}"
+            )
     eps = config.setdefault("layer_norm_epsilon", 1e-5)
     if not isinstance(eps, (int, float)) or not 0 < eps < 1:
         raise ConvertError(
@@ -332,6 +454,8 @@ def gpt2_input_files(path: Path) -> Tuple[Path, Path]:
         raise ConvertError(f"{path} holds neither model.safetensors nor pytorch_model.bin")
     if not path.exists():
         raise ConvertError(f"input {path} does not exist")
+    if not path.is_file():  # a FIFO would block the read forever
+        raise ConvertError(f"input {path} is {_kind(path.stat().st_mode)}, not a regular file")
     return path, path.parent / "config.json"
 
 
@@ -530,6 +654,11 @@ def uniform(rng: np.random.Generator, shape, low: float, high: float) -> np.ndar
 
 def fill(layout: List[Param], init: Dict[str, Callable], seed: int) -> Dict[str, np.ndarray]:
     """Draws every tensor in layout order from one PCG64 stream, so a seed fixes the file."""
+    count = sum(math.prod(p.shape) for p in layout)
+    if count > MAX_PARAMETERS:
+        raise ConvertError(
+            f"these shapes hold {count:,} parameters, above --random's limit of {MAX_PARAMETERS:,}"
+        )
     rng = np.random.Generator(np.random.PCG64(seed))
     return {p.name: init[p.kind](rng, p.shape) for p in layout}
 
@@ -543,14 +672,41 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def positive_int(text: str) -> int:
+def positive_int(text: str, limit: Optional[int] = None) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not an integer") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
+    if limit is not None and value > limit:
+        raise argparse.ArgumentTypeError(f"{value} is above the limit of {limit}")
     return value
+
+
+def bounded(name: str) -> Callable[[str], int]:
+    """A positive integer no larger than LIMITS[name]."""
+
+    def parse(text: str) -> int:
+        return positive_int(text, LIMITS[name])
+
+    return parse
+
+
+def seed_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text[:40]}' is not an integer") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"{value} is not a seed from 0 to 2**64 - 1")
+    return value
+
+
+def output_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give the .safetensors file to write")
+    return Path(text)
 
 
 def stage_blocks(text: str) -> Tuple[int, ...]:
@@ -559,21 +715,21 @@ def stage_blocks(text: str) -> Tuple[int, ...]:
         raise argparse.ArgumentTypeError(
             f"'{text}' is not four comma-separated block counts like 3,4,6,3"
         )
-    return tuple(positive_int(p) for p in parts)
+    return tuple(positive_int(p, LIMITS["blocks"]) for p in parts)
 
 
 # Shape options of --random: (flag, type, default, help). With --input the checkpoint decides.
 _GPT2_SHAPE = [
-    ("--n-layer", positive_int, 12, "transformer blocks"),
-    ("--n-head", positive_int, 12, "attention heads per block"),
-    ("--n-embd", positive_int, 768, "embedding width C"),
-    ("--vocab-size", positive_int, 50257, "vocabulary size"),
-    ("--n-ctx", positive_int, 1024, "context length (positions)"),
+    ("--n-layer", bounded("n_layer"), 12, "transformer blocks"),
+    ("--n-head", bounded("n_head"), 12, "attention heads per block"),
+    ("--n-embd", bounded("n_embd"), 768, "embedding width C"),
+    ("--vocab-size", bounded("vocab_size"), 50257, "vocabulary size"),
+    ("--n-ctx", bounded("n_ctx"), 1024, "context length (positions)"),
 ]
 _RESNET_SHAPE = [
     ("--layers", stage_blocks, (3, 4, 6, 3), "bottleneck blocks per stage"),
-    ("--base-width", positive_int, 64, "stem width; each stage doubles it"),
-    ("--num-classes", positive_int, 1000, "classifier outputs"),
+    ("--base-width", bounded("base_width"), 64, "stem width; each stage doubles it"),
+    ("--num-classes", bounded("num_classes"), 1000, "classifier outputs"),
 ]
 
 
@@ -609,7 +765,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sub.add_argument(
             "--output",
-            type=Path,
+            type=output_path,
             required=True,
             metavar="FILE",
             help="the .safetensors file to write",
@@ -623,14 +779,14 @@ def build_parser() -> argparse.ArgumentParser:
         if model == "resnet50":
             sub.add_argument(
                 "--image-size",
-                type=positive_int,
+                type=bounded("image_size"),
                 default=224,
                 metavar="N",
                 help="default input resolution recorded in the metadata (default 224)",
             )
         shape = sub.add_argument_group("--random only")
         shape.add_argument(
-            "--seed", type=int, metavar="N", help="seed of the PCG64 generator (default 0)"
+            "--seed", type=seed_int, metavar="N", help="seed of the PCG64 generator (default 0)"
         )
         for flag, kind, default, text in shape_options:
             shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
@@ -644,6 +800,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> None:
+    # The output is checked before the conversion: never an input, never a device or a FIFO.
+    inputs = input_files(args.input)
+    check_output(args.output, inputs)
     shape_options = _GPT2_SHAPE if args.model == "gpt2" else _RESNET_SHAPE
     random_only = [("--seed", 0)] + [(flag, default) for flag, _, default, _ in shape_options]
     values = {}
@@ -662,7 +821,7 @@ def run(args: argparse.Namespace) -> None:
         tensors, metadata = random_resnet50(**values, image_size=args.image_size)
     else:
         tensors, metadata = convert_resnet50(args.input, args.image_size)
-    write_safetensors(args.output, tensors, args.dtype, metadata)
+    write_safetensors(args.output, tensors, args.dtype, metadata, inputs)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -671,6 +830,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         run(args)
     except ConvertError as e:
         print(f"convert.py: error: {e}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("convert.py: error: not enough memory for these tensors", file=sys.stderr)
         return 1
     except OSError as e:  # unreadable input or unwritable output: the OS's reason, and the path
         reason = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)

@@ -5,8 +5,11 @@ than taken from convert.py, so the tests check the converter against the contrac
 against itself.
 """
 
+import errno
 import importlib.util
 import json
+import os
+import stat
 import struct
 import subprocess
 import sys
@@ -217,7 +220,7 @@ def test_gpt2_bad_checkpoints_fail_with_one_sentence(tmp_path, capsys, case, set
     assert code == 1, case
     assert message.format(dir=tmp_path) in err
     assert err.startswith("convert.py: error: ") and err.count("\n") == 1
-    assert not out.exists() and list(tmp_path.glob("*.partial")) == [], "no output on failure"
+    assert not out.exists() and list(tmp_path.glob(".*.tmp")) == [], "no output on failure"
 
 
 def test_gpt2_needs_config(tmp_path, capsys):
@@ -560,3 +563,180 @@ def test_cli_needs_input_or_random(tmp_path, capsys):
 def test_layers_option_is_validated(tmp_path, capsys):
     code, err = run(capsys, "resnet50", "--random", "--layers", "3,4,6", "--output", tmp_path / "o")
     assert code == 1 and "is not four comma-separated block counts" in err
+
+
+# --- the output file: never an input, never a device, never half-written -------------------------
+
+TINY_RANDOM = ["--n-layer", 1, "--n-head", 2, "--n-embd", 8, "--vocab-size", 11, "--n-ctx", 7]
+
+
+def test_output_onto_the_input_is_refused(tmp_path, capsys):
+    hf_gpt2(tmp_path / "hf", np.random.default_rng(0))
+    checkpoint = tmp_path / "hf" / "model.safetensors"
+    before = checkpoint.read_bytes()
+    code, err = run(capsys, "gpt2", "--input", tmp_path / "hf", "--output", checkpoint)
+    assert code == 1
+    assert err == (
+        f"convert.py: error: refusing to write {checkpoint}: it is the same file as the input {checkpoint}\n"
+    )
+    # The same file under another name: a symbolic link, a hard link, the input given as a file.
+    (tmp_path / "sym").symlink_to(checkpoint)
+    (tmp_path / "hard").hardlink_to(checkpoint)
+    for out in (tmp_path / "sym", tmp_path / "hard"):
+        code, err = run(capsys, "gpt2", "--input", tmp_path / "hf", "--output", out)
+        assert code == 1 and "it is the same file as the input" in err, out
+    code, err = run(capsys, "gpt2", "--input", checkpoint, "--output", tmp_path / "sym")
+    assert code == 1 and "it is the same file as the input" in err
+    # config.json is an input too.
+    code, err = run(capsys, "gpt2", "--input", checkpoint, "--output", tmp_path / "hf" / "config.json")
+    assert code == 1 and "same file as the input" in err
+    assert checkpoint.read_bytes() == before
+    assert (tmp_path / "sym").is_symlink()
+
+
+def test_resnet_bf16_onto_its_own_input_is_refused(tmp_path, capsys):
+    path = tmp_path / "w.safetensors"
+    assert run(capsys, "resnet50", "--random", "--layers", "1,1,1,1", "--output", path)[0] == 0
+    before = path.read_bytes()
+    code, err = run(capsys, "resnet50", "--input", path, "--output", path, "--dtype", "bf16")
+    assert code == 1 and f"refusing to write {path}: it is the same file as the input {path}" in err
+    assert path.read_bytes() == before, "not downcast for good"
+
+
+def test_output_never_replaces_what_is_not_a_regular_file(tmp_path, capsys):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    cases = [
+        ("/dev/null", "a character device"),
+        ("/dev/full", "a character device"),
+        (tmp_path / "fifo", "a FIFO (named pipe)"),
+        (tmp_path / "folder", "a folder"),
+    ]
+    for out, kind in cases:
+        code, err = run(capsys, "gpt2", "--random", *TINY_RANDOM, "--output", out)
+        assert code == 1, out
+        assert err == f"convert.py: error: refusing to write {out}: it is {kind}, not a regular file\n"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode) and stat.S_ISFIFO(os.stat(tmp_path / "fifo").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "folder"]
+
+
+def test_output_folder_is_checked_before_the_work(tmp_path, capsys, monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("weights drawn before the output was checked")
+
+    monkeypatch.setattr(convert, "fill", no_work)
+    code, err = run(capsys, "gpt2", "--random", "--output", tmp_path / "nodir" / "w.safetensors")
+    assert code == 1 and err == f"convert.py: error: output folder {tmp_path / 'nodir'} does not exist\n"
+    (tmp_path / "plain").write_text("x")
+    code, err = run(capsys, "gpt2", "--random", "--output", tmp_path / "plain" / "w.safetensors")
+    assert code == 1 and f"{tmp_path / 'plain'} is not a folder" in err
+
+
+def test_a_failed_write_names_the_output_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(convert.os, "fsync", disk_full)
+    out = tmp_path / "w.safetensors"
+    out.write_bytes(b"the old file")
+    code, err = run(capsys, "gpt2", "--random", *TINY_RANDOM, "--output", out)
+    assert code == 1
+    assert err == f"convert.py: error: cannot write {out}: No space left on device\n"
+    assert out.read_bytes() == b"the old file"
+    assert [p.name for p in tmp_path.iterdir()] == ["w.safetensors"], "no temporary left"
+
+
+def test_stale_temporaries_are_removed(tmp_path, capsys):
+    out = tmp_path / "w.safetensors"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # its pid is now free: a run that was killed
+    dead = convert.temporary_for(out, child.pid)
+    alive = convert.temporary_for(out, os.getppid())
+    other = convert.temporary_for(tmp_path / "other.safetensors", child.pid)
+    for p in (dead, alive, other):
+        p.write_bytes(b"half")
+    assert dead.name == f".w.safetensors.laptime-{child.pid}.tmp"
+    assert run(capsys, "gpt2", "--random", *TINY_RANDOM, "--output", out) == (0, "")
+    assert not dead.exists(), "the killed run's temporary is cleaned"
+    assert alive.exists() and other.exists(), "a live run's and another target's are left alone"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [out.name, alive.name, other.name]
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "-1"], "argument --seed: -1 is not a seed from 0 to 2**64 - 1"),
+        (["--seed", str(2**64)], f"argument --seed: {2**64} is not a seed from 0 to 2**64 - 1"),
+        (["--seed", "x"], "argument --seed: 'x' is not an integer"),
+        (["--n-layer", "1000000000"], "argument --n-layer: 1000000000 is above the limit of 1024"),
+        (["--vocab-size", str(10**12)], f"argument --vocab-size: {10**12} is above the limit of 16777216"),
+        (["--n-ctx", "0"], "argument --n-ctx: 0 is not positive"),
+        (
+            ["--vocab-size", "16777216", "--n-embd", "65536", "--n-head", "1024"],
+            "these shapes hold 1,718,064,381,952 parameters, above --random's limit of 8,589,934,592",
+        ),
+    ],
+)
+def test_gpt2_bad_values_are_sentences(tmp_path, capsys, args, message):
+    code, err = run(capsys, "gpt2", "--random", *args, "--output", tmp_path / "w")
+    assert code == 1
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--layers", "1,1,1,1000"], "argument --layers: 1000 is above the limit of 999"),
+        (["--base-width", "4097"], "argument --base-width: 4097 is above the limit of 4096"),
+        (["--num-classes", str(2**21)], f"argument --num-classes: {2**21} is above the limit of 1048576"),
+        (["--image-size", "9000"], "argument --image-size: 9000 is above the limit of 8192"),
+    ],
+)
+def test_resnet_bad_values_are_sentences(tmp_path, capsys, args, message):
+    code, err = run(capsys, "resnet50", "--random", *args, "--output", tmp_path / "w")
+    assert code == 1 and message in err and err.count("\n") == 1
+
+
+def test_empty_output_is_a_sentence(tmp_path, capsys):
+    code, err = run(capsys, "gpt2", "--random", "--output", "")
+    assert code == 1
+    assert "argument --output: is empty; give the .safetensors file to write" in err
+
+
+@pytest.mark.parametrize("key, value", [("n_layer", 1000000000), ("vocab_size", 2**40), ("n_embd", True)])
+def test_config_values_are_bounded(tmp_path, capsys, key, value):
+    hf_gpt2(tmp_path, np.random.default_rng(0), config_extra={key: value})
+    code, err = run(capsys, "gpt2", "--input", tmp_path, "--output", tmp_path / "out")
+    assert code == 1 and err.count("\n") == 1
+    if value is True:
+        assert f"has no positive integer '{key}'" in err
+    else:
+        assert f"has {key} = {value}, above laptime's limit of {convert.LIMITS[key]}" in err
+
+
+def test_not_enough_memory_is_a_sentence(tmp_path, capsys, monkeypatch):
+    def too_big(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(convert, "fill", too_big)
+    code, err = run(capsys, "gpt2", "--random", "--output", tmp_path / "w")
+    assert (code, err) == (1, "convert.py: error: not enough memory for these tensors\n")
+
+
+def test_fifo_and_device_inputs_are_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    for model, kind_prefix in (("gpt2", "input"), ("resnet50", "input checkpoint")):
+        for source, kind in ((tmp_path / "fifo", "a FIFO (named pipe)"), ("/dev/zero", "a character device")):
+            done = subprocess.run(
+                [sys.executable, CONVERT_PY, model, "--input", source, "--output", tmp_path / "o"],
+                capture_output=True,
+                text=True,
+                timeout=60,  # the old converter blocked forever on the FIFO
+            )
+            assert done.returncode == 1
+            assert done.stderr == (
+                f"convert.py: error: {kind_prefix} {source} is {kind}, not a regular file\n"
+            )

@@ -1,0 +1,84 @@
+// Every file laptime writes (analyze's --json/--perfetto/--svg, bench's --json/--trace,
+// forward's -o) goes through OutputFile, so that no output can destroy an input or leave a
+// half-written file behind:
+//   - an output that is the same file as an input (links resolved, device + inode compared)
+//     is refused, and so are two outputs on one file;
+//   - an existing path that is not a regular file (a device such as /dev/null or /dev/full,
+//     a FIFO, a folder, a socket) is never replaced;
+//   - the bytes go to a temporary beside the target, ".NAME.laptime-PID.tmp", every write
+//     and the close are checked, and only a complete file is renamed onto the target;
+//   - errors name the user's path, never the temporary;
+//   - temporaries left by a run that was killed (their PID no longer exists) are removed
+//     the next time the same output is written.
+// "-" means standard output where the caller allows it (JSON reports): the file is then
+// the only thing on standard output, and what the command prints goes to standard error.
+//
+// Host-only (no CUDA), in its own library laptime_host, so that trace/ can use it without
+// depending on the rest of core/ (docs/DESIGN-NOTES.md, "Outputs").
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace laptime {
+
+// A file that cannot or must not be written. what() is one sentence naming the user's path.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct OutputSpec {
+  std::string what;  // for messages: "JSON report", "Perfetto trace", ...
+  std::string path;  // as the user gave it; empty = not asked for (skipped)
+  bool stdout_ok = false;  // "-" means standard output
+};
+
+// Before any long work: every output asked for is "-" (where allowed) or a path whose folder
+// exists and can be written, that is not an existing non-regular file, not the same file as
+// any input, and not the same file as another output. Throws OutputError with one sentence.
+void check_outputs(const std::vector<OutputSpec>& outputs, const std::vector<std::string>& inputs);
+
+// One output being written. Construction runs check_outputs for it, removes stale
+// temporaries of the same target and creates the temporary; the destructor removes the
+// temporary unless commit() succeeded.
+class OutputFile {
+ public:
+  explicit OutputFile(const OutputSpec& spec, const std::vector<std::string>& inputs = {});
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  bool is_stdout() const { return to_stdout_; }
+  // The temporary, for writers that open a path themselves (SQLite). Not for standard output.
+  const std::string& temp_path() const { return temp_; }
+  const std::string& path() const { return spec_.path; }
+
+  void write(std::string_view bytes);
+  // Flushes, syncs and closes the temporary, then renames it onto the target.
+  void commit();
+
+ private:
+  void fail(const std::string& reason) const;
+  OutputSpec spec_;
+  std::string target_;  // the path after following a symbolic link at the user's path
+  std::string temp_;
+  int fd_ = -1;
+  int saved_stdout_ = -1;  // for "-": standard output before it was pointed at standard error
+  bool to_stdout_ = false;
+  bool committed_ = false;
+};
+
+// "" for a regular file or a path that does not exist; else what it is, for a sentence:
+// "a FIFO (named pipe)", "a character device", "a folder", ...
+std::string non_regular_kind(const std::string& path);
+
+// ".NAME.laptime-PID.tmp" in the folder of path: the temporary a process writes for it.
+std::string temporary_for(const std::string& path, long pid);
+
+// Removes the temporaries of path whose process no longer exists; returns how many.
+int remove_stale_temporaries(const std::string& path);
+
+}  // namespace laptime
