@@ -88,7 +88,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
 
   CLI::App* peak = app.add_subcommand("peak", "measure the device's ceilings for the roofline (GEMM per precision, "
                                               "device copy) once, cache and print them");
-  peak->add_option("--device", cmd.peak.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
   peak->add_option("--cache", cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
 

@@ -153,15 +153,16 @@ int run_peak(const PeakOptions& o) {
   nlohmann::json j = trace::ceilings_to_json(c);
   j["method"] = {{"gemm_side", kGemmSide}, {"copy_bytes", kCopyBytes}, {"warmup", kWarmup}, {"runs", kRuns},
                  {"statistic", "best"}};
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (o.cache.empty()) {  // the default cache folder is made; a --cache folder must exist
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  }
   try {  // a temporary beside the target, renamed when complete (core/output_file.h)
     OutputFile out({"ceilings", path});
     out.write(j.dump(2) + "\n");
     out.commit();
   } catch (const OutputError& e) {
-    throw Error(std::string(e.what()) + " Pass --cache FILE.");
+    throw Error(std::string(e.what()) + (o.cache.empty() ? " Pass --cache FILE." : ""));
   }
   print(c, path, false);
   return 0;
