@@ -217,7 +217,12 @@ TEST(RooflineCommandLine, PeakAndAnalyzeOptionsParse) {
   c = parse_command_line({"peak"});
   EXPECT_EQ(c.peak.cache, "");
   EXPECT_FALSE(c.peak.force);
-  EXPECT_THROW(parse_command_line({"peak", "--device", "-1"}), Error);
+  try {
+    parse_command_line({"peak", "--device", "-1"});
+    ADD_FAILURE() << "--device -1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--device must be a non-negative integer, got '-1'. Run `laptime --help` for usage.");
+  }
   c = parse_command_line({"analyze", "t.sqlite", "--layers", "t.layers.json", "--peak", "p.json", "--roofline-svg",
                           "r.svg"});
   EXPECT_EQ(c.kind, Command::Kind::Analyze);
