@@ -245,6 +245,24 @@ TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {
   // Named with --layers: an error.
   EXPECT_EQ(error_of([&] { roofline_for_trace(j, a, temp("graph.sqlite"), temp("graph.layers.json"), ""); }),
             r->notes[0]);
+  // The default cache of the trace's GPU is found by name; a damaged one is a note.
+  write_file(temp("toy.layers.json"), toy_sidecar("bf16").dump());
+  const std::string cache = testing::TempDir() + "roof_cache";
+  std::system(("mkdir -p '" + cache + "'").c_str());
+  setenv("LAPTIME_CACHE_DIR", cache.c_str(), 1);
+  write_file(default_peak_path("Test GPU"), ceilings_to_json(toy_ceilings()).dump());
+  std::optional<Roofline> cached = roofline_for_trace(j, a, temp("toy.sqlite"), "", "");
+  ASSERT_TRUE(cached && cached->ceilings);
+  EXPECT_EQ(cached->ceilings->source, cache + "/peak-Test_GPU.json");
+  EXPECT_NEAR(cached->layers[0].point.pct_of_bound, 50.0, 1e-9);
+  write_file(default_peak_path("Test GPU"), "{");
+  cached = roofline_for_trace(j, a, temp("toy.sqlite"), "", "");
+  unsetenv("LAPTIME_CACHE_DIR");
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_FALSE(cached->ceilings);
+  ASSERT_FALSE(cached->notes.empty());
+  EXPECT_EQ(cached->notes.back(), cache + "/peak-Test_GPU.json is not a JSON peak file. Run `laptime peak --force` to "
+                                          "measure again.");
   // No sidecar beside the trace and none named: no roofline.
   EXPECT_FALSE(roofline_for_trace(j, a, temp("nothing.sqlite"), "", "").has_value());
 }

@@ -282,6 +282,7 @@ std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a
   if (layers_file.empty() && !exists(layers)) return std::nullopt;
   const LayerCosts costs = read_layer_costs(layers);
   std::optional<Ceilings> ceilings;
+  std::string cache_note;
   if (!peak_file.empty()) {
     ceilings = read_ceilings(peak_file);
   } else {
@@ -289,7 +290,13 @@ std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a
     uint32_t device = j.ops().empty() ? 0 : j.ops().front().device;
     const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& x) { return x.id == device; });
     const std::string name = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
-    if (!name.empty() && exists(default_peak_path(name))) ceilings = read_ceilings(default_peak_path(name));
+    if (!name.empty() && exists(default_peak_path(name))) {
+      try {
+        ceilings = read_ceilings(default_peak_path(name));
+      } catch (const TraceError& e) {  // a damaged cache: achieved rates only, and say why
+        cache_note = std::string(e.what()) + " Run `laptime peak --force` to measure again.";
+      }
+    }
   }
   Roofline r;
   try {
@@ -301,6 +308,7 @@ std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a
     r.notes.push_back(e.what());
     return r;
   }
+  if (!cache_note.empty()) r.notes.push_back(cache_note);
   if (ceilings && !j.trace().gpus.empty()) {
     bool same = false;
     for (const Gpu& g : j.trace().gpus) same |= g.name == ceilings->gpu;
