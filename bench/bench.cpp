@@ -164,6 +164,12 @@ int run_bench(const BenchOptions& o) {
               o.graph == GraphMode::Graph ? "CUDA Graph" : "eager", nvtx_level_name(o.nvtx),
               stream_name(o.stream).c_str());
   std::printf("  weights     %s, %.1f M parameters\n", w->weights_source().c_str(), w->param_count() / 1e6);
+  {
+    const std::vector<std::string> plans = w->plan_report();
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      std::printf("  %-11s %s\n", i == 0 ? "plans" : "", plans[i].c_str());
+    if (!plans.empty()) report["config"]["plans"] = plans;
+  }
 
   Graph graph;
   if (o.graph == GraphMode::Graph) graph.capture(*w, ctx);

@@ -85,6 +85,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
+  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
 
   CLI::App* peak = app.add_subcommand("peak", "measure the device's ceilings for the roofline (GEMM per precision, "
                                               "device copy) once, cache and print them");
@@ -107,7 +108,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd, analyze, peak})
+    for (CLI::App* sub : {bench, fwd, analyze, diff, peak})
       if (sub->parsed()) cmd.help_text = sub->help();
     return cmd;
   } catch (const CLI::ParseError& e) {
@@ -125,6 +126,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else if (analyze->parsed()) {
     cmd.kind = Command::Kind::Analyze;
+  } else if (diff->parsed()) {
+    cmd.kind = Command::Kind::Diff;
   } else if (peak->parsed()) {
     cmd.kind = Command::Kind::Peak;
   } else {

@@ -6,6 +6,7 @@
 
 #include "trace/analyze.h"
 #include "bench/peak.h"
+#include "trace/diff_command.h"
 #include "bench/workload.h"
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -43,10 +44,11 @@ struct ForwardOptions {
 };
 
 struct Command {
-  enum class Kind { Help, Bench, Forward, Analyze, Peak } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Analyze, Diff, Peak } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
   AnalyzeOptions analyze;
+  DiffCommandOptions diff;
   PeakOptions peak;
   std::string help_text;  // for Kind::Help: what --help printed
 };

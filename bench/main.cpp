@@ -1,4 +1,4 @@
-// laptime: bench, forward, analyze and peak subcommands. Every failure is one sentence on stderr and exit 1.
+// laptime: bench, forward, analyze, diff and peak subcommands. Every failure is one sentence on stderr and exit 1.
 #include <cstdio>
 
 #include "bench/cli.h"
@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
         return laptime::run_forward(cmd.forward);
       case laptime::Command::Kind::Analyze:
         return laptime::run_analyze(cmd.analyze);
+      case laptime::Command::Kind::Diff:
+        return laptime::run_diff(cmd.diff);  // 3 when its --fail-if-slower gate trips
       case laptime::Command::Kind::Peak:
         return laptime::run_peak(cmd.peak);
     }

@@ -46,7 +46,12 @@ torch.cuda.nvtx can only push messages on the default domain, so here:
     which reads categories, pass --skip-warmup with the warm-up count);
   - --nvtx block / layer add per-block and per-layer ranges from forward pre/post hooks,
     named as laptime names them (h.3, h.3.attn, layer2.1, layer2.1.conv2; the full list is
-    nvtx_spans() below). A range may span several modules: laptime folds BatchNorm into
+    nvtx_spans() below), so that `laptime diff torch.sqlite laptime.sqlite` matches them
+    layer by layer. GPT-2's layer level goes down to one operation, as laptime's does:
+    h.3.attn.c_attn, h.3.attn.core (from c_attn's end to c_proj's start: the head split,
+    scaled_dot_product_attention and the head merge, which are no modules of their own),
+    h.3.attn.c_proj, h.3.mlp.c_fc, h.3.mlp.gelu (the `act` module), h.3.mlp.c_proj. The
+    residual additions run in the block's own forward, so they count under h.3 only. A range may span several modules: laptime folds BatchNorm into
     its convolution, so "layer2.1.conv2" runs from conv2's pre-hook to bn2's post-hook,
     and laptime's "wte" (token + position embedding) runs from wte to the dropout after
     the addition.
@@ -197,6 +202,11 @@ class Span:
     name: str  # laptime's range name
     first: str  # module path (model.get_submodule) that opens the range
     last: str  # module path that closes it
+    # Ranges around work that is no module of its own (GPT-2's attention core runs in
+    # GPT2Attention.forward between c_attn and c_proj): open in `first`'s forward hook, after
+    # it ran, and close in `last`'s pre-hook, before it runs.
+    after_first: bool = False
+    before_last: bool = False
 
 
 def _one(name: str, path: str) -> Span:
@@ -220,10 +230,20 @@ def nvtx_spans(
         for i in range(n_layer):
             p = f"h.{i}"
             spans.append(_one(p, f"transformer.{p}"))
-            if layer:
+            if layer:  # laptime's finer layer level: one range per operation (issue 9)
+                t = f"transformer.{p}"
                 spans += [
-                    _one(f"{p}.{m}", f"transformer.{p}.{m}")
-                    for m in ("ln_1", "attn", "ln_2", "mlp")
+                    _one(f"{p}.ln_1", f"{t}.ln_1"),
+                    _one(f"{p}.attn", f"{t}.attn"),
+                    _one(f"{p}.attn.c_attn", f"{t}.attn.c_attn"),
+                    # split heads, scaled_dot_product_attention, merge heads
+                    Span(f"{p}.attn.core", f"{t}.attn.c_attn", f"{t}.attn.c_proj", True, True),
+                    _one(f"{p}.attn.c_proj", f"{t}.attn.c_proj"),
+                    _one(f"{p}.ln_2", f"{t}.ln_2"),
+                    _one(f"{p}.mlp", f"{t}.mlp"),
+                    _one(f"{p}.mlp.c_fc", f"{t}.mlp.c_fc"),
+                    _one(f"{p}.mlp.gelu", f"{t}.mlp.act"),
+                    _one(f"{p}.mlp.c_proj", f"{t}.mlp.c_proj"),
                 ]
         if layer:
             spans += [_one("ln_f", "transformer.ln_f"), _one("lm_head", "lm_head")]
@@ -494,20 +514,30 @@ def attach_nvtx(torch, model, spans: Sequence[Span]) -> list:
     nvtx = torch.cuda.nvtx
     handles = []
 
-    def push(name, module, inputs):
+    def push(name, module, inputs, output=None):
         nvtx.range_push(name)
 
-    def pop(module, inputs, output):
+    def pop(module, inputs, output=None):
         nvtx.range_pop()
 
-    for s in spans:  # outer spans first: pre-hooks on one module fire in registration order
+    # Outer spans first: the hooks of one module fire in registration order, so on
+    # attn.c_attn the forward hook closing "c_attn" runs before the one opening "core", and on
+    # attn.c_proj the pre-hook closing "core" before the one opening "c_proj".
+    for s in spans:
         try:
             first, last = model.get_submodule(s.first), model.get_submodule(s.last)
         except AttributeError as e:  # another library version, other module names: go on without
             print(f"warning: no NVTX range '{s.name}' ({e})", file=sys.stderr)
             continue
-        handles.append(first.register_forward_pre_hook(functools.partial(push, s.name)))
-        handles.append(last.register_forward_hook(pop))
+        opener = functools.partial(push, s.name)
+        if s.after_first:
+            handles.append(first.register_forward_hook(opener))
+        else:
+            handles.append(first.register_forward_pre_hook(opener))
+        if s.before_last:
+            handles.append(last.register_forward_pre_hook(pop))
+        else:
+            handles.append(last.register_forward_hook(pop))
     return handles
 
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bench/layer_costs.h"
 #include "core/context.h"
@@ -38,6 +39,9 @@ class Workload {
   virtual int64_t param_count() const = 0;
   virtual std::size_t weight_bytes() const = 0;
   virtual std::size_t activation_bytes() const = 0;
+  // Lines for the header on how the model was planned (ResNet-50: each convolution's route and
+  // engine, and the build time); none by default.
+  virtual std::vector<std::string> plan_report() const { return {}; }
 };
 
 // Throws Error with one sentence for an unknown model or a bad option.

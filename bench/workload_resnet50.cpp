@@ -51,6 +51,7 @@ class Resnet50Workload : public Workload {
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }
   std::size_t activation_bytes() const override { return model_->activation_bytes(); }
+  std::vector<std::string> plan_report() const override { return model_->describe_convs(B_); }
 
  private:
   std::unique_ptr<ResNet50> model_;

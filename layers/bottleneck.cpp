@@ -56,13 +56,19 @@ std::size_t Bottleneck::scratch_bytes(int N, int H, int W) const {
       .bytes;
 }
 
-void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch, ConvRoute route) {
+void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch, ConvRoute route,
+                         ConvPlanCache* cache) {
   const Slots s = slots(scratch, N, H, W);
   const int Ho = out_size(H), Wo = out_size(W);
-  conv1_.prepare(ctx, N, H, W, s.t1, x, nullptr, route);
-  conv2_.prepare(ctx, N, H, W, s.t2, s.t1, nullptr, route);
-  if (downsample_) downsample_->prepare(ctx, N, H, W, s.shortcut, x, nullptr, route);
-  conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, route);
+  // A route a convolution's shape does not allow (Gemm on a 3×3) is asked of those it fits only.
+  auto fit = [&](const Conv2d& c) {
+    const ConvShape& k = c.shape();
+    return route == ConvRoute::Gemm && !(k.kernel == 1 && k.stride == 1 && k.pad == 0) ? ConvRoute::Auto : route;
+  };
+  conv1_.prepare(ctx, N, H, W, s.t1, x, nullptr, fit(conv1_), cache);
+  conv2_.prepare(ctx, N, H, W, s.t2, s.t1, nullptr, fit(conv2_), cache);
+  if (downsample_) downsample_->prepare(ctx, N, H, W, s.shortcut, x, nullptr, fit(*downsample_), cache);
+  conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
 }
 
 void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const {

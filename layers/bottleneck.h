@@ -5,7 +5,8 @@
 //   sc = downsample(x) or x      1×1 stride s, in → 4·width, no activation; present when the
 //                                block changes the shape (block 0 of every stage)
 //   y  = relu(conv3(t2) + sc)    1×1, width → 4·width; the residual add and the ReLU ride in
-//                                conv3's cuDNN call, so the block launches no separate add
+//                                conv3's call (cuDNN's fused graph or cuBLASLt's epilogue,
+//                                whichever measured faster), so the block launches no separate add
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 #pragma once
 
@@ -38,9 +39,10 @@ class Bottleneck {
   // Bytes of scratch forward() needs for an input [N, H, W, in]: t1, t2 and the shortcut.
   std::size_t scratch_bytes(int N, int H, int W) const;
   // Prepares every convolution for this input shape (see Conv2d::prepare); y, x and scratch
-  // are the buffers forward() will get, and are overwritten.
+  // are the buffers forward() will get, and are overwritten. `cache`: plans shared across
+  // the model's identical convolutions (nullptr: each its own).
   void prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch,
-               ConvRoute route = ConvRoute::Auto);
+               ConvRoute route = ConvRoute::Auto, ConvPlanCache* cache = nullptr);
   // y: [N, Ho, Wo, 4·width]; x: [N, H, W, in]. y must not alias x (x is the residual).
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const;
 

@@ -1,8 +1,10 @@
 #include "layers/conv2d.h"
 
-#include <cstdlib>
-
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <iomanip>
 #include <exception>
 #include <sstream>
 #include <vector>
@@ -12,6 +14,7 @@
 #include <cudnn_frontend.h>
 
 #include "core/check.h"
+#include "layers/gemm.h"
 
 namespace laptime {
 namespace fe = cudnn_frontend;
@@ -105,18 +108,45 @@ const std::vector<std::string>& deselected_engines() {
   return names;
 }
 
-bool build_plan(fe::graph::Graph& g, cudnnHandle_t handle, const GraphSpec& s, std::string* why) {
+// LAPTIME_CONV_TUNE=off: no timing, cuDNN's first supported plan (see conv2d.h). Read once.
+bool tuning_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("LAPTIME_CONV_TUNE");
+    return !(env && std::string(env) == "off");
+  }();
+  return on;
+}
+
+// Candidates timed per cuDNN route and per shape, at most: the heuristics' lists run to dozens of
+// configurations, most of them variants of the first few; building each plan costs host time
+// (runtime-compiled engines the most), so the list is cut after this many distinct ones that build.
+constexpr int kMaxCudnnCandidates = 8;
+// cuBLASLt algorithms timed for a 1×1 convolution, best first by its heuristic.
+constexpr int kMaxGemmCandidates = 4;
+// Host time one cuDNN route may spend building and timing its candidates for one shape, once it
+// has one: engines compiled at run time (NVRTC) can take a second each to build.
+constexpr double kRouteBudgetSeconds = 1.0;
+// Timed runs per candidate (after one untimed warm-up); the minimum counts.
+constexpr int kTimedRuns = 3;
+
+// The frontend's steps from a described graph to its list of engine configurations, filtered by
+// what the precision allows. False, with the frontend's words in *why, when none is left.
+bool list_configs(fe::graph::Graph& g, cudnnHandle_t handle, const GraphSpec& s, bool tune, std::string* why) {
   try {
     fe::error_t e = g.validate();
     if (e.is_good()) e = g.build_operation_graph(handle);
-    // Heuristics mode A, best first. The convolution alone may also take cuDNN's fallback
-    // engines, the last resort before giving up; the fused graph does not, since Separate
-    // on a heuristic engine beats a fused fallback one.
-    if (e.is_good())
-      e = s.route == ConvRoute::Fused ? g.create_execution_plans({fe::HeurMode_t::A})
-                                      : g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+    // Tuning: heuristics A and B and the fallback list, all of them candidates. Without it, as
+    // before: mode A, best first; the convolution alone may also take the fallback engines, the
+    // fused graph does not, since Separate on a heuristic engine beats a fused fallback one.
     if (e.is_good()) {
-      // The filters act on the configs just listed, so they come between listing and check_support().
+      if (tune)
+        e = g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK});
+      else
+        e = s.route == ConvRoute::Fused ? g.create_execution_plans({fe::HeurMode_t::A})
+                                        : g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+    }
+    if (e.is_good()) {
+      // The filters act on the configs just listed, so they come right after listing.
       // Strict fp32: an engine noted TENSOR_CORE computes fp32 data in TF32, so none of those.
       // Every precision: no engine that down-converts its inputs (fp32 to fp16, say).
       // fp32 and tf32 (fp32 storage): no reduced-precision reduction and no Winograd either: both
@@ -135,14 +165,77 @@ bool build_plan(fe::graph::Graph& g, cudnnHandle_t handle, const GraphSpec& s, s
       std::vector<std::string> engines = deselected_engines();
       if (s.precision == Precision::TF32) engines.push_back("eng4");
       if (!engines.empty()) g.deselect_engines(engines);
-      e = g.check_support();  // the first config, best first, that cuDNN supports becomes the candidate
+      if (g.get_execution_plan_count() == 0)
+        e = fe::error_t{fe::error_code_t::GRAPH_EXECUTION_PLAN_CREATION_FAILED, "no engine configuration listed"};
     }
-    if (e.is_good()) e = g.build_plans();
     if (e.is_bad()) *why = e.get_message();
     return e.is_good();
   } catch (const std::exception& ex) {  // the frontend's lower layers may throw instead
     *why = ex.what();
     return false;
+  }
+}
+
+// Runs per timed CUDA-graph launch (see time_candidate).
+constexpr int kGraphRuns = 5;
+
+// Milliseconds of one run of `run` on `stream`, the GPU's time alone. One untimed direct run
+// first (errors, module loading); then kGraphRuns runs captured in a CUDA graph and the least of
+// kTimedRuns replays, divided by kGraphRuns. Why a graph: at small batches a convolution takes
+// less GPU time than its host enqueue, so timing direct runs between events would rank engines by
+// host overhead, which the bench's --graph replay does not pay; with a graph the GPU runs the
+// candidates back to back. Where capture fails, direct runs between events instead. Negative
+// when a run fails (returns false or throws laptime::Error).
+template <class F>
+float time_candidate(cudaStream_t stream, F&& run) {
+  struct Timing {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    Timing() {
+      CUDA_CHECK(cudaEventCreate(&start));
+      CUDA_CHECK(cudaEventCreate(&stop));
+    }
+    ~Timing() {
+      if (exec) cudaGraphExecDestroy(exec);
+      if (graph) cudaGraphDestroy(graph);
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    }
+  } t;
+  try {
+    if (!run()) return -1.f;
+    bool captured = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    if (captured) {
+      bool ok = true;
+      try {
+        for (int i = 0; i < kGraphRuns && ok; ++i) ok = run();
+      } catch (const Error&) {
+        ok = false;
+      }
+      captured = cudaStreamEndCapture(stream, &t.graph) == cudaSuccess && ok && t.graph &&
+                 cudaGraphInstantiate(&t.exec, t.graph, 0) == cudaSuccess &&
+                 cudaGraphLaunch(t.exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess;
+      if (!captured) (void)cudaGetLastError();  // a refused capture is not an error of ours
+    }
+    float best = -1.f;
+    for (int i = 0; i < kTimedRuns; ++i) {
+      CUDA_CHECK(cudaEventRecord(t.start, stream));
+      if (captured) {
+        CUDA_CHECK(cudaGraphLaunch(t.exec, stream));
+      } else if (!run()) {
+        return -1.f;
+      }
+      CUDA_CHECK(cudaEventRecord(t.stop, stream));
+      CUDA_CHECK(cudaEventSynchronize(t.stop));
+      float ms = 0.f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
+      if (captured) ms /= kGraphRuns;
+      if (best < 0.f || ms < best) best = ms;
+    }
+    return best;
+  } catch (const Error&) {
+    return -1.f;
   }
 }
 
@@ -161,6 +254,7 @@ const char* conv_route_name(ConvRoute r) {
     case ConvRoute::Auto: return "auto";
     case ConvRoute::Fused: return "fused";
     case ConvRoute::Separate: return "separate";
+    case ConvRoute::Gemm: return "gemm";
   }
   return "?";
 }
@@ -190,29 +284,36 @@ FoldedConv fold_batchnorm(const ConvShape& s, const std::vector<float>& w_oihw, 
   return f;
 }
 
-// Everything one input shape needs: built in prepare(), read-only in forward().
+// Everything one input shape needs: built in prepare(), read-only in forward(). Shared, through
+// a ConvPlanCache, by the identical convolutions of a model: nothing in it names a layer's weights.
 struct Conv2d::Plan {
   cudnnHandle_t handle = nullptr;  // ctx.cudnn() of the preparing context, bound to `stream`
   cudaStream_t stream = nullptr;
-  std::unique_ptr<fe::graph::Graph> graph;  // its execution plan built
   ConvRoute route = ConvRoute::Separate;
+  std::unique_ptr<fe::graph::Graph> graph;  // Fused, Separate: its candidate plans built
+  int64_t plan_index = 0;                   // the graph's chosen plan
+  std::unique_ptr<Gemm> gemm;               // Gemm: the chosen algorithm
   bool residual = false;  // prepared with a residual (forward must agree)
   int64_t workspace = 0;  // bytes, reserved on the context
-  std::string engine;     // cuDNN's name for the plan: engine and knobs
-  std::string note;       // why Separate, when Auto fell back to it
+  std::string engine;     // cuDNN's name for the plan (engine and knobs), or cuBLASLt's algorithm
+  std::string note;       // what was refused on the way, if anything
   int64_t out_rows = 0;   // N·Ho·Wo, the epilogue's rows
+  float ms = -1.f;        // measured at prepare (negative: not timed)
+  int candidates = 0;     // how many were timed for this shape, all routes
 
-  // Enqueues the route on `stream` (the handle is bound to it): the graph, then for Separate
-  // the epilogue kernel. forward() and prepare()'s trial run share it.
+  // Enqueues the route on ctx's stream: the graph (then for Separate the epilogue kernel), or
+  // the GEMM. forward() and prepare()'s trial runs share it.
   //
-  // Host cost per call: the pointers go in a stack array in uid order, and the frontend's
-  // raw-pointer execute copies the variant-pack template it prepared in build_plans(),
-  // patches them in, and wraps cudnnBackendExecute in one cuDNN variant-pack descriptor
-  // (created, finalized, destroyed: a small allocation inside cuDNN, a few µs — to be read
-  // off the bench's host-time line, against ~240 µs for the legacy fused call). No map, no
-  // allocation of ours. Keeping a finalized descriptor per pointer tuple would save that
-  // descriptor, but needs the plan's backend handle, which the frontend keeps private.
-  fe::error_t enqueue(const Conv2d& c, void* workspace, void* y, const void* x, const void* residual) const {
+  // Host cost per cuDNN call: the pointers go in a stack array in uid order, and the frontend's
+  // raw-pointer execute copies the variant-pack template it prepared at build, patches them in,
+  // and wraps cudnnBackendExecute in one cuDNN variant-pack descriptor (a few µs). No map, no
+  // allocation of ours.
+  fe::error_t enqueue(const Conv2d& c, const Context& ctx, void* y, const void* x, const void* residual) const {
+    if (route == ConvRoute::Gemm) {
+      // y[rows, out] = ReLU(x[rows, in] · W[out, in]ᵀ + bias + 1·residual)
+      gemm->run(ctx, y, x, c.weight_, c.bias_, 1.f, residual ? 1.f : 0.f, residual);
+      return {fe::error_code_t::OK, ""};
+    }
     void* ptrs[5];
     int n = 0;
     ptrs[n++] = const_cast<void*>(x);
@@ -222,98 +323,225 @@ struct Conv2d::Plan {
       if (residual) ptrs[n++] = const_cast<void*>(residual);
     }
     ptrs[n++] = y;
-    fe::error_t e = graph->execute(handle, ptrs, n, workspace);
+    fe::error_t e = graph->execute_plan_at_index(handle, ptrs, n, ctx.workspace(), plan_index);
     if (e.is_good() && route == ConvRoute::Separate)
       conv_epilogue_forward(c.dtype_, y, c.bias_, residual, out_rows, c.shape_.out_channels, c.act_, stream);
     return e;
   }
 };
 
+struct ConvPlanCache::Entries {
+  std::map<std::string, std::shared_ptr<Conv2d::Plan>> plans;
+};
+ConvPlanCache::ConvPlanCache() : entries_(std::make_unique<Entries>()) {}
+ConvPlanCache::~ConvPlanCache() = default;
+
 Conv2d::Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShape& shape, ConvActivation act,
-               Precision precision, int stored_in_channels)
+               Precision precision)
     : name_(prefix),
       shape_(shape),
       act_(act),
       precision_(precision),
       dtype_(w.dtype()),
-      stored_in_(stored_in_channels > 0 ? stored_in_channels : shape.in_channels),
       weight_(w.get(prefix + ".weight")),
-      bias_(w.get(prefix + ".bias")) {
-  require(stored_in_ >= shape_.in_channels, "internal: convolution '" + prefix + "' cannot store its " +
-                                                std::to_string(shape_.in_channels) + " input channels in " +
-                                                std::to_string(stored_in_) + ".");
-  if (stored_in_ > shape_.in_channels) {
-    // [out·k·k rows of in] → [out·k·k rows of stored_in], the extra channels zero.
-    const std::size_t es = dtype_size(dtype_), rows = std::size_t(shape_.out_channels) * shape_.kernel * shape_.kernel;
-    padded_weight_ = DeviceBuffer(rows * stored_in_ * es);
-    CUDA_CHECK(cudaMemset(padded_weight_.data(), 0, padded_weight_.bytes()));
-    CUDA_CHECK(cudaMemcpy2D(padded_weight_.data(), stored_in_ * es, weight_, shape_.in_channels * es,
-                            shape_.in_channels * es, rows, cudaMemcpyDeviceToDevice));
-    // Both ran on the legacy default stream, which a context's non-blocking stream does not
-    // wait for: finish them here, at build.
-    CUDA_CHECK(cudaDeviceSynchronize());
-    weight_ = padded_weight_.data();
-  }
-}
+      bias_(w.get(prefix + ".bias")) {}
 
 Conv2d::~Conv2d() = default;
 Conv2d::Conv2d(Conv2d&&) noexcept = default;
 
-std::unique_ptr<Conv2d::Plan> Conv2d::build(Context& ctx, ConvRoute route, int N, int H, int W, void* y,
-                                            const void* x, const void* residual, std::string* why) const {
-  auto p = std::make_unique<Plan>();
-  p->handle = ctx.cudnn();
-  p->stream = ctx.stream();
-  p->route = route;
-  p->residual = residual != nullptr;
-  p->out_rows = int64_t{N} * shape_.out_size(H) * shape_.out_size(W);
-  p->graph = std::make_unique<fe::graph::Graph>();
-  const GraphSpec spec{shape_, stored_in_, N, H, W, dtype_, precision_, act_, p->residual, route};
-  describe_graph(*p->graph, spec);
-  if (!build_plan(*p->graph, p->handle, spec, why)) return nullptr;
-  // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
-  require(p->graph->get_variant_pack_uids_sorted() == graph_uids(route, p->residual),
-          "internal: cudnn-frontend lists the tensors of convolution '" + name() + "' in an unexpected order.");
-  (void)p->graph->get_plan_name(p->engine);
-  // The plan's exact workspace, reserved on the context now so that forward() never allocates.
-  fe::error_t e = p->graph->get_workspace_size(p->workspace);
-  if (e.is_bad()) {
-    *why = e.get_message();
-    return nullptr;
+std::shared_ptr<Conv2d::Plan> Conv2d::choose(Context& ctx, ConvRoute route, int N, int H, int W, void* y,
+                                             const void* x, const void* residual, int* timed) const {
+  const bool tune = tuning_enabled();
+  const bool gemm_shape = shape_.kernel == 1 && shape_.stride == 1 && shape_.pad == 0;
+  const int64_t rows = int64_t{N} * shape_.out_size(H) * shape_.out_size(W);
+  std::shared_ptr<Plan> best;
+  std::string refusals;  // the routes that had nothing, and why
+  int candidates = 0;
+
+  auto fresh = [&](ConvRoute r) {
+    auto p = std::make_shared<Plan>();
+    p->handle = ctx.cudnn();
+    p->stream = ctx.stream();
+    p->route = r;
+    p->residual = residual != nullptr;
+    p->out_rows = rows;
+    return p;
+  };
+  auto refused = [&](ConvRoute r, const std::string& why) {
+    refusals += std::string(refusals.empty() ? "" : "; ") + conv_route_name(r) + ": " + first_line(why);
+  };
+
+  // cuDNN routes: every listed configuration, deduplicated by name, built until the cap; each
+  // run (and, when tuning, timed) on the forward's buffers; the fastest index kept.
+  for (ConvRoute r : {ConvRoute::Fused, ConvRoute::Separate}) {
+    if (route != ConvRoute::Auto && route != r) continue;
+    if (!tune && best) break;  // untimed: Separate only when Fused had nothing
+    auto p = fresh(r);
+    p->graph = std::make_unique<fe::graph::Graph>();
+    const GraphSpec spec{shape_, shape_.in_channels, N, H, W, dtype_, precision_, act_, p->residual, r};
+    describe_graph(*p->graph, spec);
+    std::string why;
+    if (!list_configs(*p->graph, p->handle, spec, tune, &why)) {
+      refused(r, why);
+      continue;
+    }
+    const int cap = tune ? kMaxCudnnCandidates : 1;
+    std::vector<std::string> seen;
+    int built = 0;
+    float route_best = -1.f;
+    int64_t route_index = -1, route_ws = 0;
+    std::string route_name, last_error;
+    const int64_t count = p->graph->get_execution_plan_count();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto over_budget = [&] {
+      return route_index >= 0 &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > kRouteBudgetSeconds;
+    };
+    for (int64_t i = 0; i < count && built < cap && !over_budget(); ++i) {
+      std::string name;
+      if (p->graph->get_plan_name_at_index(i, name).is_bad()) continue;
+      if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+      seen.push_back(name);
+      fe::error_t e;
+      int64_t ws = 0;
+      try {
+        e = p->graph->build_plan_at_index(i);
+        if (e.is_good()) e = p->graph->get_workspace_size_plan_at_index(i, ws);
+      } catch (const std::exception& ex) {
+        e = fe::error_t{fe::error_code_t::GRAPH_EXECUTION_PLAN_CREATION_FAILED, ex.what()};
+      }
+      if (e.is_bad() || ws > kMaxConvWorkspace) {
+        last_error = e.is_bad() ? e.get_message() : "workspace of " + std::to_string(ws) + " B";
+        continue;
+      }
+      ++built;
+      ctx.reserve_workspace(static_cast<std::size_t>(ws));
+      p->plan_index = i;
+      auto run = [&] {
+        fe::error_t r2 = p->enqueue(*this, ctx, y, x, residual);
+        if (r2.is_bad()) last_error = r2.get_message();
+        return r2.is_good();
+      };
+      float ms;
+      if (tune) {
+        ms = time_candidate(ctx.stream(), run);
+      } else {
+        ms = run() ? 0.f : -1.f;
+      }
+      if (ms < 0.f) continue;
+      // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
+      require(p->graph->get_variant_pack_uids_sorted() == graph_uids(r, p->residual),
+              "internal: cudnn-frontend lists the tensors of convolution '" + this->name() +
+                  "' in an unexpected order.");
+      if (tune) ++candidates;
+      if (route_index < 0 || ms < route_best) {
+        route_best = ms;
+        route_index = i;
+        route_ws = ws;
+        route_name = name;
+      }
+    }
+    if (route_index < 0) {
+      refused(r, last_error.empty() ? "no engine configuration built" : last_error);
+      continue;
+    }
+    p->plan_index = route_index;
+    p->workspace = route_ws;
+    p->engine = "cuDNN " + route_name;
+    p->ms = tune ? route_best : -1.f;
+    if (!best || (tune && p->ms < best->ms)) best = p;
   }
-  ctx.reserve_workspace(static_cast<std::size_t>(p->workspace));
-  // The trial run: whatever cuDNN would still refuse at execution, and the first launch's
-  // module loading, happen here rather than in the timed loop.
-  e = p->enqueue(*this, ctx.workspace(), y, x, residual);
-  if (e.is_bad()) {
-    *why = e.get_message();
-    return nullptr;
+
+  // cuBLASLt for 1×1 stride-1 convolutions: its first few algorithms for this GEMM, timed.
+  // Untimed runs never take it (they reproduce the cuDNN-only choice).
+  if (gemm_shape && tune && (route == ConvRoute::Auto || route == ConvRoute::Gemm)) {
+    GemmSpec g;
+    g.M = static_cast<int>(rows);
+    g.N = shape_.out_channels;
+    g.K = shape_.in_channels;
+    g.b_layout = BLayout::NK;  // the KRSC weight of a 1×1 convolution is [out, in]
+    g.ab_dtype = g.d_dtype = dtype_;
+    g.precision = precision_;
+    g.epilogue = act_ == ConvActivation::Relu ? Epilogue::BiasRelu : Epilogue::Bias;
+    std::string why;
+    for (int a = 0; a < kMaxGemmCandidates; ++a) {
+      g.algo_index = a;
+      auto p = fresh(ConvRoute::Gemm);
+      try {
+        p->gemm = std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
+      } catch (const Error& e) {
+        if (a == 0) why = e.what();
+        break;
+      }
+      const float ms = time_candidate(ctx.stream(), [&] { return p->enqueue(*this, ctx, y, x, residual).is_good(); });
+      if (ms < 0.f) continue;
+      ++candidates;
+      p->ms = ms;
+      p->engine = "cuBLASLt algorithm " + std::to_string(a) + " of its heuristic";
+      if (!best || ms < best->ms) best = p;
+    }
+    if (!why.empty()) refused(ConvRoute::Gemm, why);
   }
-  return p;
+  if (route == ConvRoute::Gemm && !gemm_shape) refused(ConvRoute::Gemm, "not a 1x1 stride-1 unpadded convolution");
+  if (route == ConvRoute::Gemm && !tune && gemm_shape) refused(ConvRoute::Gemm, "LAPTIME_CONV_TUNE=off");
+
+  if (!best)
+    throw Error("no engine can run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
+                shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(route) + "): " + refusals);
+  best->candidates = candidates;
+  best->note = refusals;
+  // The winner's run comes last on y, so the buffers hold its result (a later timed Gemm would
+  // otherwise have left its own), and its workspace is reserved.
+  ctx.reserve_workspace(static_cast<std::size_t>(best->workspace));
+  fe::error_t e = best->enqueue(*this, ctx, y, x, residual);
+  if (e.is_bad())
+    throw Error("cuDNN refused convolution '" + name() + "' on a second run of its chosen plan: " + e.get_message());
+  *timed += candidates;
+  return best;
 }
 
-void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual, ConvRoute route) {
+namespace {
+std::string plan_key(const ConvShape& s, int N, int H, int W, DType dtype, Precision precision, ConvActivation act,
+                     bool residual, ConvRoute route, cudaStream_t stream) {
+  std::ostringstream os;
+  os << s.in_channels << ',' << s.out_channels << ',' << s.kernel << ',' << s.stride << ',' << s.pad << '|' << N
+     << ',' << H << ',' << W << '|' << dtype_name(dtype) << ',' << precision_name(precision) << ','
+     << (act == ConvActivation::Relu) << ',' << residual << ',' << conv_route_name(route) << ','
+     << static_cast<const void*>(stream);
+  return os.str();
+}
+}  // namespace
+
+void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual, ConvRoute route,
+                     ConvPlanCache* cache) {
   const int Ho = shape_.out_size(H), Wo = shape_.out_size(W);
-  require(N >= 1 && Ho >= 1 && Wo >= 1, name() + ": an input of " + shape_text(N, H, W, stored_in_) +
+  require(N >= 1 && Ho >= 1 && Wo >= 1, name() + ": an input of " + shape_text(N, H, W, shape_.in_channels) +
                                             " gives no output through a " + std::to_string(shape_.kernel) + "x" +
                                             std::to_string(shape_.kernel) + " convolution.");
-  auto cannot = [&](ConvRoute r, const std::string& why) {
-    return Error("cuDNN cannot run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
-                 shape_text(N, H, W, stored_in_) + ", route " + conv_route_name(r) + "): " + why);
-  };
-  std::string refusal;  // the frontend's words on the fused graph
-  if (route != ConvRoute::Separate) {
-    if (auto p = build(ctx, ConvRoute::Fused, N, H, W, y, x, residual, &refusal)) {
-      plans_[{N, H, W}] = std::move(p);
-      return;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<Plan> p;
+  const std::string key = plan_key(shape_, N, H, W, dtype_, precision_, act_, residual != nullptr, route, ctx.stream());
+  if (cache) {
+    auto it = cache->entries_->plans.find(key);
+    if (it != cache->entries_->plans.end()) {
+      p = it->second;
+      ++cache->reused_;
+      // A shared plan still runs once on this layer's buffers, so that y holds this layer's result.
+      fe::error_t e = p->enqueue(*this, ctx, y, x, residual);
+      if (e.is_bad()) throw Error("cuDNN refused convolution '" + name() + "' with a shared plan: " + e.get_message());
     }
-    if (route == ConvRoute::Fused) throw cannot(route, refusal);
   }
-  std::string why;
-  auto p = build(ctx, ConvRoute::Separate, N, H, W, y, x, residual, &why);
-  if (!p) throw cannot(route, why);
-  if (route == ConvRoute::Auto) p->note = "cuDNN refused the fused graph: " + first_line(refusal);
-  plans_[{N, H, W}] = std::move(p);
+  if (!p) {
+    int timed = 0;
+    p = choose(ctx, route, N, H, W, y, x, residual, &timed);
+    if (cache) {
+      cache->entries_->plans[key] = p;
+      ++cache->built_;
+      cache->timed_ += timed;
+    }
+  }
+  plans_[{N, H, W}] = p;
+  if (cache) cache->seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // forward() checks with `if`, not require(): require's message would be built on every call.
@@ -321,7 +549,7 @@ const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
   auto it = plans_.find({N, H, W});
   if (it == plans_.end())
     throw Error("internal: convolution '" + name() + "' was not prepared for an input of " +
-                shape_text(N, H, W, stored_in_) + ".");
+                shape_text(N, H, W, shape_.in_channels) + ".");
   return *it->second;
 }
 
@@ -329,9 +557,11 @@ ConvRoute Conv2d::route(int N, int H, int W) const { return plan(N, H, W).route;
 
 std::string Conv2d::describe(int N, int H, int W) const {
   const Plan& p = plan(N, H, W);
-  std::string s = std::string(conv_route_name(p.route)) + ", cuDNN plan " + p.engine + ", " +
-                  std::to_string(p.workspace) + " B workspace";
-  return p.note.empty() ? s : s + " (" + p.note + ")";
+  std::ostringstream os;
+  os << conv_route_name(p.route) << ", " << p.engine << ", " << p.workspace << " B workspace";
+  if (p.ms >= 0.f) os << ", " << std::fixed << std::setprecision(3) << p.ms << " ms (fastest of " << p.candidates << ")";
+  if (!p.note.empty()) os << " [" << p.note << "]";
+  return os.str();
 }
 
 void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, const void* residual) const {
@@ -342,7 +572,7 @@ void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, i
     throw Error("internal: convolution '" + name() + "' was prepared " + (p.residual ? "with" : "without") +
                 " a residual.");
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  fe::error_t e = p.enqueue(*this, ctx.workspace(), y, x, residual);
+  fe::error_t e = p.enqueue(*this, ctx, y, x, residual);
   if (e.is_bad())
     fail_library_call("cuDNN", "cudnn_frontend::graph::Graph::execute", e.get_message().c_str(), __func__, __FILE__,
                       __LINE__);

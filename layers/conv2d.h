@@ -14,16 +14,25 @@
 // convolution's graph is built once per input shape at build (prepare), cuDNN's plan chosen
 // and its workspace reserved then; forward() only hands the plan its pointers.
 //
-// The graph is conv_fprop → add bias → [add residual] → [ReLU], fp32 in between and fp32
-// accumulation, the storage type at both ends. Where cuDNN has no engine for that fusion
-// (ConvRoute::Separate) the graph is the convolution alone and our conv_epilogue kernel
-// adds bias and residual and applies the ReLU (same math, one more pass over y). Auto
-// decides at build; route() and describe() say which route a layer took, on which cuDNN
-// engine, and why.
+// Routes. The cuDNN graph is conv_fprop → add bias → [add residual] → [ReLU], fp32 in between
+// and fp32 accumulation, the storage type at both ends (ConvRoute::Fused); or the convolution
+// alone followed by our conv_epilogue kernel (Separate: same math, one more pass over y); or,
+// for a 1×1 stride-1 convolution, which in NHWC is the GEMM y[N·H·W, out] = x[N·H·W, in] ·
+// Wᵀ, cuBLASLt with D = ReLU(x·Wᵀ + bias + 1·residual) in its epilogue (Gemm).
+//
+// Choice by measurement (ConvRoute::Auto): prepare() builds the candidates of every route the
+// shape allows (cuDNN's heuristics A and B plus its fallback list, deduplicated, each passing the
+// precision's filter below; cuBLASLt's first few algorithms), runs each a few times on the
+// context's stream on the forward's own buffers, and keeps the fastest. A ConvPlanCache shared
+// by the layers of a model makes that once per distinct shape: identical layers share one plan
+// (the weights are bound at run time, not in the plan). LAPTIME_CONV_TUNE=off restores the
+// untimed choice (cuDNN's first supported fused plan, else the first separate one), for
+// comparison. route() and describe() say which route and engine each layer got, and its time.
 //
 // Precision: fp32 is strict, no TF32 — engines that cuDNN notes as using tensor cores are
-// excluded (on fp32 data a tensor core means TF32); tf32 allows them; bf16 uses them. No
-// precision accepts an engine that down-converts its inputs (fp32 to fp16, say).
+// excluded (on fp32 data a tensor core means TF32), and cuBLASLt computes in CUBLAS_COMPUTE_32F;
+// tf32 allows them; bf16 uses them. No precision accepts an engine that down-converts its inputs
+// (fp32 to fp16, say).
 #pragma once
 
 #include <map>
@@ -51,12 +60,38 @@ struct ConvShape {
   int64_t weight_count() const { return int64_t{out_channels} * kernel * kernel * in_channels; }
 };
 
-// The epilogue's route (see the top of this file).
-//   Auto:     Fused where cuDNN has an engine for the fused graph, otherwise Separate; decided in prepare().
-//   Fused:    one graph, conv → bias → [residual] → [ReLU]; prepare() throws when cuDNN cannot run it.
-//   Separate: a graph of the convolution alone, then conv_epilogue_forward.
-enum class ConvRoute { Auto, Fused, Separate };
+// The route (see the top of this file).
+//   Auto:     the fastest candidate of every route this shape allows, measured in prepare().
+//   Fused:    one cuDNN graph, conv → bias → [residual] → [ReLU]; prepare() throws when cuDNN cannot run it.
+//   Separate: a cuDNN graph of the convolution alone, then conv_epilogue_forward.
+//   Gemm:     cuBLASLt, bias, residual and ReLU in its epilogue; 1×1 stride-1 unpadded only.
+enum class ConvRoute { Auto, Fused, Separate, Gemm };
 const char* conv_route_name(ConvRoute r);
+
+class Conv2d;
+
+// Plans shared between the convolutions of one model: one per distinct (shape, input size,
+// storage type, precision, activation, residual, route, stream). Also the build's account:
+// how many plans were built and reused, candidates timed, seconds spent.
+class ConvPlanCache {
+ public:
+  ConvPlanCache();
+  ~ConvPlanCache();
+  ConvPlanCache(const ConvPlanCache&) = delete;
+  ConvPlanCache& operator=(const ConvPlanCache&) = delete;
+
+  int built() const { return built_; }
+  int reused() const { return reused_; }
+  int candidates_timed() const { return timed_; }
+  double seconds() const { return seconds_; }
+
+ private:
+  friend class Conv2d;
+  struct Entries;  // key → plan; defined in conv2d.cpp
+  std::unique_ptr<Entries> entries_;
+  int built_ = 0, reused_ = 0, timed_ = 0;
+  double seconds_ = 0;
+};
 
 struct FoldedConv {
   std::vector<float> weight;  // [out, kh, kw, in] (KRSC)
@@ -74,31 +109,26 @@ class Conv2d {
  public:
   // Reads `<prefix>.weight` [out, k, k, in] (KRSC, folded) and `<prefix>.bias` [out]. The
   // prefix is also the NVTX range's name (`conv1`, `layer2.1.conv2`, `layer3.0.downsample`).
-  //
-  // stored_in_channels: the input's channels per pixel as the caller stores them, when it
-  // pads them past shape.in_channels with zeros (0: no padding). The layer then convolves
-  // over all of them, with its own copy of the weight zero-padded to match, made here once.
-  // For the ResNet stem: with 3 channels (6 or 12 bytes a pixel) cuDNN has no Hopper kernel
-  // and pads the input itself on every call; models/resnet50.cpp stores the image padded.
   Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShape& shape, ConvActivation act,
-         Precision precision, int stored_in_channels = 0);
+         Precision precision);
   ~Conv2d();
   Conv2d(Conv2d&&) noexcept;
   Conv2d& operator=(Conv2d&&) = delete;
   Conv2d(const Conv2d&) = delete;
   Conv2d& operator=(const Conv2d&) = delete;
 
-  // Build time, once per input shape [N, H, W, stored_in_channels]: the graph of the route,
-  // cuDNN's plan for it (its heuristics, best first, less what the precision forbids), and
-  // its workspace reserved on `ctx`. The plan is then run once on these buffers, so that a
-  // refusal surfaces here and never in forward(): they must be valid device memory of the
-  // forward shapes, and y is overwritten. `residual` is nullptr when forward() will have
-  // none; a residual is part of the fused graph, so forward() must agree with prepare().
+  // Build time, once per input shape [N, H, W, in]: the candidates of the route(s), each run
+  // on these buffers (timed when there is a choice), the fastest kept and its workspace
+  // reserved on `ctx`; a refusal surfaces here and never in forward(). The buffers must be
+  // valid device memory of the forward shapes; y is overwritten. `residual` is nullptr when
+  // forward() will have none; a residual is part of the plan, so forward() must agree.
+  // `cache`: plans shared with identical convolutions prepared through the same cache
+  // (nullptr: this layer's own).
   void prepare(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual,
-               ConvRoute route = ConvRoute::Auto);
+               ConvRoute route = ConvRoute::Auto, ConvPlanCache* cache = nullptr);
   bool prepared(int N, int H, int W) const { return plans_.count({N, H, W}) > 0; }
 
-  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, stored_in_channels];
+  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, in];
   // residual: like y, or nullptr, as at prepare(). The shape must have been prepared, on a
   // context with the same stream. Any device pointers of those shapes will do, 16-byte aligned
   // (cuDNN's tensors are declared so).
@@ -107,31 +137,30 @@ class Conv2d {
 
   const std::string& name() const { return name_.str(); }
   const ConvShape& shape() const { return shape_; }  // the convolution as the weights file has it
-  int stored_in_channels() const { return stored_in_; }
   ConvActivation activation() const { return act_; }
-  // The route prepare() chose for this shape, and one line on it: route, cuDNN engine,
-  // workspace, and cuDNN's reason when Auto fell back to Separate.
+  // The route prepare() chose for this shape, and one line on it: route, engine (cuDNN's plan
+  // name or cuBLASLt's algorithm), workspace, measured time and candidates, and cuDNN's reason
+  // when a route it was asked for was refused.
   ConvRoute route(int N, int H, int W) const;
   std::string describe(int N, int H, int W) const;
 
  private:
+  friend class ConvPlanCache;
   struct Plan;  // holds cudnn-frontend's graph: only conv2d.cpp includes the frontend's headers
   const Plan& plan(int N, int H, int W) const;
-  // One route's plan for this shape, built and trial-run on these buffers; nullptr, with
-  // cuDNN's reason in *why, when cuDNN has no engine for it.
-  std::unique_ptr<Plan> build(Context& ctx, ConvRoute route, int N, int H, int W, void* y, const void* x,
-                              const void* residual, std::string* why) const;
+  // The chosen plan of `route` (Auto: of every route allowed) for this shape, candidates
+  // built, run on these buffers and timed; throws a sentence when none can run.
+  std::shared_ptr<Plan> choose(Context& ctx, ConvRoute route, int N, int H, int W, void* y, const void* x,
+                               const void* residual, int* timed) const;
 
   NvtxName name_;
   ConvShape shape_;
   ConvActivation act_;
   Precision precision_;
   DType dtype_;
-  int stored_in_;                // channels per input pixel, >= shape_.in_channels
-  DeviceBuffer padded_weight_;   // [out, k, k, stored_in_], only when stored_in_ > in_channels
-  const void* weight_;           // [out, k, k, stored_in_]
-  const void* bias_;             // [out]
-  std::map<std::tuple<int, int, int>, std::unique_ptr<Plan>> plans_;  // by (N, H, W)
+  const void* weight_;  // [out, k, k, in]
+  const void* bias_;    // [out]
+  std::map<std::tuple<int, int, int>, std::shared_ptr<Plan>> plans_;  // by (N, H, W)
 };
 
 }  // namespace laptime

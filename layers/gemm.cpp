@@ -49,9 +49,11 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   const cublasOperation_t trans_b = CUBLAS_OP_N;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
-  const cublasLtEpilogue_t epi = s.epilogue == Epilogue::Bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  const cublasLtEpilogue_t epi = s.epilogue == Epilogue::Bias       ? CUBLASLT_EPILOGUE_BIAS
+                                 : s.epilogue == Epilogue::BiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                                    : CUBLASLT_EPILOGUE_DEFAULT;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-  if (s.epilogue == Epilogue::Bias) {
+  if (s.epilogue != Epilogue::None) {
     const cudaDataType_t bias_type = cuda_type(s.d_dtype);
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
   }
@@ -77,17 +79,25 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
 
-  cublasLtMatmulHeuristicResult_t result{};
+  constexpr int kMaxResults = 16;
+  cublasLtMatmulHeuristicResult_t results[kMaxResults]{};
+  const int wanted = std::min(std::max(s.algo_index, 0) + 1, kMaxResults);
   int found = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, d_, d_, pref, 1, &result, &found);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, d_, d_, pref, wanted, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+  if (st != CUBLAS_STATUS_SUCCESS || found <= s.algo_index || s.algo_index >= kMaxResults) {
+    // Release what was made: a throwing constructor runs no destructor.
+    cublasLtMatrixLayoutDestroy(d_);
+    cublasLtMatrixLayoutDestroy(b_);
+    cublasLtMatrixLayoutDestroy(a_);
+    cublasLtMatmulDescDestroy(op_);
     std::ostringstream os;
-    os << "cuBLASLt has no algorithm for a " << dtype_name(s.ab_dtype) << " GEMM of M=" << s.M << " N=" << s.N
-       << " K=" << s.K << " batch=" << s.batch << " (" << cublasLtGetStatusString(st) << ").";
+    os << "cuBLASLt has no algorithm" << (s.algo_index > 0 ? " number " + std::to_string(s.algo_index) : std::string())
+       << " for a " << dtype_name(s.ab_dtype) << " GEMM of M=" << s.M << " N=" << s.N << " K=" << s.K
+       << " batch=" << s.batch << " (" << cublasLtGetStatusString(st) << ").";
     throw Error(os.str());
   }
-  algo_ = result.algo;
+  algo_ = results[s.algo_index].algo;
 }
 
 Gemm::Gemm(Gemm&& o) noexcept
@@ -102,11 +112,11 @@ Gemm::~Gemm() {
 }
 
 void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha,
-               float beta) const {
+               float beta, const void* c) const {
   if (spec_.M == 0 || spec_.N == 0) return;
-  if (spec_.epilogue == Epilogue::Bias)
+  if (spec_.epilogue != Epilogue::None)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, d, d_, d, d_, &algo_,
+  CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, c ? c : d, d_, d, d_, &algo_,
                               ctx.workspace(), ctx.workspace_bytes(), ctx.stream()));
 }
 

@@ -21,7 +21,9 @@ namespace laptime {
 //   KN: B is [K, N] and is used as is (V in P·V).
 enum class BLayout { NK, KN };
 
-enum class Epilogue { None, Bias };  // Bias: D += bias[N] broadcast over rows
+// Bias: D += bias[N] broadcast over rows. BiasRelu: D = max(0, alpha·A·op(B) + beta·C + bias),
+// the ReLU applied last (ResNet's 1×1 convolutions, the residual as beta·C).
+enum class Epilogue { None, Bias, BiasRelu };
 
 struct GemmSpec {
   int M = 0, N = 0, K = 0;
@@ -34,6 +36,9 @@ struct GemmSpec {
   // Strided batch: `batch` products, operand i at base + i * stride (in elements).
   int batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_d = 0;
+  // Which of cuBLASLt's heuristic results, best first, to use: callers that time the
+  // candidates at build try 0, 1, 2...; the constructor throws when there are fewer.
+  int algo_index = 0;
 };
 
 class Gemm {
@@ -47,8 +52,9 @@ class Gemm {
 
   // D = alpha · A · op(B) [+ bias] + beta · D. With beta = 1 the product accumulates into D
   // (how the residual add is fused into the projection GEMMs).
+  // c: the C operand when it is not D (same layout as D); nullptr means D itself.
   void run(const Context& ctx, void* d, const void* a, const void* b, const void* bias = nullptr,
-           float alpha = 1.f, float beta = 0.f) const;
+           float alpha = 1.f, float beta = 0.f, const void* c = nullptr) const;
 
   const GemmSpec& spec() const { return spec_; }
 

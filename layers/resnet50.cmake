@@ -3,7 +3,8 @@ target_sources(laptime_layers PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/bottleneck.cpp
   ${CMAKE_CURRENT_LIST_DIR}/classifier.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv2d.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/space_to_depth.cpp)
 
 # cudnn-frontend, the C++ face of cuDNN's graph API, for Conv2d. Header-only; the PyPI package
 # nvidia-cudnn-frontend ships its headers in <site-packages>/include, so look in the site

@@ -1,7 +1,12 @@
 #include "models/resnet50.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "core/check.h"
@@ -23,14 +28,6 @@ ConvShape stem_shape(const ResNetConfig& cfg) {
   s.out_channels = cfg.base_width;
   return s;
 }
-
-// input() holds the image channels zero-padded to 16 bytes a pixel (8 bf16 or 4 fp32), and the
-// stem convolves over all of them (Conv2d's stored_in_channels): with 3 channels cuDNN has no
-// Hopper kernel for the 7×7 stem — it padded the input itself on every call
-// (nhwcAddPaddingKernel) and ran an sm80 indexed implicit GEMM, 1.71 ms of ~11 ms of GPU time
-// at batch 256 in bf16. The padding is written once per upload_input(), outside forward().
-int stem_stored_channels(DType dtype) { return 16 / static_cast<int>(dtype_size(dtype)); }
-constexpr int kMaxStemStoredChannels = 8;  // the most stem_stored_channels gives (bf16)
 
 // One bottleneck's place in the network.
 struct BlockGeometry {
@@ -129,10 +126,12 @@ void check_resnet50_input(const ResNetConfig& cfg, int batch, int image_size) {
                                            std::to_string(kMinImageSize) + " pixels.");
   // Checked in double first: the geometry itself would overflow int for absurd sizes.
   const double rough = double(batch) * image_size * image_size / 4 * cfg.base_width;
-  // The padded input counts too: with a narrow stem (base_width < 32) it outgrows the stem's output.
+  // The stem's input counts too: with a narrow stem (base_width < 16) it outgrows the stem's output.
+  const SpaceToDepthStem s2d = space_to_depth_stem(stem_shape(cfg), DType::BF16);  // the most channels
+  const int64_t side = s2d.side(image_size);
   const int64_t largest =
       rough < 1e15 ? std::max(largest_activation(cfg, geometry(cfg, image_size), batch),
-                              int64_t{batch} * image_size * image_size * kMaxStemStoredChannels)
+                              int64_t{batch} * side * side * s2d.stored_channels)
                    : INT64_MAX;
   require(largest <= kMaxTensorElements,
           "batch " + std::to_string(batch) + " at " + std::to_string(image_size) + "x" + std::to_string(image_size) +
@@ -232,6 +231,15 @@ const ResNetConfig& checked(const ResNetConfig& cfg, const HostWeights& w, int m
   expect("fc.bias", {cfg.num_classes});
   return cfg;
 }
+
+// conv1's weight rewritten for the space-to-depth input, and its bias.
+HostWeights stem_host_weights(const HostWeights& w, const ResNetConfig& cfg, const SpaceToDepthStem& s2d) {
+  HostWeights h;
+  const int K = cfg.base_width, k = s2d.s2d_kernel();
+  h.add("conv1.weight", {K, k, k, s2d.stored_channels}, space_to_depth_weight(s2d, w.at("conv1.weight").values, K));
+  h.add("conv1.bias", {K}, w.at("conv1.bias").values);
+  return h;
+}
 }  // namespace
 
 ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision,
@@ -241,10 +249,21 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       max_batch_(max_batch),
       image_size_(image_size),
       weights_(weights, activation_dtype(precision)),
-      stem_(weights_, "conv1", stem_shape(cfg), ConvActivation::Relu, precision,
-            stem_stored_channels(activation_dtype(precision))),
+      stem_shape_(stem_shape(cfg)),
+      s2d_(space_to_depth_stem(stem_shape_, activation_dtype(precision))),
+      stem_weights_(stem_host_weights(weights, cfg, s2d_), activation_dtype(precision)),
+      stem_(stem_weights_, "conv1", s2d_.conv(cfg.base_width), ConvActivation::Relu, precision),
       maxpool_("maxpool", activation_dtype(precision)),
       head_(weights_, cfg.features(), cfg.num_classes, precision) {
+  // The weights went up with cudaMemcpy, on the legacy stream, which ctx's non-blocking stream
+  // does not wait for: order them before everything below without blocking the host.
+  {
+    cudaEvent_t uploaded = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(uploaded, nullptr));
+    CUDA_CHECK(cudaStreamWaitEvent(ctx.stream(), uploaded, 0));
+    CUDA_CHECK(cudaEventDestroy(uploaded));
+  }
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
 
@@ -255,7 +274,8 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
     scratch = std::max(scratch, blocks_[i].scratch_bytes(max_batch, g.blocks[i].in_size, g.blocks[i].in_size));
   ArenaLayout l;
   const std::size_t staging_off = l.reserve(B * kImageChannels * S * S * sizeof(float));
-  const std::size_t input_off = l.reserve(B * S * S * stem_.stored_in_channels() * es);
+  const std::size_t side = s2d_.side(image_size);
+  const std::size_t input_off = l.reserve(B * side * side * s2d_.stored_channels * es);
   const std::size_t act_bytes = static_cast<std::size_t>(largest_activation(cfg, g, max_batch)) * es;
   const std::size_t act0_off = l.reserve(act_bytes), act1_off = l.reserve(act_bytes);
   const std::size_t scratch_off = l.reserve(scratch);
@@ -269,9 +289,11 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
   scratch_ = arena_.as<char>(scratch_off);
   pooled_ = arena_.as<char>(pooled_off);
   logits_ = arena_.as<char>(logits_off);
-  // Zeros rather than leftovers: prepare() runs each fused convolution once on these buffers.
-  CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()));
+  // Zeros rather than leftovers: prepare() runs each convolution on these buffers.
+  CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, arena_.bytes(), ctx.stream()));
   prepare(ctx, max_batch);
+  // The one synchronize of the build: everything above ran on ctx.stream().
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
 void ResNet50::check_batch(int B) const {
@@ -283,17 +305,36 @@ void ResNet50::check_batch(int B) const {
 // is planned (and tried) exactly as it will run.
 void ResNet50::prepare(Context& ctx, int B) {
   check_batch(B);
-  const int S = image_size_;
-  const int s1 = stem_.shape().out_size(S), s2 = MaxPool::out_size(s1);
-  stem_.prepare(ctx, B, S, S, act_[0], input_, nullptr);
+  const int S = image_size_, Hs = s2d_.side(S);
+  const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
+  // Progress on stderr: a tuned build takes seconds (one line per stage; \r on a terminal).
+  const bool tty = isatty(fileno(stderr));
+  const auto t0 = std::chrono::steady_clock::now();
+  const double spent0 = plan_cache_.seconds();
+  auto progress = [&](const std::string& what) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "%sresnet50: planning convolutions for batch %d: %s (%.1f s)%s", tty ? "\r" : "", B,
+                 what.c_str(), s, tty ? "\x1b[K" : "\n");
+    std::fflush(stderr);
+  };
+  progress("conv1");
+  stem_.prepare(ctx, B, Hs, Hs, act_[0], input_, nullptr, ConvRoute::Auto, &plan_cache_);
   int cur = 1, size = s2;  // the max pool writes act_[1]
+  std::string stage;
   for (Bottleneck& b : blocks_) {
-    b.prepare(ctx, B, size, size, act_[1 - cur], act_[cur], scratch_);
+    const std::string name = b.convs()[0]->name();
+    const std::string st = name.substr(0, name.find('.'));
+    if (st != stage) progress(stage = st);
+    b.prepare(ctx, B, size, size, act_[1 - cur], act_[cur], scratch_, ConvRoute::Auto, &plan_cache_);
     size = b.out_size(size);
     cur = 1 - cur;
   }
   head_.prepare(ctx, B);
   prepared_.insert(B);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "%sresnet50: batch %d planned in %.1f s (convolutions %.1f s; %d distinct plans so far, %d shared, "
+               "%d candidates timed)%s\n", tty ? "\r" : "", B, s, plan_cache_.seconds() - spent0, plan_cache_.built(),
+               plan_cache_.reused(), plan_cache_.candidates_timed(), tty ? "\x1b[K" : "");
 }
 
 void ResNet50::upload_input(const Context& ctx, const std::vector<float>& images, int B) {
@@ -303,18 +344,20 @@ void ResNet50::upload_input(const Context& ctx, const std::vector<float>& images
                                   std::to_string(image_size_) + "x" + std::to_string(image_size_) + ", got " +
                                   std::to_string(images.size()) + ".");
   CUDA_CHECK(cudaMemcpyAsync(staging_, images.data(), n * sizeof(float), cudaMemcpyHostToDevice, ctx.stream()));
-  nchw_f32_to_nhwc(dtype(), input_, staging_, B, kImageChannels, image_size_, image_size_, stem_.stored_in_channels(),
-                   ctx.stream());
+  const int Hs = s2d_.side(image_size_);
+  nchw_f32_to_s2d(dtype(), input_, staging_, B, kImageChannels, image_size_, image_size_, s2d_.pad, Hs, Hs,
+                  s2d_.stored_channels, ctx.stream());
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
 void ResNet50::forward(const Context& ctx, int B) {
   check_batch(B);
-  require(prepared_.count(B), "batch size " + std::to_string(B) + " was not prepared; call prepare(ctx, " +
-                                  std::to_string(B) + ") at build.");
-  const int S = image_size_;
-  const int s1 = stem_.shape().out_size(S), s2 = MaxPool::out_size(s1);
-  stem_.forward(ctx, act_[0], input_, B, S, S);
+  if (!prepared_.count(B))  // `if`, not require(): no message built on every call
+    throw Error("batch size " + std::to_string(B) + " was not prepared; call prepare(ctx, " + std::to_string(B) +
+                ") at build.");
+  const int S = image_size_, Hs = s2d_.side(S);
+  const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
+  stem_.forward(ctx, act_[0], input_, B, Hs, Hs);
   maxpool_.forward(ctx, act_[1], act_[0], B, s1, s1, cfg_.base_width);
   int cur = 1, size = s2;
   for (const Bottleneck& b : blocks_) {
@@ -339,8 +382,9 @@ std::vector<float> ResNet50::logits_to_host(const Context& ctx, int B) const {
 std::vector<ConvLayerInfo> ResNet50::conv_layers() const {
   std::vector<ConvLayerInfo> v;
   auto add = [&](const Conv2d& c, int in) { v.push_back({c.name(), c.shape(), in, c.shape().out_size(in)}); };
-  add(stem_, image_size_);
-  int size = MaxPool::out_size(stem_.shape().out_size(image_size_));
+  // The stem as the network defines it (its FLOPs), not as it runs.
+  v.push_back({stem_.name(), stem_shape_, image_size_, stem_shape_.out_size(image_size_)});
+  int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
   for (const Bottleneck& b : blocks_) {
     const auto convs = b.convs();  // conv1, conv2, conv3[, downsample]
     add(*convs[0], size);
@@ -349,6 +393,28 @@ std::vector<ConvLayerInfo> ResNet50::conv_layers() const {
     if (b.has_downsample()) add(*convs[3], size);
     size = b.out_size(size);
   }
+  return v;
+}
+
+std::vector<std::string> ResNet50::describe_convs(int B) const {
+  std::vector<std::string> v;
+  const int Hs = s2d_.side(image_size_);
+  v.push_back(stem_.name() + " (as a 4x4 convolution on the " + std::to_string(Hs) + "x" + std::to_string(Hs) + "x" +
+              std::to_string(s2d_.stored_channels) + " space-to-depth input): " + stem_.describe(B, Hs, Hs));
+  int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
+  for (const Bottleneck& b : blocks_) {
+    const auto c = b.convs();
+    v.push_back(c[0]->name() + ": " + c[0]->describe(B, size, size));
+    v.push_back(c[1]->name() + ": " + c[1]->describe(B, size, size));
+    v.push_back(c[2]->name() + ": " + c[2]->describe(B, b.out_size(size), b.out_size(size)));
+    if (b.has_downsample()) v.push_back(c[3]->name() + ": " + c[3]->describe(B, size, size));
+    size = b.out_size(size);
+  }
+  std::ostringstream os;
+  os << "build: " << plan_cache_.built() << " distinct convolution plans, " << plan_cache_.reused()
+     << " layers sharing one, " << plan_cache_.candidates_timed() << " candidates timed, " << std::fixed
+     << std::setprecision(1) << plan_cache_.seconds() << " s";
+  v.push_back(os.str());
   return v;
 }
 

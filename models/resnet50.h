@@ -3,14 +3,17 @@
 //   x = maxpool(x)                  3×3 stride 2                            [B, S/4, S/4, w]
 //   for stage s in 1..4, block b:   Bottleneck, stride 2 in block 0 of stages 2-4
 //   logits = fc(avgpool(x))         global mean, then cuBLASLt               [B, classes]
-// w = base_width (64). Activations are NHWC in the run's storage type; the model's input is
-// NHWC [B, S, S, Cs] (input()), the 3 colour channels zero-padded to Cs = 16 bytes per pixel
-// (8 in bf16, 4 in fp32) so cuDNN can run the stem on a vectorized kernel; upload_input()
-// takes images as PyTorch does, fp32 NCHW [B, 3, S, S], and transposes and pads them on the device.
+// w = base_width (64). Activations are NHWC in the run's storage type. The stem runs as a 4×4
+// stride-1 convolution on the image's space-to-depth transform (layers/space_to_depth.h), so the
+// model's input is that transform, NHWC [B, Hs, Hs, Cs] (input(); Hs = 115 and Cs = 16 in bf16 at
+// 224); upload_input() takes images as PyTorch does, fp32 NCHW [B, 3, S, S], and makes the
+// transform on the device, outside the forward pass.
 //
 // Everything is sized for (max_batch, image_size) at construction: one weights allocation,
 // one activation arena, every cuDNN algorithm and workspace and cuBLASLt plan for that
-// shape. forward() enqueues the whole pass on ctx.stream() and never allocates,
+// shape, each convolution's chosen by timing its candidates (Conv2d, one plan per distinct
+// shape; progress and the build time on stderr). All build-time device work runs on ctx's
+// stream and the constructor ends with one synchronize. forward() enqueues the whole pass on ctx.stream() and never allocates,
 // synchronizes or copies from the host, so it can be captured in a CUDA Graph.
 #pragma once
 
@@ -27,6 +30,7 @@
 #include "layers/conv2d.h"
 #include "layers/device_weights.h"
 #include "layers/pooling.h"
+#include "layers/space_to_depth.h"
 #include "weights/safetensors.h"
 
 namespace laptime {
@@ -101,7 +105,7 @@ class ResNet50 {
   // Copies images, fp32 NCHW [B, 3, S, S] as PyTorch takes them, to input() as NHWC in the
   // storage type. Synchronous: call it outside the timed loop.
   void upload_input(const Context& ctx, const std::vector<float>& images, int B);
-  void* input() const { return input_; }  // [max_batch, S, S, Cs] of dtype(), device
+  void* input() const { return input_; }  // [max_batch, Hs, Hs, Cs] of dtype(), device (see the top)
 
   // logits() = forward of input()[0 : B]. B must have been prepared.
   void forward(const Context& ctx, int B);
@@ -119,6 +123,9 @@ class ResNet50 {
   std::size_t activation_bytes() const { return arena_.bytes(); }
   std::vector<ConvLayerInfo> conv_layers() const;
   std::vector<const Conv2d*> convs() const;  // in forward order
+  // One line per convolution, in forward order: its name and Conv2d::describe() at batch B
+  // (prepared); then one on the build: plans built and shared, candidates timed, seconds.
+  std::vector<std::string> describe_convs(int B) const;
 
  private:
   void check_batch(int B) const;
@@ -127,18 +134,22 @@ class ResNet50 {
   Precision precision_;
   int max_batch_, image_size_;
   DeviceWeights weights_;
+  ConvShape stem_shape_;         // the stem as the weights file has it (7×7 stride 2)
+  SpaceToDepthStem s2d_;         // ... and as it runs
+  DeviceWeights stem_weights_;   // conv1.weight [w, 4, 4, Cs], conv1.bias
   Conv2d stem_;
   MaxPool maxpool_;
   std::vector<Bottleneck> blocks_;
   Classifier head_;
   DeviceBuffer arena_;
   float* staging_ = nullptr;  // [max_batch, 3, S, S] fp32, upload_input's landing slot
-  void* input_ = nullptr;     // [max_batch, S, S, Cs], Cs = stem_.stored_in_channels()
+  void* input_ = nullptr;     // [max_batch, Hs, Hs, Cs]: s2d_.side(S), s2d_.stored_channels
   void* act_[2] = {};         // ping-pong activations, each the largest stage output
   void* scratch_ = nullptr;   // the largest block scratch (blocks run one after another)
   void* pooled_ = nullptr;    // [max_batch, features]
   void* logits_ = nullptr;    // [max_batch, num_classes]
   std::set<int> prepared_;    // batch sizes with plans
+  ConvPlanCache plan_cache_;  // convolution plans shared by identical layers
 };
 
 }  // namespace laptime

@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "kernels/convert.cuh"
+#include "kernels/image.cuh"
+#include "layers/space_to_depth.h"
 #include "models/resnet50.h"
 #include "tests/reference/resnet50_ref.h"
 #include "tests/support/compare.h"
@@ -24,7 +26,9 @@ using test::close;
 using test::DeviceArray;
 
 const Precision kPrecisions[] = {Precision::FP32, Precision::TF32, Precision::BF16};
-const ConvRoute kRoutes[] = {ConvRoute::Auto, ConvRoute::Separate};
+const ConvRoute kRoutes[] = {ConvRoute::Auto, ConvRoute::Separate, ConvRoute::Gemm};
+
+bool gemm_shape(const ConvShape& s) { return s.kernel == 1 && s.stride == 1 && s.pad == 0; }
 
 // Draws one convolution and its BatchNorm as the file holds them (`<conv>.weight` OIHW,
 // `<bn>.{weight,bias,running_mean,running_var}`) into `raw`, and their folded form
@@ -74,10 +78,13 @@ TEST_P(Resnet50LayerTest, Conv2d) {
       {3, 9, 13, {40, 24, 1, 1, 0}, ConvActivation::Relu, true},    // conv3: residual + ReLU
       {3, 11, 9, {24, 40, 1, 2, 0}, ConvActivation::None, false},   // downsample: no activation
       {2, 56, 56, {64, 256, 1, 1, 0}, ConvActivation::Relu, true},  // ResNet-50's own layer1 conv3
+      {3, 7, 5, {24, 40, 1, 1, 0}, ConvActivation::None, false},    // 1x1 without activation (Gemm: Bias only)
+      {2, 19, 19, {16, 24, 4, 1, 0}, ConvActivation::Relu, false},  // the space-to-depth stem's shape
   };
   for (const ConvRoute route : kRoutes)
     for (const ConvCase& c : cases) {
       const ConvShape& s = c.shape;
+      if (route == ConvRoute::Gemm && !gemm_shape(s)) continue;
       SCOPED_TRACE(::testing::Message() << "seed " << seed << " route " << conv_route_name(route) << " N=" << c.N
                                         << " H=" << c.H << " W=" << c.W << " " << s.in_channels << "->"
                                         << s.out_channels << " k" << s.kernel << " s" << s.stride
@@ -103,10 +110,77 @@ TEST_P(Resnet50LayerTest, Conv2d) {
       if (c.act == ConvActivation::Relu) want = ref::relu(want);
       EXPECT_TRUE(close(dy.download(), want, bound()))
           << "ran " << conv.describe(c.N, c.H, c.W);
-      if (route == ConvRoute::Separate) {
-        EXPECT_EQ(conv.route(c.N, c.H, c.W), ConvRoute::Separate);
+      if (route != ConvRoute::Auto) {
+        EXPECT_EQ(conv.route(c.N, c.H, c.W), route);
       }
     }
+}
+
+// Identical convolutions prepared through one ConvPlanCache share one plan, and each still
+// computes with its own weights; a different shape gets its own plan.
+TEST_P(Resnet50LayerTest, SharedPlans) {
+  const ConvShape s{24, 32, 3, 1, 1};
+  const int N = 2, H = 9, W = 11;
+  WeightRng rng(seed);
+  HostWeights raw, folded;
+  add_conv_bn(&raw, &folded, "a", "a", "a_bn", s, &rng);
+  add_conv_bn(&raw, &folded, "b", "b", "b_bn", s, &rng);
+  DeviceWeights w(folded, dtype());
+  Conv2d a(w, "a", s, ConvActivation::Relu, precision()), b(w, "b", s, ConvActivation::Relu, precision());
+  const auto x = test::random_vec(static_cast<size_t>(N) * H * W * s.in_channels, seed + 1);
+  const size_t n_out = static_cast<size_t>(N) * H * W * s.out_channels;
+  DeviceArray dx(dtype(), x), ya(dtype(), n_out), yb(dtype(), n_out);
+  ConvPlanCache cache;
+  a.prepare(*ctx, N, H, W, ya.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
+  b.prepare(*ctx, N, H, W, yb.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
+  b.prepare(*ctx, N, H - 1, W, yb.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);  // another shape: its own plan
+  EXPECT_EQ(cache.built(), 2);
+  EXPECT_EQ(cache.reused(), 1);
+  EXPECT_EQ(a.describe(N, H, W), b.describe(N, H, W));
+  ya.poison();
+  yb.poison();
+  a.forward(*ctx, ya.data(), dx.data(), N, H, W);
+  b.forward(*ctx, yb.data(), dx.data(), N, H, W);
+  for (const char* name : {"a", "b"}) {
+    SCOPED_TRACE(name);
+    const auto want = ref::relu(ref::conv_bn(x, raw, name, std::string(name) + "_bn", N, H, W, s.in_channels,
+                                             s.out_channels, 3, 1, 1, 1e-5f, false));
+    EXPECT_TRUE(close((name[0] == 'a' ? ya : yb).download(), want, bound()));
+  }
+}
+
+// The stem as the model runs it: the device's space-to-depth transform of NCHW images
+// (kernels/image.cu) and the 4x4 convolution with the rewritten weight, against the oracle's
+// 7x7 stride-2 convolution of the same images; odd sides, output poisoned.
+TEST_P(Resnet50LayerTest, SpaceToDepthStem) {
+  const ConvShape stem{3, 16, 7, 2, 3};
+  for (auto [N, S] : {std::tuple{2, 33}, {1, 45}, {3, 32}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " S=" << S);
+    WeightRng rng(seed);
+    HostWeights raw, folded;
+    add_conv_bn(&raw, &folded, "conv1", "conv1", "bn1", stem, &rng);
+    const SpaceToDepthStem s2d = space_to_depth_stem(stem, dtype());
+    HostWeights h;
+    h.add("conv1.weight", {stem.out_channels, 4, 4, s2d.stored_channels},
+          space_to_depth_weight(s2d, folded.at("conv1.weight").values, stem.out_channels));
+    h.add("conv1.bias", {stem.out_channels}, folded.at("conv1.bias").values);
+    DeviceWeights w(h, dtype());
+    Conv2d conv(w, "conv1", s2d.conv(stem.out_channels), ConvActivation::Relu, precision());
+    const int Hs = s2d.side(S), So = s2d.out_size(S);
+    const auto images = test::random_vec(static_cast<size_t>(N) * S * S * 3, seed + S);  // NHWC
+    const auto nchw = nhwc_to_nchw(images, N, S, S, 3);
+    DeviceArray dimg(DType::F32, nchw), dxs(dtype(), static_cast<size_t>(N) * Hs * Hs * s2d.stored_channels),
+        dy(dtype(), static_cast<size_t>(N) * So * So * stem.out_channels);
+    dxs.poison();
+    nchw_f32_to_s2d(dtype(), dxs.data(), static_cast<const float*>(dimg.data()), N, 3, S, S, s2d.pad, Hs, Hs,
+                    s2d.stored_channels, ctx->stream());
+    conv.prepare(*ctx, N, Hs, Hs, dy.data(), dxs.data(), nullptr);
+    dy.poison();
+    conv.forward(*ctx, dy.data(), dxs.data(), N, Hs, Hs);
+    const auto want =
+        ref::relu(ref::conv_bn(images, raw, "conv1", "bn1", N, S, S, 3, stem.out_channels, 7, 2, 3, 1e-5f, false));
+    EXPECT_TRUE(close(dy.download(), want, bound())) << "ran " << conv.describe(N, Hs, Hs);
+  }
 }
 
 TEST_P(Resnet50LayerTest, MaxPool) {
@@ -244,25 +318,16 @@ TEST_P(Resnet50LayerTest, BadInputIsRefused) {
   expect_error([&] { ResNet50(*ctx, wider, w, precision(), 1, c.image_size); }, "weight 'conv1.weight' has shape");
 }
 
-// Informational: which route and algorithm cuDNN gave each of ResNet-50's convolutions at
-// batch 8, 224×224, in this precision. Fails only if a convolution cannot run at all.
+// Informational: which route and engine each of ResNet-50's convolutions got at batch 8,
+// 224x224, in this precision, and the build. Fails only if a convolution cannot run at all or
+// the logits are not finite.
 TEST_P(Resnet50LayerTest, FullSizeRoutes) {
   const ResNetConfig c = ResNetConfig::resnet50();
   ResNet50 model(*ctx, c, random_resnet50_weights(c, 0), precision(), 8, 224);
-  int fused = 0;
-  std::ostringstream os;
-  const std::vector<ConvLayerInfo> layers = model.conv_layers();
-  const std::vector<const Conv2d*> convs = model.convs();  // the same order
-  ASSERT_EQ(layers.size(), convs.size());
-  for (size_t i = 0; i < convs.size(); ++i) {
-    const int H = layers[i].in_size;
-    const ConvRoute r = convs[i]->route(8, H, H);
-    fused += r == ConvRoute::Fused;
-    os << "  " << layers[i].name << ": " << convs[i]->describe(8, H, H) << "\n";
-  }
-  std::cout << precision_name(precision()) << ": " << fused << " of " << model.convs().size()
-            << " convolutions fused\n"
-            << os.str();
+  const std::vector<std::string> lines = model.describe_convs(8);
+  EXPECT_EQ(lines.size(), model.convs().size() + 1);  // one per convolution, then the build
+  std::cout << precision_name(precision()) << ":\n";
+  for (const std::string& l : lines) std::cout << "  " << l << "\n";
   model.upload_input(*ctx, test::random_vec(8 * 3 * 224 * 224, seed), 8);
   model.forward(*ctx, 8);
   const auto logits = test::download_f32(model.dtype(), model.logits(), 8 * 1000);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "layers/space_to_depth.h"
 #include "models/resnet50.h"
 #include "tests/reference/resnet50_ref.h"
 #include "tests/support/compare.h"
@@ -285,6 +286,54 @@ TEST(Resnet50Weights, FoldingMatchesUnfoldedBatchNorm) {
           }
     EXPECT_TRUE(test::close(got, want, 1e-6));
   }
+}
+
+// The stem as it runs (layers/space_to_depth.h): a 4x4 stride-1 convolution on the 2x2
+// space-to-depth transform, with the rewritten weight, equals the 7x7 stride-2 pad-3 one on the
+// image. The transform is written here from its definition, independently of the device kernel;
+// odd and even sides, both storage widths (16 channels for bf16, 12 for fp32).
+TEST(Resnet50SpaceToDepth, StemEqualsTheSevenBySevenConvolution) {
+  const ConvShape stem{3, 5, 7, 2, 3};
+  for (const DType dtype : {DType::BF16, DType::F32})
+    for (const int S : {32, 33, 45}) {
+      SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " S=" << S);
+      const SpaceToDepthStem s2d = space_to_depth_stem(stem, dtype);
+      EXPECT_EQ(s2d.stored_channels, dtype == DType::BF16 ? 16 : 12);
+      EXPECT_EQ(s2d.out_size(S), ref::conv_out(S, 7, 2, 3));
+      const int N = 2, K = stem.out_channels, C = 3, Hs = s2d.side(S), Cs = s2d.stored_channels;
+      const auto x = test::random_vec(static_cast<size_t>(N) * S * S * C, 21 + S);  // NHWC
+      WeightRng rng(7);
+      const std::vector<float> w_oihw = rng.normal(stem.weight_count(), 0.f, 0.2f);
+      std::vector<float> w_krsc(w_oihw.size());
+      for (int o = 0; o < K; ++o)
+        for (int c = 0; c < C; ++c)
+          for (int r = 0; r < 7; ++r)
+            for (int q = 0; q < 7; ++q) w_krsc[((o * 7 + r) * 7 + q) * C + c] = w_oihw[((o * C + c) * 7 + r) * 7 + q];
+      const std::vector<float> w2 = space_to_depth_weight(s2d, w_krsc, K);  // [K, 4, 4, Cs]
+      ASSERT_EQ(w2.size(), static_cast<size_t>(K) * 16 * Cs);
+      std::vector<float> w2_oihw(w2.size());
+      for (int o = 0; o < K; ++o)
+        for (int c = 0; c < Cs; ++c)
+          for (int a = 0; a < 4; ++a)
+            for (int b = 0; b < 4; ++b) w2_oihw[((o * Cs + c) * 4 + a) * 4 + b] = w2[((o * 4 + a) * 4 + b) * Cs + c];
+      // s2d[n, i, j, (2dy + dx)·3 + c] = x[n, 2i + dy − 3, 2j + dx − 3, c], zero outside; channels 12.. zero.
+      std::vector<float> xs(static_cast<size_t>(N) * Hs * Hs * Cs, 0.f);
+      for (int n = 0; n < N; ++n)
+        for (int i = 0; i < Hs; ++i)
+          for (int j = 0; j < Hs; ++j)
+            for (int dy = 0; dy < 2; ++dy)
+              for (int dx = 0; dx < 2; ++dx)
+                for (int c = 0; c < C; ++c) {
+                  const int h = 2 * i + dy - 3, w = 2 * j + dx - 3;
+                  if (h < 0 || h >= S || w < 0 || w >= S) continue;
+                  xs[((static_cast<size_t>(n) * Hs + i) * Hs + j) * Cs + (2 * dy + dx) * C + c] =
+                      x[((static_cast<size_t>(n) * S + h) * S + w) * C + c];
+                }
+      const auto want = ref::conv2d(x, w_oihw, N, S, S, C, K, 7, 2, 3);
+      const auto got = ref::conv2d(xs, w2_oihw, N, Hs, Hs, Cs, K, 4, 1, 0);
+      EXPECT_TRUE(test::close(got, want, 1e-6));
+    }
+  expect_error([] { space_to_depth_stem(ConvShape{3, 8, 7, 1, 3}, DType::BF16); }, "stride-2");
 }
 
 }  // namespace

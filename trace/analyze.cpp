@@ -10,6 +10,7 @@
 #include "core/output_file.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
+#include "trace/diff.h"
 #include "trace/roofline.h"
 #include "trace/svg.h"
 
@@ -60,9 +61,12 @@ int run_analyze(const AnalyzeOptions& o) {
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
-  const trace::Analysis a = trace::analyze(j, o.report);
+  trace::Analysis a = trace::analyze(j, o.report);
+  const trace::IterationSteadyState steady = trace::iteration_steady_state(a);
+  if (!steady.warning.empty()) a.notes.push_back(steady.warning);
   std::printf("laptime analyze %s\n", o.file.c_str());
   trace::print_report(a, stdout);
+  if (!steady.text.empty()) std::printf("\nSteady state: %s\n", steady.text.c_str());
   const auto roof = trace::roofline_for_trace(j, a, o.file, o.layers, o.peak);
   if (roof) trace::print_roofline(*roof, stdout);
   if (!roof && !o.roofline_svg.empty())
@@ -70,9 +74,10 @@ int run_analyze(const AnalyzeOptions& o) {
                             " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
   if (json_out) {
     try {
-      nlohmann::json report = trace::to_json(a);
-      if (roof) report["roofline"] = trace::roofline_to_json(*roof);
-      json_out->write(report.dump(2) + "\n");
+      nlohmann::json out = trace::to_json(a);
+      out["steady_state"] = trace::steady_state_json(steady);
+      if (roof) out["roofline"] = trace::roofline_to_json(*roof);
+      json_out->write(out.dump(2) + "\n");
       json_out->commit();
     } catch (const OutputError& e) {
       throw trace::TraceError(e.what());

@@ -1028,4 +1028,6 @@ nlohmann::json to_json(const Analysis& a) {
   return j;
 }
 
+std::string fold_block_indices(const std::string& range) { return fold_indices(range); }
+
 }  // namespace laptime::trace

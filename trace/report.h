@@ -90,6 +90,10 @@ struct Summary {
 };
 Summary summarize(std::vector<double> values);
 
+// "h.3.attn" -> "h.*.attn", "layer2.1.conv2" -> "layer2.*.conv2": the block indices folded,
+// as analyze's by-layer table folds them (`laptime diff` aligns layers with it).
+std::string fold_block_indices(const std::string& range);
+
 struct Iteration {
   int nvtx = -1;        // index into Trace::nvtx
   uint64_t index = 0;   // the range's payload when it has one, else its position

@@ -203,10 +203,95 @@ def test_gpt2_ranges_are_laptime_names_on_hf_modules():
     assert [s.name for s in block] == [f"h.{i}" for i in range(12)]
     assert block[3] == tb.Span("h.3", "transformer.h.3", "transformer.h.3")
     layer = {s.name: s for s in tb.nvtx_spans("gpt2", "layer")}
-    assert len(layer) == 1 + 12 * 5 + 2
+    # wte; per block the block, ln_1, attn (c_attn, core, c_proj), ln_2, mlp (c_fc, gelu,
+    # c_proj): 11; ln_f, lm_head.
+    assert len(layer) == 1 + 12 * 11 + 2
     assert layer["h.3.attn"] == tb.Span("h.3.attn", "transformer.h.3.attn", "transformer.h.3.attn")
     assert {"h.11.ln_1", "h.11.ln_2", "h.11.mlp", "ln_f", "lm_head"} <= set(layer)
     assert layer["wte"] == tb.Span("wte", "transformer.wte", "transformer.drop")
+
+
+def test_gpt2_layer_names_are_laptimes_finer_ones():
+    # The names laptime's GPT-2 emits at --nvtx layer (BRIEF's shared contract), on HF modules.
+    layer = {s.name: s for s in tb.nvtx_spans("gpt2", "layer")}
+    for i in (0, 11):
+        for op in ("attn.c_attn", "attn.core", "attn.c_proj", "mlp.c_fc", "mlp.gelu", "mlp.c_proj"):
+            assert f"h.{i}.{op}" in layer
+    t = "transformer.h.5"
+    c_attn = f"{t}.attn.c_attn"
+    assert layer["h.5.attn.c_attn"] == tb.Span("h.5.attn.c_attn", c_attn, c_attn)
+    assert layer["h.5.mlp.gelu"] == tb.Span("h.5.mlp.gelu", f"{t}.mlp.act", f"{t}.mlp.act")
+    # The attention itself is no module: from c_attn's end to c_proj's start.
+    core = layer["h.5.attn.core"]
+    assert (core.first, core.last, core.after_first, core.before_last) == (
+        f"{t}.attn.c_attn",
+        f"{t}.attn.c_proj",
+        True,
+        True,
+    )
+
+
+class HookedModule:
+    """A module that only keeps its hooks, in registration order, and fires them."""
+
+    def __init__(self):
+        self.pre, self.post = [], []
+
+    def register_forward_pre_hook(self, hook):
+        self.pre.append(hook)
+        return hook
+
+    def register_forward_hook(self, hook):
+        self.post.append(hook)
+        return hook
+
+
+def test_gpt2_block_ranges_nest_as_laptimes_when_hf_runs_a_block():
+    # HF's GPT2Block runs its modules in this order; the pushes and pops the hooks make must
+    # nest exactly as laptime's ranges do, whatever hook fires on which module.
+    modules = {}
+    model = SimpleNamespace(get_submodule=lambda p: modules.setdefault(p, HookedModule()))
+    cuda = FakeCuda()
+    tb.attach_nvtx(SimpleNamespace(cuda=cuda), model, tb.nvtx_spans("gpt2", "layer", n_layer=1))
+    b = "transformer.h.0"
+    order = [b] + [
+        f"{b}.{m}"
+        for m in ("ln_1", "attn", "attn.c_attn", "attn.c_proj", "ln_2", "mlp", "mlp.c_fc", "mlp.act", "mlp.c_proj")
+    ]
+    children = {b: order[1:3] + order[5:7], f"{b}.attn": order[3:5], f"{b}.mlp": order[7:10]}
+
+    def run(path):
+        m = modules.get(path, HookedModule())
+        for h in m.pre:
+            h(m, ())
+        cuda.log.append(f"run {path}")
+        for c in children.get(path, []):
+            run(c)
+        for h in m.post:
+            h(m, (), None)
+
+    run(b)
+    stack, opened = [], []
+    for event in cuda.log:
+        if event.startswith("push "):
+            name = event[5:]
+            assert not stack or name.startswith(stack[-1] + "."), (name, stack)
+            stack.append(name)
+            opened.append(name)
+        elif event == "pop":
+            stack.pop()
+        else:  # a module ran inside the innermost open range
+            path = event[4:].replace("transformer.", "").replace("mlp.act", "mlp.gelu")
+            assert stack and stack[-1] == path, (path, stack)
+    assert stack == []
+    assert opened == ["h.0"] + [
+        f"h.0.{m}"
+        for m in ("ln_1", "attn", "attn.c_attn", "attn.core", "attn.c_proj", "ln_2", "mlp", "mlp.c_fc", "mlp.gelu")
+    ] + ["h.0.mlp.c_proj"]
+    # The core range is open between c_attn and c_proj: where HF runs the attention itself.
+    i = cuda.log.index("push h.0.attn.core")
+    assert cuda.log[i - 2:i] == [f"run {b}.attn.c_attn", "pop"]
+    assert cuda.log[i + 1:i + 3] == ["pop", "push h.0.attn.c_proj"]
 
 
 def test_resnet50_ranges_fold_batchnorm_into_the_convolution():
@@ -229,6 +314,8 @@ def test_ranges_are_listed_outer_first():
     assert spans.index("layer2.1") < spans.index("layer2.1.conv1")
     spans = [s.name for s in tb.nvtx_spans("gpt2", "layer")]
     assert spans.index("h.0") < spans.index("h.0.ln_1")
+    assert spans.index("h.0.attn") < spans.index("h.0.attn.c_attn") < spans.index("h.0.attn.core")
+    assert spans.index("h.0.attn.core") < spans.index("h.0.attn.c_proj")
 
 
 # --- statistics and report strings, as laptime's bench.cpp computes them ------------------------

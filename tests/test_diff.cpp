@@ -1,0 +1,465 @@
+// `laptime diff` and the steady-state rule, host-only: the statistics against values worked
+// out by hand, the diff of synthetic trace pairs with known shifts against the answers that
+// tests/fixtures/make_diff_fixtures.py computed from the generated durations, the gate's exit
+// codes, and the diff of real captures in tests/fixtures/nsys.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "trace/diff.h"
+#include "trace/diff_command.h"
+#include "trace/nsys_sqlite.h"
+#include "trace/stats.h"
+
+namespace laptime::trace {
+namespace {
+
+using nlohmann::json;
+
+std::string fixture(const std::string& name) {
+  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
+  return std::string(env && *env ? env : LAPTIME_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+std::string temp(const std::string& name) { return testing::TempDir() + "laptime_diff_" + name; }
+
+json expected() {
+  std::ifstream f(fixture("diff_fixtures.expected.json"));
+  return json::parse(f);
+}
+
+const DiffRow* row(const Diff& d, const std::string& name) {
+  for (const DiffRow& r : d.rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+Diff diff_files(const std::string& before, const std::string& after, DiffOptions o = {}) {
+  return diff_runs(load_run(fixture(before), o), load_run(fixture(after), o), o);
+}
+
+// --- statistics ------------------------------------------------------------------------------
+
+TEST(Stats, MedianAndMadByHand) {
+  EXPECT_DOUBLE_EQ(median_of({5, 1, 3}), 3);
+  EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(median_of({}), 0);
+  // |x - 3| over {1, 2, 3, 4, 100} = {2, 1, 0, 1, 97}: median 1.
+  EXPECT_DOUBLE_EQ(mad_of({1, 2, 3, 4, 100}), 1);
+}
+
+TEST(Stats, BootstrapOfAShiftCoversTheShiftAndIsReproducible) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 40; ++i) {
+    const double wobble = (i * 37 % 11) - 5;  // -5..5, deterministic
+    a.push_back(1000 + wobble);
+    b.push_back(1100 + wobble);
+  }
+  const Interval ci = bootstrap_median_change(a, b, 5000, 7);
+  EXPECT_LE(ci.lo, 100);
+  EXPECT_GE(ci.hi, 100);
+  EXPECT_GT(ci.lo, 90);  // the wobble is ±5 on each side: the change is within ±10 of 100
+  EXPECT_LT(ci.hi, 110);
+  const Interval again = bootstrap_median_change(a, b, 5000, 7);
+  EXPECT_EQ(ci.lo, again.lo);
+  EXPECT_EQ(ci.hi, again.hi);
+  // Identical samples: every resampled change is drawn from the same distribution, so the
+  // interval straddles zero.
+  const Interval same = bootstrap_median_change(a, a, 5000, 7);
+  EXPECT_LT(same.lo, 0);
+  EXPECT_GT(same.hi, 0);
+}
+
+TEST(Stats, SteadyStateStartsAfterTheLastEarlyOutlier) {
+  // Last half {100, 101, 99, 100, 100, 250}: median 100, MAD 0.5 -> band max(5*1.4826*0.5, 2) = 3.7065.
+  const std::vector<double> s{160, 130, 104, 100, 101, 99, 100, 101, 99, 100, 100, 250};
+  const SteadyState st = steady_state(s);
+  EXPECT_EQ(st.start, 3u);  // 104 is outside 100 ± 3.7: steady from index 3
+  EXPECT_DOUBLE_EQ(st.median, 100);
+  EXPECT_NEAR(st.band, 5 * 1.4826 * 0.5, 1e-12);
+  EXPECT_EQ(st.outside_late, 1u);  // the spike at the end is noise, not warm-up
+  EXPECT_EQ(steady_state({5, 5, 5, 5}).start, 0u);
+  EXPECT_EQ(steady_state({}).start, 0u);
+}
+
+TEST(Labels, Definitions) {
+  DiffOptions o;  // threshold 2%, min change 1 us
+  const double b = 1e6;  // 1 ms before
+  EXPECT_EQ(classify_change(b, 30e3, {10e3, 50e3}, o), Label::Slower);
+  EXPECT_EQ(classify_change(b, -30e3, {-50e3, -10e3}, o), Label::Faster);
+  EXPECT_EQ(classify_change(b, 5e3, {1e3, 9e3}, o), Label::Same);      // real, but within ±2%
+  EXPECT_EQ(classify_change(b, 0, {-15e3, 15e3}, o), Label::Same);
+  EXPECT_EQ(classify_change(b, 30e3, {-5e3, 60e3}, o), Label::Unclear);  // interval touches zero
+  EXPECT_EQ(classify_change(b, 15e3, {2e3, 30e3}, o), Label::Unclear);   // clear of zero, too small, too wide
+  // The absolute floor: 10% of a 5 us layer is 0.5 us, below 1 us.
+  EXPECT_EQ(classify_change(5e3, 500, {400, 600}, o), Label::Same);
+  EXPECT_EQ(classify_change(0, 10, {5, 15}, o), Label::Unclear);
+}
+
+// --- synthetic pairs ---------------------------------------------------------------------------
+
+TEST(DiffSynthetic, LabelsAreWhatTheShiftsMake) {
+  const json e = expected();
+  for (const auto& [pair, spec] : e["pairs"].items()) {
+    SCOPED_TRACE(pair);
+    const Diff d = diff_files("diff_" + spec["before"].get<std::string>() + ".sqlite",
+                              "diff_" + spec["after"].get<std::string>() + ".sqlite");
+    ASSERT_EQ(d.rows.size(), spec["labels"].size());
+    for (const auto& [name, label] : spec["labels"].items()) {
+      const DiffRow* r = row(d, name);
+      ASSERT_NE(r, nullptr) << name;
+      EXPECT_EQ(label_name(r->label), label.get<std::string>()) << name;
+    }
+    EXPECT_TRUE(d.rows.front().whole);
+    for (size_t i = 2; i < d.rows.size(); ++i)  // layers by absolute change
+      EXPECT_GE(std::fabs(d.rows[i - 1].change_ns), std::fabs(d.rows[i].change_ns));
+  }
+}
+
+TEST(DiffSynthetic, MediansAndKernelCountsAreTheGeneratedOnes) {
+  const json e = expected();
+  const Diff d = diff_files("diff_base.sqlite", "diff_attn_slower.sqlite");
+  const json& b = e["runs"]["base"];
+  const json& a = e["runs"]["attn_slower"];
+  EXPECT_DOUBLE_EQ(d.rows.front().before_ns, b["iteration_median_ns"].get<double>());
+  EXPECT_DOUBLE_EQ(d.rows.front().after_ns, a["iteration_median_ns"].get<double>());
+  EXPECT_EQ(d.before.iteration_ns.size(), b["steady_iterations"].get<size_t>());
+  for (const auto& [name, median] : b["layer_median_ns"].items()) {
+    const DiffRow* r = row(d, name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_DOUBLE_EQ(r->before_ns, median.get<double>()) << name;
+    EXPECT_DOUBLE_EQ(r->after_ns, a["layer_median_ns"][name].get<double>()) << name;
+    EXPECT_DOUBLE_EQ(r->kernels_before, b["kernels_per_iteration"][name].get<double>()) << name;
+    EXPECT_DOUBLE_EQ(r->launches_before, b["kernels_per_iteration"][name].get<double>()) << name;  // one launch each
+    EXPECT_LE(r->ci.lo, r->change_ns) << name;
+    EXPECT_GE(r->ci.hi, r->change_ns) << name;
+  }
+  // 10% on the attention kernels, within the noise of the medians.
+  EXPECT_NEAR(row(d, "h.*.attn")->change_pct, 10.0, 0.5);
+}
+
+TEST(DiffSynthetic, FusedKernelIsReportedGoneAndNew) {
+  const json spec = expected()["pairs"]["base_vs_gelu_fused"];
+  const Diff d = diff_files("diff_base.sqlite", "diff_gelu_fused.sqlite");
+  const DiffRow* mlp = row(d, "h.*.mlp");
+  ASSERT_NE(mlp, nullptr);
+  std::vector<std::string> gone, added;
+  for (const auto& [k, c] : mlp->gone) gone.push_back(k);
+  for (const auto& [k, c] : mlp->added) added.push_back(k);
+  EXPECT_EQ(gone, spec["mlp_kernels_gone"].get<std::vector<std::string>>());
+  EXPECT_EQ(added, spec["mlp_kernels_new"].get<std::vector<std::string>>());
+  EXPECT_DOUBLE_EQ(mlp->kernels_before, 6);  // 3 per block, 2 blocks
+  EXPECT_DOUBLE_EQ(mlp->kernels_after, 4);
+  EXPECT_NE(mlp->kernel_note.find("gelu_kernel gone (2/iter before)"), std::string::npos) << mlp->kernel_note;
+  EXPECT_NE(mlp->kernel_note.find("fused into fewer kernels"), std::string::npos) << mlp->kernel_note;
+  EXPECT_TRUE(row(d, "h.*")->kernel_note.empty()) << "told once, on the innermost layer";
+  EXPECT_TRUE(row(d, "h.*.attn")->gone.empty());
+}
+
+TEST(DiffSynthetic, AGoneLayerWhoseKernelWasFusedSaysSo) {
+  // laptime's finer names: h.{i}.mlp.gelu disappears when the GELU moves into c_fc's GEMM.
+  const Diff d = diff_files("diff_fine.sqlite", "diff_fine_fused.sqlite");
+  const DiffRow* gelu = row(d, "h.*.mlp.gelu");
+  ASSERT_NE(gelu, nullptr);
+  EXPECT_EQ(gelu->label, Label::OnlyBefore);
+  ASSERT_EQ(gelu->gone.size(), 1u);
+  EXPECT_EQ(gelu->gone[0].first, "gelu_kernel");
+  EXPECT_NE(gelu->kernel_note.find("h.*.mlp runs 6 -> 4 kernels per iteration: its work was fused"), std::string::npos)
+      << gelu->kernel_note;
+  const DiffRow* fc = row(d, "h.*.mlp.c_fc");
+  ASSERT_NE(fc, nullptr);
+  EXPECT_NE(fc->kernel_note.find("fc_gemm_gelu_kernel new (2/iter)"), std::string::npos) << fc->kernel_note;
+  EXPECT_NEAR(fc->change_pct, 5.0, 0.5);  // the epilogue costs the GEMM 5%
+  EXPECT_TRUE(row(d, "h.*.mlp")->kernel_note.empty()) << "told on the layers inside it";
+}
+
+TEST(DiffSynthetic, GraphReplayBorrowsTheLayersByKernelOrder) {
+  const json spec = expected()["pairs"]["base_vs_graph"];
+  const Diff d = diff_files("diff_base.sqlite", "diff_graph.sqlite");
+  EXPECT_FALSE(d.before.layers.empty());
+  for (const auto& [name, label] : spec["labels"].items()) {
+    const DiffRow* r = row(d, name);
+    ASSERT_NE(r, nullptr) << name;
+    if (r->whole) continue;
+    EXPECT_DOUBLE_EQ(r->kernels_before, r->kernels_after) << name;
+    EXPECT_DOUBLE_EQ(r->launches_after, spec["launches_after"].get<double>()) << name;  // one cudaGraphLaunch
+  }
+  EXPECT_DOUBLE_EQ(row(d, "h.*.mlp")->launches_before, 6);
+  // The whole iteration: 12 kernels both sides, 12 launches eager, one cudaGraphLaunch.
+  EXPECT_DOUBLE_EQ(d.rows.front().kernels_before, 12);
+  EXPECT_DOUBLE_EQ(d.rows.front().kernels_after, 12);
+  EXPECT_DOUBLE_EQ(d.rows.front().launches_before, 12);
+  EXPECT_DOUBLE_EQ(d.rows.front().launches_after, 1);
+  bool told = false;
+  for (const std::string& n : d.notes) told |= n.find("takes the layer of its counterpart") != std::string::npos;
+  EXPECT_TRUE(told);
+  // Another kernel sequence (the GELU fused away): nothing to borrow, the iteration only.
+  const Diff other = diff_files("diff_gelu_fused.sqlite", "diff_graph.sqlite");
+  EXPECT_EQ(other.rows.size(), 1u);
+  EXPECT_EQ(other.rows[0].label, Label::Slower);  // the graph runs the unfused kernels
+}
+
+TEST(DiffSynthetic, ByBlockKeepsTheBlockIndex) {
+  DiffOptions o;
+  o.by = LayerKey::Block;
+  const Diff d = diff_files("diff_base.sqlite", "diff_attn_slower.sqlite", o);
+  EXPECT_EQ(row(d, "h.*.attn"), nullptr);
+  ASSERT_NE(row(d, "h.0.attn"), nullptr);
+  ASSERT_NE(row(d, "h.1.attn"), nullptr);
+  EXPECT_EQ(row(d, "h.0.attn")->label, Label::Slower);
+  EXPECT_EQ(row(d, "h.1.mlp")->label, Label::Same);
+  EXPECT_DOUBLE_EQ(row(d, "h.0.attn")->kernels_before, 2);
+}
+
+TEST(DiffSynthetic, SteadyStateAndTooShortWarmup) {
+  const json e = expected();
+  for (const char* name : {"base", "slow_start"}) {
+    SCOPED_TRACE(name);
+    const DiffSide r = load_run(fixture(std::string("diff_") + name + ".sqlite"), {});
+    EXPECT_EQ(r.steady.start, e["runs"][name]["steady_start"].get<size_t>());
+    EXPECT_EQ(r.warmup, e["runs"][name]["warmup"].get<size_t>());
+  }
+  const Diff d = diff_files("diff_base.sqlite", "diff_slow_start.sqlite");
+  bool warned = false;
+  for (const std::string& n : d.notes) warned |= n.find("Warm-up too short") != std::string::npos;
+  EXPECT_TRUE(warned);
+  // With the warm-up it asks for, the warning goes.
+  DiffOptions o;
+  o.skip_warmup = static_cast<int>(e["runs"]["slow_start"]["steady_start"].get<size_t>());
+  const DiffSide fixed = load_run(fixture("diff_slow_start.sqlite"), o);
+  for (const std::string& n : fixed.notes) EXPECT_EQ(n.find("Warm-up too short"), std::string::npos) << n;
+}
+
+TEST(DiffSynthetic, AnalyzeReportsWhereTheLapsSettle) {
+  const json e = expected();
+  const Trace t = load_nsys_sqlite(fixture("diff_slow_start.sqlite"));
+  const TraceJoin j(t);
+  const IterationSteadyState s = iteration_steady_state(analyze(j, {}));
+  EXPECT_EQ(s.steady.start, e["runs"]["slow_start"]["steady_start"].get<size_t>());
+  EXPECT_EQ(s.warmup, 1u);
+  EXPECT_NE(s.text.find("too short"), std::string::npos) << s.text;
+  EXPECT_NE(s.warning.find("--skip-warmup 6"), std::string::npos) << s.warning;
+  const json js = steady_state_json(s);
+  EXPECT_EQ(js["warmup_too_short"], true);
+  const Trace base = load_nsys_sqlite(fixture("diff_base.sqlite"));
+  const TraceJoin jb(base);
+  const IterationSteadyState ok = iteration_steady_state(analyze(jb, {}));
+  EXPECT_TRUE(ok.warning.empty()) << ok.warning;
+  EXPECT_LE(ok.steady.start, ok.warmup);
+}
+
+TEST(DiffSynthetic, BenchReportsCompareTheIterationOnly) {
+  const json e = expected();
+  const Diff d = diff_files("diff_bench_base.json", "diff_bench_slower.json");
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(label_name(d.rows[0].label), e["bench"]["bench_base_vs_bench_slower"].get<std::string>());
+  EXPECT_EQ(d.before.iteration_ns.size(), 30u);
+  const Diff same = diff_files("diff_bench_base.json", "diff_bench_base.json");
+  EXPECT_EQ(label_name(same.rows[0].label), e["bench"]["bench_base_vs_bench_base"].get<std::string>());
+  EXPECT_EQ(same.rows[0].change_ns, 0);
+}
+
+// --- the command: gate, JSON, SVG, errors -----------------------------------------------------------
+
+int gate(const std::string& before, const std::string& after, std::optional<double> pct) {
+  DiffCommandOptions o;
+  o.before = fixture(before);
+  o.after = fixture(after);
+  o.diff.fail_if_slower_pct = pct;
+  std::FILE* saved = stdout;  // the report is not what this test reads
+  stdout = std::fopen("/dev/null", "w");
+  const int rc = run_diff(o);
+  std::fclose(stdout);
+  stdout = saved;
+  return rc;
+}
+
+TEST(DiffGate, ExitCodes) {
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", 5.0), kExitGateFailed);  // attention +10%
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", 15.0), 0);  // nothing slower by 15%
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", std::nullopt), 0);  // no gate asked
+  EXPECT_EQ(gate("diff_attn_slower.sqlite", "diff_base.sqlite", 0.0), 0);  // faster never trips it
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_noise.sqlite", 0.0), 0);        // noise alone never trips it
+  EXPECT_EQ(gate("diff_bench_base.json", "diff_bench_slower.json", 5.0), kExitGateFailed);
+}
+
+TEST(DiffCommand, CommandLine) {
+  auto parse = [](std::vector<std::string> args) {
+    CLI::App app;
+    DiffCommandOptions o;
+    add_diff_subcommand(app, o);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+    return o;
+  };
+  const DiffCommandOptions d = parse({"diff", "a.sqlite", "b.json"});
+  EXPECT_EQ(d.before, "a.sqlite");
+  EXPECT_EQ(d.after, "b.json");
+  EXPECT_EQ(d.diff.by, LayerKey::Folded);
+  EXPECT_FALSE(d.diff.fail_if_slower_pct.has_value());
+  EXPECT_FALSE(d.diff.skip_warmup.has_value());
+  EXPECT_EQ(d.diff.resamples, 10000);
+  EXPECT_DOUBLE_EQ(d.diff.threshold_pct, 2.0);
+  const DiffCommandOptions e = parse({"diff", "a", "b", "--by", "block", "--fail-if-slower", "3.5", "--skip-warmup",
+                                      "5", "--threshold", "1", "--min-change-us", "0", "--resamples", "2000",
+                                      "--seed", "9", "--json", "d.json", "--svg", "d.svg", "--range", "step"});
+  EXPECT_EQ(e.diff.by, LayerKey::Block);
+  EXPECT_DOUBLE_EQ(*e.diff.fail_if_slower_pct, 3.5);
+  EXPECT_EQ(*e.diff.skip_warmup, 5);
+  EXPECT_DOUBLE_EQ(e.diff.threshold_pct, 1);
+  EXPECT_DOUBLE_EQ(e.diff.min_change_us, 0);
+  EXPECT_EQ(e.diff.resamples, 2000);
+  EXPECT_EQ(e.diff.seed, 9u);
+  EXPECT_EQ(e.json, "d.json");
+  EXPECT_EQ(e.svg, "d.svg");
+  EXPECT_EQ(e.diff.range, "step");
+  EXPECT_THROW(parse({"diff", "a", "b", "--by", "kernel"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"diff", "a", "b", "--threshold", "0"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"diff", "a"}), CLI::RequiredError);
+}
+
+TEST(DiffCommand, JsonAndSvg) {
+  DiffCommandOptions o;
+  o.before = fixture("diff_base.sqlite");
+  o.after = fixture("diff_gelu_fused.sqlite");
+  o.json = temp("d.json");
+  o.svg = temp("d.svg");
+  o.diff.fail_if_slower_pct = 5;
+  std::FILE* saved = stdout;
+  stdout = std::fopen("/dev/null", "w");
+  const int rc = run_diff(o);
+  std::fclose(stdout);
+  stdout = saved;
+  EXPECT_EQ(rc, 0);
+  std::ifstream f(o.json);
+  const json j = json::parse(f);
+  EXPECT_EQ(j["schema"], "laptime.diff/1");
+  EXPECT_EQ(j["method"]["resamples"], 10000);
+  EXPECT_EQ(j["rows"][0]["name"], "(iteration)");
+  EXPECT_EQ(j["rows"][0]["label"], "FASTER");
+  EXPECT_EQ(j["gate"]["failed"], false);
+  EXPECT_EQ(j["gate"]["exit_code"], 0);
+  bool mlp = false;
+  for (const json& r : j["rows"])
+    if (r["name"] == "h.*.mlp") {
+      mlp = true;
+      EXPECT_EQ(r["kernels_gone"].size(), 2u);
+      EXPECT_EQ(r["kernels_new"][0]["name"], "fc_gemm_gelu_kernel");
+      EXPECT_DOUBLE_EQ(r["kernels_new"][0]["per_iteration"].get<double>(), 2);
+    }
+  EXPECT_TRUE(mlp);
+  std::ifstream s(o.svg);
+  std::stringstream svg;
+  svg << s.rdbuf();
+  const std::string text = svg.str();
+  EXPECT_EQ(text.rfind("<svg", 0), 0u);
+  EXPECT_NE(text.find("h.0.mlp"), std::string::npos);
+  EXPECT_NE(text.find("fc_gemm_gelu_kernel"), std::string::npos);
+  EXPECT_NE(text.find("stroke-dasharray"), std::string::npos);  // layers joined across the two runs
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+}
+
+TEST(DiffCommand, ErrorsAreOneSentence) {
+  auto message = [](const std::string& a, const std::string& b) {
+    try {
+      load_run(a, {});
+      load_run(b, {});
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(fixture("no_such.sqlite"), "").find("cannot open"), std::string::npos);
+  EXPECT_NE(message(fixture("synthetic_trace.expected.json"), "").find("not a `laptime bench --json` report"),
+            std::string::npos);
+  EXPECT_NE(message(fixture("not_a_trace.txt"), "").find("not"), std::string::npos);
+  const std::string bad = temp("bad_report.json");
+  std::ofstream(bad) << R"({"schema": "laptime.bench/1", "iterations": [{"lap_ms": 1.0, "warmup": "no"}]})";
+  EXPECT_NE(message(bad, "").find("not a well-formed"), std::string::npos);
+  std::ofstream(bad) << R"({"schema": "laptime.bench/1", "iterations": [{"lap": 1.0}]})";
+  EXPECT_NE(message(bad, "").find("without a lap_ms number"), std::string::npos);
+  DiffOptions o;
+  o.skip_warmup = 40;
+  try {
+    load_run(fixture("diff_bench_base.json"), o);
+    ADD_FAILURE() << "no error for --skip-warmup past the end";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("none left"), std::string::npos);
+  }
+  // A bench report cannot be drawn: it has laps, not kernels.
+  const Diff d = diff_files("diff_bench_base.json", "diff_bench_slower.json");
+  try {
+    write_diff_svg(d, temp("none.svg"));
+    ADD_FAILURE() << "no error for an SVG of laps";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot draw"), std::string::npos);
+  }
+}
+
+// --- real captures ----------------------------------------------------------------------------------
+
+TEST(DiffReal, SameCaptureIsSameEverywhere) {
+  const Diff d = diff_files("nsys/gpt2_bf16.sqlite", "nsys/gpt2_bf16.sqlite");
+  ASSERT_GT(d.rows.size(), 5u);
+  for (const DiffRow& r : d.rows) {
+    EXPECT_EQ(r.label, Label::Same) << r.name;
+    EXPECT_EQ(r.change_ns, 0) << r.name;
+    EXPECT_TRUE(r.gone.empty() && r.added.empty()) << r.name;
+  }
+  // The layer names of laptime's GPT-2, folded.
+  for (const char* name : {"wte", "h.*", "h.*.ln_1", "h.*.attn", "h.*.ln_2", "h.*.mlp", "ln_f", "lm_head"})
+    EXPECT_NE(row(d, name), nullptr) << name;
+  EXPECT_DOUBLE_EQ(row(d, "h.*.ln_1")->kernels_before, 12);  // one LayerNorm kernel per block
+}
+
+TEST(DiffReal, PitfallsOutsideTheLayersLeaveTheLayersAlone) {
+  // One build, one shape: the pageable copy and the end-of-iteration sync sit outside the
+  // layer ranges, so no layer may be FASTER or SLOWER and every layer runs the same kernels.
+  const Diff d = diff_files("nsys/pitfall_pageable.sqlite", "nsys/pitfall_sync.sqlite");
+  ASSERT_GT(d.rows.size(), 5u);
+  for (const DiffRow& r : d.rows) {
+    EXPECT_NE(r.label, Label::Faster) << r.name;
+    EXPECT_NE(r.label, Label::Slower) << r.name;
+    if (r.name == "(outside layers)" || r.whole) continue;
+    EXPECT_TRUE(r.gone.empty() && r.added.empty()) << r.name;
+    EXPECT_DOUBLE_EQ(r.kernels_before, r.kernels_after) << r.name;
+  }
+  bool few = false;  // 5 steady iterations a side: the diff says its intervals are wide
+  for (const std::string& n : d.notes) few |= n.find("Few steady iterations") != std::string::npos;
+  EXPECT_TRUE(few);
+}
+
+TEST(DiffReal, SyncAfterEveryLayerMakesTheIterationSlowerWithTheSameKernels) {
+  // A read-back after every layer: the GPU idles between layers (the iteration's span grows),
+  // each layer gains a launch (the copy) but runs the kernels it ran before.
+  const Diff d = diff_files("nsys/pitfall_sync.sqlite", "nsys/pitfall_sync_per_layer.sqlite");
+  EXPECT_EQ(d.rows.front().label, Label::Slower);
+  EXPECT_GT(d.rows.front().change_pct, 50);
+  for (const char* name : {"h.*.ln_1", "h.*.attn", "h.*.mlp", "h.*.ln_2"}) {
+    const DiffRow* r = row(d, name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_DOUBLE_EQ(r->kernels_before, r->kernels_after) << name;
+    EXPECT_DOUBLE_EQ(r->launches_after, r->launches_before + 12) << name;  // one read-back per block
+    EXPECT_TRUE(r->gone.empty() && r->added.empty()) << name;
+  }
+}
+
+TEST(DiffReal, ResNetAgainstGpt2HasNoCommonLayers) {
+  const Diff d = diff_files("nsys/gpt2_bf16.sqlite", "nsys/resnet50_bf16.sqlite");
+  for (const DiffRow& r : d.rows)
+    if (!r.whole) {
+      EXPECT_TRUE(r.label == Label::OnlyBefore || r.label == Label::OnlyAfter) << r.name;
+    }
+  const DiffRow* conv = row(d, "layer*.*.conv2");
+  EXPECT_EQ(conv, nullptr);  // folded names keep the stage: layer1.*.conv2
+  EXPECT_NE(row(d, "layer1.*.conv2"), nullptr);
+}
+
+}  // namespace
+}  // namespace laptime::trace

@@ -1,0 +1,30 @@
+// `laptime diff BEFORE AFTER`: the command line around trace/diff.h. Exit codes: 0 done (gate
+// passed or not asked), 1 an error (one sentence on stderr), 3 the --fail-if-slower gate tripped.
+#pragma once
+
+#include <string>
+
+#include "trace/diff.h"
+
+namespace CLI {
+class App;
+}
+
+namespace laptime {
+
+struct DiffCommandOptions {
+  std::string before, after;
+  trace::DiffOptions diff;
+  std::string json;  // schema laptime.diff/1
+  std::string svg;   // the two median iterations on one time axis
+};
+
+constexpr int kExitGateFailed = 3;
+
+CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o);
+
+// Prints the diff to stdout, writes the files asked for; returns 0, or kExitGateFailed when
+// the gate trips. Unreadable input throws trace::TraceError with one sentence.
+int run_diff(const DiffCommandOptions& o);
+
+}  // namespace laptime
