@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <set>
 
 #include <cudnn.h>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@
 #include "bench/stats.h"
 #include "trace/cupti_tracer.h"
 #include "trace/nsys_sqlite.h"
+#include "trace/roofline.h"
 #include "core/check.h"
 #include "core/output_file.h"
 
@@ -257,6 +259,14 @@ int run_bench(const BenchOptions& o) {
       throw Error(e.what());
     }
     std::printf("  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", o.trace.c_str(), o.trace.c_str());
+  }
+  // Every layer's FLOPs and bytes, beside the report and the trace, for analyze's roofline.
+  std::set<std::string> sidecars;
+  for (const std::string& p : {o.json, o.trace})
+    if (!p.empty() && p != "-") sidecars.insert(trace::layer_costs_path(p));  // "-": no file to sit beside
+  for (const std::string& p : sidecars) {
+    write_layer_costs(p, layer_costs_json(o.workload.model, o.workload.precision, w->shape(), w->layer_costs()));
+    std::printf("  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());
   }
 
   std::vector<double> laps;

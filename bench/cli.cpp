@@ -96,6 +96,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
   CLI::App* diff = add_diff_subcommand(app, cmd.diff);
 
+  CLI::App* peak = app.add_subcommand("peak", "measure the device's ceilings for the roofline (GEMM per precision, "
+                                              "device copy) once, cache and print them");
+  cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
+  peak->add_option("--cache", cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
+  peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
+
   // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
   if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
     std::string known;
@@ -111,7 +117,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd, analyze, diff})
+    for (CLI::App* sub : {bench, fwd, analyze, diff, peak})
       if (sub->parsed()) cmd.help_text = sub->help();
     return cmd;
   } catch (const CLI::ParseError& e) {
@@ -140,6 +146,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::Analyze;
   } else if (diff->parsed()) {
     cmd.kind = Command::Kind::Diff;
+  } else if (peak->parsed()) {
+    cmd.kind = Command::Kind::Peak;
   } else {
     cmd.kind = Command::Kind::Forward;
     limits::check_tokens(f.workload.batch, f.workload.seq);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "trace/analyze.h"
+#include "bench/peak.h"
 #include "trace/diff_command.h"
 #include "bench/workload.h"
 #include "core/context.h"
@@ -45,11 +46,12 @@ struct ForwardOptions {
 };
 
 struct Command {
-  enum class Kind { Help, Bench, Forward, Analyze, Diff } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Analyze, Diff, Peak } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
   AnalyzeOptions analyze;
   DiffCommandOptions diff;
+  PeakOptions peak;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -1,4 +1,4 @@
-// laptime: bench, forward, analyze and diff subcommands. Every failure is one sentence on stderr and exit 1.
+// laptime: bench, forward, analyze, diff and peak subcommands. Every failure is one sentence on stderr and exit 1.
 #include <cstdio>
 
 #include "bench/cli.h"
@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
         return laptime::run_analyze(cmd.analyze);
       case laptime::Command::Kind::Diff:
         return laptime::run_diff(cmd.diff);  // 3 when its --fail-if-slower gate trips
+      case laptime::Command::Kind::Peak:
+        return laptime::run_peak(cmd.peak);
     }
   } catch (const laptime::Error& e) {
     std::fprintf(stderr, "laptime: %s\n", e.what());

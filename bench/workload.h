@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/layer_costs.h"
 #include "core/context.h"
 #include "core/dtype.h"
 #include "layers/attention_kind.h"
@@ -34,7 +35,9 @@ class Workload {
   virtual std::string weights_source() const = 0;
   virtual int64_t items_per_forward() const = 0;  // tokens or images
   virtual const char* item_name() const = 0;      // "tokens" | "images"
-  virtual double flops_per_forward() const = 0;   // analytic, see docs/PERF.md
+  // Every NVTX range's FLOPs and bytes for the shapes built (bench/layer_costs.h).
+  virtual std::vector<LayerCost> layer_costs() const = 0;
+  double flops_per_forward() const { return total_flops(layer_costs()); }  // analytic, see docs/PERF.md
   virtual int64_t param_count() const = 0;
   virtual std::size_t weight_bytes() const = 0;
   virtual std::size_t activation_bytes() const = 0;

@@ -1,11 +1,8 @@
 // GPT-2 as a bench workload.
 //
-// FLOPs per forward (multiply-add = 2 FLOPs), counted from the shapes, N = B·T tokens:
-//   per block: QKV 2·N·C·3C + proj 2·N·C·C + MLP 2·N·C·4C·2  = 24·N·C²
-//              attention scores and P·V: 2 · 2·B·T·T·C (the full T×T as computed; the
-//              causal half is masked, not skipped)
-//   LM head:   2·N·C·vocab
-// Elementwise work (LayerNorm, GELU, softmax) is omitted: it is bandwidth, not FLOPs.
+// FLOPs and bytes per layer: bench/layer_costs.cpp (gpt2_layer_costs), from the shapes built;
+// FLOPs per forward is their sum: per block 24·N·C² for the four matrix products (N = B·T
+// tokens) plus 4·B·T²·C for attention's full T×T square, and 2·N·C·vocab for the LM head.
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -77,11 +74,8 @@ class Gpt2Workload : public Workload {
   }
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
   const char* item_name() const override { return "tokens"; }
-  double flops_per_forward() const override {
-    const GPT2Config& c = model_->config();
-    const double N = double(B_) * T_, C = c.n_embd;
-    const double block = 24 * N * C * C + 4.0 * B_ * T_ * double(T_) * C;
-    return c.n_layer * block + 2 * N * C * c.vocab_size;
+  std::vector<LayerCost> layer_costs() const override {
+    return gpt2_layer_costs(model_->config(), B_, T_, model_->precision(), !model_->gelu_in_epilogue());
   }
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }

@@ -1,13 +1,12 @@
 // ResNet-50 as a bench workload: batch 256 at 224×224 by default, seeded random weights of
 // the real shapes unless --weights is given, seeded N(0, 1) images.
 //
-// FLOPs per forward (multiply-add = 2 FLOPs), counted from the shapes the model was built for:
-//   each convolution (stem, 3 per bottleneck, the 4 projection shortcuts: 53 in ResNet-50):
-//                 2 · B · Ho · Wo · Cout · Cin · kh · kw
-//   fc:           2 · B · C · classes
+// FLOPs and bytes per layer: bench/layer_costs.cpp (resnet50_layer_costs), from the shapes
+// built; FLOPs per forward is their sum: 2·B·Ho·Wo·Cout·Cin·kh·kw per convolution (the stem,
+// 3 per bottleneck, the 4 projection shortcuts: 53 in ResNet-50) and 2·B·C·classes for fc.
 // BatchNorm is folded into the convolutions at load and costs nothing; bias, ReLU, residual
-// adds and pooling are bandwidth, not FLOPs, and are omitted. At 224×224 this is 8.18 GFLOPs
-// per image (the "4.1 GMACs" usually quoted for ResNet-50).
+// adds and pooling are bandwidth, not FLOPs. At 224×224 this is 8.18 GFLOPs per image (the
+// "4.1 GMACs" usually quoted for ResNet-50).
 #include "bench/workload.h"
 #include "core/check.h"
 #include "models/resnet50.h"
@@ -46,14 +45,8 @@ class Resnet50Workload : public Workload {
   std::string weights_source() const override { return source_; }
   int64_t items_per_forward() const override { return B_; }
   const char* item_name() const override { return "images"; }
-  double flops_per_forward() const override {
-    double flops = 0;
-    for (const ConvLayerInfo& l : model_->conv_layers()) {
-      const ConvShape& s = l.shape;
-      flops += 2.0 * B_ * l.out_size * l.out_size * s.out_channels * s.in_channels * s.kernel * s.kernel;
-    }
-    const ResNetConfig& c = model_->config();
-    return flops + 2.0 * B_ * c.features() * c.num_classes;
+  std::vector<LayerCost> layer_costs() const override {
+    return resnet50_layer_costs(model_->config(), model_->conv_layers(), B_, model_->precision());
   }
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }

@@ -11,6 +11,7 @@
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/diff.h"
+#include "trace/roofline.h"
 #include "trace/svg.h"
 
 namespace laptime {
@@ -34,6 +35,10 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   sub->add_option("--json", o.json, "also write the numbers as JSON (schema laptime.analyze/1); - for standard output");
   sub->add_option("--perfetto", o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   sub->add_option("--svg", o.svg, "draw the median steady iteration as an SVG timeline");
+  sub->add_option("--layers", o.layers, "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
+                                        ".layers.json, when present): adds the roofline table");
+  sub->add_option("--peak", o.peak, "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
+  sub->add_option("--roofline-svg", o.roofline_svg, "draw the per-layer roofline (needs the layer costs and ceilings)");
   return sub;
 }
 
@@ -42,8 +47,13 @@ int run_analyze(const AnalyzeOptions& o) {
   // device or a FIFO, or sit in a folder that cannot be written (core/output_file.h).
   std::optional<OutputFile> json_out;
   try {
-    check_outputs({{"JSON report", o.json, true}, {"Perfetto trace", o.perfetto}, {"SVG timeline", o.svg}}, {o.file});
-    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, std::vector<std::string>{o.file});
+    check_outputs({{"JSON report", o.json, true},
+                   {"Perfetto trace", o.perfetto},
+                   {"SVG timeline", o.svg},
+                   {"roofline SVG", o.roofline_svg}},
+                  {o.file, o.layers, o.peak});
+    if (!o.json.empty())
+      json_out.emplace(OutputSpec{"JSON report", o.json, true}, std::vector<std::string>{o.file, o.layers, o.peak});
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
   }
@@ -60,10 +70,16 @@ int run_analyze(const AnalyzeOptions& o) {
   std::printf("laptime analyze %s\n", o.file.c_str());
   trace::print_report(a, stdout);
   if (!steady.text.empty()) std::printf("\nSteady state: %s\n", steady.text.c_str());
+  const auto roof = trace::roofline_for_trace(j, a, o.file, o.layers, o.peak);
+  if (roof) trace::print_roofline(*roof, stdout);
+  if (!roof && !o.roofline_svg.empty())
+    throw trace::TraceError("--roofline-svg needs the layer costs: " + trace::layer_costs_path(o.file) +
+                            " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
   if (json_out) {
     try {
       nlohmann::json out = trace::to_json(a);
       out["steady_state"] = trace::steady_state_json(steady);
+      if (roof) out["roofline"] = trace::roofline_to_json(*roof);
       json_out->write(out.dump(2) + "\n");
       json_out->commit();
     } catch (const OutputError& e) {
@@ -71,11 +87,14 @@ int run_analyze(const AnalyzeOptions& o) {
     }
   }
   if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
+  if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
-                                   {"SVG timeline", o.svg}})
+                                   {"SVG timeline", o.svg},
+                                   {"roofline SVG", o.roofline_svg}})
     if (!path.empty() && path != "-") std::printf("\nwrote %s: %s", what, path.c_str());
-  if ((!o.json.empty() && o.json != "-") || !o.perfetto.empty() || !o.svg.empty()) std::printf("\n");
+  if ((!o.json.empty() && o.json != "-") || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty())
+    std::printf("\n");
   return 0;
 }
 

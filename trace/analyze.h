@@ -23,6 +23,9 @@ struct AnalyzeOptions {
   std::string json;             // the same numbers as JSON (schema laptime.analyze/1)
   std::string perfetto;         // Chrome Trace Event JSON of the whole trace
   std::string svg;              // one steady iteration as a timeline
+  std::string layers;           // layer costs sidecar (default: beside the trace, trace/roofline.h)
+  std::string peak;             // ceilings from `laptime peak` (default: the cache of the trace's GPU)
+  std::string roofline_svg;     // the per-layer roofline plot
 };
 
 // Adds the `analyze` subcommand to `app`, filling `o` when it is parsed; returns it so the

@@ -1,0 +1,171 @@
+// `laptime peak`: see bench/peak.h.
+#include "bench/peak.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/buffer.h"
+#include "core/check.h"
+#include "core/context.h"
+#include "core/output_file.h"
+#include "layers/gemm.h"
+#include "trace/roofline.h"
+
+namespace laptime {
+namespace {
+
+constexpr int kGemmSide = 8192;
+constexpr std::size_t kCopyBytes = std::size_t{1} << 30;
+constexpr int kWarmup = 3, kRuns = 10;
+
+// The shortest of kRuns timed runs of `work` after kWarmup untimed ones, in seconds.
+double best_seconds(const Context& ctx, const std::function<void()>& work) {
+  for (int i = 0; i < kWarmup; ++i) work();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  float best = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    CUDA_CHECK(cudaEventRecord(start, ctx.stream()));
+    work();
+    CUDA_CHECK(cudaEventRecord(stop, ctx.stream()));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    best = i == 0 ? ms : std::min(best, ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best * 1e-3;
+}
+
+// Operands of varied, bounded values (a GEMM on zeros draws less power and may clock higher).
+void fill(void* dst, DType t, std::size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(x >> 8) / 16777216.f - 0.5f;
+  }
+  if (t == DType::BF16) {
+    std::vector<uint16_t> h(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &v[i], sizeof bits);
+      h[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    CUDA_CHECK(cudaMemcpy(dst, h.data(), n * sizeof(uint16_t), cudaMemcpyHostToDevice));
+  } else {
+    CUDA_CHECK(cudaMemcpy(dst, v.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  }
+}
+
+double gemm_tflops(Context& ctx, Precision p) {
+  const DType t = activation_dtype(p);
+  const std::size_t n = std::size_t{kGemmSide} * kGemmSide, bytes = n * dtype_size(t);
+  DeviceBuffer a(bytes), b(bytes), d(bytes);
+  fill(a.data(), t, n, 1);
+  fill(b.data(), t, n, 2);
+  CUDA_CHECK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
+  GemmSpec s;
+  s.M = s.N = s.K = kGemmSide;
+  s.b_layout = BLayout::NK;
+  s.ab_dtype = s.d_dtype = t;
+  s.precision = p;
+  const Gemm gemm(ctx.cublaslt(), s, ctx.workspace_bytes());
+  const double sec = best_seconds(ctx, [&] { gemm.run(ctx, d.data(), a.data(), b.data()); });
+  return 2.0 * kGemmSide * kGemmSide * double(kGemmSide) / sec / 1e12;
+}
+
+double copy_gbps(const Context& ctx) {
+  DeviceBuffer src(kCopyBytes), dst(kCopyBytes);
+  CUDA_CHECK(cudaMemsetAsync(src.data(), 1, kCopyBytes, ctx.stream()));
+  const double sec = best_seconds(ctx, [&] {
+    CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), kCopyBytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+  });
+  return 2.0 * kCopyBytes / sec / 1e9;  // read and written
+}
+
+std::string uuid_of(const cudaDeviceProp& p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+  std::string s = "GPU-";
+  char buf[4];
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    std::snprintf(buf, sizeof buf, "%02x", u[i]);
+    s += buf;
+  }
+  return s;
+}
+
+void print(const trace::Ceilings& c, const std::string& path, bool cached) {
+  std::printf("laptime peak: %s%s\n", c.gpu.c_str(), cached ? " (cached; --force measures again)" : "");
+  std::printf("  bf16 GEMM    %8.1f TFLOP/s\n", c.bf16_tflops);
+  std::printf("  tf32 GEMM    %8.1f TFLOP/s\n", c.tf32_tflops);
+  std::printf("  fp32 GEMM    %8.1f TFLOP/s (strict, no TF32)\n", c.fp32_tflops);
+  std::printf("  device copy  %8.0f GB/s (read + written)\n", c.copy_gbps);
+  std::printf("  ridge point  bf16 %.1f, tf32 %.1f, fp32 %.1f FLOP/byte\n", c.bf16_tflops * 1e3 / c.copy_gbps,
+              c.tf32_tflops * 1e3 / c.copy_gbps, c.fp32_tflops * 1e3 / c.copy_gbps);
+  std::printf("  measured     %s\n  file         %s\n", c.measured.c_str(), path.c_str());
+}
+
+}  // namespace
+
+int run_peak(const PeakOptions& o) {
+  Context ctx(o.device, StreamKind::Created, NvtxLevel::None);
+  const cudaDeviceProp& p = ctx.props();
+  const std::string path = o.cache.empty() ? trace::default_peak_path(p.name) : o.cache;
+  if (!o.force && std::ifstream(path)) {
+    try {
+      const trace::Ceilings c = trace::read_ceilings(path);
+      if (c.gpu == p.name) {
+        print(c, path, true);
+        return 0;
+      }
+    } catch (const trace::TraceError&) {
+      // an unreadable cache is measured again and overwritten
+    }
+  }
+  ctx.reserve_workspace(Context::kCublasLtWorkspace);
+  trace::Ceilings c;
+  c.gpu = p.name;
+  c.uuid = uuid_of(p);
+  c.bf16_tflops = gemm_tflops(ctx, Precision::BF16);
+  c.tf32_tflops = gemm_tflops(ctx, Precision::TF32);
+  c.fp32_tflops = gemm_tflops(ctx, Precision::FP32);
+  c.copy_gbps = copy_gbps(ctx);
+  int sm_clock = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock, cudaDevAttrClockRate, ctx.device()));
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  c.measured = std::string(when) + ", cuBLASLt " + std::to_string(kGemmSide) + "^3 GEMM and 1 GiB device copy, best of " +
+               std::to_string(kRuns) + ", max SM clock " + std::to_string(sm_clock / 1000) + " MHz";
+  nlohmann::json j = trace::ceilings_to_json(c);
+  j["method"] = {{"gemm_side", kGemmSide}, {"copy_bytes", kCopyBytes}, {"warmup", kWarmup}, {"runs", kRuns},
+                 {"statistic", "best"}};
+  if (o.cache.empty()) {  // the default cache folder is made; a --cache folder must exist
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  }
+  try {  // a temporary beside the target, renamed when complete (core/output_file.h)
+    OutputFile out({"ceilings", path});
+    out.write(j.dump(2) + "\n");
+    out.commit();
+  } catch (const OutputError& e) {
+    throw Error(std::string(e.what()) + (o.cache.empty() ? " Pass --cache FILE." : ""));
+  }
+  print(c, path, false);
+  return 0;
+}
+
+}  // namespace laptime

@@ -1,0 +1,520 @@
+#include "trace/roofline.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/output_file.h"
+
+namespace laptime::trace {
+namespace {
+
+nlohmann::json read_json(const std::string& path, const char* what) {
+  std::ifstream f(path);
+  if (!f) throw TraceError("cannot read the " + std::string(what) + " file " + path + ".");
+  try {
+    return nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(path + " is not a JSON " + what + " file.");
+  }
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// `h.3.attn.c_attn` -> `h.*.attn.c_attn`, `layer2.1.conv1` -> `layer2.*.conv1`: every
+// dot-separated part made only of digits becomes `*` (the block index).
+std::string fold_indices(const std::string& name) {
+  std::string out, part;
+  std::stringstream ss(name);
+  bool first = true;
+  while (std::getline(ss, part, '.')) {
+    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    out += (first ? "" : ".") + (digits ? std::string("*") : part);
+    first = false;
+  }
+  return out;
+}
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The iterations the analysis measures: Iteration::steady() where the analysis has it (warm-up
+// and host-ahead iterations left out), else every one not marked warm-up.
+template <class I>
+auto is_steady(const I& it, int) -> decltype(it.steady()) {
+  return it.steady();
+}
+template <class I>
+bool is_steady(const I& it, long) {
+  return !it.warmup;
+}
+
+}  // namespace
+
+// --- The sidecar ------------------------------------------------------------------------
+
+std::string layer_costs_path(const std::string& report_or_trace) {
+  const size_t slash = report_or_trace.find_last_of('/'), dot = report_or_trace.find_last_of('.');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;  // a leading dot is no extension
+  const bool has_ext = dot != std::string::npos && dot > base;
+  return (has_ext ? report_or_trace.substr(0, dot) : report_or_trace) + ".layers.json";
+}
+
+LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& source) {
+  const std::string bad = source + " is not a laptime layer costs file (schema laptime.layers/1)";
+  if (!j.is_object() || j.value("schema", "") != "laptime.layers/1" || !j.contains("layers") || !j["layers"].is_array())
+    throw TraceError(bad + ".");
+  LayerCosts c;
+  c.source = source;
+  try {
+    c.model = j.at("model").get<std::string>();
+    c.precision = j.at("precision").get<std::string>();
+    c.shape = j.value("shape", "");
+    for (const auto& l : j["layers"]) {
+      LayerCostEntry e;
+      e.name = l.at("name").get<std::string>();
+      e.parent = l.value("parent", "");
+      e.kind = l.value("kind", "");
+      e.flops = l.at("flops").get<double>();
+      e.weight_bytes = l.at("bytes").at("weights").get<double>();
+      e.input_bytes = l.at("bytes").at("inputs").get<double>();
+      e.output_bytes = l.at("bytes").at("outputs").get<double>();
+      if (!(e.flops >= 0 && e.weight_bytes >= 0 && e.input_bytes >= 0 && e.output_bytes >= 0))
+        throw TraceError(bad + ": layer " + e.name + " has a negative count.");
+      c.layers.push_back(std::move(e));
+    }
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(bad + ": a field is missing or of the wrong type.");
+  }
+  return c;
+}
+
+LayerCosts read_layer_costs(const std::string& path) { return layer_costs_from_json(read_json(path, "layer costs"), path); }
+
+// --- The ceilings -----------------------------------------------------------------------
+
+double Ceilings::tflops(const std::string& precision) const {
+  if (precision == "bf16") return bf16_tflops;
+  if (precision == "tf32") return tf32_tflops;
+  if (precision == "fp32") return fp32_tflops;
+  throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32 or fp32.");
+}
+
+std::string default_peak_path(const std::string& gpu_name) {
+  std::string dir;
+  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/laptime";
+  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/laptime";
+  else dir = ".";
+  std::string key;
+  for (char c : gpu_name) key += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  return dir + "/peak-" + (key.empty() ? "unknown" : key) + ".json";
+}
+
+nlohmann::json ceilings_to_json(const Ceilings& c) {
+  return {{"schema", "laptime.peak/1"},
+          {"gpu", {{"name", c.gpu}, {"uuid", c.uuid}}},
+          {"tflops", {{"bf16", c.bf16_tflops}, {"tf32", c.tf32_tflops}, {"fp32", c.fp32_tflops}}},
+          {"copy_gbps", c.copy_gbps},
+          {"measured", c.measured}};
+}
+
+Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) {
+  const std::string bad = source + " is not a laptime peak file (schema laptime.peak/1, from `laptime peak`)";
+  if (!j.is_object() || j.value("schema", "") != "laptime.peak/1") throw TraceError(bad + ".");
+  Ceilings c;
+  c.source = source;
+  try {
+    c.gpu = j.at("gpu").at("name").get<std::string>();
+    c.uuid = j.at("gpu").value("uuid", "");
+    c.bf16_tflops = j.at("tflops").at("bf16").get<double>();
+    c.tf32_tflops = j.at("tflops").at("tf32").get<double>();
+    c.fp32_tflops = j.at("tflops").at("fp32").get<double>();
+    c.copy_gbps = j.at("copy_gbps").get<double>();
+    c.measured = j.value("measured", "");
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(bad + ": a field is missing or of the wrong type.");
+  }
+  for (double v : {c.bf16_tflops, c.tf32_tflops, c.fp32_tflops, c.copy_gbps})
+    if (!(v > 0 && std::isfinite(v))) throw TraceError(bad + ": every ceiling must be a positive number.");
+  return c;
+}
+
+Ceilings read_ceilings(const std::string& path) { return ceilings_from_json(read_json(path, "peak"), path); }
+
+// --- One point ---------------------------------------------------------------------------
+
+const char* roof_bound_name(RoofBound b) { return b == RoofBound::Compute ? "compute" : "memory"; }
+
+RooflinePoint roofline_point(double flops, double bytes, double seconds, const Ceilings* ceilings,
+                             const std::string& precision) {
+  RooflinePoint p;
+  p.intensity = bytes > 0 ? flops / bytes : 0;
+  if (seconds > 0) {
+    p.tflops = flops / seconds / 1e12;
+    p.gbps = bytes / seconds / 1e9;
+  }
+  if (!ceilings) return p;
+  const double peak = ceilings->tflops(precision), bw = ceilings->copy_gbps;
+  const double ridge = peak * 1e3 / bw;  // FLOP/byte: TFLOP/s over GB/s
+  p.has_bound = true;
+  p.bound = p.intensity >= ridge ? RoofBound::Compute : RoofBound::Memory;
+  p.attainable_tflops = std::min(peak, p.intensity * bw / 1e3);
+  p.pct_of_bound = 100 * (p.bound == RoofBound::Compute ? p.tflops / peak : p.gbps / bw);
+  return p;
+}
+
+// --- The whole run -----------------------------------------------------------------------
+
+Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCosts& costs,
+                          const std::optional<Ceilings>& ceilings) {
+  const Trace& t = j.trace();
+  Roofline r;
+  r.costs = costs;
+  r.ceilings = ceilings;
+  if (ceilings) {
+    r.peak_tflops = ceilings->tflops(costs.precision);
+    r.peak_gbps = ceilings->copy_gbps;
+    r.ridge = r.peak_tflops * 1e3 / r.peak_gbps;
+  }
+  std::set<int> steady;
+  for (const Iteration& it : a.iterations)
+    if (is_steady(it, 0)) steady.insert(it.nvtx);
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < costs.layers.size(); ++i) index[costs.layers[i].name] = i;
+
+  // GPU time under each named range, descendants included, over the steady iterations.
+  std::vector<double> total_ns(costs.layers.size(), 0.0);
+  std::vector<size_t> in_chain;
+  for (const GpuOp& op : j.ops()) {
+    in_chain.clear();
+    bool in_steady = false;
+    for (int n = op.range; n >= 0; n = t.nvtx[n].parent) {
+      if (steady.count(n)) {
+        in_steady = true;
+        break;
+      }
+      if (auto it = index.find(t.nvtx[n].text); it != index.end()) in_chain.push_back(it->second);
+    }
+    if (!in_steady) continue;
+    for (size_t i : in_chain) total_ns[i] += static_cast<double>(op.end - op.start);
+  }
+
+  // Report the finest measured ranges: a measured entry none of whose parts was measured.
+  std::set<std::string> measured_parents;
+  for (size_t i = 0; i < costs.layers.size(); ++i)
+    if (total_ns[i] > 0 && !costs.layers[i].parent.empty()) measured_parents.insert(costs.layers[i].parent);
+  const double n_steady = static_cast<double>(std::max<size_t>(steady.size(), 1));
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < costs.layers.size(); ++i) {
+    const LayerCostEntry& e = costs.layers[i];
+    if (total_ns[i] <= 0) {
+      missing.push_back(e.name);
+      continue;
+    }
+    if (measured_parents.count(e.name)) continue;
+    RooflineRow row{e.name, e.kind, 1, e.flops, e.bytes(), total_ns[i] / n_steady, {}};
+    row.point = roofline_point(row.flops, row.bytes, row.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, costs.precision);
+    r.layers.push_back(std::move(row));
+  }
+  if (r.layers.empty())
+    throw TraceError("no range in the steady iterations of this trace is named like a layer of " + costs.source +
+                     " (" + costs.model + "): capture with `--nvtx layer` (or block), eagerly, not with --graph.");
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 6; ++i) list += (i ? ", " : "") + missing[i];
+    r.notes.push_back(std::to_string(missing.size()) + " of " + std::to_string(costs.layers.size()) +
+                      " layers of the sidecar have no GPU work under a range of their name (a coarser --nvtx level, "
+                      "or fused into a neighbour): " + list + (missing.size() > 6 ? ", ..." : "") + ".");
+  }
+
+  // Folded: one row per block-index pattern and identical cost.
+  std::map<std::tuple<std::string, double, double>, size_t> group;
+  std::vector<std::vector<const RooflineRow*>> members;
+  for (const RooflineRow& row : r.layers) {
+    const auto key = std::make_tuple(fold_indices(row.name), row.flops, row.bytes);
+    auto [it, fresh] = group.try_emplace(key, r.folded.size());
+    if (fresh) {
+      r.folded.push_back(row);
+      members.emplace_back();
+    }
+    members[it->second].push_back(&row);
+  }
+  for (size_t g = 0; g < r.folded.size(); ++g) {
+    RooflineRow& f = r.folded[g];
+    f.instances = members[g].size();
+    if (f.instances == 1) continue;
+    f.name = fold_indices(f.name);
+    double sum = 0;
+    for (const RooflineRow* m : members[g]) sum += m->time_ns;
+    f.time_ns = sum / static_cast<double>(f.instances);
+    f.point = roofline_point(f.flops, f.bytes, f.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, costs.precision);
+  }
+  return r;
+}
+
+std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
+                                           const std::string& layers_file, const std::string& peak_file) {
+  auto exists = [](const std::string& p) { return static_cast<bool>(std::ifstream(p)); };
+  std::string layers = layers_file.empty() ? layer_costs_path(trace_file) : layers_file;
+  if (layers_file.empty() && !exists(layers)) return std::nullopt;
+  const LayerCosts costs = read_layer_costs(layers);
+  std::optional<Ceilings> ceilings;
+  std::string cache_note;
+  if (!peak_file.empty()) {
+    ceilings = read_ceilings(peak_file);
+  } else {
+    const std::vector<Gpu>& gpus = j.trace().gpus;
+    uint32_t device = j.ops().empty() ? 0 : j.ops().front().device;
+    const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& x) { return x.id == device; });
+    const std::string name = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
+    if (!name.empty() && exists(default_peak_path(name))) {
+      try {
+        ceilings = read_ceilings(default_peak_path(name));
+      } catch (const TraceError& e) {  // a damaged cache: achieved rates only, and say why
+        cache_note = std::string(e.what()) + " Run `laptime peak --force` to measure again.";
+      }
+    }
+  }
+  Roofline r;
+  try {
+    r = compute_roofline(j, a, costs, ceilings);
+  } catch (const TraceError& e) {
+    if (!layers_file.empty()) throw;  // asked for by name: an error
+    r.costs = costs;  // found beside the trace (a --graph run has one too): a note, not an error
+    r.ceilings = ceilings;
+    r.notes.push_back(e.what());
+    return r;
+  }
+  if (!cache_note.empty()) r.notes.push_back(cache_note);
+  if (ceilings && !j.trace().gpus.empty()) {
+    bool same = false;
+    for (const Gpu& g : j.trace().gpus) same |= g.name == ceilings->gpu;
+    if (!same)
+      r.notes.push_back("the ceilings were measured on " + ceilings->gpu + ", the trace ran on " +
+                        j.trace().gpus.front().name + ".");
+  }
+  return r;
+}
+
+void print_roofline(const Roofline& r, std::FILE* out) {
+  std::fprintf(out, "\nRoofline per layer (%s, %s %s %s)\n", r.costs.source.c_str(), r.costs.model.c_str(),
+               r.costs.precision.c_str(), r.costs.shape.c_str());
+  if (r.layers.empty()) {
+    for (const std::string& n : r.notes) std::fprintf(out, "  none      %s\n", n.c_str());
+    return;
+  }
+  if (r.ceilings)
+    std::fprintf(out, "  ceilings  %s: %s GEMM %.1f TFLOP/s, device copy %.0f GB/s, ridge %.1f FLOP/byte (%s%s%s)\n",
+                 r.ceilings->gpu.c_str(), r.costs.precision.c_str(), r.peak_tflops, r.peak_gbps, r.ridge,
+                 r.ceilings->source.c_str(), r.ceilings->measured.empty() ? "" : ", ",
+                 r.ceilings->measured.c_str());
+  else
+    std::fprintf(out, "  ceilings  none: run `laptime peak` on this GPU, or pass --peak FILE (achieved rates only)\n");
+  std::fprintf(out, "  time      GPU time of the kernels launched inside each range, per steady iteration (mean)\n");
+  for (const std::string& n : r.notes) std::fprintf(out, "  note      %s\n", n.c_str());
+  std::fprintf(out, "\n  %-22s %4s %9s %9s %8s %10s %8s %8s %-8s %7s\n", "layer", "x", "GFLOP", "MB", "FLOP/B",
+               "time (us)", "TFLOP/s", "GB/s", "bound", "% bound");
+  for (const RooflineRow& row : r.folded) {
+    const RooflinePoint& p = row.point;
+    std::fprintf(out, "  %-22s %4zu %9.3f %9.2f %8.1f %10.1f %8.1f %8.0f %-8s %7s\n", row.name.c_str(), row.instances,
+                 row.flops / 1e9, row.bytes / 1e6, p.intensity, row.time_ns / 1e3, p.tflops, p.gbps,
+                 p.has_bound ? roof_bound_name(p.bound) : "-", p.has_bound ? fmt("%.1f", p.pct_of_bound).c_str() : "-");
+  }
+}
+
+namespace {
+nlohmann::json row_json(const RooflineRow& row) {
+  const RooflinePoint& p = row.point;
+  nlohmann::json j{{"name", row.name},          {"kind", row.kind},           {"instances", row.instances},
+                   {"flops", row.flops},        {"bytes", row.bytes},         {"time_ns", row.time_ns},
+                   {"intensity", p.intensity},  {"tflops", p.tflops},         {"gbps", p.gbps}};
+  if (p.has_bound) {
+    j["bound"] = roof_bound_name(p.bound);
+    j["attainable_tflops"] = p.attainable_tflops;
+    j["pct_of_bound"] = p.pct_of_bound;
+  }
+  return j;
+}
+}  // namespace
+
+nlohmann::json roofline_to_json(const Roofline& r) {
+  nlohmann::json j{{"layer_costs", r.costs.source},
+                   {"model", r.costs.model},
+                   {"precision", r.costs.precision},
+                   {"shape", r.costs.shape},
+                   {"time", "GPU time of the kernels launched inside each range, per steady iteration (mean)"},
+                   {"notes", r.notes},
+                   {"layers", nlohmann::json::array()},
+                   {"folded", nlohmann::json::array()}};
+  if (r.ceilings) {
+    j["ceilings"] = ceilings_to_json(*r.ceilings);
+    j["ceilings"]["source"] = r.ceilings->source;
+    j["peak_tflops"] = r.peak_tflops;
+    j["peak_gbps"] = r.peak_gbps;
+    j["ridge_flop_per_byte"] = r.ridge;
+  }
+  for (const RooflineRow& row : r.layers) j["layers"].push_back(row_json(row));
+  for (const RooflineRow& row : r.folded) j["folded"].push_back(row_json(row));
+  return j;
+}
+
+void write_roofline_svg(const Roofline& r, const std::string& path) {
+  if (r.layers.empty()) throw TraceError("no layer to draw in the roofline plot: " + r.notes.front());
+  if (!r.ceilings) throw TraceError("the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.");
+  const double peak = r.peak_tflops, bw = r.peak_gbps, ridge = r.ridge;
+  std::vector<const RooflineRow*> pts, flat;
+  for (const RooflineRow& row : r.folded) (row.flops > 0 && row.time_ns > 0 ? pts : flat).push_back(&row);
+
+  // Decades that hold every point, the ridge and the roof.
+  double x_lo = ridge / 2, x_hi = ridge * 2, y_lo = peak / 20, y_hi = peak;
+  for (const RooflineRow* p : pts) {
+    x_lo = std::min(x_lo, p->point.intensity / 2);
+    x_hi = std::max(x_hi, p->point.intensity * 2);
+    y_lo = std::min(y_lo, p->point.tflops / 2);
+    y_hi = std::max(y_hi, p->point.tflops);
+  }
+  const double lx0 = std::floor(std::log10(x_lo)), lx1 = std::ceil(std::log10(x_hi) + 1e-9);
+  const double ly0 = std::floor(std::log10(y_lo)), ly1 = std::ceil(std::log10(y_hi * 1.15));
+  const double L = 90, T = 70, W = 900, H = 560;
+  auto X = [&](double v) { return L + (std::log10(v) - lx0) / (lx1 - lx0) * W; };
+  auto Y = [&](double v) { return T + H - (std::log10(v) - ly0) / (ly1 - ly0) * H; };
+  auto n1 = [](double v) { return fmt("%.1f", v); };
+
+  std::ostringstream s;
+  const double height = T + H + 70 + 16.0 * static_cast<double>(flat.size());
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << n1(L + W + 40) << "\" height=\"" << n1(height)
+    << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << n1(L) << "\" y=\"22\" font-size=\"15\">" << escape("Roofline per layer: " + r.costs.model + " " +
+       r.costs.precision + " " + r.costs.shape + " on " + r.ceilings->gpu) << "</text>\n";
+  s << "<text x=\"" << n1(L) << "\" y=\"42\">" << escape(r.costs.precision + " GEMM " + fmt("%.1f", peak) +
+       " TFLOP/s, device copy " + fmt("%.0f", bw) + " GB/s, ridge " + fmt("%.1f", ridge) +
+       " FLOP/byte (laptime peak); time per layer: mean over steady iterations") << "</text>\n";
+  // Grid and axes, one line per decade.
+  for (double e = lx0; e <= lx1 + 1e-9; ++e) {
+    const double x = X(std::pow(10.0, e));
+    s << "<line x1=\"" << n1(x) << "\" y1=\"" << n1(T) << "\" x2=\"" << n1(x) << "\" y2=\"" << n1(T + H)
+      << "\" stroke=\"#ddd\"/>\n<text x=\"" << n1(x) << "\" y=\"" << n1(T + H + 16) << "\" text-anchor=\"middle\">"
+      << fmt("%g", std::pow(10.0, e)) << "</text>\n";
+  }
+  for (double e = ly0; e <= ly1 + 1e-9; ++e) {
+    const double y = Y(std::pow(10.0, e));
+    s << "<line x1=\"" << n1(L) << "\" y1=\"" << n1(y) << "\" x2=\"" << n1(L + W) << "\" y2=\"" << n1(y)
+      << "\" stroke=\"#ddd\"/>\n<text x=\"" << n1(L - 6) << "\" y=\"" << n1(y + 4) << "\" text-anchor=\"end\">"
+      << fmt("%g", std::pow(10.0, e)) << "</text>\n";
+  }
+  s << "<rect x=\"" << n1(L) << "\" y=\"" << n1(T) << "\" width=\"" << n1(W) << "\" height=\"" << n1(H)
+    << "\" fill=\"none\" stroke=\"#444\"/>\n";
+  s << "<text x=\"" << n1(L + W / 2) << "\" y=\"" << n1(T + H + 36)
+    << "\" text-anchor=\"middle\">arithmetic intensity (FLOP per byte moved)</text>\n";
+  s << "<text transform=\"translate(" << n1(L - 52) << " " << n1(T + H / 2)
+    << ") rotate(-90)\" text-anchor=\"middle\">achieved TFLOP/s</text>\n";
+  // The roof: bandwidth slope up to the ridge, then flat at the compute ceiling.
+  const double x_start = std::max(std::pow(10.0, lx0), std::pow(10.0, ly0) * 1e3 / bw);
+  s << "<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"2\" points=\"" << n1(X(x_start)) << ","
+    << n1(Y(x_start * bw / 1e3)) << " " << n1(X(ridge)) << "," << n1(Y(peak)) << " " << n1(X(std::pow(10.0, lx1)))
+    << "," << n1(Y(peak)) << "\"/>\n";
+  s << "<text x=\"" << n1(X(ridge) + 6) << "\" y=\"" << n1(Y(peak) - 6) << "\">"
+    << escape(r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s") << "</text>\n";
+  s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">"
+    << fmt("%.0f", bw) << " GB/s</text>\n";
+  // The points first, then each label at the first free spot around its point (right, left,
+  // above, below, then further up or down with a leader line): free of the points, of the
+  // labels placed before, and inside the plot.
+  struct Box {
+    double x0, y0, x1, y1;
+    bool hits(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  };
+  std::vector<Box> taken;
+  for (const RooflineRow* p : pts) {
+    const double x = X(p->point.intensity), y = Y(p->point.tflops);
+    taken.push_back({x - 4, y - 4, x + 4, y + 4});
+    s << "<circle cx=\"" << n1(x) << "\" cy=\"" << n1(y) << "\" r=\"4\" fill=\""
+      << (p->point.bound == RoofBound::Compute ? "#4e79a7" : "#e15759") << "\"><title>"
+      << escape(p->name + ": " + fmt("%.1f", p->point.intensity) + " FLOP/B, " + fmt("%.1f", p->point.tflops) +
+                " TFLOP/s, " + fmt("%.0f", p->point.gbps) + " GB/s, " + roof_bound_name(p->point.bound) + "-bound, " +
+                fmt("%.1f", p->point.pct_of_bound) + "% of the bound")
+      << "</title></circle>\n";
+  }
+  const std::string roof_label = r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s";
+  taken.push_back({X(ridge) + 6, Y(peak) - 15, X(ridge) + 6 + 5.8 * static_cast<double>(roof_label.size()), Y(peak) - 4});
+  taken.push_back({X(x_start) + 4, Y(x_start * bw / 1e3) - 17, X(x_start) + 64, Y(x_start * bw / 1e3) - 6});
+  const Box plot{L, T, L + W, T + H};
+  for (const RooflineRow* p : pts) {
+    const double x = X(p->point.intensity), y = Y(p->point.tflops);
+    const char* colour = p->point.bound == RoofBound::Compute ? "#4e79a7" : "#e15759";
+    const std::string label = p->name + (p->instances > 1 ? " x" + std::to_string(p->instances) : "") + " " +
+                              fmt("%.0f%%", p->point.pct_of_bound);
+    const double lw = 5.8 * static_cast<double>(label.size());
+    std::vector<std::pair<double, double>> spots{{x + 6, y + 4}, {x - 6 - lw, y + 4}, {x - lw / 2, y - 8},
+                                                 {x - lw / 2, y + 16}};
+    for (int k = 1; k <= 12; ++k) {
+      spots.push_back({x + 6, y + 4 - 12.0 * k});
+      spots.push_back({x + 6, y + 4 + 12.0 * k});
+      spots.push_back({x - 6 - lw, y + 4 - 12.0 * k});
+      spots.push_back({x - 6 - lw, y + 4 + 12.0 * k});
+    }
+    size_t pick = 0;
+    for (size_t i = 0; i < spots.size(); ++i) {
+      const Box b{spots[i].first, spots[i].second - 9, spots[i].first + lw, spots[i].second + 2};
+      bool free = b.x0 >= plot.x0 && b.x1 <= plot.x1 && b.y0 >= plot.y0 && b.y1 <= plot.y1;
+      for (const Box& o : taken) free = free && !b.hits(o);
+      if (free) {
+        pick = i;
+        break;
+      }
+    }
+    const auto [tx, ty] = spots[pick];
+    taken.push_back({tx, ty - 9, tx + lw, ty + 2});
+    if (pick >= 4)  // away from its point: a leader line
+      s << "<line x1=\"" << n1(x) << "\" y1=\"" << n1(y) << "\" x2=\"" << n1(tx < x ? tx + lw : tx) << "\" y2=\""
+        << n1(ty - 4) << "\" stroke=\"" << colour << "\" stroke-width=\"0.5\"/>\n";
+    s << "<text x=\"" << n1(tx) << "\" y=\"" << n1(ty) << "\" fill=\"" << colour << "\">" << escape(label)
+      << "</text>\n";
+  }
+  double ty = T + H + 58;
+  if (!flat.empty())
+    s << "<text x=\"" << n1(L) << "\" y=\"" << n1(ty) << "\">"
+      << "Not drawn, 0 FLOPs counted (memory-bound; % of the copy bandwidth):</text>\n";
+  for (const RooflineRow* p : flat) {
+    ty += 16;
+    s << "<text x=\"" << n1(L + 12) << "\" y=\"" << n1(ty) << "\" fill=\"#e15759\">"
+      << escape(p->name + (p->instances > 1 ? " x" + std::to_string(p->instances) : "") + ": " +
+                fmt("%.0f", p->point.gbps) + " GB/s, " + fmt("%.1f", p->point.pct_of_bound) + "%")
+      << "</text>\n";
+  }
+  s << "</svg>\n";
+  // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
+  try {
+    OutputFile out({"roofline SVG", path});
+    out.write(s.str());
+    out.commit();
+  } catch (const OutputError& e) {
+    throw TraceError(e.what());
+  }
+}
+
+}  // namespace laptime::trace
