@@ -1,7 +1,8 @@
 #include "trace/analyze.h"
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/svg.h"
+#include "trace/text.h"
+#include "trace/validate.h"
 
 namespace laptime {
 
@@ -41,20 +44,24 @@ int run_analyze(const AnalyzeOptions& o) {
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
+  trace::require_ranges_left(t);
   const trace::Analysis a = trace::analyze(j, o.report);
-  std::printf("laptime analyze %s\n", o.file.c_str());
+  std::printf("laptime analyze %s\n", trace::escape_name(o.file).c_str());
   trace::print_report(a, stdout);
   if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    if (!f) throw trace::TraceError("cannot write the JSON report to " + o.json + ".");
-    f << trace::to_json(a).dump(2) << "\n";
+    nlohmann::json doc = trace::to_json(a);
+    trace::escape_json_strings(doc);
+    trace::write_output(o.json, "the JSON report", doc.dump(2) + "\n");
   }
   if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
                                    {"SVG timeline", o.svg}})
-    if (!path.empty()) std::printf("\nwrote %s: %s", what, path.c_str());
+    if (!path.empty()) std::printf("\nwrote %s: %s", what, trace::escape_name(path).c_str());
   if (!o.json.empty() || !o.perfetto.empty() || !o.svg.empty()) std::printf("\n");
+  // The report itself: standard output to a full disk or a closed pipe is a failure too.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
   return 0;
 }
 

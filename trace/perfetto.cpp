@@ -1,9 +1,10 @@
 #include "trace/perfetto.h"
 
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
+
+#include "trace/text.h"
 
 namespace laptime::trace {
 namespace {
@@ -109,11 +110,9 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
                       {"ts", us(op.start)}, {"pid", gpu_pid(op.device)}, {"tid", op.stream}});
   }
 
-  std::ofstream f(path);
-  if (!f) throw TraceError("cannot write the Perfetto trace to " + path + ".");
-  f << json{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}}.dump()
-    << "\n";
-  if (!f) throw TraceError("writing the Perfetto trace to " + path + " failed (disk full?).");
+  json doc{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}};
+  escape_json_strings(doc);
+  write_output(path, "the Perfetto trace", doc.dump() + "\n");
 }
 
 }  // namespace laptime::trace

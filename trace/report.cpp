@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/validate.h"
+
 namespace laptime::trace {
 
 // --- Names -------------------------------------------------------------------------------
@@ -359,7 +361,8 @@ void write_verdict(Analysis& a) {
     const Ns period_total = span_total + a.between_iterations;
     const Ns idle = period_total - busy_total;
     const double busy_frac = double(busy_total) / period_total;
-    const double input_frac = double(a.input_wait + a.htod_time) / period_total;
+    // Overlapping host-to-device copies can add up to more than the period: a share, at most all of it.
+    const double input_frac = std::min(1.0, double(a.input_wait + a.htod_time) / period_total);
     const Ns host_wait = a.host_wait_idle + (a.between_iterations - a.input_wait);
     const std::string busy_words = format("the GPU is busy %.1f%% of the time across steady iterations", 100 * busy_frac);
     if (busy_frac >= 0.9) {
@@ -430,6 +433,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   for (const Gpu& g : t.gpus)
     a.gpu += (a.gpu.empty() ? "" : "; ") + g.name + (g.sm_count ? ", " + std::to_string(g.sm_count) + " SMs" : "");
   a.notes = t.notes;
+  a.dropped = t.dropped;
   a.range_name = o.range;
   a.gap_threshold_us = o.gap_us;
   a.top = o.top;
@@ -809,6 +813,7 @@ void print_report(const Analysis& a, std::FILE* out) {
   if (!a.gpu.empty()) std::fprintf(out, "  gpu         %s\n", a.gpu.c_str());
   std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up (%s), %zu steady\n", a.iterations.size(),
                a.range_name.c_str(), a.iterations.size() - iters, a.warmup_rule.c_str(), iters);
+  if (a.dropped.total()) std::fprintf(out, "  left out    %s\n", a.dropped.summary().c_str());
   for (const std::string& note : a.notes) {
     std::fprintf(out, "  note\n");
     print_wrapped(out, note, 4);
@@ -944,6 +949,7 @@ nlohmann::json to_json(const Analysis& a) {
   j["source"] = a.source;
   j["gpu"] = a.gpu;
   j["notes"] = a.notes;
+  j["dropped_rows"] = dropped_json(a.dropped);
   j["range"] = a.range_name;
   j["warmup_rule"] = a.warmup_rule;
   j["gap_threshold_us"] = a.gap_threshold_us;

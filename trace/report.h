@@ -173,6 +173,7 @@ struct Analysis {
   std::string source;
   std::string gpu;                 // "NVIDIA H200, 132 SMs", when the capture recorded it
   std::vector<std::string> notes;  // the reader's notes and the analysis's own
+  DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
   std::string range_name;
   std::string warmup_rule;  // how warm-up was decided, in words
   double gap_threshold_us = 0;

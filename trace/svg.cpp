@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
+
+#include "trace/text.h"
 
 namespace laptime::trace {
 
@@ -24,19 +25,7 @@ const char* category_color(Category c) {
 
 namespace {
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return xml_escape(s); }
 
 std::string num(double v) {
   char buf[32];
@@ -73,7 +62,7 @@ class Svg {
     out_ << "/>";
     const size_t fits = static_cast<size_t>((w - 4) / kCharWidth);
     if (!label.empty() && fits >= 3) {
-      const std::string shown = label.size() <= fits ? label : label.substr(0, fits - 1) + "~";
+      const std::string shown = label.size() <= fits ? label : utf8_prefix(label, fits - 1) + "~";
       out_ << "<text x=\"" << num(x + 2) << "\" y=\"" << num(y + h - 5) << "\">" << escape(shown) << "</text>";
     }
     out_ << "</g>\n";
@@ -236,13 +225,12 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   svg.text(lx + 16, y + 10, "idle gap > " + num(a.gap_threshold_us) + " us");
   y += 24;
 
-  std::ofstream f(path);
-  if (!f) throw TraceError("cannot write the SVG timeline to " + path + ".");
+  std::ostringstream f;
   f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << num(y) << "\" viewBox=\"0 0 "
     << kWidth << " " << num(y) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << svg.str() << "</svg>\n";
-  if (!f) throw TraceError("writing the SVG timeline to " + path + " failed (disk full?).");
+  write_output(path, "the SVG timeline", f.str());
 }
 
 }  // namespace laptime::trace
