@@ -813,7 +813,7 @@ void print_report(const Analysis& a, std::FILE* out) {
   if (!a.gpu.empty()) std::fprintf(out, "  gpu         %s\n", a.gpu.c_str());
   std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up (%s), %zu steady\n", a.iterations.size(),
                a.range_name.c_str(), a.iterations.size() - iters, a.warmup_rule.c_str(), iters);
-  if (a.dropped.total()) std::fprintf(out, "  left out    %s\n", a.dropped.summary().c_str());
+  if (a.dropped.total()) std::fprintf(out, "  invalid     %s\n", a.dropped.summary().c_str());
   for (const std::string& note : a.notes) {
     std::fprintf(out, "  note\n");
     print_wrapped(out, note, 4);

@@ -57,22 +57,22 @@ std::string DroppedRows::summary() const {
   if (n == 0) return "";
   size_t read = 0;
   for (const auto& [name, t] : tables) read += t.read;
-  std::string s = std::to_string(n) + " of " + std::to_string(read) + " rows left out: ";
+  std::string s = std::to_string(n) + " of " + std::to_string(read) + " rows left out (";
   bool first = true;
+  for (const auto& [name, t] : tables) {
+    if (!t.dropped()) continue;
+    s += (first ? "" : ", ") + name + " " + std::to_string(t.dropped());
+    first = false;
+  }
+  s += "): ";
+  first = true;
   for (int r = 0; r < kDropReasonCount; ++r) {
     const size_t c = count(static_cast<DropReason>(r));
     if (!c) continue;
     s += (first ? "" : ", ") + std::to_string(c) + " " + drop_reason_words(static_cast<DropReason>(r));
     first = false;
   }
-  s += " (";
-  first = true;
-  for (const auto& [name, t] : tables) {
-    if (!t.dropped()) continue;
-    s += (first ? "" : ", ") + name + " " + std::to_string(t.dropped());
-    first = false;
-  }
-  return s + ").";
+  return s + ".";
 }
 
 nlohmann::json dropped_json(const DroppedRows& d) {
@@ -139,8 +139,8 @@ std::vector<std::string> unanswered_notes(const Trace& t, const std::vector<std:
 void require_ranges_left(const Trace& t) {
   auto it = t.dropped.tables.find("NVTX_EVENTS");
   if (!t.nvtx.empty() || it == t.dropped.tables.end() || it->second.dropped() == 0) return;
-  throw TraceError("every NVTX range in the trace (" + std::to_string(it->second.dropped()) +
-                   ") was left out as invalid, so its iterations cannot be found: " + t.dropped.summary());
+  throw TraceError("every NVTX range in the trace was left out as invalid, so its iterations cannot be found; " +
+                   t.dropped.summary());
 }
 
 void check_totals(const Trace& t) {
