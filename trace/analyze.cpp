@@ -1,6 +1,8 @@
 #include "trace/analyze.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +15,8 @@
 #include "trace/diff.h"
 #include "trace/roofline.h"
 #include "trace/svg.h"
+#include "trace/text.h"
+#include "trace/validate.h"
 
 namespace laptime {
 
@@ -64,10 +68,11 @@ int run_analyze(const AnalyzeOptions& o) {
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
+  trace::require_ranges_left(t);
   trace::Analysis a = trace::analyze(j, o.report);
   const trace::IterationSteadyState steady = trace::iteration_steady_state(a);
   if (!steady.warning.empty()) a.notes.push_back(steady.warning);
-  std::printf("laptime analyze %s\n", o.file.c_str());
+  std::printf("laptime analyze %s\n", trace::escape_name(o.file).c_str());
   trace::print_report(a, stdout);
   if (!steady.text.empty()) std::printf("\nSteady state: %s\n", steady.text.c_str());
   const auto roof = trace::roofline_for_trace(j, a, o.file, o.layers, o.peak);
@@ -80,6 +85,7 @@ int run_analyze(const AnalyzeOptions& o) {
       nlohmann::json out = trace::to_json(a);
       out["steady_state"] = trace::steady_state_json(steady);
       if (roof) out["roofline"] = trace::roofline_to_json(*roof);
+      trace::escape_json_strings(out);
       json_out->write(out.dump(2) + "\n");
       json_out->commit();
     } catch (const OutputError& e) {
@@ -92,9 +98,12 @@ int run_analyze(const AnalyzeOptions& o) {
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
                                    {"SVG timeline", o.svg},
                                    {"roofline SVG", o.roofline_svg}})
-    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s", what, path.c_str());
+    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s", what, trace::escape_name(path).c_str());
   if ((!o.json.empty() && o.json != "-") || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty())
     std::printf("\n");
+  // The report itself: standard output to a full disk or a closed pipe is a failure too.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
   return 0;
 }
 

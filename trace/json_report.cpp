@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/report.h"
+#include "trace/validate.h"
 
 namespace laptime::trace {
 
@@ -19,6 +20,7 @@ nlohmann::json to_json(const Analysis& a) {
   j["gpu"] = a.gpu;
   j["notes"] = a.notes;
   j["range"] = a.range_name;
+  j["dropped_rows"] = dropped_json(a.dropped);
   j["range_rule"] = a.range_rule;
   j["warmup_rule"] = a.warmup_rule;
   j["steady_rule"] = a.steady_rule;

@@ -5,8 +5,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
+
+#include "trace/validate.h"
 
 namespace laptime::trace {
 namespace {
@@ -131,10 +135,23 @@ class Query {
       : stmt_(db, build(schema, table, columns)) {}
 
   bool next() { return stmt_.step(); }
+  // Whether the table has the column (an absent one reads as NULL).
+  bool present(const char* col) const { return present_.count(col) > 0; }
   bool null(const char* col) const { return stmt_.type(at(col)) == SQLITE_NULL; }
+  // What an integer column holds in this row.
+  enum class Cell { Integer, Absent, Null, NotInteger };
+  Cell cell(const char* col, int64_t* v) const {
+    const int i = at(col);
+    switch (stmt_.type(i)) {
+      case SQLITE_INTEGER: *v = stmt_.i64(i); return Cell::Integer;
+      case SQLITE_NULL: return present(col) ? Cell::Null : Cell::Absent;
+      default: return Cell::NotInteger;  // text, real or blob: SQLite would read "abc" as 0
+    }
+  }
   int64_t i64(const char* col, int64_t def = 0) const { return null(col) ? def : stmt_.i64(at(col)); }
   std::string text(const char* col) const { return stmt_.text(at(col)); }
   bool is_text(const char* col) const { return stmt_.type(at(col)) == SQLITE_TEXT; }
+  bool is_integer(const char* col) const { return stmt_.type(at(col)) == SQLITE_INTEGER; }
 
  private:
   std::string build(Schema& schema, const std::string& table, const std::vector<std::string>& columns) {
@@ -149,6 +166,7 @@ class Query {
                     "export laptime can read.");
       sql += (i ? ", " : "") + (present ? quoted(name) : "NULL AS " + quoted(name));
       index_[name] = static_cast<int>(i);
+      if (present) present_.insert(name);
     }
     return sql + " FROM " + quoted(table);
   }
@@ -159,6 +177,7 @@ class Query {
   }
 
   std::map<std::string, int> index_;  // filled by build() before stmt_ is constructed
+  std::set<std::string> present_;
   Stmt stmt_;
 };
 
@@ -211,6 +230,76 @@ E enum_from(const std::map<int64_t, std::string>& table, int64_t value,
   return value >= 0 && value <= max_identity ? static_cast<E>(value) : unknown;
 }
 
+// One row's integer columns, checked as they are read. The first column that fails decides
+// why the row is left out; the getters keep returning defaults after that, so a reader fills
+// its record as usual and asks ok() before keeping it.
+class Row {
+ public:
+  Row(const Query& q, Ns span_end) : q_(q), span_end_(span_end) {}
+
+  // A time: required, in [0, kMaxTime), and not past the capture's declared end.
+  Ns time(const char* col) {
+    int64_t v = 0;
+    if (!get(col, &v, /*required=*/true)) return 0;
+    if (v < 0 || v >= kMaxTime) return fail(DropReason::OutOfRange), 0;
+    if (span_end_ >= 0 && v > span_end_) return fail(DropReason::OutOfSpan), 0;
+    return v;
+  }
+  // A [start, end] pair of times.
+  std::pair<Ns, Ns> interval(const char* start, const char* end) {
+    const Ns s = time(start), e = time(end);
+    if (ok() && e < s) fail(DropReason::EndBeforeStart);
+    return {s, e};
+  }
+  // An id: required when the table has the column (`absent` when it does not), in [lo, hi].
+  int64_t id(const char* col, int64_t lo, int64_t hi, int64_t absent = 0) {
+    int64_t v = 0;
+    if (!q_.present(col)) return absent;
+    if (!get(col, &v, /*required=*/true)) return absent;
+    if (v < lo || v > hi) return fail(DropReason::OutOfRange), absent;
+    return v;
+  }
+  // Any other integer: NULL or absent reads as `def`; text is still refused; clamped to [lo, hi].
+  int64_t value(const char* col, int64_t def, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) {
+    int64_t v = def;
+    if (!get(col, &v, /*required=*/false)) return def;
+    return v < lo ? lo : v > hi ? hi : v;
+  }
+  // An integer that may be NULL or absent (nullopt); text is still refused.
+  std::optional<int64_t> optional(const char* col) {
+    int64_t v = 0;
+    if (!get(col, &v, /*required=*/false)) return std::nullopt;
+    return v;
+  }
+  bool ok() const { return !failed_; }
+  DropReason reason() const { return reason_; }
+
+ private:
+  bool get(const char* col, int64_t* v, bool required) {
+    if (failed_) return false;
+    switch (q_.cell(col, v)) {
+      case Query::Cell::Integer: return true;
+      case Query::Cell::Absent: return false;
+      case Query::Cell::Null:
+        if (required) fail(DropReason::Null);
+        return false;
+      case Query::Cell::NotInteger: fail(DropReason::NotInteger); return false;
+    }
+    return false;
+  }
+  void fail(DropReason r) {
+    if (!failed_) reason_ = r;
+    failed_ = true;
+  }
+  const Query& q_;
+  Ns span_end_;
+  bool failed_ = false;
+  DropReason reason_ = DropReason::Null;
+};
+
+constexpr int64_t kU32 = 0xFFFFFFFFll;
+constexpr int64_t kI64Max = INT64_MAX;
+
 class Reader {
  public:
   explicit Reader(const std::string& path) : path_(path), db_(path, SQLITE_OPEN_READONLY), schema_(db_.get()) {}
@@ -232,6 +321,7 @@ class Reader {
 
     read_strings();
     read_metadata();
+    read_span();
     read_threads();
     read_gpus();
     read_kernels();
@@ -242,7 +332,12 @@ class Reader {
     read_syncs();
     read_nvtx();
     assign_missing_pids();
+    std::vector<std::string> missing;
+    for (const char* table : kActivityTables)
+      if (!schema_.has(table)) missing.push_back(table);
+    for (std::string& note : unanswered_notes(t_, missing)) t_.notes.push_back(std::move(note));
     t_.finalize();
+    check_totals(t_);
     return std::move(t_);
   }
 
@@ -250,7 +345,27 @@ class Reader {
   void read_strings() {
     if (!schema_.has("StringIds")) return;
     Stmt s(db_.get(), "SELECT id, value FROM StringIds");
-    while (s.step()) strings_[s.i64(0)] = s.text(1);
+    // An id that is not an integer can name nothing: skipped (the rows that point at it get
+    // an empty name, as for any id missing from the table).
+    while (s.step())
+      if (s.type(0) == SQLITE_INTEGER) strings_[s.i64(0)] = s.text(1);
+  }
+
+  // The capture's end as nsys records it (ANALYSIS_DETAILS.stopTime, nanoseconds from the
+  // session start like every timestamp); -1 when the export does not say.
+  void read_span() {
+    if (!schema_.has("ANALYSIS_DETAILS", "stopTime")) return;
+    Stmt s(db_.get(), "SELECT stopTime FROM ANALYSIS_DETAILS");
+    if (s.step() && s.type(0) == SQLITE_INTEGER && s.i64(0) > 0 && s.i64(0) < kMaxTime) span_end_ = s.i64(0);
+  }
+
+  // Counts the row as read and, when `row` failed a check, as left out; true to keep it.
+  bool keep(const std::string& table, const Row& row) {
+    DroppedRows::Table& t = t_.dropped.tables[table];
+    ++t.read;
+    if (row.ok()) return true;
+    ++t.by_reason[static_cast<int>(row.reason())];
+    return false;
   }
 
   // A name column holds a StringIds id in nsys exports; accept inline text as well.
@@ -284,8 +399,9 @@ class Reader {
     if (!schema_.has("ThreadNames")) return;
     Query q(db_.get(), schema_, "ThreadNames", {"nameId", "globalTid"});
     while (q.next()) {
-      const int64_t g = q.i64("globalTid");
-      t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId");
+      Row row(q, -1);
+      const int64_t g = row.id("globalTid", 0, kI64Max);
+      if (keep("ThreadNames", row)) t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId");
     }
   }
 
@@ -293,31 +409,31 @@ class Reader {
     if (!schema_.has("TARGET_INFO_GPU")) return;
     Query q(db_.get(), schema_, "TARGET_INFO_GPU", {"id", "name", "smCount"});
     while (q.next()) {
+      Row row(q, -1);
       Gpu g;
-      g.id = static_cast<uint32_t>(q.i64("id"));
+      g.id = static_cast<uint32_t>(row.id("id", 0, kU32));
       g.name = q.null("name") ? "" : q.text("name");
-      g.sm_count = static_cast<int>(q.i64("smCount"));
-      t_.gpus.push_back(g);
+      g.sm_count = static_cast<int>(row.value("smCount", 0, 0, 1 << 20));
+      if (keep("TARGET_INFO_GPU", row)) t_.gpus.push_back(g);
     }
   }
 
   // GPU records carry globalPid; an old export without it leaves pid 0, patched below.
-  uint32_t gpu_pid(const Query& q) {
-    if (q.null("globalPid")) {
+  uint32_t gpu_pid(const Query& q, Row& row) {
+    if (!q.present("globalPid")) {
       gpu_pid_missing_ = true;
       return 0;
     }
-    return pid_of(q.i64("globalPid"));
+    return pid_of(row.id("globalPid", 0, kI64Max));
   }
 
   // The columns every GPU activity table has (start, end, device, stream, correlation, pid).
-  void read_gpu_work(Query& q, GpuWork* w) {
-    w->start = q.i64("start");
-    w->end = q.i64("end");
-    w->device = static_cast<uint32_t>(q.i64("deviceId"));
-    w->stream = static_cast<uint32_t>(q.i64("streamId"));
-    w->correlation = static_cast<uint64_t>(q.i64("correlationId"));
-    w->pid = gpu_pid(q);
+  void read_gpu_work(Query& q, Row& row, GpuWork* w) {
+    std::tie(w->start, w->end) = row.interval("start", "end");
+    w->device = static_cast<uint32_t>(row.id("deviceId", 0, kU32));
+    w->stream = static_cast<uint32_t>(row.id("streamId", 0, kU32));
+    w->correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
+    w->pid = gpu_pid(q, row);
   }
 
   void read_kernels() {
@@ -327,18 +443,18 @@ class Reader {
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName",
              "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"});
     while (q.next()) {
+      Row row(q, span_end_);
       Kernel k;
-      read_gpu_work(q, &k);
+      read_gpu_work(q, row, &k);
       k.name = name_of(q, "demangledName");
       k.short_name = name_of(q, "shortName");
       if (k.short_name.empty()) k.short_name = k.name;
       if (k.name.empty()) k.name = k.short_name;
       if (k.name.empty()) k.name = k.short_name = "(unnamed kernel)";
-      k.grid = {static_cast<uint32_t>(q.i64("gridX", 1)), static_cast<uint32_t>(q.i64("gridY", 1)),
-                static_cast<uint32_t>(q.i64("gridZ", 1))};
-      k.block = {static_cast<uint32_t>(q.i64("blockX", 1)), static_cast<uint32_t>(q.i64("blockY", 1)),
-                 static_cast<uint32_t>(q.i64("blockZ", 1))};
-      t_.kernels.push_back(std::move(k));
+      auto dim = [&](const char* col) { return static_cast<uint32_t>(row.value(col, 1, 0, kU32)); };
+      k.grid = {dim("gridX"), dim("gridY"), dim("gridZ")};
+      k.block = {dim("blockX"), dim("blockY"), dim("blockZ")};
+      if (keep(table, row)) t_.kernels.push_back(std::move(k));
     }
   }
 
@@ -363,13 +479,14 @@ class Reader {
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
              "dstKind"});
     while (q.next()) {
+      Row row(q, span_end_);
       Memcpy m;
-      read_gpu_work(q, &m);
-      m.bytes = static_cast<uint64_t>(q.i64("bytes"));
-      m.kind = enum_from(copy_kinds, q.i64("copyKind"), kCopySymbols, CopyKind::Unknown, 10);
-      m.src = q.null("srcKind") ? MemKind::Unknown : mem_kind(q.i64("srcKind"));
-      m.dst = q.null("dstKind") ? MemKind::Unknown : mem_kind(q.i64("dstKind"));
-      t_.memcpys.push_back(m);
+      read_gpu_work(q, row, &m);
+      m.bytes = static_cast<uint64_t>(row.value("bytes", 0, 0));
+      m.kind = enum_from(copy_kinds, row.value("copyKind", 0), kCopySymbols, CopyKind::Unknown, 10);
+      m.src = mem_kind(row.value("srcKind", -1));
+      m.dst = mem_kind(row.value("dstKind", -1));
+      if (keep(table, row)) t_.memcpys.push_back(m);
     }
   }
 
@@ -380,12 +497,13 @@ class Reader {
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind"});
     while (q.next()) {
+      Row row(q, span_end_);
       Memset m;
-      read_gpu_work(q, &m);
-      m.bytes = static_cast<uint64_t>(q.i64("bytes"));
-      m.value = static_cast<uint32_t>(q.i64("value"));
-      m.mem = q.null("memKind") ? MemKind::Unknown : mem_kind(q.i64("memKind"));
-      t_.memsets.push_back(m);
+      read_gpu_work(q, row, &m);
+      m.bytes = static_cast<uint64_t>(row.value("bytes", 0, 0));
+      m.value = static_cast<uint32_t>(row.value("value", 0));
+      m.mem = mem_kind(row.value("memKind", -1));
+      if (keep(table, row)) t_.memsets.push_back(m);
     }
   }
 
@@ -395,17 +513,17 @@ class Reader {
     if (!schema_.has(table)) return;
     Query q(db_.get(), schema_, table, {"start!", "end!", "globalTid", "correlationId", "nameId", "returnValue"});
     while (q.next()) {
+      Row row(q, span_end_);
       ApiCall c;
-      c.start = q.i64("start");
-      c.end = q.i64("end");
-      const int64_t g = q.i64("globalTid");
+      std::tie(c.start, c.end) = row.interval("start", "end");
+      const int64_t g = row.id("globalTid", 0, kI64Max);
       c.pid = pid_of(g);
       c.tid = tid_of(g);
-      c.correlation = static_cast<uint64_t>(q.i64("correlationId"));
+      c.correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
       c.name = normalize_api_name(name_of(q, "nameId"));
       c.kind = c.name.rfind("cuda", 0) == 0 || c.name.rfind("cu", 0) != 0 ? ApiKind::Runtime : ApiKind::Driver;
-      c.return_value = static_cast<int32_t>(q.i64("returnValue"));
-      t_.api_calls.push_back(std::move(c));
+      c.return_value = static_cast<int32_t>(row.value("returnValue", 0, INT32_MIN, INT32_MAX));
+      if (keep(table, row)) t_.api_calls.push_back(std::move(c));
     }
   }
 
@@ -421,15 +539,16 @@ class Reader {
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "syncType"});
     while (q.next()) {
+      Row row(q, span_end_);
       SyncEvent s;
-      s.start = q.i64("start");
-      s.end = q.i64("end");
-      s.device = static_cast<uint32_t>(q.i64("deviceId"));
-      s.stream = static_cast<uint32_t>(q.i64("streamId", 0xFFFFFFFF));
-      s.correlation = static_cast<uint64_t>(q.i64("correlationId"));
-      s.pid = gpu_pid(q);
-      s.type = enum_from(types, q.i64("syncType"), kSymbols, SyncType::Unknown, 4);
-      t_.syncs.push_back(s);
+      std::tie(s.start, s.end) = row.interval("start", "end");
+      s.device = static_cast<uint32_t>(row.id("deviceId", 0, kU32));
+      // No stream (a context synchronize): CUPTI's 0xFFFFFFFF, which an export may store as -1.
+      s.stream = static_cast<uint32_t>(q.null("streamId") ? kU32 : row.id("streamId", -1, kU32, kU32));
+      s.correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
+      s.pid = gpu_pid(q, row);
+      s.type = enum_from(types, row.value("syncType", 0), kSymbols, SyncType::Unknown, 4);
+      if (keep(table, row)) t_.syncs.push_back(s);
     }
   }
 
@@ -457,6 +576,12 @@ class Reader {
     std::vector<std::tuple<uint32_t, int64_t, uint32_t, std::string>> categories;
     size_t unclosed = 0;
     while (q.next()) {
+      if (q.null("eventType") || !q.is_integer("eventType")) {  // no type: no telling what it was
+        Row row(q, -1);
+        row.id("eventType", 0, kI64Max);
+        keep(table, row);
+        continue;
+      }
       const int64_t type = q.i64("eventType");
       const int64_t g = q.i64("globalTid");
       std::string text = q.null("text") ? name_of(q, "textId") : q.text("text");
@@ -468,22 +593,25 @@ class Reader {
         NvtxEvent r;
         r.kind = type == push_pop ? NvtxKind::PushPop : NvtxKind::StartEnd;
         r.text = std::move(text);
-        r.start = q.i64("start");
-        r.end = q.i64("end", -1);
-        if (r.end < r.start) {  // pushed but never popped before the capture ended
+        if (q.null("end")) {  // pushed but never popped before the capture ended
           ++unclosed;
           continue;
         }
-        r.pid = pid_of(g);
-        r.tid = tid_of(g);
-        r.category = static_cast<uint32_t>(q.i64("category"));
-        r.has_payload = true;
-        if (!q.null("uint64Value")) r.payload = static_cast<uint64_t>(q.i64("uint64Value"));
-        else if (!q.null("int64Value")) r.payload = static_cast<uint64_t>(q.i64("int64Value"));
-        else if (!q.null("uint32Value")) r.payload = static_cast<uint64_t>(q.i64("uint32Value"));
-        else if (!q.null("int32Value")) r.payload = static_cast<uint64_t>(q.i64("int32Value"));
-        else r.has_payload = false;
-        ranges.push_back({std::move(r), q.i64("domainId")});
+        Row row(q, span_end_);
+        std::tie(r.start, r.end) = row.interval("start", "end");
+        const int64_t thread = row.id("globalTid", 0, kI64Max);
+        r.pid = pid_of(thread);
+        r.tid = tid_of(thread);
+        r.category = static_cast<uint32_t>(row.value("category", 0, 0, kU32));
+        r.has_payload = false;
+        for (const char* col : {"uint64Value", "int64Value", "uint32Value", "int32Value"})
+          if (const std::optional<int64_t> v = row.optional(col)) {
+            r.payload = static_cast<uint64_t>(*v);
+            r.has_payload = true;
+            break;
+          }
+        const int64_t domain = row.value("domainId", 0);
+        if (keep(table, row)) ranges.push_back({std::move(r), domain});
       }
     }
     auto domain_name = [&](uint32_t pid, int64_t id) {
@@ -520,6 +648,7 @@ class Reader {
   std::unordered_map<int64_t, std::string> strings_;
   std::map<int64_t, std::string> mem_kinds_;
   bool gpu_pid_missing_ = false;
+  Ns span_end_ = -1;  // ANALYSIS_DETAILS.stopTime, -1 when the export does not say
   Trace t_;
 };
 

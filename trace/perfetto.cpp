@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/output_file.h"
+#include "trace/text.h"
 
 namespace laptime::trace {
 namespace {
@@ -110,16 +110,9 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
                       {"ts", us(op.start)}, {"pid", gpu_pid(op.device)}, {"tid", op.stream}});
   }
 
-  // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
-  try {
-    OutputFile f({"Perfetto trace", path});
-    f.write(json{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}}
-                .dump());
-    f.write("\n");
-    f.commit();
-  } catch (const OutputError& e) {
-    throw TraceError(e.what());
-  }
+  json doc{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}};
+  escape_json_strings(doc);
+  write_output(path, "the Perfetto trace", doc.dump() + "\n");
 }
 
 }  // namespace laptime::trace

@@ -12,6 +12,8 @@
 #include "trace/text_util.h"
 #include "trace/utilization.h"
 
+#include "trace/validate.h"
+
 namespace laptime::trace {
 
 using detail::format;
@@ -111,7 +113,8 @@ void write_verdict(Analysis& a) {
     const Ns period_total = span_total + a.between_iterations;
     const Ns idle = period_total - busy_total;
     const double busy_frac = double(busy_total) / period_total;
-    const double input_frac = double(a.input_wait + a.htod_time) / period_total;
+    // Overlapping host-to-device copies can add up to more than the period: a share, at most all of it.
+    const double input_frac = std::min(1.0, double(a.input_wait + a.htod_time) / period_total);
     const Ns host_wait = a.host_wait_idle + (a.between_iterations - a.input_wait);
     const std::string busy_words = format("the GPU is busy %.1f%% of the time across steady iterations", 100 * busy_frac);
     if (busy_frac >= 0.9) {
@@ -171,6 +174,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   for (const Gpu& g : t.gpus)
     a.gpu += (a.gpu.empty() ? "" : "; ") + g.name + (g.sm_count ? ", " + std::to_string(g.sm_count) + " SMs" : "");
   a.notes = t.notes;
+  a.dropped = t.dropped;
   a.gap_threshold_us = o.gap_us;
   a.top = o.top;
   a.has_api_trace = !t.api_calls.empty();
@@ -211,6 +215,6 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   return a;
 }
 
-std::string fold_block_indices(const std::string& range) { return fold_indices(range); }
+std::string fold_block_indices(const std::string& range) { return detail::fold_indices(range); }
 
 }  // namespace laptime::trace

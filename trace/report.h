@@ -205,6 +205,7 @@ struct Analysis {
   std::vector<std::string> notes;  // the reader's notes and the analysis's own
   std::string range_name;   // `forward`, `Forward Pass Iter *`, or --range as given
   std::string range_rule;   // how the iteration ranges were found, in words
+  DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
   std::string warmup_rule;  // how warm-up was decided, in words
   std::string steady_rule;  // which iterations are measured and why the others are not
   double gap_threshold_us = 0;

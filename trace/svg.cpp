@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/output_file.h"
+#include "trace/text.h"
 
 namespace laptime::trace {
 
@@ -25,19 +25,7 @@ const char* category_color(Category c) {
 
 namespace {
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return xml_escape(s); }
 
 std::string num(double v) {
   char buf[32];
@@ -74,7 +62,7 @@ class Svg {
     out_ << "/>";
     const size_t fits = static_cast<size_t>((w - 4) / kCharWidth);
     if (!label.empty() && fits >= 3) {
-      const std::string shown = label.size() <= fits ? label : label.substr(0, fits - 1) + "~";
+      const std::string shown = label.size() <= fits ? label : utf8_prefix(label, fits - 1) + "~";
       out_ << "<text x=\"" << num(x + 2) << "\" y=\"" << num(y + h - 5) << "\">" << escape(shown) << "</text>";
     }
     out_ << "</g>\n";
@@ -242,14 +230,7 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
     << kWidth << " " << num(y) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << svg.str() << "</svg>\n";
-  // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
-  try {
-    OutputFile out({"SVG timeline", path});
-    out.write(f.str());
-    out.commit();
-  } catch (const OutputError& e) {
-    throw TraceError(e.what());
-  }
+  write_output(path, "the SVG timeline", f.str());
 }
 
 }  // namespace laptime::trace

@@ -82,6 +82,7 @@ void print_report(const Analysis& a, std::FILE* out) {
   print_wrapped(out, "found by: " + a.range_rule, 14);
   print_wrapped(out, "warm-up: " + a.warmup_rule, 14);
   print_wrapped(out, "steady: " + a.steady_rule, 14);
+  if (a.dropped.total()) std::fprintf(out, "  invalid     %s\n", a.dropped.summary().c_str());
   for (const std::string& note : a.notes) {
     std::fprintf(out, "  note\n");
     print_wrapped(out, note, 4);

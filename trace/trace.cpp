@@ -6,7 +6,10 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <tuple>
+
+#include "trace/text.h"
 
 namespace laptime::trace {
 
@@ -108,6 +111,38 @@ void sort_by_start(std::vector<T>& v) {
 }  // namespace
 
 void Trace::finalize() {
+  // Every name through escape_name: the writers then never meet bytes their format forbids.
+  std::set<std::string> escaped;
+  auto clean = [&escaped](std::string& s) {
+    if (!needs_escape(s)) return;
+    escaped.insert(s);
+    s = escape_name(s);
+  };
+  for (Kernel& k : kernels) {
+    clean(k.name);
+    clean(k.short_name);
+  }
+  for (ApiCall& c : api_calls) clean(c.name);
+  for (NvtxEvent& r : nvtx) {
+    clean(r.domain);
+    clean(r.text);
+  }
+  for (Gpu& g : gpus) clean(g.name);
+  for (auto& [thread, name] : thread_names) clean(name);
+  std::map<std::pair<std::string, uint32_t>, std::string> categories;
+  for (auto [key, name] : category_names) {
+    std::string domain = key.first;
+    clean(domain);
+    clean(name);
+    categories[{domain, key.second}] = name;
+  }
+  category_names = std::move(categories);
+  clean(source);
+  for (std::string& note : notes) clean(note);
+  if (!escaped.empty())
+    notes.push_back(std::to_string(escaped.size()) + (escaped.size() == 1 ? " name" : " names") +
+                    " held invalid UTF-8 or control characters, shown as \\xNN escapes.");
+
   sort_by_start(kernels);
   sort_by_start(memcpys);
   sort_by_start(memsets);

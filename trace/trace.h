@@ -161,6 +161,35 @@ struct Gpu {
   int sm_count = 0;
 };
 
+// Why the reader left a row out (trace/validate.cpp names them for the report).
+enum class DropReason : int {
+  Null,            // a time or id is NULL
+  NotInteger,      // text, a real or a blob where an integer belongs
+  OutOfRange,      // a time outside [0, 2^62) ns, or an id outside its width (negative, > 32 bits)
+  EndBeforeStart,  // the record ends before it starts
+  OutOfSpan,       // outside the capture's span, as the export declares it (ANALYSIS_DETAILS)
+};
+constexpr int kDropReasonCount = 5;
+
+// Rows read and rows left out, per SQLite table and reason. Every timestamp and id is checked
+// as it is loaded; a row that fails is left out whole (the first failure is its reason), so
+// what the analysis sees is consistent: no NULLs read as 0, no negative durations.
+struct DroppedRows {
+  struct Table {
+    size_t read = 0;                        // rows the reader looked at (ranges only, for NVTX_EVENTS)
+    size_t by_reason[kDropReasonCount] = {};
+    size_t dropped() const;
+  };
+  std::map<std::string, Table> tables;  // by table name
+
+  size_t total() const;             // rows left out, all tables
+  size_t count(DropReason r) const; // rows left out for one reason
+  size_t dropped(const std::string& table) const;
+  // "3 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 3): 2 NULL time or id, 1 end before
+  // start." in one line (trace/validate.cpp); "" when none was.
+  std::string summary() const;
+};
+
 struct Trace {
   std::string source;  // where it came from, for the report header: "nsys 2024.6.2 (schema 3.16.1)"
   std::vector<Kernel> kernels;
@@ -176,10 +205,14 @@ struct Trace {
   // What the reader had to leave out or guess, one sentence each ("3 NVTX ranges were
   // never closed and are ignored."). The report prints them under the header.
   std::vector<std::string> notes;
+  // Rows the reader left out as invalid, by table and reason.
+  DroppedRows dropped;
 
   // Sorts every list by start time, computes NVTX nesting, and marks each copy as
-  // blocking or async from the name of its API call. Readers call it once at the end;
-  // everything downstream assumes it ran.
+  // blocking or async from the name of its API call, and escapes every name that is not
+  // valid UTF-8 or holds control characters (escape_name in trace/text.h; a note says how
+  // many), so every writer gets clean text. Readers call it once at the end; everything
+  // downstream assumes it ran.
   void finalize();
 
   // The API call that launched or waited for GPU work with this correlation id, or null
