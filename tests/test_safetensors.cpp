@@ -162,6 +162,11 @@ TEST(SafeTensorsHeader, TrailingGarbageIsMalformed) {
   EXPECT_THAT(parse_error("{} x"), HasSubstr("not valid JSON"));
 }
 
+TEST(SafeTensorsHeader, InvalidUtf8IsNamed) {
+  EXPECT_THAT(parse_error("{\"\xff\": {}}"),
+              HasSubstr("the header of crafted.safetensors is not valid UTF-8 (error at header byte"));
+}
+
 TEST(SafeTensorsHeader, NumberOutOfRangeIsMalformed) {
   EXPECT_THAT(
       parse_error(R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4),
@@ -369,7 +374,7 @@ TEST(SafeTensorsLayout, BytesAfterTheLastTensorAreRefused) {
               HasSubstr("crafted.safetensors has 3 bytes after the last tensor's data (the data "
                         "section is 7 bytes, its tensors end at byte 4); the file is corrupt or "
                         "has something appended"));
-  EXPECT_THAT(parse_error("{}", 1), HasSubstr("has 1 bytes after the last tensor's data"));
+  EXPECT_THAT(parse_error("{}", 1), HasSubstr("has 1 byte after the last tensor's data"));
 }
 
 TEST(SafeTensorsLayout, AppendedBytesOnAValidFileAreRefused) {
@@ -377,7 +382,7 @@ TEST(SafeTensorsLayout, AppendedBytesOnAValidFileAreRefused) {
   bytes.push_back(std::byte{0});
   const TempFile file("appended.safetensors", bytes);
   EXPECT_THAT(error_of([&] { SafeTensors::open(file.path()); }),
-              AllOf(HasSubstr(file.path()), HasSubstr("has 1 bytes after the last tensor's data")));
+              AllOf(HasSubstr(file.path()), HasSubstr("has 1 byte after the last tensor's data")));
 }
 
 TEST(SafeTensorsLayout, AnEmptyTensorInsideAnotherOverlapsIt) {

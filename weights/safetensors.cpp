@@ -340,8 +340,9 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   try {
     header = json::parse(header_begin, header_end, watch_keys);
   } catch (const json::parse_error& e) {
-    throw Error("the header of " + source + " is not valid JSON (error at header byte " +
-                std::to_string(e.byte) + ")");
+    const bool utf8 = std::strstr(e.what(), "UTF-8") != nullptr;
+    throw Error("the header of " + source + " is not valid " + (utf8 ? "UTF-8" : "JSON") +
+                " (error at header byte " + std::to_string(e.byte) + ")");
   } catch (const json::out_of_range&) {
     throw Error("the header of " + source + " is not valid JSON (a number is out of range)");
   }
@@ -386,7 +387,8 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   }
   require(covered == data_size,
           source + " has " + std::to_string(data_size - covered) +
-              " bytes after the last tensor's data (the data section is " +
+              (data_size - covered == 1 ? " byte" : " bytes") +
+              " after the last tensor's data (the data section is " +
               std::to_string(data_size) + " bytes, its tensors end at byte " +
               std::to_string(covered) + "); the file is corrupt or has something appended");
   for (std::size_t i = 0; i < tensors.size(); ++i) index.emplace(tensors[i].name, i);
