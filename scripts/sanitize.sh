@@ -68,7 +68,7 @@ run_one() {  # run_one TOOL MODEL PRECISION MODE
   [[ $mode == graph ]] && extra+=(--graph)
   case $tool in
     memcheck) opts=(--leak-check full) ;;
-    racecheck) opts=(--racecheck-report all) ;;
+    racecheck) opts=(--racecheck-report analysis) ;;  # one report per race, not per access pair
   esac
   local log="$OUT/logs/$tool-$model-$precision-$mode.log"
   local cmd=("$SANITIZER" --tool "$tool" "${opts[@]}" --print-limit 50

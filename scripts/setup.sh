@@ -127,6 +127,7 @@ fi
 
 if ((${#pip_missing[@]})); then
   pip=(python3 -m pip install -q --disable-pip-version-check)
+  [[ $(id -u) == 0 ]] && pip+=(--root-user-action=ignore)  # root on purpose: a system-wide set-up
   # Debian 12 / Ubuntu 23.04+ mark the system Python as externally managed (PEP 668); outside
   # a virtual environment pip then needs to be told that installing into it is intended.
   if python3 -c 'import sys, sysconfig, os; sys.exit(not (sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))'; then
