@@ -108,6 +108,10 @@ if ((${#apt_missing[@]} + ${#pip_missing[@]} + ${#other_missing[@]} == 0)); then
 fi
 report
 if [[ $check_only == 1 ]]; then exit 1; fi
+if ((${#other_missing[@]})); then
+  say "install the above first (nothing was installed: the build cannot succeed without it)"
+  exit 1
+fi
 
 if ((${#apt_missing[@]})); then
   if ! have apt-get || [[ ! -e /etc/debian_version ]]; then
