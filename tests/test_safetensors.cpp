@@ -164,7 +164,8 @@ TEST(SafeTensorsHeader, TrailingGarbageIsMalformed) {
 
 TEST(SafeTensorsHeader, InvalidUtf8IsNamed) {
   EXPECT_THAT(parse_error("{\"\xff\": {}}"),
-              HasSubstr("the header of crafted.safetensors is not valid UTF-8 (error at header byte"));
+              HasSubstr("the header of crafted.safetensors is not valid UTF-8 (error at header "
+                        "byte"));
 }
 
 TEST(SafeTensorsHeader, NumberOutOfRangeIsMalformed) {
@@ -484,10 +485,12 @@ TEST(SafeTensorsHostile, LongAndControlCharacterNamesAreExcerpted) {
 }
 
 TEST(SafeTensorsHostile, NonAsciiIsEscapedInExcerpts) {
-  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F\u00e9", "shape": [1], "data_offsets": [0, 4]}})", 4),
-              HasSubstr(R"(has dtype "F\u00e9")"));
-  EXPECT_THAT(parse_error(R"({"\u00e9": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
-              HasSubstr(R"(tensor '\xc3\xa9' in)"));
+  EXPECT_THAT(
+      parse_error(R"({"w": {"dtype": "F\u00e9", "shape": [1], "data_offsets": [0, 4]}})", 4),
+      HasSubstr(R"(has dtype "F\u00e9")"));
+  EXPECT_THAT(
+      parse_error(R"({"\u00e9": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
+      HasSubstr(R"(tensor '\xc3\xa9' in)"));
 }
 
 // Every file of the fuzzer's seed corpus (tests/fuzz/corpus) through the plain build: "valid-*"

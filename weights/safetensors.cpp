@@ -271,8 +271,7 @@ std::map<std::string, std::string> parse_metadata(const json& meta, const std::s
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : meta.items()) {
     require(value.is_string(), std::string(kMetadataKey) + " key '" + excerpt(key) + "' in " +
-                                   source +
-                                   " holds a JSON " + value.type_name() +
+                                   source + " holds a JSON " + value.type_name() +
                                    ", but safetensors metadata values must be strings");
     out.emplace(key, value.get<std::string>());
   }
@@ -471,7 +470,8 @@ std::vector<float> SafeTensors::to_float(const TensorInfo& t) const {
     case DType::U8:
       break;
   }
-  throw Error("tensor '" + excerpt(t.name) + "' in " + impl_->source + " holds " + dtype_name(t.dtype) +
+  throw Error("tensor '" + excerpt(t.name) + "' in " + impl_->source + " holds " +
+              dtype_name(t.dtype) +
               " integers, which cannot be read as weights (F32, F16, BF16 or F64 expected)");
 }
 
