@@ -55,13 +55,13 @@ check() {
     apt_missing+=(python3 python3-pip ca-certificates)
     pip_missing+=(numpy safetensors pytest nvidia-cudnn-frontend)
   else
-    python3 -m pip --version >/dev/null 2>&1 || apt_missing+=(python3-pip ca-certificates)
-    # One interpreter start for every Python check: the modules, then cudnn-frontend's headers
-    # where CMake looks for them (layers/resnet50.cmake: <site>/include, $CUDNN_FRONTEND_ROOT).
+    # One interpreter start for every Python check: pip, the modules, then cudnn-frontend's
+    # headers where CMake looks for them (layers/resnet50.cmake: <site>/include,
+    # $CUDNN_FRONTEND_ROOT).
     local py
     py=$(python3 - <<'EOF'
 import importlib.util, os, re, site, sysconfig
-for name, module in (("numpy", "numpy"), ("safetensors", "safetensors"), ("pytest", "pytest")):
+for name, module in (("@pip", "pip"), ("numpy", "numpy"), ("safetensors", "safetensors"), ("pytest", "pytest")):
     if importlib.util.find_spec(module) is None:
         print(name)
 roots = [os.path.join(p, "include") for p in (sysconfig.get_paths()["purelib"], site.getusersitepackages())]
@@ -78,9 +78,11 @@ for r in roots:
 if not ok:
     print("nvidia-cudnn-frontend")
 EOF
-    ) || py="numpy safetensors pytest nvidia-cudnn-frontend"
-    # shellcheck disable=SC2206
-    pip_missing+=($py)
+    ) || py="@pip numpy safetensors pytest nvidia-cudnn-frontend"
+    local p
+    for p in $py; do
+      if [[ $p == @pip ]]; then apt_missing+=(python3-pip ca-certificates); else pip_missing+=("$p"); fi
+    done
   fi
 
   # Not installed by this script: CUDA (nvcc, cuBLASLt, CUPTI, NVTX) and cuDNN 9.
