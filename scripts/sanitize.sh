@@ -88,7 +88,7 @@ for tool in $TOOLS; do
     done
   done
 done | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
-echo "sanitize.sh: $(ls "$OUT/logs" | wc -l) runs in $((SECONDS - start)) s; logs in $OUT/logs" >&2
+echo "sanitize.sh: $(find "$OUT/logs" -name "*.log" | wc -l) runs in $((SECONDS - start)) s; logs in $OUT/logs" >&2
 
 # The table. A finding is a block of the tool's report: its first line (what happened) and the
 # indented lines under it (where: kernel, source line, host backtrace). It is ours when it
