@@ -162,6 +162,12 @@ TEST(SafeTensorsHeader, TrailingGarbageIsMalformed) {
   EXPECT_THAT(parse_error("{} x"), HasSubstr("not valid JSON"));
 }
 
+TEST(SafeTensorsHeader, InvalidUtf8IsNamed) {
+  EXPECT_THAT(parse_error("{\"\xff\": {}}"),
+              HasSubstr("the header of crafted.safetensors is not valid UTF-8 (error at header "
+                        "byte"));
+}
+
 TEST(SafeTensorsHeader, NumberOutOfRangeIsMalformed) {
   EXPECT_THAT(
       parse_error(R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4),
@@ -245,11 +251,54 @@ TEST(SafeTensorsEntry, ShapeAndByteRangeMustAgree) {
       HasSubstr("shape [2, 3] of F32 (24 bytes) but data_offsets [0, 20] span 20 bytes"));
 }
 
-TEST(SafeTensorsEntry, ShapeTooLargeToAddressIsRejected) {
-  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F64", "shape": [4294967296, 4294967296], )"
+TEST(SafeTensorsEntry, ShapeWhoseElementCountOverflowsIsRefused) {
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "U8", "shape": [4294967296, 4294967296], )"
                           R"("data_offsets": [0, 8]}})",
                           8),
-              HasSubstr("too large to address"));
+              HasSubstr("tensor 'w' in crafted.safetensors has shape [4294967296, 4294967296] "
+                        "whose size overflows 64 bits; the file is corrupt"));
+  // As in the reference reader, the product is checked dimension by dimension: a 0 after an
+  // overflowing prefix does not rescue it (wrapping arithmetic would have computed 0 bytes).
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "U8", "shape": [4294967296, 4294967296, 0], )"
+                          R"("data_offsets": [0, 0]}})"),
+              HasSubstr("overflows 64 bits"));
+  // 2^64 elements wrap to 0 in 64-bit arithmetic: a wrapping reader would accept 0 bytes.
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "U8", "shape": [4294967296, 4294967296], )"
+                          R"("data_offsets": [0, 0]}})"),
+              HasSubstr("overflows 64 bits"));
+}
+
+TEST(SafeTensorsEntry, ShapeWhoseByteSizeOverflowsIsRefused) {
+  // 2^62 elements fit in 64 bits; 2^62 x 8 bytes wrap to 0.
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F64", "shape": [4611686018427387904], )"
+                          R"("data_offsets": [0, 0]}})"),
+              HasSubstr("has shape [4611686018427387904] whose size overflows 64 bits"));
+}
+
+TEST(SafeTensorsEntry, NumelRefusesAShapeThatOverflows) {
+  TensorInfo t;
+  t.name = "hand-made";
+  t.shape = {int64_t{1} << 32, int64_t{1} << 32};
+  EXPECT_THAT(error_of([&] { t.numel(); }),
+              HasSubstr("tensor 'hand-made' has shape [4294967296, 4294967296], whose element "
+                        "count is negative or overflows 64 bits"));
+  t.shape = {int64_t{1} << 31, int64_t{1} << 32};  // 2^63: past int64
+  EXPECT_THAT(error_of([&] { t.numel(); }), HasSubstr("overflows"));
+  t.shape = {3, -1};
+  EXPECT_THAT(error_of([&] { t.numel(); }), HasSubstr("negative"));
+  t.shape = {int64_t{1} << 31, int64_t{1} << 31};
+  EXPECT_EQ(t.numel(), int64_t{1} << 62);
+}
+
+TEST(SafeTensorsEntry, LongShapesAreCountedNotPrinted) {
+  std::string shape = "[2";
+  for (int i = 1; i < 1000; ++i) shape += ", 1";
+  shape += "]";
+  const std::string message = parse_error(
+      R"({"w": {"dtype": "U8", "shape": )" + shape + R"(, "data_offsets": [0, 1]}})", 1);
+  EXPECT_THAT(message, HasSubstr("has shape [2, 1, 1, 1, 1, 1, 1, 1, ... (1000 dimensions)] of U8 "
+                                 "(2 bytes) but data_offsets [0, 1] span 1 bytes"));
+  EXPECT_LT(message.size(), 200u);
 }
 
 TEST(SafeTensorsEntry, MalformedOffsetsAreRejected) {
@@ -294,7 +343,7 @@ TEST(SafeTensorsEntry, AdjacentAndEmptyRangesAreFine) {
   const SafeTensors st = SafeTensors::from_bytes(
       image(R"({"b": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]},)"
             R"( "a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},)"
-            R"( "e": {"dtype": "F32", "shape": [0, 3], "data_offsets": [2, 2]},)"
+            R"( "e": {"dtype": "F32", "shape": [0, 3], "data_offsets": [4, 4]},)"
             R"( "s": {"dtype": "U8", "shape": [], "data_offsets": [8, 9]}})",
             9),
       kSource);
@@ -303,6 +352,167 @@ TEST(SafeTensorsEntry, AdjacentAndEmptyRangesAreFine) {
   EXPECT_THAT(names, ElementsAre("a", "e", "b", "s"));  // data-offset order
   EXPECT_EQ(st.get("e").numel(), 0);
   EXPECT_EQ(st.get("s").numel(), 1);
+}
+
+// --- layout of the data section: tensors tile it exactly, as in the reference reader ------------
+
+TEST(SafeTensorsLayout, AHoleBetweenTensorsIsRefused) {
+  EXPECT_THAT(parse_error(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},)"
+                          R"( "b": {"dtype": "U8", "shape": [4], "data_offsets": [8, 12]}})",
+                          12),
+              HasSubstr("bytes [4, 8) of the data section of crafted.safetensors belong to no "
+                        "tensor (a hole before 'b'); safetensors files pack tensors without gaps"));
+}
+
+TEST(SafeTensorsLayout, AHoleBeforeTheFirstTensorIsRefused) {
+  EXPECT_THAT(parse_error(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]}})", 8),
+              HasSubstr("bytes [0, 4) of the data section of crafted.safetensors belong to no "
+                        "tensor (a hole before 'a')"));
+}
+
+TEST(SafeTensorsLayout, BytesAfterTheLastTensorAreRefused) {
+  EXPECT_THAT(parse_error(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})", 7),
+              HasSubstr("crafted.safetensors has 3 bytes after the last tensor's data (the data "
+                        "section is 7 bytes, its tensors end at byte 4); the file is corrupt or "
+                        "has something appended"));
+  EXPECT_THAT(parse_error("{}", 1), HasSubstr("has 1 byte after the last tensor's data"));
+}
+
+TEST(SafeTensorsLayout, AppendedBytesOnAValidFileAreRefused) {
+  std::vector<std::byte> bytes = two_tensor_image();
+  bytes.push_back(std::byte{0});
+  const TempFile file("appended.safetensors", bytes);
+  EXPECT_THAT(error_of([&] { SafeTensors::open(file.path()); }),
+              AllOf(HasSubstr(file.path()), HasSubstr("has 1 byte after the last tensor's data")));
+}
+
+TEST(SafeTensorsLayout, AnEmptyTensorInsideAnotherOverlapsIt) {
+  // The reference reader requires every tensor, empty ones included, to start where the
+  // previous one ends; an empty range inside another tensor is refused there too.
+  EXPECT_THAT(parse_error(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},)"
+                          R"( "e": {"dtype": "U8", "shape": [0], "data_offsets": [2, 2]}})",
+                          4),
+              HasSubstr("tensors 'a' and 'e' in crafted.safetensors overlap in the data section "
+                        "(bytes [0, 4) and [2, 2))"));
+}
+
+TEST(SafeTensorsLayout, TheSameRangeTwiceOverlaps) {
+  EXPECT_THAT(parse_error(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},)"
+                          R"( "b": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})",
+                          4),
+              HasSubstr("overlap in the data section (bytes [0, 4) and [0, 4))"));
+}
+
+// --- hostile headers: nothing recursive, bounded messages --------------------------------------
+
+// `depth` nested arrays around a 1: "[[[1]]]".
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + "1" + std::string(depth, ']');
+}
+
+TEST(SafeTensorsHostile, DeeplyNestedDtypeIsRefusedWithoutRecursion) {
+  // The issue's crash: 100,000 nested arrays in dtype overflowed the stack while the error
+  // message printed the value.
+  const std::string message = parse_error(R"({"w": {"dtype": )" + nested_arrays(100000) +
+                                          R"(, "shape": [1], "data_offsets": [0, 4]}})",
+                                          4);
+  EXPECT_EQ(message,
+            "the header of crafted.safetensors nests JSON arrays or objects more than 128 deep; "
+            "it is corrupt or not a safetensors file");
+}
+
+TEST(SafeTensorsHostile, DeeplyNestedOffsetsInAFileAreRefused) {
+  const std::string header = R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" +
+                             nested_arrays(100000) + "}}";
+  const TempFile file("nested.safetensors", image(header, 4));  // ~200 KB, as in the issue
+  EXPECT_THAT(error_of([&] { SafeTensors::open(file.path()); }),
+              AllOf(HasSubstr(file.path()), HasSubstr("more than 128 deep")));
+}
+
+TEST(SafeTensorsHostile, DeeplyNestedObjectsAndMetadataAreRefused) {
+  std::string objects;
+  for (int i = 0; i < 50000; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(50000, '}');
+  EXPECT_THAT(parse_error(R"({"__metadata__": )" + objects + "}"), HasSubstr("more than 128 deep"));
+  EXPECT_THAT(parse_error(nested_arrays(100000)), HasSubstr("more than 128 deep"));
+}
+
+TEST(SafeTensorsHostile, NestingUpToTheLimitIsParsedAndExcerpted) {
+  // The root object, the entry and 126 arrays: 128 levels, the most a header may have.
+  const std::string message = parse_error(R"({"w": {"dtype": )" + nested_arrays(126) +
+                                          R"(, "shape": [1], "data_offsets": [0, 4]}})",
+                                          4);
+  EXPECT_THAT(message, HasSubstr("tensor 'w' in crafted.safetensors has dtype [[[[[[[["));
+  EXPECT_THAT(message, HasSubstr("..., which laptime does not read"));
+  EXPECT_LT(message.size(), 250u);
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": )" + nested_arrays(127) +
+                          R"(, "shape": [1], "data_offsets": [0, 4]}})",
+                          4),
+              HasSubstr("more than 128 deep"));
+}
+
+TEST(SafeTensorsHostile, LongValuesAreExcerpted) {
+  const std::string huge(1 << 20, 'x');
+  std::string message = parse_error(R"({"w": {"dtype": ")" + huge +
+                                    R"(", "shape": [1], "data_offsets": [0, 4]}})",
+                                    4);
+  EXPECT_THAT(message, HasSubstr(R"(has dtype "xxxxxxxx)"));
+  EXPECT_LT(message.size(), 250u);
+
+  std::string offsets = "[0";
+  for (int i = 0; i < 100000; ++i) offsets += ", 4";
+  offsets += "]";
+  message = parse_error(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" + offsets + "}}",
+                        4);
+  EXPECT_THAT(message, AllOf(HasSubstr("has data_offsets [0, 4, 4, 4"), HasSubstr("...")));
+  EXPECT_LT(message.size(), 250u);
+
+  message = parse_error(R"({"w": {"dtype": {"k": ["a", {"b": null}], "z": true}, "shape": [1], )"
+                        R"("data_offsets": [0, 4]}})",
+                        4);
+  EXPECT_THAT(message, HasSubstr(R"(has dtype {"k": ["a", {"b": null}], "z": true}, which)"));
+}
+
+TEST(SafeTensorsHostile, LongAndControlCharacterNamesAreExcerpted) {
+  const std::string name = R"(a\nb\u0007)" + std::string(100000, 'n');  // JSON escapes
+  const std::string message =
+      parse_error(R"({")" + name + R"(": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})",
+                  4);
+  EXPECT_THAT(message, HasSubstr("tensor 'a\\x0ab\\x07nnnn"));
+  EXPECT_THAT(message, HasSubstr("... (100004 bytes)' in crafted.safetensors has shape [2]"));
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_LT(message.size(), 250u);
+}
+
+TEST(SafeTensorsHostile, NonAsciiIsEscapedInExcerpts) {
+  EXPECT_THAT(
+      parse_error(R"({"w": {"dtype": "F\u00e9", "shape": [1], "data_offsets": [0, 4]}})", 4),
+      HasSubstr(R"(has dtype "F\u00e9")"));
+  EXPECT_THAT(
+      parse_error(R"({"\u00e9": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
+      HasSubstr(R"(tensor '\xc3\xa9' in)"));
+}
+
+// Every file of the fuzzer's seed corpus (tests/fuzz/corpus) through the plain build: "valid-*"
+// files load, every other one is refused with a laptime::Error, never anything else.
+TEST(SafeTensorsHostile, SeedCorpusLoadsOrIsRefused) {
+  const std::filesystem::path dir = std::filesystem::path(LAPTIME_SOURCE_DIR) / "tests/fuzz/corpus";
+  int valid = 0, refused = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool expect_valid = name.rfind("valid-", 0) == 0;
+    try {
+      const SafeTensors st = SafeTensors::open(entry.path().string());
+      EXPECT_TRUE(expect_valid) << name << " loaded";
+      for (const TensorInfo& t : st.tensors()) EXPECT_GE(t.numel(), 0) << name;
+      ++valid;
+    } catch (const Error& e) {
+      EXPECT_FALSE(expect_valid) << name << ": " << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_GE(valid, 3);
+  EXPECT_GE(refused, 10);
 }
 
 // --- metadata ----------------------------------------------------------------------------------

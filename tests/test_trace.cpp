@@ -21,7 +21,6 @@
 #include "trace/perfetto.h"
 #include "trace/report.h"
 #include "trace/svg.h"
-#include "core/check.h"
 
 namespace laptime::trace {
 namespace {

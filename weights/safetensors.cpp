@@ -49,10 +49,14 @@ struct Unmap {
 };
 using Mapping = std::unique_ptr<void, Unmap>;
 
+// "[2, 3]"; a shape from a hostile file can have any number of dimensions, so after the first
+// few the rest are counted rather than printed.
 std::string format_shape(const std::vector<int64_t>& shape) {
+  constexpr std::size_t kShown = 8;
   std::ostringstream os;
   os << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  for (std::size_t i = 0; i < shape.size() && i < kShown; ++i) os << (i ? ", " : "") << shape[i];
+  if (shape.size() > kShown) os << ", ... (" << shape.size() << " dimensions)";
   os << ']';
   return os.str();
 }
@@ -99,6 +103,80 @@ float f16_to_float(uint16_t h) {
   return bits_to<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
+// Untrusted text in a message: at most kExcerptBytes bytes, control characters and bytes that
+// are not printable ASCII as \xNN, so a message stays one short line whatever the file holds.
+constexpr std::size_t kExcerptBytes = 64;
+
+std::string excerpt(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && out.size() < kExcerptBytes; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* const kHex = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 0xf]};
+    }
+  }
+  if (out.size() >= kExcerptBytes && s.size() > kExcerptBytes) {
+    out.resize(kExcerptBytes);
+    out += "... (" + std::to_string(s.size()) + " bytes)";
+  }
+  return out;
+}
+
+// A JSON value as compact text, cut after about kExcerptBytes characters. Iterative on purpose:
+// json::dump() recurses once per nesting level, and a hostile header can nest deeply.
+std::string excerpt(const json& value) {
+  const auto scalar = [](const json& j) {
+    if (j.is_string() && j.get_ref<const std::string&>().size() > kExcerptBytes)
+      return json(j.get_ref<const std::string&>().substr(0, kExcerptBytes))
+          .dump(-1, ' ', true, json::error_handler_t::replace);
+    return j.dump(-1, ' ', true, json::error_handler_t::replace);  // ASCII, never throws
+  };
+  struct Frame {
+    json::const_iterator it, end;
+    bool object, first;
+  };
+  std::string out;
+  std::vector<Frame> stack;
+  const auto enter = [&](const json& j) {
+    if (!j.is_structured()) {
+      out += scalar(j);
+      return;
+    }
+    out += j.is_object() ? '{' : '[';
+    stack.push_back({j.cbegin(), j.cend(), j.is_object(), true});
+  };
+  enter(value);
+  while (!stack.empty() && out.size() <= kExcerptBytes) {
+    Frame& f = stack.back();
+    if (f.it == f.end) {
+      out += f.object ? '}' : ']';
+      stack.pop_back();
+      continue;
+    }
+    if (!f.first) out += ", ";
+    f.first = false;
+    if (f.object) out += scalar(json(f.it.key())) + ": ";
+    const json& child = *f.it;
+    ++f.it;
+    enter(child);  // may push, invalidating f
+  }
+  if (out.size() > kExcerptBytes || !stack.empty()) {
+    out.resize(std::min(out.size(), kExcerptBytes));
+    out += "...";
+  }
+  return out;
+}
+
+// a * b, false when it does not fit in 64 bits.
+bool checked_mul(uint64_t a, uint64_t b, uint64_t* out) {
+  if (b != 0 && a > std::numeric_limits<uint64_t>::max() / b) return false;
+  *out = a * b;
+  return true;
+}
+
 // A JSON integer as int64, rejecting floats and values beyond int64.
 bool as_int64(const json& j, int64_t* out) {
   if (j.is_number_unsigned()) {
@@ -114,16 +192,20 @@ bool as_int64(const json& j, int64_t* out) {
   return false;
 }
 
-// shape x element size in bytes; false when it does not fit in 64 bits.
-bool byte_size(const std::vector<int64_t>& shape, DType dtype, uint64_t* out) {
-  uint64_t n = dtype_size(dtype);
-  for (int64_t d : shape) {
-    const auto ud = static_cast<uint64_t>(d);
-    if (ud != 0 && n > std::numeric_limits<uint64_t>::max() / ud) return false;
-    n *= ud;
-  }
+// The element count, then x element size in bytes, each product checked as the reference
+// reader checks it (a dimension that overflows is refused even if a later one is 0); false
+// when either does not fit in 64 bits. Dimensions are non-negative here.
+bool element_count(const std::vector<int64_t>& shape, uint64_t* out) {
+  uint64_t n = 1;
+  for (int64_t d : shape)
+    if (!checked_mul(n, static_cast<uint64_t>(d), &n)) return false;
   *out = n;
   return true;
+}
+
+bool byte_size(const std::vector<int64_t>& shape, DType dtype, uint64_t* out) {
+  uint64_t n = 0;
+  return element_count(shape, &n) && checked_mul(n, dtype_size(dtype), out);
 }
 
 void require_min_size(const std::string& source, std::size_t size) {
@@ -134,7 +216,7 @@ void require_min_size(const std::string& source, std::size_t size) {
 
 TensorInfo parse_entry(const std::string& name, const json& entry, const std::string& source,
                        const std::byte* data, uint64_t data_size) {
-  const std::string where = "tensor '" + name + "' in " + source;
+  const std::string where = "tensor '" + excerpt(name) + "' in " + source;
   require(entry.is_object(),
           where + " is described by a JSON " + entry.type_name() + " instead of an object");
   for (const char* field : {"dtype", "shape", "data_offsets"})
@@ -144,7 +226,7 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
   t.name = name;
   const json& dtype = entry["dtype"];
   require(dtype.is_string() && parse_dtype(dtype.get<std::string>(), &t.dtype),
-          where + " has dtype " + dtype.dump() +
+          where + " has dtype " + excerpt(dtype) +
               ", which laptime does not read (it reads F32, F16, BF16, F64, I32, I64, U8)");
 
   const json& shape = entry["shape"];
@@ -161,7 +243,7 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
   int64_t begin = 0, end = 0;
   require(offsets.is_array() && offsets.size() == 2 && as_int64(offsets[0], &begin) &&
               as_int64(offsets[1], &end) && begin >= 0 && end >= 0,
-          where + " has data_offsets " + offsets.dump() +
+          where + " has data_offsets " + excerpt(offsets) +
               " instead of two non-negative integers [begin, end]");
   const std::string range = "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
   require(begin <= end, where + " has data_offsets " + range + " whose begin is after its end");
@@ -171,7 +253,8 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
 
   uint64_t expected = 0;
   require(byte_size(t.shape, t.dtype, &expected),
-          where + " has shape " + format_shape(t.shape) + ", too large to address");
+          where + " has shape " + format_shape(t.shape) +
+              " whose size overflows 64 bits; the file is corrupt");
   const auto actual = static_cast<uint64_t>(end - begin);
   require(expected == actual, where + " has shape " + format_shape(t.shape) + " of " +
                                   dtype_name(t.dtype) + " (" + std::to_string(expected) +
@@ -187,8 +270,8 @@ std::map<std::string, std::string> parse_metadata(const json& meta, const std::s
                                 meta.type_name() + " instead of an object of strings");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : meta.items()) {
-    require(value.is_string(), std::string(kMetadataKey) + " key '" + key + "' in " + source +
-                                   " holds a JSON " + value.type_name() +
+    require(value.is_string(), std::string(kMetadataKey) + " key '" + excerpt(key) + "' in " +
+                                   source + " holds a JSON " + value.type_name() +
                                    ", but safetensors metadata values must be strings");
     out.emplace(key, value.get<std::string>());
   }
@@ -198,9 +281,13 @@ std::map<std::string, std::string> parse_metadata(const json& meta, const std::s
 }  // namespace
 
 int64_t TensorInfo::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  uint64_t n = 0;
+  require(std::none_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }) &&
+              element_count(shape, &n) &&
+              n <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+          "tensor '" + excerpt(name) + "' has shape " + format_shape(shape) +
+              ", whose element count is negative or overflows 64 bits");
+  return static_cast<int64_t>(n);
 }
 
 struct SafeTensors::Impl {
@@ -231,10 +318,18 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   const char* header_end = header_begin + header_size;
   // nlohmann keeps the last of duplicate keys silently; a name given twice is ambiguous, so
   // the top-level keys are watched as they are parsed.
+  // The nesting depth is bounded as it is parsed: a valid header needs three levels, and
+  // anything recursive on a 100,000-deep value (printing it, copying it) would run out of stack.
   std::unordered_set<std::string> seen;
   std::string duplicate;
   const json::parser_callback_t watch_keys = [&](int depth, json::parse_event_t event,
                                                  json& parsed) {
+    if ((event == json::parse_event_t::object_start ||
+         event == json::parse_event_t::array_start) &&
+        depth >= static_cast<int>(kMaxHeaderDepth))
+      throw Error("the header of " + source + " nests JSON arrays or objects more than " +
+                  std::to_string(kMaxHeaderDepth) +
+                  " deep; it is corrupt or not a safetensors file");
     if (event == json::parse_event_t::key && depth == 1 &&
         !seen.insert(parsed.get<std::string>()).second && duplicate.empty())
       duplicate = parsed.get<std::string>();
@@ -244,14 +339,16 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   try {
     header = json::parse(header_begin, header_end, watch_keys);
   } catch (const json::parse_error& e) {
-    throw Error("the header of " + source + " is not valid JSON (error at header byte " +
-                std::to_string(e.byte) + ")");
+    const bool utf8 = std::strstr(e.what(), "UTF-8") != nullptr;
+    throw Error("the header of " + source + " is not valid " + (utf8 ? "UTF-8" : "JSON") +
+                " (error at header byte " + std::to_string(e.byte) + ")");
   } catch (const json::out_of_range&) {
     throw Error("the header of " + source + " is not valid JSON (a number is out of range)");
   }
   require(header.is_object(),
           "the header of " + source + " is a JSON " + header.type_name() + " instead of an object");
-  require(duplicate.empty(), "the header of " + source + " names '" + duplicate + "' twice");
+  require(duplicate.empty(),
+          "the header of " + source + " names '" + excerpt(duplicate) + "' twice");
 
   const std::byte* data = bytes + 8 + header_size;
   const uint64_t data_size = size - 8 - header_size;
@@ -262,24 +359,37 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
       tensors.push_back(parse_entry(key, value, source, data, data_size));
   }
 
+  // The reference reader's layout rule: sorted by offsets, the tensors tile the data section
+  // exactly, each starting where the previous one ends, the first at 0 and the last at the end
+  // of the file. Anything else (an overlap, a hole, bytes after the last tensor) is refused.
   std::sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return a.data != b.data ? a.data < b.data : a.nbytes < b.nbytes;
   });
-  // Sorted by start, two ranges overlap exactly when one starts before the previous one ends.
-  // Empty tensors own no bytes and cannot overlap anything.
-  const TensorInfo* last = nullptr;
+  const auto span = [&](const TensorInfo& x) {
+    return "[" + std::to_string(x.data - data) + ", " + std::to_string(x.data - data + x.nbytes) +
+           ")";
+  };
+  uint64_t covered = 0;  // the data section is tiled up to here
+  const TensorInfo* previous = nullptr;
   for (const TensorInfo& t : tensors) {
-    if (t.nbytes == 0) continue;
-    if (last != nullptr && t.data < last->data + last->nbytes) {
-      const auto span = [&](const TensorInfo& x) {
-        return "[" + std::to_string(x.data - data) + ", " +
-               std::to_string(x.data - data + x.nbytes) + ")";
-      };
-      throw Error("tensors '" + last->name + "' and '" + t.name + "' in " + source +
-                  " overlap in the data section (bytes " + span(*last) + " and " + span(t) + ")");
-    }
-    if (last == nullptr || t.data + t.nbytes > last->data + last->nbytes) last = &t;
+    const auto begin = static_cast<uint64_t>(t.data - data);
+    if (begin < covered)  // then `previous` ends at `covered`, after t begins
+      throw Error("tensors '" + excerpt(previous->name) + "' and '" + excerpt(t.name) + "' in " +
+                  source + " overlap in the data section (bytes " + span(*previous) + " and " +
+                  span(t) + ")");
+    require(begin == covered,
+            "bytes [" + std::to_string(covered) + ", " + std::to_string(begin) +
+                ") of the data section of " + source + " belong to no tensor (a hole before '" +
+                excerpt(t.name) + "'); safetensors files pack tensors without gaps");
+    covered = begin + t.nbytes;
+    previous = &t;
   }
+  require(covered == data_size,
+          source + " has " + std::to_string(data_size - covered) +
+              (data_size - covered == 1 ? " byte" : " bytes") +
+              " after the last tensor's data (the data section is " +
+              std::to_string(data_size) + " bytes, its tensors end at byte " +
+              std::to_string(covered) + "); the file is corrupt or has something appended");
   for (std::size_t i = 0; i < tensors.size(); ++i) index.emplace(tensors[i].name, i);
 }
 
@@ -360,7 +470,8 @@ std::vector<float> SafeTensors::to_float(const TensorInfo& t) const {
     case DType::U8:
       break;
   }
-  throw Error("tensor '" + t.name + "' in " + impl_->source + " holds " + dtype_name(t.dtype) +
+  throw Error("tensor '" + excerpt(t.name) + "' in " + impl_->source + " holds " +
+              dtype_name(t.dtype) +
               " integers, which cannot be read as weights (F32, F16, BF16 or F64 expected)");
 }
 
@@ -379,8 +490,8 @@ int64_t SafeTensors::meta_int(const std::string& key) const {
   int64_t v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && end == value.data() + value.size(),
-          "metadata key '" + key + "' in " + impl_->source + " has value '" + value +
-              "', which is not an integer");
+          "metadata key '" + excerpt(key) + "' in " + impl_->source + " has value '" +
+              excerpt(value) + "', which is not an integer");
   return v;
 }
 
@@ -389,8 +500,8 @@ double SafeTensors::meta_double(const std::string& key) const {
   double v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && end == value.data() + value.size() && std::isfinite(v),
-          "metadata key '" + key + "' in " + impl_->source + " has value '" + value +
-              "', which is not a finite number");
+          "metadata key '" + excerpt(key) + "' in " + impl_->source + " has value '" +
+              excerpt(value) + "', which is not a finite number");
   return v;
 }
 

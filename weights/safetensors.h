@@ -5,8 +5,12 @@
 // length N, N bytes of JSON header, then the data section. Each header entry is
 // {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]} with offsets relative to the
 // data section. Validation rejects, with one sentence naming the file: a header length past
-// kMaxHeaderBytes or past the file, malformed JSON, an unknown dtype, shape x dtype size !=
-// byte range, a range outside the data section, overlapping ranges, and non-string metadata.
+// kMaxHeaderBytes or past the file, malformed JSON, JSON nested past kMaxHeaderDepth, an unknown
+// dtype, a shape whose element count or byte size overflows 64 bits, shape x dtype size !=
+// byte range, a range outside the data section, and non-string metadata. As in the reference
+// reader, the tensors must tile the data section exactly: overlaps, holes between tensors and
+// bytes after the last one are refused. Nothing recursive runs on the parsed header, and
+// messages quote untrusted values (names, dtypes, offsets) as bounded excerpts.
 //
 // Our tensor names, layouts and metadata keys: weights/FORMAT.md.
 #pragma once
@@ -29,12 +33,15 @@ struct TensorInfo {
   const std::byte* data = nullptr;  // inside the mapped file; valid while the SafeTensors lives
   std::size_t nbytes = 0;
 
-  int64_t numel() const;
+  int64_t numel() const;  // throws laptime::Error when the shape is negative or overflows
 };
 
 class SafeTensors {
  public:
-  static constexpr std::size_t kMaxHeaderBytes = 100u << 20;  // same bound as the reference reader
+  static constexpr std::size_t kMaxHeaderBytes = 100'000'000;  // the reference reader's bound
+  // JSON nesting allowed in a header (a valid one needs 3); the bound serde_json, which the
+  // reference reader parses with, applies by default.
+  static constexpr std::size_t kMaxHeaderDepth = 128;
 
   // Maps and validates `path`. Throws laptime::Error with one sentence on any problem.
   static SafeTensors open(const std::string& path);
