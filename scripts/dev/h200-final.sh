@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The session's closing GPU run, in two parts that fit the device's 10-minute calls:
+#
+#   scripts/dev/h200-final.sh check   GPU suites + end-to-end checks + sanitizer sweep +
+#                                     Ctrl-C check (in parallel: correctness only), then the
+#                                     laptime lap table and PyTorch eager's bf16 rows (serial:
+#                                     timing), the pitfall captures (issue 8) and the roofline
+#                                     check (issue 9)
+#   scripts/dev/h200-final.sh traces  the diff captures (issue 9), then, while the budget
+#                                     lasts, torch.compile and PyTorch eager's other rows
+#
+# Everything lands in $RESULTS (default /tmp/final), packed into $OUT/final-PART.tgz after
+# every step, so a call cut short still returns what was done. Each step has its own time
+# limit, and steps are skipped once the part's budget (BUDGET seconds) is spent.
+# Expects a build in build/ and, for nsys, the .deb files in .nsys-deps/.
+set -uo pipefail
+part=${1:?usage: h200-final.sh check|traces}
+BUDGET=${BUDGET:-540}
+R=${RESULTS:-/tmp/final}/$part
+mkdir -p "$R/json"
+L=build/bench/laptime
+export LAPTIME_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
+if [[ -d .nsys-deps ]]; then
+  for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
+  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+fi
+export NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+SUMMARY=$R/summary.txt
+
+pack() { [[ -n ${OUT:-} ]] && tar czf "$OUT/final-$part.tgz" -C "$R" . 2>/dev/null; cp "$SUMMARY" "$OUT/summary-$part.txt" 2>/dev/null; true; }
+left() { echo $((BUDGET - SECONDS)); }
+# step NAME LIMIT COMMAND...: runs COMMAND (log in $R/NAME.log) unless the budget is spent.
+step() {
+  local name=$1 limit=$2 rc=0 t0=$SECONDS
+  shift 2
+  if (($(left) < 20)); then echo "$name: SKIPPED (budget spent)" | tee -a "$SUMMARY"; return; fi
+  ((limit > $(left))) && limit=$(left)
+  timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1 || rc=$?
+  echo "$name: rc=$rc $((SECONDS - t0))s" | tee -a "$SUMMARY"
+  pack
+}
+gtest_line() { grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$@" | tr '\n' ' '; }
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader
+  python3 -c 'import torch, transformers, torchvision; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version(), "transformers", transformers.__version__, "torchvision", torchvision.__version__)'
+  git log -1 --oneline 2>/dev/null; date -u; } >"$SUMMARY" 2>&1
+
+bench_row() {  # bench_row NAME MODEL ARGS...: one lap-table row as laptime JSON
+  local name=$1; shift
+  step "bench_$name" 120 "$L" bench "$@" --nvtx iter --warmup 5 --iters 20 --json "$R/json/laptime_$name.json"
+  grep -E "^  (lap|median|variant)|steady" "$R/bench_$name.log" | head -3 | sed "s/^/    /" >>"$SUMMARY"
+}
+torch_row() {  # torch_row NAME ARGS...: the same row in PyTorch
+  local name=$1; shift
+  step "torch_$name" 200 python3 bench/torch_baseline.py "$@" --nvtx iter --warmup 5 --iters 20 --json "$R/json/torch_$name.json"
+}
+
+case $part in
+check)
+  # 1. Correctness, in parallel (the GPU is shared; none of these times anything).
+  par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
+  for p in fp32 tf32 bf16; do
+    par gpt2_layers_$p build/tests/test_gpt2_layers --gtest_filter="*/$p"
+    par resnet50_layers_$p build/tests/test_resnet50_layers --gtest_filter="*/$p"
+  done
+  par gpt2_reference build/tests/test_gpt2_reference
+  par resnet50_reference build/tests/test_resnet50_reference
+  par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L"
+  par e2e_resnet50 python3 tests/e2e/check_resnet50.py --laptime "$L"
+  par interrupt bash scripts/dev/interrupt-check.sh build
+  par sanitize bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6
+  wait
+  cat "$R/par.txt" >>"$SUMMARY"
+  for f in "$R"/gpt2_*.log "$R"/resnet50_*.log; do echo "  ${f##*/}: $(gtest_line "$f")" >>"$SUMMARY"; done
+  grep -hE "^\[  FAILED  \] [A-Za-z]" "$R"/*.log | sort -u | head -20 >>"$SUMMARY"
+  for f in "$R"/e2e_*.log; do { echo "  ${f##*/}:"; grep -iE "rel|pass|fail|summary" "$f" | tail -12; } >>"$SUMMARY"; done
+  tail -5 "$R/interrupt.log" >>"$SUMMARY"
+  [[ -f $R/sanitize/summary.txt ]] && tail -60 "$R/sanitize/summary.txt" >>"$SUMMARY"
+  echo "phase 1 done at ${SECONDS}s" >>"$SUMMARY"
+  pack
+  # 2. laptime's lap table (serial, alone on the GPU).
+  bench_row gpt2_bf16_b8 gpt2 --precision bf16
+  bench_row gpt2_bf16_b8_graph gpt2 --precision bf16 --graph
+  bench_row gpt2_tf32_b8 gpt2 --precision tf32
+  bench_row gpt2_fp32_b8 gpt2 --precision fp32
+  bench_row gpt2_bf16_b1_graph gpt2 --precision bf16 --batch 1 --graph
+  bench_row resnet50_bf16_b256 resnet50 --precision bf16
+  bench_row resnet50_bf16_b256_graph resnet50 --precision bf16 --graph
+  bench_row resnet50_tf32_b256 resnet50 --precision tf32
+  bench_row resnet50_fp32_b256 resnet50 --precision fp32
+  bench_row resnet50_bf16_b32_graph resnet50 --precision bf16 --batch 32 --graph
+  bench_row resnet50_bf16_b1_graph resnet50 --precision bf16 --batch 1 --graph
+  # 3. PyTorch eager's bf16 headline rows, in the same call.
+  torch_row gpt2_bf16_b8 gpt2 --precision bf16
+  torch_row resnet50_bf16_b256 resnet50 --precision bf16
+  # 4. laptime's own pitfalls under nsys (issue 8) and the roofline check (issue 9).
+  step pitfalls 150 bash scripts/dev/capture-pitfalls.sh "$R/pitfalls" --nsys "$NSYS"
+  step roofline 120 bash scripts/dev/roofline-check.sh --out "$R/roofline" --laptime "$L" --tests build/tests/test_layer_costs
+  ;;
+traces)
+  step diff 300 bash scripts/dev/diff-captures.sh --out "$R/diff" --iters 20
+  torch_row gpt2_bf16_b8_compile gpt2 --precision bf16 --compile
+  torch_row resnet50_bf16_b256_compile resnet50 --precision bf16 --compile
+  torch_row gpt2_tf32_b8 gpt2 --precision tf32
+  torch_row gpt2_fp32_b8 gpt2 --precision fp32
+  torch_row gpt2_bf16_b1 gpt2 --precision bf16 --batch 1
+  torch_row resnet50_tf32_b256 resnet50 --precision tf32
+  torch_row resnet50_fp32_b256 resnet50 --precision fp32
+  torch_row resnet50_bf16_b32 resnet50 --precision bf16 --batch 32
+  torch_row resnet50_bf16_b1 resnet50 --precision bf16 --batch 1
+  ;;
+esac
+python3 bench/compare.py "$R"/json/*.json >"$R/compare.txt" 2>&1 && cat "$R/compare.txt" >>"$SUMMARY"
+echo "done at ${SECONDS}s" >>"$SUMMARY"
+pack
+cat "$SUMMARY"
