@@ -64,6 +64,10 @@ check)
     par gpt2_layers_$p build/tests/test_gpt2_layers --gtest_filter="*/$p"
     par resnet50_layers_$p build/tests/test_resnet50_layers --gtest_filter="*/$p"
   done
+  # the tests that are not per precision
+  par gpt2_layers_rest build/tests/test_gpt2_layers --gtest_filter='-*/fp32:*/tf32:*/bf16'
+  par resnet50_layers_rest build/tests/test_resnet50_layers --gtest_filter='-*/fp32:*/tf32:*/bf16'
+  par layer_costs build/tests/test_layer_costs
   par gpt2_reference build/tests/test_gpt2_reference
   par resnet50_reference build/tests/test_resnet50_reference
   par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L"
@@ -72,7 +76,7 @@ check)
   par sanitize bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6
   wait
   cat "$R/par.txt" >>"$SUMMARY"
-  for f in "$R"/gpt2_*.log "$R"/resnet50_*.log; do echo "  ${f##*/}: $(gtest_line "$f")" >>"$SUMMARY"; done
+  for f in "$R"/gpt2_*.log "$R"/resnet50_*.log "$R"/layer_costs.log; do echo "  ${f##*/}: $(gtest_line "$f")" >>"$SUMMARY"; done
   grep -hE "^\[  FAILED  \] [A-Za-z]" "$R"/*.log | sort -u | head -20 >>"$SUMMARY"
   for f in "$R"/e2e_*.log; do { echo "  ${f##*/}:"; grep -iE "rel|pass|fail|summary" "$f" | tail -12; } >>"$SUMMARY"; done
   tail -5 "$R/interrupt.log" >>"$SUMMARY"
