@@ -1,5 +1,6 @@
 #include "bench/layer_costs.h"
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -89,7 +90,10 @@ std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Pre
 LayerCost conv_layer_cost(const ConvLayerInfo& info, int B, Precision precision, bool residual) {
   const double es = element_bytes(precision);
   const ConvShape& s = info.shape;
-  const double out_px = double(B) * info.out_size * info.out_size, in_px = double(B) * info.in_size * info.in_size;
+  // The input pixels the windows touch: all of them unless the kernel is narrower than the
+  // stride (a 1×1 stride-2 downsample reads one pixel in four, whole 16-byte channel runs).
+  const double touched = std::min(info.in_size, info.out_size * s.kernel);
+  const double out_px = double(B) * info.out_size * info.out_size, in_px = double(B) * touched * touched;
   const size_t dot = info.name.rfind('.');
   LayerCost c{info.name, dot == std::string::npos ? "" : info.name.substr(0, dot), "conv"};
   c.flops = 2 * out_px * s.out_channels * double(s.in_channels) * s.kernel * s.kernel;

@@ -95,6 +95,18 @@ TEST(LayerCosts, Resnet3x3ConvMatchesAHandCount) {
   EXPECT_EQ(conv_layer_cost(info, 2, Precision::BF16, true).input_bytes, 1605632.0 + 401408.0);
 }
 
+// A 1×1 stride-2 downsample reads one input pixel in four: layer2.0.downsample at B=2,
+// 56×56×256 -> 28×28×512. (Counting the whole input put this layer at 135% of the copy
+// bandwidth on the H200.)
+TEST(LayerCosts, StridedOneByOneReadsOnlyThePixelsItsWindowsTouch) {
+  const ConvLayerInfo info{"layer2.0.downsample", ConvShape{256, 512, 1, 2, 0}, 56, 28};
+  const LayerCost c = conv_layer_cost(info, 2, Precision::BF16, false);
+  EXPECT_EQ(c.flops, 411041792.0);       // 2·2·28·28·512·256
+  EXPECT_EQ(c.weight_bytes, 263168.0);   // (512·256 + 512)·2
+  EXPECT_EQ(c.input_bytes, 802816.0);    // 2·28·28·256·2
+  EXPECT_EQ(c.output_bytes, 1605632.0);  // 2·28·28·512·2
+}
+
 // ResNet-50's convolutions at B and 224×224, in the model's order, from the architecture as
 // the paper and torchvision describe it (not from the model's code).
 std::vector<ConvLayerInfo> resnet50_convs_by_hand() {
@@ -204,7 +216,9 @@ TEST(LayerCosts, TheBuiltWorkloadsPublishTheseCosts) {
               resnet50_layer_costs(ResNetConfig::resnet50(), resnet50_convs_by_hand(), 2, Precision::BF16));
   o.model = "gpt2";
   o.seq = 16;
-  expect_same(make_workload(ctx, o)->layer_costs(), gpt2_layer_costs(GPT2Config::small(), 2, 16, Precision::BF16));
+  // bf16 runs the GELU in c_fc's epilogue (LAPTIME_GPT2_GELU unset): no `mlp.gelu` range.
+  expect_same(make_workload(ctx, o)->layer_costs(),
+              gpt2_layer_costs(GPT2Config::small(), 2, 16, Precision::BF16, /*gelu_kernel=*/false));
 }
 
 // The command line of the roofline: `laptime peak` and analyze's three options.
