@@ -11,7 +11,7 @@
 //
 // For every row: the median over each side's steady iterations, the change of the medians,
 // and its 95% percentile-bootstrap interval (each side resampled independently; fixed seed),
-// labelled so (t = --threshold, default 2%; a = --min-change-us, default 1 us; changes and
+// labelled so (t = --threshold, default 3%; a = --min-change-us, default 1 us; changes and
 // bounds relative to the BEFORE median):
 //   SLOWER   the interval lies above zero and the change is at least +t and at least +a
 //   FASTER   the interval lies below zero and the change is at most -t and at most -a
@@ -44,7 +44,7 @@ struct DiffOptions {
   LayerKey by = LayerKey::Folded;
   int resamples = 10000;  // bootstrap resamples
   uint64_t seed = 1;      // bootstrap seed: the same inputs always give the same intervals
-  double threshold_pct = 2.0;  // SAME band, and the smallest change called FASTER/SLOWER
+  double threshold_pct = 3.0;  // SAME band, and the smallest change called FASTER/SLOWER (calibrated: docs/PROFILING.md 10.6)
   double min_change_us = 1.0;  // ... and the smallest absolute change so called
   std::optional<double> fail_if_slower_pct;  // the gate
 };
