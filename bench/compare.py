@@ -207,8 +207,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("reports", nargs="+", metavar="REPORT.json")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table, for docs/PERF.md")
     args = ap.parse_args(argv)
+    # `laptime bench --json R.json` writes its layer costs beside it as R.layers.json (schema
+    # laptime.layers/1): a folder's *.json holds both, and only the reports are runs.
+    reports = [p for p in args.reports if not p.endswith(".layers.json")]
+    if not reports:
+        print("compare.py: no bench reports among the files (only .layers.json sidecars).", file=sys.stderr)
+        return 1
     try:
-        runs = [load_run(p) for p in args.reports]
+        runs = [load_run(p) for p in reports]
     except ReportError as e:
         print(f"compare.py: {e}.", file=sys.stderr)
         return 1

@@ -240,3 +240,18 @@ def test_command_line_exit_codes(tmp_path):
     assert "Traceback" not in result.stderr
     usage = subprocess.run([sys.executable, str(COMPARE_PY)], capture_output=True, text=True)
     assert usage.returncode == 2 and "usage:" in usage.stderr
+
+
+def test_layer_cost_sidecars_beside_the_reports_are_left_out(tmp_path, capsys):
+    # `compare.py docs/perf/<run>/*.json` sees the bench's R.layers.json beside each R.json.
+    sidecar = {"schema": "laptime.layers/1", "layers": []}
+    files = [
+        write(tmp_path, "laptime.json", report("laptime", 4.0)),
+        write(tmp_path, "laptime.layers.json", sidecar),
+        write(tmp_path, "eager.json", report("pytorch-eager", 10.0)),
+    ]
+    code, out, err = run(capsys, *files)
+    assert code == 0, err
+    assert [r[-1] for r in data_rows(out)] == ["1.00x", "2.50x"]
+    code, out, err = run(capsys, files[1])
+    assert code == 1 and "only .layers.json sidecars" in err
