@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -12,8 +11,12 @@
 
 #include "trace/nsys_sqlite.h"
 #include "trace/svg.h"
+#include "trace/text.h"
+#include "trace/text_util.h"
 
 namespace laptime::trace {
+
+using detail::format;
 
 const char* label_name(Label l) {
   switch (l) {
@@ -39,17 +42,13 @@ Label classify_change(double before_median, double change, const Interval& ci, c
 
 std::string warmup_warning(const SteadyState& s, size_t warmup, const std::string& what) {
   if (s.start <= warmup) return "";
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
+  return format("Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
                 "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
                 what.c_str(), warmup, s.start, s.median / 1e6, s.band / 1e6, s.start);
-  return buf;
 }
 
 namespace {
 
-std::string format(const char* f, ...);
 
 // The iterations the analysis measures: one place to follow analyze's steady-state rule.
 bool measured(const Iteration& it) { return it.steady(); }
@@ -93,15 +92,6 @@ nlohmann::json steady_state_json(const IterationSteadyState& s) {
 }
 
 namespace {
-
-std::string format(const char* f, ...) {
-  va_list args;
-  va_start(args, f);
-  char buf[1024];
-  std::vsnprintf(buf, sizeof buf, f, args);
-  va_end(args);
-  return buf;
-}
 
 std::string read_head(const std::string& path, size_t n) {
   std::ifstream f(path, std::ios::binary);
@@ -762,20 +752,6 @@ nlohmann::json diff_to_json(const Diff& d) {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string n1(double v) { return format("%.1f", v); }
 
 }  // namespace
@@ -796,16 +772,16 @@ void write_diff_svg(const Diff& d, const std::string& path) {
   auto box = [&](double x0, double x1, double yy, double h, const std::string& fill, const std::string& tip,
                  const std::string& label) {
     const double w = std::max(x1 - x0, 0.6);
-    s << "<g><title>" << esc(tip) << "</title><rect x=\"" << n1(x0) << "\" y=\"" << n1(yy) << "\" width=\"" << n1(w)
+    s << "<g><title>" << xml_escape(tip) << "</title><rect x=\"" << n1(x0) << "\" y=\"" << n1(yy) << "\" width=\"" << n1(w)
       << "\" height=\"" << n1(h) << "\" fill=\"" << fill << "\" stroke=\"#fff\" stroke-width=\"0.3\"/>";
     const size_t fits = static_cast<size_t>((w - 4) / kCharW);
     if (!label.empty() && fits >= 3)
       s << "<text x=\"" << n1(x0 + 2) << "\" y=\"" << n1(yy + h - 4) << "\">"
-        << esc(label.size() <= fits ? label : label.substr(0, fits - 1) + "~") << "</text>";
+        << xml_escape(label.size() <= fits ? label : label.substr(0, fits - 1) + "~") << "</text>";
     s << "</g>\n";
   };
   auto side = [&](const DiffSide& r, const char* title, bool first) {
-    s << "<text x=\"8\" y=\"" << n1(y - 6) << "\" font-weight=\"bold\">" << esc(std::string(title) + ": " + r.file)
+    s << "<text x=\"8\" y=\"" << n1(y - 6) << "\" font-weight=\"bold\">" << xml_escape(std::string(title) + ": " + r.file)
       << format(" (median iteration %.3f ms)", r.median_span / 1e6) << "</text>\n";
     int depth = 1;
     for (const DiffBox& b : r.median_layers) depth = std::max(depth, std::min(b.depth, kMaxDepth));

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/output_file.h"
+#include "trace/text.h"
 
 namespace laptime::trace {
 namespace {
@@ -42,20 +43,6 @@ std::string fold_indices(const std::string& name) {
     const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     out += (first ? "" : ".") + (digits ? std::string("*") : part);
     first = false;
-  }
-  return out;
-}
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
   }
   return out;
 }
@@ -408,9 +395,9 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << n1(L + W + 40) << "\" height=\"" << n1(height)
     << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << n1(L) << "\" y=\"22\" font-size=\"15\">" << escape("Roofline per layer: " + r.costs.model + " " +
+  s << "<text x=\"" << n1(L) << "\" y=\"22\" font-size=\"15\">" << xml_escape("Roofline per layer: " + r.costs.model + " " +
        r.costs.precision + " " + r.costs.shape + " on " + r.ceilings->gpu) << "</text>\n";
-  s << "<text x=\"" << n1(L) << "\" y=\"42\">" << escape(r.costs.precision + " GEMM " + fmt("%.1f", peak) +
+  s << "<text x=\"" << n1(L) << "\" y=\"42\">" << xml_escape(r.costs.precision + " GEMM " + fmt("%.1f", peak) +
        " TFLOP/s, device copy " + fmt("%.0f", bw) + " GB/s, ridge " + fmt("%.1f", ridge) +
        " FLOP/byte (laptime peak); time per layer: mean over steady iterations") << "</text>\n";
   // Grid and axes, one line per decade.
@@ -438,7 +425,7 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
     << n1(Y(x_start * bw / 1e3)) << " " << n1(X(ridge)) << "," << n1(Y(peak)) << " " << n1(X(std::pow(10.0, lx1)))
     << "," << n1(Y(peak)) << "\"/>\n";
   s << "<text x=\"" << n1(X(ridge) + 6) << "\" y=\"" << n1(Y(peak) - 6) << "\">"
-    << escape(r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s") << "</text>\n";
+    << xml_escape(r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s") << "</text>\n";
   s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">"
     << fmt("%.0f", bw) << " GB/s</text>\n";
   // The points first, then each label at the first free spot around its point (right, left,
@@ -454,7 +441,7 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
     taken.push_back({x - 4, y - 4, x + 4, y + 4});
     s << "<circle cx=\"" << n1(x) << "\" cy=\"" << n1(y) << "\" r=\"4\" fill=\""
       << (p->point.bound == RoofBound::Compute ? "#4e79a7" : "#e15759") << "\"><title>"
-      << escape(p->name + ": " + fmt("%.1f", p->point.intensity) + " FLOP/B, " + fmt("%.1f", p->point.tflops) +
+      << xml_escape(p->name + ": " + fmt("%.1f", p->point.intensity) + " FLOP/B, " + fmt("%.1f", p->point.tflops) +
                 " TFLOP/s, " + fmt("%.0f", p->point.gbps) + " GB/s, " + roof_bound_name(p->point.bound) + "-bound, " +
                 fmt("%.1f", p->point.pct_of_bound) + "% of the bound")
       << "</title></circle>\n";
@@ -492,7 +479,7 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
     if (pick >= 4)  // away from its point: a leader line
       s << "<line x1=\"" << n1(x) << "\" y1=\"" << n1(y) << "\" x2=\"" << n1(tx < x ? tx + lw : tx) << "\" y2=\""
         << n1(ty - 4) << "\" stroke=\"" << colour << "\" stroke-width=\"0.5\"/>\n";
-    s << "<text x=\"" << n1(tx) << "\" y=\"" << n1(ty) << "\" fill=\"" << colour << "\">" << escape(label)
+    s << "<text x=\"" << n1(tx) << "\" y=\"" << n1(ty) << "\" fill=\"" << colour << "\">" << xml_escape(label)
       << "</text>\n";
   }
   double ty = T + H + 58;
@@ -502,7 +489,7 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
   for (const RooflineRow* p : flat) {
     ty += 16;
     s << "<text x=\"" << n1(L + 12) << "\" y=\"" << n1(ty) << "\" fill=\"#e15759\">"
-      << escape(p->name + (p->instances > 1 ? " x" + std::to_string(p->instances) : "") + ": " +
+      << xml_escape(p->name + (p->instances > 1 ? " x" + std::to_string(p->instances) : "") + ": " +
                 fmt("%.0f", p->point.gbps) + " GB/s, " + fmt("%.1f", p->point.pct_of_bound) + "%")
       << "</text>\n";
   }

@@ -8,12 +8,16 @@
 namespace laptime::trace::detail {
 
 std::string format(const char* f, ...) {
-  va_list args;
+  // Any length: C++ kernel names with their template arguments run past any fixed buffer.
+  va_list args, again;
   va_start(args, f);
-  char buf[512];
-  std::vsnprintf(buf, sizeof buf, f, args);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, f, args);
   va_end(args);
-  return buf;
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, f, again);
+  va_end(again);
+  return out;
 }
 
 std::string plural(size_t n, const std::string& one, const std::string& many) {
