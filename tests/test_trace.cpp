@@ -21,6 +21,7 @@
 #include "trace/perfetto.h"
 #include "trace/report.h"
 #include "trace/svg.h"
+#include "tests/support/nsys_csv.h"
 
 namespace laptime::trace {
 namespace {
@@ -800,42 +801,6 @@ TEST(AnalyzeCli, RunWritesEveryOutputAndReportsBadFilesAsTraceErrors) {
 // the same GPT-2 with each of three pitfalls planted in the loop, and one run with --nvtx
 // none. Beside each export, `nsys stats` CSVs: the reader must agree with nsys's own sums.
 
-namespace laptime_csv {
-
-// RFC 4180 as nsys writes it: commas, fields in double quotes when they hold commas.
-std::vector<std::vector<std::string>> read(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line)) {
-    std::vector<std::string> row(1);
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') row.back() += line[++i];
-      else if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) row.emplace_back();
-      else row.back() += c;
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-// Rows as maps from the header's column names.
-std::vector<std::map<std::string, std::string>> table(const std::string& path) {
-  const auto rows = read(path);
-  std::vector<std::map<std::string, std::string>> out;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    std::map<std::string, std::string> m;
-    for (size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) m[rows[0][c]] = rows[r][c];
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-}  // namespace laptime_csv
-
 std::string capture(const std::string& name) { return fixture("nsys/" + name); }
 
 class RealCapture : public testing::TestWithParam<std::string> {};
@@ -853,7 +818,7 @@ TEST_P(RealCapture, ReaderAgreesWithNsysStats) {
     ++kernels[k.name].first;
     kernels[k.name].second += k.end - k.start;
   }
-  const auto kern_sum = laptime_csv::table(capture(name + "_cuda_gpu_kern_sum.csv"));
+  const auto kern_sum = laptime::nsys_csv::table(capture(name + "_cuda_gpu_kern_sum.csv"));
   ASSERT_FALSE(kern_sum.empty());
   EXPECT_EQ(kernels.size(), kern_sum.size());
   for (const auto& row : kern_sum) {
@@ -869,7 +834,7 @@ TEST_P(RealCapture, ReaderAgreesWithNsysStats) {
     ++apis[c.name].first;
     apis[c.name].second += c.end - c.start;
   }
-  for (const auto& row : laptime_csv::table(capture(name + "_cuda_api_sum.csv"))) {
+  for (const auto& row : laptime::nsys_csv::table(capture(name + "_cuda_api_sum.csv"))) {
     auto& [calls, total] = nsys_apis[normalize_api_name(row.at("Name"))];
     calls += std::stoul(row.at("Num Calls"));
     total += std::stoll(row.at("Total Time (ns)"));
@@ -883,7 +848,7 @@ TEST_P(RealCapture, ReaderAgreesWithNsysStats) {
     ++ranges[key].first;
     ranges[key].second += r.end - r.start;
   }
-  for (const auto& row : laptime_csv::table(capture(name + "_nvtx_sum.csv"))) {
+  for (const auto& row : laptime::nsys_csv::table(capture(name + "_nvtx_sum.csv"))) {
     EXPECT_EQ(row.at("Style"), "PushPop");
     nsys_ranges[row.at("Range")] = {std::stoul(row.at("Instances")), std::stoll(row.at("Total Time (ns)"))};
   }
@@ -994,7 +959,7 @@ TEST(RealCaptures, ThePerLayerSyncIsFoundOncePerLayer) {
   EXPECT_EQ(synced, layers);  // one read-back in every layer range of every steady iteration
 
   size_t memcpy_calls = 0;
-  for (const auto& row : laptime_csv::table(capture("pitfall_sync_per_layer_cuda_api_sum.csv")))
+  for (const auto& row : laptime::nsys_csv::table(capture("pitfall_sync_per_layer_cuda_api_sum.csv")))
     if (normalize_api_name(row.at("Name")) == "cudaMemcpy") memcpy_calls = std::stoul(row.at("Num Calls"));
   EXPECT_GE(memcpy_calls, a.syncs.size());  // the rest: weight upload, warm-up, enqueue probes
   EXPECT_NE(a.verdict.find("The loop synchronizes: "), std::string::npos) << a.verdict;
