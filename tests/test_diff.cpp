@@ -462,5 +462,101 @@ TEST(DiffReal, ResNetAgainstGpt2HasNoCommonLayers) {
   EXPECT_NE(row(d, "layer1.*.conv2"), nullptr);
 }
 
+// --- the roofline columns ------------------------------------------------------------------------
+// The toy pair diff_fine -> diff_fine_fused with a layer costs sidecar beside each copy and
+// round ceilings: each side's % of bound is the row's FLOPs (or bytes) over its median time
+// over the ceiling, computed here by hand from the row the diff reports.
+
+namespace {
+
+void write_json(const std::string& path, const json& j) {
+  std::ofstream f(path);
+  f << j.dump();
+}
+
+json cost(const std::string& name, const std::string& parent, double flops, double bytes) {
+  return {{"name", name}, {"parent", parent}, {"kind", "test"}, {"flops", flops},
+          {"bytes", {{"weights", bytes / 2}, {"inputs", bytes / 4}, {"outputs", bytes / 4}}}};
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  out << in.rdbuf();
+}
+
+}  // namespace
+
+TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
+  const std::string before = temp("roof_before.sqlite"), after = temp("roof_after.sqlite");
+  copy_file(fixture("diff_fine.sqlite"), before);
+  copy_file(fixture("diff_fine_fused.sqlite"), after);
+  json layers = json::array();
+  for (const char* b : {"h.0", "h.1"}) {
+    layers.push_back(cost(std::string(b) + ".mlp.c_fc", std::string(b) + ".mlp", 2e10, 1e8));  // 200 FLOP/B: compute
+    layers.push_back(cost(std::string(b) + ".mlp.gelu", std::string(b) + ".mlp", 0, 4e7));     // memory
+  }
+  layers.push_back(cost("lm_head", "", 5e9, 1e8));  // 50 FLOP/B: memory
+  const json sidecar{{"schema", "laptime.layers/1"}, {"model", "toy"}, {"precision", "bf16"}, {"layers", layers}};
+  write_json(temp("roof_before.layers.json"), sidecar);
+  json after_layers = json::array();
+  for (const json& l : layers)
+    if (l["name"].get<std::string>().find("gelu") == std::string::npos) after_layers.push_back(l);
+  write_json(temp("roof_after.layers.json"), json{{"schema", "laptime.layers/1"}, {"model", "toy"},
+                                                  {"precision", "bf16"}, {"layers", after_layers}});
+  const std::string peak = temp("roof_peak.json");  // ridge: 100 TFLOP/s / 1000 GB/s = 100 FLOP/B
+  write_json(peak, {{"schema", "laptime.peak/1"}, {"gpu", {{"name", "Toy GPU"}}},
+                    {"tflops", {{"bf16", 100.0}, {"tf32", 50.0}, {"fp32", 10.0}}}, {"copy_gbps", 1000.0}});
+
+  DiffOptions o;
+  o.peak = peak;
+  const Diff d = diff_runs(load_run(before, o), load_run(after, o), o);
+  ASSERT_TRUE(d.ceilings.has_value());
+  auto row = [&](const std::string& name) -> const DiffRow& {
+    for (const DiffRow& r : d.rows)
+      if (r.name == name) return r;
+    throw std::runtime_error("no row " + name);
+  };
+  const DiffRow& fc = row("h.*.mlp.c_fc");  // both blocks: 4e10 FLOPs
+  ASSERT_TRUE(fc.roof_before && fc.roof_after);
+  EXPECT_EQ(fc.roof_before->bound, RoofBound::Compute);
+  EXPECT_NEAR(fc.roof_before->pct_of_bound, 4e10 / (fc.before_ns * 1e-9) / 100e12 * 100, 1e-9);
+  EXPECT_NEAR(fc.roof_after->pct_of_bound, 4e10 / (fc.after_ns * 1e-9) / 100e12 * 100, 1e-9);
+  const DiffRow& gelu = row("h.*.mlp.gelu");  // gone after: no point there
+  ASSERT_TRUE(gelu.roof_before.has_value());
+  EXPECT_FALSE(gelu.roof_after.has_value());
+  EXPECT_EQ(gelu.roof_before->bound, RoofBound::Memory);
+  EXPECT_NEAR(gelu.roof_before->pct_of_bound, 8e7 / (gelu.before_ns * 1e-9) / 1000e9 * 100, 1e-9);
+  const DiffRow& head = row("lm_head");
+  ASSERT_TRUE(head.roof_after.has_value());
+  EXPECT_EQ(head.roof_after->bound, RoofBound::Memory);
+  EXPECT_NEAR(head.roof_after->gbps, 1e8 / (head.after_ns * 1e-9) / 1e9, 1e-6);
+  // The whole iteration: the top-level entries (here lm_head alone).
+  ASSERT_TRUE(d.rows.front().whole && d.rows.front().roof_before.has_value());
+  EXPECT_NEAR(d.rows.front().roof_before->tflops, 5e9 / (d.rows.front().before_ns * 1e-9) / 1e12, 1e-9);
+  // A row the sidecars do not name has no point; the text and JSON carry the columns.
+  EXPECT_FALSE(row("h.*.attn").roof_before.has_value());
+  const json j = diff_to_json(d);
+  bool found = false;
+  for (const json& r : j["rows"])
+    if (r["name"] == "h.*.mlp.c_fc") {
+      found = true;
+      EXPECT_NEAR(r["roofline"]["before"]["pct_of_bound"].get<double>(), fc.roof_before->pct_of_bound, 1e-9);
+      EXPECT_EQ(r["roofline"]["after"]["bound"], "compute");
+    }
+  EXPECT_TRUE(found);
+
+  // Without ceilings: achieved TFLOP/s only, and a note says how to get the %.
+  setenv("LAPTIME_CACHE_DIR", testing::TempDir().c_str(), 1);  // no cached peak file there
+  const DiffOptions plain;
+  const Diff n = diff_runs(load_run(before, plain), load_run(after, plain), plain);
+  EXPECT_FALSE(n.ceilings.has_value());
+  bool noted = false;
+  for (const std::string& s : n.notes) noted = noted || s.find("laptime peak") != std::string::npos;
+  EXPECT_TRUE(noted);
+  for (const DiffRow& r : n.rows)
+    if (r.name == "h.*.mlp.c_fc") EXPECT_FALSE(r.roof_before->has_bound);
+}
+
 }  // namespace
 }  // namespace laptime::trace

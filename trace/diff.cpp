@@ -136,6 +136,7 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
     const json cfg = j.value("config", json::object());
     r.source = j.value("framework", "laptime") + ", " + cfg.value("mode", "?") + ", " + cfg.value("precision", "?") +
                (j.contains("device") ? ", " + j["device"].value("name", "?") : "");
+  if (j.contains("device") && j["device"].is_object()) r.gpu = j["device"].value("name", "");
     for (const json& it : j["iterations"]) {
       if (!it.is_object() || !it.contains("lap_ms") || !it["lap_ms"].is_number())
         throw TraceError(path + " has an iteration without a lap_ms number.");
@@ -176,7 +177,7 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   r.file = file;
   r.kind = "trace";
   r.source = a.source + (a.gpu.empty() ? "" : ", " + a.gpu);
-  r.measure = "GPU span of the `" + o.range + "` range (first start to last end of its GPU work)";
+  r.measure = "GPU span of the `" + a.range_name + "` range (first start to last end of its GPU work)";
   r.warmup_rule = a.warmup_rule;
   r.notes = a.notes;
 
@@ -195,7 +196,7 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
     }
   }
   if (r.iteration_ns.empty())
-    throw TraceError(file + ": no GPU work was launched inside the steady `" + o.range +
+    throw TraceError(file + ": no GPU work was launched inside the steady `" + a.range_name +
                      "` ranges (capture with --trace=cuda,nvtx), so there is nothing to compare.");
   const IterationSteadyState st = iteration_steady_state(a);
   r.steady = st.steady;
@@ -343,10 +344,25 @@ bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o)
 
 DiffSide load_run(const std::string& path, const DiffOptions& o) {
   if (!std::ifstream(path)) throw TraceError("cannot open " + path + ": no such file, or not readable.");
-  if (looks_like_json(path)) return run_from_bench_json(path, o);
-  const Trace t = load_nsys_sqlite(path);
-  const TraceJoin j(t);
-  return run_from_trace(j, o, path);
+  DiffSide r;
+  if (looks_like_json(path)) {
+    r = run_from_bench_json(path, o);
+  } else {
+    const Trace t = load_nsys_sqlite(path);
+    const TraceJoin j(t);
+    r = run_from_trace(j, o, path);
+    if (!t.gpus.empty()) r.gpu = t.gpus[0].name;
+  }
+  // The bench writes its layer costs beside its --json and --trace files: the roofline columns.
+  const std::string sidecar = layer_costs_path(path);
+  if (std::ifstream(sidecar)) {
+    try {
+      r.costs = read_layer_costs(sidecar);
+    } catch (const TraceError& e) {
+      r.notes.push_back(std::string("no roofline columns: ") + e.what());
+    }
+  }
+  return r;
 }
 
 // --- The comparison ----------------------------------------------------------------------
@@ -385,6 +401,51 @@ void describe_kernels(DiffRow& row, const LayerRun* b, const LayerRun* a) {
     if (!ka.count(k)) row.gone.emplace_back(k, c);
   for (const auto& [k, c] : ka)
     if (!kb.count(k)) row.added.emplace_back(k, c);
+}
+
+}  // namespace
+
+namespace {
+
+// The roofline of `row` on one side: the FLOPs and bytes of the sidecar entries the row stands
+// for (its name, or every block's range when folded; the whole iteration: the top level), over
+// the row's median time on that side.
+std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, const LayerCosts& costs,
+                                          const std::optional<Ceilings>& ceilings, const DiffOptions& o) {
+  if (time_ns <= 0) return std::nullopt;
+  double flops = 0, bytes = 0;
+  bool found = false;
+  for (const LayerCostEntry& e : costs.layers) {
+    const bool match = row.whole ? e.parent.empty()
+                                 : (o.by == LayerKey::Folded ? fold_block_indices(e.name) : e.name) == row.name;
+    if (!match) continue;
+    flops += e.flops;
+    bytes += e.bytes();
+    found = true;
+  }
+  if (!found || bytes <= 0) return std::nullopt;
+  return roofline_point(flops, bytes, time_ns / 1e9, ceilings ? &*ceilings : nullptr, costs.precision);
+}
+
+void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
+  if (!before.costs && !after.costs) return;
+  const std::string& gpu = after.gpu.empty() ? before.gpu : after.gpu;
+  if (!o.peak.empty()) {
+    d.ceilings = read_ceilings(o.peak);  // named: a bad file is an error
+  } else if (!gpu.empty() && std::ifstream(default_peak_path(gpu))) {
+    try {
+      d.ceilings = read_ceilings(default_peak_path(gpu));
+    } catch (const TraceError& e) {
+      d.notes.push_back(std::string("roofline without ceilings: ") + e.what());
+    }
+  }
+  if (!d.ceilings)
+    d.notes.push_back("The roofline columns show achieved TFLOP/s only: no ceilings (run `laptime peak` on this GPU, "
+                      "or pass --peak FILE).");
+  for (DiffRow& r : d.rows) {
+    if (before.costs && r.label != Label::OnlyAfter) r.roof_before = row_roofline(r, r.before_ns, *before.costs, d.ceilings, o);
+    if (after.costs && r.label != Label::OnlyBefore) r.roof_after = row_roofline(r, r.after_ns, *after.costs, d.ceilings, o);
+  }
 }
 
 }  // namespace
@@ -531,6 +592,7 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
       d.notes.push_back("Layers are compared only when both sides are traces with NVTX layer ranges: this diff has "
                         "the whole iteration only.");
   }
+  add_roofline(d, before, after, o);
   for (const DiffSide* r : {&before, &after})
     for (const std::string& n : r->notes) d.notes.push_back((r == &before ? "before: " : "after: ") + n);
   if (o.fail_if_slower_pct) {
@@ -623,8 +685,20 @@ void print_diff(const Diff& d, std::FILE* out) {
     print_wrapped(out, n, 4);
   }
   std::fprintf(out, "\n");
+  bool roof = false;
+  for (const DiffRow& r : d.rows) roof = roof || r.roof_before || r.roof_after;
+  auto roof_side = [](const std::optional<RooflinePoint>& p) -> std::string {
+    if (!p) return "-";
+    return p->has_bound ? format("%.0f%%", p->pct_of_bound) : format("%.0f TF/s", p->tflops);
+  };
+  auto roof_cell = [&](const DiffRow& r) -> std::string {
+    const std::optional<RooflinePoint>& b = r.roof_after ? r.roof_after : r.roof_before;
+    return roof_side(r.roof_before) + " -> " + roof_side(r.roof_after) +
+           (b && b->has_bound ? std::string(" ") + roof_bound_name(b->bound) : "");
+  };
   std::vector<std::vector<std::string>> rows{
       {"layer", "before (us)", "after (us)", "change (us)", "change", "95% interval", "label", "kernels", "launches"}};
+  if (roof) rows[0].push_back(d.ceilings ? "% of bound" : "TFLOP/s");
   for (const DiffRow& r : d.rows) {
     const bool both = r.label != Label::OnlyBefore && r.label != Label::OnlyAfter;
     const bool no_counts = r.whole && (d.before.steady_ops.empty() || d.after.steady_ops.empty());
@@ -636,9 +710,15 @@ void print_diff(const Diff& d, std::FILE* out) {
                         : "",
                     label_name(r.label), no_counts ? "" : counts_str(r.kernels_before, r.kernels_after, r.label),
                     no_counts ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
+    if (roof) rows.back().push_back(roof_cell(r));
   }
-  print_table(out, rows, "lrrrrrlll");
+  print_table(out, rows, roof ? "lrrrrrllll" : "lrrrrrlll");
   std::fprintf(out, "  (kernels, launches: per iteration, medians; a block-folded layer counts every block)\n");
+  if (roof)
+    std::fprintf(out, "  (%s: each side's median time against the FLOPs and bytes of its bench sidecar%s)\n",
+                 d.ceilings ? "% of bound: achieved over the ceiling of the layer's bound (compute or memory)"
+                            : "TFLOP/s: achieved",
+                 d.ceilings ? (", ceilings " + d.ceilings->source).c_str() : "");
 
   bool any = false;
   for (const DiffRow& r : d.rows)
@@ -732,6 +812,16 @@ nlohmann::json diff_to_json(const Diff& d) {
       x["kernels"] = {{"before", r.kernels_before}, {"after", r.kernels_after}};
       x["launches"] = {{"before", r.launches_before}, {"after", r.launches_after}};
     }
+    auto point = [](const std::optional<RooflinePoint>& p) -> json {
+      if (!p) return nullptr;
+      json q{{"intensity_flop_per_byte", p->intensity}, {"tflops", p->tflops}, {"gbps", p->gbps}};
+      if (p->has_bound) {
+        q["bound"] = roof_bound_name(p->bound);
+        q["pct_of_bound"] = p->pct_of_bound;
+      }
+      return q;
+    };
+    if (r.roof_before || r.roof_after) x["roofline"] = {{"before", point(r.roof_before)}, {"after", point(r.roof_after)}};
     if (!r.whole) {
       x["kernels_gone"] = kernels(r.gone);
       x["kernels_new"] = kernels(r.added);

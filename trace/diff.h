@@ -32,6 +32,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "trace/report.h"
+#include "trace/roofline.h"
 #include "trace/stats.h"
 
 namespace laptime::trace {
@@ -39,7 +40,7 @@ namespace laptime::trace {
 enum class LayerKey { Folded, Block };  // --by layer (h.*.attn) or --by block (h.3.attn)
 
 struct DiffOptions {
-  std::string range = "forward";   // the iteration range, as for analyze
+  std::string range;               // the iteration ranges, as analyze's --range (empty: analyze's default rule)
   std::optional<int> skip_warmup;  // both sides; unset: analyze's rule on each side
   LayerKey by = LayerKey::Folded;
   int resamples = 10000;  // bootstrap resamples
@@ -47,6 +48,7 @@ struct DiffOptions {
   double threshold_pct = 3.0;  // SAME band, and the smallest change called FASTER/SLOWER (calibrated: docs/PROFILING.md 10.6)
   double min_change_us = 1.0;  // ... and the smallest absolute change so called
   std::optional<double> fail_if_slower_pct;  // the gate
+  std::string peak;  // the ceilings for the roofline columns (laptime peak's file); empty: the GPU's cache if any
 };
 
 enum class Label { Faster, Slower, Same, Unclear, OnlyBefore, OnlyAfter };
@@ -99,6 +101,8 @@ struct DiffSide {
   int median_steady = -1;  // the steady iteration whose GPU span is the median (analyze's pick)
   std::vector<DiffBox> median_kernels, median_layers;  // that iteration, for the SVG
   Ns median_span = 0;
+  std::string gpu;                   // the device's name, when the file says
+  std::optional<LayerCosts> costs;   // the bench's layer costs sidecar beside the file, when there is one
   std::vector<std::string> notes;
 };
 
@@ -128,11 +132,15 @@ struct DiffRow {
   double kernels_before = 0, kernels_after = 0, launches_before = 0, launches_after = 0;  // medians per iteration
   std::vector<std::pair<std::string, double>> gone, added;  // kernel -> calls per iteration on the side that has it
   std::string kernel_note;  // the appeared/disappeared kernels in words
+  // Per side, where its sidecar has this layer: the roofline of the median time (the sum of
+  // the FLOPs and bytes of every range the row folds; the whole iteration: the top-level ones).
+  std::optional<RooflinePoint> roof_before, roof_after;
 };
 
 struct Diff {
   DiffSide before, after;
   DiffOptions options;
+  std::optional<Ceilings> ceilings;  // for the roofline columns (DiffOptions::peak, else the GPU's cache)
   std::vector<DiffRow> rows;  // the whole iteration first, then layers by absolute change
   std::vector<std::string> notes;
   bool gate_failed = false;

@@ -22,7 +22,12 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
          "--by", [&o](const std::string& v) { o.diff.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
          "match layers with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
       ->check(CLI::IsMember({"layer", "block"}));
-  sub->add_option("--range", o.diff.range, "NVTX range that marks one iteration (any domain)")->capture_default_str();
+  sub->add_option("--peak", o.diff.peak,
+                  "ceilings for the roofline columns (`laptime peak`'s file; default: this GPU's cache, if any); the "
+                  "columns appear when a side has the bench's layer costs beside it (RUN.layers.json)");
+  sub->add_option("--range", o.diff.range,
+                  "NVTX ranges that mark the iterations, as analyze's --range: a name, a glob or re:REGEX (default: "
+                  "laptime's `forward`, else a family of ranges numbered by iteration)");
   sub->add_option_function<int>("--skip-warmup", [&o](const int& k) { o.diff.skip_warmup = k; },
                                 "drop the first K iterations on both sides (default: as analyze decides per side)")
       ->check(CLI::NonNegativeNumber);
