@@ -15,6 +15,7 @@
 
 #include "trace/diff.h"
 #include "trace/diff_command.h"
+#include "tests/support/trace_testing.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/stats.h"
 
@@ -22,12 +23,12 @@ namespace laptime::trace {
 namespace {
 
 using nlohmann::json;
+using testing_support::error_of;
+using testing_support::fixture;
+using testing_support::read_file;
+using testing_support::temp_path;
 
-std::string fixture(const std::string& name) {
-  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
-  return std::string(env && *env ? env : LAPTIME_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-std::string temp(const std::string& name) { return testing::TempDir() + "laptime_diff_" + name; }
+std::string temp(const std::string& name) { return temp_path("diff", name); }
 
 json expected() {
   std::ifstream f(fixture("diff_fixtures.expected.json"));
@@ -554,8 +555,12 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
   bool noted = false;
   for (const std::string& s : n.notes) noted = noted || s.find("laptime peak") != std::string::npos;
   EXPECT_TRUE(noted);
-  for (const DiffRow& r : n.rows)
-    if (r.name == "h.*.mlp.c_fc") EXPECT_FALSE(r.roof_before->has_bound);
+  for (const DiffRow& r : n.rows) {
+    if (r.name == "h.*.mlp.c_fc") {
+      ASSERT_TRUE(r.roof_before.has_value());
+      EXPECT_FALSE(r.roof_before->has_bound);
+    }
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/trace_testing.h"
 #include "trace/analyze.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/roofline.h"
@@ -18,18 +19,10 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string source_dir() {
-  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
-  return env ? env : LAPTIME_SOURCE_DIR;
-}
-std::string fixture(const std::string& name) { return source_dir() + "/tests/fixtures/" + name; }
-std::string temp(const std::string& name) { return testing::TempDir() + "laptime_roof_" + name; }
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing_support::fixture;
+using testing_support::read_file;
+using testing_support::source_dir;
+std::string temp(const std::string& name) { return testing_support::temp_path("roof", name); }
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 template <typename F>

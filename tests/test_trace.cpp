@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/analyze.h"
+#include "tests/support/trace_testing.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/report.h"
@@ -27,42 +28,18 @@ namespace laptime::trace {
 namespace {
 
 using nlohmann::json;
+using testing_support::error_of;
+using testing_support::fixture;
+using testing_support::read_file;
+using testing_support::temp_path;
 
-// $LAPTIME_SOURCE_DIR when set (a build carried to another machine), else the configured checkout.
-std::string fixture(const std::string& name) {
-  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
-  return std::string(env && *env ? env : LAPTIME_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-std::string temp(const std::string& name) { return testing::TempDir() + "laptime_trace_" + name; }
+std::string temp(const std::string& name) { return temp_path("trace", name); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 json expected() { return json::parse(read_file(fixture("synthetic_trace.expected.json"))); }
 
-// The message of the TraceError that `f` throws, or "" when it throws none.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "";
-}
 
-// print_report's text, through a temporary file.
-std::string report_text(const Analysis& a) {
-  const std::string path = temp("report.txt");
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  print_report(a, f);
-  std::fclose(f);
-  return read_file(path);
-}
+std::string report_text(const Analysis& a) { return testing_support::report_text(a, temp("report.txt")); }
 
 constexpr uint32_t kPid = 4242, kTid = 4243;
 constexpr Ns kSteady1 = 1'500'000, kSteady2 = 1'705'000;  // iteration bases in the fixture

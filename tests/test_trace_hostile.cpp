@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/analyze.h"
+#include "tests/support/trace_testing.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/report.h"
 #include "trace/text.h"
@@ -27,37 +28,16 @@ namespace laptime::trace {
 namespace {
 
 using nlohmann::json;
+using testing_support::error_of;
+using testing_support::fixture;
+using testing_support::read_file;
+using testing_support::temp_path;
 
-std::string fixture(const std::string& name) {
-  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
-  return std::string(env && *env ? env : LAPTIME_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-std::string temp(const std::string& name) { return testing::TempDir() + "laptime_hostile_" + name; }
+std::string temp(const std::string& name) { return temp_path("hostile", name); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "";
-}
 
-std::string report_text(const Analysis& a) {
-  const std::string path = temp("report.txt");
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  print_report(a, f);
-  std::fclose(f);
-  return read_file(path);
-}
+std::string report_text(const Analysis& a) { return testing_support::report_text(a, temp("report.txt")); }
 
 // Well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points past U+10FFFF) as
 // nlohmann::json's lexer decides it, an implementation independent of escape_name. Control

@@ -1,0 +1,55 @@
+// What the trace/ test suites share: where the fixtures are, temporaries, a file's bytes, the
+// sentence a TraceError carries, and a report as text. LAPTIME_SOURCE_DIR (set by CTest, or by
+// hand for a build carried to another machine) wins over the checkout the build was configured in.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "trace/report.h"
+#include "trace/trace.h"
+
+namespace laptime::trace::testing_support {
+
+inline std::string source_dir() {
+  const char* env = std::getenv("LAPTIME_SOURCE_DIR");
+  return env && *env ? env : LAPTIME_SOURCE_DIR;
+}
+inline std::string fixture(const std::string& name) { return source_dir() + "/tests/fixtures/" + name; }
+// A path in GoogleTest's temporary folder, `suite` keeping the suites' files apart.
+inline std::string temp_path(const std::string& suite, const std::string& name) {
+  return testing::TempDir() + "laptime_" + suite + "_" + name;
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The message of the TraceError that `f` throws, or "" when it throws none.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// print_report's text, through the temporary file `path`.
+inline std::string report_text(const Analysis& a, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  print_report(a, f);
+  std::fclose(f);
+  return read_file(path);
+}
+
+}  // namespace laptime::trace::testing_support
