@@ -3,12 +3,16 @@
 # compute-sanitizer over both models, every precision, eager and CUDA Graph, on tiny shapes:
 #
 #   tools       memcheck (--leak-check full), racecheck, initcheck, synccheck
+#               (CUDA_BARRIERS=N: synccheck tracks N cuda::barriers per block, --num-cuda-barriers;
+#               the H200 sweep of 2026-11-30 overflowed the default inside a cuDNN engine)
 #   models      gpt2     tests/golden/gpt2_tiny.safetensors      (2 layers, C=64), B=2 T=32
 #               resnet50 tests/golden/resnet50_tiny.safetensors  (widths /8), B=2 61x61
 #   precisions  fp32 tf32 bf16
 #   modes       eager, graph (laptime bench --graph)
+#   and gpt2flash: GPT-2 bf16 with `--attention flash`, our own attention kernel (bf16's
+#               default is cuDNN's)
 #
-# 48 runs of `laptime bench MODEL --weights TINY -w 1 -n 2`, several at a time, one log each,
+# 56 runs (48, and 8 of gpt2flash) of `laptime bench MODEL --weights TINY -w 1 -n 2`, several at a time, one log each,
 # then a table: tool, model, precision, mode, the tool's error count, how many of the findings
 # are in our kernels (kernels/, layers/: names read from the sources), in vendor code
 # (cuBLASLt's nvjet/cutlass kernels, cuDNN's engines, anything in libcublas*/libcudnn*) or
@@ -60,14 +64,17 @@ perl -0777 -ne 'while (/__global__\s+(?:static\s+)?(?:void\s+)?(?:__launch_bound
   kernels/*.cu kernels/*.cuh layers/*.cu layers/*.cuh 2>/dev/null | sort -u >"$OUT/our_kernels.txt"
 
 run_one() {  # run_one TOOL MODEL PRECISION MODE
-  local tool=$1 model=$2 precision=$3 mode=$4 weights extra=() opts=()
+  local tool=$1 model=$2 precision=$3 mode=$4 weights extra=() opts=() bench_model=$2
   case $model in
     gpt2) weights=tests/golden/gpt2_tiny.safetensors; extra=(-b 2 -t 32) ;;
+    # bf16 runs cuDNN's attention by default: our own flash kernel needs a run of its own
+    gpt2flash) weights=tests/golden/gpt2_tiny.safetensors; extra=(-b 2 -t 32 --attention flash); bench_model=gpt2 ;;
     resnet50) weights=tests/golden/resnet50_tiny.safetensors; extra=(-b 2) ;;
   esac
   [[ $mode == graph ]] && extra+=(--graph)
   case $tool in
     memcheck) opts=(--leak-check full) ;;
+    synccheck) [[ -n ${CUDA_BARRIERS:-} ]] && opts=(--num-cuda-barriers "$CUDA_BARRIERS") ;;
     racecheck) opts=(--racecheck-report analysis) ;;  # one report per race, not per access pair
   esac
   local log="$OUT/logs/$tool-$model-$precision-$mode.log"
@@ -76,13 +83,13 @@ run_one() {  # run_one TOOL MODEL PRECISION MODE
   local env=()
   [[ $model == resnet50 ]] && env=(env LAPTIME_CONV_TUNE=off)
   local cmd=("${env[@]}" "$SANITIZER" --tool "$tool" "${opts[@]}" --print-limit 50
-             "$BUILD/bench/laptime" bench "$model" --weights "$weights" -p "$precision" -w 1 -n 2 "${extra[@]}")
+             "$BUILD/bench/laptime" bench "$bench_model" --weights "$weights" -p "$precision" -w 1 -n 2 "${extra[@]}")
   local start=$SECONDS rc=0
   { echo "+ ${cmd[*]}"; "${cmd[@]}"; } >"$log" 2>&1 || rc=$?
   echo "+ exit $rc after $((SECONDS - start)) s" >>"$log"
 }
 export -f run_one
-export SANITIZER BUILD OUT
+export SANITIZER BUILD OUT CUDA_BARRIERS
 
 start=$SECONDS
 for tool in $TOOLS; do
@@ -91,6 +98,7 @@ for tool in $TOOLS; do
       for mode in eager graph; do echo "$tool $model $precision $mode"; done
     done
   done
+  for mode in eager graph; do echo "$tool gpt2flash bf16 $mode"; done
 done | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
 echo "sanitize.sh: $(find "$OUT/logs" -name "*.log" | wc -l) runs in $((SECONDS - start)) s; logs in $OUT/logs" >&2
 
