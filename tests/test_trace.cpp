@@ -514,6 +514,26 @@ TEST_F(Synthetic, GraphLaunchWithoutKernelsAsksForNodeTracing) {
             a.notes.end());
 }
 
+// A graph replayed outside the loop (cuDNN times candidates in graphs while the model is
+// built) is no reason to ask for node tracing.
+TEST_F(Synthetic, GraphLaunchOutsideTheIterationsIsNoConcern) {
+  Trace t = *trace_;
+  ApiCall graph;
+  graph.name = "cudaGraphLaunch";
+  graph.pid = kPid;
+  graph.tid = kTid;
+  Ns first = t.api_calls.front().start;
+  for (const NvtxEvent& r : t.nvtx) first = std::min(first, r.start);
+  graph.start = first - 2'000;  // before every range and call of the capture
+  graph.end = first - 1'000;
+  graph.correlation = 9999;
+  t.api_calls.push_back(graph);
+  t.finalize();
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, {});
+  for (const std::string& n : a.notes) EXPECT_EQ(n.find("CUDA Graph launches"), std::string::npos) << n;
+}
+
 TEST_F(Synthetic, SkipWarmupOverridesTheMarks) {
   ReportOptions o;
   o.skip_warmup = 0;

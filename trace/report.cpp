@@ -182,24 +182,30 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
     a.notes.push_back("The capture has no CUDA API calls (was it taken without --trace=cuda?): GPU work cannot be "
                       "tied to NVTX ranges.");
 
-  // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
-  // then missing from the kernel table, and iterations look idle.
-  std::set<int> launched;
-  for (const GpuOp& op : j.ops()) launched.insert(op.api);
-  for (size_t c = 0; c < t.api_calls.size(); ++c) {
-    const std::string& name = t.api_calls[c].name;
-    if ((name == "cudaGraphLaunch" || name == "cuGraphLaunch") && !launched.count(static_cast<int>(c))) {
-      a.notes.push_back("Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
-                        "--cuda-graph-trace=node` to see the kernels inside the graphs.");
-      break;
-    }
-  }
-
   // 1. The iterations, warm-up, and which are steady (needs the GPU spans of 2.).
   const IterationSet iterations = find_iterations(j, o.range);
   a.range_name = iterations.name;
   a.range_rule = iterations.rule;
   mark_warmup(t, iterations, o, a);
+
+  // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
+  // then missing from the kernel table, and iterations look idle. Only launches inside an
+  // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
+  std::set<int> launched;
+  for (const GpuOp& op : j.ops()) launched.insert(op.api);
+  for (size_t c = 0; c < t.api_calls.size(); ++c) {
+    const ApiCall& call = t.api_calls[c];
+    if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched.count(static_cast<int>(c)))
+      continue;
+    const bool in_loop = std::any_of(a.iterations.begin(), a.iterations.end(), [&](const Iteration& it) {
+      return call.start >= it.start && call.start <= it.end;
+    });
+    if (in_loop) {
+      a.notes.push_back("Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
+                        "--cuda-graph-trace=node` to see the kernels inside the graphs.");
+      break;
+    }
+  }
   const std::vector<std::vector<int>> ops_of = ops_by_iteration(j, iterations);
   std::vector<std::pair<int, Gap>> gaps = gpu_spans_and_gaps(j, ops_of, o, a);
   mark_host_ahead(a);
