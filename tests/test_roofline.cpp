@@ -21,19 +21,10 @@ using json = nlohmann::json;
 
 using testing_support::fixture;
 using testing_support::read_file;
+using testing_support::error_of;
 using testing_support::source_dir;
 std::string temp(const std::string& name) { return testing_support::temp_path("roof", name); }
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A trace written range by range: one host thread, one stream, each kernel launched at the
 // current host time and run after the previous one.
