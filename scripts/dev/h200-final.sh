@@ -8,13 +8,16 @@
 #                                     check (issue 9)
 #   scripts/dev/h200-final.sh traces  the diff captures (issue 9), then, while the budget
 #                                     lasts, torch.compile and PyTorch eager's other rows
+#   scripts/dev/h200-final.sh probe   development: what is built but unmeasured (timed GEMMs,
+#                                     tf32 through cuDNN's fp16 core, the sanitizer rows a sweep
+#                                     left open) and per-layer captures of the rows that miss
 #
 # Everything lands in $RESULTS (default /tmp/final), packed into $OUT/final-PART.tgz after
 # every step, so a call cut short still returns what was done. Each step has its own time
 # limit, and steps are skipped once the part's budget (BUDGET seconds) is spent.
 # Expects a build in build/ and, for nsys, the .deb files in .nsys-deps/.
 set -uo pipefail
-part=${1:?usage: h200-final.sh check|traces}
+part=${1:?usage: h200-final.sh check|traces|probe}
 BUDGET=${BUDGET:-540}
 R=${RESULTS:-/tmp/final}/$part
 mkdir -p "$R/json"
@@ -101,6 +104,45 @@ check)
   # 4. laptime's own pitfalls under nsys (issue 8) and the roofline check (issue 9).
   step pitfalls 150 bash scripts/dev/capture-pitfalls.sh "$R/pitfalls" --nsys "$NSYS"
   step roofline 120 bash scripts/dev/roofline-check.sh --out "$R/roofline" --laptime "$L" --tests build/tests/test_layer_costs
+  ;;
+probe)
+  par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
+  par sanitize env CUDA_BARRIERS=256 bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6 \
+    --only "${SANITIZE_ONLY:-synccheck resnet50 bf16|gpt2flash}"
+  par layer_costs build/tests/test_layer_costs
+  par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L" --attention "${E2E_ATTENTION:-auto,cudnn}"
+  ${PROBE_TESTS:+par gpt2_layers build/tests/test_gpt2_layers}
+  wait
+  cat "$R/par.txt" >>"$SUMMARY"
+  echo "  layer_costs: $(gtest_line "$R/layer_costs.log")" >>"$SUMMARY"
+  [[ -f $R/gpt2_layers.log ]] && { echo "  gpt2_layers: $(gtest_line "$R/gpt2_layers.log")"; grep -hE "^\[  FAILED  \] [A-Za-z]" "$R/gpt2_layers.log" | head -20; } >>"$SUMMARY"
+  { echo "  e2e_gpt2:"; grep -iE "rel|pass|fail|summary" "$R/e2e_gpt2.log" | tail -16; } >>"$SUMMARY"
+  [[ -f $R/sanitize/summary.txt ]] && tail -30 "$R/sanitize/summary.txt" >>"$SUMMARY"
+  pack
+  step peak 60 "$L" peak
+  for a in ${PROBE_ROWS:-gpt2_bf16_b8 gpt2_tf32_b8 gpt2_fp32_b8 gpt2_bf16_b1_graph}; do
+    case $a in
+      gpt2_bf16_b8) set -- gpt2 --precision bf16 ;;
+      gpt2_tf32_b8) set -- gpt2 --precision tf32 ;;
+      gpt2_fp32_b8) set -- gpt2 --precision fp32 ;;
+      gpt2_bf16_b1_graph) set -- gpt2 --precision bf16 --batch 1 --graph ;;
+    esac
+    bench_row "$a" "$@"
+    LAPTIME_GPT2_GEMM=timed bench_row "${a}_timed" "$@"
+    if [[ $a == gpt2_tf32_b8 ]]; then
+      bench_row "${a}_cudnn" "$@" --attention cudnn
+      LAPTIME_GPT2_GEMM=timed bench_row "${a}_cudnn_timed" "$@" --attention cudnn
+      bench_row "${a}_naive" "$@" --attention naive
+    fi
+    [[ $a == gpt2_fp32_b8 ]] && bench_row "${a}_naive" "$@" --attention naive
+  done
+  # Per-layer captures (CUPTI, the bench's layer sidecar: analyze adds the roofline table).
+  for c in ${PROBE_TRACES:-"gpt2_fp32_b8:gpt2 -p fp32" "gpt2_tf32_b8_cudnn:gpt2 -p tf32 --attention cudnn" "resnet50_bf16_b32:resnet50 -p bf16 -b 32"}; do
+    # shellcheck disable=SC2086
+    step "trace_${c%%:*}" 120 "$L" bench ${c#*:} --nvtx layer --warmup 3 --iters 10 --trace "$R/${c%%:*}.sqlite"
+    step "analyze_${c%%:*}" 60 "$L" analyze "$R/${c%%:*}.sqlite"
+    rm -f "$R/${c%%:*}.sqlite"
+  done
   ;;
 traces)
   step diff 300 bash scripts/dev/diff-captures.sh --out "$R/diff" --iters 20
