@@ -45,8 +45,9 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
                                         "fp32 (strict), tf32 or bf16 (default)")
       ->check(CLI::IsMember(kPrecisions));
   app->add_option_function<std::string>("--attention", [w](const std::string& v) { w->attention = kAttention.at(v); },
-                                        "gpt2: attention core, cudnn (bf16), flash (bf16) or naive (T x T matrix, "
-                                        "every precision); default auto: the fastest measured for the precision")
+                                        "gpt2: attention core, cudnn (bf16, tf32), flash (our fused kernels: bf16 with "
+                                        "head size 64, fp32 and tf32 with head size 16, 32 or 64) or naive (T x T "
+                                        "matrix, every precision); default auto: the fastest for the precision")
       ->check(CLI::IsMember(kAttention));
 }
 
@@ -127,9 +128,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
   }
   for (const WorkloadOptions* w : {&b.workload, &f.workload}) {
     require(w->attention == AttentionKind::Auto || w->model != "resnet50", "--attention applies to gpt2 only.");
-    require(!(w->attention == AttentionKind::Flash && w->precision != Precision::BF16),
-            std::string("--attention flash runs only in bf16, not ") + precision_name(w->precision) +
-                "; use --attention naive (or auto).");
+    // --attention flash runs in every precision; the head size it needs is checked where the
+    // weights are known (CausalSelfAttention's constructor).
     require(!(w->attention == AttentionKind::Cudnn && w->precision == Precision::FP32),
             "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
             "use --attention naive (or auto).");

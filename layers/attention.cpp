@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "kernels/attention.cuh"
 #include "kernels/flash_attention.cuh"
+#include "kernels/flash_attention_f32.cuh"
 #include "layers/sdpa_cudnn.h"
 
 namespace laptime {
@@ -28,19 +29,36 @@ namespace {
 // difference. Strict fp32 may not.
 bool f16_core(Precision precision, DType dtype) { return precision == Precision::TF32 && dtype == DType::F32; }
 
+// Our fused kernels: bf16 storage with head size 64 (kernels/flash_attention.cu), fp32
+// storage (fp32, tf32) with head size 16, 32 or 64 (kernels/flash_attention_f32.cu).
+bool flash_supported(DType dtype, int hd) {
+  return dtype == DType::F32 ? flash_attention_f32_supported(hd) : flash_attention_supported(dtype, hd);
+}
+
+// Auto's first choice, per precision: the fastest on an H200 (docs/perf/notes-gpt2.md).
+//   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
+//              the shape)
+//   fp32/tf32  our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
+//              estimated ~0.55 ms against naive's ~0.85 ms + traffic per B8 T1024 layer
+//              (kernels/flash_attention_f32.cu); to be confirmed by measurement. cuDNN's fp16
+//              core stays explicit (--attention cudnn) in tf32.
+AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
+  if (precision == Precision::BF16) return AttentionKind::Cudnn;
+  return flash_supported(dtype, hd) ? AttentionKind::Flash : AttentionKind::Naive;
+}
+
 void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
   if (kind == AttentionKind::Cudnn)
     require(dtype == DType::BF16 || f16_core(precision, dtype),
             std::string("--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not ") +
                 precision_name(precision) + "; use --attention naive.");
   if (kind == AttentionKind::Flash)
-    require(flash_attention_supported(dtype, hd),
-            std::string("--attention flash runs only in bf16 with head size 64, not ") + precision_name(precision) +
-                " with head size " + std::to_string(hd) + "; use --attention naive.");
+    require(flash_supported(dtype, hd),
+            std::string("--attention flash runs in bf16 with head size 64 and in fp32 or tf32 with head size 16, "
+                        "32 or 64, not ") +
+                precision_name(precision) + " with head size " + std::to_string(hd) + "; use --attention naive.");
 }
 }  // namespace
-
-bool CausalSelfAttention::auto_cudnn(Precision p) { return p == Precision::BF16; }
 
 bool CausalSelfAttention::uses_f16_core(int B, int T) const { return plan(B, T).f16; }
 
@@ -87,11 +105,13 @@ CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materia
 }
 
 std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const {
-  // Auto falls back to the naive core only where flash cannot run either.
+  // Auto ends at the naive core only where flash cannot run either (both of auto_kind's
+  // chains, cuDNN -> flash -> naive and flash -> naive, do).
   const bool may_materialise = requested_ == AttentionKind::Naive ||
-                               (requested_ == AttentionKind::Auto && !flash_attention_supported(dtype_, hd_));
+                               (requested_ == AttentionKind::Auto && !flash_supported(dtype_, hd_));
   const bool may_f16 = f16_core(precision_, dtype_) &&
-                      (requested_ == AttentionKind::Cudnn || (requested_ == AttentionKind::Auto && auto_cudnn(precision_)));
+                      (requested_ == AttentionKind::Cudnn ||
+                       (requested_ == AttentionKind::Auto && auto_kind(precision_, dtype_, hd_) == AttentionKind::Cudnn));
   return slots(B, T, may_materialise, may_f16).total;
 }
 
@@ -102,7 +122,7 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
   if (plans_.count(key)) return;
   auto p = std::make_unique<Plan>();
   AttentionKind kind = requested_;
-  if (kind == AttentionKind::Auto) kind = auto_cudnn(precision_) ? AttentionKind::Cudnn : AttentionKind::Naive;
+  if (kind == AttentionKind::Auto) kind = auto_kind(precision_, dtype_, hd_);
   if (kind == AttentionKind::Cudnn) {
     std::string why;
     p->f16 = f16_core(precision_, dtype_);
@@ -111,7 +131,7 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
         throw Error("cuDNN cannot run attention '" + name_.str() + "' for B=" + std::to_string(B) + " T=" +
                     std::to_string(T) + " H=" + std::to_string(H_) + " hd=" + std::to_string(hd_) + ": " +
                     why.substr(0, why.find('\n')));
-      kind = flash_attention_supported(dtype_, hd_) ? AttentionKind::Flash : AttentionKind::Naive;
+      kind = flash_supported(dtype_, hd_) ? AttentionKind::Flash : AttentionKind::Naive;
       p->f16 = false;
     }
   }
@@ -175,7 +195,13 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
           p.sdpa.run(ctx, at(s.heads), at(s.qkv));
         }
         break;
-      case AttentionKind::Flash: flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st); break;
+      case AttentionKind::Flash:
+        if (dtype_ == DType::F32)
+          flash_attention_f32_forward(reinterpret_cast<float*>(at(s.heads)), reinterpret_cast<const float*>(at(s.qkv)),
+                                      B, T, H_, hd_, st);
+        else
+          flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st);
+        break;
       default: {
         split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);
         const float scale = 1.f / std::sqrt(static_cast<float>(hd_));

@@ -5,7 +5,9 @@
 // The core, chosen at run time (layers/attention_kind.h):
 //   cudnn  cuDNN's fused attention graph (layers/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
 //          around an fp16 core (qkv converted to fp16, heads back to fp32)
-//   flash  our fused kernel (kernels/flash_attention.cu): qkv -> heads, bf16, hd = 64
+//   flash  our fused kernels: qkv -> heads, no T x T matrix; bf16 with hd = 64
+//          (kernels/flash_attention.cu, tensor cores), fp32 and tf32 with hd = 16, 32 or 64
+//          (kernels/flash_attention_f32.cu, fp32 FFMA: exact in fp32 like naive)
 //   naive  split heads, S = q·kᵀ (batched GEMM, fp32 out), causal softmax, P·v (batched GEMM),
 //          merge heads: the T x T matrix in memory; every precision, exact in fp32
 // All three are checked against the same CPU oracle (tests/test_gpt2_layers.cpp).
@@ -36,7 +38,8 @@ class CausalSelfAttention {
   // Enough for every core prepare() may pick for (B, T).
   std::size_t scratch_bytes(int B, int T) const;
   // Plans for (B, T): the projections' GEMMs and the core's (cuDNN graph or batched GEMMs);
-  // with Auto, the core itself (cuDNN, else flash where cuDNN refuses the shape).
+  // with Auto, the core itself (bf16: cuDNN, else flash where cuDNN refuses the shape;
+  // fp32/tf32: flash; naive where flash lacks the head size).
   void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
   // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. Throws when (B, T) was not prepared.
   void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc) const;
@@ -44,8 +47,6 @@ class CausalSelfAttention {
   // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
   AttentionKind kind(int B, int T) const;
   bool uses_f16_core(int B, int T) const;
-  // Whether Auto picks cuDNN (falling back where it refuses) in this precision.
-  static bool auto_cudnn(Precision p);
 
  private:
   struct Plan;

@@ -10,8 +10,9 @@
 #   precisions  fp32 tf32 bf16
 #   modes       eager, graph (laptime bench --graph)
 #   and gpt2flash: GPT-2 bf16 with `--attention flash`, our own attention kernel (bf16's
-#               default is cuDNN's), on seeded weights of head size 64 (2 layers, C=128)
-#               that weights/convert.py --random writes into --out first
+#               default is cuDNN's; fp32 and tf32 run our fp32 flash kernel by default), on
+#               seeded weights of head size 64 (2 layers, C=128) that weights/convert.py
+#               --random writes into --out first
 #
 # 56 runs (48, and 8 of gpt2flash) of `laptime bench MODEL --weights TINY -w 1 -n 2`, several at a time, one log each,
 # then a table: tool, model, precision, mode, the tool's error count, how many of the findings

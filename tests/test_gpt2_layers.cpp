@@ -4,10 +4,13 @@
 // Without a GPU every test here skips, saying why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "kernels/convert.cuh"
 #include "kernels/embedding.cuh"
+#include "kernels/flash_attention_f32.cuh"
 #include "kernels/gelu.cuh"
 #include "models/gpt2.h"
 #include "tests/reference/gpt2_ref.h"
@@ -147,17 +150,19 @@ TEST_P(Gpt2LayerTest, LinearTimedAlgorithm) {
   EXPECT_LE(tuner.shapes_timed(), 3);
 }
 
-// The attention cores this precision and head size allow, explicitly, then Auto.
+// The attention cores this precision and head size allow, explicitly, then Auto. Flash: the
+// bf16 kernel has head size 64; the fp32 one (fp32 and tf32 storage) 16, 32 and 64.
 std::vector<AttentionKind> attention_kinds(Precision p, int hd) {
   std::vector<AttentionKind> k{AttentionKind::Naive};
   if (p != Precision::FP32) k.push_back(AttentionKind::Cudnn);  // tf32: the fp16 core
-  if (p == Precision::BF16 && hd == 64) k.push_back(AttentionKind::Flash);
+  if (p == Precision::BF16 ? hd == 64 : (hd == 16 || hd == 32 || hd == 64)) k.push_back(AttentionKind::Flash);
   k.push_back(AttentionKind::Auto);
   return k;
 }
 
 TEST_P(Gpt2LayerTest, CausalSelfAttention) {
-  // Every core on each shape: odd T, T < 64, T not a multiple of 64, T = 1, head sizes 16-64.
+  // Every core on each shape: odd T, T < 64, T not a multiple of 64, T = 1, head sizes 16-64;
+  // flash in every precision (fp32 bound 1e-5, as naive).
   for (auto [B, T, C, H] : {std::tuple{1, 1, 64, 4}, {3, 77, 128, 4}, {2, 64, 64, 2}, {1, 300, 768, 12},
                             {3, 77, 256, 4}, {2, 130, 128, 2}, {1, 1, 128, 2}, {2, 1024, 768, 12}, {5, 33, 768, 12}}) {
     HostWeights hw = tiny_weights(1, C, 8, T, seed);
@@ -182,17 +187,72 @@ TEST_P(Gpt2LayerTest, CausalSelfAttention) {
   }
 }
 
-// A core that cannot run the precision is refused with a sentence, before any device work.
+// A core that cannot run the precision or head size is refused with a sentence, before any
+// device work; Auto falls back to naive where flash lacks the head size.
 TEST_P(Gpt2LayerTest, UnsupportedAttentionIsRefused) {
   HostWeights hw = tiny_weights(1, 128, 8, 4, seed);
   DeviceWeights w(hw, dtype());
-  if (precision() != Precision::BF16) {
-    if (precision() == Precision::FP32) {
-      EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Cudnn), Error);
-    }
-    EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Flash), Error);
-  } else {
+  if (precision() == Precision::FP32) {
+    EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Cudnn), Error);
+  }
+  EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 1, precision(), AttentionKind::Flash), Error);  // hd = 128
+  if (precision() == Precision::BF16) {
     EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 4, precision(), AttentionKind::Flash), Error);  // hd = 32
+  } else {
+    EXPECT_NO_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Flash));  // hd = 64
+    EXPECT_NO_THROW(CausalSelfAttention(w, "h.0.attn", 128, 4, precision(), AttentionKind::Flash));  // hd = 32
+    EXPECT_NO_THROW(CausalSelfAttention(w, "h.0.attn", 128, 8, precision(), AttentionKind::Flash));  // hd = 16
+    // hd = 128: Auto runs naive.
+    CausalSelfAttention attn(w, "h.0.attn", 128, 1, precision(), AttentionKind::Auto);
+    attn.prepare(*ctx, 2, 3);
+    EXPECT_EQ(attn.kind(2, 3), AttentionKind::Naive);
+  }
+}
+
+// softmax(q·kᵀ/sqrt(hd), causal)·v in double; qkv: [B, T, 3C] (q | k | v), out: [B, T, C].
+std::vector<float> attention_core_ref(const std::vector<float>& qkv, int B, int T, int H, int hd) {
+  const int C = H * hd;
+  std::vector<float> out(static_cast<size_t>(B) * T * C);
+  std::vector<double> p(T);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < T; ++i) {
+        const float* q = &qkv[(static_cast<size_t>(b) * T + i) * 3 * C + h * hd];
+        double m = -INFINITY, sum = 0;
+        for (int j = 0; j <= i; ++j) {
+          const float* k = &qkv[(static_cast<size_t>(b) * T + j) * 3 * C + C + h * hd];
+          double s = 0;
+          for (int d = 0; d < hd; ++d) s += static_cast<double>(q[d]) * k[d];
+          p[j] = s / std::sqrt(static_cast<double>(hd));
+          m = std::max(m, p[j]);
+        }
+        for (int j = 0; j <= i; ++j) sum += (p[j] = std::exp(p[j] - m));
+        for (int d = 0; d < hd; ++d) {
+          double o = 0;
+          for (int j = 0; j <= i; ++j) o += p[j] * qkv[(static_cast<size_t>(b) * T + j) * 3 * C + 2 * C + h * hd + d];
+          out[(static_cast<size_t>(b) * T + i) * C + h * hd + d] = static_cast<float>(o / sum);
+        }
+      }
+  return out;
+}
+
+// The fp32 flash kernel on its own against the core in double, at strict fp32's 1e-5 in fp32
+// and tf32 alike (it never uses TF32): every head size it has, T from 1 to past 1024 (partial
+// last tiles, one tile, many), B up to 5. Inputs scaled x3, so scores spread over tens of units
+// and the running max moves from key tile to key tile (the online rescale is exercised).
+TEST_P(Gpt2LayerTest, FlashAttentionF32Core) {
+  if (precision() == Precision::BF16) GTEST_SKIP() << "the fp32 flash kernel reads fp32 storage (bf16: kernels/flash_attention.cu)";
+  for (auto [B, T, H, hd] : {std::tuple{1, 1, 4, 16}, {3, 77, 4, 32}, {2, 64, 2, 32}, {1, 300, 12, 64}, {5, 33, 12, 64},
+                             {2, 130, 2, 64}, {1, 1, 2, 64}, {2, 129, 3, 16}, {1, 1024, 12, 64}, {1, 1030, 2, 64},
+                             {4, 65, 1, 32}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " H=" << H << " hd=" << hd);
+    const int C = H * hd;
+    const auto qkv = test::random_vec(static_cast<size_t>(B) * T * 3 * C, seed + T, 3.f);
+    DeviceArray dqkv(DType::F32, qkv), dout(DType::F32, static_cast<size_t>(B) * T * C);
+    dout.poison();
+    flash_attention_f32_forward(static_cast<float*>(dout.data()), static_cast<const float*>(dqkv.data()), B, T, H, hd,
+                                ctx->stream());
+    EXPECT_TRUE(close(dout.download(), attention_core_ref(qkv, B, T, H, hd), 1e-5));
   }
 }
 
@@ -233,7 +293,7 @@ TEST_P(Gpt2LayerTest, TransformerBlock) {
 }
 
 // Whole model on random weights vs the oracle, every attention core the precision allows
-// (hd = 64 here, so flash too in bf16); fp32 bound 1e-4 for the model.
+// (hd = 64 here, so flash too, in every precision); fp32 bound 1e-4 for the model.
 TEST_P(Gpt2LayerTest, WholeModel) {
   GPT2Config c;
   c.n_layer = 3; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;

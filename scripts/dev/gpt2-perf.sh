@@ -59,6 +59,8 @@ if [[ ${SET:-full} == full ]]; then
   bench "tf32 B8 T1024 cudnn (fp16 core)" -p tf32 --attention cudnn
   bench "fp32 B8 T1024 auto" -p fp32
   LAPTIME_GPT2_GELU=epilogue bench "fp32 B8 T1024 auto, GELU epilogue" -p fp32
+  # fp32 storage: auto runs our fp32 flash kernel; naive is the T x T core it replaced.
+  for p in fp32 tf32; do for a in flash naive; do bench "$p B8 T1024 $a" -p $p --attention $a; done; done
   for a in auto cudnn flash naive; do bench "bf16 B1 T1024 graph $a" -p bf16 -b 1 --graph --attention $a; done
   bench "bf16 B1 T1024 eager auto" -p bf16 -b 1
 fi
