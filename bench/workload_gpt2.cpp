@@ -66,7 +66,7 @@ class Gpt2Workload : public Workload {
   std::string weights_source() const override { return source_; }
   std::string variant() const override {
     return std::string("attention ") + attention_kind_name(model_->attention_kind(B_, T_)) +
-           (model_->attention_f16_core(B_, T_) ? " (fp16 core)" : "") + ", GELU " +
+           (model_->attention_f16_core(B_, T_) ? " (fp16 core and projections)" : "") + ", GELU " +
            (model_->gelu_in_epilogue() ? "in the c_fc epilogue" : "kernel") +
            (model_->gemm_shapes_timed() ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) +
                                               " shapes, " + std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"

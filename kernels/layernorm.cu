@@ -12,6 +12,8 @@
 // once, with 16-byte loads, into registers, and does all three passes there: one read and one
 // write of the activations, the bandwidth floor (GPT-2 small, bf16, 8192 x 768: 25 MB moved).
 // The general kernel above it stays for every other shape.
+// Both can write a narrower type than they read (To): fp32 in, fp16 out feeds tf32's fp16
+// attention projections straight from the LayerNorm (layers/attention.h), with no conversion pass.
 #include "kernels/layernorm.cuh"
 
 #include "core/check.h"
@@ -22,15 +24,15 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 
-template <class T>
-__global__ void layernorm_kernel(T* __restrict__ out, const T* __restrict__ in,
+template <class T, class To>
+__global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
                                  const T* __restrict__ weight, const T* __restrict__ bias, int rows,
                                  int C, float eps) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
   const T* x = in + static_cast<size_t>(row) * C;
-  T* y = out + static_cast<size_t>(row) * C;
+  To* y = out + static_cast<size_t>(row) * C;
 
   float sum = 0.f;
   for (int c = lane; c < C; c += 32) sum += to_f32(x[c]);
@@ -45,15 +47,21 @@ __global__ void layernorm_kernel(T* __restrict__ out, const T* __restrict__ in,
 
   for (int c = lane; c < C; c += 32) {
     const float n = (to_f32(x[c]) - mean) * rstd;
-    y[c] = from_f32<T>(n * to_f32(weight[c]) + to_f32(bias[c]));
+    y[c] = from_f32<To>(n * to_f32(weight[c]) + to_f32(bias[c]));
   }
 }
 
 constexpr int kMaxVecPerLane = 8;
 
-template <class T>
+// kVec elements of the output type, stored with one access (16 bytes, or 8 for fp32 -> fp16).
+template <class To, int kVec>
+struct alignas(sizeof(To) * kVec) OutVec {
+  To e[kVec];
+};
+
+template <class T, class To>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-layernorm_vec_kernel(T* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
+layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
                      const T* __restrict__ bias, int rows, int C, float eps) {
   constexpr int kVec = 16 / sizeof(T);
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
@@ -61,7 +69,7 @@ layernorm_vec_kernel(T* __restrict__ out, const T* __restrict__ in, const T* __r
   if (row >= rows) return;
   const int n_vec = C / kVec;  // whole vectors in the row; the launcher checked
   const uint4* x = reinterpret_cast<const uint4*>(in + static_cast<size_t>(row) * C);
-  uint4* y = reinterpret_cast<uint4*>(out + static_cast<size_t>(row) * C);
+  auto* y = reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C);
 
   float v[kMaxVecPerLane][kVec];
   float sum = 0.f;
@@ -97,34 +105,48 @@ layernorm_vec_kernel(T* __restrict__ out, const T* __restrict__ in, const T* __r
       uint4 b_raw = reinterpret_cast<const uint4*>(bias)[idx];
       const T* w = reinterpret_cast<const T*>(&w_raw);
       const T* b = reinterpret_cast<const T*>(&b_raw);
-      uint4 o_raw;
-      T* o = reinterpret_cast<T*>(&o_raw);
+      OutVec<To, kVec> o;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) o[k] = from_f32<T>((v[i][k] - mean) * rstd * to_f32(w[k]) + to_f32(b[k]));
-      y[idx] = o_raw;
+      for (int k = 0; k < kVec; ++k) o.e[k] = from_f32<To>((v[i][k] - mean) * rstd * to_f32(w[k]) + to_f32(b[k]));
+      y[idx] = o;
     }
   }
+}
+
+template <class T, class To>
+void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, cudaStream_t stream) {
+  const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
+                        reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
+  constexpr int vec = 16 / sizeof(T);
+  if (aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
+    layernorm_vec_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias,
+                                                                                                   rows, C, eps);
+  else
+    layernorm_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias, rows,
+                                                                                              C, eps);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
                        int rows, int C, float eps, cudaStream_t stream) {
+  layernorm_forward(dtype, dtype, out, in, weight, bias, rows, C, eps, stream);
+}
+
+void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, const void* weight, const void* bias,
+                       int rows, int C, float eps, cudaStream_t stream) {
   if (rows == 0) return;
-  const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
-                        reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
-  const int vec = 16 / static_cast<int>(dtype_size(dtype));
-  if (aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane) {
-    LAPTIME_DISPATCH_FLOAT(dtype, layernorm_vec_kernel<scalar_t><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
-                                      static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
-                                      static_cast<const scalar_t*>(bias), rows, C, eps));
-    CUDA_CHECK_LAUNCH();
+  if (dtype == DType::F32 && out_dtype == DType::F16) {
+    launch(static_cast<__half*>(out), static_cast<const float*>(in), static_cast<const float*>(weight),
+           static_cast<const float*>(bias), rows, C, eps, stream);
     return;
   }
-  LAPTIME_DISPATCH_FLOAT(dtype, layernorm_kernel<scalar_t><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
-                                    static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
-                                    static_cast<const scalar_t*>(bias), rows, C, eps));
-  CUDA_CHECK_LAUNCH();
+  require(out_dtype == dtype, std::string("internal: LayerNorm writes ") + dtype_name(dtype) + " or, from F32, F16; not " +
+                                  dtype_name(out_dtype) + ".");
+  LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
+                                       static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
+                                       eps, stream));
 }
 
 }  // namespace laptime

@@ -11,5 +11,8 @@ namespace laptime {
 // Statistics in fp32 whatever the storage type.
 void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
                        int rows, int C, float eps, cudaStream_t stream);
+// The same, writing `out_dtype`: `dtype`, or F16 from F32 (tf32's fp16 attention projections).
+void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, const void* weight, const void* bias,
+                       int rows, int C, float eps, cudaStream_t stream);
 
 }  // namespace laptime

@@ -20,7 +20,7 @@ struct CausalSelfAttention::Plan {
 };
 
 struct CausalSelfAttention::Slots {
-  std::size_t qkv, q, k, v, scores, probs, heads, qkv16, heads16, total;
+  std::size_t qkv, q, k, v, scores, probs, heads, x16, qkv16, heads16, total;
 };
 
 namespace {
@@ -38,12 +38,14 @@ bool flash_supported(DType dtype, int hd) {
 // Auto's first choice, per precision: the fastest on an H200 (docs/perf/notes-gpt2.md).
 //   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
 //              the shape)
-//   fp32/tf32  our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
+//   tf32       cuDNN in fp16 with fp16 projections around it (layers/attention.h), measured:
+//              B8 T1024 8.5 ms against naive's 13.6 with the fp16 core alone (H200, 2026-11-30);
+//              falls back like bf16
+//   fp32       our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
 //              estimated ~0.55 ms against naive's ~0.85 ms + traffic per B8 T1024 layer
-//              (kernels/flash_attention_f32.cu); to be confirmed by measurement. cuDNN's fp16
-//              core stays explicit (--attention cudnn) in tf32.
+//              (kernels/flash_attention_f32.cu); to be confirmed by measurement.
 AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
-  if (precision == Precision::BF16) return AttentionKind::Cudnn;
+  if (precision == Precision::BF16 || f16_core(precision, dtype)) return AttentionKind::Cudnn;
   return flash_supported(dtype, hd) ? AttentionKind::Flash : AttentionKind::Naive;
 }
 
@@ -75,7 +77,11 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
       dtype_(w.dtype()),
       requested_(kind),
       c_attn_(w, prefix + ".c_attn", C, 3 * C, precision, HasBias::Yes),
-      c_proj_(w, prefix + ".c_proj", C, C, precision, HasBias::Yes) {
+      c_proj_(w, prefix + ".c_proj", C, C, precision, HasBias::Yes),
+      w_attn_(w.get(prefix + ".c_attn.weight")),
+      b_attn_(w.get(prefix + ".c_attn.bias")),
+      w_proj_(w.get(prefix + ".c_proj.weight")),
+      b_proj_(w.get(prefix + ".c_proj.bias")) {
   require(n_head > 0 && C % n_head == 0, "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" +
                                              std::to_string(n_head) + ").");
   check_kind(kind, precision, dtype_, hd_);
@@ -98,6 +104,7 @@ CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materia
   s.scores = l.reserve(tt * sizeof(float));
   s.probs = l.reserve(tt * es);
   s.heads = l.reserve(bt * C_ * es);
+  s.x16 = l.reserve(f16 ? bt * C_ * 2 : 0);  // only when x arrives in fp32 (tests)
   s.qkv16 = l.reserve(f16 ? bt * 3 * C_ * 2 : 0);
   s.heads16 = l.reserve(f16 ? bt * C_ * 2 : 0);
   s.total = l.bytes();
@@ -136,6 +143,24 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
     }
   }
   p->kind = kind;
+  if (p->f16) {
+    if (!c_attn16_) {
+      // fp16 copies of the projections' weights: W_attn [3C, C], b_attn [3C] (the fp16
+      // output's bias), W_proj [C, C]; c_proj's bias stays fp32 like its output.
+      const int64_t n_wa = int64_t(3) * C_ * C_, n_ba = int64_t(3) * C_, n_wp = int64_t(C_) * C_;
+      ArenaLayout l;
+      const std::size_t o_wa = l.reserve(n_wa * 2), o_ba = l.reserve(n_ba * 2), o_wp = l.reserve(n_wp * 2);
+      weights16_ = DeviceBuffer(l.bytes());
+      char* base = weights16_.as<char>();
+      convert_f32_to_f16(base + o_wa, static_cast<const float*>(w_attn_), n_wa, ctx.stream());
+      convert_f32_to_f16(base + o_ba, static_cast<const float*>(b_attn_), n_ba, ctx.stream());
+      convert_f32_to_f16(base + o_wp, static_cast<const float*>(w_proj_), n_wp, ctx.stream());
+      c_attn16_.emplace(base + o_wa, base + o_ba, DType::F16, C_, 3 * C_, precision_);
+      c_proj16_.emplace(base + o_wp, b_proj_, DType::F16, C_, C_, precision_, 0, DType::F32);
+    }
+    c_attn16_->prepare(ctx, B * T, tuner);
+    c_proj16_->prepare(ctx, B * T, tuner);
+  }
   if (kind == AttentionKind::Naive) {
     const int64_t head_stride = static_cast<int64_t>(T) * hd_, tt = static_cast<int64_t>(T) * T;
     // S[T, T] = q[T, hd] · k[T, hd]ᵀ, per head; fp32 output so the softmax sees unrounded scores.
@@ -171,13 +196,37 @@ const CausalSelfAttention::Plan& CausalSelfAttention::plan(int B, int T) const {
 
 AttentionKind CausalSelfAttention::kind(int B, int T) const { return plan(B, T).kind; }
 
+DType CausalSelfAttention::input_dtype(int B, int T) const { return plan(B, T).f16 ? DType::F16 : dtype_; }
+
 void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch,
-                                  Accumulate acc) const {
+                                  Accumulate acc, std::optional<DType> x_dtype) const {
   const Plan& p = plan(B, T);
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
   const Slots s = slots(B, T, p.kind == AttentionKind::Naive, p.f16);
   auto at = [scratch](std::size_t off) { return static_cast<char*>(scratch) + off; };
   const cudaStream_t st = ctx.stream();
+  const DType xt = x_dtype.value_or(dtype_);
+  require(xt == dtype_ || xt == input_dtype(B, T),
+          std::string("internal: attention '") + name_.str() + "' reads " + dtype_name(dtype_) + " or " +
+              dtype_name(input_dtype(B, T)) + ", not " + dtype_name(xt) + ".");
+  if (p.f16) {  // tf32 with cuDNN's fp16 core: fp16 from x to the heads
+    {
+      NvtxRange r(ctx, NvtxLevel::Layer, c_attn_name_);
+      const void* x16 = x;
+      if (xt != DType::F16) {
+        convert_f32_to_f16(at(s.x16), static_cast<const float*>(x), static_cast<int64_t>(B) * T * C_, st);
+        x16 = at(s.x16);
+      }
+      c_attn16_->forward(ctx, at(s.qkv16), x16, B * T);
+    }
+    {
+      NvtxRange r(ctx, NvtxLevel::Layer, core_name_);
+      p.sdpa.run(ctx, at(s.heads16), at(s.qkv16));
+    }
+    NvtxRange r(ctx, NvtxLevel::Layer, c_proj_name_);
+    c_proj16_->forward(ctx, y, at(s.heads16), B * T, acc);
+    return;
+  }
   {
     NvtxRange r(ctx, NvtxLevel::Layer, c_attn_name_);
     c_attn_.forward(ctx, at(s.qkv), x, B * T);
@@ -185,16 +234,7 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
   {
     NvtxRange r(ctx, NvtxLevel::Layer, core_name_);
     switch (p.kind) {
-      case AttentionKind::Cudnn:
-        if (p.f16) {
-          const int64_t n = static_cast<int64_t>(B) * T * C_;
-          convert_f32_to_f16(at(s.qkv16), reinterpret_cast<const float*>(at(s.qkv)), 3 * n, st);
-          p.sdpa.run(ctx, at(s.heads16), at(s.qkv16));
-          convert_f16_to_f32(reinterpret_cast<float*>(at(s.heads)), at(s.heads16), n, st);
-        } else {
-          p.sdpa.run(ctx, at(s.heads), at(s.qkv));
-        }
-        break;
+      case AttentionKind::Cudnn: p.sdpa.run(ctx, at(s.heads), at(s.qkv)); break;
       case AttentionKind::Flash:
         if (dtype_ == DType::F32)
           flash_attention_f32_forward(reinterpret_cast<float*>(at(s.heads)), reinterpret_cast<const float*>(at(s.qkv)),

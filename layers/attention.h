@@ -4,7 +4,12 @@
 //   y (+)= heads · W_projᵀ + b_proj          cuBLASLt; Accumulate::Add fuses the residual  h.i.attn.c_proj
 // The core, chosen at run time (layers/attention_kind.h):
 //   cudnn  cuDNN's fused attention graph (layers/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
-//          around an fp16 core (qkv converted to fp16, heads back to fp32)
+//          in fp16, and so are the two projections around it: x arrives in fp16 (ln_1 writes
+//          it), c_attn is an fp16 GEMM writing fp16 qkv, c_proj reads the fp16 heads and writes
+//          fp32 into the residual stream. fp16 rounds to the same 10-bit mantissa as TF32's
+//          tensor cores (its range, ±65504, is the difference), qkv had to be fp16 for the
+//          core anyway, and c_proj's TF32 GEMM would round the heads to the same values: the
+//          arithmetic is tf32's, without two conversion passes and at fp16 tensor-core speed.
 //   flash  our fused kernels: qkv -> heads, no T x T matrix; bf16 with hd = 64
 //          (kernels/flash_attention.cu, tensor cores), fp32 and tf32 with hd = 16, 32 or 64
 //          (kernels/flash_attention_f32.cu, fp32 FFMA: exact in fp32 like naive)
@@ -15,10 +20,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "core/buffer.h"
 #include "core/context.h"
+#include "core/dtype.h"
 #include "core/nvtx.h"
 #include "layers/attention_kind.h"
 #include "layers/device_weights.h"
@@ -42,7 +50,13 @@ class CausalSelfAttention {
   // fp32/tf32: flash; naive where flash lacks the head size).
   void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
   // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. Throws when (B, T) was not prepared.
-  void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc) const;
+  // x is of the storage type, or of `x_dtype` when given: input_dtype(B, T) saves a
+  // conversion (F16 for tf32's fp16 core); y is always of the storage type.
+  void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc,
+               std::optional<DType> x_dtype = std::nullopt) const;
+  // The type forward() reads x in without converting it: F16 with tf32's fp16 core, else the
+  // storage type.
+  DType input_dtype(int B, int T) const;
 
   // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
   AttentionKind kind(int B, int T) const;
@@ -61,6 +75,11 @@ class CausalSelfAttention {
   AttentionKind requested_;
   Linear c_attn_;  // [3C, C]
   Linear c_proj_;  // [C, C]
+  // tf32's fp16 core: fp16 copies of W_attn, b_attn and W_proj (made in the first prepare()
+  // that needs them, on ctx's stream), and the projections that read them.
+  const void *w_attn_, *b_attn_, *w_proj_, *b_proj_;
+  DeviceBuffer weights16_;
+  std::optional<Linear> c_attn16_, c_proj16_;
   std::map<std::pair<int, int>, std::unique_ptr<Plan>> plans_;  // by (B, T)
 };
 

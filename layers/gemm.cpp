@@ -41,8 +41,11 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, uint64_t rows, uint64_t 
 }  // namespace
 
 Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_bytes) : spec_(s) {
-  const cublasComputeType_t compute =
-      s.precision == Precision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // TF32 tensor cores for fp32 operands in tf32; 16-bit operands (bf16, or fp16 around tf32's
+  // attention core) take the 16-bit tensor cores with fp32 accumulation in every precision.
+  const cublasComputeType_t compute = s.precision == Precision::TF32 && s.ab_dtype == DType::F32
+                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
   // cuBLASLt's A is our B: [N, K] row-major is column-major K x N, used transposed.
   const cublasOperation_t trans_a = s.b_layout == BLayout::NK ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -31,8 +31,8 @@ enum class Epilogue { None, Bias, BiasRelu, GeluBias };
 struct GemmSpec {
   int M = 0, N = 0, K = 0;
   BLayout b_layout = BLayout::NK;
-  DType ab_dtype = DType::F32;   // A and B (F32 or BF16)
-  DType d_dtype = DType::F32;    // C and D (F32 or BF16); the bias has this type too
+  DType ab_dtype = DType::F32;   // A and B (F32, BF16, or F16 around tf32's fp16 attention core)
+  DType d_dtype = DType::F32;    // C and D (F32, BF16 or F16); the bias has this type too
   Precision precision = Precision::FP32;  // FP32 forbids TF32; TF32 allows it; BF16 accumulates in fp32
   Epilogue epilogue = Epilogue::None;
   int64_t ldd = 0;  // row stride of D in elements; 0 means N (dense)

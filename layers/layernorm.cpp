@@ -8,9 +8,9 @@ LayerNorm::LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, f
     : name_(prefix), weight_(w.get(prefix + ".weight")), bias_(w.get(prefix + ".bias")), C_(C), eps_(eps),
       dtype_(w.dtype()) {}
 
-void LayerNorm::forward(const Context& ctx, void* y, const void* x, int rows) const {
+void LayerNorm::forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype) const {
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  layernorm_forward(dtype_, y, x, weight_, bias_, rows, C_, eps_, ctx.stream());
+  layernorm_forward(dtype_, y_dtype.value_or(dtype_), y, x, weight_, bias_, rows, C_, eps_, ctx.stream());
 }
 
 }  // namespace laptime

@@ -1,6 +1,7 @@
 // LayerNorm layer: owns pointers to `<prefix>.weight` and `<prefix>.bias` [C].
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/context.h"
@@ -12,8 +13,9 @@ namespace laptime {
 class LayerNorm {
  public:
   LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps);
-  // y, x: [rows, C]. One NVTX range named by the prefix (`h.3.ln_1`).
-  void forward(const Context& ctx, void* y, const void* x, int rows) const;
+  // y, x: [rows, C]. One NVTX range named by the prefix (`h.3.ln_1`). y is of `y_dtype`: the
+  // weights' type, or F16 from F32 storage (what tf32's fp16 attention projections read).
+  void forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype = std::nullopt) const;
 
  private:
   NvtxName name_;

@@ -11,8 +11,16 @@ Linear::Linear(const DeviceWeights& w, const std::string& weight_name, const std
                Precision precision, int64_t ldy)
     : Linear(w.get(weight_name), bias_name.empty() ? nullptr : w.get(bias_name), w.dtype(), in, out, precision, ldy) {}
 
-Linear::Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy)
-    : weight_(weight), bias_(bias), in_(in), out_(out), ldy_(ldy), precision_(precision), dtype_(dtype) {}
+Linear::Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy,
+               std::optional<DType> out_dtype)
+    : weight_(weight),
+      bias_(bias),
+      in_(in),
+      out_(out),
+      ldy_(ldy),
+      precision_(precision),
+      dtype_(dtype),
+      out_dtype_(out_dtype.value_or(dtype)) {}
 
 void Linear::fuse_gelu() {
   require(bias_ != nullptr, "internal: the GELU epilogue needs a bias.");
@@ -27,7 +35,8 @@ void Linear::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
   s.N = out_;
   s.K = in_;
   s.b_layout = BLayout::NK;
-  s.ab_dtype = s.d_dtype = dtype_;
+  s.ab_dtype = dtype_;
+  s.d_dtype = out_dtype_;
   s.precision = precision_;
   s.epilogue = gelu_ ? Epilogue::GeluBias : bias_ ? Epilogue::Bias : Epilogue::None;
   s.ldd = ldy_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/context.h"
@@ -24,8 +25,11 @@ class Linear {
   // odd-width output (GPT-2's 50257 logits) aligned, so cuBLASLt can use its Hopper kernels.
   Linear(const DeviceWeights& w, const std::string& weight_name, const std::string& bias_name, int in, int out,
          Precision precision, int64_t ldy = 0);
-  // Weights that live elsewhere (e.g. a padded copy): weight [out, in], bias [out] or nullptr, of `dtype`.
-  Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy = 0);
+  // Weights that live elsewhere (e.g. a padded copy): weight [out, in] of `dtype`, bias [out] or
+  // nullptr of the output's type: `out_dtype`, which is `dtype` unless given (tf32's fp16 attention
+  // projections read fp16 and write fp32: layers/attention.h).
+  Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy = 0,
+         std::optional<DType> out_dtype = std::nullopt);
 
   // y = gelu(x · Wᵀ + b) in the GEMM's epilogue (cuBLASLt GELU_BIAS) from now on. Needs a
   // bias and Accumulate::Overwrite; call before the first prepare().
@@ -48,7 +52,8 @@ class Linear {
   int in_, out_;
   int64_t ldy_;
   Precision precision_;
-  DType dtype_;
+  DType dtype_;      // x and W
+  DType out_dtype_;  // y and the bias
   bool gelu_ = false;
   std::map<int, Gemm> plans_;  // by rows
 };

@@ -32,8 +32,10 @@ void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* 
   char* ln_out = static_cast<char*>(scratch) + l.reserve(static_cast<std::size_t>(B) * T * C_ * dtype_size(dtype_));
   char* sub = static_cast<char*>(scratch) + l.reserve(0);
   const int rows = B * T;
-  ln_1_.forward(ctx, ln_out, x, rows);
-  attn_.forward(ctx, x, ln_out, B, T, sub, Accumulate::Add);
+  // tf32 with cuDNN's fp16 core: ln_1 writes fp16, the input of the fp16 QKV projection.
+  const DType attn_in = attn_.input_dtype(B, T);
+  ln_1_.forward(ctx, ln_out, x, rows, attn_in);
+  attn_.forward(ctx, x, ln_out, B, T, sub, Accumulate::Add, attn_in);
   ln_2_.forward(ctx, ln_out, x, rows);
   mlp_.forward(ctx, x, ln_out, rows, sub, Accumulate::Add);
 }

@@ -120,21 +120,13 @@ probe)
   [[ -f $R/sanitize/summary.txt ]] && tail -30 "$R/sanitize/summary.txt" >>"$SUMMARY"
   pack
   step peak 60 "$L" peak
-  for a in ${PROBE_ROWS:-gpt2_bf16_b8 gpt2_tf32_b8 gpt2_fp32_b8 gpt2_bf16_b1_graph}; do
-    case $a in
-      gpt2_bf16_b8) set -- gpt2 --precision bf16 ;;
-      gpt2_tf32_b8) set -- gpt2 --precision tf32 ;;
-      gpt2_fp32_b8) set -- gpt2 --precision fp32 ;;
-      gpt2_bf16_b1_graph) set -- gpt2 --precision bf16 --batch 1 --graph ;;
-    esac
-    bench_row "$a" "$@"
-    LAPTIME_GPT2_GEMM=timed bench_row "${a}_timed" "$@"
-    if [[ $a == gpt2_tf32_b8 ]]; then
-      bench_row "${a}_cudnn" "$@" --attention cudnn
-      LAPTIME_GPT2_GEMM=timed bench_row "${a}_cudnn_timed" "$@" --attention cudnn
-      bench_row "${a}_naive" "$@" --attention naive
-    fi
-    [[ $a == gpt2_fp32_b8 ]] && bench_row "${a}_naive" "$@" --attention naive
+  # Lap rows: NAME:ENV=VALUE,...:laptime bench arguments (the ENV part may be empty).
+  for r in ${PROBE_ROWS:-"gpt2_bf16_b8::gpt2 -p bf16" "gpt2_bf16_b8_timed:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16"}; do
+    name=${r%%:*} rest=${r#*:}
+    envs=${rest%%:*} args=${rest#*:}
+    # shellcheck disable=SC2086
+    step "bench_$name" 120 env ${envs//,/ } "$L" bench $args --nvtx iter --warmup 5 --iters 20 --json "$R/json/laptime_$name.json"
+    grep -E "^  (lap|median|variant)|steady" "$R/bench_$name.log" | head -3 | sed "s/^/    /" >>"$SUMMARY"
   done
   # Per-layer captures (CUPTI, the bench's layer sidecar: analyze adds the roofline table).
   for c in ${PROBE_TRACES:-"gpt2_fp32_b8:gpt2 -p fp32" "gpt2_tf32_b8_cudnn:gpt2 -p tf32 --attention cudnn" "resnet50_bf16_b32:resnet50 -p bf16 -b 32"}; do
