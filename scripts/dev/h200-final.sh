@@ -106,6 +106,8 @@ check)
   step roofline 120 bash scripts/dev/roofline-check.sh --out "$R/roofline" --laptime "$L" --tests build/tests/test_layer_costs
   ;;
 probe)
+  # PROBE_SKIP_CHECKS=1: straight to the lap rows and captures.
+  if [[ -z ${PROBE_SKIP_CHECKS:-} ]]; then
   par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
   par sanitize env CUDA_BARRIERS=256 bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6 \
     --only "${SANITIZE_ONLY:-synccheck resnet50 bf16|gpt2flash}"
@@ -119,22 +121,29 @@ probe)
   { echo "  e2e_gpt2:"; grep -iE "rel|pass|fail|summary" "$R/e2e_gpt2.log" | tail -16; } >>"$SUMMARY"
   [[ -f $R/sanitize/summary.txt ]] && tail -30 "$R/sanitize/summary.txt" >>"$SUMMARY"
   pack
+  fi
   step peak 60 "$L" peak
-  # Lap rows: NAME:ENV=VALUE,...:laptime bench arguments (the ENV part may be empty).
-  for r in ${PROBE_ROWS:-"gpt2_bf16_b8::gpt2 -p bf16" "gpt2_bf16_b8_timed:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16"}; do
+  # Lap rows, one a line: NAME:ENV=VALUE,...:laptime bench arguments (ENV may be empty).
+  rows=${PROBE_ROWS:-"gpt2_bf16_b8::gpt2 -p bf16
+gpt2_bf16_b8_timed:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16"}
+  while IFS= read -r r <&3; do
+    [[ -z $r ]] && continue
     name=${r%%:*} rest=${r#*:}
     envs=${rest%%:*} args=${rest#*:}
     # shellcheck disable=SC2086
     step "bench_$name" 120 env ${envs//,/ } "$L" bench $args --nvtx iter --warmup 5 --iters 20 --json "$R/json/laptime_$name.json"
     grep -E "^  (lap|median|variant)|steady" "$R/bench_$name.log" | head -3 | sed "s/^/    /" >>"$SUMMARY"
-  done
-  # Per-layer captures (CUPTI, the bench's layer sidecar: analyze adds the roofline table).
-  for c in ${PROBE_TRACES:-"gpt2_fp32_b8:gpt2 -p fp32" "gpt2_tf32_b8_cudnn:gpt2 -p tf32 --attention cudnn" "resnet50_bf16_b32:resnet50 -p bf16 -b 32"}; do
+  done 3<<<"$rows"
+  # Per-layer captures, one a line: NAME:laptime bench arguments (CUPTI, the bench's layer
+  # sidecar: analyze adds the roofline table).
+  traces=${PROBE_TRACES:-"gpt2_fp32_b8:gpt2 -p fp32"}
+  while IFS= read -r c <&3; do
+    [[ -z $c ]] && continue
     # shellcheck disable=SC2086
     step "trace_${c%%:*}" 120 "$L" bench ${c#*:} --nvtx layer --warmup 3 --iters 10 --trace "$R/${c%%:*}.sqlite"
     step "analyze_${c%%:*}" 60 "$L" analyze "$R/${c%%:*}.sqlite"
     rm -f "$R/${c%%:*}.sqlite"
-  done
+  done 3<<<"$traces"
   ;;
 traces)
   step diff 300 bash scripts/dev/diff-captures.sh --out "$R/diff" --iters 20
