@@ -20,6 +20,8 @@ const std::map<std::string, Pitfall> kPitfalls{
 const std::map<std::string, AttentionKind> kAttention{
     {"auto", AttentionKind::Auto}, {"cudnn", AttentionKind::Cudnn}, {"flash", AttentionKind::Flash},
     {"naive", AttentionKind::Naive}};
+const std::map<std::string, StemKind> kStems{
+    {"auto", StemKind::Auto}, {"cudnn", StemKind::Cudnn}, {"fused", StemKind::Fused}};
 const std::map<std::string, StreamKind> kStreams{{"created", StreamKind::Created}, {"default", StreamKind::Legacy}};
 
 template <class Enum>
@@ -49,6 +51,10 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
                                         "head size 64, fp32 and tf32 with head size 16, 32 or 64) or naive (T x T "
                                         "matrix, every precision); default auto: the fastest for the precision")
       ->check(CLI::IsMember(kAttention));
+  app->add_option_function<std::string>("--stem", [w](const std::string& v) { w->stem = kStems.at(v); },
+                                        "resnet50: the stem, cudnn (4x4 space-to-depth convolution, then max pool) or "
+                                        "fused (conv, ReLU and max pool in one kernel, bf16); default auto: cudnn")
+      ->check(CLI::IsMember(kStems));
 }
 
 }  // namespace
@@ -130,6 +136,10 @@ Command parse_command_line(const std::vector<std::string>& args) {
     require(w->attention == AttentionKind::Auto || w->model != "resnet50", "--attention applies to gpt2 only.");
     // --attention flash runs in every precision; the head size it needs is checked where the
     // weights are known (CausalSelfAttention's constructor).
+    require(w->stem == StemKind::Auto || w->model != "gpt2", "--stem applies to resnet50 only.");
+    require(!(w->stem == StemKind::Fused && w->precision != Precision::BF16),
+            std::string("--stem fused runs only in bf16, not ") + precision_name(w->precision) +
+                "; use --stem cudnn (or auto).");
     require(!(w->attention == AttentionKind::Cudnn && w->precision == Precision::FP32),
             "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
             "use --attention naive (or auto).");

@@ -70,7 +70,7 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   std::memcpy(images.data(), raw.data(), raw.size());
 
   Context ctx(o.device);
-  ResNet50 model(ctx, cfg, load_resnet50_weights(file, cfg), o.workload.precision, B, S);
+  ResNet50 model(ctx, cfg, load_resnet50_weights(file, cfg), o.workload.precision, B, S, o.workload.stem);
   model.upload_input(ctx, images, B);
   model.forward(ctx, B);
   write_f32(out, model.logits_to_host(ctx, B));

@@ -104,7 +104,7 @@ LayerCost conv_layer_cost(const ConvLayerInfo& info, int B, Precision precision,
 }
 
 std::vector<LayerCost> resnet50_layer_costs(const ResNetConfig& cfg, const std::vector<ConvLayerInfo>& convs, int B,
-                                            Precision precision) {
+                                            Precision precision, StemKind stem) {
   require(!convs.empty() && convs[0].name == "conv1", "resnet50_layer_costs needs the convolutions, stem first.");
   const double es = element_bytes(precision);
   auto ends_with = [](const std::string& s, const std::string& tail) {
@@ -112,7 +112,10 @@ std::vector<LayerCost> resnet50_layer_costs(const ResNetConfig& cfg, const std::
   };
   std::vector<LayerCost> v{conv_layer_cost(convs[0], B, precision, false)};
   const double stem_c = convs[0].shape.out_channels, s1 = convs[0].out_size, s2 = MaxPool::out_size(convs[0].out_size);
-  v.push_back(streaming_cost("maxpool", "", "pool", B * s1 * s1 * stem_c, B * s2 * s2 * stem_c, 0, es));
+  if (stem == StemKind::Fused)
+    v.back().output_bytes = B * s2 * s2 * stem_c * es;  // the pooled output; no maxpool range
+  else
+    v.push_back(streaming_cost("maxpool", "", "pool", B * s1 * s1 * stem_c, B * s2 * s2 * stem_c, 0, es));
   int last_size = static_cast<int>(s2);
   for (size_t i = 1; i < convs.size(); ++i) {
     LayerCost c = conv_layer_cost(convs[i], B, precision, ends_with(convs[i].name, ".conv3"));  // conv3 adds the shortcut

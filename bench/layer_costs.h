@@ -28,6 +28,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/dtype.h"
+#include "layers/stem_kind.h"
 
 namespace laptime {
 
@@ -57,9 +58,11 @@ LayerCost conv_layer_cost(const ConvLayerInfo& info, int B, Precision precision,
 
 // ResNet-50 at batch B from its convolutions in forward order (ResNet50::conv_layers():
 // stem, then per block conv1, conv2, conv3[, downsample]): conv1, maxpool, every block
-// layer{s}.{b} with its convolutions, avgpool, fc.
+// layer{s}.{b} with its convolutions, avgpool, fc. With StemKind::Fused (ResNet50::stem_kind())
+// there is no `maxpool` range: conv1 is the fused kernel, its FLOPs the convolution's, its
+// bytes the weights, the input and the pooled output (the conv output never reaches memory).
 std::vector<LayerCost> resnet50_layer_costs(const ResNetConfig& cfg, const std::vector<ConvLayerInfo>& convs, int B,
-                                            Precision precision);
+                                            Precision precision, StemKind stem = StemKind::Cudnn);
 
 // The FLOPs of a forward pass: the sum over the entries without children.
 double total_flops(const std::vector<LayerCost>& costs);

@@ -11,6 +11,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "layers/attention_kind.h"
+#include "layers/stem_kind.h"
 
 namespace laptime {
 
@@ -23,6 +24,7 @@ struct WorkloadOptions {
   int image_size = 0;         // resnet50: 0 = the file's/model's default (224)
   Precision precision = Precision::BF16;
   AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
+  StemKind stem = StemKind::Auto;                 // resnet50: the stem implementation (--stem)
 };
 
 class Workload {

@@ -31,7 +31,7 @@ class Resnet50Workload : public Workload {
     B_ = o.batch ? o.batch : 256;
     S_ = o.image_size ? o.image_size : cfg.image_size;
     check_resnet50_input(cfg, B_, S_);  // before drawing a few hundred MB of images
-    model_ = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, B_, S_);
+    model_ = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, B_, S_, o.stem);
     WeightRng rng(o.seed + 1);
     model_->upload_input(ctx, rng.normal(int64_t{B_} * 3 * S_ * S_, 0.f, 1.f), B_);
   }
@@ -46,12 +46,13 @@ class Resnet50Workload : public Workload {
   int64_t items_per_forward() const override { return B_; }
   const char* item_name() const override { return "images"; }
   std::vector<LayerCost> layer_costs() const override {
-    return resnet50_layer_costs(model_->config(), model_->conv_layers(), B_, model_->precision());
+    return resnet50_layer_costs(model_->config(), model_->conv_layers(), B_, model_->precision(), model_->stem_kind());
   }
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }
   std::size_t activation_bytes() const override { return model_->activation_bytes(); }
   std::vector<std::string> plan_report() const override { return model_->describe_convs(B_); }
+  std::string variant() const override { return model_->stem_variant(); }
 
  private:
   std::unique_ptr<ResNet50> model_;

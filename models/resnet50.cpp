@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 #include "kernels/convert.cuh"
 #include "kernels/image.cuh"
+#include "kernels/stem.cuh"
 
 namespace laptime {
 namespace {
@@ -242,8 +243,21 @@ HostWeights stem_host_weights(const HostWeights& w, const ResNetConfig& cfg, con
 }
 }  // namespace
 
+namespace {
+// The stem that runs for `asked`, and in *why the reason Fused was refused ("" when it was not).
+StemKind resolve_stem(StemKind asked, const Context& ctx, DType dtype, const SpaceToDepthStem& s2d, int width,
+                      int image_size, std::string* why) {
+  why->clear();
+  if (asked != StemKind::Fused) return StemKind::Cudnn;  // Auto: cudnn until the fused one is measured faster
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device()));
+  *why = fused_stem_refusal(dtype, s2d.stored_channels, s2d.s2d_kernel(), width, s2d.side(image_size), optin);
+  return why->empty() ? StemKind::Fused : StemKind::Cudnn;
+}
+}  // namespace
+
 ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision,
-                   int max_batch, int image_size)
+                   int max_batch, int image_size, StemKind stem)
     : cfg_(checked(cfg, weights, max_batch, image_size)),
       precision_(precision),
       max_batch_(max_batch),
@@ -254,6 +268,8 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       stem_weights_(stem_host_weights(weights, cfg, s2d_), activation_dtype(precision)),
       stem_(stem_weights_, "conv1", s2d_.conv(cfg.base_width), ConvActivation::Relu, precision),
       maxpool_("maxpool", activation_dtype(precision)),
+      stem_kind_(resolve_stem(stem, ctx, activation_dtype(precision), s2d_, cfg.base_width, image_size, &stem_refusal_)),
+      fused_(stem_kind_ == StemKind::Fused ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width) : nullptr),
       head_(weights_, cfg.features(), cfg.num_classes, precision) {
   // The weights went up with cudaMemcpy, on the legacy stream, which ctx's non-blocking stream
   // does not wait for: order them before everything below without blocking the host.
@@ -318,7 +334,10 @@ void ResNet50::prepare(Context& ctx, int B) {
     std::fflush(stderr);
   };
   progress("conv1");
-  stem_.prepare(ctx, B, Hs, Hs, act_[0], input_, nullptr, ConvRoute::Auto, &plan_cache_);
+  if (fused_)
+    fused_->prepare(ctx, B, Hs);
+  else
+    stem_.prepare(ctx, B, Hs, Hs, act_[0], input_, nullptr, ConvRoute::Auto, &plan_cache_);
   int cur = 1, size = s2;  // the max pool writes act_[1]
   std::string stage;
   for (Bottleneck& b : blocks_) {
@@ -357,8 +376,12 @@ void ResNet50::forward(const Context& ctx, int B) {
                 ") at build.");
   const int S = image_size_, Hs = s2d_.side(S);
   const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
-  stem_.forward(ctx, act_[0], input_, B, Hs, Hs);
-  maxpool_.forward(ctx, act_[1], act_[0], B, s1, s1, cfg_.base_width);
+  if (fused_) {  // conv1, ReLU and the max pool in one kernel, straight into the pool's slot
+    fused_->forward(ctx, act_[1], input_, B, Hs);
+  } else {
+    stem_.forward(ctx, act_[0], input_, B, Hs, Hs);
+    maxpool_.forward(ctx, act_[1], act_[0], B, s1, s1, cfg_.base_width);
+  }
   int cur = 1, size = s2;
   for (const Bottleneck& b : blocks_) {
     b.forward(ctx, act_[1 - cur], act_[cur], B, size, size, scratch_);
@@ -399,8 +422,15 @@ std::vector<ConvLayerInfo> ResNet50::conv_layers() const {
 std::vector<std::string> ResNet50::describe_convs(int B) const {
   std::vector<std::string> v;
   const int Hs = s2d_.side(image_size_);
-  v.push_back(stem_.name() + " (as a 4x4 convolution on the " + std::to_string(Hs) + "x" + std::to_string(Hs) + "x" +
-              std::to_string(s2d_.stored_channels) + " space-to-depth input): " + stem_.describe(B, Hs, Hs));
+  const std::string s2d_input =
+      std::to_string(Hs) + "x" + std::to_string(Hs) + "x" + std::to_string(s2d_.stored_channels) + " space-to-depth input";
+  if (fused_)
+    v.push_back(fused_->name() + " (fused stem: the 4x4 convolution on the " + s2d_input +
+                ", ReLU and the max pool in one kernel): " + fused_->describe(B, Hs));
+  else
+    v.push_back(stem_.name() + " (as a 4x4 convolution on the " + s2d_input + "; then maxpool" +
+                (stem_refusal_.empty() ? "" : "; fused stem refused: " + stem_refusal_) + "): " +
+                stem_.describe(B, Hs, Hs));
   int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
   for (const Bottleneck& b : blocks_) {
     const auto c = b.convs();
@@ -416,6 +446,11 @@ std::vector<std::string> ResNet50::describe_convs(int B) const {
      << std::setprecision(1) << plan_cache_.seconds() << " s";
   v.push_back(os.str());
   return v;
+}
+
+std::string ResNet50::stem_variant() const {
+  if (fused_) return "stem fused";
+  return stem_refusal_.empty() ? "stem cudnn" : "stem cudnn (fused refused: " + stem_refusal_ + ")";
 }
 
 std::vector<const Conv2d*> ResNet50::convs() const {

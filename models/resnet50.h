@@ -8,6 +8,9 @@
 // model's input is that transform, NHWC [B, Hs, Hs, Cs] (input(); Hs = 115 and Cs = 16 in bf16 at
 // 224); upload_input() takes images as PyTorch does, fp32 NCHW [B, 3, S, S], and makes the
 // transform on the device, outside the forward pass.
+// The stem (conv1, ReLU, max pool) runs either through cuDNN then our max-pool kernel (NVTX
+// ranges `conv1`, `maxpool`) or, in bf16, as one fused kernel (layers/fused_stem.h: one range
+// `conv1`, no `maxpool`); StemKind (layers/stem_kind.h) chooses, stem_kind() says which ran.
 //
 // Everything is sized for (max_batch, image_size) at construction: one weights allocation,
 // one activation arena, every cuDNN algorithm and workspace and cuBLASLt plan for that
@@ -19,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,8 +33,10 @@
 #include "layers/classifier.h"
 #include "layers/conv2d.h"
 #include "layers/device_weights.h"
+#include "layers/fused_stem.h"
 #include "layers/pooling.h"
 #include "layers/space_to_depth.h"
+#include "layers/stem_kind.h"
 #include "weights/safetensors.h"
 
 namespace laptime {
@@ -94,9 +100,12 @@ struct ConvLayerInfo {
 class ResNet50 {
  public:
   // `weights` as from load_resnet50_weights / random_resnet50_weights (folded); each tensor's
-  // shape is checked against the config first.
+  // shape is checked against the config first. `stem`: which stem implementation (Auto: cudnn
+  // for now); Fused where the fused kernel cannot run (not bf16, a width that is not a multiple
+  // of 8 up to 64, an image too large for its shared memory) falls back to Cudnn, and
+  // stem_variant() says why.
   ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision, int max_batch,
-           int image_size);
+           int image_size, StemKind stem = StemKind::Auto);
 
   // Plans another batch size B <= max_batch (max_batch is planned at construction). Build
   // time: may grow the context's workspace, which synchronizes.
@@ -121,6 +130,9 @@ class ResNet50 {
   int64_t param_count() const { return weights_.param_count(); }
   std::size_t weight_bytes() const { return weights_.bytes(); }
   std::size_t activation_bytes() const { return arena_.bytes(); }
+  StemKind stem_kind() const { return stem_kind_; }  // the stem that runs: Cudnn or Fused
+  // For the bench header and JSON: "stem fused", "stem cudnn", or "stem cudnn (fused refused: <why>)".
+  std::string stem_variant() const;
   std::vector<ConvLayerInfo> conv_layers() const;
   std::vector<const Conv2d*> convs() const;  // in forward order
   // One line per convolution, in forward order: its name and Conv2d::describe() at batch B
@@ -137,8 +149,11 @@ class ResNet50 {
   ConvShape stem_shape_;         // the stem as the weights file has it (7×7 stride 2)
   SpaceToDepthStem s2d_;         // ... and as it runs
   DeviceWeights stem_weights_;   // conv1.weight [w, 4, 4, Cs], conv1.bias
-  Conv2d stem_;
+  Conv2d stem_;                  // the cuDNN stem (StemKind::Cudnn; built, not prepared, when fused)
   MaxPool maxpool_;
+  std::string stem_refusal_;     // why Fused was asked for and not run, or "" (before stem_kind_: it fills this)
+  StemKind stem_kind_;           // resolved: Cudnn or Fused
+  std::unique_ptr<FusedStem> fused_;  // StemKind::Fused: conv1 + ReLU + max pool in one kernel
   std::vector<Bottleneck> blocks_;
   Classifier head_;
   DeviceBuffer arena_;

@@ -118,6 +118,18 @@ TEST(Cli, AttentionChoice) {
               HasSubstr("not strict fp32"));
 }
 
+// ResNet-50's stem: parsed onto the enum, fused refused outside bf16 and for GPT-2, host-side.
+TEST(Cli, StemChoice) {
+  EXPECT_EQ(parse({"bench", "resnet50"}).bench.workload.stem, StemKind::Auto);
+  EXPECT_EQ(parse({"bench", "resnet50", "--stem", "fused"}).bench.workload.stem, StemKind::Fused);
+  EXPECT_EQ(parse({"bench", "resnet50", "--stem", "cudnn", "-p", "fp32"}).bench.workload.stem, StemKind::Cudnn);
+  EXPECT_THAT(parse_error({"bench", "resnet50", "--stem", "fast"}), HasSubstr("fast not in"));
+  EXPECT_THAT(parse_error({"bench", "resnet50", "--stem", "fused", "-p", "tf32"}), HasSubstr("fused runs only in bf16"));
+  EXPECT_THAT(parse_error({"bench", "gpt2", "--stem", "cudnn"}), HasSubstr("resnet50 only"));
+  EXPECT_EQ(parse({"forward", "resnet50", "--input", LAPTIME_BINARY, "-o", "x.bin", "--stem", "fused"}).forward.workload.stem,
+            StemKind::Fused);
+}
+
 // Runs the real binary; returns (exit status, stderr + stdout).
 std::pair<int, std::string> run_laptime(const std::string& args) {
   // `timeout`: a regression that blocks (opening a FIFO) fails the test instead of hanging it.

@@ -145,6 +145,24 @@ TEST(LayerCosts, Resnet50HasEveryRangeAndTheUsualFlopCount) {
   EXPECT_NEAR(total_flops(v) / 2 / 1e9, 4.09, 0.01);
 }
 
+// The fused stem: one conv1 range with the convolution's FLOPs, its input and the pooled output;
+// no maxpool range; every other entry as with the cuDNN stem.
+TEST(LayerCosts, Resnet50FusedStemHasNoMaxpool) {
+  const auto convs = resnet50_convs_by_hand();
+  const std::vector<LayerCost> split = resnet50_layer_costs(ResNetConfig::resnet50(), convs, 2, Precision::BF16);
+  const std::vector<LayerCost> fused =
+      resnet50_layer_costs(ResNetConfig::resnet50(), convs, 2, Precision::BF16, StemKind::Fused);
+  EXPECT_EQ(fused.size(), split.size() - 1);
+  const auto s = by_name(split), f = by_name(fused);
+  EXPECT_EQ(f.count("maxpool"), 0u);
+  EXPECT_EQ(f.at("conv1").flops, s.at("conv1").flops);
+  EXPECT_EQ(f.at("conv1").input_bytes, s.at("conv1").input_bytes);
+  EXPECT_EQ(f.at("conv1").weight_bytes, s.at("conv1").weight_bytes);
+  EXPECT_EQ(f.at("conv1").output_bytes, 2 * 56.0 * 56 * 64 * 2);  // pooled, bf16
+  EXPECT_EQ(f.at("layer1.0").flops, s.at("layer1.0").flops);
+  EXPECT_EQ(total_flops(fused), total_flops(split));
+}
+
 // The sidecar as the bench writes it, read back by trace/ (no bench headers there).
 TEST(LayerCosts, SidecarRoundTripsThroughTheTraceReader) {
   const std::vector<LayerCost> v = gpt2_layer_costs(GPT2Config::small(), 2, 5, Precision::BF16);

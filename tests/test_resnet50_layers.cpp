@@ -13,6 +13,8 @@
 
 #include "kernels/convert.cuh"
 #include "kernels/image.cuh"
+#include "kernels/stem.cuh"
+#include "layers/fused_stem.h"
 #include "layers/space_to_depth.h"
 #include "models/resnet50.h"
 #include "tests/reference/resnet50_ref.h"
@@ -183,6 +185,55 @@ TEST_P(Resnet50LayerTest, SpaceToDepthStem) {
   }
 }
 
+// The fused stem (kernels/stem.cu: s2d conv + bias + ReLU + max pool in one kernel) against the
+// oracle's 7x7 stride-2 convolution, ReLU and 3x3/2 max pool of the same images, as the bf16
+// cuDNN stem above is checked (same bound): odd sides (61: conv side 31, pooled 16), the real
+// 224, 8 (the tiny model's width) to 64 channels, several batches on one layer, output poisoned.
+// Other precisions: the kernel refuses, with a reason.
+TEST_P(Resnet50LayerTest, FusedStem) {
+  if (precision() != Precision::BF16) {
+    const std::string why = fused_stem_refusal(dtype(), 12, 4, 64, 115, 1 << 30);
+    EXPECT_NE(why.find("bf16 only"), std::string::npos) << why;
+    return;
+  }
+  struct Case {
+    int C, S;
+    std::vector<int> batches;  // prepared on one layer, then run in turn
+  };
+  const Case cases[] = {{8, 61, {2, 1}}, {64, 61, {3}}, {64, 224, {2, 1}}, {8, 224, {1}},
+                        {24, 33, {3}},   {64, 45, {5, 2}}, {16, 32, {1}}, {40, 62, {2}}};
+  for (const Case& k : cases) {
+    const int C = k.C, S = k.S;
+    const std::vector<int>& batches = k.batches;
+    const ConvShape stem{3, C, 7, 2, 3};
+    WeightRng rng(seed + C);
+    HostWeights raw, folded;
+    add_conv_bn(&raw, &folded, "conv1", "conv1", "bn1", stem, &rng);
+    const SpaceToDepthStem s2d = space_to_depth_stem(stem, dtype());
+    HostWeights h;
+    h.add("conv1.weight", {C, 4, 4, s2d.stored_channels}, space_to_depth_weight(s2d, folded.at("conv1.weight").values, C));
+    h.add("conv1.bias", {C}, folded.at("conv1.bias").values);
+    DeviceWeights w(h, dtype());
+    FusedStem fused(w, "conv1", C);
+    const int Hs = s2d.side(S), So = s2d.out_size(S), Po = MaxPool::out_size(So);
+    for (int N : batches) fused.prepare(*ctx, N, Hs);
+    for (int N : batches) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " S=" << S << " C=" << C << ": "
+                                        << fused.describe(N, Hs));
+      const auto images = test::random_vec(static_cast<size_t>(N) * S * S * 3, seed + S + N);  // NHWC
+      DeviceArray dimg(DType::F32, nhwc_to_nchw(images, N, S, S, 3)),
+          dxs(dtype(), static_cast<size_t>(N) * Hs * Hs * s2d.stored_channels),
+          dy(dtype(), static_cast<size_t>(N) * Po * Po * C);
+      nchw_f32_to_s2d(dtype(), dxs.data(), static_cast<const float*>(dimg.data()), N, 3, S, S, s2d.pad, Hs, Hs,
+                      s2d.stored_channels, ctx->stream());
+      dy.poison();
+      fused.forward(*ctx, dy.data(), dxs.data(), N, Hs);
+      const auto conv = ref::relu(ref::conv_bn(images, raw, "conv1", "bn1", N, S, S, 3, C, 7, 2, 3, 1e-5f, false));
+      EXPECT_TRUE(close(dy.download(), ref::maxpool3x3s2(conv, N, So, So, C), bound()));
+    }
+  }
+}
+
 TEST_P(Resnet50LayerTest, MaxPool) {
   // C = 6 and 12 take the scalar path (not a whole number of 16-byte vectors), the others the vector path.
   for (auto [N, H, W, C] : {std::tuple{1, 7, 7, 8}, {3, 13, 11, 64}, {2, 30, 17, 24}, {1, 1, 1, 16}, {2, 9, 9, 6}, {1, 12, 10, 12}}) {
@@ -284,6 +335,30 @@ TEST_P(Resnet50LayerTest, WholeModel) {
   model.prepare(*ctx, 1);
   for (int B : {3, 1}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " S=" << S);
+    const auto images = test::random_vec(static_cast<size_t>(B) * S * S * 3, seed + B);  // NHWC
+    model.upload_input(*ctx, nhwc_to_nchw(images, B, S, S, 3), B);
+    const size_t n = static_cast<size_t>(B) * c.num_classes;
+    fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(n), ctx->stream());
+    model.forward(*ctx, B);
+    const double b = precision() == Precision::FP32 ? 1e-4 : bound();
+    EXPECT_TRUE(close(test::download_f32(model.dtype(), model.logits(), n), ref::resnet50(images, params, c, B, S), b));
+  }
+}
+
+// The whole network with StemKind::Fused against the same oracle and bound as WholeModel. In bf16
+// the fused kernel runs (width 8, image 45: conv side 23, pooled 12); in fp32 and tf32 the model
+// falls back to the cuDNN stem and says why.
+TEST_P(Resnet50LayerTest, WholeModelFusedStem) {
+  const ResNetConfig c = tiny_config();
+  const HostWeights params = random_resnet50_params(c, seed);
+  const int maxB = 3, S = c.image_size;
+  ResNet50 model(*ctx, c, fold_resnet50_params(params, c), precision(), maxB, S, StemKind::Fused);
+  const bool bf16 = precision() == Precision::BF16;
+  EXPECT_EQ(model.stem_kind(), bf16 ? StemKind::Fused : StemKind::Cudnn) << model.stem_variant();
+  EXPECT_EQ(model.stem_variant().find("bf16 only") != std::string::npos, !bf16) << model.stem_variant();
+  model.prepare(*ctx, 1);
+  for (int B : {3, 1}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " S=" << S << " " << model.stem_variant());
     const auto images = test::random_vec(static_cast<size_t>(B) * S * S * 3, seed + B);  // NHWC
     model.upload_input(*ctx, nhwc_to_nchw(images, B, S, S, 3), B);
     const size_t n = static_cast<size_t>(B) * c.num_classes;

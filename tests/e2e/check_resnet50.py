@@ -12,7 +12,10 @@ Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3; bf16 has no fixed bound bu
 within twice PyTorch's own bf16 error (the same model cast to bf16) against the same fp32
 reference — both numbers are printed.
 
-    python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3]
+    python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3] [--stem fused]
+
+--stem is passed to `laptime forward` (auto, cudnn or fused). The fused stem is bf16 only, so
+with --stem fused the fp32 and tf32 rows run the cuDNN stem (they are the same as without it).
 """
 import pathlib
 import subprocess
@@ -44,6 +47,8 @@ def randomise_batchnorm(model: torch.nn.Module, gen: torch.Generator) -> None:
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--batches", default="32,3")
+    ap.add_argument("--stem", choices=("auto", "cudnn", "fused"), default="auto",
+                    help="laptime's stem implementation (fused: bf16 rows only)")
     args = ap.parse_args()
     strict_fp32_reference(torch)
 
@@ -75,6 +80,8 @@ def main() -> int:
                 out_path = tmp / "logits.bin"
                 cmd = [str(args.laptime), "forward", "resnet50", "--weights", str(weights), "--input", str(img_path),
                        "--batch", str(B), "--precision", prec, "--output", str(out_path)]
+                stem = args.stem if (args.stem != "fused" or prec == "bf16") else "auto"
+                cmd += ["--stem", stem]
                 subprocess.run(cmd, check=True)
                 out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
                 err = rel_l2(out, ref)
@@ -82,7 +89,7 @@ def main() -> int:
                 ok = bool(np.isfinite(out).all()) and err <= bound
                 failed |= not ok
                 note = f"  (PyTorch bf16: {torch_bf16_err:.3e})" if prec == "bf16" else ""
-                rows.append(f"resnet50 B={B:<3} {prec}: rel L2 {err:.3e}  bound {bound:.1e}  "
+                rows.append(f"resnet50 B={B:<3} {prec} stem {stem}: rel L2 {err:.3e}  bound {bound:.1e}  "
                             f"{'PASS' if ok else 'FAIL'}{note}")
                 print(rows[-1], flush=True)
     print("\n".join(["", "summary:"] + rows))

@@ -1,0 +1,42 @@
+// ResNet's whole stem in one bf16 kernel: the 4×4 stride-1 convolution on the image's
+// space-to-depth transform (layers/space_to_depth.h), + bias, ReLU, and the 3×3 stride-2
+// max pool (padding 1, padding absent), writing only the pooled output. The conv output
+// (B×112×112×64 at 224, 411 MB at B256) never reaches memory. Strategy: kernels/stem.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/dtype.h"
+
+namespace laptime {
+
+// The stored channels of the s2d input the kernel takes (bf16: 4·3 colour channels padded to 16).
+constexpr int kFusedStemInChannels = 16;
+constexpr int kFusedStemKernel = 4;  // the s2d convolution's kernel side
+
+// How one launch is cut: each image's pooled rows in `bands` bands of `band_rows` rows (the last
+// may be shorter), one band per work unit, `grid` persistent blocks looping over the units.
+struct FusedStemPlan {
+  int bands = 1, band_rows = 0, grid = 0;
+  int smem_bytes = 0;  // dynamic shared memory per block
+};
+
+// "" when the fused kernel runs this stem, else why not (one sentence): bf16 storage, a 4×4
+// kernel on 16 stored channels, out_channels a multiple of 8 in [8, 64], and the shared memory
+// an s2d side of Hs needs within `smem_optin` bytes (the device's per-block opt-in limit).
+std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out_channels, int Hs, int smem_optin);
+
+// Build time, once per (out_channels, Hs, N): the shared-memory opt-in (cudaFuncSetAttribute),
+// the blocks per SM that fit, and the cut of N images over the device's SMs. `device` is
+// the current device. Throws a sentence when fused_stem_refusal would.
+FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device);
+
+// out: [N, Po, Po, Cout] bf16, Po = pool_out_size(So, 3, 2, 1), So = Hs − 3 (the stem's output
+// side); in: [N, Hs, Hs, 16] bf16 (the s2d input); weight: [Cout, 4, 4, 16] bf16 (KRSC, BatchNorm
+// folded); bias: [Cout] bf16. All 16-byte aligned. `plan` from fused_stem_plan for this N, Hs, Cout.
+void fused_stem_forward(void* out, const void* in, const void* weight, const void* bias, int N, int Hs, int Cout,
+                        const FusedStemPlan& plan, cudaStream_t stream);
+
+}  // namespace laptime

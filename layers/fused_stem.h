@@ -1,0 +1,48 @@
+// ResNet's stem as one kernel (kernels/stem.cu): the 4×4 stride-1 convolution on the image's
+// space-to-depth transform (layers/space_to_depth.h), + bias, ReLU and the 3×3 stride-2 max
+// pool, bf16. One NVTX range, named like the convolution (`conv1`): the pool has no range of
+// its own, its time is inside conv1's (the per-layer costs count conv1's FLOPs, its input and
+// the pooled output, and no `maxpool` entry: bench/layer_costs.h).
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "core/context.h"
+#include "core/nvtx.h"
+#include "kernels/stem.cuh"
+#include "layers/device_weights.h"
+
+namespace laptime {
+
+class FusedStem {
+ public:
+  // Reads `<name>.weight` [out, 4, 4, 16] (the s2d weight, BatchNorm folded) and `<name>.bias`
+  // [out] from `w`, which must hold bf16. fused_stem_refusal() says which cases run.
+  FusedStem(const DeviceWeights& w, const std::string& name, int out_channels);
+
+  // Build time, once per batch N at s2d side Hs: the shared-memory opt-in and the cut of the
+  // work over the SMs (no device work, no allocation). Throws a sentence when the case cannot run.
+  void prepare(const Context& ctx, int N, int Hs);
+  bool prepared(int N, int Hs) const { return plans_.count({N, Hs}) > 0; }
+
+  // y: [N, Po, Po, out], Po = pool_out_size(Hs − 3, 3, 2, 1); x: [N, Hs, Hs, 16]. 16-byte aligned.
+  void forward(const Context& ctx, void* y, const void* x, int N, int Hs) const;
+
+  const std::string& name() const { return name_.str(); }
+  int out_channels() const { return out_channels_; }
+  // One line: the kernel, its cut of the work (bands per image, blocks) and shared memory.
+  std::string describe(int N, int Hs) const;
+
+ private:
+  const FusedStemPlan& plan(int N, int Hs) const;
+
+  NvtxName name_;
+  int out_channels_;
+  const void* weight_;  // [out, 4, 4, 16] bf16
+  const void* bias_;    // [out] bf16
+  std::map<std::pair<int, int>, FusedStemPlan> plans_;  // by (N, Hs)
+};
+
+}  // namespace laptime
