@@ -13,8 +13,10 @@
 #               default is cuDNN's; fp32 and tf32 run our fp32 flash kernel by default), on
 #               seeded weights of head size 64 (2 layers, C=128) that weights/convert.py
 #               --random writes into --out first
+#   and resnet50stem: ResNet-50 bf16 with `--stem fused`, our own stem kernel (convolution,
+#               ReLU and max pool in one)
 #
-# 56 runs (48, and 8 of gpt2flash) of `laptime bench MODEL --weights TINY -w 1 -n 2`, several at a time, one log each,
+# 64 runs (48, 8 of gpt2flash, 8 of resnet50stem) of `laptime bench MODEL --weights TINY -w 1 -n 2`, several at a time, one log each,
 # then a table: tool, model, precision, mode, the tool's error count, how many of the findings
 # are in our kernels (kernels/, layers/: names read from the sources), in vendor code
 # (cuBLASLt's nvjet/cutlass kernels, cuDNN's engines, anything in libcublas*/libcudnn*) or
@@ -77,6 +79,8 @@ run_one() {  # run_one TOOL MODEL PRECISION MODE
     # (head size 64, the only one the bf16 kernel takes: the golden tiny model has 16)
     gpt2flash) weights=$OUT/gpt2_tiny_hd64.safetensors; extra=(-b 2 -t 32 --attention flash); bench_model=gpt2 ;;
     resnet50) weights=tests/golden/resnet50_tiny.safetensors; extra=(-b 2) ;;
+    # our fused stem kernel (conv + ReLU + max pool), bf16 only
+    resnet50stem) weights=tests/golden/resnet50_tiny.safetensors; extra=(-b 2 --stem fused); bench_model=resnet50 ;;
   esac
   [[ $mode == graph ]] && extra+=(--graph)
   case $tool in
@@ -88,7 +92,7 @@ run_one() {  # run_one TOOL MODEL PRECISION MODE
   # ResNet-50 times every convolution candidate at build (hundreds of library kernels, slow
   # under a sanitizer): take the heuristic's plans instead. Our own kernels run either way.
   local env=()
-  [[ $model == resnet50 ]] && env=(env LAPTIME_CONV_TUNE=off)
+  [[ $model == resnet50* ]] && env=(env LAPTIME_CONV_TUNE=off)
   local cmd=("${env[@]}" "$SANITIZER" --tool "$tool" "${opts[@]}" --print-limit 50
              "$BUILD/bench/laptime" bench "$bench_model" --weights "$weights" -p "$precision" -w 1 -n 2 "${extra[@]}")
   local start=$SECONDS rc=0
@@ -108,7 +112,7 @@ for tool in $TOOLS; do
       for mode in eager graph; do echo "$tool $model $precision $mode"; done
     done
   done
-  for mode in eager graph; do echo "$tool gpt2flash bf16 $mode"; done
+  for mode in eager graph; do echo "$tool gpt2flash bf16 $mode"; echo "$tool resnet50stem bf16 $mode"; done
 done | { grep -E -- "$ONLY" || { echo "sanitize.sh: --only '$ONLY' matches no run." >&2; exit 2; }; } | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
 echo "sanitize.sh: $(find "$OUT/logs" -name "*.log" | wc -l) runs in $((SECONDS - start)) s; logs in $OUT/logs" >&2
 

@@ -111,14 +111,24 @@ probe)
   par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
   par sanitize env CUDA_BARRIERS=256 bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6 \
     --only "${SANITIZE_ONLY:-synccheck resnet50 bf16|gpt2flash}"
-  par layer_costs build/tests/test_layer_costs
-  par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L" --attention "${E2E_ATTENTION:-auto,cudnn}"
-  ${PROBE_TESTS:+par gpt2_layers build/tests/test_gpt2_layers}
+  # Correctness runs beside the sweep, one a line: NAME:COMMAND.
+  checks=${PROBE_PAR:-"layer_costs:build/tests/test_layer_costs
+e2e_gpt2:python3 tests/e2e/check_gpt2.py --laptime $L --attention auto,cudnn"}
+  while IFS= read -r c <&3; do
+    # shellcheck disable=SC2086
+    [[ -n $c ]] && par "${c%%:*}" ${c#*:}
+  done 3<<<"$checks"
   wait
   cat "$R/par.txt" >>"$SUMMARY"
-  echo "  layer_costs: $(gtest_line "$R/layer_costs.log")" >>"$SUMMARY"
-  [[ -f $R/gpt2_layers.log ]] && { echo "  gpt2_layers: $(gtest_line "$R/gpt2_layers.log")"; grep -hE "^\[  FAILED  \] [A-Za-z]" "$R/gpt2_layers.log" | head -20; } >>"$SUMMARY"
-  { echo "  e2e_gpt2:"; grep -iE "rel|pass|fail|summary" "$R/e2e_gpt2.log" | tail -16; } >>"$SUMMARY"
+  while IFS= read -r c <&3; do
+    [[ -z $c ]] && continue
+    f=$R/${c%%:*}.log
+    if grep -q '^\[==========\]' "$f"; then
+      { echo "  ${c%%:*}: $(gtest_line "$f")"; grep -hE "^\[  FAILED  \] [A-Za-z]" "$f" | head -20; } >>"$SUMMARY"
+    else
+      { echo "  ${c%%:*}:"; grep -iE "rel|pass|fail|summary|error" "$f" | tail -24; } >>"$SUMMARY"
+    fi
+  done 3<<<"$checks"
   [[ -f $R/sanitize/summary.txt ]] && tail -30 "$R/sanitize/summary.txt" >>"$SUMMARY"
   pack
   fi
