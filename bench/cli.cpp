@@ -53,7 +53,7 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
       ->check(CLI::IsMember(kAttention));
   app->add_option_function<std::string>("--stem", [w](const std::string& v) { w->stem = kStems.at(v); },
                                         "resnet50: the stem, cudnn (4x4 space-to-depth convolution, then max pool) or "
-                                        "fused (conv, ReLU and max pool in one kernel, bf16); default auto: cudnn")
+                                        "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
 }
 

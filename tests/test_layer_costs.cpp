@@ -230,9 +230,15 @@ TEST(LayerCosts, TheBuiltWorkloadsPublishTheseCosts) {
       EXPECT_EQ(got[i].bytes(), want[i].bytes());
     }
   };
+  // bf16's default stem is the fused kernel (conv1 + ReLU + max pool): no `maxpool` range.
+  expect_same(make_workload(ctx, o)->layer_costs(),
+              resnet50_layer_costs(ResNetConfig::resnet50(), resnet50_convs_by_hand(), 2, Precision::BF16,
+                                   StemKind::Fused));
+  o.stem = StemKind::Cudnn;
   expect_same(make_workload(ctx, o)->layer_costs(),
               resnet50_layer_costs(ResNetConfig::resnet50(), resnet50_convs_by_hand(), 2, Precision::BF16));
   o.model = "gpt2";
+  o.stem = StemKind::Auto;
   o.seq = 16;
   // bf16 runs the GELU in c_fc's epilogue (LAPTIME_GPT2_GELU unset): no `mlp.gelu` range.
   expect_same(make_workload(ctx, o)->layer_costs(),
