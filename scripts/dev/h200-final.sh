@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# The session's closing GPU run, in two parts that fit the device's 10-minute calls:
+# The session's closing GPU run, in parts that fit the device's 10-minute calls:
 #
-#   scripts/dev/h200-final.sh check   GPU suites + end-to-end checks + sanitizer sweep +
-#                                     Ctrl-C check (in parallel: correctness only), then the
-#                                     laptime lap table and PyTorch eager's bf16 rows (serial:
-#                                     timing), the pitfall captures (issue 8) and the roofline
-#                                     check (issue 9)
-#   scripts/dev/h200-final.sh traces  the diff captures (issue 9), then, while the budget
-#                                     lasts, torch.compile and PyTorch eager's other rows
-#   scripts/dev/h200-final.sh probe   development: what is built but unmeasured (timed GEMMs,
-#                                     tf32 through cuDNN's fp16 core, the sanitizer rows a sweep
-#                                     left open) and per-layer captures of the rows that miss
+#   scripts/dev/h200-final.sh check     GPU suites (the sm_80 build's too, when build80/ has
+#                                       them) + end-to-end checks + Ctrl-C check (+ the
+#                                       sanitizer sweep with SANITIZE=1), in parallel:
+#                                       correctness only; then, serial: laptime's lap table,
+#                                       PyTorch eager for every row, torch.compile (default)
+#                                       for the headline rows
+#   scripts/dev/h200-final.sh autotune  torch.compile(mode="max-autotune-no-cudagraphs") for
+#                                       the headline rows (minutes of tuning each)
+#   scripts/dev/h200-final.sh traces    the lesson's captures: pitfalls (issue 8), roofline
+#                                       check and diff captures (issue 9)
+#   scripts/dev/h200-final.sh probe     development: lap rows and per-layer captures given in
+#                                       PROBE_ROWS / PROBE_TRACES, checks in PROBE_PAR, a
+#                                       sanitizer subset in SANITIZE_ONLY
 #
 # Everything lands in $RESULTS (default /tmp/final), packed into $OUT/final-PART.tgz after
 # every step, so a call cut short still returns what was done. Each step has its own time
 # limit, and steps are skipped once the part's budget (BUDGET seconds) is spent.
 # Expects a build in build/ and, for nsys, the .deb files in .nsys-deps/.
 set -uo pipefail
-part=${1:?usage: h200-final.sh check|traces|probe}
+part=${1:?usage: h200-final.sh check|autotune|traces|probe}
 BUDGET=${BUDGET:-540}
 R=${RESULTS:-/tmp/final}/$part
 mkdir -p "$R/json"
@@ -56,7 +59,7 @@ bench_row() {  # bench_row NAME MODEL ARGS...: one lap-table row as laptime JSON
 }
 torch_row() {  # torch_row NAME ARGS...: the same row in PyTorch
   local name=$1; shift
-  step "torch_$name" 200 python3 bench/torch_baseline.py "$@" --nvtx iter --warmup 5 --iters 20 --json "$R/json/torch_$name.json"
+  step "torch_$name" "${TORCH_LIMIT:-200}" python3 bench/torch_baseline.py "$@" --nvtx iter --warmup 5 --iters 20 --json "$R/json/torch_$name.json"
 }
 
 case $part in
@@ -73,37 +76,58 @@ check)
   par layer_costs build/tests/test_layer_costs
   par gpt2_reference build/tests/test_gpt2_reference
   par resnet50_reference build/tests/test_resnet50_reference
+  # the sm_80 build (its PTX, JIT-compiled here): the path an A100 takes
+  if [[ -x build80/tests/test_gpt2_layers ]]; then
+    par sm80_gpt2_layers build80/tests/test_gpt2_layers
+    par sm80_resnet50_layers build80/tests/test_resnet50_layers
+  fi
   par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L"
   par e2e_resnet50 python3 tests/e2e/check_resnet50.py --laptime "$L"
   par interrupt bash scripts/dev/interrupt-check.sh build
-  par sanitize bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6
+  [[ -n ${SANITIZE:-} ]] && par sanitize bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6
   wait
   cat "$R/par.txt" >>"$SUMMARY"
-  for f in "$R"/gpt2_*.log "$R"/resnet50_*.log "$R"/layer_costs.log; do echo "  ${f##*/}: $(gtest_line "$f")" >>"$SUMMARY"; done
+  for f in "$R"/gpt2_*.log "$R"/resnet50_*.log "$R"/sm80_*.log "$R"/layer_costs.log; do
+    [[ -f $f ]] && echo "  ${f##*/}: $(gtest_line "$f")" >>"$SUMMARY"
+  done
   grep -hE "^\[  FAILED  \] [A-Za-z]" "$R"/*.log | sort -u | head -20 >>"$SUMMARY"
-  for f in "$R"/e2e_*.log; do { echo "  ${f##*/}:"; grep -iE "rel|pass|fail|summary" "$f" | tail -12; } >>"$SUMMARY"; done
+  for f in "$R"/e2e_*.log; do { echo "  ${f##*/}:"; sed -n '/^summary:/,$p' "$f" | tail -24; } >>"$SUMMARY"; done
   tail -5 "$R/interrupt.log" >>"$SUMMARY"
-  [[ -f $R/sanitize/summary.txt ]] && tail -60 "$R/sanitize/summary.txt" >>"$SUMMARY"
+  [[ -f $R/sanitize/summary.txt ]] && tail -70 "$R/sanitize/summary.txt" >>"$SUMMARY"
   echo "phase 1 done at ${SECONDS}s" >>"$SUMMARY"
   pack
   # 2. laptime's lap table (serial, alone on the GPU).
   bench_row gpt2_bf16_b8 gpt2 --precision bf16
   bench_row gpt2_bf16_b8_graph gpt2 --precision bf16 --graph
+  LAPTIME_GPT2_GEMM=timed bench_row gpt2_bf16_b8_timed gpt2 --precision bf16
   bench_row gpt2_tf32_b8 gpt2 --precision tf32
   bench_row gpt2_fp32_b8 gpt2 --precision fp32
   bench_row gpt2_bf16_b1_graph gpt2 --precision bf16 --batch 1 --graph
   bench_row resnet50_bf16_b256 resnet50 --precision bf16
   bench_row resnet50_bf16_b256_graph resnet50 --precision bf16 --graph
+  bench_row resnet50_bf16_b256_cudnnstem resnet50 --precision bf16 --stem cudnn
   bench_row resnet50_tf32_b256 resnet50 --precision tf32
   bench_row resnet50_fp32_b256 resnet50 --precision fp32
   bench_row resnet50_bf16_b32_graph resnet50 --precision bf16 --batch 32 --graph
   bench_row resnet50_bf16_b1_graph resnet50 --precision bf16 --batch 1 --graph
-  # 3. PyTorch eager's bf16 headline rows, in the same call.
+  # 3. PyTorch: eager for every row, torch.compile (default mode) for the headline rows.
   torch_row gpt2_bf16_b8 gpt2 --precision bf16
+  torch_row gpt2_tf32_b8 gpt2 --precision tf32
+  torch_row gpt2_fp32_b8 gpt2 --precision fp32
+  torch_row gpt2_bf16_b1 gpt2 --precision bf16 --batch 1
   torch_row resnet50_bf16_b256 resnet50 --precision bf16
-  # 4. laptime's own pitfalls under nsys (issue 8) and the roofline check (issue 9).
-  step pitfalls 150 bash scripts/dev/capture-pitfalls.sh "$R/pitfalls" --nsys "$NSYS"
-  step roofline 120 bash scripts/dev/roofline-check.sh --out "$R/roofline" --laptime "$L" --tests build/tests/test_layer_costs
+  torch_row resnet50_tf32_b256 resnet50 --precision tf32
+  torch_row resnet50_fp32_b256 resnet50 --precision fp32
+  torch_row resnet50_bf16_b32 resnet50 --precision bf16 --batch 32
+  torch_row resnet50_bf16_b1 resnet50 --precision bf16 --batch 1
+  torch_row gpt2_bf16_b8_compile gpt2 --precision bf16 --compile
+  torch_row resnet50_bf16_b256_compile resnet50 --precision bf16 --compile
+  ;;
+autotune)
+  # torch.compile(mode="max-autotune-no-cudagraphs"): minutes of template tuning per model.
+  export TORCH_LIMIT=${TORCH_LIMIT:-300}
+  torch_row gpt2_bf16_b8_maxautotune gpt2 --precision bf16 --compile --compile-mode max-autotune-no-cudagraphs
+  torch_row resnet50_bf16_b256_maxautotune resnet50 --precision bf16 --compile --compile-mode max-autotune-no-cudagraphs
   ;;
 probe)
   # PROBE_SKIP_CHECKS=1: straight to the lap rows and captures.
@@ -156,16 +180,9 @@ gpt2_bf16_b8_timed:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16"}
   done 3<<<"$traces"
   ;;
 traces)
+  step pitfalls 150 bash scripts/dev/capture-pitfalls.sh "$R/pitfalls" --nsys "$NSYS"
+  step roofline 120 bash scripts/dev/roofline-check.sh --out "$R/roofline" --laptime "$L" --tests build/tests/test_layer_costs
   step diff 300 bash scripts/dev/diff-captures.sh --out "$R/diff" --iters 20
-  torch_row gpt2_bf16_b8_compile gpt2 --precision bf16 --compile
-  torch_row resnet50_bf16_b256_compile resnet50 --precision bf16 --compile
-  torch_row gpt2_tf32_b8 gpt2 --precision tf32
-  torch_row gpt2_fp32_b8 gpt2 --precision fp32
-  torch_row gpt2_bf16_b1 gpt2 --precision bf16 --batch 1
-  torch_row resnet50_tf32_b256 resnet50 --precision tf32
-  torch_row resnet50_fp32_b256 resnet50 --precision fp32
-  torch_row resnet50_bf16_b32 resnet50 --precision bf16 --batch 32
-  torch_row resnet50_bf16_b1 resnet50 --precision bf16 --batch 1
   ;;
 esac
 python3 bench/compare.py "$R"/json/*.json >"$R/compare.txt" 2>&1 && cat "$R/compare.txt" >>"$SUMMARY"
