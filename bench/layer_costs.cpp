@@ -57,8 +57,10 @@ void sum_composites(std::vector<LayerCost>& v) {
 
 }  // namespace
 
-std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision, bool gelu_kernel) {
+std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision, bool gelu_kernel,
+                                        bool f16_attention) {
   const double es = element_bytes(precision);
+  const double ea = f16_attention ? 2.0 : es;  // the attention's elements (fp16 around tf32's fp16 core)
   const double N = double(B) * T, C = cfg.n_embd, V = cfg.vocab_size;
   std::vector<LayerCost> v;
   // wte: the N gathered token rows and T position rows, the token ids (int32), the sum.
@@ -68,13 +70,22 @@ std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Pre
   for (int i = 0; i < cfg.n_layer; ++i) {
     const std::string h = "h." + std::to_string(i), attn = h + ".attn", mlp = h + ".mlp";
     v.push_back(composite(h, ""));
-    v.push_back(streaming_cost(h + ".ln_1", h, "norm", N * C, N * C, 2 * C, es));
+    LayerCost ln_1 = streaming_cost(h + ".ln_1", h, "norm", N * C, N * C, 2 * C, es);
+    ln_1.output_bytes = N * C * ea;
+    v.push_back(ln_1);
     v.push_back(composite(attn, h));
-    v.push_back(linear_cost(attn + ".c_attn", attn, N, C, 3 * C, true, false, es));
-    LayerCost core = streaming_cost(attn + ".core", attn, "attention", N * 3 * C, N * C, 0, es);
+    LayerCost c_attn = linear_cost(attn + ".c_attn", attn, N, C, 3 * C, true, false, ea);
+    LayerCost core = streaming_cost(attn + ".core", attn, "attention", N * 3 * C, N * C, 0, ea);
     core.flops = 2 * (2 * double(B) * T * T * C);  // Q·Kᵀ and P·V over the full T×T square
+    LayerCost c_proj = linear_cost(attn + ".c_proj", attn, N, C, C, true, true, es);  // += the residual stream
+    if (f16_attention) {
+      c_proj.weight_bytes = C * C * ea + C * es;  // fp16 weight, fp32 bias
+      c_proj.input_bytes = N * C * ea + N * C * es;  // the fp16 heads, the fp32 residual
+      c_attn.precision = core.precision = c_proj.precision = "fp16";
+    }
+    v.push_back(c_attn);
     v.push_back(core);
-    v.push_back(linear_cost(attn + ".c_proj", attn, N, C, C, true, true, es));  // += the residual stream
+    v.push_back(c_proj);
     v.push_back(streaming_cost(h + ".ln_2", h, "norm", N * C, N * C, 2 * C, es));
     v.push_back(composite(mlp, h));
     v.push_back(linear_cost(mlp + ".c_fc", mlp, N, C, 4 * C, true, false, es));
@@ -143,12 +154,15 @@ double total_flops(const std::vector<LayerCost>& costs) {
 nlohmann::json layer_costs_json(const std::string& model, Precision precision, const std::string& shape,
                                 const std::vector<LayerCost>& costs) {
   nlohmann::json layers = nlohmann::json::array();
-  for (const LayerCost& c : costs)
-    layers.push_back({{"name", c.name},
-                      {"parent", c.parent},
-                      {"kind", c.kind},
-                      {"flops", c.flops},
-                      {"bytes", {{"weights", c.weight_bytes}, {"inputs", c.input_bytes}, {"outputs", c.output_bytes}}}});
+  for (const LayerCost& c : costs) {
+    nlohmann::json l{{"name", c.name},
+                     {"parent", c.parent},
+                     {"kind", c.kind},
+                     {"flops", c.flops},
+                     {"bytes", {{"weights", c.weight_bytes}, {"inputs", c.input_bytes}, {"outputs", c.output_bytes}}}};
+    if (!c.precision.empty()) l["precision"] = c.precision;
+    layers.push_back(std::move(l));
+  }
   return {{"schema", "laptime.layers/1"},
           {"model", model},
           {"precision", precision_name(precision)},

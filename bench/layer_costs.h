@@ -42,6 +42,10 @@ struct LayerCost {
   std::string kind;    // "gemm", "attention", "conv", "norm", "elementwise", "pool", "embedding", "block"
   double flops = 0;
   double weight_bytes = 0, input_bytes = 0, output_bytes = 0;
+  // The precision the layer computes in when it is not the run's ("" otherwise): "fp16" for
+  // tf32's attention (core and projections, layers/attention.h). The roofline takes that
+  // precision's compute ceiling for the layer.
+  std::string precision = "";
   double bytes() const { return weight_bytes + input_bytes + output_bytes; }
 };
 
@@ -49,8 +53,11 @@ struct LayerCost {
 // c_proj}, ln_2, mlp = {c_fc, gelu, c_proj}), ln_f, lm_head; parents before children.
 // gelu_kernel false: the GELU runs in c_fc's epilogue, so there is no `mlp.gelu` range and
 // its 4C-wide round trip through memory is not part of the MLP's bytes.
+// f16_attention (tf32 with cuDNN's fp16 core): ln_1 writes fp16, c_attn, the core and c_proj
+// compute in fp16 (precision "fp16") and move 2-byte elements, except c_proj's fp32 residual
+// read and output.
 std::vector<LayerCost> gpt2_layer_costs(const GPT2Config& cfg, int B, int T, Precision precision,
-                                        bool gelu_kernel = true);
+                                        bool gelu_kernel = true, bool f16_attention = false);
 
 // One convolution of `info`'s shape on a batch of B; `residual`: its output is added to a
 // tensor of the output's shape read from memory (a bottleneck's conv3).

@@ -75,7 +75,8 @@ class Gpt2Workload : public Workload {
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
   const char* item_name() const override { return "tokens"; }
   std::vector<LayerCost> layer_costs() const override {
-    return gpt2_layer_costs(model_->config(), B_, T_, model_->precision(), !model_->gelu_in_epilogue());
+    return gpt2_layer_costs(model_->config(), B_, T_, model_->precision(), !model_->gelu_in_epilogue(),
+                            model_->attention_f16_core(B_, T_));
   }
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }

@@ -127,6 +127,37 @@ std::vector<ConvLayerInfo> resnet50_convs_by_hand() {
   return v;
 }
 
+// tf32 with cuDNN's fp16 core: ln_1 writes fp16, c_attn / core / c_proj move 2-byte elements
+// (c_proj's bias, residual read and output stay fp32) and say they compute in fp16; the FLOPs
+// and every other layer are tf32's.
+TEST(LayerCosts, Gpt2Tf32AttentionInFp16) {
+  const double N = 2 * 5, C = 768;
+  const auto t = by_name(gpt2_layer_costs(GPT2Config::small(), 2, 5, Precision::TF32, false, /*f16_attention=*/true));
+  const auto f = by_name(gpt2_layer_costs(GPT2Config::small(), 2, 5, Precision::TF32, false));
+  EXPECT_EQ(t.at("h.0.ln_1").input_bytes, N * C * 4);
+  EXPECT_EQ(t.at("h.0.ln_1").output_bytes, N * C * 2);
+  EXPECT_EQ(t.at("h.0.attn.c_attn").input_bytes, N * C * 2);
+  EXPECT_EQ(t.at("h.0.attn.c_attn").weight_bytes, (C * 3 * C + 3 * C) * 2);
+  EXPECT_EQ(t.at("h.0.attn.c_attn").output_bytes, N * 3 * C * 2);
+  EXPECT_EQ(t.at("h.0.attn.core").input_bytes, N * 3 * C * 2);
+  EXPECT_EQ(t.at("h.0.attn.c_proj").weight_bytes, C * C * 2 + C * 4);
+  EXPECT_EQ(t.at("h.0.attn.c_proj").input_bytes, N * C * 2 + N * C * 4);
+  EXPECT_EQ(t.at("h.0.attn.c_proj").output_bytes, N * C * 4);
+  for (const char* l : {"h.0.attn.c_attn", "h.0.attn.core", "h.0.attn.c_proj"}) {
+    EXPECT_EQ(t.at(l).precision, "fp16") << l;
+    EXPECT_EQ(t.at(l).flops, f.at(l).flops) << l;
+    EXPECT_EQ(f.at(l).precision, "") << l;
+  }
+  EXPECT_EQ(t.at("h.0.mlp.c_fc").bytes(), f.at("h.0.mlp.c_fc").bytes());
+  EXPECT_EQ(t.at("h.0.mlp.c_fc").precision, "");
+  // The sidecar names the layer's precision only where it differs from the run's.
+  const nlohmann::json j = layer_costs_json("gpt2", Precision::TF32, "B=2 T=5",
+                                            gpt2_layer_costs(GPT2Config::small(), 2, 5, Precision::TF32, false, true));
+  int marked = 0;
+  for (const auto& l : j["layers"]) marked += l.contains("precision");
+  EXPECT_EQ(marked, 3 * 12);
+}
+
 TEST(LayerCosts, Resnet50HasEveryRangeAndTheUsualFlopCount) {
   const std::vector<LayerCost> v =
       resnet50_layer_costs(ResNetConfig::resnet50(), resnet50_convs_by_hand(), 1, Precision::BF16);

@@ -159,8 +159,10 @@ TEST(RooflinePoint, BoundAndPercentFromTheRidge) {
   p = roofline_point(1e12, 1e9, 2e-3, nullptr, "bf16");
   EXPECT_FALSE(p.has_bound);
   EXPECT_DOUBLE_EQ(p.tflops, 500.0);
-  EXPECT_EQ(error_of([&] { roofline_point(1, 1, 1, &c, "fp16"); }),
-            "no compute ceiling for precision 'fp16': expected bf16, tf32 or fp32.");
+  // fp16 has bf16's tensor-core rate; anything else is refused.
+  EXPECT_DOUBLE_EQ(roofline_point(1e12, 1e9, 2e-3, &c, "fp16").pct_of_bound, 50.0);
+  EXPECT_EQ(error_of([&] { roofline_point(1, 1, 1, &c, "fp8"); }),
+            "no compute ceiling for precision 'fp8': expected bf16, tf32 or fp32.");
 }
 
 TEST(Roofline, ToyTraceHasKnownAnswers) {
@@ -190,6 +192,20 @@ TEST(Roofline, ToyTraceHasKnownAnswers) {
   // tf32's ridge (250) and ceiling (500): a reaches 100% of it.
   const Roofline r32 = compute_roofline(j, a, layer_costs_from_json(toy_sidecar("tf32"), "t"), toy_ceilings());
   EXPECT_NEAR(row(r32.layers, "a").point.pct_of_bound, 100.0, 1e-9);
+  EXPECT_EQ(row(r32.layers, "a").precision, "tf32");
+
+  // A layer that says it computes in fp16 (tf32's attention) is bounded by fp16's ceiling
+  // (bf16's rate, 1000): 50% again, and a note names it; the others keep the run's.
+  json side = toy_sidecar("tf32");
+  side["layers"][1]["precision"] = "fp16";
+  const Roofline r16 = compute_roofline(j, a, layer_costs_from_json(side, "t"), toy_ceilings());
+  EXPECT_EQ(row(r16.layers, "a").precision, "fp16");
+  EXPECT_NEAR(row(r16.layers, "a").point.pct_of_bound, 50.0, 1e-9);
+  EXPECT_EQ(row(r16.layers, "b").precision, "tf32");
+  ASSERT_EQ(r16.notes.size(), 2u);
+  EXPECT_EQ(r16.notes[1], "a (fp16) compute in another precision than the run's: their bound is that precision's "
+                          "ceiling.");
+  EXPECT_EQ(roofline_to_json(r16)["folded"][0]["precision"], "fp16");
 }
 
 TEST(Roofline, ACoarserCaptureIsMeasuredAtTheBlock) {

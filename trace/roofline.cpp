@@ -84,6 +84,7 @@ LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& sou
       e.name = l.at("name").get<std::string>();
       e.parent = l.value("parent", "");
       e.kind = l.value("kind", "");
+      e.precision = l.value("precision", "");
       e.flops = l.at("flops").get<double>();
       e.weight_bytes = l.at("bytes").at("weights").get<double>();
       e.input_bytes = l.at("bytes").at("inputs").get<double>();
@@ -103,7 +104,7 @@ LayerCosts read_layer_costs(const std::string& path) { return layer_costs_from_j
 // --- The ceilings -----------------------------------------------------------------------
 
 double Ceilings::tflops(const std::string& precision) const {
-  if (precision == "bf16") return bf16_tflops;
+  if (precision == "bf16" || precision == "fp16") return bf16_tflops;
   if (precision == "tf32") return tf32_tflops;
   if (precision == "fp32") return fp32_tflops;
   throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32 or fp32.");
@@ -222,8 +223,9 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
       continue;
     }
     if (measured_parents.count(e.name)) continue;
-    RooflineRow row{e.name, e.kind, 1, e.flops, e.bytes(), total_ns[i] / n_steady, {}};
-    row.point = roofline_point(row.flops, row.bytes, row.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, costs.precision);
+    RooflineRow row{e.name, e.kind, 1, e.flops, e.bytes(), total_ns[i] / n_steady, {},
+                    e.precision.empty() ? costs.precision : e.precision};
+    row.point = roofline_point(row.flops, row.bytes, row.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, row.precision);
     r.layers.push_back(std::move(row));
   }
   if (r.layers.empty())
@@ -241,7 +243,7 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
   std::map<std::tuple<std::string, double, double>, size_t> group;
   std::vector<std::vector<const RooflineRow*>> members;
   for (const RooflineRow& row : r.layers) {
-    const auto key = std::make_tuple(fold_indices(row.name), row.flops, row.bytes);
+    const auto key = std::make_tuple(fold_indices(row.name) + " " + row.precision, row.flops, row.bytes);
     auto [it, fresh] = group.try_emplace(key, r.folded.size());
     if (fresh) {
       r.folded.push_back(row);
@@ -257,8 +259,15 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
     double sum = 0;
     for (const RooflineRow* m : members[g]) sum += m->time_ns;
     f.time_ns = sum / static_cast<double>(f.instances);
-    f.point = roofline_point(f.flops, f.bytes, f.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, costs.precision);
+    f.point = roofline_point(f.flops, f.bytes, f.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, f.precision);
   }
+  // Layers that compute in another precision than the run's are bounded by that one's ceiling.
+  std::string other;
+  for (const RooflineRow& f : r.folded)
+    if (f.precision != costs.precision) other += (other.empty() ? "" : ", ") + f.name + " (" + f.precision + ")";
+  if (!other.empty())
+    r.notes.push_back(other + " compute in another precision than the run's: their bound is that precision's "
+                      "ceiling.");
   return r;
 }
 
@@ -337,7 +346,8 @@ nlohmann::json row_json(const RooflineRow& row) {
   const RooflinePoint& p = row.point;
   nlohmann::json j{{"name", row.name},          {"kind", row.kind},           {"instances", row.instances},
                    {"flops", row.flops},        {"bytes", row.bytes},         {"time_ns", row.time_ns},
-                   {"intensity", p.intensity},  {"tflops", p.tflops},         {"gbps", p.gbps}};
+                   {"intensity", p.intensity},  {"tflops", p.tflops},         {"gbps", p.gbps},
+                   {"precision", row.precision}};
   if (p.has_bound) {
     j["bound"] = roof_bound_name(p.bound);
     j["attainable_tflops"] = p.attainable_tflops;

@@ -29,6 +29,7 @@ namespace laptime::trace {
 
 struct LayerCostEntry {
   std::string name, parent, kind;
+  std::string precision;  // the layer's own compute precision, "" when it is the run's
   double flops = 0;
   double weight_bytes = 0, input_bytes = 0, output_bytes = 0;
   double bytes() const { return weight_bytes + input_bytes + output_bytes; }
@@ -56,7 +57,8 @@ struct Ceilings {
   double bf16_tflops = 0, tf32_tflops = 0, fp32_tflops = 0;  // dense GEMM, best of the runs
   double copy_gbps = 0;  // device-to-device copy, bytes read + written per second / 1e9
   std::string measured;  // when and how, one line
-  // The compute ceiling of a precision ("bf16", "tf32", "fp32"); throws TraceError for another.
+  // The compute ceiling of a precision ("bf16", "tf32", "fp32"; "fp16" takes bf16's: the same
+  // dense tensor-core rate on the GPUs laptime runs on); throws TraceError for another.
   double tflops(const std::string& precision) const;
 };
 
@@ -97,6 +99,7 @@ struct RooflineRow {
   double flops = 0, bytes = 0;  // per instance
   double time_ns = 0;      // per instance, per steady iteration (mean)
   RooflinePoint point;
+  std::string precision;   // whose compute ceiling bounds it: the run's unless the layer says
 };
 
 struct Roofline {
