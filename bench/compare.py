@@ -6,8 +6,10 @@
 
 Every file must be a "laptime.bench/1" report. One row per file: framework, model,
 precision, mode (eager / graph / compile), shape, median lap, p10-p90, throughput, TFLOP/s,
-and the speedup over the PyTorch eager run of the same model, precision and shape
-(baseline median / this median) when the files include one. Rows are grouped by model,
+the speedup over the PyTorch eager run of the same model, precision and shape
+(baseline median / this median) when the files include one, and the variant: laptime's
+`config.variant` (which kernels ran: attention core, stem, GEMM choice) or torch.compile's
+mode, "-" when the report has none. Rows are grouped by model,
 precision and shape, the eager baseline first, then in the order given.
 
 A report that is missing, is not JSON, or lacks a field the table needs is named with the
@@ -34,6 +36,7 @@ HEADER = (
     "throughput",
     "TFLOP/s",
     "vs eager",
+    "variant",
 )
 NUMERIC = {"lap ms", "p10-p90 ms", "throughput", "TFLOP/s", "vs eager"}  # right-aligned
 
@@ -57,6 +60,7 @@ class Run:
     item: str
     tflops: float
     flops: float
+    variant: str = "-"
 
     @property
     def workload(self) -> Tuple[str, str, str]:
@@ -81,6 +85,18 @@ def _field(report: dict, dotted: str, kind: type, path: str):
     if not isinstance(value, kind):
         raise ReportError(f"{path}: {dotted} is {value!r}, not a {kind.__name__}")
     return value
+
+
+def _variant(report: dict) -> str:
+    """Which implementation ran: laptime's config.variant, torch.compile's mode, else "-"."""
+    config = report.get("config")
+    if not isinstance(config, dict):
+        return "-"
+    for key, prefix in (("variant", ""), ("compile_mode", "mode=")):
+        value = config.get(key)
+        if isinstance(value, str) and value:
+            return prefix + value
+    return "-"
 
 
 def load_run(path: str) -> Run:
@@ -110,6 +126,7 @@ def load_run(path: str) -> Run:
         item=_field(report, "throughput.item", str, path),
         tflops=_field(report, "tflops", float, path),
         flops=_field(report, "flops_per_forward", float, path),
+        variant=_variant(report),
     )
     if run.median_ms <= 0:
         raise ReportError(f"{path}: steady_ms.median is {run.median_ms}, not a positive time")
@@ -174,6 +191,7 @@ def table(runs: Sequence[Run]) -> Tuple[List[List[str]], List[str]]:
                 f"{r.items_per_s:,.0f} {r.item}/s",
                 f"{r.tflops:.1f}",
                 "-" if s is None else f"{s:.2f}x",
+                r.variant,
             ]
         )
     return rows, notes

@@ -92,7 +92,7 @@ def test_speedup_is_baseline_median_over_run_median(tmp_path, capsys):
         ("laptime", "graph"),
         ("pytorch-compile", "compile"),
     ]
-    assert [r[-1] for r in rows] == ["1.00x", "2.50x", "5.00x", "1.25x"]
+    assert [r[-2] for r in rows] == ["1.00x", "2.50x", "5.00x", "1.25x"]
     assert rows[1][5] == "4.000" and rows[1][6] == "3.600-4.400"
     assert rows[1][7] == "2,048,000 tokens/s"  # 8192 tokens / 4 ms
     assert rows[1][8] == f"{2.333e12 / 4e-3 / 1e12:.1f}"
@@ -135,7 +135,7 @@ def test_baseline_must_match_model_precision_and_shape(tmp_path, capsys):
     ]
     code, out, _ = run(capsys, *files)
     assert code == 0
-    speedups = {(r[2], r[4]): r[-1] for r in data_rows(out) if r[0] == "laptime"}
+    speedups = {(r[2], r[4]): r[-2] for r in data_rows(out) if r[0] == "laptime"}
     assert speedups == {
         ("bf16", GPT2_SHAPE): "2.00x",
         ("fp32", GPT2_SHAPE): "-",
@@ -152,7 +152,7 @@ def test_no_baseline_at_all(tmp_path, capsys):
     ]
     code, out, _ = run(capsys, *files)
     assert code == 0
-    assert [r[-1] for r in data_rows(out)] == ["-", "-"]
+    assert [r[-2] for r in data_rows(out)] == ["-", "-"]
     assert out.count("no pytorch-eager run") == 1  # one note per workload, not per row
 
 
@@ -164,7 +164,7 @@ def test_duplicate_baseline_uses_the_first(tmp_path, capsys):
     ]
     code, out, _ = run(capsys, *files)
     assert code == 0
-    assert [r[-1] for r in data_rows(out)] == ["1.00x", "0.50x", "2.00x"]
+    assert [r[-2] for r in data_rows(out)] == ["1.00x", "0.50x", "2.00x"]
     assert "speedups use " + files[0] in out
 
 
@@ -187,10 +187,29 @@ def test_markdown(tmp_path, capsys):
     assert code == 0
     lines = out.strip().splitlines()
     assert lines[0].startswith("| framework | model | precision | mode | shape | lap ms |")
-    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|--:|"
+    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|--:|---|"
     assert lines[3].startswith("| laptime | gpt2 | bf16 | graph | " + GPT2_SHAPE + " | 4.000 |")
-    assert lines[3].endswith("| 2.50x |")
-    assert all(line.count("|") == 11 for line in lines)
+    assert lines[3].endswith("| 2.50x | - |")
+    assert all(line.count("|") == 12 for line in lines)
+
+
+def test_variant_names_what_ran(tmp_path, capsys):
+    """laptime's config.variant and torch.compile's mode tell rows of one workload apart."""
+    lap = report("laptime", 4.0)
+    lap["config"]["variant"] = "attention cudnn, GEMM algorithms timed at build"
+    tuned = report("pytorch-compile", 6.0, mode="compile")
+    tuned["config"]["compile_mode"] = "max-autotune-no-cudagraphs"
+    files = [
+        write(tmp_path, "eager.json", report("pytorch-eager", 10.0)),
+        write(tmp_path, "laptime.json", lap),
+        write(tmp_path, "compile.json", tuned),
+    ]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[2].rstrip().endswith("1.00x  -")
+    assert lines[3].rstrip().endswith("2.50x  attention cudnn, GEMM algorithms timed at build")
+    assert lines[4].rstrip().endswith("1.67x  mode=max-autotune-no-cudagraphs")
 
 
 @pytest.mark.parametrize(
@@ -252,6 +271,6 @@ def test_layer_cost_sidecars_beside_the_reports_are_left_out(tmp_path, capsys):
     ]
     code, out, err = run(capsys, *files)
     assert code == 0, err
-    assert [r[-1] for r in data_rows(out)] == ["1.00x", "2.50x"]
+    assert [r[-2] for r in data_rows(out)] == ["1.00x", "2.50x"]
     code, out, err = run(capsys, files[1])
     assert code == 1 and "only .layers.json sidecars" in err
