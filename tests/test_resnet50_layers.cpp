@@ -326,47 +326,47 @@ ResNetConfig tiny_config() {
   return c;
 }
 
-// The whole network on random weights vs the oracle; fp32's bound is 1e-4 for a model.
-TEST_P(Resnet50LayerTest, WholeModel) {
-  const ResNetConfig c = tiny_config();
-  const HostWeights params = random_resnet50_params(c, seed);
-  const int maxB = 3, S = c.image_size;
-  ResNet50 model(*ctx, c, fold_resnet50_params(params, c), precision(), maxB, S);
-  model.prepare(*ctx, 1);
+// The whole network on random weights vs the oracle, at B = 3 then 1; fp32's bound is 1e-4 for
+// a model.
+void expect_whole_model_matches(Context& ctx, ResNet50& model, const HostWeights& params, const ResNetConfig& c,
+                                uint64_t seed, Precision precision, double bound) {
+  const int S = c.image_size;
+  model.prepare(ctx, 1);
   for (int B : {3, 1}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " S=" << S);
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " S=" << S << " " << model.stem_variant());
     const auto images = test::random_vec(static_cast<size_t>(B) * S * S * 3, seed + B);  // NHWC
-    model.upload_input(*ctx, nhwc_to_nchw(images, B, S, S, 3), B);
+    model.upload_input(ctx, nhwc_to_nchw(images, B, S, S, 3), B);
     const size_t n = static_cast<size_t>(B) * c.num_classes;
-    fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(n), ctx->stream());
-    model.forward(*ctx, B);
-    const double b = precision() == Precision::FP32 ? 1e-4 : bound();
+    fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(n), ctx.stream());
+    model.forward(ctx, B);
+    const double b = precision == Precision::FP32 ? 1e-4 : bound;
     EXPECT_TRUE(close(test::download_f32(model.dtype(), model.logits(), n), ref::resnet50(images, params, c, B, S), b));
   }
 }
 
-// The whole network with StemKind::Fused against the same oracle and bound as WholeModel. In bf16
-// the fused kernel runs (width 8, image 45: conv side 23, pooled 12); in fp32 and tf32 the model
-// falls back to the cuDNN stem and says why.
+// Both stems the default can take: Auto (the fused kernel in bf16, cuDNN's elsewhere) and cuDNN's.
+TEST_P(Resnet50LayerTest, WholeModel) {
+  const ResNetConfig c = tiny_config();
+  const HostWeights params = random_resnet50_params(c, seed);
+  const bool bf16 = precision() == Precision::BF16;
+  for (StemKind stem : {StemKind::Auto, StemKind::Cudnn}) {
+    ResNet50 model(*ctx, c, fold_resnet50_params(params, c), precision(), 3, c.image_size, stem);
+    EXPECT_EQ(model.stem_kind(), bf16 && stem == StemKind::Auto ? StemKind::Fused : StemKind::Cudnn);
+    EXPECT_EQ(model.stem_variant().find("refused"), std::string::npos) << model.stem_variant();  // Auto says nothing
+    expect_whole_model_matches(*ctx, model, params, c, seed, precision(), bound());
+  }
+}
+
+// StemKind::Fused asked for explicitly (width 8, image 45: conv side 23, pooled 12): in bf16 the
+// fused kernel runs; in fp32 and tf32 the model falls back to the cuDNN stem and says why.
 TEST_P(Resnet50LayerTest, WholeModelFusedStem) {
   const ResNetConfig c = tiny_config();
   const HostWeights params = random_resnet50_params(c, seed);
-  const int maxB = 3, S = c.image_size;
-  ResNet50 model(*ctx, c, fold_resnet50_params(params, c), precision(), maxB, S, StemKind::Fused);
+  ResNet50 model(*ctx, c, fold_resnet50_params(params, c), precision(), 3, c.image_size, StemKind::Fused);
   const bool bf16 = precision() == Precision::BF16;
   EXPECT_EQ(model.stem_kind(), bf16 ? StemKind::Fused : StemKind::Cudnn) << model.stem_variant();
   EXPECT_EQ(model.stem_variant().find("bf16 only") != std::string::npos, !bf16) << model.stem_variant();
-  model.prepare(*ctx, 1);
-  for (int B : {3, 1}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " S=" << S << " " << model.stem_variant());
-    const auto images = test::random_vec(static_cast<size_t>(B) * S * S * 3, seed + B);  // NHWC
-    model.upload_input(*ctx, nhwc_to_nchw(images, B, S, S, 3), B);
-    const size_t n = static_cast<size_t>(B) * c.num_classes;
-    fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(n), ctx->stream());
-    model.forward(*ctx, B);
-    const double b = precision() == Precision::FP32 ? 1e-4 : bound();
-    EXPECT_TRUE(close(test::download_f32(model.dtype(), model.logits(), n), ref::resnet50(images, params, c, B, S), b));
-  }
+  expect_whole_model_matches(*ctx, model, params, c, seed, precision(), bound());
 }
 
 // Bad requests are one sentence each, before any work is enqueued.
