@@ -17,6 +17,7 @@
 namespace laptime::trace {
 
 using detail::format;
+using detail::print_wrapped;
 
 const char* label_name(Label l) {
   switch (l) {
@@ -613,28 +614,6 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
 
 namespace {
 
-size_t width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-  return w;
-}
-
-void print_table(std::FILE* out, const std::vector<std::vector<std::string>>& rows, const std::string& align) {
-  std::vector<size_t> w(align.size(), 0);
-  for (const auto& r : rows)
-    for (size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], width(r[c]));
-  for (const auto& r : rows) {
-    std::string line = "  ";
-    for (size_t c = 0; c < r.size(); ++c) {
-      const std::string pad(w[c] - width(r[c]), ' ');
-      const bool last = c + 1 == r.size();
-      line += align[c] == 'r' ? pad + r[c] : (last ? r[c] : r[c] + pad);
-      if (!last) line += "  ";
-    }
-    std::fprintf(out, "%s\n", line.c_str());
-  }
-}
-
 std::string us(double ns) { return format("%.1f", ns / 1e3); }
 
 std::string side_line(const DiffSide& r) {
@@ -649,20 +628,6 @@ std::string counts_str(double b, double a, Label l) {
   if (l == Label::OnlyBefore) return calls_str(b) + " -> -";
   if (l == Label::OnlyAfter) return "- -> " + calls_str(a);
   return b == a ? calls_str(b) : calls_str(b) + " -> " + calls_str(a);
-}
-
-void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_t columns = 100) {
-  std::string line;
-  std::istringstream words(text);
-  std::string w;
-  while (words >> w) {
-    if (!line.empty() && indent + width(line) + 1 + width(w) > columns) {
-      std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + w;
-  }
-  if (!line.empty()) std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
 }
 
 }  // namespace
@@ -712,7 +677,7 @@ void print_diff(const Diff& d, std::FILE* out) {
                     no_counts ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
     if (roof) rows.back().push_back(roof_cell(r));
   }
-  print_table(out, rows, roof ? "lrrrrrllll" : "lrrrrrlll");
+  detail::print_table(out, rows, roof ? "lrrrrrllll" : "lrrrrrlll", 2);
   std::fprintf(out, "  (kernels, launches: per iteration, medians; a block-folded layer counts every block)\n");
   if (roof)
     std::fprintf(out, "  (%s: each side's median time against the FLOPs and bytes of its bench sidecar%s)\n",

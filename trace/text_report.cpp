@@ -8,39 +8,19 @@ namespace laptime::trace {
 
 using detail::format;
 using detail::ms;
+using detail::print_wrapped;
 using detail::us;
 
 // --- Text ----------------------------------------------------------------------------------------
 
 namespace {
 
-// Display width of UTF-8 text ("µs" is two bytes, one column).
-size_t width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-  return w;
-}
-
-// An aligned text table: 'l' or 'r' per column.
+// An aligned text table: 'l' or 'r' per column (detail::print_table).
 class Table {
  public:
   Table(std::vector<std::string> headers, std::string align) : align_(std::move(align)) { rows_.push_back(std::move(headers)); }
   void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
-  void print(std::FILE* out, int indent) const {
-    std::vector<size_t> w(align_.size(), 0);
-    for (const auto& r : rows_)
-      for (size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], width(r[c]));
-    for (const auto& r : rows_) {
-      std::string line(indent, ' ');
-      for (size_t c = 0; c < r.size(); ++c) {
-        const std::string pad(w[c] - width(r[c]), ' ');
-        const bool last = c + 1 == r.size();
-        line += align_[c] == 'r' ? pad + r[c] : (last ? r[c] : r[c] + pad);
-        if (!last) line += "  ";
-      }
-      std::fprintf(out, "%s\n", line.c_str());
-    }
-  }
+  void print(std::FILE* out, int indent) const { detail::print_table(out, rows_, align_, indent); }
 
  private:
   std::string align_;
@@ -50,23 +30,6 @@ class Table {
 std::string pct(double x) { return format("%.1f%%", x); }
 std::string share(Ns part, Ns whole) { return whole ? pct(100.0 * part / whole) : "-"; }
 std::string per_iter(double x, size_t iters, const char* f = "%.3f") { return format(f, iters ? x / iters : 0.0); }
-
-void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_t columns = 100) {
-  std::string line;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t sp = text.find(' ', start);
-    if (sp == std::string::npos) sp = text.size();
-    const std::string word = text.substr(start, sp - start);
-    if (!line.empty() && indent + width(line) + 1 + width(word) > columns) {
-      std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-    start = sp + 1;
-  }
-  if (!line.empty()) std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
-}
 
 }  // namespace
 

@@ -76,4 +76,44 @@ std::string number_runs(const std::vector<uint64_t>& v) {
   return out;
 }
 
+size_t display_width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;  // count every byte but UTF-8 continuations
+  return w;
+}
+
+void print_table(std::FILE* out, const std::vector<std::vector<std::string>>& rows, const std::string& align,
+                 int indent) {
+  std::vector<size_t> w(align.size(), 0);
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
+  for (const auto& r : rows) {
+    std::string line(static_cast<size_t>(indent), ' ');
+    for (size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(w[c] - display_width(r[c]), ' ');
+      const bool last = c + 1 == r.size();
+      line += align[c] == 'r' ? pad + r[c] : (last ? r[c] : r[c] + pad);
+      if (!last) line += "  ";
+    }
+    std::fprintf(out, "%s\n", line.c_str());
+  }
+}
+
+void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_t columns) {
+  std::string line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t sp = text.find(' ', start);
+    if (sp == std::string::npos) sp = text.size();
+    const std::string word = text.substr(start, sp - start);
+    if (!line.empty() && indent + display_width(line) + 1 + display_width(word) > columns) {
+      std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = sp + 1;
+  }
+  if (!line.empty()) std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
+}
+
 }  // namespace laptime::trace::detail

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "trace/trace.h"
 
@@ -28,5 +30,15 @@ std::string range_text(const Trace& t, int range);
 
 // Iteration numbers as runs: {1,2,3,5,7,8} -> "1-3, 5, 7-8".
 std::string number_runs(const std::vector<uint64_t>& sorted);
+
+// Display width of UTF-8 text ("µs" is two bytes, one column).
+size_t display_width(const std::string& s);
+// `rows` as an aligned text table, 'l' or 'r' per column in `align`, every line indented by
+// `indent` spaces and the columns two apart; the last column is not padded.
+void print_table(std::FILE* out, const std::vector<std::vector<std::string>>& rows, const std::string& align,
+                 int indent);
+// `text`'s words (split at single spaces) filled into lines of at most `columns` display
+// columns, each indented by `indent`.
+void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_t columns = 100);
 
 }  // namespace laptime::trace::detail
