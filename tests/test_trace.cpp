@@ -495,19 +495,24 @@ TEST_F(Synthetic, NoSyncsIsSaidPlainly) {
   EXPECT_NE(report_text(a).find("4. Synchronization inside steady iterations\n  none:"), std::string::npos);
 }
 
-TEST_F(Synthetic, GraphLaunchWithoutKernelsAsksForNodeTracing) {
-  Trace t = *trace_;
+// The synthetic trace with one more cudaGraphLaunch on the main thread, from `start` to `end`,
+// whose kernels the trace lacks (no node tracing), analyzed.
+Analysis analyze_with_graph_launch(Trace t, Ns start, Ns end) {
   ApiCall graph;
   graph.name = "cudaGraphLaunch";
   graph.pid = kPid;
   graph.tid = kTid;
-  graph.start = kSteady1 + 195'000;
-  graph.end = kSteady1 + 196'000;
+  graph.start = start;
+  graph.end = end;
   graph.correlation = 9999;
   t.api_calls.push_back(graph);
   t.finalize();
   const TraceJoin j(t);
-  const Analysis a = analyze(j, {});
+  return analyze(j, {});
+}
+
+TEST_F(Synthetic, GraphLaunchWithoutKernelsAsksForNodeTracing) {
+  const Analysis a = analyze_with_graph_launch(*trace_, kSteady1 + 195'000, kSteady1 + 196'000);
   EXPECT_NE(std::find(a.notes.begin(), a.notes.end(),
                       "Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
                       "--cuda-graph-trace=node` to see the kernels inside the graphs."),
@@ -517,20 +522,10 @@ TEST_F(Synthetic, GraphLaunchWithoutKernelsAsksForNodeTracing) {
 // A graph replayed outside the loop (cuDNN times candidates in graphs while the model is
 // built) is no reason to ask for node tracing.
 TEST_F(Synthetic, GraphLaunchOutsideTheIterationsIsNoConcern) {
-  Trace t = *trace_;
-  ApiCall graph;
-  graph.name = "cudaGraphLaunch";
-  graph.pid = kPid;
-  graph.tid = kTid;
-  Ns first = t.api_calls.front().start;
-  for (const NvtxEvent& r : t.nvtx) first = std::min(first, r.start);
-  graph.start = first - 2'000;  // before every range and call of the capture
-  graph.end = first - 1'000;
-  graph.correlation = 9999;
-  t.api_calls.push_back(graph);
-  t.finalize();
-  const TraceJoin j(t);
-  const Analysis a = analyze(j, {});
+  Ns first = trace_->api_calls.front().start;
+  for (const NvtxEvent& r : trace_->nvtx) first = std::min(first, r.start);
+  // before every range and call of the capture
+  const Analysis a = analyze_with_graph_launch(*trace_, first - 2'000, first - 1'000);
   for (const std::string& n : a.notes) EXPECT_EQ(n.find("CUDA Graph launches"), std::string::npos) << n;
 }
 
