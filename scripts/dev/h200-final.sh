@@ -50,6 +50,9 @@ step() {
   echo "$name: rc=$rc $((SECONDS - t0))s" | tee -a "$SUMMARY"
   pack
 }
+# par NAME COMMAND...: COMMAND in the background (log in $R/NAME.log, its status in par.txt);
+# correctness runs only: they share the GPU.
+par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
 gtest_line() { grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$@" | tr '\n' ' '; }
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader
@@ -69,7 +72,6 @@ torch_row() {  # torch_row NAME ARGS...: the same row in PyTorch
 case $part in
 check)
   # 1. Correctness, in parallel (the GPU is shared; none of these times anything).
-  par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
   for p in fp32 tf32 bf16; do
     par gpt2_layers_$p build/tests/test_gpt2_layers --gtest_filter="*/$p"
     par resnet50_layers_$p build/tests/test_resnet50_layers --gtest_filter="*/$p"
@@ -147,7 +149,6 @@ resnet-autotune)
 probe)
   # PROBE_SKIP_CHECKS=1: straight to the lap rows and captures.
   if [[ -z ${PROBE_SKIP_CHECKS:-} ]]; then
-  par() { local name=$1; shift; (timeout -k 5 300 "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
   par sanitize env CUDA_BARRIERS=256 bash scripts/sanitize.sh --build-dir build --out "$R/sanitize" --jobs 6 \
     --only "${SANITIZE_ONLY:-synccheck resnet50 bf16|gpt2flash}"
   # Correctness runs beside the sweep, one a line: NAME:COMMAND.
