@@ -39,7 +39,7 @@ std::string temp(const std::string& name) { return temp_path("trace", name); }
 json expected() { return json::parse(read_file(fixture("synthetic_trace.expected.json"))); }
 
 
-std::string report_text(const Analysis& a) { return testing_support::report_text(a, temp("report.txt")); }
+using testing_support::report_text;
 
 constexpr uint32_t kPid = 4242, kTid = 4243;
 constexpr Ns kSteady1 = 1'500'000, kSteady2 = 1'705'000;  // iteration bases in the fixture

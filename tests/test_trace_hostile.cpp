@@ -37,7 +37,7 @@ std::string temp(const std::string& name) { return temp_path("hostile", name); }
 
 
 
-std::string report_text(const Analysis& a) { return testing_support::report_text(a, temp("report.txt")); }
+using testing_support::report_text;
 
 // Well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points past U+10FFFF) as
 // nlohmann::json's lexer decides it, an implementation independent of escape_name. Control

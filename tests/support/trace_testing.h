@@ -44,12 +44,17 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// print_report's text, through the temporary file `path`.
-inline std::string report_text(const Analysis& a, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
+// print_report's text, through an anonymous temporary file (std::tmpfile: one of its own per
+// call, so tests that CTest runs side by side never share it).
+inline std::string report_text(const Analysis& a) {
+  std::FILE* f = std::tmpfile();
+  if (!f) return "(no temporary file for the report)";
   print_report(a, f);
+  std::string text(static_cast<size_t>(std::ftell(f)), '\0');
+  std::rewind(f);
+  text.resize(std::fread(text.data(), 1, text.size(), f));
   std::fclose(f);
-  return read_file(path);
+  return text;
 }
 
 }  // namespace laptime::trace::testing_support
