@@ -140,8 +140,13 @@ resnet-autotune)
   # ResNet-50's max-autotune row alone needs more than the 200 s `autotune` could give it on
   # 2026-11-30: this part runs it first with the call to itself, then the rows it is read
   # against (laptime, eager, compile default), so the four sit side by side in one call.
+  # Inductor's cache (the autotuning results per shape among it) goes to .inductor-cache/, and
+  # back under $OUT when the row did not finish: carried into a later call, it spares the shapes
+  # already tuned.
+  export TORCHINDUCTOR_CACHE_DIR=$PWD/.inductor-cache
   TORCH_LIMIT=${TORCH_LIMIT:-450} torch_row resnet50_bf16_b256_maxautotune resnet50 --precision bf16 --compile \
     --compile-mode max-autotune-no-cudagraphs
+  [[ -s $R/json/torch_resnet50_bf16_b256_maxautotune.json ]] || tar czf "$OUT/inductor-cache.tgz" .inductor-cache
   bench_row resnet50_bf16_b256 resnet50 --precision bf16
   torch_row resnet50_bf16_b256 resnet50 --precision bf16
   torch_row resnet50_bf16_b256_compile resnet50 --precision bf16 --compile
