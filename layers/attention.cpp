@@ -123,8 +123,6 @@ std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const {
 }
 
 void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) {
-  c_attn_.prepare(ctx, B * T, tuner);
-  c_proj_.prepare(ctx, B * T, tuner);
   const auto key = std::make_pair(B, T);
   if (plans_.count(key)) return;
   auto p = std::make_unique<Plan>();
@@ -160,6 +158,9 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
     }
     c_attn16_->prepare(ctx, B * T, tuner);
     c_proj16_->prepare(ctx, B * T, tuner);
+  } else {  // the projections in the storage type; the fp16 path never runs these
+    c_attn_.prepare(ctx, B * T, tuner);
+    c_proj_.prepare(ctx, B * T, tuner);
   }
   if (kind == AttentionKind::Naive) {
     const int64_t head_stride = static_cast<int64_t>(T) * hd_, tt = static_cast<int64_t>(T) * T;

@@ -45,9 +45,10 @@ class CausalSelfAttention {
 
   // Enough for every core prepare() may pick for (B, T).
   std::size_t scratch_bytes(int B, int T) const;
-  // Plans for (B, T): the projections' GEMMs and the core's (cuDNN graph or batched GEMMs);
-  // with Auto, the core itself (bf16: cuDNN, else flash where cuDNN refuses the shape;
-  // fp32/tf32: flash; naive where flash lacks the head size).
+  // Plans for (B, T): the core's (cuDNN graph or batched GEMMs) and the GEMMs of the
+  // projections around it (fp16 ones around tf32's fp16 core, else the storage type's); with
+  // Auto, the core itself (bf16 and tf32: cuDNN, else flash where cuDNN refuses the shape;
+  // fp32: flash; naive where flash lacks the head size).
   void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
   // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. Throws when (B, T) was not prepared.
   // x is of the storage type, or of `x_dtype` when given: input_dtype(B, T) saves a
