@@ -107,6 +107,7 @@ check)
   bench_row gpt2_bf16_b8_graph gpt2 --precision bf16 --graph
   LAPTIME_GPT2_GEMM=timed bench_row gpt2_bf16_b8_timed gpt2 --precision bf16
   bench_row gpt2_tf32_b8 gpt2 --precision tf32
+  LAPTIME_GPT2_GEMM=timed bench_row gpt2_tf32_b8_timed gpt2 --precision tf32
   bench_row gpt2_fp32_b8 gpt2 --precision fp32
   bench_row gpt2_bf16_b1_graph gpt2 --precision bf16 --batch 1 --graph
   bench_row resnet50_bf16_b256 resnet50 --precision bf16
