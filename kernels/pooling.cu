@@ -1,12 +1,12 @@
 // Pooling kernels for ResNet's NHWC activations.
 //
-// Both are pure bandwidth: a max over 9 values or a mean over H·W per output, nothing to
-// reuse across threads. So the channel index is fastest: neighbouring threads read
-// neighbouring channels of the same pixel, and every load and store is coalesced without
-// shared memory. Arithmetic is fp32 whatever the storage type.
+// Both are pure bandwidth: a max over 9 values or a mean over H·W per output. The channel index
+// is fastest: neighbouring threads read neighbouring channels of the same pixel, and every load
+// and store is coalesced without shared memory. Arithmetic is fp32 whatever the storage type.
 // Max-pool moves 16 bytes per thread (8 bf16 or 4 fp32 channels) when C allows it: with
 // one 2-byte element per thread the kernel was bound by index arithmetic and load count,
-// not bandwidth (870 us for ResNet-50's B=256 bf16 stem on an H200).
+// not bandwidth (870 us for ResNet-50's B=256 bf16 stem on an H200). A thread then makes two
+// horizontally adjacent outputs, whose windows share a column (maxpool3x3s2_pair_kernel).
 #include "kernels/pooling.cuh"
 
 #include <cfloat>
@@ -40,37 +40,58 @@ __global__ void maxpool3x3s2_kernel(T* __restrict__ out, const T* __restrict__ i
   out[i] = from_f32<T>(m);
 }
 
-// Vector path: thread (n, ho, wo, channel group) handles kVec consecutive channels.
+// Vector path, two outputs a thread: thread (n, ho, pair j, channel group) takes kVec consecutive
+// channels of outputs wo = 2j and 2j + 1. Their windows share input column 4j + 1, so the two
+// read 3 rows × 5 columns: 15 16-byte loads where one output a thread made 9 each. Window
+// positions outside the image are clamped onto its edge: a clamped position repeats a pixel that
+// is in the window already, so the max is the clipped window's, and the loads have no branch
+// and no trip count between them (the one-output kernel looped over the clipped window).
 template <class T>
-__global__ void maxpool3x3s2_vec_kernel(T* __restrict__ out, const T* __restrict__ in, int N, int H, int W, int C,
-                                        int Ho, int Wo) {
+__global__ void maxpool3x3s2_pair_kernel(T* __restrict__ out, const T* __restrict__ in, int N, int H, int W, int C,
+                                         int Ho, int Wo) {
   constexpr int kVec = 16 / sizeof(T);
-  const int groups = C / kVec;
-  const int64_t total = static_cast<int64_t>(N) * Ho * Wo * groups;
+  const int groups = C / kVec, pairs = (Wo + 1) / 2;
+  const int64_t total = static_cast<int64_t>(N) * Ho * pairs * groups;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
   const int cg = static_cast<int>(i % groups);
-  const int64_t pix = i / groups;  // (n, ho, wo)
-  const int wo = static_cast<int>(pix % Wo);
-  const int ho = static_cast<int>((pix / Wo) % Ho);
-  const int64_t n = pix / (static_cast<int64_t>(Wo) * Ho);
-  const int h0 = max(2 * ho - 1, 0), h1 = min(2 * ho + 2, H);
-  const int w0 = max(2 * wo - 1, 0), w1 = min(2 * wo + 2, W);
-  float m[kVec];
+  int64_t r = i / groups;
+  const int j = static_cast<int>(r % pairs);
+  r /= pairs;
+  const int ho = static_cast<int>(r % Ho);
+  const int64_t n = r / Ho;
+  int64_t row[3];
 #pragma unroll
-  for (int k = 0; k < kVec; ++k) m[k] = -FLT_MAX;
-  for (int h = h0; h < h1; ++h)
-    for (int w = w0; w < w1; ++w) {
-      const uint4 raw = *reinterpret_cast<const uint4*>(in + ((n * H + h) * W + w) * C + cg * kVec);
+  for (int dh = 0; dh < 3; ++dh) row[dh] = (n * H + min(max(2 * ho - 1 + dh, 0), H - 1)) * W;
+  int col[5];
+#pragma unroll
+  for (int dw = 0; dw < 5; ++dw) col[dw] = min(max(4 * j - 1 + dw, 0), W - 1);
+  float m0[kVec], m1[kVec];
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) m0[k] = m1[k] = -FLT_MAX;
+#pragma unroll
+  for (int dh = 0; dh < 3; ++dh)
+#pragma unroll
+    for (int dw = 0; dw < 5; ++dw) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(in + (row[dh] + col[dw]) * C + cg * kVec);
       const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) m[k] = fmaxf(m[k], to_f32(e[k]));
+      for (int k = 0; k < kVec; ++k) {
+        if (dw <= 2) m0[k] = fmaxf(m0[k], to_f32(e[k]));  // output 2j: columns 4j − 1 .. 4j + 1
+        if (dw >= 2) m1[k] = fmaxf(m1[k], to_f32(e[k]));  // output 2j + 1: columns 4j + 1 .. 4j + 3
+      }
     }
-  uint4 res;
-  T* r = reinterpret_cast<T*>(&res);
+  uint4 res0, res1;
+  T* r0 = reinterpret_cast<T*>(&res0);
+  T* r1 = reinterpret_cast<T*>(&res1);
 #pragma unroll
-  for (int k = 0; k < kVec; ++k) r[k] = from_f32<T>(m[k]);
-  *reinterpret_cast<uint4*>(out + pix * C + cg * kVec) = res;
+  for (int k = 0; k < kVec; ++k) {
+    r0[k] = from_f32<T>(m0[k]);
+    r1[k] = from_f32<T>(m1[k]);
+  }
+  T* dst = out + ((n * Ho + ho) * Wo + 2 * j) * C + cg * kVec;
+  *reinterpret_cast<uint4*>(dst) = res0;
+  if (2 * j + 1 < Wo) *reinterpret_cast<uint4*>(dst + C) = res1;
 }
 
 template <class T>
@@ -95,10 +116,12 @@ void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, 
     constexpr int kVec = 16 / sizeof(scalar_t);
     auto* y = static_cast<scalar_t*>(out);
     const auto* x = static_cast<const scalar_t*>(in);
-    if (aligned && C % kVec == 0)
-      maxpool3x3s2_vec_kernel<scalar_t><<<ceil_div(total / kVec, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
-    else
+    if (aligned && C % kVec == 0) {
+      const int64_t threads = static_cast<int64_t>(N) * Ho * ((Wo + 1) / 2) * (C / kVec);
+      maxpool3x3s2_pair_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
+    } else {
       maxpool3x3s2_kernel<scalar_t><<<ceil_div(total, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
+    }
   });
   CUDA_CHECK_LAUNCH();
 }
