@@ -147,14 +147,29 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
 }
 
 // Starts the copy of s2d rows [lo, hi + 3) of image n into a staged-input buffer. The rows are
-// contiguous in memory: 16-byte chunk i is pixel i / 2 of the run, half i % 2.
+// contiguous in memory: 16-byte chunk i is pixel i / 2 of the run, half i % 2. A thread's column
+// x = px % Hs is stepped along with px, not divided out at every chunk.
 __device__ __forceinline__ void load_rows_async(uint32_t buf, const StemParams& q, const Step& st) {
   const int chunks = (st.hi + 3 - st.lo) * q.Hs * 2;
   const __nv_bfloat16* src = q.in + (static_cast<int64_t>(st.n) * q.Hs + st.lo) * q.Hs * kCin;
+  const int h = threadIdx.x & 1;  // the same half at every chunk: kThreads is even
+  int px = threadIdx.x >> 1, x = px % q.Hs;
   for (int i = threadIdx.x; i < chunks; i += kThreads) {
-    const int px = i >> 1, x = px % q.Hs;
-    cp_async16(buf + (px - x) * kPixelBytes + in_offset(x, i & 1), src + i * 8);
+    cp_async16(buf + (px - x) * kPixelBytes + in_offset(x, h), src + i * 8);
+    px += kThreads / 2;
+    x += kThreads / 2;
+    while (x >= q.Hs) x -= q.Hs;
   }
+}
+
+// m / So for a pixel m of one step's conv rows (at most kRing of them, so m < kRing·So), by
+// comparisons: a division by a run-time divisor is ~20 instructions, and the k loop and the
+// epilogue ask for one per m16 tile row.
+__device__ __forceinline__ int step_row(int m, int So) {
+  int r = 0;
+#pragma unroll
+  for (int k = 1; k < kRing; ++k) r += m >= k * So;
+  return r;
 }
 
 // NT n8 tiles = C / 8 output channels. Warp tasks split them in NSPLIT halves of NTW tiles.
@@ -221,7 +236,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
 #pragma unroll
       for (int i = 0; i < kMTiles; ++i) {
         const int m = min(m0 + 16 * i + (lane & 15), M - 1);
-        const int ro = m / q.So;
+        const int ro = step_row(m, q.So);
         a_x[i] = m - ro * q.So;
         a_row[i] = in_s + ro * row_bytes;
       }
@@ -268,7 +283,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
         for (int hr = 0; hr < 2; ++hr) {
           const int m = m0 + 16 * i + g + 8 * hr;
           if (m >= M) continue;
-          const int ro = m / q.So, x = m - ro * q.So;
+          const int ro = step_row(m, q.So), x = m - ro * q.So;
           __nv_bfloat16* dst = ring + ((st.lo + ro) % kRing * q.So + x) * kRingPx;
 #pragma unroll
           for (int j = 0; j < NTW; ++j) {
@@ -281,21 +296,33 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
     }
     __syncthreads();  // the step's conv rows in the ring
 
-    // --- 3×3/2 max pool of pooled rows [p, pe): 8 channels of one pooled pixel per thread
+    // --- 3×3/2 max pool of pooled rows [p, pe): 8 channels of one pooled pixel per thread.
+    // Window positions outside the image are clamped onto its edge, as in the unfused max pool
+    // (kernels/pooling.cu): a clamped position repeats one already in the window, so the max is
+    // the clipped window's, and the nine 16-byte loads issue together, with no loop between them.
     const int items = (st.pe - st.p) * q.Po * NT;
     for (int it = tid; it < items; it += kThreads) {
-      const int cc = it % NT, pq = it / NT, x = pq % q.Po, pr = st.p + pq / q.Po;
-      const int r0 = max(2 * pr - 1, 0), r1 = min(2 * pr + 1, q.So - 1);
-      const int c0 = max(2 * x - 1, 0), c1 = min(2 * x + 1, q.So - 1);
-      uint4 best = *reinterpret_cast<const uint4*>(ring + (r0 % kRing * q.So + c0) * kRingPx + cc * 8);
-      for (int r = r0; r <= r1; ++r)
-        for (int c = c0; c <= c1; ++c) {
-          const uint4 v = *reinterpret_cast<const uint4*>(ring + (r % kRing * q.So + c) * kRingPx + cc * 8);
-          __nv_bfloat162* m = reinterpret_cast<__nv_bfloat162*>(&best);
-          const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&v);
+      const int cc = it % NT, pq = it / NT;
+      const int second = pq >= q.Po;  // pe − p ≤ 2 pooled rows: pq < 2·Po
+      const int x = pq - (second ? q.Po : 0), pr = st.p + second;
+      const __nv_bfloat16* row[3];
+      int col[3];
 #pragma unroll
-          for (int k = 0; k < 4; ++k) m[k] = __hmax2(m[k], e[k]);
-        }
+      for (int d = 0; d < 3; ++d) {
+        row[d] = ring + (min(max(2 * pr - 1 + d, 0), q.So - 1) % kRing) * q.So * kRingPx + cc * 8;
+        col[d] = min(max(2 * x - 1 + d, 0), q.So - 1) * kRingPx;
+      }
+      uint4 v[9];
+#pragma unroll
+      for (int k = 0; k < 9; ++k) v[k] = *reinterpret_cast<const uint4*>(row[k / 3] + col[k % 3]);
+      uint4 best = v[0];
+      __nv_bfloat162* m = reinterpret_cast<__nv_bfloat162*>(&best);
+#pragma unroll
+      for (int k = 1; k < 9; ++k) {
+        const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) m[c] = __hmax2(m[c], e[c]);
+      }
       *reinterpret_cast<uint4*>(q.out + ((static_cast<int64_t>(st.n) * q.Po + pr) * q.Po + x) * C + cc * 8) = best;
     }
     if (!has_next) break;
