@@ -51,6 +51,14 @@
 // block, 97% of the SMs busy) against 0.649 + 0.209 ms for cuDNN's conv and our max pool. At
 // B32: 4 bands per image, 128 units in one wave (8 steps' time for 6.8 of ideal work), ~55–65 µs
 // against 90 + 32 µs.
+//
+// Measured (H200, docs/PERF.md run 3): 0.538 ms at B256 at first. Nsight Compute: 245 registers
+// and 172.5 KB of shared memory give one block an SM, two warps a scheduler; the tensor pipe was
+// active 29.5% of the time, stalls mostly fixed-latency dependencies and shared-memory results,
+// 6.7 instructions a HMMA. Taking the run-time divisions out (m / So, px % Hs) and clamping the
+// pool taps (no loop over a clipped window) cut 15% of the instructions: 0.470 ms. The rest is
+// latency at two warps a scheduler; wgmma (asynchronous, operands in shared memory) is the
+// Hopper way past it.
 #include "kernels/stem.cuh"
 
 #include <cuda_bf16.h>
