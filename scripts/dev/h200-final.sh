@@ -147,7 +147,7 @@ resnet-autotune)
   export TORCHINDUCTOR_CACHE_DIR=$PWD/.inductor-cache
   TORCH_LIMIT=${TORCH_LIMIT:-450} torch_row resnet50_bf16_b256_maxautotune resnet50 --precision bf16 --compile \
     --compile-mode max-autotune-no-cudagraphs
-  [[ -s $R/json/torch_resnet50_bf16_b256_maxautotune.json ]] || tar czf "$OUT/inductor-cache.tgz" .inductor-cache
+  [[ -s $R/json/torch_resnet50_bf16_b256_maxautotune.json || -z ${OUT:-} ]] || tar czf "$OUT/inductor-cache.tgz" .inductor-cache
   bench_row resnet50_bf16_b256 resnet50 --precision bf16
   torch_row resnet50_bf16_b256 resnet50 --precision bf16
   torch_row resnet50_bf16_b256_compile resnet50 --precision bf16 --compile
