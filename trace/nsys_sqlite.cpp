@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -88,6 +89,12 @@ class Stmt {
     if (sqlite3_step(st_) != SQLITE_DONE) throw TraceError("SQLite write failed: " + std::string(sqlite3_errmsg(db_)) + ".");
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);
+  }
+  // One row of integers, bound to parameters 1, 2, ... in order, then inserted.
+  void insert_row(std::initializer_list<int64_t> values) {
+    int i = 1;
+    for (int64_t v : values) bind(i++, v);
+    insert();
   }
 
  private:
@@ -764,55 +771,40 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
   {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const Kernel& k : t.kernels) {
-      int i = 1;
-      for (int64_t v : {k.start, k.end, int64_t{k.device}, int64_t{k.stream}, static_cast<int64_t>(k.correlation),
-                        gpid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
-                        int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y},
-                        int64_t{k.block.z}})
-        s.bind(i++, v);
-      s.insert();
+      s.insert_row({k.start, k.end, int64_t{k.device}, int64_t{k.stream}, static_cast<int64_t>(k.correlation),
+                    gpid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
+                    int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y},
+                    int64_t{k.block.z}});
     }
   }
   {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)");
     for (const Memcpy& m : t.memcpys) {
-      int i = 1;
-      for (int64_t v : {m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
-                        gpid(m.pid), static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.kind),
-                        static_cast<int64_t>(m.src), static_cast<int64_t>(m.dst)})
-        s.bind(i++, v);
-      s.insert();
+      s.insert_row({m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
+                    gpid(m.pid), static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.kind),
+                    static_cast<int64_t>(m.src), static_cast<int64_t>(m.dst)});
     }
   }
   {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
     for (const Memset& m : t.memsets) {
-      int i = 1;
-      for (int64_t v : {m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
-                        gpid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)})
-        s.bind(i++, v);
-      s.insert();
+      s.insert_row({m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
+                    gpid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)});
     }
   }
   {
     // Driver calls go in the same table, as nsys writes them; the reader tells them apart by name.
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, ?, ?)");
     for (const ApiCall& c : t.api_calls) {
-      int i = 1;
-      for (int64_t v : {c.start, c.end, global_tid(c.pid, c.tid), static_cast<int64_t>(c.correlation),
-                        strings.id(c.name), int64_t{c.return_value}})
-        s.bind(i++, v);
-      s.insert();
+      s.insert_row({c.start, c.end, global_tid(c.pid, c.tid), static_cast<int64_t>(c.correlation),
+                    strings.id(c.name), int64_t{c.return_value}});
     }
   }
   {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?, ?, ?, 0, ?, ?, ?, ?, 0)");
     for (const SyncEvent& e : t.syncs) {
-      int i = 1;
-      for (int64_t v : {e.start, e.end, int64_t{e.device}, int64_t{e.stream}, static_cast<int64_t>(e.correlation),
-                        gpid(e.pid), static_cast<int64_t>(e.type)})
-        s.bind(i++, v);
-      s.insert();
+      s.insert_row({e.start, e.end, int64_t{e.device}, int64_t{e.stream}, static_cast<int64_t>(e.correlation),
+                    gpid(e.pid), static_cast<int64_t>(e.type)});
     }
   }
   {
