@@ -30,10 +30,7 @@ using testing_support::temp_path;
 
 std::string temp(const std::string& name) { return temp_path("diff", name); }
 
-json expected() {
-  std::ifstream f(fixture("diff_fixtures.expected.json"));
-  return json::parse(f);
-}
+json expected() { return json::parse(read_file(fixture("diff_fixtures.expected.json"))); }
 
 const DiffRow* row(const Diff& d, const std::string& name) {
   for (const DiffRow& r : d.rows)
