@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "bench/workload.h"
 #include "core/check.h"
@@ -14,25 +15,29 @@
 namespace laptime {
 namespace {
 
+// An override from the environment: unset or empty gives `unset`, either word its value,
+// anything else an error naming both.
+template <class E>
+E env_choice(const char* name, E unset, std::pair<const char*, E> a, std::pair<const char*, E> b) {
+  const char* v = std::getenv(name);
+  const std::string s = v ? v : "";
+  if (s.empty()) return unset;
+  if (s == a.first) return a.second;
+  if (s == b.first) return b.second;
+  throw Error(std::string(name) + " must be '" + a.first + "' or '" + b.first + "', not '" + s + "'.");
+}
+
 // LAPTIME_GPT2_GELU=epilogue|kernel overrides where the GELU runs (default: the measured
 // choice per precision, layers/mlp.h), for before/after timings of that fusion.
 GeluPlacement gelu_placement() {
-  const char* v = std::getenv("LAPTIME_GPT2_GELU");
-  const std::string s = v ? v : "";
-  if (s.empty()) return GeluPlacement::Auto;
-  if (s == "epilogue") return GeluPlacement::Epilogue;
-  if (s == "kernel") return GeluPlacement::Kernel;
-  throw Error("LAPTIME_GPT2_GELU must be 'epilogue' or 'kernel', not '" + s + "'.");
+  return env_choice("LAPTIME_GPT2_GELU", GeluPlacement::Auto, {"epilogue", GeluPlacement::Epilogue},
+                    {"kernel", GeluPlacement::Kernel});
 }
 
 // LAPTIME_GPT2_GEMM=timed|heuristic overrides how the linear layers' algorithms are chosen.
 GemmChoice gemm_choice() {
-  const char* v = std::getenv("LAPTIME_GPT2_GEMM");
-  const std::string s = v ? v : "";
-  if (s.empty()) return GemmChoice::Heuristic;
-  if (s == "timed") return GemmChoice::Timed;
-  if (s == "heuristic") return GemmChoice::Heuristic;
-  throw Error("LAPTIME_GPT2_GEMM must be 'timed' or 'heuristic', not '" + s + "'.");
+  return env_choice("LAPTIME_GPT2_GEMM", GemmChoice::Heuristic, {"timed", GemmChoice::Timed},
+                    {"heuristic", GemmChoice::Heuristic});
 }
 
 class Gpt2Workload : public Workload {
