@@ -31,6 +31,7 @@
 #include "trace/roofline.h"
 #include "core/check.h"
 #include "core/output_file.h"
+#include "core/timing.h"
 
 namespace laptime {
 namespace {
@@ -38,50 +39,6 @@ namespace {
 std::string version_str(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string(v % major_div / minor_div);
 }
-
-// A CUDA event pair per iteration, created before the loop.
-class EventPool {
- public:
-  explicit EventPool(size_t n) : events_(n) {
-    for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreate(&e));
-  }
-  ~EventPool() {
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-  }
-  cudaEvent_t operator[](size_t i) const { return events_[i]; }
-
- private:
-  std::vector<cudaEvent_t> events_;
-};
-
-class Graph {
- public:
-  ~Graph() {
-    if (exec_) cudaGraphExecDestroy(exec_);
-    if (graph_) cudaGraphDestroy(graph_);
-  }
-  // Captures one forward. A call that breaks capture (an allocation, a synchronization, a
-  // pageable copy) fails inside forward() and is reported with its name and location.
-  void capture(Workload& w, const Context& ctx) {
-    CUDA_CHECK(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
-    try {
-      w.forward(ctx);
-    } catch (const Error& e) {
-      cudaGraph_t broken = nullptr;
-      cudaStreamEndCapture(ctx.stream(), &broken);
-      if (broken) cudaGraphDestroy(broken);
-      cudaGetLastError();
-      throw Error(std::string("CUDA Graph capture of forward() failed: ") + e.what());
-    }
-    CUDA_CHECK(cudaStreamEndCapture(ctx.stream(), &graph_));
-    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  void launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
 
 }  // namespace
 
@@ -174,8 +131,16 @@ int run_bench(const BenchOptions& o) {
     if (!plans.empty()) report["config"]["plans"] = plans;
   }
 
-  Graph graph;
-  if (o.graph == GraphMode::Graph) graph.capture(*w, ctx);
+  // A call that breaks capture (an allocation, a synchronization, a pageable copy) fails
+  // inside forward() and is reported with its name and location.
+  CudaGraph graph;
+  if (o.graph == GraphMode::Graph) {
+    try {
+      graph.capture(ctx.stream(), [&] { w->forward(ctx); });
+    } catch (const Error& e) {
+      throw Error(std::string("CUDA Graph capture of forward() failed: ") + e.what());
+    }
+  }
 
   const int total = o.warmup + o.iters;
   EventPool events(2 * static_cast<size_t>(total));

@@ -14,6 +14,7 @@
 #include <cudnn_frontend.h>
 
 #include "core/check.h"
+#include "core/timing.h"
 #include "layers/gemm.h"
 
 namespace laptime {
@@ -126,8 +127,6 @@ constexpr int kMaxGemmCandidates = 4;
 // Host time one cuDNN route may spend building and timing its candidates for one shape, once it
 // has one: engines compiled at run time (NVRTC) can take a second each to build.
 constexpr double kRouteBudgetSeconds = 1.0;
-// Timed runs per candidate (after one untimed warm-up); the minimum counts.
-constexpr int kTimedRuns = 3;
 
 // The frontend's steps from a described graph to its list of engine configurations, filtered by
 // what the precision allows. False, with the frontend's words in *why, when none is left.
@@ -176,67 +175,25 @@ bool list_configs(fe::graph::Graph& g, cudnnHandle_t handle, const GraphSpec& s,
   }
 }
 
-// Runs per timed CUDA-graph launch (see time_candidate).
-constexpr int kGraphRuns = 5;
-
-// Milliseconds of one run of `run` on `stream`, the GPU's time alone. One untimed direct run
-// first (errors, module loading); then kGraphRuns runs captured in a CUDA graph and the least of
-// kTimedRuns replays, divided by kGraphRuns. Why a graph: at small batches a convolution takes
-// less GPU time than its host enqueue, so timing direct runs between events would rank engines by
-// host overhead, which the bench's --graph replay does not pay; with a graph the GPU runs the
-// candidates back to back. Where capture fails, direct runs between events instead. Negative
-// when a run fails (returns false or throws laptime::Error).
-template <class F>
-float time_candidate(cudaStream_t stream, F&& run) {
-  struct Timing {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    Timing() {
-      CUDA_CHECK(cudaEventCreate(&start));
-      CUDA_CHECK(cudaEventCreate(&stop));
-    }
-    ~Timing() {
-      if (exec) cudaGraphExecDestroy(exec);
-      if (graph) cudaGraphDestroy(graph);
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
-    }
-  } t;
+// Builds configuration i of g's list unless a configuration of the same name was seen before
+// (the lists repeat engines). True with its name and workspace when it built and its workspace
+// is one we accept; false otherwise, with the frontend's words in *error when it failed.
+bool build_config(fe::graph::Graph& g, int64_t i, std::vector<std::string>* seen, std::string* name, int64_t* ws,
+                  std::string* error) {
+  if (g.get_plan_name_at_index(i, *name).is_bad()) return false;
+  if (std::find(seen->begin(), seen->end(), *name) != seen->end()) return false;
+  seen->push_back(*name);
+  fe::error_t e;
+  *ws = 0;
   try {
-    if (!run()) return -1.f;
-    bool captured = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-    if (captured) {
-      bool ok = true;
-      try {
-        for (int i = 0; i < kGraphRuns && ok; ++i) ok = run();
-      } catch (const Error&) {
-        ok = false;
-      }
-      captured = cudaStreamEndCapture(stream, &t.graph) == cudaSuccess && ok && t.graph &&
-                 cudaGraphInstantiate(&t.exec, t.graph, 0) == cudaSuccess &&
-                 cudaGraphLaunch(t.exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess;
-      if (!captured) (void)cudaGetLastError();  // a refused capture is not an error of ours
-    }
-    float best = -1.f;
-    for (int i = 0; i < kTimedRuns; ++i) {
-      CUDA_CHECK(cudaEventRecord(t.start, stream));
-      if (captured) {
-        CUDA_CHECK(cudaGraphLaunch(t.exec, stream));
-      } else if (!run()) {
-        return -1.f;
-      }
-      CUDA_CHECK(cudaEventRecord(t.stop, stream));
-      CUDA_CHECK(cudaEventSynchronize(t.stop));
-      float ms = 0.f;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
-      if (captured) ms /= kGraphRuns;
-      if (best < 0.f || ms < best) best = ms;
-    }
-    return best;
-  } catch (const Error&) {
-    return -1.f;
+    e = g.build_plan_at_index(i);
+    if (e.is_good()) e = g.get_workspace_size_plan_at_index(i, *ws);
+  } catch (const std::exception& ex) {
+    e = fe::error_t{fe::error_code_t::GRAPH_EXECUTION_PLAN_CREATION_FAILED, ex.what()};
   }
+  if (e.is_good() && *ws <= kMaxConvWorkspace) return true;
+  *error = e.is_bad() ? e.get_message() : "workspace of " + std::to_string(*ws) + " B";
+  return false;
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -349,16 +306,27 @@ Conv2d::Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShap
 Conv2d::~Conv2d() = default;
 Conv2d::Conv2d(Conv2d&&) noexcept = default;
 
-std::shared_ptr<Conv2d::Plan> Conv2d::choose(Context& ctx, ConvRoute route, int N, int H, int W, void* y,
-                                             const void* x, const void* residual, int* timed) const {
-  const bool tune = tuning_enabled();
-  const bool gemm_shape = shape_.kernel == 1 && shape_.stride == 1 && shape_.pad == 0;
-  const int64_t rows = int64_t{N} * shape_.out_size(H) * shape_.out_size(W);
+// choose()'s search for one input shape: the candidates it builds and measures on the
+// forward's own buffers, the fastest so far, and the routes that had nothing. Nested in Conv2d
+// for its access to Plan and to the layer's weights.
+struct Conv2d::Chooser {
+  Chooser(const Conv2d& conv, Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual)
+      : conv(conv), ctx(ctx), N(N), H(H), W(W), y(y), x(x), residual(residual), tune(tuning_enabled()),
+        rows(int64_t{N} * conv.shape_.out_size(H) * conv.shape_.out_size(W)) {}
+
+  const Conv2d& conv;
+  Context& ctx;
+  int N, H, W;
+  void* y;
+  const void* x;
+  const void* residual;
+  bool tune;             // time the candidates (LAPTIME_CONV_TUNE is not off)
+  int64_t rows;          // N·Ho·Wo
   std::shared_ptr<Plan> best;
   std::string refusals;  // the routes that had nothing, and why
-  int candidates = 0;
+  int candidates = 0;    // timed, all routes
 
-  auto fresh = [&](ConvRoute r) {
+  std::shared_ptr<Plan> fresh(ConvRoute r) const {
     auto p = std::make_shared<Plan>();
     p->handle = ctx.cudnn();
     p->stream = ctx.stream();
@@ -366,138 +334,137 @@ std::shared_ptr<Conv2d::Plan> Conv2d::choose(Context& ctx, ConvRoute route, int 
     p->residual = residual != nullptr;
     p->out_rows = rows;
     return p;
-  };
-  auto refused = [&](ConvRoute r, const std::string& why) {
+  }
+  void refused(ConvRoute r, const std::string& why) {
     refusals += std::string(refusals.empty() ? "" : "; ") + conv_route_name(r) + ": " + first_line(why);
-  };
-
-  // cuDNN routes: every listed configuration, deduplicated by name, built until the cap; each
-  // run (and, when tuning, timed) on the forward's buffers; the fastest index kept.
-  for (ConvRoute r : {ConvRoute::Fused, ConvRoute::Separate}) {
-    if (route != ConvRoute::Auto && route != r) continue;
-    if (!tune && best) break;  // untimed: Separate only when Fused had nothing
-    auto p = fresh(r);
-    p->graph = std::make_unique<fe::graph::Graph>();
-    const GraphSpec spec{shape_, shape_.in_channels, N, H, W, dtype_, precision_, act_, p->residual, r};
-    describe_graph(*p->graph, spec);
-    std::string why;
-    if (!list_configs(*p->graph, p->handle, spec, tune, &why)) {
-      refused(r, why);
-      continue;
-    }
-    const int cap = tune ? kMaxCudnnCandidates : 1;
-    std::vector<std::string> seen;
-    int built = 0;
-    float route_best = -1.f;
-    int64_t route_index = -1, route_ws = 0;
-    std::string route_name, last_error;
-    const int64_t count = p->graph->get_execution_plan_count();
-    const auto t0 = std::chrono::steady_clock::now();
-    auto over_budget = [&] {
-      return route_index >= 0 &&
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > kRouteBudgetSeconds;
+  }
+  // Milliseconds of one run of p on the forward's buffers, timed as every candidate is
+  // (core/timing.h); untimed, 0 when it runs. Negative when it does not, cuDNN's words in *error.
+  float measure(const Plan& p, std::string* error) const {
+    auto run = [&] {
+      fe::error_t e = p.enqueue(conv, ctx, y, x, residual);
+      if (e.is_bad()) *error = e.get_message();
+      return e.is_good();
     };
-    for (int64_t i = 0; i < count && built < cap && !over_budget(); ++i) {
-      std::string name;
-      if (p->graph->get_plan_name_at_index(i, name).is_bad()) continue;
-      if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-      seen.push_back(name);
-      fe::error_t e;
-      int64_t ws = 0;
-      try {
-        e = p->graph->build_plan_at_index(i);
-        if (e.is_good()) e = p->graph->get_workspace_size_plan_at_index(i, ws);
-      } catch (const std::exception& ex) {
-        e = fe::error_t{fe::error_code_t::GRAPH_EXECUTION_PLAN_CREATION_FAILED, ex.what()};
-      }
-      if (e.is_bad() || ws > kMaxConvWorkspace) {
-        last_error = e.is_bad() ? e.get_message() : "workspace of " + std::to_string(ws) + " B";
-        continue;
-      }
-      ++built;
-      ctx.reserve_workspace(static_cast<std::size_t>(ws));
-      p->plan_index = i;
-      auto run = [&] {
-        fe::error_t r2 = p->enqueue(*this, ctx, y, x, residual);
-        if (r2.is_bad()) last_error = r2.get_message();
-        return r2.is_good();
-      };
-      float ms;
-      if (tune) {
-        ms = time_candidate(ctx.stream(), run);
-      } else {
-        ms = run() ? 0.f : -1.f;
-      }
-      if (ms < 0.f) continue;
-      // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
-      require(p->graph->get_variant_pack_uids_sorted() == graph_uids(r, p->residual),
-              "internal: cudnn-frontend lists the tensors of convolution '" + this->name() +
-                  "' in an unexpected order.");
-      if (tune) ++candidates;
-      if (route_index < 0 || ms < route_best) {
-        route_best = ms;
-        route_index = i;
-        route_ws = ws;
-        route_name = name;
-      }
-    }
-    if (route_index < 0) {
-      refused(r, last_error.empty() ? "no engine configuration built" : last_error);
-      continue;
-    }
-    p->plan_index = route_index;
-    p->workspace = route_ws;
-    p->engine = "cuDNN " + route_name;
-    p->ms = tune ? route_best : -1.f;
-    if (!best || (tune && p->ms < best->ms)) best = p;
+    if (!tune) return run() ? 0.f : -1.f;
+    return time_candidate(ctx.stream(), run);
   }
-
-  // cuBLASLt for 1×1 stride-1 convolutions: its first few algorithms for this GEMM, timed.
-  // Untimed runs never take it (they reproduce the cuDNN-only choice).
-  if (gemm_shape && tune && (route == ConvRoute::Auto || route == ConvRoute::Gemm)) {
-    GemmSpec g;
-    g.M = static_cast<int>(rows);
-    g.N = shape_.out_channels;
-    g.K = shape_.in_channels;
-    g.b_layout = BLayout::NK;  // the KRSC weight of a 1×1 convolution is [out, in]
-    g.ab_dtype = g.d_dtype = dtype_;
-    g.precision = precision_;
-    g.epilogue = act_ == ConvActivation::Relu ? Epilogue::BiasRelu : Epilogue::Bias;
-    std::string why;
-    for (int a = 0; a < kMaxGemmCandidates; ++a) {
-      g.algo_index = a;
-      auto p = fresh(ConvRoute::Gemm);
-      try {
-        p->gemm = std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
-      } catch (const Error& e) {
-        if (a == 0) why = e.what();
-        break;
-      }
-      const float ms = time_candidate(ctx.stream(), [&] { return p->enqueue(*this, ctx, y, x, residual).is_good(); });
-      if (ms < 0.f) continue;
-      ++candidates;
-      p->ms = ms;
-      p->engine = "cuBLASLt algorithm " + std::to_string(a) + " of its heuristic";
-      if (!best || ms < best->ms) best = p;
-    }
-    if (!why.empty()) refused(ConvRoute::Gemm, why);
+  // Keeps p when it is the first plan that runs or, timed, the fastest.
+  void consider(std::shared_ptr<Plan> p) {
+    if (!best || (tune && p->ms < best->ms)) best = std::move(p);
   }
-  if (route == ConvRoute::Gemm && !gemm_shape) refused(ConvRoute::Gemm, "not a 1x1 stride-1 unpadded convolution");
-  if (route == ConvRoute::Gemm && !tune && gemm_shape) refused(ConvRoute::Gemm, "LAPTIME_CONV_TUNE=off");
+  void cudnn_route(ConvRoute r);
+  void gemm_route();
+};
 
-  if (!best)
+// A cuDNN route: every listed configuration, deduplicated by name, built until the cap (and
+// the host-time budget once one works), each measured; the route's fastest is considered.
+void Conv2d::Chooser::cudnn_route(ConvRoute r) {
+  auto p = fresh(r);
+  p->graph = std::make_unique<fe::graph::Graph>();
+  const GraphSpec spec{conv.shape_, conv.shape_.in_channels, N, H, W, conv.dtype_, conv.precision_, conv.act_,
+                       p->residual, r};
+  describe_graph(*p->graph, spec);
+  std::string why;
+  if (!list_configs(*p->graph, p->handle, spec, tune, &why)) return refused(r, why);
+  const int cap = tune ? kMaxCudnnCandidates : 1;
+  std::vector<std::string> seen;
+  int built = 0;
+  float route_best = -1.f;
+  int64_t route_index = -1, route_ws = 0;
+  std::string route_name, last_error;
+  const int64_t count = p->graph->get_execution_plan_count();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto over_budget = [&] {
+    return route_index >= 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > kRouteBudgetSeconds;
+  };
+  for (int64_t i = 0; i < count && built < cap && !over_budget(); ++i) {
+    std::string name;
+    int64_t ws = 0;
+    if (!build_config(*p->graph, i, &seen, &name, &ws, &last_error)) continue;
+    ++built;
+    ctx.reserve_workspace(static_cast<std::size_t>(ws));
+    p->plan_index = i;
+    const float ms = measure(*p, &last_error);
+    if (ms < 0.f) continue;
+    // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
+    require(p->graph->get_variant_pack_uids_sorted() == graph_uids(r, p->residual),
+            "internal: cudnn-frontend lists the tensors of convolution '" + conv.name() +
+                "' in an unexpected order.");
+    if (tune) ++candidates;
+    if (route_index < 0 || ms < route_best) {
+      route_best = ms;
+      route_index = i;
+      route_ws = ws;
+      route_name = name;
+    }
+  }
+  if (route_index < 0) return refused(r, last_error.empty() ? "no engine configuration built" : last_error);
+  p->plan_index = route_index;
+  p->workspace = route_ws;
+  p->engine = "cuDNN " + route_name;
+  p->ms = tune ? route_best : -1.f;
+  consider(std::move(p));
+}
+
+// cuBLASLt for a 1×1 stride-1 convolution: its heuristic's first few algorithms for the GEMM
+// y[N·H·W, out] = x[N·H·W, in] · Wᵀ, bias and ReLU in the epilogue, each measured. Timed runs only.
+void Conv2d::Chooser::gemm_route() {
+  GemmSpec g;
+  g.M = static_cast<int>(rows);
+  g.N = conv.shape_.out_channels;
+  g.K = conv.shape_.in_channels;
+  g.b_layout = BLayout::NK;  // the KRSC weight of a 1×1 convolution is [out, in]
+  g.ab_dtype = g.d_dtype = conv.dtype_;
+  g.precision = conv.precision_;
+  g.epilogue = conv.act_ == ConvActivation::Relu ? Epilogue::BiasRelu : Epilogue::Bias;
+  std::string why;
+  for (int a = 0; a < kMaxGemmCandidates; ++a) {
+    g.algo_index = a;
+    auto p = fresh(ConvRoute::Gemm);
+    try {
+      p->gemm = std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
+    } catch (const Error& e) {
+      if (a == 0) why = e.what();
+      break;
+    }
+    std::string error;
+    const float ms = measure(*p, &error);
+    if (ms < 0.f) continue;
+    ++candidates;
+    p->ms = ms;
+    p->engine = "cuBLASLt algorithm " + std::to_string(a) + " of its heuristic";
+    consider(std::move(p));
+  }
+  if (!why.empty()) refused(ConvRoute::Gemm, why);
+}
+
+std::shared_ptr<Conv2d::Plan> Conv2d::choose(Context& ctx, ConvRoute route, int N, int H, int W, void* y,
+                                             const void* x, const void* residual, int* timed) const {
+  Chooser c(*this, ctx, N, H, W, y, x, residual);
+  // cuDNN's routes, fused first; untimed, Separate only when Fused had nothing.
+  for (ConvRoute r : {ConvRoute::Fused, ConvRoute::Separate})
+    if ((route == ConvRoute::Auto || route == r) && (c.tune || !c.best)) c.cudnn_route(r);
+  // cuBLASLt: untimed runs never take it (they reproduce the cuDNN-only choice).
+  const bool gemm_shape = shape_.kernel == 1 && shape_.stride == 1 && shape_.pad == 0;
+  if (gemm_shape && c.tune && (route == ConvRoute::Auto || route == ConvRoute::Gemm)) c.gemm_route();
+  if (route == ConvRoute::Gemm && !gemm_shape) c.refused(ConvRoute::Gemm, "not a 1x1 stride-1 unpadded convolution");
+  if (route == ConvRoute::Gemm && !c.tune && gemm_shape) c.refused(ConvRoute::Gemm, "LAPTIME_CONV_TUNE=off");
+
+  if (!c.best)
     throw Error("no engine can run convolution '" + name() + "' (" + precision_name(precision_) + ", input " +
-                shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(route) + "): " + refusals);
-  best->candidates = candidates;
-  best->note = refusals;
+                shape_text(N, H, W, shape_.in_channels) + ", route " + conv_route_name(route) + "): " + c.refusals);
+  c.best->candidates = c.candidates;
+  c.best->note = c.refusals;
   // The winner's run comes last on y, so the buffers hold its result (a later timed Gemm would
   // otherwise have left its own), and its workspace is reserved.
-  ctx.reserve_workspace(static_cast<std::size_t>(best->workspace));
-  fe::error_t e = best->enqueue(*this, ctx, y, x, residual);
+  ctx.reserve_workspace(static_cast<std::size_t>(c.best->workspace));
+  fe::error_t e = c.best->enqueue(*this, ctx, y, x, residual);
   if (e.is_bad())
     throw Error("cuDNN refused convolution '" + name() + "' on a second run of its chosen plan: " + e.get_message());
-  *timed += candidates;
-  return best;
+  *timed += c.candidates;
+  return c.best;
 }
 
 namespace {

@@ -22,8 +22,10 @@
 //
 // Choice by measurement (ConvRoute::Auto): prepare() builds the candidates of every route the
 // shape allows (cuDNN's heuristics A and B plus its fallback list, deduplicated, each passing the
-// precision's filter below; cuBLASLt's first few algorithms), runs each a few times on the
-// context's stream on the forward's own buffers, and keeps the fastest. A ConvPlanCache shared
+// precision's filter below; cuBLASLt's first few algorithms), times each on the context's stream
+// on the forward's own buffers with time_candidate (core/timing.h: inside a CUDA graph, the
+// GPU's time alone, where direct runs would rank small convolutions by host overhead), and
+// keeps the fastest. A ConvPlanCache shared
 // by the layers of a model makes that once per distinct shape: identical layers share one plan
 // (the weights are bound at run time, not in the plan). LAPTIME_CONV_TUNE=off restores the
 // untimed choice (cuDNN's first supported fused plan, else the first separate one), for
@@ -146,7 +148,8 @@ class Conv2d {
 
  private:
   friend class ConvPlanCache;
-  struct Plan;  // holds cudnn-frontend's graph: only conv2d.cpp includes the frontend's headers
+  struct Plan;     // holds cudnn-frontend's graph: only conv2d.cpp includes the frontend's headers
+  struct Chooser;  // choose()'s search over the candidates of one shape (conv2d.cpp)
   const Plan& plan(int N, int H, int W) const;
   // The chosen plan of `route` (Auto: of every route allowed) for this shape, candidates
   // built, run on these buffers and timed; throws a sentence when none can run.

@@ -65,9 +65,9 @@ class Gemm {
   // autotune() chose another). Build time only, like everything below.
   static constexpr int kMaxCandidates = 8;
   int candidate_count() const { return static_cast<int>(candidates_.size()); }
-  // Times every candidate on these operands (one warm-up, then the best of three runs, CUDA
-  // events on ctx.stream(); synchronizes) and keeps the fastest. Returns its index; *best_ms
-  // gets its time. Operands as for run(), with beta = 0.
+  // Times every candidate on these operands with time_candidate (core/timing.h: on
+  // ctx.stream(), inside a CUDA graph, the GPU's time alone; synchronizes) and keeps the
+  // fastest. Returns its index; *best_ms gets its time. Operands as for run(), with beta = 0.
   int autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms);
   const cublasLtMatmulAlgo_t& algo() const { return algo_; }
   void set_algo(const cublasLtMatmulAlgo_t& algo) { algo_ = algo; }

@@ -2,10 +2,12 @@
 //
 // cuBLASLt's heuristic ranks algorithms from a model of the GPU; its first pick is usually
 // good but not always the fastest for a given shape. The tuner runs the top candidates
-// (Gemm::kMaxCandidates) on scratch operands of the real shape (the real weights as B) and
-// keeps the fastest; shapes repeat across a model's blocks (GPT-2 small: 5 distinct linear
-// shapes for 49 layers), so each is timed once and the choice is reused. Build time only:
-// it allocates scratch and synchronizes. Owned by a model; no global state.
+// (Gemm::kMaxCandidates) on scratch operands of the real shape (the real weights as B), times
+// them as every candidate in laptime is timed (Gemm::autotune, core/timing.h's time_candidate:
+// inside a CUDA graph) and keeps the fastest; shapes repeat across a model's blocks (GPT-2
+// small: 5 distinct linear shapes for 49 layers), so each is timed once and the choice is
+// reused. Build time only: it allocates scratch and synchronizes. Owned by a model; no global
+// state.
 #pragma once
 
 #include <map>

@@ -1,0 +1,79 @@
+// Timing on the GPU: the events of the bench's loop, CUDA Graph capture, and the one way
+// laptime times a candidate (a cuBLASLt algorithm, a cuDNN plan) when a layer chooses
+// between several at build.
+//
+// time_candidate's method. One direct run first (it reports a refusal, loads modules, pays
+// lazy initialisation); then kCandidateGraphRuns runs captured in one CUDA graph, launched
+// once untimed, and replayed kCandidateTimedReplays times between two events; the least
+// replay divided by kCandidateGraphRuns is the candidate's time. Where the capture fails (a
+// legacy stream, a library call that cannot be captured) the replays are direct runs instead.
+//
+// Why a graph. Between two events on a stream, a direct run is timed from the moment the
+// first event is reached to the moment the last kernel ends, so when the GPU is faster than
+// the host can enqueue (a batch-1 convolution, a small GEMM) the measurement is the host's
+// enqueue cost, and candidates are ranked by their host overhead, which a model replayed by
+// the bench's --graph does not pay at all. Inside a graph the runs are back to back on the
+// GPU, as they are in the steady state of a loop that keeps the GPU fed, so the time is the
+// GPU's alone. Several runs per replay and the minimum of a few replays keep a single slow
+// launch (clock ramp, a neighbour on the GPU) from deciding.
+//
+// Build time only: every call synchronizes with the stream, and must run on the stream the
+// layer will later run on (DESIGN.md's build contract: build-time device work on ctx.stream).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+namespace laptime {
+
+// CUDA events made before a timed loop, so that the loop creates nothing.
+class EventPool {
+ public:
+  explicit EventPool(std::size_t n);
+  ~EventPool();
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+  std::size_t size() const { return events_.size(); }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+// One capture of what a callable enqueues on a stream, instantiated for replay.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  ~CudaGraph();
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  // Records what `body` enqueues on `stream` (thread-local capture mode: a forbidden call on
+  // this thread, such as an allocation or a synchronization, breaks the capture) and
+  // instantiates it; call once. When `body` throws, the capture is ended, what it recorded is
+  // dropped, and the exception propagates unchanged; a capture the runtime refuses throws Error.
+  void capture(cudaStream_t stream, const std::function<void()>& body);
+  // Enqueues one replay on `stream`. Throws Error when the launch fails.
+  void launch(cudaStream_t stream) const;
+  bool captured() const { return exec_ != nullptr; }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Runs of the candidate per captured graph, and timed replays of it (see the top of this file).
+constexpr int kCandidateGraphRuns = 5;
+constexpr int kCandidateTimedReplays = 3;
+
+// Milliseconds of GPU time of one call of `run` on `stream`, measured as the top of this file
+// says. `run` enqueues one run of the candidate on `stream` and returns false when the
+// candidate refuses to run; it may also throw laptime::Error. Either way the result is
+// negative: the candidate is to be passed over. Synchronizes.
+float time_candidate(cudaStream_t stream, const std::function<bool()>& run);
+
+}  // namespace laptime
