@@ -1,0 +1,120 @@
+#include "bench/bench_result.h"
+
+#include <nlohmann/json.hpp>
+
+namespace laptime {
+
+std::vector<double> BenchResult::steady_laps() const {
+  std::vector<double> v;
+  for (const BenchLap& l : laps)
+    if (!l.warmup) v.push_back(l.ms);
+  return v;
+}
+
+void summarize(BenchResult& r) {
+  const std::vector<double> v = r.steady_laps();
+  r.steady.reset();
+  r.items_per_s = r.tflops = 0;
+  if (v.empty()) return;
+  r.steady = stats_of(v);
+  r.tflops = r.flops_per_forward / (r.steady->median * 1e-3) / 1e12;
+  r.items_per_s = r.items_per_forward / (r.steady->median * 1e-3);
+}
+
+void print_bench_header(const BenchResult& r, std::FILE* out) {
+  const BenchDevice& d = r.device;
+  const BenchConfig& c = r.config;
+  std::fprintf(out, "laptime bench %s\n", c.model.c_str());
+  std::fprintf(out, "  device      %s, %d SMs, SM clock %d MHz, memory clock %d MHz, %.0f GiB\n", d.name.c_str(),
+               d.sm_count, d.sm_clock_mhz, d.memory_clock_mhz, d.memory_gib);
+  std::fprintf(out, "  software    driver %s, CUDA runtime %s, cuBLAS %s (built with %s), cuDNN %s (built with %s)\n",
+               d.driver.c_str(), d.cuda_runtime.c_str(), d.cublas_loaded.c_str(), d.cublas_compiled.c_str(),
+               d.cudnn_loaded.c_str(), d.cudnn_compiled.c_str());
+  std::fprintf(out, "  run         %s, %s, %s, nvtx=%s, stream=%s\n", c.precision.c_str(), c.shape.c_str(),
+               c.graph ? "CUDA Graph" : "eager", c.nvtx.c_str(), c.stream.c_str());
+  std::fprintf(out, "  weights     %s, %.1f M parameters\n", c.weights.c_str(), c.params / 1e6);
+  if (!c.variant.empty()) std::fprintf(out, "  variant     %s\n", c.variant.c_str());
+  for (std::size_t i = 0; i < c.plans.size(); ++i)
+    std::fprintf(out, "  %-11s %s\n", i == 0 ? "plans" : "", c.plans[i].c_str());
+}
+
+void print_bench(const BenchResult& r, std::FILE* out) {
+  if (!r.trace.empty())
+    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", r.trace.c_str(), r.trace.c_str());
+  for (const std::string& p : r.sidecars)
+    std::fprintf(out, "  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());
+  std::fprintf(out, "\n  iteration   lap (ms)\n");
+  for (const BenchLap& l : r.laps) std::fprintf(out, "  %5d %-6s %9.3f\n", l.index, l.warmup ? "warmup" : "", l.ms);
+  const std::vector<double> laps = r.steady_laps();
+  const int done = static_cast<int>(r.laps.size());
+  std::fprintf(out, "\n%s\n", steady_summary(laps, r.config.iters, r.interrupted, done).c_str());
+  if (!r.steady) return;  // interrupted during warm-up: nothing steady to report
+  const Stats& s = *r.steady;
+  std::fprintf(out, "  throughput  %.0f %s/s\n", r.items_per_s, r.item_name.c_str());
+  std::fprintf(out, "  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", r.flops_per_forward / 1e9, r.tflops);
+  if (r.enqueue_ms) {
+    const double e = *r.enqueue_ms;
+    std::fprintf(out, "  host        %.3f ms to enqueue one forward on an idle GPU (%.0f%% of the lap%s)\n", e,
+                 100 * e / s.median, e > 0.8 * s.median ? ": launch-bound" : ", GPU-bound");
+  }
+  const BenchMemory& m = r.memory;
+  std::fprintf(out, "  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
+               m.weights / 1048576.0, m.activations / 1048576.0, m.workspace / 1048576.0, m.device_in_use / 1048576.0);
+  std::fprintf(out, "\nlap time: %.3f ms (median of %zu, %s, %s)\n", s.median, laps.size(), r.config.precision.c_str(),
+               r.config.graph ? "graph" : "eager");
+}
+
+namespace {
+nlohmann::json device_json(const BenchDevice& d) {
+  return {{"name", d.name},
+          {"sm_count", d.sm_count},
+          {"sm_clock_mhz", d.sm_clock_mhz},
+          {"memory_clock_mhz", d.memory_clock_mhz},
+          {"memory_gib", d.memory_gib},
+          {"driver", d.driver},
+          {"cuda_runtime", d.cuda_runtime},
+          {"cublas_compiled", d.cublas_compiled},
+          {"cublas_loaded", d.cublas_loaded},
+          {"cudnn_compiled", d.cudnn_compiled},
+          {"cudnn_loaded", d.cudnn_loaded}};
+}
+
+nlohmann::json config_json(const BenchConfig& c) {
+  nlohmann::json j{{"model", c.model},   {"pitfall", c.pitfall},
+                   {"precision", c.precision}, {"shape", c.shape},
+                   {"weights", c.weights}, {"params", c.params},
+                   {"mode", c.graph ? "graph" : "eager"}, {"nvtx", c.nvtx},
+                   {"stream", c.stream}, {"warmup", c.warmup},
+                   {"iters", c.iters}};
+  if (!c.variant.empty()) j["variant"] = c.variant;
+  if (!c.plans.empty()) j["plans"] = c.plans;
+  return j;
+}
+}  // namespace
+
+nlohmann::json bench_to_json(const BenchResult& r) {
+  nlohmann::json report;
+  report["schema"] = "laptime.bench/1";
+  report["framework"] = "laptime";
+  report["device"] = device_json(r.device);
+  report["config"] = config_json(r.config);
+  nlohmann::json iterations = nlohmann::json::array();
+  for (const BenchLap& l : r.laps) iterations.push_back({{"index", l.index}, {"warmup", l.warmup}, {"lap_ms", l.ms}});
+  report["iterations"] = iterations;
+  if (r.interrupted) report["interrupted"] = true;
+  if (!r.steady) return report;
+  const Stats& s = *r.steady;
+  report["steady_ms"] = {{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
+                         {"min", s.min},   {"max", s.max},       {"stddev", s.stddev}};
+  report["throughput"] = {{"items_per_s", r.items_per_s}, {"item", r.item_name}};
+  report["flops_per_forward"] = r.flops_per_forward;
+  report["tflops"] = r.tflops;
+  report["enqueue_ms"] = r.enqueue_ms ? nlohmann::json(*r.enqueue_ms) : nlohmann::json(nullptr);
+  report["memory_bytes"] = {{"weights", r.memory.weights},
+                            {"activations", r.memory.activations},
+                            {"workspace", r.memory.workspace},
+                            {"device_in_use", r.memory.device_in_use}};
+  return report;
+}
+
+}  // namespace laptime

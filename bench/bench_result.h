@@ -1,0 +1,89 @@
+// What one `laptime bench` run found, apart from how it is shown: run_bench (bench.cpp) fills
+// a BenchResult, and the text report and the JSON report (schema laptime.bench/1, docs/PERF.md)
+// only read it. Host-only, so both presentations are tested without a GPU (tests/test_cli.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "bench/stats.h"
+
+namespace laptime {
+
+// The GPU and the libraries, as the run found them.
+struct BenchDevice {
+  std::string name;
+  int sm_count = 0;
+  int sm_clock_mhz = 0, memory_clock_mhz = 0;
+  double memory_gib = 0;
+  // "major.minor": the driver's and the runtime's CUDA versions; cuBLAS and cuDNN as built
+  // against and as loaded.
+  std::string driver, cuda_runtime, cublas_compiled, cublas_loaded, cudnn_compiled, cudnn_loaded;
+};
+
+// What was run, each choice spelt as on the command line.
+struct BenchConfig {
+  std::string model, pitfall, precision;
+  std::string shape;    // the workload's one line ("B=8 T=1024 (8192 tokens)")
+  std::string weights;  // file, or a description of the random weights
+  int64_t params = 0;
+  bool graph = false;   // one forward captured in a CUDA Graph and replayed (else eager)
+  std::string nvtx, stream;
+  int warmup = 0, iters = 0;
+  std::string variant;             // which implementation variants ran; "" when the model has none
+  std::vector<std::string> plans;  // how the model was planned (ResNet-50's convolutions); may be empty
+};
+
+struct BenchLap {
+  int index = 0;
+  bool warmup = false;
+  float ms = 0.f;  // between the iteration's two events
+};
+
+struct BenchMemory {
+  std::size_t weights = 0, activations = 0, workspace = 0;
+  std::size_t device_in_use = 0;  // cudaMemGetInfo's total − free after the run
+};
+
+struct BenchResult {
+  BenchDevice device;
+  BenchConfig config;
+  std::string trace;                  // the --trace file written, "" without one
+  std::vector<std::string> sidecars;  // the layer-cost files written beside --json and --trace
+  std::vector<BenchLap> laps;         // every iteration done, warm-up first
+  bool interrupted = false;           // Ctrl-C ended the loop before all iterations
+  double flops_per_forward = 0;       // analytic: the sum of the layers' FLOPs
+  int64_t items_per_forward = 0;      // tokens or images
+  std::string item_name;              // "tokens" | "images"
+  std::optional<double> enqueue_ms;   // host time to enqueue one forward on an idle GPU (median)
+  BenchMemory memory;
+
+  // Filled by summarize(): the statistics of the steady laps, none when there is no steady
+  // lap (interrupted during warm-up), and what follows from their median.
+  std::optional<Stats> steady;
+  double items_per_s = 0, tflops = 0;
+
+  std::vector<double> steady_laps() const;
+};
+
+// Fills r.steady, r.items_per_s and r.tflops from r.laps and the per-forward counts.
+void summarize(BenchResult& r);
+
+// The report's header (device, software, run, weights, variant, plans): printed before the
+// loop, so that a long run shows what it is running.
+void print_bench_header(const BenchResult& r, std::FILE* out = stdout);
+// The rest of the text report: the files written, the laps, the statistics and what follows
+// from them, the lap time.
+void print_bench(const BenchResult& r, std::FILE* out = stdout);
+
+// The JSON report (schema laptime.bench/1). With no steady lap it holds the configuration,
+// the laps done and `interrupted`, and no statistics.
+nlohmann::json bench_to_json(const BenchResult& r);
+
+}  // namespace laptime

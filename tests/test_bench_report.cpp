@@ -1,0 +1,181 @@
+// bench/bench_result: the bench's result apart from its presentation. Host only: a result is
+// made by hand (or from a report an H200 run committed) and its text and JSON are checked.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_result.h"
+
+namespace laptime {
+namespace {
+
+// What print_bench_header + print_bench write, through an anonymous temporary file.
+std::string text_of(const BenchResult& r) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::tmpfile(), &std::fclose);
+  if (!f) return "(no temporary file)";
+  print_bench_header(r, f.get());
+  print_bench(r, f.get());
+  std::rewind(f.get());
+  std::string s;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;) s.append(buf, n);
+  return s;
+}
+
+BenchResult small_run() {
+  BenchResult r;
+  r.device = {"NVIDIA H200", 132, 1980, 3201, 139.80072021484375, "13.0", "13.0", "13.1", "13.1", "9.19", "9.19"};
+  r.config.model = "gpt2";
+  r.config.pitfall = "none";
+  r.config.precision = "bf16";
+  r.config.shape = "B=1 T=4 (4 tokens)";
+  r.config.weights = "random (seed 0, GPT-2 small shapes)";
+  r.config.params = 124439808;
+  r.config.nvtx = "layer";
+  r.config.stream = "created";
+  r.config.warmup = 1;
+  r.config.iters = 4;
+  r.config.variant = "attention cudnn, GELU in the c_fc epilogue, GEMM algorithms: heuristic";
+  r.trace = "t.sqlite";
+  r.sidecars = {"t.layers.json"};
+  r.laps = {{0, true, 9.5f}, {1, false, 2.f}, {2, false, 4.f}, {3, false, 1.f}, {4, false, 3.f}};
+  r.flops_per_forward = 1e12;
+  r.items_per_forward = 4;
+  r.item_name = "tokens";
+  r.enqueue_ms = 2.25;
+  r.memory = {1u << 20, 3u << 20, 32u << 20, 1536u << 20};
+  summarize(r);
+  return r;
+}
+
+// Every line of the report for a run made by hand: median 2.5 ms of laps 2, 4, 1, 3, so 1600
+// tokens/s, 400 TFLOP/s, and an enqueue of 90% of the lap, which is launch-bound.
+TEST(BenchReport, TextOfAShortRun) {
+  const BenchResult r = small_run();
+  ASSERT_TRUE(r.steady);
+  EXPECT_EQ(r.steady->median, 2.5);
+  EXPECT_EQ(r.items_per_s, 1600.0);
+  EXPECT_EQ(r.tflops, 400.0);
+  EXPECT_EQ(text_of(r),
+            "laptime bench gpt2\n"
+            "  device      NVIDIA H200, 132 SMs, SM clock 1980 MHz, memory clock 3201 MHz, 140 GiB\n"
+            "  software    driver 13.0, CUDA runtime 13.0, cuBLAS 13.1 (built with 13.1), cuDNN 9.19 (built with 9.19)\n"
+            "  run         bf16, B=1 T=4 (4 tokens), eager, nvtx=layer, stream=created\n"
+            "  weights     random (seed 0, GPT-2 small shapes), 124.4 M parameters\n"
+            "  variant     attention cudnn, GELU in the c_fc epilogue, GEMM algorithms: heuristic\n"
+            "  trace       t.sqlite (CUPTI; read it with `laptime analyze t.sqlite`)\n"
+            "  layers      t.layers.json (FLOPs and bytes per NVTX range, for `laptime analyze`)\n"
+            "\n"
+            "  iteration   lap (ms)\n"
+            "      0 warmup     9.500\n"
+            "      1            2.000\n"
+            "      2            4.000\n"
+            "      3            1.000\n"
+            "      4            3.000\n"
+            "\n"
+            "  steady state over 4 iterations (ms): mean 2.500  median 2.500  p10 1.300  p90 3.700  min 1.000  "
+            "max 4.000  stddev 1.291\n"
+            "  throughput  1600 tokens/s\n"
+            "  compute     1000.0 GFLOP per forward, 400.0 TFLOP/s achieved\n"
+            "  host        2.250 ms to enqueue one forward on an idle GPU (90% of the lap: launch-bound)\n"
+            "  memory      weights 1.0 MiB, activations 3.0 MiB, workspace 32.0 MiB, device in use 1536.0 MiB\n"
+            "\n"
+            "lap time: 2.500 ms (median of 4, bf16, eager)\n");
+}
+
+// Plans print one a line under one label; a graph run says so in the run line and the last.
+TEST(BenchReport, PlansAndGraphMode) {
+  BenchResult r = small_run();
+  r.config.graph = true;
+  r.config.variant.clear();
+  r.config.plans = {"conv1: a", "layer1.0.conv1: b"};
+  r.trace.clear();
+  r.sidecars.clear();
+  r.enqueue_ms = 0.5;
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("  run         bf16, B=1 T=4 (4 tokens), CUDA Graph, nvtx=layer, stream=created\n"
+                   "  weights     random (seed 0, GPT-2 small shapes), 124.4 M parameters\n"
+                   "  plans       conv1: a\n"
+                   "              layer1.0.conv1: b\n"
+                   "\n  iteration"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("(20% of the lap, GPU-bound)"), std::string::npos) << t;
+  EXPECT_NE(t.find("lap time: 2.500 ms (median of 4, bf16, graph)\n"), std::string::npos) << t;
+  const nlohmann::json j = bench_to_json(r);
+  EXPECT_EQ(j["config"]["mode"], "graph");
+  EXPECT_EQ(j["config"]["plans"], nlohmann::json({"conv1: a", "layer1.0.conv1: b"}));
+  EXPECT_FALSE(j["config"].contains("variant"));
+  EXPECT_FALSE(j.contains("interrupted"));
+}
+
+// Ctrl-C during warm-up: the laps done, a sentence instead of statistics, and a JSON report
+// with the configuration, the laps and `interrupted`, nothing measured.
+TEST(BenchReport, InterruptedDuringWarmup) {
+  BenchResult r = small_run();
+  r.laps.resize(1);
+  r.interrupted = true;
+  r.enqueue_ms.reset();
+  summarize(r);
+  EXPECT_FALSE(r.steady);
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("      0 warmup     9.500\n\n  interrupted after 1 iteration, all warm-up: no steady-state "
+                   "statistics\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("lap time"), std::string::npos);
+  const nlohmann::json j = bench_to_json(r);
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_EQ(j["iterations"].size(), 1u);
+  for (const char* k : {"steady_ms", "throughput", "flops_per_forward", "tflops", "enqueue_ms", "memory_bytes"})
+    EXPECT_FALSE(j.contains(k)) << k;
+}
+
+// A report an H200 run wrote before the bench kept its result apart (run 3, ResNet-50 bf16 B1
+// --graph): the same result, summarized again and written again, is the same JSON, every
+// statistic to the last bit.
+TEST(BenchReport, ACommittedReportIsReproduced) {
+  const std::string path =
+      std::string(LAPTIME_SOURCE_DIR) + "/docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b1_graph.json";
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << path;
+  const nlohmann::json want = nlohmann::json::parse(f);
+  BenchResult r;
+  const nlohmann::json& d = want["device"];
+  r.device = {d["name"],           d["sm_count"], d["sm_clock_mhz"],   d["memory_clock_mhz"],
+              d["memory_gib"],     d["driver"],   d["cuda_runtime"],   d["cublas_compiled"],
+              d["cublas_loaded"],  d["cudnn_compiled"], d["cudnn_loaded"]};
+  const nlohmann::json& c = want["config"];
+  r.config.model = c["model"];
+  r.config.pitfall = c["pitfall"];
+  r.config.precision = c["precision"];
+  r.config.shape = c["shape"];
+  r.config.weights = c["weights"];
+  r.config.params = c["params"];
+  r.config.graph = c["mode"] == "graph";
+  r.config.nvtx = c["nvtx"];
+  r.config.stream = c["stream"];
+  r.config.warmup = c["warmup"];
+  r.config.iters = c["iters"];
+  r.config.variant = c.value("variant", "");
+  r.config.plans = c.value("plans", std::vector<std::string>{});
+  for (const nlohmann::json& l : want["iterations"])
+    r.laps.push_back({l["index"].get<int>(), l["warmup"].get<bool>(), l["lap_ms"].get<float>()});
+  r.flops_per_forward = want["flops_per_forward"];
+  r.items_per_forward = 1;  // B=1 images
+  r.item_name = want["throughput"]["item"];
+  r.enqueue_ms = want["enqueue_ms"].get<double>();
+  const nlohmann::json& m = want["memory_bytes"];
+  r.memory = {m["weights"], m["activations"], m["workspace"], m["device_in_use"]};
+  summarize(r);
+  EXPECT_EQ(bench_to_json(r), want);
+  EXPECT_EQ(bench_to_json(r).dump(2), want.dump(2));
+}
+
+}  // namespace
+}  // namespace laptime
