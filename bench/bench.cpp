@@ -28,6 +28,7 @@
 #include "bench/bench_result.h"
 #include "bench/cli.h"
 #include "bench/interrupt.h"
+#include "bench/layer_costs.h"
 #include "bench/stats.h"
 #include "core/buffer.h"
 #include "core/check.h"

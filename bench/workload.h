@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/layer_costs.h"
 #include "core/context.h"
 #include "core/dtype.h"
 #include "layers/attention_kind.h"
+#include "layers/layer_cost.h"
 #include "layers/stem_kind.h"
 
 namespace laptime {
@@ -37,7 +37,8 @@ class Workload {
   virtual std::string weights_source() const = 0;
   virtual int64_t items_per_forward() const = 0;  // tokens or images
   virtual const char* item_name() const = 0;      // "tokens" | "images"
-  // Every NVTX range's FLOPs and bytes for the shapes built (bench/layer_costs.h).
+  // Every NVTX range's FLOPs and bytes for the shapes built, as the layers publish them
+  // (layers/layer_cost.h); what the bench's sidecar holds (bench/layer_costs.h).
   virtual std::vector<LayerCost> layer_costs() const = 0;
   double flops_per_forward() const { return total_flops(layer_costs()); }  // analytic, see docs/PERF.md
   virtual int64_t param_count() const = 0;

@@ -1,7 +1,7 @@
 // GPT-2 as a bench workload.
 //
-// FLOPs and bytes per layer: bench/layer_costs.cpp (gpt2_layer_costs), from the shapes built;
-// FLOPs per forward is their sum: per block 24·N·C² for the four matrix products (N = B·T
+// FLOPs and bytes per layer: published by the layers for the shapes built (GPT2::layer_costs,
+// layers/layer_cost.h); FLOPs per forward is their sum: per block 24·N·C² for the four matrix products (N = B·T
 // tokens) plus 4·B·T²·C for attention's full T×T square, and 2·N·C·vocab for the LM head.
 #include <cstdlib>
 #include <random>
@@ -79,10 +79,7 @@ class Gpt2Workload : public Workload {
   }
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
   const char* item_name() const override { return "tokens"; }
-  std::vector<LayerCost> layer_costs() const override {
-    return gpt2_layer_costs(model_->config(), B_, T_, model_->precision(), !model_->gelu_in_epilogue(),
-                            model_->attention_f16_core(B_, T_));
-  }
+  std::vector<LayerCost> layer_costs() const override { return model_->layer_costs(B_, T_); }
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }
   std::size_t activation_bytes() const override { return model_->activation_bytes(); }

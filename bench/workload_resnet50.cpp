@@ -1,8 +1,8 @@
 // ResNet-50 as a bench workload: batch 256 at 224×224 by default, seeded random weights of
 // the real shapes unless --weights is given, seeded N(0, 1) images.
 //
-// FLOPs and bytes per layer: bench/layer_costs.cpp (resnet50_layer_costs), from the shapes
-// built; FLOPs per forward is their sum: 2·B·Ho·Wo·Cout·Cin·kh·kw per convolution (the stem,
+// FLOPs and bytes per layer: published by the layers for the shapes built
+// (ResNet50::layer_costs, layers/layer_cost.h); FLOPs per forward is their sum: 2·B·Ho·Wo·Cout·Cin·kh·kw per convolution (the stem,
 // 3 per bottleneck, the 4 projection shortcuts: 53 in ResNet-50) and 2·B·C·classes for fc.
 // BatchNorm is folded into the convolutions at load and costs nothing; bias, ReLU, residual
 // adds and pooling are bandwidth, not FLOPs. At 224×224 this is 8.18 GFLOPs per image (the
@@ -45,9 +45,7 @@ class Resnet50Workload : public Workload {
   std::string weights_source() const override { return source_; }
   int64_t items_per_forward() const override { return B_; }
   const char* item_name() const override { return "images"; }
-  std::vector<LayerCost> layer_costs() const override {
-    return resnet50_layer_costs(model_->config(), model_->conv_layers(), B_, model_->precision(), model_->stem_kind());
-  }
+  std::vector<LayerCost> layer_costs() const override { return model_->layer_costs(B_); }
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }
   std::size_t activation_bytes() const override { return model_->activation_bytes(); }

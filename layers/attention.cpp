@@ -199,6 +199,21 @@ AttentionKind CausalSelfAttention::kind(int B, int T) const { return plan(B, T).
 
 DType CausalSelfAttention::input_dtype(int B, int T) const { return plan(B, T).f16 ? DType::F16 : dtype_; }
 
+void CausalSelfAttention::append_costs(std::vector<LayerCost>& out, const std::string& parent, int B, int T,
+                                       Accumulate acc) const {
+  const Plan& p = plan(B, T);
+  const Linear& qkv = p.f16 ? *c_attn16_ : c_attn_;
+  const Linear& proj = p.f16 ? *c_proj16_ : c_proj_;
+  const double N = double(B) * T, C = C_, ea = p.f16 ? 2.0 : static_cast<double>(dtype_size(dtype_));
+  out.push_back(composite_cost(name_.str(), parent));
+  out.push_back(qkv.cost(c_attn_name_.str(), name_.str(), B * T, Accumulate::Overwrite));
+  LayerCost core = streaming_cost(core_name_.str(), name_.str(), "attention", N * 3 * C, N * C, 0, ea);
+  core.flops = 2 * (2 * double(B) * T * T * C);  // Q·Kᵀ and P·V over the full T×T square
+  if (p.f16) core.precision = "fp16";
+  out.push_back(core);
+  out.push_back(proj.cost(c_proj_name_.str(), name_.str(), B * T, acc));
+}
+
 void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch,
                                   Accumulate acc, std::optional<DType> x_dtype) const {
   const Plan& p = plan(B, T);

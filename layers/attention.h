@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/buffer.h"
 #include "core/context.h"
@@ -62,6 +63,12 @@ class CausalSelfAttention {
   // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
   AttentionKind kind(int B, int T) const;
   bool uses_f16_core(int B, int T) const;
+
+  // Its range and the three inside it (c_attn, core, c_proj) at (B, T), as prepared, with what
+  // each computes and moves (layers/layer_cost.h): the core at the full T×T square whichever
+  // core runs, reading qkv and writing the heads; tf32's fp16 path at 2-byte elements and
+  // marked "fp16". `acc` as forward() gets it.
+  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int B, int T, Accumulate acc) const;
 
  private:
   struct Plan;

@@ -71,6 +71,14 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
   conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
 }
 
+void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
+  out.push_back(composite_cost(name_.str(), parent));
+  out.push_back(conv1_.cost(name_.str(), N, H, W));
+  out.push_back(conv2_.cost(name_.str(), N, H, W));
+  out.push_back(conv3_.cost(name_.str(), N, out_size(H), out_size(W)));  // with the shortcut it adds
+  if (downsample_) out.push_back(downsample_->cost(name_.str(), N, H, W));
+}
+
 void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const {
   NvtxRange range(ctx, NvtxLevel::Block, name_);
   const Slots s = slots(scratch, N, H, W);

@@ -45,6 +45,10 @@ class Bottleneck {
                ConvRoute route = ConvRoute::Auto, ConvPlanCache* cache = nullptr);
   // y: [N, Ho, Wo, 4·width]; x: [N, H, W, in]. y must not alias x (x is the residual).
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const;
+  // Its range and its convolutions' (conv1, conv2, conv3, downsample) for an input [N, H, W,
+  // in], as prepared, with what each computes and moves (layers/layer_cost.h); the block's
+  // composite not yet summed.
+  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const;
 
  private:
   struct Slots {

@@ -2,6 +2,9 @@
 // cuBLASLt through Linear, bias in its epilogue): logits[N, classes] = mean_hw(x) · Wᵀ + b.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/context.h"
 #include "core/nvtx.h"
 #include "layers/device_weights.h"
@@ -18,6 +21,9 @@ class Classifier {
   void prepare(const Context& ctx, int N);  // the fc's cuBLASLt plan for N rows
   // logits: [N, classes]; x: [N, H, W, C]; pooled: [N, C] (scratch, holds the pooled features after).
   void forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled);
+  // Its two ranges (avgpool, fc) for an input [N, H, W, C], N prepared, with what each
+  // computes and moves (layers/layer_cost.h).
+  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const;
 
  private:
   int C_;

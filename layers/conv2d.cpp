@@ -206,6 +206,22 @@ std::string shape_text(int N, int H, int W, int C) {
 
 }  // namespace
 
+LayerCost conv_cost(const std::string& name, const std::string& parent, const ConvShape& s, int N, int H, int W,
+                    bool residual, DType dtype) {
+  const double es = static_cast<double>(dtype_size(dtype));
+  const int Ho = s.out_size(H), Wo = s.out_size(W);
+  // The input pixels the windows touch: all of them unless the kernel is narrower than the
+  // stride (a 1×1 stride-2 downsample reads one pixel in four, whole 16-byte channel runs).
+  const int th = std::min(H, Ho * s.kernel), tw = std::min(W, Wo * s.kernel);
+  const double out_px = double(N) * Ho * Wo, in_px = double(N) * th * tw;
+  LayerCost c{name, parent, "conv"};
+  c.flops = 2 * out_px * s.out_channels * double(s.in_channels) * s.kernel * s.kernel;
+  c.weight_bytes = (double(s.weight_count()) + s.out_channels) * es;  // folded weights and bias
+  c.input_bytes = (in_px * s.in_channels + (residual ? out_px * s.out_channels : 0)) * es;
+  c.output_bytes = out_px * s.out_channels * es;
+  return c;
+}
+
 const char* conv_route_name(ConvRoute r) {
   switch (r) {
     case ConvRoute::Auto: return "auto";
@@ -521,6 +537,10 @@ const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
 }
 
 ConvRoute Conv2d::route(int N, int H, int W) const { return plan(N, H, W).route; }
+
+LayerCost Conv2d::cost(const std::string& parent, int N, int H, int W) const {
+  return conv_cost(name(), parent, shape_, N, H, W, plan(N, H, W).residual, dtype_);
+}
 
 std::string Conv2d::describe(int N, int H, int W) const {
   const Plan& p = plan(N, H, W);

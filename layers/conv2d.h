@@ -48,6 +48,7 @@
 #include "core/nvtx.h"
 #include "kernels/conv_epilogue.cuh"
 #include "layers/device_weights.h"
+#include "layers/layer_cost.h"
 
 namespace laptime {
 
@@ -61,6 +62,13 @@ struct ConvShape {
   int out_size(int in) const { return (in + 2 * pad - kernel) / stride + 1; }
   int64_t weight_count() const { return int64_t{out_channels} * kernel * kernel * in_channels; }
 };
+
+// What a convolution of shape `s` computes and moves (layers/layer_cost.h) on an input
+// [N, H, W, in] of `dtype`: the folded weights and bias, the input pixels its windows touch
+// (a 1×1 stride-2 one reads one in four), the output, and with `residual` a tensor of the
+// output's shape read and added (a bottleneck's conv3).
+LayerCost conv_cost(const std::string& name, const std::string& parent, const ConvShape& s, int N, int H, int W,
+                    bool residual, DType dtype);
 
 // The route (see the top of this file).
 //   Auto:     the fastest candidate of every route this shape allows, measured in prepare().
@@ -145,6 +153,9 @@ class Conv2d {
   // when a route it was asked for was refused.
   ConvRoute route(int N, int H, int W) const;
   std::string describe(int N, int H, int W) const;
+  // conv_cost of this layer under its range's name, for the prepared shape (with the residual
+  // it was prepared with).
+  LayerCost cost(const std::string& parent, int N, int H, int W) const;
 
  private:
   friend class ConvPlanCache;

@@ -2,7 +2,7 @@
 // space-to-depth transform (layers/space_to_depth.h), + bias, ReLU and the 3×3 stride-2 max
 // pool, bf16. One NVTX range, named like the convolution (`conv1`): the pool has no range of
 // its own, its time is inside conv1's (the per-layer costs count conv1's FLOPs, its input and
-// the pooled output, and no `maxpool` entry: bench/layer_costs.h).
+// the pooled output, and no `maxpool` entry: ResNet50::layer_costs).
 #pragma once
 
 #include <map>

@@ -7,6 +7,7 @@
 #include "core/context.h"
 #include "core/nvtx.h"
 #include "layers/device_weights.h"
+#include "layers/layer_cost.h"
 
 namespace laptime {
 
@@ -16,6 +17,8 @@ class LayerNorm {
   // y, x: [rows, C]. One NVTX range named by the prefix (`h.3.ln_1`). y is of `y_dtype`: the
   // weights' type, or F16 from F32 storage (what tf32's fp16 attention projections read).
   void forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype = std::nullopt) const;
+  // What that forward reads and writes (layers/layer_cost.h), under its range's name.
+  LayerCost cost(const std::string& parent, int rows, std::optional<DType> y_dtype = std::nullopt) const;
 
  private:
   NvtxName name_;

@@ -44,6 +44,16 @@ void Linear::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
   if (tuner) tuner->tune(ctx, g, weight_, bias_);
 }
 
+LayerCost Linear::cost(const std::string& name, const std::string& parent, int rows, Accumulate acc) const {
+  if (!plans_.count(rows))
+    throw Error("internal: the costs of '" + name + "' were asked for " + std::to_string(rows) +
+                " rows, which it was not prepared for.");
+  LayerCost c = gemm_cost(name, parent, rows, in_, out_, static_cast<double>(dtype_size(dtype_)),
+                          static_cast<double>(dtype_size(out_dtype_)), bias_ != nullptr, acc == Accumulate::Add);
+  if (dtype_ == DType::F16) c.precision = "fp16";
+  return c;
+}
+
 void Linear::forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc) const {
   const auto it = plans_.find(rows);
   if (it == plans_.end())

@@ -11,6 +11,7 @@
 #include "layers/device_weights.h"
 #include "layers/gemm.h"
 #include "layers/gemm_tuner.h"
+#include "layers/layer_cost.h"
 
 namespace laptime {
 
@@ -42,6 +43,10 @@ class Linear {
   // cuBLASLt's first heuristic pick.
   void prepare(const Context& ctx, int rows, GemmTuner* tuner = nullptr);
   void forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc = Accumulate::Overwrite) const;
+  // What forward(rows, acc) computes and moves (layers/layer_cost.h), under `name`: the NVTX
+  // range its owner opens around it. fp16 operands (tf32's attention projections) say so.
+  // Throws when `rows` was not prepared.
+  LayerCost cost(const std::string& name, const std::string& parent, int rows, Accumulate acc) const;
 
   int in_features() const { return in_; }
   int out_features() const { return out_; }

@@ -28,6 +28,17 @@ void MLP::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
   c_proj_.prepare(ctx, rows, tuner);
 }
 
+void MLP::append_costs(std::vector<LayerCost>& out, const std::string& parent, int rows, Accumulate acc) const {
+  const double N = rows, C = C_;
+  out.push_back(composite_cost(name_.str(), parent));
+  out.push_back(c_fc_.cost(c_fc_name_.str(), name_.str(), rows, Accumulate::Overwrite));
+  // In c_fc's epilogue the GELU has no range, and its 4C-wide round trip through memory is gone.
+  if (!c_fc_.gelu_fused())
+    out.push_back(streaming_cost(gelu_name_.str(), name_.str(), "elementwise", N * 4 * C, N * 4 * C, 0,
+                                 static_cast<double>(dtype_size(dtype_))));
+  out.push_back(c_proj_.cost(c_proj_name_.str(), name_.str(), rows, acc));
+}
+
 void MLP::forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) const {
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
   {

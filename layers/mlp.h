@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -30,6 +31,9 @@ class MLP {
   // y, x: [rows, C]; scratch: scratch_bytes bytes (the [rows, 4C] hidden activation).
   void forward(const Context& ctx, void* y, const void* x, int rows, void* scratch, Accumulate acc) const;
   bool gelu_in_epilogue() const { return c_fc_.gelu_fused(); }
+  // Its range and those inside it (c_fc, gelu when it is a kernel, c_proj) for `rows`, as
+  // prepared, with what each computes and moves (layers/layer_cost.h); `acc` as forward() gets it.
+  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int rows, Accumulate acc) const;
 
  private:
   NvtxName name_, c_fc_name_, gelu_name_, c_proj_name_;

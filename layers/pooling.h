@@ -7,6 +7,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/nvtx.h"
+#include "layers/layer_cost.h"
 
 namespace laptime {
 
@@ -16,6 +17,8 @@ class MaxPool {
   static int out_size(int in);  // 3×3 window, stride 2, padding 1
   // y: [N, out_size(H), out_size(W), C]; x: [N, H, W, C].
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const;
+  // What that forward reads and writes (layers/layer_cost.h), under its range's name.
+  LayerCost cost(const std::string& parent, int N, int H, int W, int C) const;
 
  private:
   NvtxName name_;
@@ -27,6 +30,7 @@ class GlobalAvgPool {
   GlobalAvgPool(const std::string& name, DType dtype);
   // y: [N, C]; x: [N, H, W, C].
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const;
+  LayerCost cost(const std::string& parent, int N, int H, int W, int C) const;  // as MaxPool's
 
  private:
   NvtxName name_;

@@ -26,6 +26,15 @@ void TransformerBlock::prepare(Context& ctx, int B, int T, GemmTuner* tuner) {
   mlp_.prepare(ctx, B * T, tuner);
 }
 
+void TransformerBlock::append_costs(std::vector<LayerCost>& out, const std::string& parent, int B, int T) const {
+  const int rows = B * T;
+  out.push_back(composite_cost(name_.str(), parent));
+  out.push_back(ln_1_.cost(name_.str(), rows, attn_.input_dtype(B, T)));  // fp16 for tf32's fp16 attention
+  attn_.append_costs(out, name_.str(), B, T, Accumulate::Add);
+  out.push_back(ln_2_.cost(name_.str(), rows));
+  mlp_.append_costs(out, name_.str(), rows, Accumulate::Add);
+}
+
 void TransformerBlock::forward(const Context& ctx, void* x, int B, int T, void* scratch) const {
   NvtxRange range(ctx, NvtxLevel::Block, name_);
   ArenaLayout l;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -29,6 +30,9 @@ class TransformerBlock {
   AttentionKind attention_kind(int B, int T) const { return attn_.kind(B, T); }
   bool gelu_in_epilogue() const { return mlp_.gelu_in_epilogue(); }
   bool attention_f16_core(int B, int T) const { return attn_.uses_f16_core(B, T); }
+  // Its range and every range inside it at (B, T), as prepared, with what each computes and
+  // moves (layers/layer_cost.h), in forward order; composites not yet summed.
+  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int B, int T) const;
 
  private:
   NvtxName name_;

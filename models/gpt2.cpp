@@ -219,6 +219,26 @@ void GPT2::forward(const Context& ctx, int B, int T) const {
   lm_head_.forward(ctx, logits_, scratch_, rows);
 }
 
+std::vector<LayerCost> GPT2::layer_costs(int B, int T) const {
+  check_shape(B, T);
+  if (!prepared_.count({B, T}))
+    throw Error("internal: GPT-2's layer costs were asked for B=" + std::to_string(B) + " T=" + std::to_string(T) +
+                ", which it was not prepared for.");
+  const double N = double(B) * T, C = cfg_.n_embd, es = static_cast<double>(dtype_size(dtype()));
+  std::vector<LayerCost> v;
+  // wte: the N gathered token rows and T position rows, the token ids (int32), the sum.
+  LayerCost wte = streaming_cost(embed_name_.str(), "", "embedding", 0, N * C, N * C + T * C, es);
+  wte.input_bytes = N * sizeof(int32_t);
+  v.push_back(wte);
+  for (const TransformerBlock& b : blocks_) b.append_costs(v, "", B, T);
+  v.push_back(ln_f_.cost("", B * T));
+  // The head multiplies by wte padded to vocab_stride_ rows of zeros; the work is the
+  // vocabulary's columns (no bias: tied to wte).
+  v.push_back(gemm_cost(head_name_.str(), "", N, C, cfg_.vocab_size, es, es, false, false));
+  sum_composites(v);
+  return v;
+}
+
 std::vector<float> GPT2::logits_to_host(const Context& ctx, int B, int T) const {
   check_shape(B, T);
   const int64_t rows = int64_t{B} * T, n = rows * vocab_stride_;

@@ -91,6 +91,11 @@ class GPT2 {
   // for tests and tools, never inside a timed loop.
   std::vector<float> logits_to_host(const Context& ctx, int B, int T) const;
 
+  // Every NVTX range of a forward at (B, T), prepared, with what it computes and moves
+  // (layers/layer_cost.h), parents before children, composites summed: wte, per block h.{i}
+  // (ln_1, attn = {c_attn, core, c_proj}, ln_2, mlp = {c_fc, [gelu], c_proj}), ln_f, lm_head.
+  std::vector<LayerCost> layer_costs(int B, int T) const;
+
   const GPT2Config& config() const { return cfg_; }
   Precision precision() const { return precision_; }
   DType dtype() const { return activation_dtype(precision_); }

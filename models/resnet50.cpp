@@ -407,20 +407,26 @@ std::vector<float> ResNet50::logits_to_host(const Context& ctx, int B) const {
   return out;
 }
 
-std::vector<ConvLayerInfo> ResNet50::conv_layers() const {
-  std::vector<ConvLayerInfo> v;
-  auto add = [&](const Conv2d& c, int in) { v.push_back({c.name(), c.shape(), in, c.shape().out_size(in)}); };
-  // The stem as the network defines it (its FLOPs), not as it runs.
-  v.push_back({stem_.name(), stem_shape_, image_size_, stem_shape_.out_size(image_size_)});
-  int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
+std::vector<LayerCost> ResNet50::layer_costs(int B) const {
+  check_batch(B);
+  if (!prepared_.count(B))
+    throw Error("internal: ResNet-50's layer costs were asked for batch " + std::to_string(B) +
+                ", which it was not prepared for.");
+  const int S = image_size_, s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1), width = cfg_.base_width;
+  // The stem's FLOPs are the network's 7×7 convolution on the image, not those of the 4×4 one
+  // it runs as on the space-to-depth input (which also multiplies the rewritten weight's zeros).
+  std::vector<LayerCost> v{conv_cost(fused_ ? fused_->name() : stem_.name(), "", stem_shape_, B, S, S, false, dtype())};
+  if (fused_)  // the pooled output is what reaches memory; the pool has no range of its own
+    v.back().output_bytes = double(B) * s2 * s2 * width * static_cast<double>(dtype_size(dtype()));
+  else
+    v.push_back(maxpool_.cost("", B, s1, s1, width));
+  int size = s2;
   for (const Bottleneck& b : blocks_) {
-    const auto convs = b.convs();  // conv1, conv2, conv3[, downsample]
-    add(*convs[0], size);
-    add(*convs[1], size);
-    add(*convs[2], b.out_size(size));
-    if (b.has_downsample()) add(*convs[3], size);
+    b.append_costs(v, "", B, size, size);
     size = b.out_size(size);
   }
+  head_.append_costs(v, "", B, size, size);
+  sum_composites(v);
   return v;
 }
 

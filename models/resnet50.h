@@ -89,14 +89,6 @@ HostWeights fold_resnet50_params(const HostWeights& params, const ResNetConfig& 
 HostWeights load_resnet50_weights(const SafeTensors& file, const ResNetConfig& cfg);
 HostWeights random_resnet50_weights(const ResNetConfig& cfg, uint64_t seed);
 
-// A convolution's place in the network at a given input size (for FLOP counts and reports).
-struct ConvLayerInfo {
-  std::string name;
-  ConvShape shape;
-  int in_size = 0;   // input height = width
-  int out_size = 0;  // output height = width
-};
-
 class ResNet50 {
  public:
   // `weights` as from load_resnet50_weights / random_resnet50_weights (folded); each tensor's
@@ -133,7 +125,12 @@ class ResNet50 {
   StemKind stem_kind() const { return stem_kind_; }  // the stem that runs: Cudnn or Fused
   // For the bench header and JSON: "stem fused", "stem cudnn", or "stem cudnn (fused refused: <why>)".
   std::string stem_variant() const;
-  std::vector<ConvLayerInfo> conv_layers() const;
+  // Every NVTX range of a forward at batch B, prepared, with what it computes and moves
+  // (layers/layer_cost.h), parents before children, composites summed: conv1 (as the network
+  // defines it: the 7×7 stride-2 convolution on the image; fused, its bytes are the pooled
+  // output's and there is no maxpool), [maxpool], every block layer{s}.{b} with conv1, conv2,
+  // conv3[, downsample], avgpool, fc.
+  std::vector<LayerCost> layer_costs(int B) const;
   std::vector<const Conv2d*> convs() const;  // in forward order
   // One line per convolution, in forward order: its name and Conv2d::describe() at batch B
   // (prepared); then one on the build: plans built and shared, candidates timed, seconds.
