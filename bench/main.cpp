@@ -4,7 +4,7 @@
 #include "bench/cli.h"
 #include "core/check.h"
 #include "core/output_file.h"
-#include "trace/trace.h"
+#include "trace/error.h"
 
 int main(int argc, char** argv) {
   try {

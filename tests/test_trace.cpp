@@ -18,6 +18,7 @@
 
 #include "trace/analyze.h"
 #include "tests/support/trace_testing.h"
+#include "trace/json_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/report.h"

@@ -19,6 +19,7 @@
 
 #include "trace/analyze.h"
 #include "tests/support/trace_testing.h"
+#include "trace/json_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/report.h"
 #include "trace/text.h"

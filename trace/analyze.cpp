@@ -10,12 +10,15 @@
 
 #include "core/cli_numbers.h"
 #include "core/output_file.h"
+#include "trace/diff.h"
+#include "trace/error.h"
+#include "trace/json_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
-#include "trace/diff.h"
 #include "trace/roofline.h"
 #include "trace/svg.h"
 #include "trace/text.h"
+#include "trace/text_report.h"
 #include "trace/validate.h"
 
 namespace laptime {

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "trace/error.h"
 #include "trace/report.h"
 
 namespace CLI {

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <set>
 
+#include "trace/error.h"
+
 namespace laptime::trace {
 
 // Everything the buffer callbacks write, under one mutex: CUPTI may complete buffers on

@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "trace/error.h"
 #include "trace/trace.h"
 
 namespace laptime::trace {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/error.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/svg.h"
 #include "trace/text.h"

@@ -31,6 +31,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "trace/error.h"
 #include "trace/report.h"
 #include "trace/roofline.h"
 #include "trace/stats.h"

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "trace/error.h"
+
 namespace laptime {
 
 CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "trace/error.h"
 #include "trace/text_util.h"
 
 namespace laptime::trace {
@@ -289,7 +290,10 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
 
 // --- Warm-up and the steady state ------------------------------------------------------------
 
-void mark_warmup(const Trace& t, const IterationSet& s, const ReportOptions& o, Analysis& a) {
+void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_warmup, Iterations& out,
+                 std::vector<std::string>& notes) {
+  out.range_name = s.name;
+  out.range_rule = s.rule;
   const size_t n = s.ranges.size();
   for (size_t i = 0; i < n; ++i) {
     const NvtxEvent& r = t.nvtx[s.ranges[i]];
@@ -298,7 +302,7 @@ void mark_warmup(const Trace& t, const IterationSet& s, const ReportOptions& o, 
     it.index = s.numbers[i];
     it.start = r.start;
     it.end = r.end;
-    a.iterations.push_back(it);
+    out.iterations.push_back(it);
   }
   auto marked_warmup = [&](const NvtxEvent& r) {
     const std::string name = t.category_name(r);
@@ -307,101 +311,89 @@ void mark_warmup(const Trace& t, const IterationSet& s, const ReportOptions& o, 
   bool any_marked = false;
   for (int r : s.ranges) any_marked = any_marked || t.nvtx[r].category != 0;
   const std::string iters = plural(n, "`" + s.name + "` range", "`" + s.name + "` ranges");
-  if (o.skip_warmup) {
-    const size_t k = static_cast<size_t>(std::max(0, *o.skip_warmup));
+  if (skip_warmup) {
+    const size_t k = static_cast<size_t>(std::max(0, *skip_warmup));
     if (k >= n)
       throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
-    for (size_t i = 0; i < k; ++i) a.iterations[i].warmup = true;
-    a.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
+    for (size_t i = 0; i < k; ++i) out.iterations[i].warmup = true;
+    out.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
   } else if (any_marked) {
-    for (size_t i = 0; i < n; ++i) a.iterations[i].warmup = marked_warmup(t.nvtx[s.ranges[i]]);
-    a.warmup_rule = "marked by the bench with NVTX category `warmup`";
-    if (std::all_of(a.iterations.begin(), a.iterations.end(), [](const Iteration& it) { return it.warmup; })) {
-      for (Iteration& it : a.iterations) it.warmup = false;
-      a.warmup_rule = "none: every iteration is marked warm-up, so all are measured";
-      a.notes.push_back("Every iteration is marked warm-up; the numbers below include warm-up costs.");
+    for (size_t i = 0; i < n; ++i) out.iterations[i].warmup = marked_warmup(t.nvtx[s.ranges[i]]);
+    out.warmup_rule = "marked by the bench with NVTX category `warmup`";
+    if (std::all_of(out.iterations.begin(), out.iterations.end(), [](const Iteration& it) { return it.warmup; })) {
+      for (Iteration& it : out.iterations) it.warmup = false;
+      out.warmup_rule = "none: every iteration is marked warm-up, so all are measured";
+      notes.push_back("Every iteration is marked warm-up; the numbers below include warm-up costs.");
     }
   } else if (n > 1) {
-    a.iterations[0].warmup = true;
-    a.warmup_rule = "the first 1 (not marked in the trace; --skip-warmup K to change)";
+    out.iterations[0].warmup = true;
+    out.warmup_rule = "the first 1 (not marked in the trace; --skip-warmup K to change)";
   } else {
-    a.warmup_rule = "none";
-    a.notes.push_back("The trace has a single `" + s.name +
+    out.warmup_rule = "none";
+    notes.push_back("The trace has a single `" + s.name +
                       "` iteration, not marked warm-up: it is measured, warm-up costs and all.");
   }
 }
 
-void mark_host_ahead(Analysis& a) {
+void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
   // Consecutive pairs (i-1, i) with GPU work, both past warm-up (a warm-up iteration's host
   // time is its own story: lazy loading, first-call setup): the lag's growth, and the GPU lap
   // (start to next start) it is measured against.
   std::vector<size_t> cand;
   std::vector<Ns> growth, period;
-  for (size_t i = 1; i < a.iterations.size(); ++i) {
-    const Iteration &p = a.iterations[i - 1], &it = a.iterations[i];
+  for (size_t i = 1; i < out.iterations.size(); ++i) {
+    const Iteration &p = out.iterations[i - 1], &it = out.iterations[i];
     if (p.warmup || it.warmup || !it.has_gpu || !p.has_gpu) continue;
     cand.push_back(i);
     growth.push_back((it.gpu_end - it.end) - (p.gpu_end - p.end));
     period.push_back(it.gpu_start - p.gpu_start);
   }
-  a.steady_rule = "all after warm-up";
+  out.steady_rule = "all after warm-up";
   if (cand.size() < 2) return;
   std::vector<Ns> sorted = period;
   std::sort(sorted.begin(), sorted.end());
   const Ns lap = sorted[sorted.size() / 2];
   size_t last = cand.size();  // the last iteration where the host gained more than a tenth of a lap
   for (size_t k = 0; k < cand.size(); ++k) {
-    const Iteration& it = a.iterations[cand[k]];
+    const Iteration& it = out.iterations[cand[k]];
     if (growth[k] * 10 > lap && (it.gpu_end - it.end) * 10 > lap) last = k;
   }
   if (last == cand.size()) return;
   const auto ahead_of = [&](size_t upto) {
     std::vector<uint64_t> v;
     for (size_t i = 0; i <= upto; ++i)
-      if (!a.iterations[i].warmup) v.push_back(a.iterations[i].index);
+      if (!out.iterations[i].warmup) v.push_back(out.iterations[i].index);
     return v;
   };
   // Ahead to the end, or but for one iteration (too few to call the queue full): the host
   // ranges never measure the lap.
   if (last + 2 >= cand.size()) {
-    a.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
-    a.notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
+    out.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
+    notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
                       "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "
                       "the GPU's start to next start.");
-    a.lap_from_gpu = true;
+    out.lap_from_gpu = true;
     return;
   }
   const std::vector<uint64_t> ahead = ahead_of(cand[last]);
   for (size_t i = 0; i <= cand[last]; ++i)
-    if (!a.iterations[i].warmup) a.iterations[i].host_ahead = true;
+    if (!out.iterations[i].warmup) out.iterations[i].host_ahead = true;
   std::vector<uint64_t> steady;
-  for (const Iteration& it : a.iterations)
+  for (const Iteration& it : out.iterations)
     if (it.steady()) steady.push_back(it.index);
-  a.steady_rule = detail::number_runs(steady) + "; in " + detail::number_runs(ahead) +
+  out.steady_rule = detail::number_runs(steady) + "; in " + detail::number_runs(ahead) +
                   " the host ran ahead of the GPU (the GPU's lag, from range end to GPU end, grew until "
                   "the launch queue filled), so those ranges measure enqueue time, not the lap";
 }
 
-Summary summarize(std::vector<double> v) {
-  Summary s;
-  s.n = v.size();
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  s.min = v.front();
-  s.max = v.back();
-  return s;
-}
-
-void iteration_statistics(Analysis& a) {
-  a.steady_count = 0;
-  for (const Iteration& it : a.iterations) a.steady_count += it.steady() ? 1 : 0;
+void iteration_statistics(Iterations& out) {
+  out.steady_count = 0;
+  for (const Iteration& it : out.iterations) out.steady_count += it.steady() ? 1 : 0;
   std::vector<double> host, gpu, busy, busy_ns, period;
   const Iteration* prev = nullptr;
   std::vector<std::pair<Ns, int>> spans;
-  for (size_t i = 0; i < a.iterations.size(); ++i) {
-    const Iteration& it = a.iterations[i];
+  for (size_t i = 0; i < out.iterations.size(); ++i) {
+    const Iteration& it = out.iterations[i];
     if (!it.steady()) {
       prev = nullptr;
       continue;
@@ -411,19 +403,8 @@ void iteration_statistics(Analysis& a) {
       gpu.push_back(double(it.gpu_span()));
       busy.push_back(it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0);
       busy_ns.push_back(double(it.busy));
-      a.idle_in_iterations += it.gpu_span() - it.busy;
       spans.emplace_back(it.gpu_span(), static_cast<int>(i));
-      if (prev && prev->has_gpu) {
-        period.push_back(double(it.gpu_start - prev->gpu_start));
-        const Ns gpu_idle_from = prev->gpu_end, gpu_idle_to = it.gpu_start;
-        if (gpu_idle_to > gpu_idle_from) {
-          a.between_iterations += gpu_idle_to - gpu_idle_from;
-          // The host outside both iteration ranges while the GPU idled: the loop body
-          // between forwards (loading the next batch, logging) holds the GPU up.
-          const Ns lo = std::max(gpu_idle_from, prev->end), hi = std::min(gpu_idle_to, it.start);
-          if (hi > lo) a.input_wait += hi - lo;
-        }
-      }
+      if (prev && prev->has_gpu) period.push_back(double(it.gpu_start - prev->gpu_start));
     }
     prev = &it;
   }
@@ -431,23 +412,44 @@ void iteration_statistics(Analysis& a) {
     s.mean /= 1e6; s.median /= 1e6; s.min /= 1e6; s.max /= 1e6;
     return s;
   };
-  a.host_ms = to_ms(summarize(host));
-  a.gpu_ms = to_ms(summarize(gpu));
-  a.busy_pct = summarize(busy);
-  a.busy_ms = to_ms(summarize(busy_ns));
-  a.period_ms = to_ms(summarize(period));
-  if (a.lap_from_gpu && a.period_ms.n) {
-    a.lap_ms = a.period_ms.mean;
-    a.lap_source = "GPU start to next start, mean";
+  out.host_ms = to_ms(summarize(host));
+  out.gpu_ms = to_ms(summarize(gpu));
+  out.busy_pct = summarize(busy);
+  out.busy_ms = to_ms(summarize(busy_ns));
+  out.period_ms = to_ms(summarize(period));
+  if (out.lap_from_gpu && out.period_ms.n) {
+    out.lap_ms = out.period_ms.mean;
+    out.lap_source = "GPU start to next start, mean";
   } else {
-    a.lap_ms = a.host_ms.mean;
-    a.lap_source = "NVTX range on the host, mean";
-    a.lap_from_gpu = false;
+    out.lap_ms = out.host_ms.mean;
+    out.lap_source = "NVTX range on the host, mean";
+    out.lap_from_gpu = false;
   }
   if (!spans.empty()) {
     std::sort(spans.begin(), spans.end());
-    a.svg_iteration = spans[spans.size() / 2].second;  // the upper median: a real iteration
+    out.svg_iteration = spans[spans.size() / 2].second;  // the upper median: a real iteration
   }
+}
+
+std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations) {
+  // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
+  // then missing from the kernel table, and iterations look idle. Only launches inside an
+  // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
+  const Trace& t = j.trace();
+  std::set<int> launched;
+  for (const GpuOp& op : j.ops()) launched.insert(op.api);
+  for (size_t c = 0; c < t.api_calls.size(); ++c) {
+    const ApiCall& call = t.api_calls[c];
+    if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched.count(static_cast<int>(c)))
+      continue;
+    const bool in_loop = std::any_of(iterations.begin(), iterations.end(), [&](const Iteration& it) {
+      return call.start >= it.start && call.start <= it.end;
+    });
+    if (in_loop)
+      return "Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
+             "--cuda-graph-trace=node` to see the kernels inside the graphs.";
+  }
+  return "";
 }
 
 }  // namespace laptime::trace

@@ -25,13 +25,54 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "trace/report.h"
+#include "trace/error.h"
+#include "trace/join.h"
+#include "trace/stats.h"
 
 namespace laptime::trace {
+
+// One iteration range, with what the questions found in it (the GPU span and busy time are
+// filled by utilization.h).
+struct Iteration {
+  int nvtx = -1;        // index into Trace::nvtx
+  uint64_t index = 0;   // the range's payload when it has one, else its position
+  bool warmup = false;
+  bool host_ahead = false;        // the host ran ahead of the GPU (queue filling): not steady
+  Ns start = 0, end = 0;          // host: the range itself
+  bool has_gpu = false;           // any GPU work launched inside the range
+  Ns gpu_start = 0, gpu_end = 0;  // the range projected onto the GPU
+  Ns busy = 0;                    // union of the iteration's GPU intervals
+  int gaps = 0;                   // idle stretches longer than the threshold
+  Ns gap_time = 0;                // their total
+  Ns host_wait = 0;               // idle time, gaps or not, waiting for a launch call to return
+  size_t kernels = 0;
+  Ns duration() const { return end - start; }
+  Ns gpu_span() const { return gpu_end - gpu_start; }
+  bool steady() const { return !warmup && !host_ahead; }
+};
+
+// Question 1's answer (a part of trace/analysis.h's Analysis).
+struct Iterations {
+  std::string range_name;   // `forward`, `Forward Pass Iter *`, or --range as given
+  std::string range_rule;   // how the iteration ranges were found, in words
+  std::string warmup_rule;  // how warm-up was decided, in words
+  std::string steady_rule;  // which iterations are measured and why the others are not
+
+  std::vector<Iteration> iterations;  // all, in order; steady() tells the measured ones
+  int svg_iteration = -1;             // the steady iteration whose GPU span is the median
+  size_t steady_count = 0;
+  Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
+  Summary period_ms;  // GPU start to next iteration's GPU start: the throughput lap
+  Summary busy_ms;    // union of GPU work per steady iteration
+  double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period when the host never caught up
+  bool lap_from_gpu = false;
+  std::string lap_source;  // which of the two, in words
+};
 
 // --range as given: "re:REGEX", a glob (has * or ?), or an exact name.
 class RangePattern {
@@ -77,11 +118,20 @@ struct IterationSet {
 // matches or no rule fits.
 IterationSet find_iterations(const TraceJoin& j, const std::string& spec);
 
-// Fills a.iterations from the set (host times only) and marks warm-up.
-void mark_warmup(const Trace& t, const IterationSet& s, const ReportOptions& o, Analysis& a);
-// Once the GPU spans are known: marks the iterations whose host ran ahead of the GPU.
-void mark_host_ahead(Analysis& a);
+// Fills r.iterations from the set (host times only), its name and rule, and marks warm-up:
+// the first `skip_warmup` when set, else as the trace marks them (module comment). Notes for
+// the report go to `notes`. Throws TraceError when --skip-warmup leaves nothing to measure.
+void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_warmup, Iterations& r,
+                 std::vector<std::string>& notes);
+// Once the GPU spans are known (utilization.h): marks the iterations whose host ran ahead of
+// the GPU.
+void mark_host_ahead(Iterations& r, std::vector<std::string>& notes);
 // Host, GPU and period summaries over the steady iterations, and the lap.
-void iteration_statistics(Analysis& a);
+void iteration_statistics(Iterations& r);
+
+// A note when CUDA Graphs were launched inside the iterations but the trace holds none of
+// their kernels (nsys's default graph trace), which would make the iterations look idle; ""
+// otherwise.
+std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations);
 
 }  // namespace laptime::trace

@@ -1,10 +1,8 @@
-#include "trace/report.h"
+#include "trace/join.h"
 
 #include <algorithm>
 
 namespace laptime::trace {
-
-// --- The join ------------------------------------------------------------------------------
 
 TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));

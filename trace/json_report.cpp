@@ -1,8 +1,9 @@
+#include "trace/json_report.h"
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "trace/report.h"
 #include "trace/validate.h"
 
 namespace laptime::trace {

@@ -1,16 +1,54 @@
-// Question 3: which kernels run? By category (library names first, then the enclosing NVTX
-// range: a non-GEMM kernel under `h.3.attn` is attention, then generic names), by kernel, and
-// by the layer range that launched them, over the steady iterations. classify_kernel and
-// category_name are declared in report.h (the SVG colours use them too).
+// Question 3: which kernels run? By category (trace/category.h: library names first, then the
+// enclosing NVTX range, then generic names), by kernel, and by the layer range that launched
+// them, over the steady iterations.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <vector>
 
-#include "trace/report.h"
+#include "trace/category.h"
+#include "trace/iterations.h"
+#include "trace/join.h"
 
 namespace laptime::trace {
 
-// Fills a.gpu_time, a.htod_time, a.categories, a.kernels, a.ranges and a.range_patterns.
-void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of, Analysis& a);
+struct CategoryRow {
+  Category category = Category::Other;
+  size_t count = 0;  // over all steady iterations
+  Ns time = 0;
+};
+
+struct KernelRow {
+  std::string name;  // short name
+  Category category = Category::Other;
+  size_t count = 0;
+  Ns time = 0, min = 0, max = 0;
+};
+
+struct RangeRow {
+  std::string range;  // innermost NVTX range of the launch ("h.3.attn"), or a pattern ("h.*.attn")
+  size_t count = 0;
+  Ns time = 0;
+  Ns time_by_category[kCategoryCount] = {};
+};
+
+// Question 3's answer (a part of trace/analysis.h's Analysis).
+struct KernelMix {
+  Ns gpu_time = 0;   // sum of kernel+copy+memset durations over steady iterations
+  Ns htod_time = 0;  // host-to-device copy time inside steady iterations
+  std::vector<CategoryRow> categories;  // every category, largest first
+  std::vector<KernelRow> kernels;       // by time, all of them
+  std::vector<RangeRow> ranges;         // by innermost range, by time
+  std::vector<RangeRow> range_patterns; // the same with block indices folded: h.*.attn
+};
+
+// Fills `out` from the GPU work of the steady iterations (ops_of: utilization.h's ops_by_iteration).
+void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                const std::vector<Iteration>& iterations, KernelMix& out);
+
+// "h.3.attn" -> "h.*.attn", "layer2.1.conv2" -> "layer2.*.conv2": the block indices folded,
+// as the by-layer table folds them (`laptime diff` aligns layers with it).
+std::string fold_block_indices(const std::string& range);
 
 }  // namespace laptime::trace

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "trace/error.h"
 #include "trace/validate.h"
 
 namespace laptime::trace {

@@ -17,6 +17,7 @@
 
 #include <string>
 
+#include "trace/error.h"
 #include "trace/trace.h"
 
 namespace laptime::trace {

@@ -10,7 +10,8 @@
 
 #include <string>
 
-#include "trace/report.h"
+#include "trace/error.h"
+#include "trace/join.h"
 
 namespace laptime::trace {
 

@@ -12,14 +12,10 @@
 #include "trace/text_util.h"
 #include "trace/utilization.h"
 
-#include "trace/validate.h"
-
 namespace laptime::trace {
 
 using detail::format;
 using detail::ms;
-
-const char* gap_cause_name(GapCause c) { return c == GapCause::HostWait ? "host-wait" : "other"; }
 
 const char* bound_name(Bound b) {
   switch (b) {
@@ -177,50 +173,27 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   a.dropped = t.dropped;
   a.gap_threshold_us = o.gap_us;
   a.top = o.top;
-  a.has_api_trace = !t.api_calls.empty();
-  if (!a.has_api_trace)
+  if (t.api_calls.empty())
     a.notes.push_back("The capture has no CUDA API calls (was it taken without --trace=cuda?): GPU work cannot be "
                       "tied to NVTX ranges.");
 
   // 1. The iterations, warm-up, and which are steady (needs the GPU spans of 2.).
   const IterationSet iterations = find_iterations(j, o.range);
-  a.range_name = iterations.name;
-  a.range_rule = iterations.rule;
-  mark_warmup(t, iterations, o, a);
-
-  // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
-  // then missing from the kernel table, and iterations look idle. Only launches inside an
-  // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
-  std::set<int> launched;
-  for (const GpuOp& op : j.ops()) launched.insert(op.api);
-  for (size_t c = 0; c < t.api_calls.size(); ++c) {
-    const ApiCall& call = t.api_calls[c];
-    if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched.count(static_cast<int>(c)))
-      continue;
-    const bool in_loop = std::any_of(a.iterations.begin(), a.iterations.end(), [&](const Iteration& it) {
-      return call.start >= it.start && call.start <= it.end;
-    });
-    if (in_loop) {
-      a.notes.push_back("Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
-                        "--cuda-graph-trace=node` to see the kernels inside the graphs.");
-      break;
-    }
-  }
+  mark_warmup(t, iterations, o.skip_warmup, a, a.notes);
+  if (std::string note = unexpanded_graph_note(j, a.iterations); !note.empty()) a.notes.push_back(std::move(note));
   const std::vector<std::vector<int>> ops_of = ops_by_iteration(j, iterations);
-  std::vector<std::pair<int, Gap>> gaps = gpu_spans_and_gaps(j, ops_of, o, a);
-  mark_host_ahead(a);
+  std::vector<std::pair<int, Gap>> gaps = gpu_spans_and_gaps(j, ops_of, o.gap_us, a.iterations);
+  mark_host_ahead(a, a.notes);
   iteration_statistics(a);
-  // 2. Utilization: the gaps of the steady iterations.
-  keep_steady_gaps(std::move(gaps), a);
+  // 2. Utilization: the gaps and idle time of the steady iterations.
+  steady_idle(std::move(gaps), a.iterations, a);
   // 3. The kernel mix.
-  kernel_mix(j, ops_of, a);
+  kernel_mix(j, ops_of, a.iterations, a);
   // 4. Synchronizations and what they cost.
-  synchronizations(j, iterations, ops_of, a);
+  synchronizations(j, iterations, ops_of, a, a, a);  // reads a's answers to 1 and 2, fills 4
 
   write_verdict(a);
   return a;
 }
-
-std::string fold_block_indices(const std::string& range) { return detail::fold_indices(range); }
 
 }  // namespace laptime::trace

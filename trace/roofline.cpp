@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/output_file.h"
+#include "trace/error.h"
 #include "trace/text.h"
 
 namespace laptime::trace {

@@ -21,7 +21,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "trace/report.h"
+#include "trace/analysis.h"
+#include "trace/error.h"
+#include "trace/join.h"
 
 namespace laptime::trace {
 

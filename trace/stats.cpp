@@ -2,8 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace laptime::trace {
+
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -6,11 +6,19 @@
 // standard library's distributions are implementation-defined).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace laptime::trace {
+
+// n, mean, median, min and max of a list (all 0 for an empty one); the unit is the list's.
+struct Summary {
+  size_t n = 0;
+  double mean = 0, median = 0, min = 0, max = 0;
+};
+Summary summarize(std::vector<double> values);
 
 // The median (mean of the two middle values for an even count); 0 for an empty list.
 double median_of(std::vector<double> v);

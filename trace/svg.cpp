@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "trace/error.h"
 #include "trace/text.h"
 
 namespace laptime::trace {

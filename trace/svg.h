@@ -10,7 +10,10 @@
 
 #include <string>
 
-#include "trace/report.h"
+#include "trace/analysis.h"
+#include "trace/category.h"
+#include "trace/error.h"
+#include "trace/join.h"
 
 namespace laptime::trace {
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "trace/text_util.h"
 
@@ -88,98 +89,134 @@ struct StreamQueue {
 // microseconds after the work it waited for, never long before.
 constexpr Ns kClockSlack = 2'000;
 
-}  // namespace
+using StreamKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // (pid, device, stream)
 
-void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vector<std::vector<int>>& ops_of,
-                      Analysis& a) {
-  const Trace& t = j.trace();
-  // The compute stream: most GPU time over the steady iterations.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Ns> time_by_stream;
-  for (size_t i = 0; i < a.iterations.size(); ++i)
-    if (a.iterations[i].steady())
+// The compute stream: most GPU time over the steady iterations; none without GPU work.
+std::optional<StreamKey> compute_stream_of(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                                           const std::vector<Iteration>& iterations) {
+  std::map<StreamKey, Ns> time_by_stream;
+  for (size_t i = 0; i < iterations.size(); ++i)
+    if (iterations[i].steady())
       for (int k : ops_of[i]) {
         const GpuOp& op = j.ops()[k];
         time_by_stream[{op.pid, op.device, op.stream}] += op.end - op.start;
       }
-  std::optional<std::tuple<uint32_t, uint32_t, uint32_t>> compute;
+  std::optional<StreamKey> compute;
   for (const auto& [key, time] : time_by_stream)
     if (!compute || time > time_by_stream[*compute]) compute = key;
-  StreamQueue queue;
-  if (compute) {
-    a.compute_stream = static_cast<int64_t>(std::get<2>(*compute));
-    std::vector<std::pair<Ns, Ns>> work;  // (launched, end)
-    for (const GpuOp& op : j.ops())
-      if (std::make_tuple(op.pid, op.device, op.stream) == *compute)
-        work.emplace_back(op.api >= 0 ? t.api_calls[op.api].start : op.start, op.end);
-    std::sort(work.begin(), work.end());
-    Ns drained = 0;
-    for (const auto& [l, e] : work) {
-      drained = std::max(drained, e);
-      queue.launched.push_back(l);
-      queue.drained.push_back(drained);
-    }
-  }
+  return compute;
+}
 
-  // The blocking calls: by name, by the copy records, by CUPTI's synchronization records.
-  std::map<int, SyncKind> sync_calls;
+StreamQueue queue_of(const TraceJoin& j, const StreamKey& stream) {
+  const Trace& t = j.trace();
+  std::vector<std::pair<Ns, Ns>> work;  // (launched, end)
+  for (const GpuOp& op : j.ops())
+    if (std::make_tuple(op.pid, op.device, op.stream) == stream)
+      work.emplace_back(op.api >= 0 ? t.api_calls[op.api].start : op.start, op.end);
+  std::sort(work.begin(), work.end());
+  StreamQueue queue;
+  Ns drained = 0;
+  for (const auto& [l, e] : work) {
+    drained = std::max(drained, e);
+    queue.launched.push_back(l);
+    queue.drained.push_back(drained);
+  }
+  return queue;
+}
+
+// The blocking calls (indices into Trace::api_calls): by name, by the copy records, by
+// CUPTI's synchronization records; with the stream each copied on or waited for and the copy
+// each made.
+struct BlockingCalls {
+  std::map<int, SyncKind> kind;
+  std::map<int, uint32_t> stream;
+  std::map<int, const Memcpy*> copy;
+};
+
+BlockingCalls blocking_calls(const TraceJoin& j) {
+  const Trace& t = j.trace();
+  BlockingCalls b;
   for (size_t c = 0; c < t.api_calls.size(); ++c)
     if (auto k = sync_kind_of(t.api_calls[c].name); k && !nested_in_runtime_call(j, static_cast<int>(c)))
-      sync_calls[static_cast<int>(c)] = *k;
+      b.kind[static_cast<int>(c)] = *k;
   for (const Memcpy& m : t.memcpys) {
     const int c = t.api_index_for(m.pid, m.correlation);
-    if (c >= 0 && m.pageable() && m.host_sync == HostSync::Async) sync_calls[c] = SyncKind::PageableCopy;
+    if (c >= 0 && m.pageable() && m.host_sync == HostSync::Async) b.kind[c] = SyncKind::PageableCopy;
   }
-  std::map<int, uint32_t> stream_of;  // the stream a call copied on or waited for
   for (const SyncEvent& s : t.syncs) {
     const int c = t.api_index_for(s.pid, s.correlation);
     if (c < 0 || s.type == SyncType::StreamWaitEvent) continue;
-    stream_of[c] = s.stream;
-    if (sync_calls.count(c)) continue;
-    sync_calls[c] = s.type == SyncType::ContextSynchronize ? SyncKind::DeviceSync
-                    : s.type == SyncType::EventSynchronize ? SyncKind::EventSync
-                                                           : SyncKind::StreamSync;
+    b.stream[c] = s.stream;
+    if (b.kind.count(c)) continue;
+    b.kind[c] = s.type == SyncType::ContextSynchronize ? SyncKind::DeviceSync
+                : s.type == SyncType::EventSynchronize ? SyncKind::EventSync
+                                                       : SyncKind::StreamSync;
   }
-  std::map<int, const Memcpy*> copy_of;  // for copy details
   for (const Memcpy& m : t.memcpys) {
     const int c = t.api_index_for(m.pid, m.correlation);
     if (c >= 0) {
-      copy_of[c] = &m;
-      stream_of[c] = m.stream;
+      b.copy[c] = &m;
+      b.stream[c] = m.stream;
     }
   }
+  return b;
+}
 
+// One blocking call, measured against the compute stream when it has one (the module comment
+// says how); its iteration, warm-up or not, left for the caller.
+SyncCall measure_call(const TraceJoin& j, const BlockingCalls& b, int c, SyncKind kind,
+                      const std::optional<StreamKey>& compute, const StreamQueue& queue) {
+  const Trace& t = j.trace();
+  const ApiCall& call = t.api_calls[c];
+  SyncCall s;
+  s.kind = kind;
+  s.api = call.name;
+  s.start = call.start;
+  s.duration = call.end - call.start;
+  if (auto st = b.stream.find(c); st != b.stream.end()) s.stream = static_cast<int64_t>(st->second);
+  s.range = detail::range_text(t, j.api_range(c));
+  const auto copy = b.copy.find(c);
+  if (copy != b.copy.end())
+    s.detail = std::string(copy_kind_name(copy->second->kind)) + " " + detail::bytes_str(copy->second->bytes) + ", " +
+               mem_kind_name(copy->second->src) + " -> " + mem_kind_name(copy->second->dst);
+  if (compute && call.pid == std::get<0>(*compute)) {
+    const Ns pending_end = queue.pending_end(call.start);
+    s.pending = std::max<Ns>(0, pending_end - call.start);
+    // A synchronize or a device-to-host copy reads back what the GPU computed; a
+    // host-to-device copy or an allocation returning early reads nothing stale.
+    const bool reads = kind == SyncKind::DeviceSync || kind == SyncKind::StreamSync || kind == SyncKind::EventSync ||
+                       (copy != b.copy.end() && copy->second->kind == CopyKind::DtoH);
+    s.effect = s.pending == 0                          ? SyncEffect::QueueEmpty
+               : call.end + kClockSlack >= pending_end ? SyncEffect::Stall
+               : reads                                 ? SyncEffect::ReturnedAtOnce
+                                                       : SyncEffect::NoWait;
+  }
+  return s;
+}
+
+}  // namespace
+
+void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vector<std::vector<int>>& ops_of,
+                      const Iterations& iterations, const Utilization& idle, Synchronizations& out) {
+  const Trace& t = j.trace();
+  out.has_api_trace = !t.api_calls.empty();
+  const std::optional<StreamKey> compute = compute_stream_of(j, ops_of, iterations.iterations);
+  StreamQueue queue;
+  if (compute) {
+    out.compute_stream = static_cast<int64_t>(std::get<2>(*compute));
+    queue = queue_of(j, *compute);
+  }
+
+  const BlockingCalls blocking = blocking_calls(j);
   std::map<SyncKind, SyncSummary> summary;
   std::map<SyncKind, std::map<std::string, size_t>> where;
-  for (const auto& [c, kind] : sync_calls) {
-    const ApiCall& call = t.api_calls[c];
-    SyncCall s;
-    s.kind = kind;
-    s.api = call.name;
-    s.start = call.start;
-    s.duration = call.end - call.start;
-    if (auto st = stream_of.find(c); st != stream_of.end()) s.stream = static_cast<int64_t>(st->second);
+  for (const auto& [c, kind] : blocking.kind) {
+    SyncCall s = measure_call(j, blocking, c, kind, compute, queue);
     const int range = j.api_range(c);
-    s.range = detail::range_text(t, range);
     const int it = is.iteration_of_range(t, range);
-    if (auto m = copy_of.find(c); m != copy_of.end())
-      s.detail = std::string(copy_kind_name(m->second->kind)) + " " + detail::bytes_str(m->second->bytes) + ", " +
-                 mem_kind_name(m->second->src) + " -> " + mem_kind_name(m->second->dst);
-    if (compute && call.pid == std::get<0>(*compute)) {
-      const Ns pending_end = queue.pending_end(call.start);
-      s.pending = std::max<Ns>(0, pending_end - call.start);
-      // A synchronize or a device-to-host copy reads back what the GPU computed; a
-      // host-to-device copy or an allocation returning early reads nothing stale.
-      const auto copy = copy_of.find(c);
-      const bool reads = kind == SyncKind::DeviceSync || kind == SyncKind::StreamSync || kind == SyncKind::EventSync ||
-                         (copy != copy_of.end() && copy->second->kind == CopyKind::DtoH);
-      s.effect = s.pending == 0                          ? SyncEffect::QueueEmpty
-                 : call.end + kClockSlack >= pending_end ? SyncEffect::Stall
-                 : reads                                 ? SyncEffect::ReturnedAtOnce
-                                                         : SyncEffect::NoWait;
-    }
     if (it >= 0) {
-      s.iteration = static_cast<int64_t>(a.iterations[it].index);
-      s.warmup = !a.iterations[it].steady();
+      s.iteration = static_cast<int64_t>(iterations.iterations[it].index);
+      s.warmup = !iterations.iterations[it].steady();
     }
     if (it >= 0 && !s.warmup) {
       SyncSummary& sum = summary[kind];
@@ -191,35 +228,35 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
       sum.returned_at_once += s.effect == SyncEffect::ReturnedAtOnce;
       // Where it sat; an iteration range by its family's name (`Forward Pass Iter *`).
       ++where[kind][is.by_range.count(range) ? is.name : s.range];
-      a.sync_wait += s.duration;
-      a.sync_stall += s.effect == SyncEffect::Stall ? s.duration : 0;
-      a.syncs.push_back(std::move(s));
+      out.sync_wait += s.duration;
+      out.sync_stall += s.effect == SyncEffect::Stall ? s.duration : 0;
+      out.syncs.push_back(std::move(s));
     } else {
-      a.syncs_elsewhere.push_back(std::move(s));
+      out.syncs_elsewhere.push_back(std::move(s));
     }
   }
   auto by_start = [](const SyncCall& x, const SyncCall& y) { return x.start < y.start; };
-  std::sort(a.syncs.begin(), a.syncs.end(), by_start);
-  std::sort(a.syncs_elsewhere.begin(), a.syncs_elsewhere.end(), by_start);
+  std::sort(out.syncs.begin(), out.syncs.end(), by_start);
+  std::sort(out.syncs_elsewhere.begin(), out.syncs_elsewhere.end(), by_start);
   for (auto& [kind, sum] : summary) {
     std::vector<std::pair<size_t, std::string>> rs;
     for (const auto& [r, count] : where[kind]) rs.emplace_back(count, r);
     std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     for (const auto& [count, r] : rs) sum.ranges.push_back(r);
-    a.sync_summary.push_back(sum);
+    out.sync_summary.push_back(sum);
   }
 
   // What the lap would be without them: the host no longer waits, so it needs its lap less
   // the wait; the GPU still needs its busy time and the idle it has with work queued (kernel
   // boundaries), but no longer waits for launches; the larger of the two is the lap.
-  if (a.busy_ms.n)
-    a.gpu_floor_ms = a.busy_ms.mean + (a.idle_in_iterations - a.host_wait_idle) / 1e6 / a.busy_ms.n;
-  if (a.steady_count && !a.syncs.empty()) {
-    const double wait_ms = a.sync_wait / 1e6 / a.steady_count;
-    a.lap_without_syncs_ms = std::max(a.gpu_floor_ms, a.lap_ms - wait_ms);
-    a.lap_without_syncs_ms = std::min(a.lap_without_syncs_ms, a.lap_ms);
+  const Iterations& r = iterations;
+  if (r.busy_ms.n) out.gpu_floor_ms = r.busy_ms.mean + (idle.idle_in_iterations - idle.host_wait_idle) / 1e6 / r.busy_ms.n;
+  if (r.steady_count && !out.syncs.empty()) {
+    const double wait_ms = out.sync_wait / 1e6 / r.steady_count;
+    out.lap_without_syncs_ms = std::max(out.gpu_floor_ms, r.lap_ms - wait_ms);
+    out.lap_without_syncs_ms = std::min(out.lap_without_syncs_ms, r.lap_ms);
   } else {
-    a.lap_without_syncs_ms = a.lap_ms;
+    out.lap_without_syncs_ms = r.lap_ms;
   }
 }
 

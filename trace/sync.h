@@ -16,16 +16,71 @@
 // larger of the GPU's busy time and the host's lap less that wait.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "trace/iterations.h"
-#include "trace/report.h"
+#include "trace/join.h"
+#include "trace/utilization.h"
 
 namespace laptime::trace {
 
-// Fills a.compute_stream, a.syncs, a.sync_summary, a.syncs_elsewhere and the cost figures.
-// Needs the steady iterations, their lap and their GPU busy time (iteration_statistics).
+enum class SyncKind { DeviceSync, StreamSync, EventSync, BlockingCopy, PageableCopy, Allocation };
+const char* sync_kind_name(SyncKind k);
+
+// What a blocking call did, measured against the compute stream (see above).
+enum class SyncEffect {
+  Stall,           // compute-stream work was pending and the call returned after it ended
+  ReturnedAtOnce,  // a read-back (synchronize, device-to-host copy) that returned while work was
+                   // pending: it did not wait for the forward pass, the value can be stale
+  NoWait,          // a call that reads nothing back (host-to-device copy, allocation) and
+                   // returned while work was pending: it cost its own time
+  QueueEmpty,      // nothing was pending on the compute stream: it cost its own time
+  Unknown,         // no compute stream (no GPU work in the steady iterations)
+};
+const char* sync_effect_name(SyncEffect e);
+
+struct SyncCall {
+  SyncKind kind = SyncKind::DeviceSync;
+  std::string api;
+  int64_t iteration = -1;  // its iteration's index, -1 outside every iteration
+  bool warmup = false;     // inside a warm-up iteration
+  std::string range;  // innermost NVTX range around the call
+  Ns start = 0, duration = 0;  // duration: how long the host waited in it
+  std::string detail;  // copies: "HtoD 4.0 KiB pageable -> device"
+  int64_t stream = -1;  // the stream it copied on or synchronized (-1: not recorded)
+  SyncEffect effect = SyncEffect::Unknown;
+  Ns pending = 0;  // compute-stream work still to run when the call began
+};
+
+struct SyncSummary {
+  SyncKind kind = SyncKind::DeviceSync;
+  size_t count = 0;
+  Ns blocked = 0;                   // host time inside them
+  Ns stalled = 0;                   // the part inside calls that waited for the compute stream
+  size_t stalls = 0, returned_at_once = 0;
+  std::vector<std::string> ranges;  // where they sat, most frequent first
+};
+
+// Question 4's answer (a part of trace/analysis.h's Analysis).
+struct Synchronizations {
+  bool has_api_trace = false;             // without CUDA API calls, syncs cannot be seen
+  std::vector<SyncCall> syncs;            // inside steady iterations, in time order
+  std::vector<SyncSummary> sync_summary;  // by kind, for those
+  std::vector<SyncCall> syncs_elsewhere;  // the same calls in warm-up or outside the iterations
+  int64_t compute_stream = -1;            // the stream with most GPU time in steady iterations
+  Ns sync_wait = 0;                       // host time in the blocking calls, steady iterations
+  Ns sync_stall = 0;                      // the part that waited for the compute stream
+  double gpu_floor_ms = 0;                // GPU time per iteration if it never waited for the host:
+                                          // busy plus the idle it has with work queued
+  double lap_without_syncs_ms = 0;        // estimate: max(gpu_floor_ms, lap - wait per iteration)
+};
+
+// Fills `out` (has_api_trace aside: the caller knows it from the trace). Needs the steady
+// iterations, their lap and GPU busy time (iteration_statistics) and their idle time
+// (steady_idle).
 void synchronizations(const TraceJoin& j, const IterationSet& s, const std::vector<std::vector<int>>& ops_of,
-                      Analysis& a);
+                      const Iterations& iterations, const Utilization& idle, Synchronizations& out);
 
 }  // namespace laptime::trace

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trace/trace.h"
+#include "trace/error.h"
 
 namespace laptime::trace {
 namespace {

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "trace/error.h"
+
 namespace laptime::trace {
 
 // True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF).

@@ -1,7 +1,8 @@
+#include "trace/text_report.h"
+
 #include <algorithm>
 #include <map>
 
-#include "trace/report.h"
 #include "trace/text_util.h"
 
 namespace laptime::trace {

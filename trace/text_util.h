@@ -1,5 +1,5 @@
 // Small formatting and naming helpers shared by the analysis steps and the writers (internal
-// to trace/: not part of the report.h API).
+// to trace/: no writer outside it needs them).
 #pragma once
 
 #include <cstdint>

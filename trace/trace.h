@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,13 +24,6 @@
 namespace laptime::trace {
 
 using Ns = int64_t;
-
-// A trace that cannot be read or analyzed. what() is one complete sentence for the user;
-// main() reports it like laptime::Error: one sentence, exit 1.
-class TraceError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;

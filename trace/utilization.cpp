@@ -7,6 +7,8 @@
 
 namespace laptime::trace {
 
+const char* gap_cause_name(GapCause c) { return c == GapCause::HostWait ? "host-wait" : "other"; }
+
 std::vector<std::vector<int>> ops_by_iteration(const TraceJoin& j, const IterationSet& s) {
   std::vector<std::vector<int>> ops_of(s.ranges.size());
   for (size_t i = 0; i < j.ops().size(); ++i) {
@@ -17,12 +19,12 @@ std::vector<std::vector<int>> ops_by_iteration(const TraceJoin& j, const Iterati
 }
 
 std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
-                                                    const ReportOptions& o, Analysis& a) {
+                                                    double gap_us, std::vector<Iteration>& iterations) {
   const Trace& t = j.trace();
   std::vector<std::pair<int, Gap>> gaps;
-  const Ns threshold = static_cast<Ns>(std::llround(o.gap_us * 1000));
-  for (size_t i = 0; i < a.iterations.size(); ++i) {
-    Iteration& it = a.iterations[i];
+  const Ns threshold = static_cast<Ns>(std::llround(gap_us * 1000));
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    Iteration& it = iterations[i];
     const std::vector<int>& ops = ops_of[i];
     it.kernels = std::count_if(ops.begin(), ops.end(), [&](int k) { return j.ops()[k].kind == GpuOp::Kind::Kernel; });
     if (ops.empty()) continue;
@@ -101,17 +103,35 @@ std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const st
   return gaps;
 }
 
-void keep_steady_gaps(std::vector<std::pair<int, Gap>> gaps, Analysis& a) {
+void steady_idle(std::vector<std::pair<int, Gap>> gaps, std::vector<Iteration>& iterations, Utilization& out) {
   for (auto& [i, g] : gaps) {
-    Iteration& it = a.iterations[i];
+    Iteration& it = iterations[i];
     if (!it.steady()) continue;
     ++it.gaps;
     it.gap_time += g.duration();
-    a.gaps.push_back(std::move(g));
+    out.gaps.push_back(std::move(g));
   }
-  std::stable_sort(a.gaps.begin(), a.gaps.end(), [](const Gap& x, const Gap& y) { return x.duration() > y.duration(); });
-  for (const Iteration& it : a.iterations)
-    if (it.steady()) a.host_wait_idle += it.host_wait;
+  std::stable_sort(out.gaps.begin(), out.gaps.end(),
+                   [](const Gap& x, const Gap& y) { return x.duration() > y.duration(); });
+  const Iteration* prev = nullptr;  // the previous iteration, when it is steady too
+  for (const Iteration& it : iterations) {
+    if (!it.steady()) {
+      prev = nullptr;
+      continue;
+    }
+    out.host_wait_idle += it.host_wait;
+    if (it.has_gpu) {
+      out.idle_in_iterations += it.gpu_span() - it.busy;
+      if (prev && prev->has_gpu && it.gpu_start > prev->gpu_end) {
+        out.between_iterations += it.gpu_start - prev->gpu_end;
+        // The host outside both iteration ranges while the GPU idled: the loop body between
+        // forwards (loading the next batch, logging) holds the GPU up.
+        const Ns lo = std::max(prev->gpu_end, prev->end), hi = std::min(it.gpu_start, it.start);
+        if (hi > lo) out.input_wait += hi - lo;
+      }
+    }
+    prev = &it;
+  }
 }
 
 }  // namespace laptime::trace

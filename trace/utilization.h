@@ -5,27 +5,62 @@
 // of the kernel, copy and memset intervals over the span; every idle stretch is either the GPU
 // waiting for the host (the next work's launch call had not returned when the GPU ran dry) or
 // waiting with work queued. Stretches longer than --gap-us are gaps, each with what the
-// launching thread was doing meanwhile. The idle time between iterations is summed in
-// iteration_statistics (iterations.h), which knows which iterations are consecutive.
+// launching thread was doing meanwhile. Between two consecutive steady iterations, the GPU's
+// idle time is summed, and the part of it the host spent outside both ranges (the loop body
+// between forwards: loading the next batch, logging) is the wait for input.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "trace/iterations.h"
-#include "trace/report.h"
+#include "trace/join.h"
 
 namespace laptime::trace {
+
+enum class GapCause {
+  HostWait,  // the next work's launch call had not returned when the GPU went idle: it waited for the CPU
+  Other,     // the work was already enqueued (dependency, sync, kernel-boundary latency)
+};
+const char* gap_cause_name(GapCause c);
+
+struct Gap {
+  uint64_t iteration = 0;
+  Ns start = 0, end = 0;
+  GapCause cause = GapCause::Other;
+  std::string before;       // the GPU work that ended at the gap's start
+  std::string after;        // the GPU work that started at its end
+  std::string launch;       // the API call that launched `after`
+  Ns launch_start = 0;      // when that call began
+  std::string cpu_api;      // the API call on the launching thread that overlapped the gap most
+  Ns cpu_in_cuda = 0;       // how much of the gap that thread spent inside CUDA calls
+  std::string cpu_range;    // the innermost NVTX range on that thread over the gap's middle
+  Ns duration() const { return end - start; }
+};
+
+// Question 2's answer (a part of trace/analysis.h's Analysis); each iteration's own GPU span,
+// busy and idle times are in its Iteration.
+struct Utilization {
+  double gap_threshold_us = 0;
+  std::vector<Gap> gaps;      // every gap over steady iterations, largest first
+  Ns idle_in_iterations = 0;  // idle time inside the GPU spans
+  Ns host_wait_idle = 0;      // the part of it waiting for a launch call to return (any length)
+  Ns between_iterations = 0;  // GPU idle between consecutive steady iterations, summed
+  Ns input_wait = 0;          // the part of it while the host was outside the iteration ranges
+};
 
 // The GPU work launched inside each iteration: indices into j.ops(), by start.
 std::vector<std::vector<int>> ops_by_iteration(const TraceJoin& j, const IterationSet& s);
 
-// Fills each iteration's GPU span, busy and host-wait time; returns every gap over the
-// threshold with the position of its iteration (steady or not: that is known later).
+// Fills each iteration's GPU span, busy and host-wait time; returns every gap longer than
+// `gap_us` microseconds with the position of its iteration (steady or not: that is known
+// later).
 std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
-                                                    const ReportOptions& o, Analysis& a);
+                                                    double gap_us, std::vector<Iteration>& iterations);
 
-// Keeps the gaps of steady iterations, largest first, and totals the host-wait idle time.
-void keep_steady_gaps(std::vector<std::pair<int, Gap>> gaps, Analysis& a);
+// Once the steady iterations are known (iterations.h): keeps their gaps, largest first,
+// counts them per iteration, and totals the idle time inside and between them.
+void steady_idle(std::vector<std::pair<int, Gap>> gaps, std::vector<Iteration>& iterations, Utilization& out);
 
 }  // namespace laptime::trace

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/error.h"
+
 namespace laptime::trace {
 
 const char* drop_reason_words(DropReason r) {

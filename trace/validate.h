@@ -12,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "trace/error.h"
 #include "trace/trace.h"
 
 namespace laptime::trace {

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "trace/error.h"
 #include "trace/report.h"
+#include "trace/text_report.h"
 #include "trace/trace.h"
 
 namespace laptime::trace::testing_support {

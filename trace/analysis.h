@@ -1,0 +1,36 @@
+// Everything `laptime analyze` found in a trace: one plain result, filled by analyze()
+// (trace/report.h), read by every writer (text_report.h, json_report.h, svg.h, roofline.h,
+// diff.h). Numbers in ns unless a name says otherwise.
+//
+// It is the four questions' answers side by side, each declared with the question that
+// computes it (iterations.h, utilization.h, kernels.h, sync.h), so that a question module
+// never includes anything above itself; this header adds what the run as a whole has: where
+// it came from, the notes, and the verdict. Writers read `a.lap_ms` or `a.gaps` directly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace/iterations.h"
+#include "trace/kernels.h"
+#include "trace/sync.h"
+#include "trace/trace.h"
+#include "trace/utilization.h"
+
+namespace laptime::trace {
+
+enum class Bound { GpuBound, LaunchBound, InputBound, Mixed, NoGpuWork };
+const char* bound_name(Bound b);
+
+struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
+  std::string source;
+  std::string gpu;                 // "NVIDIA H200, 132 SMs", when the capture recorded it
+  std::vector<std::string> notes;  // the reader's notes and the analysis's own
+  DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
+  int top = 15;                    // rows the tables show (ReportOptions::top)
+
+  Bound bound = Bound::NoGpuWork;
+  std::string verdict;  // plain words, several sentences
+};
+
+}  // namespace laptime::trace

@@ -1,0 +1,14 @@
+// The analysis as JSON (schema laptime.analyze/1): the same numbers as the text report, read
+// from the same Analysis (trace/analysis.h). Strings are as the trace had them: the caller
+// escapes them before dumping (escape_json_strings, trace/text.h).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "trace/analysis.h"
+
+namespace laptime::trace {
+
+nlohmann::json to_json(const Analysis& a);
+
+}  // namespace laptime::trace
