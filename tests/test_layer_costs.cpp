@@ -24,6 +24,7 @@
 #include "models/gpt2.h"
 #include "models/resnet50.h"
 #include "trace/roofline.h"
+#include "tests/support/golden.h"
 
 namespace laptime {
 namespace {
@@ -34,7 +35,8 @@ std::map<std::string, LayerCost> by_name(const std::vector<LayerCost>& v) {
   return m;
 }
 
-std::string source_path(const std::string& rel) { return std::string(LAPTIME_SOURCE_DIR) + "/" + rel; }
+// In the checkout: $LAPTIME_SOURCE_DIR when set (a build carried to a GPU machine).
+std::string source_path(const std::string& rel) { return test::source_dir() + "/" + rel; }
 
 std::string file_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
