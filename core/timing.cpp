@@ -70,8 +70,8 @@ float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* gr
 }  // namespace
 
 float time_candidate(cudaStream_t stream, const std::function<bool()>& run) {
+  const EventPool ev(2);  // outside the try: a device that cannot make events is an error, not a refusal
   try {
-    const EventPool ev(2);
     if (!run()) return -1.f;
     auto graph = std::make_unique<CudaGraph>();
     try {
