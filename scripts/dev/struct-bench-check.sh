@@ -6,9 +6,10 @@
 #   scripts/dev/struct-bench-check.sh [OLD_BIN] [BUILD_DIR]
 #
 #   OLD_BIN    the laptime from before the session (default: $OLD_LAPTIME, else
-#              ref/laptime-base-477829a in the checkout: copy /work/ref/laptime-base-477829a
-#              there, in a folder .git/info/exclude ignores, and carry it)
-#   BUILD_DIR  the new build (default: build), with bench/laptime and tests/test_*
+#              build/laptime-base-477829a: copy /work/ref/laptime-base-477829a into the build
+#              folder, which is ignored, so that carrying build/ brings it)
+#   BUILD_DIR  the new build (default: build), with bench/laptime and tests/test_{gpt2,resnet50}_
+#              {layers,reference}, test_layer_costs, test_bench_report (about 31 MB of binaries)
 #
 # 1. In the background, the GPU suites, split as h200-final.sh splits them: test_gpt2_layers
 #    and test_resnet50_layers per precision and the rest, test_gpt2_reference,
@@ -35,7 +36,7 @@
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
-OLD=${1:-${OLD_LAPTIME:-ref/laptime-base-477829a}}
+OLD=${1:-${OLD_LAPTIME:-build/laptime-base-477829a}}
 BUILD=${2:-build}
 [[ -x $OLD ]] || { echo "struct-bench-check: no old laptime at $OLD (pass it as the first argument)." >&2; exit 2; }
 [[ -x $BUILD/bench/laptime ]] || { echo "struct-bench-check: no $BUILD/bench/laptime; build it first." >&2; exit 2; }
