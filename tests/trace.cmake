@@ -25,3 +25,11 @@ laptime_test(test_trace_lesson test_trace_lesson.cpp test_trace_patterns.cpp tes
 target_include_directories(test_trace_lesson PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_test(NAME trace.pattern_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_pattern_traces.py --check)
+
+# CUDA Graph replays (issue 18): the H200 captures in tests/fixtures/graph against the figures
+# graph/reference.py computes from their tables, and the edge cases make_graph_traces.py writes
+# with its answers.
+add_test(NAME trace.graph_reference_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/graph/reference.py --check)
+add_test(NAME trace.graph_fixtures_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_graph_traces.py --check)
