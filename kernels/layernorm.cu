@@ -13,7 +13,10 @@
 // write of the activations, the bandwidth floor (GPT-2 small, bf16, 8192 x 768: 25 MB moved).
 // The general kernel above it stays for every other shape.
 // Both can write a narrower type than they read (To): fp32 in, fp16 out feeds tf32's fp16
-// attention projections straight from the LayerNorm (layers/attention.h), with no conversion pass.
+// attention projections straight from the LayerNorm (layers/attention.h), with no conversion pass;
+// bf16 in, e4m3 out (times the consumer's inverse scale, saturated) feeds fp8's GEMMs the same
+// way: the statistics stay fp32 and only the normalised output is rounded to fp8, which is what
+// the GEMM would have read after a separate quantization pass.
 #include "kernels/layernorm.cuh"
 
 #include "core/check.h"
@@ -27,7 +30,7 @@ constexpr int kWarpsPerBlock = 8;
 template <class T, class To>
 __global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
                                  const T* __restrict__ weight, const T* __restrict__ bias, int rows,
-                                 int C, float eps) {
+                                 int C, float eps, const float* __restrict__ out_scale) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -44,10 +47,11 @@ __global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
     sq += d * d;
   }
   const float rstd = rsqrtf(warp_sum(sq) / C + eps);
+  const float qs = out_scale ? *out_scale : 1.f;  // x 1 is exact: other outputs are unchanged
 
   for (int c = lane; c < C; c += 32) {
     const float n = (to_f32(x[c]) - mean) * rstd;
-    y[c] = from_f32<To>(n * to_f32(weight[c]) + to_f32(bias[c]));
+    y[c] = from_f32<To>((n * to_f32(weight[c]) + to_f32(bias[c])) * qs);
   }
 }
 
@@ -62,7 +66,7 @@ struct alignas(sizeof(To) * kVec) OutVec {
 template <class T, class To>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
-                     const T* __restrict__ bias, int rows, int C, float eps) {
+                     const T* __restrict__ bias, int rows, int C, float eps, const float* __restrict__ out_scale) {
   constexpr int kVec = 16 / sizeof(T);
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -97,6 +101,7 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
         sq += d * d;
       }
   const float rstd = rsqrtf(warp_sum(sq) / C + eps);
+  const float qs = out_scale ? *out_scale : 1.f;
 #pragma unroll
   for (int i = 0; i < kMaxVecPerLane; ++i) {
     const int idx = i * 32 + lane;
@@ -107,23 +112,24 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
       const T* b = reinterpret_cast<const T*>(&b_raw);
       OutVec<To, kVec> o;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) o.e[k] = from_f32<To>((v[i][k] - mean) * rstd * to_f32(w[k]) + to_f32(b[k]));
+      for (int k = 0; k < kVec; ++k) o.e[k] = from_f32<To>(((v[i][k] - mean) * rstd * to_f32(w[k]) + to_f32(b[k])) * qs);
       y[idx] = o;
     }
   }
 }
 
 template <class T, class To>
-void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, cudaStream_t stream) {
+void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, const float* out_scale,
+            cudaStream_t stream) {
   const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
                         reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
   constexpr int vec = 16 / sizeof(T);
   if (aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
     layernorm_vec_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias,
-                                                                                                   rows, C, eps);
+                                                                                                   rows, C, eps, out_scale);
   else
     layernorm_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias, rows,
-                                                                                              C, eps);
+                                                                                              C, eps, out_scale);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -139,14 +145,23 @@ void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, 
   if (rows == 0) return;
   if (dtype == DType::F32 && out_dtype == DType::F16) {
     launch(static_cast<__half*>(out), static_cast<const float*>(in), static_cast<const float*>(weight),
-           static_cast<const float*>(bias), rows, C, eps, stream);
+           static_cast<const float*>(bias), rows, C, eps, nullptr, stream);
     return;
   }
   require(out_dtype == dtype, std::string("internal: LayerNorm writes ") + dtype_name(dtype) + " or, from F32, F16; not " +
                                   dtype_name(out_dtype) + ".");
   LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
                                        static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
-                                       eps, stream));
+                                       eps, nullptr, stream));
+}
+
+void layernorm_forward_fp8(void* out, const float* out_inv_scale, DType dtype, const void* in, const void* weight,
+                           const void* bias, int rows, int C, float eps, cudaStream_t stream) {
+  if (rows == 0) return;
+  require(dtype == DType::BF16, std::string("internal: the fp8 LayerNorm reads BF16, not ") + dtype_name(dtype) + ".");
+  launch(static_cast<__nv_fp8_e4m3*>(out), static_cast<const __nv_bfloat16*>(in),
+         static_cast<const __nv_bfloat16*>(weight), static_cast<const __nv_bfloat16*>(bias), rows, C, eps, out_inv_scale,
+         stream);
 }
 
 }  // namespace laptime

@@ -15,6 +15,7 @@ cudaDataType_t cuda_type(DType t) {
     case DType::F32: return CUDA_R_32F;
     case DType::BF16: return CUDA_R_16BF;
     case DType::F16: return CUDA_R_16F;
+    case DType::F8E4M3: return CUDA_R_8F_E4M3;
     default: throw Error(std::string("GEMM operands cannot be ") + dtype_name(t) + ".");
   }
 }
@@ -58,9 +59,23 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
                                  : s.epilogue == Epilogue::GeluBias ? CUBLASLT_EPILOGUE_GELU_BIAS
                                                                     : CUBLASLT_EPILOGUE_DEFAULT;
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  // An fp8 D takes a BF16 C and bias (cuBLASLt's fp8 type combinations).
+  const DType c_dtype = s.d_dtype == DType::F8E4M3 ? DType::BF16 : s.d_dtype;
   if (s.epilogue != Epilogue::None) {
-    const cudaDataType_t bias_type = cuda_type(s.d_dtype);
+    const cudaDataType_t bias_type = cuda_type(c_dtype);
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+  }
+  if (s.ab_dtype == DType::F8E4M3) {  // cuBLASLt's A is our B: the scales swap like the operands
+    const int8_t fast = s.fp8_fast_accum ? 1 : 0;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
+    const void* pa = s.b_scale;
+    const void* pb = s.a_scale;
+    if (pa) CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof(pa)));
+    if (pb) CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof(pb)));
+    if (s.d_dtype == DType::F8E4M3 && s.d_scale) {
+      const void* pd = s.d_scale;
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &pd, sizeof(pd)));
+    }
   }
 
   const cudaDataType_t ab = cuda_type(s.ab_dtype), dt = cuda_type(s.d_dtype);
@@ -70,6 +85,8 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
     a_ = make_layout(ab, s.N, s.K, s.N, s.batch, s.stride_b);  // [K, N] row-major
   b_ = make_layout(ab, s.K, s.M, s.K, s.batch, s.stride_a);    // our A: [M, K] row-major
   d_ = make_layout(dt, s.N, s.M, s.ldd ? s.ldd : s.N, s.batch, s.stride_d);  // D: [M, N] row-major
+  if (c_dtype != s.d_dtype) c_ = make_layout(cuda_type(c_dtype), s.N, s.M, s.ldd ? s.ldd : s.N, s.batch, s.stride_d);
+  cublasLtMatrixLayout_t c_layout = c_ ? c_ : d_;
 
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -79,9 +96,11 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   const uint32_t align_b = alignment_bytes(s.batch > 1 ? s.stride_a : 0, s.ab_dtype);
   const uint32_t align_d =
       std::min(alignment_bytes(s.batch > 1 ? s.stride_d : 0, s.d_dtype), alignment_bytes(s.ldd ? s.ldd : s.N, s.d_dtype));
+  const uint32_t align_c =
+      std::min(alignment_bytes(s.batch > 1 ? s.stride_d : 0, c_dtype), alignment_bytes(s.ldd ? s.ldd : s.N, c_dtype));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a)));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b)));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c)));
   CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
 
   // The ranked list: run() uses the one at s.algo_index (0: the heuristic's first) unless
@@ -89,10 +108,11 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
   int found = 0;
   const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, d_, d_, pref, kMaxCandidates, results, &found);
+      cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, c_layout, d_, pref, kMaxCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found <= s.algo_index || s.algo_index >= kMaxCandidates) {
     // Release what was made: a throwing constructor runs no destructor.
+    if (c_) cublasLtMatrixLayoutDestroy(c_);
     cublasLtMatrixLayoutDestroy(d_);
     cublasLtMatrixLayoutDestroy(b_);
     cublasLtMatrixLayoutDestroy(a_);
@@ -136,10 +156,11 @@ int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, co
 
 Gemm::Gemm(Gemm&& o) noexcept
     : spec_(o.spec_), op_(std::exchange(o.op_, nullptr)), a_(std::exchange(o.a_, nullptr)),
-      b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), algo_(o.algo_),
+      b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), c_(std::exchange(o.c_, nullptr)), algo_(o.algo_),
       candidates_(std::move(o.candidates_)) {}
 
 Gemm::~Gemm() {
+  if (c_) cublasLtMatrixLayoutDestroy(c_);
   if (d_) cublasLtMatrixLayoutDestroy(d_);
   if (b_) cublasLtMatrixLayoutDestroy(b_);
   if (a_) cublasLtMatrixLayoutDestroy(a_);
@@ -151,7 +172,8 @@ void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const 
   if (spec_.M == 0 || spec_.N == 0) return;
   if (spec_.epilogue != Epilogue::None)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, c ? c : d, d_, d, d_, &algo_,
+  // An fp8 D has a BF16 C of its own layout (c_): never D itself.
+  CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, c ? c : d, c_ ? c_ : d_, d, d_, &algo_,
                               ctx.workspace(), ctx.workspace_bytes(), ctx.stream()));
 }
 

@@ -31,8 +31,9 @@ enum class Epilogue { None, Bias, BiasRelu, GeluBias };
 struct GemmSpec {
   int M = 0, N = 0, K = 0;
   BLayout b_layout = BLayout::NK;
-  DType ab_dtype = DType::F32;   // A and B (F32, BF16, or F16 around tf32's fp16 attention core)
-  DType d_dtype = DType::F32;    // C and D (F32, BF16 or F16); the bias has this type too
+  DType ab_dtype = DType::F32;   // A and B (F32, BF16, F16 around tf32's fp16 attention core, F8E4M3)
+  DType d_dtype = DType::F32;    // C and D (F32, BF16 or F16; F8E4M3 after F8E4M3 operands, then C
+                                 // and the bias are BF16); the bias has D's type otherwise
   Precision precision = Precision::FP32;  // FP32 forbids TF32; TF32 allows it; BF16 accumulates in fp32
   Epilogue epilogue = Epilogue::None;
   int64_t ldd = 0;  // row stride of D in elements; 0 means N (dense)
@@ -42,6 +43,15 @@ struct GemmSpec {
   // Which of cuBLASLt's heuristic results, best first, to use: callers that time the
   // candidates at build try 0, 1, 2...; the constructor throws when there are fewer.
   int algo_index = 0;
+  // F8E4M3 operands (cuBLASLt's fp8 path, sm_89+; B must be NK, cuBLASLt's "TN"): device
+  // pointers to the per-tensor scales, D = a_scale · b_scale · A · op(B) [+ bias] + beta · C,
+  // then, for an F8E4M3 D, · d_scale before the conversion. Read at every run, so they may be
+  // written after the plan is made (calibration). fp8_fast_accum: cuBLASLt's FAST_ACCUM (no
+  // periodic promotion of the tensor cores' partial sums to fp32: faster, less accurate).
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  const float* d_scale = nullptr;
+  bool fp8_fast_accum = false;
 };
 
 class Gemm {
@@ -76,6 +86,7 @@ class Gemm {
   GemmSpec spec_;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;  // cuBLASLt's A, B, C=D
+  cublasLtMatrixLayout_t c_ = nullptr;  // C when its type is not D's (BF16 beside an F8E4M3 D), else nullptr
   cublasLtMatmulAlgo_t algo_{};
   std::vector<cublasLtMatmulAlgo_t> candidates_;  // heuristic order
 };

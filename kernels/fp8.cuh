@@ -1,0 +1,37 @@
+// fp8 (e4m3) helpers for the fp8 precision: the absolute maximum a calibration pass records,
+// quantization of a bf16/fp32 tensor to e4m3 with a scale, and the way back (tests, checks).
+//
+// The scale convention (layers/linear.h has the recipe): a real value x is stored as
+// q = e4m3(x / s), and x ≈ s · q. Kernels that quantize take the inverse 1/s, as a device
+// pointer, so a scale can change (calibration) without re-recording a CUDA Graph; cuBLASLt's
+// A/B_SCALE take s itself.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/dtype.h"
+
+namespace laptime {
+
+// The largest finite e4m3 magnitude.
+constexpr float kE4M3Max = 448.f;
+
+// *amax = max(*amax, max |x|) over n elements of `dtype` (F32 or BF16). Accumulates, so a
+// calibration pass can run it once per batch into one slot; the caller zeroes *amax first. A
+// NaN in x makes *amax NaN (the calibration then refuses the scale).
+void amax_forward(float* amax, DType dtype, const void* x, int64_t n, cudaStream_t stream);
+
+// dst[i] = e4m3(src[i] · *inv_scale), rounded to nearest even and saturated to ±448; n
+// elements, src of `src_dtype` (F32 or BF16); dst 1 byte each.
+void quantize_fp8(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n, cudaStream_t stream);
+
+// n elements of `dtype` (F32, BF16 or F8E4M3) drawn uniformly from [-1, 1) by a hash of the
+// index and `seed`: operands for timing GEMM candidates (zeros would run faster than data).
+void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, cudaStream_t stream);
+
+// dst[i] = float(src[i]) · *scale: e4m3 back to fp32 (for checks; nothing in a forward pass).
+void dequantize_fp8(float* dst, const void* src, const float* scale, int64_t n, cudaStream_t stream);
+
+}  // namespace laptime
