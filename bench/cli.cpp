@@ -12,7 +12,7 @@ namespace {
 // CLI11 checks the spelling (IsMember: "... not in {bf16,fp32,tf32}"); these tables then
 // map the accepted word onto our enums.
 const std::map<std::string, Precision> kPrecisions{
-    {"fp32", Precision::FP32}, {"tf32", Precision::TF32}, {"bf16", Precision::BF16}};
+    {"fp32", Precision::FP32}, {"tf32", Precision::TF32}, {"bf16", Precision::BF16}, {"fp8", Precision::FP8}};
 const std::map<std::string, NvtxLevel> kNvtxLevels{
     {"none", NvtxLevel::None}, {"iter", NvtxLevel::Iter}, {"block", NvtxLevel::Block}, {"layer", NvtxLevel::Layer}};
 const std::map<std::string, Pitfall> kPitfalls{
@@ -44,7 +44,8 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
                    "resnet50: input height = width (default 224)")
       ->default_str("");
   app->add_option_function<std::string>("--precision,-p", [w](const std::string& v) { w->precision = kPrecisions.at(v); },
-                                        "fp32 (strict), tf32 or bf16 (default)")
+                                        "fp32 (strict), tf32, bf16 (default) or fp8 (bf16 with e4m3 GEMMs where they are "
+                                        "faster, scales calibrated on the input batch; sm_89+)")
       ->check(CLI::IsMember(kPrecisions));
   app->add_option_function<std::string>("--attention", [w](const std::string& v) { w->attention = kAttention.at(v); },
                                         "gpt2: attention core, cudnn (bf16, tf32), flash (our fused kernels: bf16 with "
@@ -98,6 +99,9 @@ Command parse_command_line(const std::vector<std::string>& args) {
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
   cli::add_input_file(fwd, "--input", &f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]");
   fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
+  cli::add_input_file(fwd, "--calibrate", &f.calibrate,
+                      "fp8: the batch the activation scales come from, in --tokens' or --input's format and shape "
+                      "(default: the input itself)");
   cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
@@ -137,7 +141,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     // --attention flash runs in every precision; the head size it needs is checked where the
     // weights are known (CausalSelfAttention's constructor).
     require(w->stem == StemKind::Auto || w->model != "gpt2", "--stem applies to resnet50 only.");
-    require(!(w->stem == StemKind::Fused && w->precision != Precision::BF16),
+    require(!(w->stem == StemKind::Fused && w->precision != Precision::BF16 && w->precision != Precision::FP8),
             std::string("--stem fused runs only in bf16, not ") + precision_name(w->precision) +
                 "; use --stem cudnn (or auto).");
     require(!(w->attention == AttentionKind::Cudnn && w->precision == Precision::FP32),
@@ -163,6 +167,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     limits::check_tokens(f.workload.batch, f.workload.seq);
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");
     require(f.workload.model != "resnet50" || !f.input.empty(), "laptime forward resnet50 needs --input FILE.");
+    require(f.calibrate.empty() || f.workload.precision == Precision::FP8, "--calibrate applies to -p fp8 only.");
   }
   return cmd;
 }

@@ -42,6 +42,7 @@ struct ForwardOptions {
   std::string tokens;  // gpt2: raw int32 [B, T]
   std::string input;   // resnet50: images, raw fp32 NCHW [B, 3, S, S] (as PyTorch takes them)
   std::string output;  // raw fp32 logits
+  std::string calibrate;  // fp8: the calibration batch, same format and shape as the input; empty: the input
   int device = 0;
 };
 

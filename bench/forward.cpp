@@ -25,12 +25,18 @@ void write_f32(OutputFile& out, const std::vector<float>& values) {
   out.commit();
 }
 
-int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
-  require(!o.workload.weights.empty(), "laptime forward needs --weights FILE.");
-  const std::vector<char> raw = read_file(o.tokens);
-  require(raw.size() % sizeof(int32_t) == 0, o.tokens + " is not a whole number of int32 token ids.");
+std::vector<int32_t> read_tokens(const std::string& path) {
+  const std::vector<char> raw = read_file(path);
+  require(raw.size() % sizeof(int32_t) == 0, path + " is not a whole number of int32 token ids.");
   std::vector<int32_t> tokens(raw.size() / sizeof(int32_t));
   std::memcpy(tokens.data(), raw.data(), raw.size());
+  return tokens;
+}
+
+int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
+  require(!o.workload.weights.empty(), "laptime forward needs --weights FILE.");
+  const std::vector<int32_t> tokens = read_tokens(o.tokens);
+  const std::vector<int32_t> calibration = o.calibrate.empty() ? tokens : read_tokens(o.calibrate);
   const int64_t B = o.workload.batch ? o.workload.batch : 1;
   const int64_t T = o.workload.seq ? o.workload.seq : static_cast<int64_t>(tokens.size()) / B;
   require(T >= 1 && T <= limits::kMaxSeq, o.tokens + " holds " + std::to_string(tokens.size()) + " token ids: " +
@@ -40,12 +46,17 @@ int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
   require(static_cast<int64_t>(tokens.size()) == B * T, o.tokens + " holds " + std::to_string(tokens.size()) +
                                                             " token ids, not B*T = " + std::to_string(B) + "*" +
                                                             std::to_string(T) + " = " + std::to_string(B * T) + ".");
+  require(calibration.size() == tokens.size(), o.calibrate + " holds " + std::to_string(calibration.size()) +
+                                                   " token ids, not the " + std::to_string(tokens.size()) + " of --tokens.");
 
   Context ctx(o.device);
   SafeTensors file = SafeTensors::open(o.workload.weights);
   const GPT2Config cfg = GPT2Config::from_file(file);
   const int b = static_cast<int>(B), t = static_cast<int>(T);  // both within the CLI's limits
   GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, b, t, o.workload.attention);
+  // fp8: scales from --calibrate's batch (checked like --tokens), else from the input itself.
+  model.upload_tokens(ctx, calibration, b, t);  // checked like the tokens: same B x T, ids in range
+  model.calibrate(ctx, b, t);
   model.upload_tokens(ctx, tokens, b, t);
   model.forward(ctx, b, t);
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
@@ -61,16 +72,24 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   const int B = o.workload.batch ? o.workload.batch : 1;
   const int S = o.workload.image_size ? o.workload.image_size : cfg.image_size;
   check_resnet50_input(cfg, B, S);
-  const std::vector<char> raw = read_file(o.input);
-  const std::size_t n = std::size_t(B) * 3 * S * S;
-  require(raw.size() == n * sizeof(float), o.input + " holds " + std::to_string(raw.size()) + " bytes, not the " +
-                                               std::to_string(n * sizeof(float)) + " of " + std::to_string(B) +
-                                               " fp32 images of 3x" + std::to_string(S) + "x" + std::to_string(S) + ".");
-  std::vector<float> images(n);
-  std::memcpy(images.data(), raw.data(), raw.size());
+  auto read_images = [&](const std::string& path) {
+    const std::vector<char> raw = read_file(path);
+    const std::size_t n = std::size_t(B) * 3 * S * S;
+    require(raw.size() == n * sizeof(float), path + " holds " + std::to_string(raw.size()) + " bytes, not the " +
+                                                 std::to_string(n * sizeof(float)) + " of " + std::to_string(B) +
+                                                 " fp32 images of 3x" + std::to_string(S) + "x" + std::to_string(S) + ".");
+    std::vector<float> images(n);
+    std::memcpy(images.data(), raw.data(), raw.size());
+    return images;
+  };
+  const std::vector<float> images = read_images(o.input);
+  const std::vector<float> calibration = o.calibrate.empty() ? std::vector<float>() : read_images(o.calibrate);
 
   Context ctx(o.device);
   ResNet50 model(ctx, cfg, load_resnet50_weights(file, cfg), o.workload.precision, B, S, o.workload.stem);
+  // fp8: scales from --calibrate's images, else from the input itself.
+  model.upload_input(ctx, calibration.empty() ? images : calibration, B);
+  model.calibrate(ctx, B);
   model.upload_input(ctx, images, B);
   model.forward(ctx, B);
   write_f32(out, model.logits_to_host(ctx, B));

@@ -17,7 +17,9 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/output_file.h"
+#include "kernels/fp8.cuh"
 #include "layers/gemm.h"
+#include "layers/linear.h"
 #include "trace/roofline.h"
 
 namespace laptime {
@@ -69,17 +71,25 @@ void fill(void* dst, DType t, std::size_t n, uint32_t seed) {
   }
 }
 
+// fp8: e4m3 operands (uniform in [-1, 1), made on the device), bf16 out, per-tensor scales of 1,
+// fp32 accumulation without fast accumulation: the product fp8's layers run (layers/linear.h).
 double gemm_tflops(Context& ctx, Precision p) {
-  const DType t = activation_dtype(p);
-  const std::size_t n = std::size_t{kGemmSide} * kGemmSide, bytes = n * dtype_size(t);
-  DeviceBuffer a(bytes), b(bytes), d(bytes);
-  fill(a.data(), t, n, 1);
-  fill(b.data(), t, n, 2);
+  const DType t = activation_dtype(p), ab = p == Precision::FP8 ? DType::F8E4M3 : t;
+  const std::size_t n = std::size_t{kGemmSide} * kGemmSide;
+  DeviceBuffer a(n * dtype_size(ab)), b(n * dtype_size(ab)), d(n * dtype_size(t));
+  if (ab == DType::F8E4M3) {
+    fill_uniform(ab, a.data(), static_cast<int64_t>(n), 1, ctx.stream());
+    fill_uniform(ab, b.data(), static_cast<int64_t>(n), 2, ctx.stream());
+  } else {
+    fill(a.data(), t, n, 1);
+    fill(b.data(), t, n, 2);
+  }
   CUDA_CHECK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
   GemmSpec s;
   s.M = s.N = s.K = kGemmSide;
   s.b_layout = BLayout::NK;
-  s.ab_dtype = s.d_dtype = t;
+  s.ab_dtype = ab;
+  s.d_dtype = t;
   s.precision = p;
   const Gemm gemm(ctx.cublaslt(), s, ctx.workspace_bytes());
   const double sec = best_seconds(ctx, [&] { gemm.run(ctx, d.data(), a.data(), b.data()); });
@@ -112,6 +122,7 @@ void print(const trace::Ceilings& c, const std::string& path, bool cached) {
   std::printf("  bf16 GEMM    %8.1f TFLOP/s\n", c.bf16_tflops);
   std::printf("  tf32 GEMM    %8.1f TFLOP/s\n", c.tf32_tflops);
   std::printf("  fp32 GEMM    %8.1f TFLOP/s (strict, no TF32)\n", c.fp32_tflops);
+  if (c.fp8_tflops > 0) std::printf("  fp8 GEMM     %8.1f TFLOP/s (e4m3 in, bf16 out)\n", c.fp8_tflops);
   std::printf("  device copy  %8.0f GB/s (read + written)\n", c.copy_gbps);
   std::printf("  ridge point  bf16 %.1f, tf32 %.1f, fp32 %.1f FLOP/byte\n", c.bf16_tflops * 1e3 / c.copy_gbps,
               c.tf32_tflops * 1e3 / c.copy_gbps, c.fp32_tflops * 1e3 / c.copy_gbps);
@@ -127,7 +138,8 @@ int run_peak(const PeakOptions& o) {
   if (!o.force && std::ifstream(path)) {
     try {
       const trace::Ceilings c = trace::read_ceilings(path);
-      if (c.gpu == p.name) {
+      // A file from before fp8 is measured again where fp8 runs.
+      if (c.gpu == p.name && (c.fp8_tflops > 0 || !fp8_refusal(ctx).empty())) {
         print(c, path, true);
         return 0;
       }
@@ -142,6 +154,7 @@ int run_peak(const PeakOptions& o) {
   c.bf16_tflops = gemm_tflops(ctx, Precision::BF16);
   c.tf32_tflops = gemm_tflops(ctx, Precision::TF32);
   c.fp32_tflops = gemm_tflops(ctx, Precision::FP32);
+  if (fp8_refusal(ctx).empty()) c.fp8_tflops = gemm_tflops(ctx, Precision::FP8);  // sm_89+ only
   c.copy_gbps = copy_gbps(ctx);
   int sm_clock = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock, cudaDevAttrClockRate, ctx.device()));

@@ -61,6 +61,8 @@ class Gpt2Workload : public Workload {
     std::vector<int32_t> tokens(static_cast<size_t>(B_) * T_);
     for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, cfg.vocab_size - 1)(gen);
     model_->upload_tokens(ctx, tokens, B_, T_);
+    // fp8: the activation scales from this batch, in bf16, once (models/gpt2.h).
+    model_->calibrate(ctx, B_, T_);
   }
 
   void forward(const Context& ctx) override { model_->forward(ctx, B_, T_); }
@@ -75,8 +77,10 @@ class Gpt2Workload : public Workload {
            (model_->gelu_in_epilogue() ? "in the c_fc epilogue" : "kernel") +
            (model_->gemm_shapes_timed() ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) +
                                               " shapes, " + std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"
-                                        : ", GEMM algorithms: heuristic");
+                                        : ", GEMM algorithms: heuristic") +
+           fp8_variant();
   }
+  std::vector<std::string> plan_report() const override { return model_->describe_fp8(B_, T_); }
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
   const char* item_name() const override { return "tokens"; }
   std::vector<LayerCost> layer_costs() const override { return model_->layer_costs(B_, T_); }
@@ -85,6 +89,16 @@ class Gpt2Workload : public Workload {
   std::size_t activation_bytes() const override { return model_->activation_bytes(); }
 
  private:
+  // fp8: how many GEMMs run in e4m3, and the switches that changed the choice.
+  std::string fp8_variant() const {
+    if (model_->precision() != Precision::FP8) return "";
+    const int gemms = 4 * model_->config().n_layer + 1;
+    std::string s = ", fp8 GEMMs " + std::to_string(model_->fp8_layers(B_, T_).size()) + " of " + std::to_string(gemms);
+    for (const char* env : {"LAPTIME_FP8_GEMM", "LAPTIME_FP8_FAST_ACCUM"})
+      if (const char* v = std::getenv(env); v && *v) s += std::string(" (") + env + "=" + v + ")";
+    return s;
+  }
+
   std::unique_ptr<GPT2> model_;
   std::string source_;
   int B_ = 0, T_ = 0;

@@ -34,6 +34,7 @@ class Resnet50Workload : public Workload {
     model_ = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, B_, S_, o.stem);
     WeightRng rng(o.seed + 1);
     model_->upload_input(ctx, rng.normal(int64_t{B_} * 3 * S_ * S_, 0.f, 1.f), B_);
+    model_->calibrate(ctx, B_);  // fp8: the activation scales from this batch (models/resnet50.h)
   }
 
   void forward(const Context& ctx) override { model_->forward(ctx, B_); }
@@ -49,7 +50,11 @@ class Resnet50Workload : public Workload {
   int64_t param_count() const override { return model_->param_count(); }
   std::size_t weight_bytes() const override { return model_->weight_bytes(); }
   std::size_t activation_bytes() const override { return model_->activation_bytes(); }
-  std::vector<std::string> plan_report() const override { return model_->describe_convs(B_); }
+  std::vector<std::string> plan_report() const override {
+    std::vector<std::string> v = model_->describe_convs(B_);
+    for (std::string& line : model_->describe_fp8(B_)) v.push_back("fp8 " + line);
+    return v;
+  }
   std::string variant() const override { return model_->stem_variant(); }
 
  private:

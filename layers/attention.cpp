@@ -44,8 +44,10 @@ bool flash_supported(DType dtype, int hd) {
 //   fp32       our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
 //              the causal half skipped (kernels/flash_attention_f32.cu), measured: 512 µs a B8
 //              T1024 layer against naive's 964, fp32 55.3 -> 49.8 ms (H200, 2026-11-30)
+//   fp8        as bf16 (the core stays bf16: layers/attention.h)
 AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
-  if (precision == Precision::BF16 || f16_core(precision, dtype)) return AttentionKind::Cudnn;
+  if (precision == Precision::BF16 || precision == Precision::FP8 || f16_core(precision, dtype))
+    return AttentionKind::Cudnn;
   return flash_supported(dtype, hd) ? AttentionKind::Flash : AttentionKind::Naive;
 }
 
@@ -85,6 +87,17 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
   require(n_head > 0 && C % n_head == 0, "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" +
                                              std::to_string(n_head) + ").");
   check_kind(kind, precision, dtype_, hd_);
+  c_proj_.set_fp8_input(Fp8Input::Quantize);  // the heads come from the core in bf16
+}
+
+void CausalSelfAttention::begin_calibration(const Context& ctx) {
+  c_attn_.begin_calibration(ctx);
+  c_proj_.begin_calibration(ctx);
+}
+
+void CausalSelfAttention::end_calibration(const Context& ctx) {
+  c_attn_.end_calibration(ctx);
+  c_proj_.end_calibration(ctx);
 }
 
 CausalSelfAttention::~CausalSelfAttention() = default;
@@ -197,7 +210,9 @@ const CausalSelfAttention::Plan& CausalSelfAttention::plan(int B, int T) const {
 
 AttentionKind CausalSelfAttention::kind(int B, int T) const { return plan(B, T).kind; }
 
-DType CausalSelfAttention::input_dtype(int B, int T) const { return plan(B, T).f16 ? DType::F16 : dtype_; }
+DType CausalSelfAttention::input_dtype(int B, int T) const {
+  return plan(B, T).f16 ? DType::F16 : c_attn_.input_dtype(B * T);
+}
 
 void CausalSelfAttention::append_costs(std::vector<LayerCost>& out, const std::string& parent, int B, int T,
                                        Accumulate acc) const {
@@ -210,6 +225,7 @@ void CausalSelfAttention::append_costs(std::vector<LayerCost>& out, const std::s
   LayerCost core = streaming_cost(core_name_.str(), name_.str(), "attention", N * 3 * C, N * C, 0, ea);
   core.flops = 2 * (2 * double(B) * T * T * C);  // Q·Kᵀ and P·V over the full T×T square
   if (p.f16) core.precision = "fp16";
+  if (precision_ == Precision::FP8) core.precision = "bf16";  // fp8 keeps a bf16 core (attention.h)
   out.push_back(core);
   out.push_back(proj.cost(c_proj_name_.str(), name_.str(), B * T, acc));
 }

@@ -15,6 +15,11 @@
 //          (kernels/flash_attention_f32.cu, fp32 FFMA: exact in fp32 like naive)
 //   naive  split heads, S = q·kᵀ (batched GEMM, fp32 out), causal softmax, P·v (batched GEMM),
 //          merge heads: the T x T matrix in memory; every precision, exact in fp32
+// fp8 (layers/linear.h): the two projections run in e4m3 where that measured faster; x
+// arrives in e4m3 when c_attn does (ln_1 writes it, input_dtype()), c_proj quantizes the heads
+// itself. The core stays cuDNN's bf16 attention: the softmax and its statistics in fp32, P·V
+// on bf16 probabilities (e4m3's 3 mantissa bits on P would put a 2^-4 relative error on
+// every attention weight); cuDNN's fp8 attention is not used (not yet measured here).
 // All three are checked against the same CPU oracle (tests/test_gpt2_layers.cpp).
 #pragma once
 
@@ -56,9 +61,16 @@ class CausalSelfAttention {
   // conversion (F16 for tf32's fp16 core); y is always of the storage type.
   void forward(const Context& ctx, void* y, const void* x, int B, int T, void* scratch, Accumulate acc,
                std::optional<DType> x_dtype = std::nullopt) const;
-  // The type forward() reads x in without converting it: F16 with tf32's fp16 core, else the
-  // storage type.
+  // The type forward() reads x in without converting it: F16 with tf32's fp16 core, F8E4M3
+  // when fp8's c_attn runs in fp8, else the storage type.
   DType input_dtype(int B, int T) const;
+  // fp8: the inverse scale the producer of an F8E4M3 x multiplies by (c_attn's).
+  const float* input_inv_scale() const { return c_attn_.input_inv_scale(); }
+  // fp8 calibration of both projections (layers/linear.h).
+  void begin_calibration(const Context& ctx);
+  void end_calibration(const Context& ctx);
+  const Linear& c_attn() const { return c_attn_; }
+  const Linear& c_proj() const { return c_proj_; }
 
   // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
   AttentionKind kind(int B, int T) const;

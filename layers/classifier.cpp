@@ -3,7 +3,9 @@
 namespace laptime {
 
 Classifier::Classifier(const DeviceWeights& w, int C, int classes, Precision precision)
-    : C_(C), avgpool_("avgpool", w.dtype()), fc_name_("fc"), fc_(w, "fc", C, classes, precision, HasBias::Yes) {}
+    : C_(C), avgpool_("avgpool", w.dtype()), fc_name_("fc"), fc_(w, "fc", C, classes, precision, HasBias::Yes) {
+  fc_.set_fp8_input(Fp8Input::Quantize);
+}
 
 void Classifier::prepare(const Context& ctx, int N) { fc_.prepare(ctx, N); }
 

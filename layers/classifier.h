@@ -19,6 +19,11 @@ class Classifier {
   Classifier(const DeviceWeights& w, int C, int classes, Precision precision);
 
   void prepare(const Context& ctx, int N);  // the fc's cuBLASLt plan for N rows
+  // fp8: the fc's calibration (layers/linear.h); its input, the pooled features, stays bf16 and
+  // the fc quantizes it when it runs fp8.
+  void begin_calibration(const Context& ctx) { fc_.begin_calibration(ctx); }
+  void end_calibration(const Context& ctx) { fc_.end_calibration(ctx); }
+  const Linear& fc() const { return fc_; }
   // logits: [N, classes]; x: [N, H, W, C]; pooled: [N, C] (scratch, holds the pooled features after).
   void forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled);
   // Its two ranges (avgpool, fc) for an input [N, H, W, C], N prepared, with what each

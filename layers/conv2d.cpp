@@ -151,7 +151,7 @@ bool list_configs(fe::graph::Graph& g, cudnnHandle_t handle, const GraphSpec& s,
       // fp32 and tf32 (fp32 storage): no reduced-precision reduction and no Winograd either: both
       // trade accuracy the fp32 storage types are chosen for.
       std::vector<fe::NumericalNote_t> barred{fe::NumericalNote_t::DOWN_CONVERT_INPUTS};
-      if (s.precision != Precision::BF16)
+      if (s.dtype != DType::BF16)  // fp32 storage: fp32 and tf32 (bf16 and fp8 store bf16)
         barred.insert(barred.end(), {fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION, fe::NumericalNote_t::WINOGRAD,
                                      fe::NumericalNote_t::WINOGRAD_TILE_4x4, fe::NumericalNote_t::WINOGRAD_TILE_6x6,
                                      fe::NumericalNote_t::WINOGRAD_TILE_13x13});
@@ -539,7 +539,9 @@ const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
 ConvRoute Conv2d::route(int N, int H, int W) const { return plan(N, H, W).route; }
 
 LayerCost Conv2d::cost(const std::string& parent, int N, int H, int W) const {
-  return conv_cost(name(), parent, shape_, N, H, W, plan(N, H, W).residual, dtype_);
+  LayerCost c = conv_cost(name(), parent, shape_, N, H, W, plan(N, H, W).residual, dtype_);
+  if (precision_ == Precision::FP8) c.precision = "bf16";  // fp8 runs: convolutions stay bf16 for now
+  return c;
 }
 
 std::string Conv2d::describe(int N, int H, int W) const {

@@ -14,10 +14,11 @@ void* GemmTuner::scratch(DeviceBuffer& buf, std::size_t bytes) {
 
 void GemmTuner::tune(const Context& ctx, Gemm& gemm, const void* b, const void* bias) {
   const GemmSpec& s = gemm.spec();
+  if (!time_algorithms_) return;
   if (s.batch != 1 || gemm.candidate_count() < 2) return;  // batched products: the heuristic's pick
   std::ostringstream key;
   key << s.M << ' ' << s.N << ' ' << s.K << ' ' << int(s.b_layout) << ' ' << int(s.ab_dtype) << ' ' << int(s.d_dtype)
-      << ' ' << int(s.precision) << ' ' << int(s.epilogue) << ' ' << s.ldd;
+      << ' ' << int(s.precision) << ' ' << int(s.epilogue) << ' ' << s.ldd << ' ' << s.fp8_fast_accum;
   const auto it = cache_.find(key.str());
   if (it != cache_.end()) {
     gemm.set_algo(it->second);

@@ -21,9 +21,28 @@ namespace laptime {
 
 class GemmTuner {
  public:
+  // `time_algorithms` false: tune() does nothing and the heuristic's first pick stays; the
+  // tuner then only carries fp8's per-shape choices (below), which fp8 always makes.
+  explicit GemmTuner(bool time_algorithms = true) : time_algorithms_(time_algorithms) {}
+  bool times_algorithms() const { return time_algorithms_; }
+
   // Picks gemm's algorithm: from the cache when this shape was timed, else by timing it with
   // A and D on the tuner's scratch and `b`, `bias` the layer's own.
   void tune(const Context& ctx, Gemm& gemm, const void* b, const void* bias);
+
+  // fp8 (layers/linear.h): the fp8-or-bf16 choice of one GEMM shape (its key names the shape,
+  // epilogue, output type and who quantizes the input), measured once and reused by the
+  // identical layers, so that twelve blocks cannot disagree by noise.
+  struct Fp8Choice {
+    bool fp8 = false;
+    float fp8_ms = -1, bf16_ms = -1;  // measured; negative when not run
+    std::string note;                 // why fp8 was refused, when it was
+  };
+  const Fp8Choice* fp8_choice(const std::string& key) const {
+    const auto it = fp8_choices_.find(key);
+    return it == fp8_choices_.end() ? nullptr : &it->second;
+  }
+  void set_fp8_choice(const std::string& key, const Fp8Choice& c) { fp8_choices_[key] = c; }
 
   double build_ms() const { return build_ms_; }   // wall time spent timing, all shapes
   int shapes_timed() const { return static_cast<int>(cache_.size()); }
@@ -31,7 +50,9 @@ class GemmTuner {
  private:
   void* scratch(DeviceBuffer& buf, std::size_t bytes);
 
+  bool time_algorithms_ = true;
   std::map<std::string, cublasLtMatmulAlgo_t> cache_;  // by a description of the spec
+  std::map<std::string, Fp8Choice> fp8_choices_;
   DeviceBuffer a_, d_;
   double build_ms_ = 0;
 };

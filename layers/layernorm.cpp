@@ -1,5 +1,6 @@
 #include "layers/layernorm.h"
 
+#include "core/check.h"
 #include "kernels/layernorm.cuh"
 
 namespace laptime {
@@ -8,8 +9,14 @@ LayerNorm::LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, f
     : name_(prefix), weight_(w.get(prefix + ".weight")), bias_(w.get(prefix + ".bias")), C_(C), eps_(eps),
       dtype_(w.dtype()) {}
 
-void LayerNorm::forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype) const {
+void LayerNorm::forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype,
+                        const float* y_inv_scale) const {
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
+  if (y_dtype == DType::F8E4M3) {
+    if (!y_inv_scale) throw Error("internal: an fp8 LayerNorm output needs its consumer's scale.");
+    layernorm_forward_fp8(y, y_inv_scale, dtype_, x, weight_, bias_, rows, C_, eps_, ctx.stream());
+    return;
+  }
   layernorm_forward(dtype_, y_dtype.value_or(dtype_), y, x, weight_, bias_, rows, C_, eps_, ctx.stream());
 }
 

@@ -15,8 +15,12 @@ class LayerNorm {
  public:
   LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps);
   // y, x: [rows, C]. One NVTX range named by the prefix (`h.3.ln_1`). y is of `y_dtype`: the
-  // weights' type, or F16 from F32 storage (what tf32's fp16 attention projections read).
-  void forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype = std::nullopt) const;
+  // weights' type, F16 from F32 storage (what tf32's fp16 attention projections read), or
+  // F8E4M3 from BF16 (fp8's GEMM inputs: y = e4m3(layernorm(x) · *y_inv_scale), the consuming
+  // layer's inverse scale, layers/linear.h). The statistics are fp32 in every case: an fp8
+  // mean or variance would lose the 2^-4 relative precision on every element at once.
+  void forward(const Context& ctx, void* y, const void* x, int rows, std::optional<DType> y_dtype = std::nullopt,
+               const float* y_inv_scale = nullptr) const;
   // What that forward reads and writes (layers/layer_cost.h), under its range's name.
   LayerCost cost(const std::string& parent, int rows, std::optional<DType> y_dtype = std::nullopt) const;
 

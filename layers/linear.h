@@ -1,12 +1,37 @@
 // Linear: y[rows, out] = x[rows, in] · W[out, in]ᵀ + b, one cuBLASLt call with the bias in
 // its epilogue. With Accumulate::Add the product is added into y (beta = 1), which is how
 // the residual connection is fused into the projection GEMMs of a transformer block.
+//
+// fp8 (Precision::FP8). The layer keeps its bf16 plan and adds an e4m3 one; prepare() times
+// both on the real shape and keeps the faster (small GEMMs lose in fp8 on an H200: the
+// quantization and fp8 tile shapes cost more than the halved operand bytes save), per distinct
+// shape once (GemmTuner's cache). The recipe:
+//   weights   per tensor: s_w = amax(W) / 448, W8 = e4m3(W / s_w), made once from the bf16
+//             copy at the first prepare(), on ctx's stream. Per channel was the alternative;
+//             e4m3 is a floating-point format, so a channel whose weights are 100x smaller than
+//             the tensor's largest still keeps 3 mantissa bits (it stays in the normal range
+//             down to amax / 2^14): per-channel scales buy almost nothing here, measured on
+//             the host (tests/test_fp8_reference.cpp: GPT-2's and ResNet-50's weights), and
+//             cuBLASLt's per-tensor scale pointers keep every epilogue.
+//   inputs    per tensor, static: s_x = kActivationMargin · amax(x) / 448, amax recorded by one
+//             calibration pass in bf16 (begin_calibration(), forward() on a representative batch,
+//             end_calibration()); the margin of 2 leaves one binade for batches that reach
+//             further than the calibration batch (values beyond saturate to ±448 instead of
+//             becoming NaN). No amax in the timed loop: the scale is a device value written once.
+//   product   cuBLASLt's fp8 GEMM, fp32 accumulation (no fast accumulation unless asked:
+//             LAPTIME_FP8_FAST_ACCUM=1), D = s_x · s_w · (x8 · W8ᵀ) + bias [+ y], in bf16, or in
+//             e4m3 (· the next layer's 1/s) when the consumer reads fp8 (set_fp8_output()).
+// Who makes x8: with Fp8Input::Produced the caller writes e4m3 when input_dtype() says so (a
+// LayerNorm, or the GEMM before with an fp8 D); with Fp8Input::Quantize the caller hands bf16
+// and the layer quantizes it (one more pass, counted in the timing that chose fp8).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "core/buffer.h"
 #include "core/context.h"
 #include "layers/device_weights.h"
 #include "layers/gemm.h"
@@ -17,9 +42,19 @@ namespace laptime {
 
 enum class Accumulate { Overwrite, Add };
 enum class HasBias { No, Yes };
+// fp8: who turns x into e4m3 (see the top of this file).
+enum class Fp8Input { Produced, Quantize };
+
+// "" when `ctx`'s GPU and this build can run fp8 (compute capability 8.9 or newer, and a build
+// with sm_89+ code); else the sentence that refuses `-p fp8`.
+std::string fp8_refusal(const Context& ctx);
+bool fp8_in_build();  // this build has sm_89+ code (CMAKE_CUDA_ARCHITECTURES)
 
 class Linear {
  public:
+  // The activations' margin over the calibration batch's amax (see the top of this file).
+  static constexpr float kActivationMargin = 2.f;
+
   // Reads `<prefix>.weight` [out, in] and, with HasBias::Yes, `<prefix>.bias` [out].
   Linear(const DeviceWeights& w, const std::string& prefix, int in, int out, Precision precision, HasBias bias);
   // `ldy`: row stride of y in elements (0: dense, = out). A padded stride keeps rows of an
@@ -31,6 +66,9 @@ class Linear {
   // projections read fp16 and write fp32: layers/attention.h).
   Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy = 0,
          std::optional<DType> out_dtype = std::nullopt);
+  ~Linear();
+  Linear(Linear&&) noexcept;
+  Linear& operator=(Linear&&) = delete;
 
   // y = gelu(x · Wᵀ + b) in the GEMM's epilogue (cuBLASLt GELU_BIAS) from now on. Needs a
   // bias and Accumulate::Overwrite; call before the first prepare().
@@ -40,8 +78,10 @@ class Linear {
   // Builds the cuBLASLt plan for `rows`. The build contract (docs/DESIGN-NOTES.md): plans are
   // made here only; forward() on a shape that was not prepared throws.
   // With a tuner, the algorithm is chosen by timing (layers/gemm_tuner.h) instead of taking
-  // cuBLASLt's first heuristic pick.
+  // cuBLASLt's first heuristic pick. In fp8 the fp8-or-bf16 choice is timed too (the tuner
+  // caches it per shape; without one, each layer times its own).
   void prepare(const Context& ctx, int rows, GemmTuner* tuner = nullptr);
+  // y: [rows, out] of output_dtype(rows); x: [rows, in] of input_dtype(rows).
   void forward(const Context& ctx, void* y, const void* x, int rows, Accumulate acc = Accumulate::Overwrite) const;
   // What forward(rows, acc) computes and moves (layers/layer_cost.h), under `name`: the NVTX
   // range its owner opens around it. fp16 operands (tf32's attention projections) say so.
@@ -51,7 +91,44 @@ class Linear {
   int in_features() const { return in_; }
   int out_features() const { return out_; }
 
+  // --- fp8 (Precision::FP8; the storage type and no-ops otherwise) ---
+  // The layer's name in reports (`h.3.mlp.c_fc`).
+  void set_name(const std::string& name) { name_ = name; }
+  const std::string& name() const { return name_; }
+  // Before the first prepare(): who makes x8 (default Produced).
+  void set_fp8_input(Fp8Input who);
+  // Before prepare(rows): when the fp8 plan is chosen, y is e4m3, scaled by *inv_scale (the
+  // consumer's input_inv_scale()); the bf16 plan still writes bf16. No residual (Accumulate::Add).
+  void set_fp8_output(const float* inv_scale);
+  // After prepare(rows), for a Quantize layer whose producer turned out to write e4m3 (the GEMM
+  // before it chose fp8 with an fp8 D): the caller hands e4m3 from now on.
+  void input_produced_in_fp8(int rows);
+  // True when forward(rows) runs the fp8 GEMM (calibrated or not).
+  bool runs_fp8(int rows) const;
+  // What forward(rows) reads and writes: F8E4M3 or the storage type. Both are the storage type
+  // while calibrating.
+  DType input_dtype(int rows) const;
+  DType output_dtype(int rows) const;
+  // Device pointer to 1/s_x, for the producer that writes x8.
+  const float* input_inv_scale() const;
+  // Calibration: begin() zeroes the recorded amax; forward() then runs the bf16 plan and records
+  // amax(x) on the stream (no host wait); end() waits for the stream once and sets s_x. Until
+  // end(), forward() on an fp8 plan throws. Build time only.
+  void begin_calibration(const Context& ctx);
+  void end_calibration(const Context& ctx);
+  bool calibrated() const { return calibrated_; }
+  // The scales as the device holds them, {s_w, s_x} (tests, reports). Synchronizes.
+  std::pair<float, float> fp8_scales(const Context& ctx) const;
+  // One line on the choice for `rows`: "fp8 12.3 us (bf16 20.1 us)", "bf16 (fp8 31.0 us, bf16
+  // 20.1 us)", with why fp8 was refused when it was.
+  std::string fp8_report(int rows) const;
+
  private:
+  struct Plan;
+  const Plan& plan(int rows) const;
+  void make_fp8_weight(const Context& ctx);
+
+  std::string name_;
   const void* weight_;  // [out, in]
   const void* bias_;    // [out] or nullptr
   int in_, out_;
@@ -60,7 +137,13 @@ class Linear {
   DType dtype_;      // x and W
   DType out_dtype_;  // y and the bias
   bool gelu_ = false;
-  std::map<int, Gemm> plans_;  // by rows
+  std::map<int, std::unique_ptr<Plan>> plans_;  // by rows
+  // fp8 only.
+  Fp8Input fp8_input_ = Fp8Input::Produced;
+  const float* out_inv_scale_ = nullptr;  // the consumer's 1/s when y may be e4m3
+  DeviceBuffer weight8_;                  // [out, in] e4m3
+  DeviceBuffer scales_;                   // floats, see kScale* in linear.cpp
+  bool calibrating_ = false, calibrated_ = false;
 };
 
 }  // namespace laptime

@@ -17,6 +17,7 @@ MLP::MLP(const DeviceWeights& w, const std::string& prefix, int C, Precision pre
       c_proj_(w, prefix + ".c_proj", 4 * C, C, precision, HasBias::Yes) {
   if (gelu == GeluPlacement::Epilogue || (gelu == GeluPlacement::Auto && gelu_in_epilogue_by_default(precision)))
     c_fc_.fuse_gelu();
+  c_proj_.set_fp8_input(Fp8Input::Quantize);  // until c_fc is known to write fp8 (prepare)
 }
 
 std::size_t MLP::scratch_bytes(int B, int T) const {
@@ -24,8 +25,22 @@ std::size_t MLP::scratch_bytes(int B, int T) const {
 }
 
 void MLP::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
-  c_fc_.prepare(ctx, rows, tuner);
+  // c_proj first: whether c_fc's epilogue may write fp8 depends on it (see mlp.h).
   c_proj_.prepare(ctx, rows, tuner);
+  const bool proj8 = c_proj_.runs_fp8(rows) && c_fc_.gelu_fused();
+  c_fc_.set_fp8_output(proj8 ? c_proj_.input_inv_scale() : nullptr);
+  c_fc_.prepare(ctx, rows, tuner);
+  if (proj8 && c_fc_.output_dtype(rows) == DType::F8E4M3) c_proj_.input_produced_in_fp8(rows);
+}
+
+void MLP::begin_calibration(const Context& ctx) {
+  c_fc_.begin_calibration(ctx);
+  c_proj_.begin_calibration(ctx);
+}
+
+void MLP::end_calibration(const Context& ctx) {
+  c_fc_.end_calibration(ctx);
+  c_proj_.end_calibration(ctx);
 }
 
 void MLP::append_costs(std::vector<LayerCost>& out, const std::string& parent, int rows, Accumulate acc) const {

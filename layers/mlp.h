@@ -2,6 +2,12 @@
 //   h.i.mlp.c_fc    cuBLASLt; with the GELU in its epilogue (GELU_BIAS) where chosen
 //   h.i.mlp.gelu    the GELU kernel, only when it is not in the epilogue
 //   h.i.mlp.c_proj  cuBLASLt; Accumulate::Add fuses the residual
+// fp8 (layers/linear.h): each GEMM runs in e4m3 where that measured faster. c_proj is chosen
+// first, as if it quantized its own input; when it runs fp8 and c_fc does too, c_fc's epilogue
+// writes the GELU output in e4m3 with c_proj's scale (half the bytes of the [rows, 4C] hidden
+// activation, and no quantization pass); when c_fc stays bf16, c_proj quantizes. The residual
+// stream c_proj adds into stays bf16 (an fp8 residual would round the whole stream to 3
+// mantissa bits at every block).
 #pragma once
 
 #include <string>
@@ -34,6 +40,15 @@ class MLP {
   // Its range and those inside it (c_fc, gelu when it is a kernel, c_proj) for `rows`, as
   // prepared, with what each computes and moves (layers/layer_cost.h); `acc` as forward() gets it.
   void append_costs(std::vector<LayerCost>& out, const std::string& parent, int rows, Accumulate acc) const;
+
+  // fp8: what x must be for forward(rows) (F8E4M3 when c_fc reads fp8), and its inverse scale.
+  DType input_dtype(int rows) const { return c_fc_.input_dtype(rows); }
+  const float* input_inv_scale() const { return c_fc_.input_inv_scale(); }
+  // fp8 calibration of both GEMMs (layers/linear.h).
+  void begin_calibration(const Context& ctx);
+  void end_calibration(const Context& ctx);
+  const Linear& c_fc() const { return c_fc_; }
+  const Linear& c_proj() const { return c_proj_; }
 
  private:
   NvtxName name_, c_fc_name_, gelu_name_, c_proj_name_;

@@ -3,6 +3,8 @@
 //   x = x + mlp(ln_2(x))
 // The residual stream x is updated in place; both adds are fused into the projection
 // GEMMs (beta = 1), so the block launches no separate residual kernel.
+// fp8: x stays bf16 (the residual stream); ln_1 and ln_2 write e4m3 straight into the GEMM
+// after them when that GEMM runs fp8 (their statistics in fp32), else bf16.
 #pragma once
 
 #include <string>
@@ -33,6 +35,11 @@ class TransformerBlock {
   // Its range and every range inside it at (B, T), as prepared, with what each computes and
   // moves (layers/layer_cost.h), in forward order; composites not yet summed.
   void append_costs(std::vector<LayerCost>& out, const std::string& parent, int B, int T) const;
+  // fp8 calibration of the block's four GEMMs (layers/linear.h).
+  void begin_calibration(const Context& ctx);
+  void end_calibration(const Context& ctx);
+  const CausalSelfAttention& attn() const { return attn_; }
+  const MLP& mlp() const { return mlp_; }
 
  private:
   NvtxName name_;

@@ -12,8 +12,13 @@ namespace laptime {
 namespace {
 std::string block(int i) { return "h." + std::to_string(i); }
 
-// Host-only checks of what the model is asked to be, before any device work.
-const GPT2Config& checked(const GPT2Config& cfg, int max_batch, int max_seq) {
+// Host-only checks of what the model is asked to be, before any device work (the device's
+// properties are read already: fp8's check needs them).
+const GPT2Config& checked(const GPT2Config& cfg, const Context& ctx, Precision precision, int max_batch, int max_seq) {
+  if (precision == Precision::FP8) {
+    const std::string why = fp8_refusal(ctx);
+    require(why.empty(), why);
+  }
   cfg.validate();
   require(max_batch > 0, "batch size must be at least 1, got " + std::to_string(max_batch) + ".");
   require(max_seq > 0, "sequence length must be at least 1, got " + std::to_string(max_seq) + ".");
@@ -121,7 +126,7 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed) {
 
 GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
            int max_seq, AttentionKind attention, GeluPlacement gelu, GemmChoice gemm)
-    : cfg_(checked(cfg, max_batch, max_seq)),
+    : cfg_(checked(cfg, ctx, precision, max_batch, max_seq)),
       precision_(precision),
       max_batch_(max_batch),
       max_seq_(max_seq),
@@ -129,7 +134,9 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
       weights_(weights, activation_dtype(precision)),
       wte_(weights_.get("wte.weight")),
       wpe_(weights_.get("wpe.weight")),
-      tuner_(gemm == GemmChoice::Timed ? std::make_unique<GemmTuner>() : nullptr),
+      tuner_(gemm == GemmChoice::Timed || precision == Precision::FP8
+                 ? std::make_unique<GemmTuner>(gemm == GemmChoice::Timed)
+                 : nullptr),
       embed_name_("wte"),
       head_name_("lm_head"),
       ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
@@ -151,6 +158,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   const std::size_t wte_bytes = static_cast<std::size_t>(cfg.vocab_size) * cfg.n_embd * dtype_size(dtype());
   CUDA_CHECK(cudaMemsetAsync(lm_head_weight_.data(), 0, lm_head_weight_.bytes(), st));
   CUDA_CHECK(cudaMemcpyAsync(lm_head_weight_.data(), wte_, wte_bytes, cudaMemcpyDeviceToDevice, st));
+  lm_head_.set_name("lm_head");
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
     blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu);
@@ -182,6 +190,44 @@ void GPT2::prepare(Context& ctx, int B, int T) {
   prepared_.insert({B, T});
 }
 
+void GPT2::calibrate(Context& ctx, int B, int T) {
+  if (precision_ != Precision::FP8) return;
+  check_shape(B, T);
+  require(prepared_.count({B, T}) > 0, "GPT-2 was not prepared for B=" + std::to_string(B) + " T=" + std::to_string(T) +
+                                           "; prepare it before calibrating.");
+  for (TransformerBlock& b : blocks_) b.begin_calibration(ctx);
+  lm_head_.begin_calibration(ctx);
+  calibrated_ = true;  // forward() below runs the bf16 plans, recording each fp8 GEMM's input amax
+  forward(ctx, B, T);
+  for (TransformerBlock& b : blocks_) b.end_calibration(ctx);  // the first waits for the pass
+  lm_head_.end_calibration(ctx);
+}
+
+std::vector<std::string> GPT2::describe_fp8(int B, int T) const {
+  if (precision_ != Precision::FP8) return {};
+  const int rows = B * T;
+  const TransformerBlock& b = blocks_.at(0);
+  std::vector<std::string> v;
+  const std::string all = " (all " + std::to_string(blocks_.size()) + " blocks): ";
+  v.push_back("h.*.attn.c_attn" + all + b.attn().c_attn().fp8_report(rows));
+  v.push_back("h.*.attn.c_proj" + all + b.attn().c_proj().fp8_report(rows));
+  v.push_back("h.*.mlp.c_fc" + all + b.mlp().c_fc().fp8_report(rows));
+  v.push_back("h.*.mlp.c_proj" + all + b.mlp().c_proj().fp8_report(rows));
+  v.push_back("lm_head: " + lm_head_.fp8_report(rows));
+  return v;
+}
+
+std::vector<std::string> GPT2::fp8_layers(int B, int T) const {
+  std::vector<std::string> v;
+  if (precision_ != Precision::FP8) return v;
+  const int rows = B * T;
+  for (const TransformerBlock& b : blocks_)
+    for (const Linear* l : {&b.attn().c_attn(), &b.attn().c_proj(), &b.mlp().c_fc(), &b.mlp().c_proj()})
+      if (l->runs_fp8(rows)) v.push_back(l->name());
+  if (lm_head_.runs_fp8(rows)) v.push_back(lm_head_.name());
+  return v;
+}
+
 void GPT2::check_shape(int B, int T) const {
   require(B >= 1 && B <= max_batch_, "batch size " + std::to_string(B) + " is outside [1, " +
                                          std::to_string(max_batch_) + "] this model was built for.");
@@ -208,13 +254,16 @@ void GPT2::forward(const Context& ctx, int B, int T) const {
   if (!prepared_.count({B, T}))
     throw Error("GPT-2 was not prepared for B=" + std::to_string(B) + " T=" + std::to_string(T) +
                 "; call prepare(ctx, B, T) first, outside the timed loop.");
+  if (precision_ == Precision::FP8 && !calibrated_)
+    throw Error("GPT-2 in fp8 was not calibrated; call calibrate(ctx, B, T) after upload_tokens(), at build.");
   const int rows = B * T;
   {
     NvtxRange range(ctx, NvtxLevel::Layer, embed_name_);
     embedding_forward(dtype(), x_, tokens_, wte_, wpe_, B, T, cfg_.n_embd, ctx.stream());
   }
   for (const TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
-  ln_f_.forward(ctx, scratch_, x_, rows);
+  const DType head_in = lm_head_.input_dtype(rows);
+  ln_f_.forward(ctx, scratch_, x_, rows, head_in, head_in == DType::F8E4M3 ? lm_head_.input_inv_scale() : nullptr);
   NvtxRange range(ctx, NvtxLevel::Layer, head_name_);
   lm_head_.forward(ctx, logits_, scratch_, rows);
 }
@@ -231,10 +280,12 @@ std::vector<LayerCost> GPT2::layer_costs(int B, int T) const {
   wte.input_bytes = N * sizeof(int32_t);
   v.push_back(wte);
   for (const TransformerBlock& b : blocks_) b.append_costs(v, "", B, T);
-  v.push_back(ln_f_.cost("", B * T));
+  v.push_back(ln_f_.cost("", B * T, lm_head_.input_dtype(B * T)));  // e4m3 for an fp8 LM head
   // The head multiplies by wte padded to vocab_stride_ rows of zeros; the work is the
-  // vocabulary's columns (no bias: tied to wte).
-  v.push_back(gemm_cost(head_name_.str(), "", N, C, cfg_.vocab_size, es, es, false, false));
+  // vocabulary's columns (no bias: tied to wte). fp8: 1-byte weights and input, bf16 logits.
+  const bool head8 = lm_head_.runs_fp8(B * T);
+  v.push_back(gemm_cost(head_name_.str(), "", N, C, cfg_.vocab_size, head8 ? 1.0 : es, es, false, false));
+  if (precision_ == Precision::FP8) v.back().precision = head8 ? "fp8" : "bf16";
   sum_composites(v);
   return v;
 }

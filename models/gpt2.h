@@ -9,11 +9,19 @@
 // prepare()). forward() enqueues the whole pass on ctx.stream() and never plans, allocates,
 // synchronizes, copies from the host or looks anything up by name, so it can be captured in
 // a CUDA Graph (the build contract, docs/DESIGN-NOTES.md).
+//
+// fp8 (Precision::FP8): bf16 storage with e4m3 GEMMs where they measured faster
+// (layers/linear.h). The activation scales come from one calibration pass: after
+// upload_tokens(), calibrate(ctx, B, T) runs the pass in bf16 on those tokens, records every
+// fp8 GEMM's input amax on the device, and waits once; forward() before it throws. The
+// logits stay bf16 (the LM head writes bf16 from its e4m3 product), and so do the embedding,
+// the residual stream, LayerNorm's statistics and the attention core.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -69,9 +77,18 @@ class GPT2 {
   AttentionKind attention_kind(int B, int T) const { return blocks_.at(0).attention_kind(B, T); }
   bool gelu_in_epilogue() const { return blocks_.at(0).gelu_in_epilogue(); }
   bool attention_f16_core(int B, int T) const { return blocks_.at(0).attention_f16_core(B, T); }
+  // fp8: the activation scales from one bf16 pass over tokens()[0 : B·T] ((B, T) prepared);
+  // waits for the stream. A no-op in the other precisions. Build time, outside any timed loop.
+  void calibrate(Context& ctx, int B, int T);
+  bool calibrated() const { return calibrated_; }
+  // fp8: one line per distinct GEMM of the blocks and one for the LM head at (B, T): fp8 or
+  // bf16, and both measured times. Empty in the other precisions.
+  std::vector<std::string> describe_fp8(int B, int T) const;
+  // fp8: the NVTX range names of the GEMMs that run fp8 at (B, T) (for the per-layer costs).
+  std::vector<std::string> fp8_layers(int B, int T) const;
   // GemmChoice::Timed: milliseconds the build spent timing candidates, and shapes timed.
-  double gemm_tuning_ms() const { return tuner_ ? tuner_->build_ms() : 0.0; }
-  int gemm_shapes_timed() const { return tuner_ ? tuner_->shapes_timed() : 0; }
+  double gemm_tuning_ms() const { return tuner_ && tuner_->times_algorithms() ? tuner_->build_ms() : 0.0; }
+  int gemm_shapes_timed() const { return tuner_ && tuner_->times_algorithms() ? tuner_->shapes_timed() : 0; }
 
   // Validates ids (each in [0, vocab)) and shape, and copies them to the device tokens slot.
   // A synchronous copy: call it outside the timed loop.
@@ -116,7 +133,8 @@ class GPT2 {
   const void* wte_ = nullptr;  // weights_ "wte.weight", "wpe.weight": looked up once, at build
   const void* wpe_ = nullptr;
   std::set<std::pair<int, int>> prepared_;  // (B, T)
-  std::unique_ptr<GemmTuner> tuner_;         // GemmChoice::Timed only
+  std::unique_ptr<GemmTuner> tuner_;         // GemmChoice::Timed, and fp8 (its per-shape choices)
+  bool calibrated_ = false;                  // fp8: calibrate() ran
   NvtxName embed_name_, head_name_;
   std::vector<TransformerBlock> blocks_;
   LayerNorm ln_f_;

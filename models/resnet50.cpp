@@ -216,7 +216,12 @@ namespace {
 // Host-only checks before any device work (the constructor's first member initializer): the
 // shapes, and every folded tensor the config needs with its exact shape — the device keeps
 // bare pointers, so a weight of another config must be caught here, not read out of bounds.
-const ResNetConfig& checked(const ResNetConfig& cfg, const HostWeights& w, int max_batch, int image_size) {
+const ResNetConfig& checked(const ResNetConfig& cfg, const HostWeights& w, const Context& ctx, Precision precision,
+                            int max_batch, int image_size) {
+  if (precision == Precision::FP8) {
+    const std::string why = fp8_refusal(ctx);
+    require(why.empty(), why);
+  }
   check_resnet50_input(cfg, max_batch, image_size);
   auto expect = [&](const std::string& name, const std::vector<int64_t>& shape) {
     const HostTensor& t = w.at(name);
@@ -263,7 +268,7 @@ StemKind resolve_stem(StemKind asked, const Context& ctx, DType dtype, const Spa
 
 ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision,
                    int max_batch, int image_size, StemKind stem)
-    : cfg_(checked(cfg, weights, max_batch, image_size)),
+    : cfg_(checked(cfg, weights, ctx, precision, max_batch, image_size)),
       precision_(precision),
       max_batch_(max_batch),
       image_size_(image_size),
@@ -361,6 +366,27 @@ void ResNet50::prepare(Context& ctx, int B) {
                plan_cache_.reused(), plan_cache_.candidates_timed(), tty ? "\x1b[K" : "");
 }
 
+void ResNet50::calibrate(Context& ctx, int B) {
+  if (precision_ != Precision::FP8) return;
+  check_batch(B);
+  require(prepared_.count(B) > 0, "batch size " + std::to_string(B) + " was not prepared; prepare it before calibrating.");
+  head_.begin_calibration(ctx);
+  calibrated_ = true;  // forward() below runs the bf16 plans, recording each fp8 layer's input amax
+  forward(ctx, B);
+  head_.end_calibration(ctx);  // waits for the pass
+}
+
+std::vector<std::string> ResNet50::fp8_layers(int B) const {
+  std::vector<std::string> v;
+  if (precision_ == Precision::FP8 && head_.fc().runs_fp8(B)) v.push_back("fc");
+  return v;
+}
+
+std::vector<std::string> ResNet50::describe_fp8(int B) const {
+  if (precision_ != Precision::FP8) return {};
+  return {"fc: " + head_.fc().fp8_report(B), "convolutions: bf16 (fp8 convolutions not built yet)"};
+}
+
 void ResNet50::upload_input(const Context& ctx, const std::vector<float>& images, int B) {
   check_batch(B);
   const std::size_t n = std::size_t(B) * kImageChannels * image_size_ * image_size_;
@@ -379,6 +405,8 @@ void ResNet50::forward(const Context& ctx, int B) {
   if (!prepared_.count(B))  // `if`, not require(): no message built on every call
     throw Error("batch size " + std::to_string(B) + " was not prepared; call prepare(ctx, " + std::to_string(B) +
                 ") at build.");
+  if (precision_ == Precision::FP8 && !calibrated_)
+    throw Error("ResNet-50 in fp8 was not calibrated; call calibrate(ctx, B) after upload_input(), at build.");
   const int S = image_size_, Hs = s2d_.side(S);
   const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
   if (fused_) {  // conv1, ReLU and the max pool in one kernel, straight into the pool's slot
@@ -416,6 +444,7 @@ std::vector<LayerCost> ResNet50::layer_costs(int B) const {
   // The stem's FLOPs are the network's 7×7 convolution on the image, not those of the 4×4 one
   // it runs as on the space-to-depth input (which also multiplies the rewritten weight's zeros).
   std::vector<LayerCost> v{conv_cost(fused_ ? fused_->name() : stem_.name(), "", stem_shape_, B, S, S, false, dtype())};
+  if (precision_ == Precision::FP8) v.back().precision = "bf16";  // the stem stays bf16
   if (fused_)  // the pooled output is what reaches memory; the pool has no range of its own
     v.back().output_bytes = double(B) * s2 * s2 * width * static_cast<double>(dtype_size(dtype()));
   else

@@ -108,6 +108,15 @@ class ResNet50 {
   void upload_input(const Context& ctx, const std::vector<float>& images, int B);
   void* input() const { return input_; }  // [max_batch, Hs, Hs, Cs] of dtype(), device (see the top)
 
+  // fp8: the activation scales of the fp8 layers from one bf16 pass over input()[0 : B] (B
+  // prepared); waits for the stream. A no-op in the other precisions; forward() in fp8 before
+  // it throws. Build time.
+  void calibrate(Context& ctx, int B);
+  // fp8: the NVTX range names of the layers that run fp8 at batch B, and one line on each
+  // fp8-capable layer's choice.
+  std::vector<std::string> fp8_layers(int B) const;
+  std::vector<std::string> describe_fp8(int B) const;
+
   // logits() = forward of input()[0 : B]. B must have been prepared.
   void forward(const Context& ctx, int B);
   void* logits() const { return logits_; }  // [B, num_classes] of dtype()
@@ -161,6 +170,7 @@ class ResNet50 {
   void* pooled_ = nullptr;    // [max_batch, features]
   void* logits_ = nullptr;    // [max_batch, num_classes]
   std::set<int> prepared_;    // batch sizes with plans
+  bool calibrated_ = false;   // fp8: calibrate() ran
   ConvPlanCache plan_cache_;  // convolution plans shared by identical layers
 };
 

@@ -108,7 +108,11 @@ double Ceilings::tflops(const std::string& precision) const {
   if (precision == "bf16" || precision == "fp16") return bf16_tflops;
   if (precision == "tf32") return tf32_tflops;
   if (precision == "fp32") return fp32_tflops;
-  throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32 or fp32.");
+  if (precision == "fp8") {
+    if (fp8_tflops > 0) return fp8_tflops;
+    throw TraceError("the ceilings in " + source + " have no fp8 rate (measured before fp8 existed): run `laptime peak --force`.");
+  }
+  throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
 }
 
 std::string default_peak_path(const std::string& gpu_name) {
@@ -123,11 +127,13 @@ std::string default_peak_path(const std::string& gpu_name) {
 }
 
 nlohmann::json ceilings_to_json(const Ceilings& c) {
-  return {{"schema", "laptime.peak/1"},
-          {"gpu", {{"name", c.gpu}, {"uuid", c.uuid}}},
-          {"tflops", {{"bf16", c.bf16_tflops}, {"tf32", c.tf32_tflops}, {"fp32", c.fp32_tflops}}},
-          {"copy_gbps", c.copy_gbps},
-          {"measured", c.measured}};
+  nlohmann::json j{{"schema", "laptime.peak/1"},
+                   {"gpu", {{"name", c.gpu}, {"uuid", c.uuid}}},
+                   {"tflops", {{"bf16", c.bf16_tflops}, {"tf32", c.tf32_tflops}, {"fp32", c.fp32_tflops}}},
+                   {"copy_gbps", c.copy_gbps},
+                   {"measured", c.measured}};
+  if (c.fp8_tflops > 0) j["tflops"]["fp8"] = c.fp8_tflops;  // older files have none
+  return j;
 }
 
 Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) {
@@ -141,6 +147,7 @@ Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) 
     c.bf16_tflops = j.at("tflops").at("bf16").get<double>();
     c.tf32_tflops = j.at("tflops").at("tf32").get<double>();
     c.fp32_tflops = j.at("tflops").at("fp32").get<double>();
+    c.fp8_tflops = j.at("tflops").value("fp8", 0.0);
     c.copy_gbps = j.at("copy_gbps").get<double>();
     c.measured = j.value("measured", "");
   } catch (const nlohmann::json::exception&) {
@@ -148,6 +155,8 @@ Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) 
   }
   for (double v : {c.bf16_tflops, c.tf32_tflops, c.fp32_tflops, c.copy_gbps})
     if (!(v > 0 && std::isfinite(v))) throw TraceError(bad + ": every ceiling must be a positive number.");
+  if (j.at("tflops").contains("fp8") && !(c.fp8_tflops > 0 && std::isfinite(c.fp8_tflops)))
+    throw TraceError(bad + ": every ceiling must be a positive number.");
   return c;
 }
 

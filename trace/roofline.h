@@ -57,10 +57,12 @@ struct Ceilings {
   std::string gpu;     // the device's name as CUDA gives it ("NVIDIA H200")
   std::string uuid;    // "GPU-…", when known
   double bf16_tflops = 0, tf32_tflops = 0, fp32_tflops = 0;  // dense GEMM, best of the runs
+  double fp8_tflops = 0;  // e4m3 GEMM (bf16 out); 0 when the file predates it
   double copy_gbps = 0;  // device-to-device copy, bytes read + written per second / 1e9
   std::string measured;  // when and how, one line
-  // The compute ceiling of a precision ("bf16", "tf32", "fp32"; "fp16" takes bf16's: the same
-  // dense tensor-core rate on the GPUs laptime runs on); throws TraceError for another.
+  // The compute ceiling of a precision ("bf16", "tf32", "fp32", "fp8"; "fp16" takes bf16's: the
+  // same dense tensor-core rate on the GPUs laptime runs on); throws TraceError for another,
+  // and for fp8 when the file has no fp8 rate.
   double tflops(const std::string& precision) const;
 };
 
