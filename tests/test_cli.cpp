@@ -67,6 +67,20 @@ TEST(Cli, BenchFlags) {
   EXPECT_EQ(c.bench.json, "out.json");
   EXPECT_EQ(parse({"bench", "gpt2", "--pitfall", "pageable", "--stream", "default"}).bench.pitfall, Pitfall::Pageable);
   EXPECT_EQ(parse({"bench", "gpt2", "--stream", "default"}).bench.stream, StreamKind::Legacy);
+  EXPECT_EQ(parse({"bench", "gpt2", "-p", "fp8"}).bench.workload.precision, Precision::FP8);
+  EXPECT_EQ(parse({"bench", "resnet50", "-p", "fp8", "--stem", "fused"}).bench.workload.stem, StemKind::Fused);
+}
+
+// fp8's calibration batch: `forward --calibrate FILE`, checked like any input, and fp8's alone.
+TEST(Cli, ForwardCalibrate) {
+  const std::string tokens = std::string(LAPTIME_SOURCE_DIR) + "/CMakeLists.txt";  // any existing file
+  const Command c = parse({"forward", "gpt2", "--tokens", tokens, "--calibrate", tokens, "-p", "fp8", "-o", "x.bin"});
+  EXPECT_EQ(c.forward.calibrate, tokens);
+  EXPECT_THAT(parse_error({"forward", "gpt2", "--tokens", tokens, "--calibrate", tokens, "-o", "x.bin"}),
+              HasSubstr("--calibrate applies to -p fp8 only."));
+  EXPECT_THAT(parse_error({"forward", "gpt2", "--tokens", tokens, "--calibrate", "/nonexistent/c.bin", "-p", "fp8",
+                           "-o", "x.bin"}),
+              HasSubstr("/nonexistent/c.bin"));
 }
 
 TEST(Cli, HelpIsText) {

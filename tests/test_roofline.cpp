@@ -159,10 +159,12 @@ TEST(RooflinePoint, BoundAndPercentFromTheRidge) {
   p = roofline_point(1e12, 1e9, 2e-3, nullptr, "bf16");
   EXPECT_FALSE(p.has_bound);
   EXPECT_DOUBLE_EQ(p.tflops, 500.0);
-  // fp16 has bf16's tensor-core rate; anything else is refused.
+  // fp16 has bf16's tensor-core rate; anything else is refused (fp8 where the file has no fp8 rate).
   EXPECT_DOUBLE_EQ(roofline_point(1e12, 1e9, 2e-3, &c, "fp16").pct_of_bound, 50.0);
+  EXPECT_EQ(error_of([&] { roofline_point(1, 1, 1, &c, "int8"); }),
+            "no compute ceiling for precision 'int8': expected bf16, tf32, fp32 or fp8.");
   EXPECT_EQ(error_of([&] { roofline_point(1, 1, 1, &c, "fp8"); }),
-            "no compute ceiling for precision 'fp8': expected bf16, tf32 or fp32.");
+            "the ceilings in toy peak have no fp8 rate (measured before fp8 existed): run `laptime peak --force`.");
 }
 
 TEST(Roofline, ToyTraceHasKnownAnswers) {
@@ -310,6 +312,19 @@ TEST(RooflineFiles, PeakRoundTripsAndBadFilesAreOneSentence) {
   EXPECT_EQ(back.fp32_tflops, 50.0);
   EXPECT_EQ(back.copy_gbps, 2000.0);
   EXPECT_EQ(back.source, path);
+  // A file from before fp8 has no fp8 rate: asked for one, it says how to get it; with one, it
+  // round-trips and bounds fp8 layers.
+  EXPECT_EQ(back.fp8_tflops, 0.0);
+  EXPECT_FALSE(ceilings_to_json(back)["tflops"].contains("fp8"));
+  EXPECT_EQ(error_of([&] { back.tflops("fp8"); }),
+            "the ceilings in " + path + " have no fp8 rate (measured before fp8 existed): run `laptime peak --force`.");
+  json with8 = ceilings_to_json(c);
+  with8["tflops"]["fp8"] = 1600.0;
+  EXPECT_EQ(ceilings_from_json(with8, "w").tflops("fp8"), 1600.0);
+  EXPECT_EQ(ceilings_to_json(ceilings_from_json(with8, "w"))["tflops"]["fp8"], 1600.0);
+  with8["tflops"]["fp8"] = -1.0;
+  EXPECT_NE(error_of([&] { ceilings_from_json(with8, "w"); }).find("every ceiling must be a positive number"),
+            std::string::npos);
 
   EXPECT_EQ(error_of([&] { read_ceilings(temp("missing.json")); }),
             "cannot read the peak file " + temp("missing.json") + ".");

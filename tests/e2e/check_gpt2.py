@@ -7,6 +7,13 @@ for each shape and precision, and reports the relative L2 error of the logits ag
 PyTorch in fp32 (TF32 off). PyTorch's own bf16 error is printed beside ours for context.
 Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3, bf16 3e-2.
 
+fp8: laptime calibrates its scales on another batch of the same shape (`forward --calibrate`),
+and so does PyTorch's closest fp8 path (bench/torch_fp8.py: the same linear layers through
+torch._scaled_mm with the same recipe), whose error is the reference: laptime's must stay within
+FP8_FACTOR times it. Two laptime rows: its own per-shape choice (auto) and every GEMM in fp8
+(LAPTIME_FP8_GEMM=fp8, what PyTorch's path does). Every row also prints the top-1 agreement with
+fp32 (the share of positions whose most likely next token is fp32's), PyTorch bf16's and fp8's beside.
+
     python3 tests/e2e/check_gpt2.py --laptime build/bench/laptime [--shapes 4x1024,3x77]
         [--attention auto,cudnn,flash,naive]
 
@@ -15,6 +22,7 @@ allows it (flash: every precision, GPT-2 small's head size 64 being one both fla
 cudnn: bf16 and tf32); the default checks laptime's own choice.
 """
 import copy
+import os
 import pathlib
 import subprocess
 import sys
@@ -24,9 +32,13 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from e2e_common import REPO, parser, rel_l2, strict_fp32_reference
+from e2e_common import REPO, parser, rel_l2, strict_fp32_reference, top1_agreement
+
+sys.path.insert(0, str(REPO / "bench"))
+import torch_fp8  # noqa: E402  (bench/ is not a package)
 
 BOUNDS = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 3e-2}
+FP8_FACTOR = 2.0  # laptime fp8 error <= this x PyTorch's _scaled_mm error, same recipe
 
 
 def main() -> int:
@@ -52,29 +64,56 @@ def main() -> int:
             B, T = (int(v) for v in shape.split("x"))
             gen = torch.Generator().manual_seed(args.seed + B * 100003 + T)
             tokens = torch.randint(0, model.config.vocab_size, (B, T), generator=gen, dtype=torch.int32)
+            calibration = torch.randint(0, model.config.vocab_size, (B, T), generator=gen, dtype=torch.int32)
+            precisions = args.precisions.split(",")
             with torch.no_grad():
                 ref = model(tokens.long().cuda()).logits.float().cpu().numpy()
                 # On a copy: casting the reference model itself would round its weights for later shapes.
                 torch_bf16 = copy.deepcopy(model).to(torch.bfloat16)(tokens.long().cuda()).logits.float().cpu().numpy()
-            tok_path = tmp / "tokens.bin"
+                torch_fp8_logits = None
+                if "fp8" in precisions:
+                    m8 = copy.deepcopy(model).to(torch.bfloat16)
+                    layers = torch_fp8.to_fp8(torch, m8)
+                    torch_fp8.calibrate(torch, m8, layers, input_ids=calibration.long().cuda())
+                    torch_fp8_logits = m8(tokens.long().cuda()).logits.float().cpu().numpy()
+                    del m8, layers
+            torch_bf16_err, torch_bf16_top1 = rel_l2(torch_bf16, ref), top1_agreement(torch_bf16, ref)
+            tok_path, cal_path = tmp / "tokens.bin", tmp / "calibration.bin"
             tokens.numpy().tofile(tok_path)
-            for prec in args.precisions.split(","):
+            calibration.numpy().tofile(cal_path)
+            for prec in precisions:
                 for attention in args.attention.split(","):
                     if attention == "cudnn" and prec == "fp32":
                         continue  # refused by laptime: cuDNN's core takes 16-bit data (bf16, tf32's fp16 core)
-                    out_path = tmp / "logits.bin"
-                    cmd = [str(args.laptime), "forward", "gpt2", "--weights", str(weights), "--tokens", str(tok_path),
-                           "--batch", str(B), "--seq", str(T), "--precision", prec, "--attention", attention,
-                           "--output", str(out_path)]
-                    subprocess.run(cmd, check=True)
-                    out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
-                    err = rel_l2(out, ref)
-                    ok = np.isfinite(out).all() and err <= BOUNDS[prec]
-                    failed |= not ok
-                    note = f"  (PyTorch bf16: {rel_l2(torch_bf16, ref):.3e})" if prec == "bf16" else ""
-                    rows.append(f"gpt2 B={B:<2} T={T:<5} {prec} attention {attention:<5}: rel L2 {err:.3e}  "
-                                f"bound {BOUNDS[prec]:.0e}  {'PASS' if ok else 'FAIL'}{note}")
-                    print(rows[-1], flush=True)
+                    # fp8: laptime's own per-shape choice, then every GEMM in fp8 as PyTorch's path runs it.
+                    for gemms in (("auto", "fp8") if prec == "fp8" else ("",)):
+                        out_path = tmp / "logits.bin"
+                        cmd = [str(args.laptime), "forward", "gpt2", "--weights", str(weights), "--tokens",
+                               str(tok_path), "--batch", str(B), "--seq", str(T), "--precision", prec, "--attention",
+                               attention, "--output", str(out_path)]
+                        env = dict(os.environ)
+                        if prec == "fp8":
+                            cmd += ["--calibrate", str(cal_path)]
+                            env["LAPTIME_FP8_GEMM"] = gemms
+                        subprocess.run(cmd, check=True, env=env)
+                        out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
+                        err, top1 = rel_l2(out, ref), top1_agreement(out, ref)
+                        note = ""
+                        if prec == "fp8":
+                            t8_err, t8_top1 = rel_l2(torch_fp8_logits, ref), top1_agreement(torch_fp8_logits, ref)
+                            bound = FP8_FACTOR * t8_err
+                            note = (f"  (PyTorch _scaled_mm: {t8_err:.3e}, top-1 {t8_top1:.3f}; "
+                                    f"bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})")
+                        else:
+                            bound = BOUNDS[prec]
+                            if prec == "bf16":
+                                note = f"  (PyTorch bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
+                        ok = bool(np.isfinite(out).all()) and err <= bound
+                        failed |= not ok
+                        label = f"{prec}{'/' + gemms if gemms else ''}"
+                        rows.append(f"gpt2 B={B:<2} T={T:<5} {label:<9} attention {attention:<5}: rel L2 {err:.3e}  "
+                                    f"top-1 {top1:.3f}  bound {bound:.1e}  {'PASS' if ok else 'FAIL'}{note}")
+                        print(rows[-1], flush=True)
     print("\n".join(["", "summary:"] + rows))
     return 1 if failed else 0
 

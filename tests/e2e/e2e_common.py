@@ -15,11 +15,18 @@ def rel_l2(out: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
 
 
+def top1_agreement(out: np.ndarray, ref: np.ndarray) -> float:
+    """The share of rows (positions, images) whose largest logit is at the same index as ref's."""
+    o = out.reshape(-1, out.shape[-1]).argmax(axis=1)
+    r = ref.reshape(-1, ref.shape[-1]).argmax(axis=1)
+    return float((o == r).mean())
+
+
 def parser(doc: str) -> argparse.ArgumentParser:
     """--laptime, --precisions and --seed; each check adds its shapes."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--laptime", required=True, type=pathlib.Path)
-    ap.add_argument("--precisions", default="fp32,tf32,bf16")
+    ap.add_argument("--precisions", default="fp32,tf32,bf16,fp8")
     ap.add_argument("--seed", type=int, default=0)
     return ap
 

@@ -48,7 +48,7 @@ def test_help_works_without_torch():
         [sys.executable, str(BASELINE_PY), "--help"], capture_output=True, text=True
     )
     assert result.returncode == 0
-    assert "--precision {fp32,tf32,bf16}" in result.stdout
+    assert "--precision {fp32,tf32,bf16,fp8}" in result.stdout
 
 
 @pytest.mark.skipif(TORCH_INSTALLED, reason="torch is installed: running would use the GPU")
@@ -115,6 +115,7 @@ def test_compile():
         (["gpt2", "--warmup", "-1"], "must be 0 or more, got -1"),
         (["gpt2", "--iters", "two"], "invalid positive_int value: 'two'"),
         (["gpt2", "--precision", "fp16"], "invalid choice: 'fp16'"),
+        (["resnet50", "--precision", "fp8"], "PyTorch has no fp8 convolution for resnet50"),
         (["gpt2", "--nvtx", "kernel"], "invalid choice: 'kernel'"),
         (["bert"], "invalid choice: 'bert'"),
         (["gpt2", "--compile", "--nvtx", "layer"], "--nvtx layer needs eager mode"),

@@ -1,0 +1,7 @@
+# fp8 (Precision::FP8). Host only (CI): the e4m3 reference against its definition and CUDA's
+# conversion, and the numbers the recipe and the tolerances come from. GPU (skips without one,
+# or where fp8 cannot run): the kernels, the fp8 linear layer and GPT-2 against the references.
+add_library(laptime_fp8_ref STATIC reference/fp8_ref.cpp)
+laptime_target_defaults(laptime_fp8_ref)
+laptime_test(test_fp8_reference test_fp8_reference.cpp LIBS laptime_fp8_ref laptime_models)
+laptime_test(test_fp8_layers test_fp8_layers.cpp LIBS laptime_fp8_ref laptime_test_support)
