@@ -14,7 +14,10 @@ built. resnet50: torchvision's resnet50() with its random init, BatchNorm statis
 as `weights/convert.py --random` draws them, eval mode, channels_last.
 
 Precision. fp32 is strict (TF32 off for cuBLAS and cuDNN), tf32 allows TF32, bf16 casts
-the whole model with model.to(torch.bfloat16). cudnn.benchmark is on, so that PyTorch gets
+the whole model with model.to(torch.bfloat16). fp8 (gpt2 only: PyTorch has no fp8 convolution)
+is bf16 with the four linear layers of every block and the LM head through torch._scaled_mm,
+e4m3 with laptime's scale recipe, the input scales calibrated on the timed batch before the
+loop (bench/torch_fp8.py). cudnn.benchmark is on, so that PyTorch gets
 the fastest convolution algorithms, as laptime picks its own at build time; the autotuning
 happens in the first warm-up iteration.
 
@@ -88,7 +91,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 SCHEMA = "laptime.bench/1"
 MODELS = ("gpt2", "resnet50")
-PRECISIONS = ("fp32", "tf32", "bf16")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp8")
 NVTX_LEVELS = ("none", "iter", "block", "layer")
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
 
@@ -337,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-p",
         choices=PRECISIONS,
         default="bf16",
-        help="fp32 (strict: TF32 off), tf32 or bf16 (default)",
+        help="fp32 (strict: TF32 off), tf32, bf16 (default) or fp8 (gpt2: torch._scaled_mm linear layers)",
     )
     ap.add_argument(
         "--warmup",
@@ -390,6 +393,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     else:
         if args.seq is not None:
             ap.error("--seq applies to gpt2, not resnet50")
+        if args.precision == "fp8":
+            ap.error("--precision fp8 applies to gpt2 (its linear layers through torch._scaled_mm); "
+                     "PyTorch has no fp8 convolution for resnet50")
         args.batch = args.batch or 256
         args.image_size = args.image_size or 224
     if args.nvtx is None:
@@ -446,7 +452,7 @@ def configure_backends(torch, precision: str):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
-    return torch.bfloat16 if precision == "bf16" else torch.float32
+    return torch.bfloat16 if precision in ("bf16", "fp8") else torch.float32
 
 
 def build_gpt2(torch, args, device, dtype) -> Workload:
@@ -466,14 +472,23 @@ def build_gpt2(torch, args, device, dtype) -> Workload:
     attention = getattr(model.config, "_attn_implementation", "unknown")
     if attention != "sdpa":
         print(f"warning: transformers chose attention '{attention}', not sdpa", file=sys.stderr)
+    extra = {"attention": attention, "batch": args.batch, "seq": args.seq}
+    inputs = {"input_ids": tokens, "use_cache": False}
+    if args.precision == "fp8":  # the linear layers through _scaled_mm, scales from this batch
+        import torch_fp8
+
+        layers = torch_fp8.to_fp8(torch, model)
+        torch_fp8.calibrate(torch, model, layers, **inputs)
+        extra["fp8"] = (f"torch._scaled_mm e4m3 for {len(layers)} linear layers, per-tensor scales, "
+                        f"activation margin {torch_fp8.ACTIVATION_MARGIN}, no fast accumulation")
     return Workload(
         model=model,
-        inputs={"input_ids": tokens, "use_cache": False},
+        inputs=inputs,
         items=args.batch * args.seq,
         item="tokens",
         source=f"random (seed {args.seed}, GPT-2 small shapes)",
         library=("transformers", transformers.__version__),
-        extra_config={"attention": attention, "batch": args.batch, "seq": args.seq},
+        extra_config=extra,
     )
 
 
