@@ -33,7 +33,9 @@ def make_fp8_linear_class(torch):
 
         def __init__(self, weight_out_in, bias):
             super().__init__()
-            w = weight_out_in.detach()
+            # Contiguous [out, in]: its transpose is then the column-major operand _scaled_mm wants
+            # (Conv1D's weight arrives as a transposed view, and a cast keeps a view's strides).
+            w = weight_out_in.detach().contiguous()
             self.out_features, self.in_features = w.shape
             self.weight_bf16 = nn.Parameter(w.to(torch.bfloat16), requires_grad=False)
             self.bias = None if bias is None else nn.Parameter(bias.detach().to(torch.bfloat16), requires_grad=False)
@@ -42,7 +44,7 @@ def make_fp8_linear_class(torch):
             # _scaled_mm wants both dimensions of its second operand divisible by 16: pad the
             # rows of W (the LM head's 50257) with zeros and cut the output back.
             padded = (self.out_features + 15) // 16 * 16
-            w8 = _quantize(torch, w, 1.0 / self.s_w)
+            w8 = _quantize(torch, w, 1.0 / self.s_w).contiguous()
             if padded != self.out_features:
                 w8 = torch.cat([w8, torch.zeros(padded - self.out_features, self.in_features, dtype=w8.dtype,
                                                 device=w8.device)])
