@@ -15,6 +15,9 @@
 
 #include "trace/diff.h"
 #include "trace/diff_command.h"
+#include "trace/diff_json.h"
+#include "trace/diff_svg.h"
+#include "trace/json_report.h"
 #include "tests/support/trace_testing.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/stats.h"

@@ -10,8 +10,8 @@
 
 #include "core/cli_numbers.h"
 #include "core/output_file.h"
-#include "trace/diff.h"
 #include "trace/error.h"
+#include "trace/iterations.h"
 #include "trace/json_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"

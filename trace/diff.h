@@ -19,108 +19,28 @@
 //   UNCLEAR  otherwise: too noisy to tell at this size
 // A layer on one side only is ONLY BEFORE / ONLY AFTER. The gate (--fail-if-slower P) trips
 // when a row is SLOWER by more than P%.
+//
+// Like analyze, in three parts: the inputs (diff_input.h: each side read and folded into
+// layers), the comparison (this file: a plain Diff), the writers (diff_text.h, diff_json.h,
+// diff_svg.h), which only present a Diff.
 #pragma once
 
-#include <cstdint>
-#include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "trace/error.h"
-#include "trace/report.h"
+#include "trace/diff_input.h"
 #include "trace/roofline.h"
 #include "trace/stats.h"
 
 namespace laptime::trace {
-
-enum class LayerKey { Folded, Block };  // --by layer (h.*.attn) or --by block (h.3.attn)
-
-struct DiffOptions {
-  std::string range;               // the iteration ranges, as analyze's --range (empty: analyze's default rule)
-  std::optional<int> skip_warmup;  // both sides; unset: analyze's rule on each side
-  LayerKey by = LayerKey::Folded;
-  int resamples = 10000;  // bootstrap resamples
-  uint64_t seed = 1;      // bootstrap seed: the same inputs always give the same intervals
-  double threshold_pct = 3.0;  // SAME band, and the smallest change called FASTER/SLOWER (calibrated: docs/PROFILING.md 10.6)
-  double min_change_us = 1.0;  // ... and the smallest absolute change so called
-  std::optional<double> fail_if_slower_pct;  // the gate
-  std::string peak;  // the ceilings for the roofline columns (laptime peak's file); empty: the GPU's cache if any
-};
 
 enum class Label { Faster, Slower, Same, Unclear, OnlyBefore, OnlyAfter };
 const char* label_name(Label l);
 
 // The label of a change (see the top of this file). Exposed for tests.
 Label classify_change(double before_median, double change, const Interval& ci, const DiffOptions& o);
-
-// One layer of one run, over its steady iterations.
-struct LayerRun {
-  std::string name;  // folded or not, per DiffOptions::by
-  int depth = 1;     // nesting below the iteration range: 1 for a top-level layer
-  std::vector<double> time_ns;    // per steady iteration (0 where the layer did not run)
-  std::vector<double> kernels;    // per steady iteration: kernels launched inside it
-  std::vector<double> launches;   // per steady iteration: distinct host calls that launched its work
-  std::map<std::string, double> kernel_calls;  // kernel short name -> calls per steady iteration
-};
-
-// A box of the median iteration, times from that iteration's GPU start.
-struct DiffBox {
-  Ns start = 0, end = 0;
-  std::string name;  // kernel label, or the layer's own (unfolded) range name
-  int depth = 0;     // layers: nesting below the iteration range; kernels: 0
-  Category category = Category::Other;
-};
-
-// One GPU operation of a steady iteration, as the layer tables need it.
-struct OpRecord {
-  Ns start = 0, end = 0;  // from the iteration's GPU start
-  std::string label;      // kernel short name, "[CUDA memcpy HtoD]", ...
-  bool kernel = false;
-  int api = -1;           // the launch call (index into the trace's API calls), -1 when unknown
-  Category category = Category::Other;
-  std::vector<std::string> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
-};
-
-struct DiffSide {
-  std::string file;
-  std::string kind;     // "trace" or "bench report"
-  std::string source;   // where the numbers came from, for the header
-  std::string measure;  // what one iteration's time is
-  std::string warmup_rule;
-  size_t warmup = 0;                  // leading iterations dropped
-  std::vector<double> series_ns;      // every iteration's time, warm-up included, in order
-  std::vector<double> iteration_ns;   // the steady ones
-  SteadyState steady;                 // of series_ns
-  bool has_layers = false;
-  std::vector<LayerRun> layers;       // by name
-  std::vector<std::vector<OpRecord>> steady_ops;  // traces: per steady iteration, by start
-  int median_steady = -1;  // the steady iteration whose GPU span is the median (analyze's pick)
-  std::vector<DiffBox> median_kernels, median_layers;  // that iteration, for the SVG
-  Ns median_span = 0;
-  std::string gpu;                   // the device's name, when the file says
-  std::optional<LayerCosts> costs;   // the bench's layer costs sidecar beside the file, when there is one
-  std::vector<std::string> notes;
-};
-
-// Fills layers, has_layers and the median boxes from steady_ops.
-void aggregate_layers(DiffSide& r, const DiffOptions& o);
-
-// A side without layer ranges (a CUDA Graph replay: its kernels were launched by one
-// cudaGraphLaunch inside the iteration range) whose every steady iteration runs exactly the
-// kernels of `from`'s median iteration, in the same order, takes each kernel's layers from
-// its counterpart. Returns whether it did.
-bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o);
-
-// Reads a trace or a bench JSON report. Throws TraceError (one sentence) when it cannot.
-DiffSide load_run(const std::string& path, const DiffOptions& o);
-
-// A trace already in memory (tests, and load_run for traces).
-DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file);
 
 struct DiffRow {
   std::string name;  // "(iteration)" for the whole iteration
@@ -150,25 +70,12 @@ struct Diff {
 
 Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o);
 
-void print_diff(const Diff& d, std::FILE* out);
-nlohmann::json diff_to_json(const Diff& d);  // schema laptime.diff/1
-// The two median iterations one above the other on one time axis, layers joined by lines.
-void write_diff_svg(const Diff& d, const std::string& path);
+// Compares two sides: the whole iteration, then every layer both have (or either, labelled
+// ONLY BEFORE / ONLY AFTER), the kernels that appeared or disappeared, the roofline columns
+// and the gate. A side without layer ranges may borrow the other's (borrow_layers).
+Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o);
 
-// The warning for a run whose laps settle after its warm-up ends, or "" when they do not.
-// `start` and `warmup` count iterations from the first one.
-std::string warmup_warning(const SteadyState& s, size_t warmup, const std::string& what);
-
-// Where an analyzed trace's iterations settle: steady_state() over the GPU span of every
-// iteration with GPU work, warm-up included (analyze and diff report it; the warning goes
-// into the notes when the warm-up the analysis dropped ends before the laps settle).
-struct IterationSteadyState {
-  SteadyState steady;       // start: an index into Analysis::iterations
-  size_t warmup = 0;        // leading iterations the analysis dropped as warm-up
-  std::string text;         // one line for the report, "" when no iteration has GPU work
-  std::string warning;      // warmup_warning(), or ""
-};
-IterationSteadyState iteration_steady_state(const Analysis& a);
-nlohmann::json steady_state_json(const IterationSteadyState& s);
+// Calls per iteration as the tables write them: "3" when whole, "2.50" otherwise.
+std::string calls_str(double calls);
 
 }  // namespace laptime::trace

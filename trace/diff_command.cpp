@@ -6,6 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "trace/diff_input.h"
+#include "trace/diff_json.h"
+#include "trace/diff_svg.h"
+#include "trace/diff_text.h"
 #include "trace/error.h"
 
 namespace laptime {

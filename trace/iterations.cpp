@@ -431,6 +431,38 @@ void iteration_statistics(Iterations& out) {
   }
 }
 
+std::string warmup_warning(const SteadyState& s, size_t warmup, const std::string& what) {
+  if (s.start <= warmup) return "";
+  return format("Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
+                "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
+                what.c_str(), warmup, s.start, s.median / 1e6, s.band / 1e6, s.start);
+}
+
+IterationSteadyState iteration_steady_state(const Iterations& a) {
+  IterationSteadyState r;
+  std::vector<double> series;
+  std::vector<size_t> position;  // series index -> index into a.iterations
+  bool leading = true;
+  for (size_t i = 0; i < a.iterations.size(); ++i) {
+    const Iteration& it = a.iterations[i];
+    if (it.warmup && leading) ++r.warmup;
+    leading = leading && it.warmup;
+    if (!it.has_gpu) continue;
+    series.push_back(double(it.gpu_span()));
+    position.push_back(i);
+  }
+  if (series.empty()) return r;
+  r.steady = steady_state(series);
+  const size_t start_series = r.steady.start;
+  r.steady.start = start_series < position.size() ? position[start_series] : a.iterations.size();
+  r.text = format("per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "
+                  "max(5 x 1.4826 MAD, 2%%) of the last half); warm-up dropped %zu%s",
+                  r.steady.start, a.iterations.size(), r.steady.median / 1e6, r.steady.band / 1e6, r.warmup,
+                  r.steady.start > r.warmup ? ": too short" : ": enough");
+  r.warning = warmup_warning(r.steady, r.warmup, "this trace");
+  return r;
+}
+
 std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations) {
   // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
   // then missing from the kernel table, and iterations look idle. Only launches inside an

@@ -129,6 +129,22 @@ void mark_host_ahead(Iterations& r, std::vector<std::string>& notes);
 // Host, GPU and period summaries over the steady iterations, and the lap.
 void iteration_statistics(Iterations& r);
 
+// The warning for a run whose laps settle after its warm-up ends, or "" when they do not.
+// `start` and `warmup` count iterations from the first one.
+std::string warmup_warning(const SteadyState& s, size_t warmup, const std::string& what);
+
+// Where an analyzed trace's iterations settle: steady_state() (trace/stats.h) over the GPU
+// span of every iteration with GPU work, warm-up included (analyze and diff report it; the
+// warning goes into the notes when the warm-up the analysis dropped ends before the laps
+// settle).
+struct IterationSteadyState {
+  SteadyState steady;       // start: an index into Iterations::iterations
+  size_t warmup = 0;        // leading iterations the analysis dropped as warm-up
+  std::string text;         // one line for the report, "" when no iteration has GPU work
+  std::string warning;      // warmup_warning(), or ""
+};
+IterationSteadyState iteration_steady_state(const Iterations& a);
+
 // A note when CUDA Graphs were launched inside the iterations but the trace holds none of
 // their kernels (nsys's default graph trace), which would make the iterations look idle; ""
 // otherwise.

@@ -113,4 +113,15 @@ nlohmann::json to_json(const Analysis& a) {
   return j;
 }
 
+nlohmann::json steady_state_json(const IterationSteadyState& s) {
+  return nlohmann::json{{"start", s.steady.start},
+                        {"median_ns", s.steady.median},
+                        {"band_ns", s.steady.band},
+                        {"outside_band_after_start", s.steady.outside_late},
+                        {"warmup", s.warmup},
+                        {"warmup_too_short", s.steady.start > s.warmup},
+                        {"rule", "median ± max(5 x 1.4826 MAD, 2% of the median) of the last half; starts after the "
+                                 "last iteration of the first half outside that band"}};
+}
+
 }  // namespace laptime::trace

@@ -10,5 +10,7 @@
 namespace laptime::trace {
 
 nlohmann::json to_json(const Analysis& a);
+// The "steady_state" object analyze adds beside it (iterations.h's iteration_steady_state).
+nlohmann::json steady_state_json(const IterationSteadyState& s);
 
 }  // namespace laptime::trace

@@ -1,0 +1,294 @@
+#include "trace/diff_input.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/iterations.h"
+#include "trace/kernels.h"
+#include "trace/nsys_sqlite.h"
+#include "trace/report.h"
+
+namespace laptime::trace {
+
+namespace {
+
+// The iterations the analysis measures: one place to follow analyze's steady-state rule.
+bool measured(const Iteration& it) { return it.steady(); }
+
+std::string read_head(const std::string& path, size_t n) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s(n, '\0');
+  f.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<size_t>(f.gcount()));
+  return s;
+}
+
+bool looks_like_json(const std::string& path) {
+  for (char c : read_head(path, 64))
+    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
+  return false;
+}
+
+void finish_series(DiffSide& r, const std::string& what) {
+  r.steady = steady_state(r.series_ns);
+  const std::string w = warmup_warning(r.steady, r.warmup, what);
+  if (!w.empty()) r.notes.push_back(w);
+}
+
+// A `laptime bench --json` report (or torch_baseline.py's, same schema): per-iteration laps.
+DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
+  using nlohmann::json;
+  json j;
+  try {
+    std::ifstream f(path);
+    j = json::parse(f);
+  } catch (const json::exception&) {
+    throw TraceError(path + " is not valid JSON: expected a trace (nsys SQLite export) or a `laptime bench --json` report.");
+  }
+  if (!j.is_object() || j.value("schema", "") != "laptime.bench/1" || !j.contains("iterations") ||
+      !j["iterations"].is_array())
+    throw TraceError(path + " is JSON but not a `laptime bench --json` report (schema laptime.bench/1 with "
+                            "per-iteration laps).");
+  DiffSide r;
+  r.file = path;
+  r.kind = "bench report";
+  r.measure = "CUDA-event lap per iteration";
+  std::vector<bool> warm;
+  try {
+    const json cfg = j.value("config", json::object());
+    r.source = j.value("framework", "laptime") + ", " + cfg.value("mode", "?") + ", " + cfg.value("precision", "?") +
+               (j.contains("device") ? ", " + j["device"].value("name", "?") : "");
+  if (j.contains("device") && j["device"].is_object()) r.gpu = j["device"].value("name", "");
+    for (const json& it : j["iterations"]) {
+      if (!it.is_object() || !it.contains("lap_ms") || !it["lap_ms"].is_number())
+        throw TraceError(path + " has an iteration without a lap_ms number.");
+      r.series_ns.push_back(it["lap_ms"].get<double>() * 1e6);
+      warm.push_back(it.value("warmup", false));
+    }
+  } catch (const json::exception&) {
+    throw TraceError(path + " is not a well-formed `laptime bench --json` report: a field has the wrong type.");
+  }
+  size_t marked = 0;
+  if (r.series_ns.empty()) throw TraceError(path + " holds no iterations.");
+  if (o.skip_warmup) {
+    marked = static_cast<size_t>(*o.skip_warmup);
+    r.warmup_rule = "the first " + std::to_string(marked) + " (--skip-warmup)";
+  } else {
+    while (marked < warm.size() && warm[marked]) ++marked;
+    r.warmup_rule = "as marked in the report";
+  }
+  if (marked >= r.series_ns.size())
+    throw TraceError(path + " has " + std::to_string(r.series_ns.size()) + " iterations and drops " +
+                     std::to_string(marked) + " as warm-up: none left to compare.");
+  r.warmup = marked;
+  r.iteration_ns.assign(r.series_ns.begin() + static_cast<long>(marked), r.series_ns.end());
+  finish_series(r, path);
+  return r;
+}
+
+}  // namespace
+
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file) {
+  const Trace& t = j.trace();
+  ReportOptions ro;
+  ro.range = o.range;
+  ro.skip_warmup = o.skip_warmup;
+  const Analysis a = analyze(j, ro);
+
+  DiffSide r;
+  r.file = file;
+  r.kind = "trace";
+  r.source = a.source + (a.gpu.empty() ? "" : ", " + a.gpu);
+  r.measure = "GPU span of the `" + a.range_name + "` range (first start to last end of its GPU work)";
+  r.warmup_rule = a.warmup_rule;
+  r.notes = a.notes;
+
+  // Iterations: their order, the steady ones, and which NVTX range is which.
+  std::map<int, size_t> iteration_of_nvtx;  // nvtx index -> index into a.iterations
+  std::vector<int> steady_slot(a.iterations.size(), -1);  // a.iterations index -> steady index
+  size_t steady = 0;
+  for (size_t i = 0; i < a.iterations.size(); ++i) {
+    const Iteration& it = a.iterations[i];
+    iteration_of_nvtx[it.nvtx] = i;
+    if (!it.has_gpu) continue;
+      r.series_ns.push_back(double(it.gpu_span()));
+    if (measured(it)) {
+      steady_slot[i] = static_cast<int>(steady++);
+      r.iteration_ns.push_back(double(it.gpu_span()));
+    }
+  }
+  if (r.iteration_ns.empty())
+    throw TraceError(file + ": no GPU work was launched inside the steady `" + a.range_name +
+                     "` ranges (capture with --trace=cuda,nvtx), so there is nothing to compare.");
+  const IterationSteadyState st = iteration_steady_state(a);
+  r.steady = st.steady;
+  r.warmup = st.warmup;
+  if (!st.warning.empty()) r.notes.push_back(warmup_warning(st.steady, st.warmup, file));
+
+  // Every op of a steady iteration, with the ranges of its launch's chain below the
+  // iteration range (the layers it counts for).
+  const int median_it = a.svg_iteration;
+  r.steady_ops.resize(steady);
+  for (const GpuOp& op : j.ops()) {
+    std::vector<int> chain;  // below the iteration range, innermost first
+    int iteration = -1;
+    for (int rr = op.range; rr >= 0; rr = t.nvtx[rr].parent) {
+      auto it = iteration_of_nvtx.find(rr);
+      if (it != iteration_of_nvtx.end()) {
+        iteration = static_cast<int>(it->second);
+        break;
+      }
+      chain.push_back(rr);
+    }
+    if (iteration < 0 || steady_slot[iteration] < 0) continue;
+    const Iteration& it = a.iterations[iteration];
+    OpRecord rec;
+    rec.start = op.start - it.gpu_start;
+    rec.end = op.end - it.gpu_start;
+    rec.label = op.label;
+    rec.kernel = op.kind == GpuOp::Kind::Kernel;
+    rec.api = op.api;
+    rec.category = op.category;
+    for (size_t c = chain.size(); c-- > 0;)  // outermost first
+      rec.ranges.push_back(t.nvtx[chain[c]].text);
+    r.steady_ops[steady_slot[iteration]].push_back(std::move(rec));
+  }
+  if (median_it >= 0 && steady_slot[median_it] >= 0) {
+    r.median_steady = steady_slot[median_it];
+    r.median_span = a.iterations[median_it].gpu_span();
+  }
+  aggregate_layers(r, o);
+  if (!r.has_layers)
+    r.notes.push_back(file + " has no NVTX ranges inside its iterations (or its kernels run from a CUDA Graph "
+                             "launched outside them).");
+  return r;
+}
+
+void aggregate_layers(DiffSide& r, const DiffOptions& o) {
+  const size_t steady = r.steady_ops.size();
+  std::map<std::string, LayerRun> layers;
+  std::map<std::string, std::vector<std::set<int>>> launches;  // name -> per steady iteration: API calls
+  auto layer = [&](const std::string& name, int depth) -> LayerRun& {
+    LayerRun& l = layers[name];
+    if (l.time_ns.empty()) {
+      l.name = name;
+      l.depth = depth;
+      l.time_ns.assign(steady, 0);
+      l.kernels.assign(steady, 0);
+      l.launches.assign(steady, 0);
+      launches[name].resize(steady);
+    }
+    return l;
+  };
+  bool any_layer = false;
+  for (size_t s = 0; s < steady; ++s) {
+    for (const OpRecord& op : r.steady_ops[s]) {
+      std::set<std::string> seen;  // a folded name counts once per op
+      std::vector<std::pair<std::string, int>> names;
+      for (size_t c = 0; c < op.ranges.size(); ++c) {
+        const std::string name = o.by == LayerKey::Folded ? fold_block_indices(op.ranges[c]) : op.ranges[c];
+        if (seen.insert(name).second) names.emplace_back(name, static_cast<int>(c + 1));
+      }
+      if (names.empty()) names.emplace_back("(outside layers)", 1);
+      else any_layer = true;
+      const double d = double(op.end - op.start);
+      for (const auto& [name, depth] : names) {
+        LayerRun& l = layer(name, depth);
+        l.time_ns[s] += d;
+        if (op.kernel) {
+          l.kernels[s] += 1;
+          l.kernel_calls[op.label] += 1;
+        }
+        if (op.api >= 0) launches[name][s].insert(op.api);
+      }
+    }
+  }
+  r.has_layers = any_layer;
+  r.layers.clear();
+  if (any_layer) {
+    for (auto& [name, l] : layers) {
+      for (size_t s = 0; s < steady; ++s) l.launches[s] = double(launches[name][s].size());
+      for (auto& [k, calls] : l.kernel_calls) calls /= double(steady);
+      r.layers.push_back(std::move(l));
+    }
+  }
+  // The median iteration's boxes for the SVG: kernels, and each range's extent on the GPU.
+  r.median_kernels.clear();
+  r.median_layers.clear();
+  if (r.median_steady < 0) return;
+  std::map<std::pair<int, std::string>, DiffBox> extents;  // (depth, range name) -> box
+  std::vector<std::pair<int, std::string>> order;
+  for (const OpRecord& op : r.steady_ops[r.median_steady]) {
+    DiffBox k;
+    k.start = op.start;
+    k.end = op.end;
+    k.name = op.label;
+    k.category = op.category;
+    r.median_kernels.push_back(k);
+    for (size_t c = 0; c < op.ranges.size(); ++c) {
+      const std::pair<int, std::string> key{static_cast<int>(c + 1), op.ranges[c]};
+      auto [it, fresh] = extents.try_emplace(key);
+      DiffBox& b = it->second;
+      if (fresh) {
+        b.name = op.ranges[c];
+        b.depth = key.first;
+        b.start = op.start;
+        b.end = op.end;
+        order.push_back(key);
+      }
+      b.start = std::min(b.start, op.start);
+      b.end = std::max(b.end, op.end);
+    }
+  }
+  for (const auto& key : order) r.median_layers.push_back(extents[key]);
+}
+
+bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o) {
+  if (target.has_layers || !from.has_layers || from.median_steady < 0 || target.steady_ops.empty()) return false;
+  // The reference: the kernels of the labelled side's median iteration, in order.
+  std::vector<const OpRecord*> ref;
+  for (const OpRecord& op : from.steady_ops[from.median_steady])
+    if (op.kernel) ref.push_back(&op);
+  for (const auto& ops : target.steady_ops) {
+    size_t k = 0;
+    for (const OpRecord& op : ops)
+      if (op.kernel && (k >= ref.size() || ref[k++]->label != op.label)) return false;
+    if (k != ref.size()) return false;
+  }
+  for (auto& ops : target.steady_ops) {
+    size_t k = 0;
+    for (OpRecord& op : ops)
+      if (op.kernel) op.ranges = ref[k++]->ranges;
+  }
+  aggregate_layers(target, o);
+  return target.has_layers;
+}
+
+DiffSide load_run(const std::string& path, const DiffOptions& o) {
+  if (!std::ifstream(path)) throw TraceError("cannot open " + path + ": no such file, or not readable.");
+  DiffSide r;
+  if (looks_like_json(path)) {
+    r = run_from_bench_json(path, o);
+  } else {
+    const Trace t = load_nsys_sqlite(path);
+    const TraceJoin j(t);
+    r = run_from_trace(j, o, path);
+    if (!t.gpus.empty()) r.gpu = t.gpus[0].name;
+  }
+  // The bench writes its layer costs beside its --json and --trace files: the roofline columns.
+  const std::string sidecar = layer_costs_path(path);
+  if (std::ifstream(sidecar)) {
+    try {
+      r.costs = read_layer_costs(sidecar);
+    } catch (const TraceError& e) {
+      r.notes.push_back(std::string("no roofline columns: ") + e.what());
+    }
+  }
+  return r;
+}
+
+}  // namespace laptime::trace

@@ -1,0 +1,103 @@
+// `laptime diff`'s inputs: each side of a diff, read from a trace (its iterations, warm-up and
+// steady state found by analyze()'s rules, trace/report.h) or from a `laptime bench --json`
+// report (per-iteration laps only), with the bench's layer costs beside it when there are
+// some. A trace side keeps every GPU operation of its steady iterations with the NVTX ranges
+// around its launch, and folds them into layers (aggregate_layers); trace/diff.h compares two
+// sides.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/category.h"
+#include "trace/error.h"
+#include "trace/join.h"
+#include "trace/roofline.h"
+#include "trace/stats.h"
+
+namespace laptime::trace {
+
+// The options of a diff: the inputs read range, skip_warmup and by; the comparison the rest.
+enum class LayerKey { Folded, Block };  // --by layer (h.*.attn) or --by block (h.3.attn)
+
+struct DiffOptions {
+  std::string range;               // the iteration ranges, as analyze's --range (empty: analyze's default rule)
+  std::optional<int> skip_warmup;  // both sides; unset: analyze's rule on each side
+  LayerKey by = LayerKey::Folded;
+  int resamples = 10000;  // bootstrap resamples
+  uint64_t seed = 1;      // bootstrap seed: the same inputs always give the same intervals
+  double threshold_pct = 3.0;  // SAME band, and the smallest change called FASTER/SLOWER (calibrated: docs/PROFILING.md 10.6)
+  double min_change_us = 1.0;  // ... and the smallest absolute change so called
+  std::optional<double> fail_if_slower_pct;  // the gate
+  std::string peak;  // the ceilings for the roofline columns (laptime peak's file); empty: the GPU's cache if any
+};
+
+// One layer of one run, over its steady iterations.
+struct LayerRun {
+  std::string name;  // folded or not, per DiffOptions::by
+  int depth = 1;     // nesting below the iteration range: 1 for a top-level layer
+  std::vector<double> time_ns;    // per steady iteration (0 where the layer did not run)
+  std::vector<double> kernels;    // per steady iteration: kernels launched inside it
+  std::vector<double> launches;   // per steady iteration: distinct host calls that launched its work
+  std::map<std::string, double> kernel_calls;  // kernel short name -> calls per steady iteration
+};
+
+// A box of the median iteration, times from that iteration's GPU start.
+struct DiffBox {
+  Ns start = 0, end = 0;
+  std::string name;  // kernel label, or the layer's own (unfolded) range name
+  int depth = 0;     // layers: nesting below the iteration range; kernels: 0
+  Category category = Category::Other;
+};
+
+// One GPU operation of a steady iteration, as the layer tables need it.
+struct OpRecord {
+  Ns start = 0, end = 0;  // from the iteration's GPU start
+  std::string label;      // kernel short name, "[CUDA memcpy HtoD]", ...
+  bool kernel = false;
+  int api = -1;           // the launch call (index into the trace's API calls), -1 when unknown
+  Category category = Category::Other;
+  std::vector<std::string> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
+};
+
+struct DiffSide {
+  std::string file;
+  std::string kind;     // "trace" or "bench report"
+  std::string source;   // where the numbers came from, for the header
+  std::string measure;  // what one iteration's time is
+  std::string warmup_rule;
+  size_t warmup = 0;                  // leading iterations dropped
+  std::vector<double> series_ns;      // every iteration's time, warm-up included, in order
+  std::vector<double> iteration_ns;   // the steady ones
+  SteadyState steady;                 // of series_ns
+  bool has_layers = false;
+  std::vector<LayerRun> layers;       // by name
+  std::vector<std::vector<OpRecord>> steady_ops;  // traces: per steady iteration, by start
+  int median_steady = -1;  // the steady iteration whose GPU span is the median (analyze's pick)
+  std::vector<DiffBox> median_kernels, median_layers;  // that iteration, for the SVG
+  Ns median_span = 0;
+  std::string gpu;                   // the device's name, when the file says
+  std::optional<LayerCosts> costs;   // the bench's layer costs sidecar beside the file, when there is one
+  std::vector<std::string> notes;
+};
+
+// Fills layers, has_layers and the median boxes from steady_ops.
+void aggregate_layers(DiffSide& r, const DiffOptions& o);
+
+// A side without layer ranges (a CUDA Graph replay: its kernels were launched by one
+// cudaGraphLaunch inside the iteration range) whose every steady iteration runs exactly the
+// kernels of `from`'s median iteration, in the same order, takes each kernel's layers from
+// its counterpart. Returns whether it did.
+bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o);
+
+// Reads a trace or a bench JSON report. Throws TraceError (one sentence) when it cannot.
+DiffSide load_run(const std::string& path, const DiffOptions& o);
+
+// A trace already in memory (tests, and load_run for traces).
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file);
+
+}  // namespace laptime::trace
