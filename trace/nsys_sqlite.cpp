@@ -738,13 +738,16 @@ Trace load_nsys_sqlite(const std::string& path) {
   return Reader(path).read();
 }
 
-void save_nsys_sqlite(const Trace& t, const std::string& path) {
-  std::remove(path.c_str());  // a fresh file: never append to an older capture
-  Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;");
-  db.exec(kSchema);
-  StringTable strings;
+namespace {
 
+// The tables the save writes, one function a group; strings get their ids in the order these
+// run (StringIds), so the order is part of the file.
+
+// nsys's globalPid: the process in the bits where globalTid has it, no thread.
+int64_t global_pid(uint32_t pid) { return global_tid(pid, 0); }
+
+// What the capture is, its threads' names and its GPUs.
+void save_process_info(Db& db, const Trace& t, StringTable& strings) {
   {
     Stmt s(db.get(), "INSERT INTO META_DATA_EXPORT VALUES (?, ?)");
     s.bind(1, std::string("LAPTIME_TRACE"));
@@ -768,12 +771,15 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
       s.insert();
     }
   }
-  const auto gpid = [](uint32_t pid) { return global_tid(pid, 0); };
+}
+
+// Kernels, copies and memsets, with the process in the high bits as nsys writes it.
+void save_gpu_work(Db& db, const Trace& t, StringTable& strings) {
   {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const Kernel& k : t.kernels) {
       s.insert_row({k.start, k.end, int64_t{k.device}, int64_t{k.stream}, static_cast<int64_t>(k.correlation),
-                    gpid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
+                    global_pid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
                     int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y},
                     int64_t{k.block.z}});
     }
@@ -782,7 +788,7 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)");
     for (const Memcpy& m : t.memcpys) {
       s.insert_row({m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
-                    gpid(m.pid), static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.kind),
+                    global_pid(m.pid), static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.kind),
                     static_cast<int64_t>(m.src), static_cast<int64_t>(m.dst)});
     }
   }
@@ -790,9 +796,13 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
     for (const Memset& m : t.memsets) {
       s.insert_row({m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
-                    gpid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)});
+                    global_pid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)});
     }
   }
+}
+
+// The host calls and CUPTI's synchronization records.
+void save_api_calls(Db& db, const Trace& t, StringTable& strings) {
   {
     // Driver calls go in the same table, as nsys writes them; the reader tells them apart by name.
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, ?, ?)");
@@ -805,66 +815,84 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?, ?, ?, 0, ?, ?, ?, ?, 0)");
     for (const SyncEvent& e : t.syncs) {
       s.insert_row({e.start, e.end, int64_t{e.device}, int64_t{e.stream}, static_cast<int64_t>(e.correlation),
-                    gpid(e.pid), static_cast<int64_t>(e.type)});
+                    global_pid(e.pid), static_cast<int64_t>(e.type)});
     }
   }
-  {
-    // Domains get ids in order of first appearance; the default domain is 0, as in NVTX.
-    std::map<std::pair<uint32_t, std::string>, int64_t> domain_ids;
-    Stmt domain(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, ?, ?, ?)");
-    auto domain_id = [&](uint32_t pid, const std::string& name) -> int64_t {
-      if (name.empty()) return 0;
-      auto [it, inserted] = domain_ids.emplace(std::make_pair(pid, name), 0);
-      if (inserted) {
-        int64_t n = 0;
-        for (const auto& [key, id] : domain_ids) n += key.first == pid ? 1 : 0;
-        it->second = n;
-        domain.bind(1, int64_t{0});
-        domain.bind(2, name);
-        domain.bind(3, global_tid(pid, 0));
-        domain.bind(4, n);
-        domain.insert();
-      }
-      return it->second;
-    };
-    Stmt s(db.get(),
-           "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, category, text, globalTid, endGlobalTid, domainId, "
-           "uint64Value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const NvtxEvent& r : t.nvtx) {
-      s.bind(1, r.start);
-      s.bind(2, r.end);
-      s.bind(3, int64_t{r.kind == NvtxKind::PushPop ? 59 : 60});
-      s.bind(4, int64_t{r.category});
-      s.bind(5, r.text);
-      s.bind(6, global_tid(r.pid, r.tid));
-      s.bind(7, global_tid(r.pid, r.tid));
-      s.bind(8, domain_id(r.pid, r.domain));
-      if (r.has_payload) s.bind(9, static_cast<int64_t>(r.payload));
-      else s.bind_null(9);
-      s.insert();
+}
+
+// The ranges, their domains (registered on first use) and the category names.
+void save_nvtx(Db& db, const Trace& t) {
+  // Domains get ids in order of first appearance; the default domain is 0, as in NVTX.
+  std::map<std::pair<uint32_t, std::string>, int64_t> domain_ids;
+  Stmt domain(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, ?, ?, ?)");
+  auto domain_id = [&](uint32_t pid, const std::string& name) -> int64_t {
+    if (name.empty()) return 0;
+    auto [it, inserted] = domain_ids.emplace(std::make_pair(pid, name), 0);
+    if (inserted) {
+      int64_t n = 0;
+      for (const auto& [key, id] : domain_ids) n += key.first == pid ? 1 : 0;
+      it->second = n;
+      domain.bind(1, int64_t{0});
+      domain.bind(2, name);
+      domain.bind(3, global_tid(pid, 0));
+      domain.bind(4, n);
+      domain.insert();
     }
-    // Category names belong to a domain; the trace model keeps them by domain name, so
-    // they are written for every process that used the domain.
-    Stmt c(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES (0, 33, ?, ?, ?, ?)");
-    std::set<uint32_t> pids;
-    for (const NvtxEvent& r : t.nvtx) pids.insert(r.pid);
-    for (const auto& [key, name] : t.category_names)
-      for (uint32_t pid : pids) {
-        c.bind(1, int64_t{key.second});
-        c.bind(2, name);
-        c.bind(3, global_tid(pid, 0));
-        c.bind(4, domain_id(pid, key.first));
-        c.insert();
-      }
+    return it->second;
+  };
+  Stmt s(db.get(),
+         "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, category, text, globalTid, endGlobalTid, domainId, "
+         "uint64Value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const NvtxEvent& r : t.nvtx) {
+    s.bind(1, r.start);
+    s.bind(2, r.end);
+    s.bind(3, int64_t{r.kind == NvtxKind::PushPop ? 59 : 60});
+    s.bind(4, int64_t{r.category});
+    s.bind(5, r.text);
+    s.bind(6, global_tid(r.pid, r.tid));
+    s.bind(7, global_tid(r.pid, r.tid));
+    s.bind(8, domain_id(r.pid, r.domain));
+    if (r.has_payload) s.bind(9, static_cast<int64_t>(r.payload));
+    else s.bind_null(9);
+    s.insert();
   }
-  {
-    Stmt s(db.get(), "INSERT INTO StringIds VALUES (?, ?)");
-    for (const auto& [value, id] : strings.all()) {
-      s.bind(1, id);
-      s.bind(2, value);
-      s.insert();
+  // Category names belong to a domain; the trace model keeps them by domain name, so
+  // they are written for every process that used the domain.
+  Stmt c(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES (0, 33, ?, ?, ?, ?)");
+  std::set<uint32_t> pids;
+  for (const NvtxEvent& r : t.nvtx) pids.insert(r.pid);
+  for (const auto& [key, name] : t.category_names)
+    for (uint32_t pid : pids) {
+      c.bind(1, int64_t{key.second});
+      c.bind(2, name);
+      c.bind(3, global_tid(pid, 0));
+      c.bind(4, domain_id(pid, key.first));
+      c.insert();
     }
+}
+
+void save_strings(Db& db, const StringTable& strings) {
+  Stmt s(db.get(), "INSERT INTO StringIds VALUES (?, ?)");
+  for (const auto& [value, id] : strings.all()) {
+    s.bind(1, id);
+    s.bind(2, value);
+    s.insert();
   }
+}
+
+}  // namespace
+
+void save_nsys_sqlite(const Trace& t, const std::string& path) {
+  std::remove(path.c_str());  // a fresh file: never append to an older capture
+  Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;");
+  db.exec(kSchema);
+  StringTable strings;
+  save_process_info(db, t, strings);
+  save_gpu_work(db, t, strings);
+  save_api_calls(db, t, strings);
+  save_nvtx(db, t);
+  save_strings(db, strings);
   db.exec("COMMIT;");
 }
 

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "trace/error.h"
 #include "trace/text.h"
@@ -81,52 +85,19 @@ class Svg {
   std::ostringstream out_;
 };
 
-}  // namespace
-
-void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration) {
-  const Trace& t = j.trace();
-  if (iteration < 0) iteration = a.svg_iteration;
-  if (iteration < 0 || iteration >= static_cast<int>(a.iterations.size()) || !a.iterations[iteration].has_gpu)
-    throw TraceError("no iteration with GPU work to draw in the SVG timeline.");
-  const Iteration& it = a.iterations[iteration];
-  const NvtxEvent& ir = t.nvtx[it.nvtx];
-  // The window is the iteration's GPU span: the host may have enqueued it long before (a
-  // GPU-bound loop runs ahead), and what matters here is what the GPU did, and what the
-  // host was doing meanwhile.
-  const Ns lo0 = it.gpu_start, hi0 = it.gpu_end;
-  const Ns pad = std::max<Ns>((hi0 - lo0) / 50, 1);
-  const Ns lo = lo0 - pad, hi = hi0 + pad;
-  const double plot = kWidth - kLeft - kRight;
-  auto x = [&](Ns v) { return kLeft + double(v - lo) * plot / double(hi - lo); };
-  auto clamp_x = [&](Ns v) { return x(std::clamp(v, lo, hi)); };
-  auto overlaps = [&](Ns s, Ns e) { return e >= lo && s <= hi; };
-
-  // What goes in: ranges of the iterating thread at or below the iteration's depth, its
-  // API calls, and GPU work on every stream in the window (neighbouring iterations' work
-  // drawn faded: it shows how far the GPU lags the host).
-  std::vector<int> ranges;
-  int rows = 1;
-  for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    const NvtxEvent& n = t.nvtx[r];
-    if (n.pid != ir.pid || n.tid != ir.tid || n.depth < ir.depth || !overlaps(n.start, n.end)) continue;
-    ranges.push_back(static_cast<int>(r));
-    rows = std::max(rows, n.depth - ir.depth + 1);
+// The window drawn: the iteration's GPU span with a margin, across the plot's width.
+struct Window {
+  Ns lo = 0, hi = 0;
+  double x(Ns v) const {
+    const double plot = kWidth - kLeft - kRight;
+    return kLeft + double(v - lo) * plot / double(hi - lo);
   }
-  rows = std::min(rows, 6);
-  std::set<std::pair<Ns, std::string>> blocking;
-  for (const auto* list : {&a.syncs, &a.syncs_elsewhere})
-    for (const SyncCall& s : *list) blocking.insert({s.start, s.api});
-  std::set<std::pair<uint32_t, uint32_t>> lanes;
-  for (const GpuOp& op : j.ops())
-    if (overlaps(op.start, op.end)) lanes.insert({op.device, op.stream});
-  auto in_iteration = [&](const GpuOp& op) {
-    for (int r = op.range; r >= 0; r = t.nvtx[r].parent)
-      if (r == it.nvtx) return true;
-    return false;
-  };
+  double clamp_x(Ns v) const { return x(std::clamp(v, lo, hi)); }
+  bool overlaps(Ns s, Ns e) const { return e >= lo && s <= hi; }
+};
 
-  Svg svg;
-  double y = 24;
+// The title (the iteration's numbers) and the line under it.
+void draw_title(Svg& svg, double& y, const Analysis& a, const Iteration& it) {
   char title[256];
   std::snprintf(title, sizeof title, "`%s` iteration %llu: host %.3f ms, GPU %.3f ms, busy %.1f%%, %d gaps > %g us",
                 a.range_name.c_str(), static_cast<unsigned long long>(it.index), it.duration() / 1e6,
@@ -141,47 +112,68 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
                 (it.gpu_start - it.start) / 1e6);
   svg.text(kLeft, y, a.source + subtitle, "fill=\"#555\"");
   y += 22;
+}
 
-  // Time axis.
-  const double step = tick_step_ms((hi - lo) / 1e6);
+// The time axis in ms from the window's start, and its grid lines down to `lanes_height`
+// below it (drawn first, so the boxes draw over them).
+void draw_axis(Svg& svg, double& y, const Window& w, double lanes_height) {
+  const double step = tick_step_ms((w.hi - w.lo) / 1e6);
   const double axis_y = y;
-  for (double v = 0; v <= (hi - lo) / 1e6 + 1e-9; v += step) {
-    const double px = x(lo + static_cast<Ns>(std::llround(v * 1e6)));
+  for (double v = 0; v <= (w.hi - w.lo) / 1e6 + 1e-9; v += step) {
+    const double px = w.x(w.lo + static_cast<Ns>(std::llround(v * 1e6)));
     char label[32];
     std::snprintf(label, sizeof label, "%g", v);
     svg.text(px - 8, axis_y, label, "fill=\"#555\"");
   }
   y += 8;
-  // Grid lines first, so the boxes draw over them.
-  const double lanes_bottom = y + rows * kRow + kLaneGap + kRow + kLaneGap + lanes.size() * (kRow + 2);
-  for (double v = 0; v <= (hi - lo) / 1e6 + 1e-9; v += step) {
-    const double px = x(lo + static_cast<Ns>(std::llround(v * 1e6)));
+  const double lanes_bottom = y + lanes_height;
+  for (double v = 0; v <= (w.hi - w.lo) / 1e6 + 1e-9; v += step) {
+    const double px = w.x(w.lo + static_cast<Ns>(std::llround(v * 1e6)));
     svg.line(px, y, px, lanes_bottom, "#eeeeee");
   }
+}
 
-  // NVTX rows.
+// The iterating thread's NVTX ranges, one row per nesting level below the iteration's.
+void draw_nvtx(Svg& svg, double& y, const Trace& t, const NvtxEvent& ir, const std::vector<int>& ranges, int rows,
+               const Window& w) {
   svg.text(8, y + kRow - 5, "NVTX (" + t.thread_name(ir.pid, ir.tid) + ")");
   for (int r : ranges) {
     const NvtxEvent& n = t.nvtx[r];
     const int row = n.depth - ir.depth;
     if (row >= rows) continue;
-    svg.rect(clamp_x(n.start), y + row * kRow, clamp_x(n.end) - clamp_x(n.start), kRow - 2, row % 2 ? "#d9d9d9" : "#c7c7c7",
-             n.text + " (" + duration(n.end - n.start) + ")", n.text);
+    svg.rect(w.clamp_x(n.start), y + row * kRow, w.clamp_x(n.end) - w.clamp_x(n.start), kRow - 2,
+             row % 2 ? "#d9d9d9" : "#c7c7c7", n.text + " (" + duration(n.end - n.start) + ")", n.text);
   }
   y += rows * kRow + kLaneGap;
+}
 
-  // API calls.
+// The iterating thread's CUDA API calls, the blocking ones red.
+void draw_api(Svg& svg, double& y, const TraceJoin& j, const NvtxEvent& ir, const Analysis& a, const Window& w) {
+  const Trace& t = j.trace();
+  std::set<std::pair<Ns, std::string>> blocking;
+  for (const auto* list : {&a.syncs, &a.syncs_elsewhere})
+    for (const SyncCall& s : *list) blocking.insert({s.start, s.api});
   svg.text(8, y + kRow - 5, "CUDA API");
   for (int c : j.thread_calls(ir.pid, ir.tid)) {
     const ApiCall& call = t.api_calls[c];
-    if (!overlaps(call.start, call.end)) continue;
+    if (!w.overlaps(call.start, call.end)) continue;
     const bool blocks = blocking.count({call.start, call.name}) > 0;
-    svg.rect(clamp_x(call.start), y, clamp_x(call.end) - clamp_x(call.start), kRow - 2, blocks ? "#d62728" : "#8c8c8c",
-             call.name + " (" + duration(call.end - call.start) + ")", call.name);
+    svg.rect(w.clamp_x(call.start), y, w.clamp_x(call.end) - w.clamp_x(call.start), kRow - 2,
+             blocks ? "#d62728" : "#8c8c8c", call.name + " (" + duration(call.end - call.start) + ")", call.name);
   }
   y += kRow + kLaneGap;
+}
 
-  // GPU lanes, with the gaps shaded across all of them.
+// One lane per (device, stream) with GPU work in the window, the iteration's gaps shaded
+// across all of them; work of other iterations faded.
+void draw_gpu(Svg& svg, double& y, const TraceJoin& j, const Analysis& a, const Iteration& it,
+              const std::set<std::pair<uint32_t, uint32_t>>& lanes, const Window& w) {
+  const Trace& t = j.trace();
+  auto in_iteration = [&](const GpuOp& op) {
+    for (int r = op.range; r >= 0; r = t.nvtx[r].parent)
+      if (r == it.nvtx) return true;
+    return false;
+  };
   const double gpu_top = y;
   std::map<std::pair<uint32_t, uint32_t>, double> lane_y;
   for (const auto& lane : lanes) {
@@ -191,15 +183,15 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   }
   for (const Gap& g : a.gaps) {
     if (g.iteration != it.index) continue;
-    const double gx = clamp_x(g.start), gw = clamp_x(g.end) - gx;
+    const double gx = w.clamp_x(g.start), gw = w.clamp_x(g.end) - gx;
     svg.rect(gx, gpu_top - 2, gw, y - gpu_top + 2, "#d62728",
              "idle " + duration(g.duration()) + " (" + gap_cause_name(g.cause) + "), before " + g.after + "; CPU in " +
                  (g.cpu_in_cuda * 2 >= g.duration() ? g.cpu_api : "host code") + " / " + g.cpu_range,
              "", 0.18);
   }
   for (const GpuOp& op : j.ops()) {
-    if (!overlaps(op.start, op.end)) continue;
-    svg.rect(clamp_x(op.start), lane_y[{op.device, op.stream}], clamp_x(op.end) - clamp_x(op.start), kRow - 2,
+    if (!w.overlaps(op.start, op.end)) continue;
+    svg.rect(w.clamp_x(op.start), lane_y[{op.device, op.stream}], w.clamp_x(op.end) - w.clamp_x(op.start), kRow - 2,
              category_color(op.category),
              op.label + " [" + category_name(op.category) + "] " + duration(op.end - op.start) +
                  (op.range >= 0 ? " in " + t.nvtx[op.range].text : ""),
@@ -209,12 +201,13 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   for (const Gap& g : a.gaps) {
     if (g.iteration != it.index) continue;
     const std::string label = duration(g.duration());
-    if (clamp_x(g.end) - clamp_x(g.start) >= label.size() * kCharWidth)
-      svg.text(clamp_x(g.start) + 1, y + 12, label, "fill=\"#d62728\"");
+    if (w.clamp_x(g.end) - w.clamp_x(g.start) >= label.size() * kCharWidth)
+      svg.text(w.clamp_x(g.start) + 1, y + 12, label, "fill=\"#d62728\"");
   }
   y += 26;
+}
 
-  // Legend.
+void draw_legend(Svg& svg, double& y, double gap_threshold_us) {
   double lx = kLeft;
   for (int c = 0; c < kCategoryCount; ++c) {
     const Category cat = static_cast<Category>(c);
@@ -223,8 +216,49 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
     lx += 36 + std::string(category_name(cat)).size() * kCharWidth;  // generous: renderers' fonts vary
   }
   svg.rect(lx, y, 12, 12, "#d62728", "idle gap", "", 0.18);
-  svg.text(lx + 16, y + 10, "idle gap > " + num(a.gap_threshold_us) + " us");
+  svg.text(lx + 16, y + 10, "idle gap > " + num(gap_threshold_us) + " us");
   y += 24;
+}
+
+}  // namespace
+
+void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration) {
+  const Trace& t = j.trace();
+  if (iteration < 0) iteration = a.svg_iteration;
+  if (iteration < 0 || iteration >= static_cast<int>(a.iterations.size()) || !a.iterations[iteration].has_gpu)
+    throw TraceError("no iteration with GPU work to draw in the SVG timeline.");
+  const Iteration& it = a.iterations[iteration];
+  const NvtxEvent& ir = t.nvtx[it.nvtx];
+  // The window is the iteration's GPU span: the host may have enqueued it long before (a
+  // GPU-bound loop runs ahead), and what matters here is what the GPU did, and what the
+  // host was doing meanwhile.
+  const Ns pad = std::max<Ns>((it.gpu_end - it.gpu_start) / 50, 1);
+  const Window w{it.gpu_start - pad, it.gpu_end + pad};
+
+  // What goes in: ranges of the iterating thread at or below the iteration's depth, its
+  // API calls, and GPU work on every stream in the window (neighbouring iterations' work
+  // drawn faded: it shows how far the GPU lags the host).
+  std::vector<int> ranges;
+  int rows = 1;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    const NvtxEvent& n = t.nvtx[r];
+    if (n.pid != ir.pid || n.tid != ir.tid || n.depth < ir.depth || !w.overlaps(n.start, n.end)) continue;
+    ranges.push_back(static_cast<int>(r));
+    rows = std::max(rows, n.depth - ir.depth + 1);
+  }
+  rows = std::min(rows, 6);
+  std::set<std::pair<uint32_t, uint32_t>> lanes;
+  for (const GpuOp& op : j.ops())
+    if (w.overlaps(op.start, op.end)) lanes.insert({op.device, op.stream});
+
+  Svg svg;
+  double y = 24;
+  draw_title(svg, y, a, it);
+  draw_axis(svg, y, w, rows * kRow + kLaneGap + kRow + kLaneGap + lanes.size() * (kRow + 2));
+  draw_nvtx(svg, y, t, ir, ranges, rows, w);
+  draw_api(svg, y, j, ir, a, w);
+  draw_gpu(svg, y, j, a, it, lanes, w);
+  draw_legend(svg, y, a.gap_threshold_us);
 
   std::ostringstream f;
   f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << num(y) << "\" viewBox=\"0 0 "

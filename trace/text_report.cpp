@@ -12,8 +12,6 @@ using detail::ms;
 using detail::print_wrapped;
 using detail::us;
 
-// --- Text ----------------------------------------------------------------------------------------
-
 namespace {
 
 // An aligned text table: 'l' or 'r' per column (detail::print_table).
@@ -32,11 +30,9 @@ std::string pct(double x) { return format("%.1f%%", x); }
 std::string share(Ns part, Ns whole) { return whole ? pct(100.0 * part / whole) : "-"; }
 std::string per_iter(double x, size_t iters, const char* f = "%.3f") { return format(f, iters ? x / iters : 0.0); }
 
-}  // namespace
-
-void print_report(const Analysis& a, std::FILE* out) {
+// Where the trace came from, which ranges are the iterations and why, what the reader left out.
+void print_header(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
-  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "  source      %s\n", a.source.c_str());
   if (!a.gpu.empty()) std::fprintf(out, "  gpu         %s\n", a.gpu.c_str());
   size_t warmups = 0;
@@ -51,7 +47,11 @@ void print_report(const Analysis& a, std::FILE* out) {
     std::fprintf(out, "  note\n");
     print_wrapped(out, note, 4);
   }
+}
 
+// 1: the lap and the host, GPU and period summaries.
+void print_lap(const Analysis& a, std::FILE* out) {
+  const size_t iters = a.steady_count;
   std::fprintf(out, "\n1. Steady-state time per iteration (ms, %zu iterations)\n", iters);
   std::fprintf(out, "  lap         %.3f ms (%s)\n", a.lap_ms, a.lap_source.c_str());
   Table t1({"", "mean", "median", "min", "max"}, "lrrrr");
@@ -64,7 +64,12 @@ void print_report(const Analysis& a, std::FILE* out) {
   t1.print(out, 2);
   std::fprintf(out, "  (host = the range as the CPU ran it; projected = first start to last end of the GPU work\n"
                     "   launched inside it; start to next start = the lap one iteration costs in a loop)\n");
+}
 
+// 2: busy and idle time, the gaps.
+void print_utilization(const Analysis& a, std::FILE* out) {
+  const size_t iters = a.steady_count;
+  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n2. GPU utilization inside steady iterations\n");
   if (a.busy_pct.n == 0) {
     std::fprintf(out, "  no GPU work was launched inside the steady iterations\n");
@@ -106,7 +111,12 @@ void print_report(const Analysis& a, std::FILE* out) {
       tg.print(out, 4);
     }
   }
+}
 
+// 3: by category, by kernel, by layer.
+void print_kernel_mix(const Analysis& a, std::FILE* out) {
+  const size_t iters = a.steady_count;
+  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n3. Kernel mix (steady iterations: GPU time %s ms, %s ms per iteration)\n", ms(a.gpu_time).c_str(),
                per_iter(a.gpu_time / 1e6, iters).c_str());
   Table tc({"category", "ms/iter", "share", "ops/iter"}, "lrrr");
@@ -135,7 +145,12 @@ void print_report(const Analysis& a, std::FILE* out) {
             category_name(static_cast<Category>(best))});
   }
   tr.print(out, 4);
+}
 
+// 4: the blocking calls, what they cost, and the lap without them.
+void print_synchronizations(const Analysis& a, std::FILE* out) {
+  const size_t iters = a.steady_count;
+  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n4. Synchronization inside steady iterations\n");
   if (!a.has_api_trace) {
     std::fprintf(out, "  unknown: the capture has no CUDA API calls\n");
@@ -174,7 +189,16 @@ void print_report(const Analysis& a, std::FILE* out) {
     for (const auto& [api, count] : counts) list += (list.empty() ? "" : ", ") + std::to_string(count) + "x " + api;
     std::fprintf(out, "  outside steady iterations (warm-up, setup, after the loop; not counted): %s\n", list.c_str());
   }
+}
 
+}  // namespace
+
+void print_report(const Analysis& a, std::FILE* out) {
+  print_header(a, out);
+  print_lap(a, out);
+  print_utilization(a, out);
+  print_kernel_mix(a, out);
+  print_synchronizations(a, out);
   std::fprintf(out, "\nVerdict: %s\n", bound_name(a.bound));
   print_wrapped(out, a.verdict, 2);
 }
