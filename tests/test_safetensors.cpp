@@ -162,6 +162,21 @@ TEST(SafeTensorsHeader, TrailingGarbageIsMalformed) {
   EXPECT_THAT(parse_error("{} x"), HasSubstr("not valid JSON"));
 }
 
+// nlohmann stops at a NUL as if the input ended there; the reference reader (serde_json) calls
+// anything after the JSON but whitespace "trailing characters", a NUL included.
+TEST(SafeTensorsHeader, ANulAfterTheJsonIsRefusedLikeTrailingGarbage) {
+  const std::string json = R"({"w": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}})";
+  EXPECT_EQ(parse_error(json + std::string("\0xyz", 4), 1),
+            "the header of crafted.safetensors is not valid JSON (error at header byte " +
+                std::to_string(json.size() + 1) + ")");
+  EXPECT_THAT(parse_error(json + std::string(8, '\0'), 1), HasSubstr("not valid JSON"));
+  EXPECT_THAT(parse_error(std::string("{\"w\0\": {}}", 10)), HasSubstr("not valid JSON (error at header byte 4)"));
+  // The position agrees with nlohmann's own count for other trailing bytes.
+  EXPECT_EQ(parse_error("{} x"), parse_error(std::string("{} \0", 4)));
+  // Whitespace after the JSON stays valid (the format pads headers with spaces).
+  EXPECT_EQ(SafeTensors::from_bytes(image(json + " \t\r\n  ", 1), kSource).tensors().size(), 1u);
+}
+
 TEST(SafeTensorsHeader, InvalidUtf8IsNamed) {
   EXPECT_THAT(parse_error("{\"\xff\": {}}"),
               HasSubstr("the header of crafted.safetensors is not valid UTF-8 (error at header "
@@ -182,6 +197,26 @@ TEST(SafeTensorsHeader, DuplicateNameIsRejected) {
   const std::string entry = R"({"dtype": "U8", "shape": [1], "data_offsets": [0, 1]})";
   EXPECT_THAT(parse_error(R"({"w": )" + entry + R"(, "w": )" + entry + "}", 1),
               HasSubstr("names 'w' twice"));
+}
+
+// The reference refuses a field given twice in one entry ("duplicate field `dtype`"): which of
+// the two would be the tensor's? Metadata keys twice are refused the same way (ours).
+TEST(SafeTensorsHeader, AKeyTwiceInOneEntryIsRefused) {
+  EXPECT_EQ(parse_error(R"({"w": {"dtype": "U8", "dtype": "F32", "shape": [1], "data_offsets": [0, 1]}})", 1),
+            "tensor 'w' in crafted.safetensors names 'dtype' twice");
+  EXPECT_EQ(parse_error(R"({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},)"
+                        R"( "b": {"dtype": "U8", "shape": [1], "shape": [1], "data_offsets": [1, 2]}})",
+                        2),
+            "tensor 'b' in crafted.safetensors names 'shape' twice");
+  EXPECT_EQ(parse_error(R"({"__metadata__": {"k": "1", "k": "2"}})"),
+            "__metadata__ in crafted.safetensors names 'k' twice");
+  // The same key in two entries, or deeper inside a value, is no duplicate.
+  const SafeTensors st = SafeTensors::from_bytes(
+      image(R"({"__metadata__": {"dtype": "x"}, "a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},)"
+            R"( "b": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}})",
+            2),
+      kSource);
+  EXPECT_EQ(st.tensors().size(), 2u);
 }
 
 TEST(SafeTensorsHeader, EmptyHeaderHasNoTensors) {

@@ -316,12 +316,21 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
 
   const char* header_begin = reinterpret_cast<const char*>(bytes + 8);
   const char* header_end = header_begin + header_size;
-  // nlohmann keeps the last of duplicate keys silently; a name given twice is ambiguous, so
-  // the top-level keys are watched as they are parsed.
+  // nlohmann ends its input at a NUL byte, so `{...}\0anything` would parse as `{...}`; the
+  // reference reader (serde_json) allows only whitespace after the JSON and refuses it. A NUL
+  // is valid nowhere in JSON text (inside a string it must be escaped), so any NUL is an error
+  // at its position (1-based, as nlohmann counts header bytes).
+  if (const void* nul = std::memchr(header_begin, '\0', static_cast<std::size_t>(header_size)))
+    throw Error("the header of " + source + " is not valid JSON (error at header byte " +
+                std::to_string(static_cast<const char*>(nul) - header_begin + 1) + ")");
+  // nlohmann keeps the last of duplicate keys silently; a key given twice is ambiguous, so
+  // the keys are watched as they are parsed: tensor names at the top level, and the keys of
+  // each tensor's entry and of __metadata__ one level down (the reference refuses "dtype"
+  // twice in one entry; a metadata key twice would mean two values for one setting).
   // The nesting depth is bounded as it is parsed: a valid header needs three levels, and
   // anything recursive on a 100,000-deep value (printing it, copying it) would run out of stack.
-  std::unordered_set<std::string> seen;
-  std::string duplicate;
+  std::unordered_set<std::string> seen, seen_in_entry;
+  std::string duplicate, entry_name, duplicate_in_entry, duplicated_entry;
   const json::parser_callback_t watch_keys = [&](int depth, json::parse_event_t event,
                                                  json& parsed) {
     if ((event == json::parse_event_t::object_start ||
@@ -330,9 +339,16 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
       throw Error("the header of " + source + " nests JSON arrays or objects more than " +
                   std::to_string(kMaxHeaderDepth) +
                   " deep; it is corrupt or not a safetensors file");
-    if (event == json::parse_event_t::key && depth == 1 &&
-        !seen.insert(parsed.get<std::string>()).second && duplicate.empty())
-      duplicate = parsed.get<std::string>();
+    if (event != json::parse_event_t::key) return true;
+    const std::string& key = parsed.get_ref<const std::string&>();
+    if (depth == 1) {  // a tensor name or __metadata__; the keys below are its entry's
+      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
+      entry_name = key;
+      seen_in_entry.clear();
+    } else if (depth == 2 && !seen_in_entry.insert(key).second && duplicate_in_entry.empty()) {
+      duplicate_in_entry = key;
+      duplicated_entry = entry_name;
+    }
     return true;
   };
   json header;
@@ -349,6 +365,10 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
           "the header of " + source + " is a JSON " + header.type_name() + " instead of an object");
   require(duplicate.empty(),
           "the header of " + source + " names '" + excerpt(duplicate) + "' twice");
+  require(duplicate_in_entry.empty(),
+          (duplicated_entry == kMetadataKey ? std::string(kMetadataKey)
+                                            : "tensor '" + excerpt(duplicated_entry) + "'") +
+              " in " + source + " names '" + excerpt(duplicate_in_entry) + "' twice");
 
   const std::byte* data = bytes + 8 + header_size;
   const uint64_t data_size = size - 8 - header_size;

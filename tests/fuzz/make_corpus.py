@@ -58,6 +58,9 @@ CASES = {
     "bad-metadata-number": image('{"__metadata__":{"n":12}}'),
     "bad-duplicate-name": image('{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
                                 '"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', bytes(1)),
+    "bad-duplicate-field": image('{"w":{"dtype":"U8","dtype":"F32","shape":[1],"data_offsets":[0,1]}}',
+                                 bytes(1)),
+    "bad-nul-after-json": image(b'{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}\0xyz', bytes(1)),
     "bad-missing-field": image('{"w":{"dtype":"U8","data_offsets":[0,1]}}', bytes(1)),
     # broken framing
     "bad-json": image('{"w":{"dtype":"F32",', pad=False),
