@@ -88,17 +88,18 @@ Command parse_command_line(const std::vector<std::string>& args) {
                                           "at every layer end, as .item()/max() do), pageable (torch.tensor(list).cuda()), "
                                           "alloc (cudaMalloc/cudaFree)")
       ->check(CLI::IsMember(kPitfalls));
-  bench->add_option("--json", b.json, "also write the report as JSON (schema: docs/PERF.md); - for standard output");
-  bench->add_option("--trace", b.trace,
-                    "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
-                    "not under nsys or ncu");
+  cli::add_output_file(bench, "--json", &b.json,
+                       "also write the report as JSON (schema: docs/PERF.md); - for standard output", true);
+  cli::add_output_file(bench, "--trace", &b.trace,
+                       "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
+                       "not under nsys or ncu");
 
   CLI::App* fwd = app.add_subcommand("forward", "run one forward pass on given inputs and write the logits (fp32)");
   ForwardOptions& f = cmd.forward;
   add_workload_options(fwd, &f.workload);
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
   cli::add_input_file(fwd, "--input", &f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]");
-  fwd->add_option("--output,-o", f.output, "where to write the logits, raw little-endian fp32")->required();
+  cli::add_output_file(fwd, "--output,-o", &f.output, "where to write the logits, raw little-endian fp32")->required();
   cli::add_input_file(fwd, "--calibrate", &f.calibrate,
                       "fp8: the batch the activation scales come from, in --tokens' or --input's format and shape "
                       "(default: the input itself)");
@@ -110,7 +111,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* peak = app.add_subcommand("peak", "measure the device's ceilings for the roofline (GEMM per precision, "
                                               "device copy) once, cache and print them");
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
-  peak->add_option("--cache", cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
+  cli::add_output_file(peak, "--cache", &cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
 
   // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.

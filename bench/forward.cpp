@@ -1,11 +1,11 @@
 // `laptime forward`: one forward pass on given inputs, logits written as raw fp32. Used by
 // the full-size checks (tests/e2e) to compare with PyTorch on the same inputs.
 #include <cstring>
-#include <fstream>
 
 #include "bench/cli.h"
 #include "bench/cli_limits.h"
 #include "core/check.h"
+#include "core/input_file.h"
 #include "core/output_file.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
@@ -13,10 +13,14 @@
 namespace laptime {
 namespace {
 
-std::vector<char> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  require(static_cast<bool>(f), "cannot open " + path + ".");
-  return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+// Opened without blocking and checked by its descriptor (core/input_file.h): the CLI checked
+// the path already, this keeps a FIFO swapped in since from blocking the run.
+std::string read_file(const std::string& path, const std::string& what) {
+  try {
+    return read_input(path, what, size_t{1} << 40);
+  } catch (const InputError& e) {
+    throw Error(e.what());
+  }
 }
 
 // The logits, through a temporary renamed onto the output when complete (core/output_file.h).
@@ -26,7 +30,7 @@ void write_f32(OutputFile& out, const std::vector<float>& values) {
 }
 
 std::vector<int32_t> read_tokens(const std::string& path) {
-  const std::vector<char> raw = read_file(path);
+  const std::string raw = read_file(path, "a token file");
   require(raw.size() % sizeof(int32_t) == 0, path + " is not a whole number of int32 token ids.");
   std::vector<int32_t> tokens(raw.size() / sizeof(int32_t));
   std::memcpy(tokens.data(), raw.data(), raw.size());
@@ -73,7 +77,7 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   const int S = o.workload.image_size ? o.workload.image_size : cfg.image_size;
   check_resnet50_input(cfg, B, S);
   auto read_images = [&](const std::string& path) {
-    const std::vector<char> raw = read_file(path);
+    const std::string raw = read_file(path, "an image file");
     const std::size_t n = std::size_t(B) * 3 * S * S;
     require(raw.size() == n * sizeof(float), path + " holds " + std::to_string(raw.size()) + " bytes, not the " +
                                                  std::to_string(n * sizeof(float)) + " of " + std::to_string(B) +

@@ -7,6 +7,8 @@
 #include "trace/error.h"
 
 int main(int argc, char** argv) {
+  // Before anything is opened: a closed standard output must not become an output's descriptor.
+  laptime::reserve_standard_descriptors();
   try {
     const laptime::Command cmd = laptime::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
     switch (cmd.kind) {

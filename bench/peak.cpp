@@ -7,7 +7,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <vector>
 
@@ -135,7 +134,9 @@ int run_peak(const PeakOptions& o) {
   Context ctx(o.device, StreamKind::Created, NvtxLevel::None);
   const cudaDeviceProp& p = ctx.props();
   const std::string path = o.cache.empty() ? trace::default_peak_path(p.name) : o.cache;
-  if (!o.force && std::ifstream(path)) {
+  if (!o.cache.empty()) check_outputs({{"ceilings", o.cache}}, {});  // before the measurement
+  std::error_code exists_error;  // whether a cache is there, without opening it (a FIFO would block)
+  if (!o.force && std::filesystem::exists(path, exists_error)) {
     try {
       const trace::Ceilings c = trace::read_ceilings(path);
       // A file from before fp8 is measured again where fp8 runs.

@@ -1,7 +1,5 @@
 #include "core/cli_numbers.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -11,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/output_file.h"
+#include "core/input_file.h"
 
 namespace laptime::cli {
 namespace {
@@ -78,6 +76,21 @@ double parse_positive_real(const std::string& flag, const std::string& text, dou
   return value;
 }
 
+double parse_non_negative_real(const std::string& flag, const std::string& text, double max) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? NAN
+                                                                                         : std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value) || value < 0)
+    refuse(flag + " must be a non-negative number, got " + typed(text) + ".");
+  if (value > max) {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", max);
+    refuse(flag + " must be at most " + bound + ", got " + typed(text) + ".");
+  }
+  return value == 0 ? 0.0 : value;  // "-0" is 0
+}
+
 bool parse_switch(const std::string& flag, const std::string& text) {
   std::string t;
   for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -126,6 +139,27 @@ CLI::Option* add_positive_real(CLI::App* app, const std::string& names, double* 
       ->default_str(shown);
 }
 
+CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, double* target, double max,
+                                   const std::string& help) {
+  const std::string flag = flag_name(names);
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%g", *target);
+  return app
+      ->add_option_function<std::string>(
+          names, [=](const std::string& text) { *target = parse_non_negative_real(flag, text, max); }, help)
+      ->type_name("NUMBER")
+      ->default_str(shown);
+}
+
+CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, std::optional<double>* target,
+                                   double max, const std::string& help) {
+  const std::string flag = flag_name(names);
+  return app
+      ->add_option_function<std::string>(
+          names, [=](const std::string& text) { *target = parse_non_negative_real(flag, text, max); }, help)
+      ->type_name("NUMBER");
+}
+
 CLI::Option* add_switch(CLI::App* app, const std::string& names, bool* target, const std::string& help) {
   // CLI11 hands a bool flag "true" when it stands alone and the text after '=' otherwise;
   // anything but a clear yes or no is refused here, before CLI11 tries to convert it.
@@ -143,10 +177,11 @@ CLI::Option* add_switch(CLI::App* app, const std::string& names, bool* target, c
 }
 
 void check_input_file(const std::string& flag, const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    refuse(flag + ": cannot read " + path + ": " + std::strerror(errno) + ".");
-  if (!S_ISREG(st.st_mode)) refuse(flag + ": " + path + " is " + non_regular_kind(path) + ", not a regular file.");
+  if (path.empty()) refuse(flag + ": the file name is empty; give a file.");
+  const std::string problem = input_problem(path);
+  if (problem.empty()) return;
+  if (problem.rfind("is ", 0) == 0) refuse(flag + ": " + path + " " + problem + ".");
+  refuse(flag + ": cannot read " + path + ": " + problem.substr(problem.find(": ") + 2) + ".");
 }
 
 CLI::Option* add_input_file(CLI::App* app, const std::string& names, std::string* target, const std::string& help) {
@@ -158,6 +193,39 @@ CLI::Option* add_input_file(CLI::App* app, const std::string& names, std::string
                   *target = path;
                 },
                 help)
+      ->type_name("FILE");
+}
+
+}  // namespace laptime::cli
+
+namespace laptime::cli {
+
+CLI::Option* add_input_path(CLI::App* app, const std::string& names, std::string* target, const std::string& help) {
+  const std::string flag = flag_name(names);
+  return app
+      ->add_option_function<std::string>(
+          names,
+          [=](const std::string& path) {
+            if (path.empty()) refuse(flag + ": the file name is empty; give a file.");
+            *target = path;
+          },
+          help)
+      ->type_name("FILE");
+}
+
+CLI::Option* add_output_file(CLI::App* app, const std::string& names, std::string* target, const std::string& help,
+                             bool stdout_ok) {
+  const std::string flag = flag_name(names);
+  return app
+      ->add_option_function<std::string>(
+          names,
+          [=](const std::string& path) {
+            if (path.empty())
+              refuse(flag + ": the file name is empty; give a file name" +
+                     (stdout_ok ? " (or - for standard output)." : "."));
+            *target = path;
+          },
+          help)
       ->type_name("FILE");
 }
 

@@ -1,17 +1,26 @@
-// Every file laptime writes (analyze's --json/--perfetto/--svg, bench's --json/--trace,
-// forward's -o) goes through OutputFile, so that no output can destroy an input or leave a
-// half-written file behind:
-//   - an output that is the same file as an input (links resolved, device + inode compared)
-//     is refused, and so are two outputs on one file;
+// Every file laptime writes (analyze's --json/--perfetto/--svg/--roofline-svg, diff's --json and
+// --svg, bench's --json/--trace, forward's -o, peak's cache, the bench's layer costs) goes
+// through OutputFile, so that no output can destroy an input, write into someone else's file or
+// leave a half-written file behind:
+//   - an output that is the same file as an input (device + inode, links followed) is refused,
+//     and so are two outputs on one name;
 //   - an existing path that is not a regular file (a device such as /dev/null or /dev/full,
 //     a FIFO, a folder, a socket) is never replaced;
-//   - the bytes go to a temporary beside the target, ".NAME.laptime-PID.tmp", every write
-//     and the close are checked, and only a complete file is renamed onto the target;
+//   - a symbolic link at the output path is replaced by the new file, never written through:
+//     the link, not what it points to, is the output. A link planted in a shared folder (/tmp)
+//     can therefore not direct laptime into another owner's file (the kernel's
+//     protected_symlinks rule only guards links the kernel follows; laptime follows none);
+//   - the bytes go to a temporary beside the target, ".NAME.laptime-PID.tmp" (a shortened NAME
+//     and a hash when the full one would pass the folder's file-name limit), created and renamed
+//     through one descriptor of the folder; every write and the close are checked, and only a
+//     complete file is renamed onto the target;
 //   - errors name the user's path, never the temporary;
 //   - temporaries left by a run that was killed (their PID no longer exists) are removed
 //     the next time the same output is written.
 // "-" means standard output where the caller allows it (JSON reports): the file is then
 // the only thing on standard output, and what the command prints goes to standard error.
+// An empty path means "not asked for" here; a command line refuses `--json ''` itself
+// (cli::add_output_file).
 //
 // Host-only (no CUDA), in its own library laptime_host, so that trace/ can use it without
 // depending on the rest of core/ (docs/DESIGN-NOTES.md, "Outputs").
@@ -37,8 +46,9 @@ struct OutputSpec {
 };
 
 // Before any long work: every output asked for is "-" (where allowed) or a path whose folder
-// exists and can be written, that is not an existing non-regular file, not the same file as
-// any input, and not the same file as another output. Throws OutputError with one sentence.
+// exists and can be written, whose name fits the folder's limit, that is not an existing
+// non-regular file, not the same file as any input, and not the same name as another output.
+// Throws OutputError with one sentence.
 void check_outputs(const std::vector<OutputSpec>& outputs, const std::vector<std::string>& inputs);
 
 // One output being written. Construction runs check_outputs for it, removes stale
@@ -63,19 +73,32 @@ class OutputFile {
  private:
   void fail(const std::string& reason) const;
   OutputSpec spec_;
-  std::string target_;  // the path after following a symbolic link at the user's path
-  std::string temp_;
+  std::string name_;       // the last component of the path: what the rename replaces
+  std::string temp_name_;  // the temporary's name in the same folder
+  std::string temp_;       // folder + temp_name_, for temp_path()
+  int dir_fd_ = -1;        // the output's folder: the temporary is made and renamed through it
   int fd_ = -1;
   int saved_stdout_ = -1;  // for "-": standard output before it was pointed at standard error
   bool to_stdout_ = false;
   bool committed_ = false;
 };
 
+// Descriptors 0, 1 and 2 that are closed (`laptime ... >&-`) are opened on /dev/null, in the
+// mode that makes every use fail (standard output and error read-only, standard input
+// write-only; as gnulib's stdopen does). Without it the next open() gets descriptor 1, an
+// output's temporary becomes standard output, and the text report lands inside the JSON.
+// Call once at the start of main(); writes to a closed standard output then fail with EBADF
+// and are reported, as before.
+void reserve_standard_descriptors();
+
 // "" for a regular file or a path that does not exist; else what it is, for a sentence:
-// "a FIFO (named pipe)", "a character device", "a folder", ...
+// "a FIFO (named pipe)", "a character device", "a folder", ... (links followed)
 std::string non_regular_kind(const std::string& path);
 
-// ".NAME.laptime-PID.tmp" in the folder of path: the temporary a process writes for it.
+// ".NAME.laptime-PID.tmp" in the folder of path: the temporary a process writes for it. When
+// that name would pass the folder's file-name limit, NAME is cut (at a UTF-8 boundary) and
+// followed by "~" and 16 hex digits of a hash of the whole name, so two long outputs sharing a
+// prefix never share a temporary.
 std::string temporary_for(const std::string& path, long pid);
 
 // Removes the temporaries of path whose process no longer exists; returns how many.

@@ -482,5 +482,93 @@ TEST(CliOutputs, BenchAndForwardCheckOutputsFirst) {
   EXPECT_EQ(read_bytes(tokens), "tokens!!");
 }
 
+// `--json ''` used to mean "not asked for": nothing written, exit 0. Every file flag refuses it.
+TEST(CliOutputs, EmptyFileNamesAreRefused) {
+  const std::string t = fixture_trace();
+  for (const char* flag : {"--perfetto", "--svg", "--roofline-svg"})
+    EXPECT_EQ(parse_error({"analyze", t, flag, ""}),
+              usage(std::string(flag) + ": the file name is empty; give a file name."))
+        << flag;
+  EXPECT_EQ(parse_error({"analyze", t, "--json", ""}),
+            usage("--json: the file name is empty; give a file name (or - for standard output)."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--json", ""}),
+            usage("--json: the file name is empty; give a file name (or - for standard output)."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--trace", ""}), usage("--trace: the file name is empty; give a file name."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "-o", ""}), usage("--output: the file name is empty; give a file name."));
+  EXPECT_EQ(parse_error({"peak", "--cache", ""}), usage("--cache: the file name is empty; give a file name."));
+  for (const char* flag : {"--layers", "--peak"})
+    EXPECT_EQ(parse_error({"analyze", t, flag, ""}), usage(std::string(flag) + ": the file name is empty; give a file."));
+  EXPECT_EQ(parse_error({"analyze", ""}), usage("file: the file name is empty; give a file."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", "", "-o", "x"}), usage("--tokens: the file name is empty; give a file."));
+  auto [rc, msg] = run_laptime("analyze " + t + " --json ''");
+  EXPECT_EQ(rc, 1) << msg;
+}
+
+// `analyze T --json r.json >&-`: before, the temporary got descriptor 1 and the text report
+// went into it. Now descriptors 0-2 are held on /dev/null (read-only), the JSON file holds the
+// JSON alone, and the report's failed write is the error.
+TEST(CliOutputs, AClosedStandardOutputNeverReachesAnOutputFile) {
+  const TempDir dir;
+  const std::string cmd = std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json " + (dir / "r.json") +
+                          " >&- 2> " + (dir / "err.txt");
+  int status = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_EQ(read_bytes(dir / "err.txt"), "laptime: cannot write the report to standard output: Bad file descriptor.\n");
+  const std::string json = read_bytes(dir / "r.json");
+  EXPECT_EQ(json.find("laptime analyze"), std::string::npos) << "no text report inside the JSON";
+  EXPECT_TRUE(nlohmann::json::parse(json).contains("verdict"));
+  const std::string to_stdout = std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - >&- 2> " +
+                                (dir / "err2.txt");
+  status = std::system(to_stdout.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_THAT(read_bytes(dir / "err2.txt"), HasSubstr("laptime: cannot write the JSON report to -: Bad file descriptor."));
+}
+
+// A link planted at the output's name in a sticky world-writable folder (/tmp): before, laptime
+// resolved it and renamed its JSON onto the victim's file. Now the link itself is replaced.
+TEST(CliOutputs, AnOutputThatIsALinkIsReplacedNotFollowed) {
+  const TempDir dir;
+  std::filesystem::create_directory(dir / "shared");
+  std::filesystem::permissions(dir / "shared", std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
+  std::ofstream(dir / "victim.txt") << "the victim's file";
+  std::filesystem::create_symlink(dir / "victim.txt", dir / "shared/report.json");
+  auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --json " + (dir / "shared/report.json"));
+  EXPECT_EQ(rc, 0) << msg;
+  EXPECT_EQ(read_bytes(dir / "victim.txt"), "the victim's file");
+  EXPECT_FALSE(std::filesystem::is_symlink(dir / "shared/report.json"));
+  EXPECT_TRUE(nlohmann::json::parse(read_bytes(dir / "shared/report.json")).contains("verdict"));
+  // A name at the file-name limit is written (before: "File name too long" for the temporary).
+  const long limit = ::pathconf((dir / "").c_str(), _PC_NAME_MAX);
+  const std::string longest = dir / (std::string(static_cast<size_t>(limit) - 5, 'n') + ".json");
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --json " + longest);
+  EXPECT_EQ(rc, 0) << msg;
+  EXPECT_TRUE(nlohmann::json::parse(read_bytes(longest)).contains("verdict"));
+}
+
+// A layer costs file beside the trace, --layers and --peak are inputs too: a FIFO blocked the
+// run forever (after the whole analysis), a folder ended in "unexpected error:
+// basic_filebuf::underflow". Refused before the trace is read.
+TEST(CliInputs, SidecarsThatAreNotRegularFilesAreRefusedFirst) {
+  const TempDir dir;
+  const std::string t = dir / "R.sqlite";
+  std::filesystem::copy_file(fixture_trace(), t);
+  ASSERT_EQ(::mkfifo((dir / "R.layers.json").c_str(), 0600), 0);
+  auto [rc, msg] = run_laptime("analyze " + t);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(msg, "laptime: " + (dir / "R.layers.json") +
+                     " is a FIFO (named pipe), not a regular file, so it cannot be a layer costs file.\n");
+  std::filesystem::create_directory(dir / "folder");
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --layers " + (dir / "folder"));
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(msg, "laptime: " + (dir / "folder") + " is a folder, not a regular file, so it cannot be a layer costs file.\n");
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --layers " + (dir / "R.layers.json"));
+  EXPECT_THAT(msg, HasSubstr("is a FIFO (named pipe), not a regular file, so it cannot be a layer costs file."));
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --peak /dev/zero");
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(msg, "laptime: /dev/zero is a character device, not a regular file, so it cannot be a peak file.\n");
+  std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --peak " + (dir / "missing.json"));
+  EXPECT_EQ(msg, "laptime: cannot read the peak file " + (dir / "missing.json") + ": No such file or directory.\n");
+}
+
 }  // namespace
 }  // namespace laptime

@@ -154,14 +154,69 @@ TEST_F(OutputFileTest, AnotherFileInTheInputsFolderIsFine) {
   EXPECT_EQ(read(path("T.json")), "{}");
 }
 
-TEST_F(OutputFileTest, WritesThroughALinkThatIsNoInput) {
+// A link at the output path is the output: it is replaced by the new file, and what it points
+// to is never written (before: laptime resolved the link and renamed onto its target).
+TEST_F(OutputFileTest, ALinkIsReplacedNeverWrittenThrough) {
   put(path("real.json"), "old");
   fs::create_symlink(path("real.json"), path("link.json"));
-  OutputFile f({"JSON report", path("link.json")});
-  f.write("new");
-  f.commit();
-  EXPECT_TRUE(fs::is_symlink(path("link.json"))) << "the link stays a link";
-  EXPECT_EQ(read(path("real.json")), "new");
+  fs::create_symlink("missing.json", path("dangling.json"));
+  fs::create_symlink("loop.json", path("loop.json"));
+  fs::create_symlink("/dev/null", path("null.json"));
+  for (const char* name : {"link.json", "dangling.json", "loop.json", "null.json"}) {
+    OutputFile f({"JSON report", path(name)});
+    f.write(std::string("new ") + name);
+    f.commit();
+    EXPECT_FALSE(fs::is_symlink(path(name))) << name;
+    EXPECT_EQ(read(path(name)), std::string("new ") + name);
+  }
+  EXPECT_EQ(read(path("real.json")), "old");
+  EXPECT_FALSE(fs::exists(path("missing.json")));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_EQ(entries(), (std::vector<std::string>{"dangling.json", "link.json", "loop.json", "null.json", "real.json"}));
+}
+
+// The case: another user plants a link in a sticky world-writable folder (/tmp) at the
+// name laptime will write, pointing at a file of the victim's. The victim's file is untouched;
+// the link is replaced where the folder allows it (as root, or the link's owner), else the
+// write fails with the OS's reason (the sticky bit), still without touching the target.
+TEST_F(OutputFileTest, ALinkPlantedInASharedFolderNeverReachesItsTarget) {
+  const std::string shared = path("shared");
+  fs::create_directory(shared);
+  fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);
+  put(path("victim.txt"), "the victim's file");
+  const std::string planted = shared + "/report.json";
+  fs::create_symlink(path("victim.txt"), planted);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::lchown(planted.c_str(), 65534, 65534), 0);  // owned by "nobody"
+  }
+  std::string error;
+  try {
+    OutputFile f({"JSON report", planted});
+    f.write("{}");
+    f.commit();
+  } catch (const OutputError& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(read(path("victim.txt")), "the victim's file");
+  if (error.empty()) {
+    EXPECT_FALSE(fs::is_symlink(planted));
+    EXPECT_EQ(read(planted), "{}");
+  } else {
+    EXPECT_THAT(error, HasSubstr("cannot write the JSON report to " + planted + ": "));
+  }
+  for (const auto& e : fs::directory_iterator(shared))
+    EXPECT_THAT(e.path().filename().string(), Not(HasSubstr(".laptime-"))) << "no temporary left";
+}
+
+TEST_F(OutputFileTest, ALinkAndItsTargetAreTwoOutputs) {
+  put(path("a"), "x");
+  fs::create_symlink(path("a"), path("link"));
+  fs::create_directory(path("d"));
+  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("link")}}, {}); }), "");
+  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("d/../a")}}, {}); }),
+              HasSubstr("would both be written"));
+  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", "r.json"}, {"SVG timeline", "./r.json"}}, {}); }),
+              HasSubstr("would both be written"));
 }
 
 TEST_F(OutputFileTest, NeverReplacesWhatIsNotARegularFile) {
@@ -277,6 +332,99 @@ TEST_F(OutputFileTest, StaleTemporariesOfDeadRunsAreRemoved) {
   f.write("{}");
   f.commit();
   EXPECT_FALSE(fs::exists(temporary_for(out, dead)));
+}
+
+// NAME_MAX is the limit of one name (255 bytes here); the temporary adds ".", ".laptime-PID.tmp".
+// A name that fits is written, through a shortened temporary when the full one would not fit;
+// two long names with one prefix never share a temporary; a name past the limit is refused
+// before any work (before: "File name too long" at the write, after the whole run).
+TEST_F(OutputFileTest, NamesNearTheFileNameLimit) {
+  const long limit = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
+  ASSERT_GT(limit, 40);
+  const std::string stem(static_cast<size_t>(limit) - 5, 'n');
+  const std::string a = path(stem + ".json"), b = path(stem + ".svgx");
+  ASSERT_EQ(fs::path(a).filename().string().size(), static_cast<size_t>(limit));
+  {
+    OutputFile fa({"JSON report", a}), fb({"SVG timeline", b});
+    EXPECT_LE(fs::path(fa.temp_path()).filename().string().size(), static_cast<size_t>(limit));
+    EXPECT_NE(fa.temp_path(), fb.temp_path());
+    EXPECT_EQ(fa.temp_path(), temporary_for(a, ::getpid()));
+    // The same name convert.py gives it (tests/python/test_convert.py): FNV-1a 64 of the name.
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : fs::path(a).filename().string()) h = (h ^ c) * 0x100000001b3ull;
+    char tail[64];
+    std::snprintf(tail, sizeof tail, "~%016llx.laptime-%ld.tmp", static_cast<unsigned long long>(h),
+                  static_cast<long>(::getpid()));
+    EXPECT_THAT(fa.temp_path(), ::testing::EndsWith(tail));
+    fa.write("json");
+    fb.write("svg");
+    fa.commit();
+    fb.commit();
+  }
+  EXPECT_EQ(read(a), "json");
+  EXPECT_EQ(read(b), "svg");
+  // Stale temporaries of a long name are found by the shortened name too.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  put(temporary_for(a, dead), "half");
+  EXPECT_EQ(remove_stale_temporaries(a), 1);
+  // A multi-byte character is never cut in half.
+  const std::string wide = path(std::string(static_cast<size_t>(limit) - 20, 'w') + "\xc3\xa9\xc3\xa9\xc3\xa9.json");
+  if (fs::path(wide).filename().string().size() <= static_cast<size_t>(limit)) {
+    const std::string t = fs::path(temporary_for(wide, 4194304)).filename().string();
+    EXPECT_LE(t.size(), static_cast<size_t>(limit));
+    const size_t tilde = t.rfind('~');
+    ASSERT_NE(tilde, std::string::npos);
+    EXPECT_NE(static_cast<unsigned char>(t[tilde - 1]), 0xc3) << "a character cut in half";
+  }
+  const std::string over = path(std::string(static_cast<size_t>(limit) + 1, 'o'));
+  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", over}}, {}); }),
+            "cannot write the JSON report to " + over + ": its file name is " + std::to_string(limit + 1) +
+                " bytes long, over the folder's limit of " + std::to_string(limit) + ".");
+  EXPECT_EQ(entries(), (std::vector<std::string>{stem + ".json", stem + ".svgx"}));
+}
+
+TEST_F(OutputFileTest, APathThatNamesAFolderIsRefused) {
+  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", path("nodir/")}}, {}); }),
+            "cannot write the JSON report to " + path("nodir/") + ": it names a folder, not a file.");
+  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", dir_.string() + "/"}}, {}); }),
+            "refusing to write the JSON report to " + dir_.string() + "/: it is a folder, not a regular file.");
+  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", path("x/..")}}, {}); }), HasSubstr("names a folder"));
+}
+
+// `laptime analyze T --json r.json >&-`: with descriptor 1 closed, the temporary would get it
+// and the text report would be written into the JSON file. reserve_standard_descriptors()
+// (main() calls it first) holds 0-2 on /dev/null in the wrong mode, so the report's write
+// fails (and is reported) while the JSON file holds the JSON alone.
+TEST_F(OutputFileTest, AClosedStandardOutputNeverBecomesAnOutput) {
+  const std::string out = path("r.json");
+  for (const bool reserve : {true, false}) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::close(STDOUT_FILENO);
+      if (reserve) reserve_standard_descriptors();
+      int code = 0;
+      try {
+        OutputFile f({"JSON report", out});
+        std::printf("the human report\n");
+        if (std::fflush(stdout) == 0) code |= 4;  // the report must not be written anywhere
+        f.write("{\"json\": 1}\n");
+        f.commit();
+      } catch (...) {
+        code |= 2;
+      }
+      if (reserve && ::fcntl(STDOUT_FILENO, F_GETFD) == -1) code |= 8;  // held, not closed
+      ::_exit(code);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << (reserve ? "reserved" : "not reserved: the temporary moved above 2");
+    EXPECT_EQ(read(out), "{\"json\": 1}\n");
+    fs::remove(out);
+  }
 }
 
 TEST_F(OutputFileTest, NonRegularKind) {

@@ -1,6 +1,8 @@
 // trace/roofline: the per-layer roofline of `laptime analyze`, on a trace built here with
 // known answers, on the committed real captures (against the analysis's own range table),
 // and its files: sidecar and peak readers, the JSON, the SVG. Host only.
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -259,12 +261,21 @@ TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {
   EXPECT_NEAR(cached->layers[0].point.pct_of_bound, 50.0, 1e-9);
   write_file(default_peak_path("Test GPU"), "{");
   cached = roofline_for_trace(j, a, temp("toy.sqlite"), "", "");
-  unsetenv("LAPTIME_CACHE_DIR");
   ASSERT_TRUE(cached.has_value());
   EXPECT_FALSE(cached->ceilings);
   ASSERT_FALSE(cached->notes.empty());
   EXPECT_EQ(cached->notes.back(), cache + "/peak-Test_GPU.json is not a JSON peak file. Run `laptime peak --force` to "
                                           "measure again.");
+  // A FIFO as the cache (before: the read blocked forever) is a note too, read without blocking.
+  std::remove(default_peak_path("Test GPU").c_str());
+  ASSERT_EQ(::mkfifo(default_peak_path("Test GPU").c_str(), 0600), 0);
+  cached = roofline_for_trace(j, a, temp("toy.sqlite"), "", "");
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_FALSE(cached->ceilings);
+  EXPECT_EQ(cached->notes.back(), cache + "/peak-Test_GPU.json is a FIFO (named pipe), not a regular file, so it cannot "
+                                          "be a peak file. Run `laptime peak --force` to measure again.");
+  std::remove(default_peak_path("Test GPU").c_str());
+  unsetenv("LAPTIME_CACHE_DIR");
   // No sidecar beside the trace and none named: no roofline.
   EXPECT_FALSE(roofline_for_trace(j, a, temp("nothing.sqlite"), "", "").has_value());
 }
@@ -327,7 +338,7 @@ TEST(RooflineFiles, PeakRoundTripsAndBadFilesAreOneSentence) {
             std::string::npos);
 
   EXPECT_EQ(error_of([&] { read_ceilings(temp("missing.json")); }),
-            "cannot read the peak file " + temp("missing.json") + ".");
+            "cannot read the peak file " + temp("missing.json") + ": No such file or directory.");
   write_file(temp("garbage.json"), "{ not json");
   EXPECT_EQ(error_of([&] { read_ceilings(temp("garbage.json")); }), temp("garbage.json") + " is not a JSON peak file.");
   EXPECT_EQ(error_of([&] { read_layer_costs(temp("garbage.json")); }),
@@ -450,7 +461,8 @@ TEST(RooflineCli, AnalyzeWritesTheTableTheJsonAndThePlot) {
 
   o.layers = temp("nowhere.layers.json");
   testing::internal::CaptureStdout();  // the report before the error
-  EXPECT_EQ(error_of([&] { run_analyze(o); }), "cannot read the layer costs file " + o.layers + ".");
+  EXPECT_EQ(error_of([&] { run_analyze(o); }),
+            "cannot read the layer costs file " + o.layers + ": No such file or directory.");
   o.layers.clear();
   o.file = fixture("synthetic_trace.sqlite");  // no sidecar beside it
   EXPECT_EQ(error_of([&] { run_analyze(o); }),

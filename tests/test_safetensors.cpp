@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -99,6 +102,16 @@ TEST(SafeTensorsFile, MissingFileIsNamed) {
 TEST(SafeTensorsFile, DirectoryIsRejected) {
   EXPECT_THAT(error_of([] { SafeTensors::open(::testing::TempDir()); }),
               HasSubstr("not a regular file"));
+}
+
+// The reader itself never blocks on a FIFO (the CLI checks the path first, but the path could
+// be swapped between that check and the open): opened without blocking, refused by fstat.
+TEST(SafeTensorsFile, AFifoIsRefusedWithoutBlocking) {
+  const std::string fifo = ::testing::TempDir() + "laptime_weights_fifo_" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { SafeTensors::open(fifo); }), fifo + " is not a regular file, so it cannot be a safetensors file");
+  ::unlink(fifo.c_str());
 }
 
 TEST(SafeTensorsFile, EmptyFileIsTooShort) {

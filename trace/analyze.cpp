@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli_numbers.h"
+#include "core/input_file.h"
 #include "core/output_file.h"
 #include "trace/error.h"
 #include "trace/iterations.h"
@@ -28,7 +29,7 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
       "analyze", "answer the baseline questions from a trace: nsys SQLite export or `laptime bench --trace` file");
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
-  sub->add_option("file", o.file, "trace: `nsys export --type sqlite REPORT.nsys-rep` output, or laptime's own")
+  cli::add_input_path(sub, "file", &o.file, "trace: `nsys export --type sqlite REPORT.nsys-rep` output, or laptime's own")
       ->required();
   sub->add_option("--range", o.report.range,
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
@@ -39,13 +40,14 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,
                          "idle stretches longer than this (microseconds) count as gaps");
   cli::add_integer(sub, "--top", &o.report.top, 1, 1000000, "rows in the kernel, gap and synchronization tables");
-  sub->add_option("--json", o.json, "also write the numbers as JSON (schema laptime.analyze/1); - for standard output");
-  sub->add_option("--perfetto", o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
-  sub->add_option("--svg", o.svg, "draw the median steady iteration as an SVG timeline");
-  sub->add_option("--layers", o.layers, "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
-                                        ".layers.json, when present): adds the roofline table");
-  sub->add_option("--peak", o.peak, "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
-  sub->add_option("--roofline-svg", o.roofline_svg, "draw the per-layer roofline (needs the layer costs and ceilings)");
+  cli::add_output_file(sub, "--json", &o.json, "also write the numbers as JSON (schema laptime.analyze/1); - for standard output",
+                       true);
+  cli::add_output_file(sub, "--perfetto", &o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
+  cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
+  cli::add_input_path(sub, "--layers", &o.layers, "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
+                                                  ".layers.json, when present): adds the roofline table");
+  cli::add_input_path(sub, "--peak", &o.peak, "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
+  cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg, "draw the per-layer roofline (needs the layer costs and ceilings)");
   return sub;
 }
 
@@ -64,9 +66,16 @@ int run_analyze(const AnalyzeOptions& o) {
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
   }
-  // A FIFO would block the reader forever, a device or a folder is no trace.
-  if (const std::string kind = non_regular_kind(o.file); !kind.empty())
-    throw trace::TraceError(o.file + " is " + kind + ", not a regular file, so it cannot be a trace.");
+  // Every input, before the trace is read: a FIFO would block its reader forever, a device or
+  // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
+  try {
+    check_input(o.file, "a trace", Missing::Allow);
+    if (!o.layers.empty()) check_input(o.layers, "a layer costs file");
+    else check_input(trace::layer_costs_path(o.file), "a layer costs file", Missing::Allow);
+    if (!o.peak.empty()) check_input(o.peak, "a peak file");
+  } catch (const InputError& e) {
+    throw trace::TraceError(e.what());
+  }
   const trace::Trace t = trace::load_nsys_sqlite(o.file);
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.

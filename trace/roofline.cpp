@@ -4,13 +4,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
 #include "core/output_file.h"
 #include "trace/error.h"
 #include "trace/text.h"
@@ -18,11 +19,19 @@
 namespace laptime::trace {
 namespace {
 
+// A layer costs or peak file is a few hundred KB at most; a FIFO, a folder or a device is
+// refused before it is opened (core/input_file.h), a file past the bound before it is read.
+constexpr size_t kMaxSidecarBytes = 64u << 20;
+
 nlohmann::json read_json(const std::string& path, const char* what) {
-  std::ifstream f(path);
-  if (!f) throw TraceError("cannot read the " + std::string(what) + " file " + path + ".");
+  std::string text;
   try {
-    return nlohmann::json::parse(f);
+    text = read_input(path, "a " + std::string(what) + " file", kMaxSidecarBytes);
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
+  }
+  try {
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
     throw TraceError(path + " is not a JSON " + what + " file.");
   }
@@ -283,7 +292,11 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
 
 std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
                                            const std::string& layers_file, const std::string& peak_file) {
-  auto exists = [](const std::string& p) { return static_cast<bool>(std::ifstream(p)); };
+  // Whether something is there, without opening it: opening a FIFO blocks.
+  auto exists = [](const std::string& p) {
+    std::error_code ec;
+    return std::filesystem::exists(p, ec);
+  };
   std::string layers = layers_file.empty() ? layer_costs_path(trace_file) : layers_file;
   if (layers_file.empty() && !exists(layers)) return std::nullopt;
   const LayerCosts costs = read_layer_costs(layers);

@@ -421,7 +421,9 @@ SafeTensors::~SafeTensors() = default;
 SafeTensors SafeTensors::open(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   impl->source = path;
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; it is
+  // refused by the fstat below instead (the flag does not affect mmap of a regular file).
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   require(fd.get() >= 0, "cannot open weights file " + path + ": " + std::strerror(errno));
   struct stat st {};
   require(::fstat(fd.get(), &st) == 0,
