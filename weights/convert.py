@@ -18,7 +18,7 @@ Needs numpy and safetensors; torch only to read PyTorch pickles (.pth / .bin).
 from __future__ import annotations
 
 import argparse
-import glob
+import errno
 import json
 import math
 import os
@@ -235,11 +235,25 @@ def write_safetensors(
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
 
-    target = check_output(path, inputs)
-    remove_stale_temporaries(target)
-    tmp = temporary_for(target, os.getpid())
+    check_output(path, inputs)
+    # Through one descriptor of the folder, as core/output_file.cpp does: the temporary is made
+    # and renamed in the folder that was checked, and a link at `path` is replaced, never
+    # followed (a link planted in /tmp cannot direct the write into another owner's file).
+    folder_fd = os.open(_folder_of(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    name = path.name
+    tmp = None
     try:
-        with open(tmp, "xb") as f:
+        remove_stale_temporaries(path, folder_fd)
+        tmp = temporary_for(Path(name), os.getpid(), _name_max(folder_fd)).name
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o666, dir_fd=folder_fd)
+        with os.fdopen(fd, "wb") as f:
+            try:  # keep an overwritten regular file's mode, as the C++ outputs do
+                old = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+                if stat.S_ISREG(old.st_mode):
+                    os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
+            except FileNotFoundError:
+                pass
             f.write(len(text).to_bytes(8, "little"))
             f.write(text)
             for blob in blobs:
@@ -247,13 +261,17 @@ def write_safetensors(
             f.flush()
             os.fsync(f.fileno())
         check_output(path, inputs)  # still nothing to refuse (a FIFO made meanwhile is never replaced)
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        tmp = None
     except OSError as e:  # a full disk, a quota: named by the user's path, not the temporary
-        tmp.unlink(missing_ok=True)
         raise ConvertError(f"cannot write {path}: {e.strerror or e}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp, dir_fd=folder_fd)
+            except FileNotFoundError:
+                pass
+        os.close(folder_fd)
 
 
 # --- the output file ---------------------------------------------------------------------------
@@ -278,20 +296,39 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_output(path: Path, inputs=()) -> Path:
-    """The file to write for --output `path` (a symbolic link followed), or ConvertError when
-    it is an input, an existing non-regular file, or in a folder that cannot be written."""
-    target = path.resolve() if path.is_symlink() else path
+def _folder_of(path: Path) -> str:
+    return str(path.parent) if str(path.parent) else "."
+
+
+def _name_max(folder) -> int:
     try:
-        st = os.stat(target)
+        return os.pathconf(folder, "PC_NAME_MAX")  # a path or a descriptor
+    except (OSError, ValueError):
+        return 255
+
+
+def check_output(path: Path, inputs=()) -> Path:
+    """`path` when --output may be written there, else ConvertError: an input (links followed),
+    an existing non-regular file, a name past the folder's limit, a folder that cannot be
+    written. A symbolic link at `path` is fine: it is replaced, never written through."""
+    try:
+        lst = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        st = None
-    if st is not None:
-        if not stat.S_ISREG(st.st_mode):
+        lst = None
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise ConvertError(f"cannot write {path}: {e.strerror}") from None
+        lst = None
+    if lst is not None:
+        if not stat.S_ISLNK(lst.st_mode) and not stat.S_ISREG(lst.st_mode):
             raise ConvertError(
-                f"refusing to write {path}: it is {_kind(st.st_mode)}, not a regular file"
+                f"refusing to write {path}: it is {_kind(lst.st_mode)}, not a regular file"
             )
-        for source in inputs:
+        try:
+            st = os.stat(path)  # what a link points to: a link to an input is refused too
+        except OSError:  # dangling, or a loop: nothing of ours behind it
+            st = None
+        for source in inputs if st is not None else ():
             try:
                 other = os.stat(source)
             except OSError:
@@ -300,27 +337,59 @@ def check_output(path: Path, inputs=()) -> Path:
                 raise ConvertError(
                     f"refusing to write {path}: it is the same file as the input {source}"
                 )
-    folder = target.parent
+    folder = Path(_folder_of(path))
     if folder.exists() and not folder.is_dir():
         raise ConvertError(f"cannot write {path}: {folder} is not a folder")
     if not folder.is_dir():
         raise ConvertError(f"output folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConvertError(f"cannot write {path}: folder {folder} is not writable")
-    return target
+    limit = _name_max(folder)
+    if len(os.fsencode(path.name)) > limit:
+        raise ConvertError(
+            f"cannot write {path}: its file name is {len(os.fsencode(path.name))} bytes long, "
+            f"over the folder's limit of {limit}"
+        )
+    return path
 
 
-def temporary_for(target: Path, pid: int) -> Path:
-    return target.with_name(f".{target.name}{_TEMP_MARKER}{pid}{_TEMP_SUFFIX}")
+_PID_DIGITS = 10  # room kept for any PID, so a shortened name does not depend on it
 
 
-def remove_stale_temporaries(target: Path) -> int:
+def _temp_stem(name: str, name_max: int) -> str:
+    """The output's name, or when the temporary would pass the folder's limit, a prefix of it
+    (whole characters) and 16 hex digits of an FNV-1a hash of the whole name: the same names
+    core/output_file.cpp gives its temporaries."""
+    raw = os.fsencode(name)
+    fixed = 1 + len(_TEMP_MARKER) + _PID_DIGITS + len(_TEMP_SUFFIX)
+    if fixed + len(raw) <= name_max:
+        return name
+    h = 0xCBF29CE484222325  # FNV-1a 64: offset basis and prime
+    for byte in raw:
+        h = ((h ^ byte) * 0x100000001B3) % 2**64
+    keep = min(max(name_max - fixed - 17, 0), len(raw))
+    while keep > 0 and (raw[keep] & 0xC0) == 0x80:  # not inside a UTF-8 character
+        keep -= 1
+    return os.fsdecode(raw[:keep]) + f"~{h:016x}"
+
+
+def temporary_for(target: Path, pid: int, name_max: Optional[int] = None) -> Path:
+    if name_max is None:
+        name_max = _name_max(_folder_of(target))
+    stem = _temp_stem(target.name, name_max)
+    return target.with_name(f".{stem}{_TEMP_MARKER}{pid}{_TEMP_SUFFIX}")
+
+
+def remove_stale_temporaries(target: Path, folder_fd: Optional[int] = None) -> int:
     """Removes the temporaries of `target` whose process no longer exists; returns how many."""
-    prefix = f".{target.name}{_TEMP_MARKER}"
+    folder = _folder_of(target)
+    prefix = f".{_temp_stem(target.name, _name_max(folder if folder_fd is None else folder_fd))}{_TEMP_MARKER}"
     removed = 0
-    for candidate in target.parent.glob(f".{glob.escape(target.name)}{_TEMP_MARKER}*{_TEMP_SUFFIX}"):
-        digits = candidate.name[len(prefix) : -len(_TEMP_SUFFIX)]
-        if not digits.isdigit() or int(digits) in (0, os.getpid()):
+    for entry in os.listdir(folder if folder_fd is None else folder_fd):
+        if not (entry.startswith(prefix) and entry.endswith(_TEMP_SUFFIX)):
+            continue
+        digits = entry[len(prefix) : -len(_TEMP_SUFFIX)]
+        if not digits.isdigit() or len(digits) > 9 or int(digits) in (0, os.getpid()):
             continue
         try:
             os.kill(int(digits), 0)
@@ -329,9 +398,31 @@ def remove_stale_temporaries(target: Path) -> int:
             pass
         except OSError:
             continue  # not ours to judge
-        candidate.unlink(missing_ok=True)
-        removed += 1
+        try:
+            if folder_fd is None:
+                os.unlink(os.path.join(folder, entry))
+            else:
+                os.unlink(entry, dir_fd=folder_fd)
+            removed += 1
+        except FileNotFoundError:
+            pass
     return removed
+
+
+def reserve_standard_descriptors() -> None:
+    """Descriptors 0-2 that are closed (`convert.py ... >&-`) are held on /dev/null in the mode
+    that makes every use fail, so no file this run opens becomes standard output or error (as
+    core/output_file.h's reserve_standard_descriptors, after gnulib's stdopen)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_WRONLY if fd == 0 else os.O_RDONLY)
+        if null != fd:
+            os.dup2(null, fd, inheritable=True)
+            os.close(null)
 
 
 def input_files(path: Optional[Path]) -> List[Path]:
@@ -395,16 +486,62 @@ def gpt2_metadata(
     }
 
 
+# A model's config.json is a few KB nested a few levels; these bounds turn a hostile one into a
+# sentence (Python's json recurses once per level: 5,000 levels were a RecursionError).
+MAX_CONFIG_BYTES = 16 * 2**20
+MAX_CONFIG_DEPTH = 128
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON text, by one pass over it (no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
 def read_gpt2_config(path: Path) -> dict:
-    if not path.is_file():
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    if st is None:
         raise ConvertError(
             f"{path} does not exist; GPT-2 conversion needs the config.json "
             "that comes with the checkpoint"
         )
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
+        raise ConvertError(f"{path} is {_kind(st.st_mode)}, not a regular file")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise ConvertError(
+            f"{path} is {st.st_size:,} bytes, too large for a model config (at most {MAX_CONFIG_BYTES:,})"
+        )
     try:
-        config = json.loads(path.read_text())
-    except (ValueError, OSError) as e:
-        raise ConvertError(f"cannot read {path} as JSON: {e}") from None
+        text = path.read_text()
+        brackets = text.count("[") + text.count("{")
+        if brackets > MAX_CONFIG_DEPTH and json_depth(text) > MAX_CONFIG_DEPTH:
+            raise ConvertError(
+                f"{path} nests JSON arrays or objects more than {MAX_CONFIG_DEPTH} deep; "
+                "it is not a model config"
+            )
+        config = json.loads(text)
+    except (ValueError, OSError, RecursionError) as e:
+        reason = "it nests too deeply" if isinstance(e, RecursionError) else e
+        raise ConvertError(f"cannot read {path} as JSON: {reason}") from None
     if not isinstance(config, dict):
         raise ConvertError(f"{path} is not a JSON object")
     if config.get("model_type", "gpt2") != "gpt2":
@@ -706,6 +843,8 @@ def seed_int(text: str) -> int:
 def output_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("is empty; give the .safetensors file to write")
+    if text.endswith("/") or Path(text).name in ("", ".", ".."):  # pathlib drops a final '/'
+        raise argparse.ArgumentTypeError(f"{text} names a folder; give the .safetensors file to write")
     return Path(text)
 
 
@@ -825,6 +964,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    reserve_standard_descriptors()
     args = build_parser().parse_args(argv)
     try:
         run(args)

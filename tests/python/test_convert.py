@@ -740,3 +740,106 @@ def test_fifo_and_device_inputs_are_refused_without_blocking(tmp_path):
             assert done.stderr == (
                 f"convert.py: error: {kind_prefix} {source} is {kind}, not a regular file\n"
             )
+
+
+# --- links, names and descriptors (issue 20) ---------------------------------------------------
+
+
+def test_an_output_link_is_replaced_never_written_through(tmp_path, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's file")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # a sticky world-writable folder, as /tmp
+    planted = shared / "w.safetensors"
+    planted.symlink_to(victim)
+    if os.geteuid() == 0:
+        os.lchown(planted, 65534, 65534)  # planted by "nobody"
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")  # a link to itself (before: a traceback)
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing")
+    for out in (planted, tmp_path / "loop", tmp_path / "dangling"):
+        code, err = run(capsys, "gpt2", "--random", *TINY_RANDOM, "--output", out)
+        if code == 1:  # not root, and the link is another user's: the sticky bit refuses
+            assert err.startswith(f"convert.py: error: cannot write {out}: ") and err.count("\n") == 1
+        else:
+            assert (code, err) == (0, "")
+            assert not out.is_symlink() and load_file(out)["wte.weight"].shape == (11, 8)
+    assert victim.read_text() == "the victim's file"
+    assert not (tmp_path / "missing").exists()
+    assert not [p for p in shared.iterdir() if ".laptime-" in p.name], "no temporary left"
+
+
+def fnv1a64(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def test_names_near_the_file_name_limit(tmp_path, capsys):
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("n" * (limit - 12) + ".safetensors")
+    assert len(out.name) == limit
+    assert run(capsys, "gpt2", "--random", *TINY_RANDOM, "--output", out) == (0, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+    # The temporary: a cut name and the hash of the whole one, within the limit; the same
+    # rule as core/output_file.cpp (tests/test_output_file.cpp NamesNearTheFileNameLimit).
+    tmp = convert.temporary_for(out, 4194304).name
+    assert len(tmp) <= limit
+    assert tmp.endswith(f"~{fnv1a64(out.name.encode()):016x}.laptime-4194304.tmp")
+    assert convert.temporary_for(tmp_path / "w.safetensors", 7).name == ".w.safetensors.laptime-7.tmp"
+    over = tmp_path / ("o" * (limit + 1))
+    code, err = run(capsys, "gpt2", "--random", *TINY_RANDOM, "--output", over)
+    assert code == 1 and err == (
+        f"convert.py: error: cannot write {over}: its file name is {limit + 1} bytes long, "
+        f"over the folder's limit of {limit}\n"
+    )
+
+
+def test_an_output_that_names_a_folder_is_refused(tmp_path, capsys):
+    code, err = run(capsys, "gpt2", "--random", "--output", f"{tmp_path}/nodir/")
+    assert code == 1 and f"argument --output: {tmp_path}/nodir/ names a folder" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_standard_output_is_never_reused(tmp_path):
+    out = tmp_path / "w.safetensors"
+    done = subprocess.run(
+        [sys.executable, CONVERT_PY, "gpt2", "--random", *map(str, TINY_RANDOM), "--output", out],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.close(1),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert load_file(out)["wte.weight"].shape == (11, 8)
+    # The rule itself: after reserve_standard_descriptors a new file never gets descriptor 1,
+    # and a write to standard output fails instead of landing in a file.
+    probe = (
+        "import importlib.util, os, sys\n"
+        f"spec = importlib.util.spec_from_file_location('convert', {str(CONVERT_PY)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "os.close(1); m.reserve_standard_descriptors()\n"
+        f"fd = os.open({str(tmp_path / 'probe')!r}, os.O_WRONLY | os.O_CREAT)\n"
+        "try:\n    os.write(1, b'x'); wrote = True\nexcept OSError:\n    wrote = False\n"
+        "sys.exit(0 if fd > 2 and not wrote else 3)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", probe], timeout=60).returncode == 0
+
+
+def test_a_hostile_config_is_a_sentence(tmp_path, capsys):
+    hf_gpt2(tmp_path, np.random.default_rng(0))
+    config = tmp_path / "config.json"
+    config.write_text('{"a":' * 5000 + "1" + "}" * 5000)  # before: RecursionError
+    code, err = run(capsys, "gpt2", "--input", tmp_path, "--output", tmp_path / "out")
+    assert (code, err) == (
+        1,
+        f"convert.py: error: {config} nests JSON arrays or objects more than 128 deep; it is not a model config\n",
+    )
+    # Brackets inside strings are text, not nesting.
+    config.write_text(json.dumps({**json.loads(json.dumps(TINY_GPT2)), "note": "[" * 500}))
+    assert run(capsys, "gpt2", "--input", tmp_path, "--output", tmp_path / "out") == (0, "")
+    config.unlink()
+    os.mkfifo(config)
+    code, err = run(capsys, "gpt2", "--input", tmp_path, "--output", tmp_path / "out2")
+    assert (code, err) == (1, f"convert.py: error: {config} is a FIFO (named pipe), not a regular file\n")
