@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
@@ -61,34 +62,29 @@ int64_t parse_integer(const std::string& flag, const std::string& text, int64_t 
   return value;
 }
 
-double parse_positive_real(const std::string& flag, const std::string& text, double max) {
-  errno = 0;
+namespace {
+// A finite number in [0, max] (zero_ok) or (0, max]; "nan", "inf", "5us", " 5" and "" refused.
+double parse_real(const std::string& flag, const std::string& text, double max, bool zero_ok) {
   char* end = nullptr;
   const double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? NAN
                                                                                          : std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(value) || value <= 0)
-    refuse(flag + " must be a positive number, got " + typed(text) + ".");
-  if (value > max) {
-    char bound[32];
-    std::snprintf(bound, sizeof bound, "%g", max);
-    refuse(flag + " must be at most " + bound + ", got " + typed(text) + ".");
-  }
-  return value;
-}
-
-double parse_non_negative_real(const std::string& flag, const std::string& text, double max) {
-  errno = 0;
-  char* end = nullptr;
-  const double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? NAN
-                                                                                         : std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(value) || value < 0)
-    refuse(flag + " must be a non-negative number, got " + typed(text) + ".");
+  if (end != text.c_str() + text.size() || !std::isfinite(value) || value < 0 || (value == 0 && !zero_ok))
+    refuse(flag + " must be a " + (zero_ok ? "non-negative" : "positive") + " number, got " + typed(text) + ".");
   if (value > max) {
     char bound[32];
     std::snprintf(bound, sizeof bound, "%g", max);
     refuse(flag + " must be at most " + bound + ", got " + typed(text) + ".");
   }
   return value == 0 ? 0.0 : value;  // "-0" is 0
+}
+}  // namespace
+
+double parse_positive_real(const std::string& flag, const std::string& text, double max) {
+  return parse_real(flag, text, max, false);
+}
+
+double parse_non_negative_real(const std::string& flag, const std::string& text, double max) {
+  return parse_real(flag, text, max, true);
 }
 
 bool parse_switch(const std::string& flag, const std::string& text) {
@@ -127,37 +123,38 @@ CLI::Option* add_integer(CLI::App* app, const std::string& names, uint64_t* targ
   return add_integer_impl(app, names, target, min, max, help)->default_str(std::to_string(*target));
 }
 
+namespace {
+// T is double (the default shown in --help) or std::optional<double> (unset unless given).
+template <class T>
+CLI::Option* add_real_impl(CLI::App* app, const std::string& names, T* target, double max, bool zero_ok,
+                           const std::string& help) {
+  const std::string flag = flag_name(names);
+  CLI::Option* opt = app->add_option_function<std::string>(
+                            names, [=](const std::string& text) { *target = parse_real(flag, text, max, zero_ok); },
+                            help)
+                         ->type_name("NUMBER");
+  if constexpr (std::is_same_v<T, double>) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", *target);
+    opt->default_str(shown);
+  }
+  return opt;
+}
+}  // namespace
+
 CLI::Option* add_positive_real(CLI::App* app, const std::string& names, double* target, double max,
                                const std::string& help) {
-  const std::string flag = flag_name(names);
-  char shown[32];
-  std::snprintf(shown, sizeof shown, "%g", *target);
-  return app
-      ->add_option_function<std::string>(
-          names, [=](const std::string& text) { *target = parse_positive_real(flag, text, max); }, help)
-      ->type_name("NUMBER")
-      ->default_str(shown);
+  return add_real_impl(app, names, target, max, false, help);
 }
 
 CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, double* target, double max,
                                    const std::string& help) {
-  const std::string flag = flag_name(names);
-  char shown[32];
-  std::snprintf(shown, sizeof shown, "%g", *target);
-  return app
-      ->add_option_function<std::string>(
-          names, [=](const std::string& text) { *target = parse_non_negative_real(flag, text, max); }, help)
-      ->type_name("NUMBER")
-      ->default_str(shown);
+  return add_real_impl(app, names, target, max, true, help);
 }
 
 CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, std::optional<double>* target,
                                    double max, const std::string& help) {
-  const std::string flag = flag_name(names);
-  return app
-      ->add_option_function<std::string>(
-          names, [=](const std::string& text) { *target = parse_non_negative_real(flag, text, max); }, help)
-      ->type_name("NUMBER");
+  return add_real_impl(app, names, target, max, true, help);
 }
 
 CLI::Option* add_switch(CLI::App* app, const std::string& names, bool* target, const std::string& help) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -15,12 +16,14 @@
 #include <memory>
 #include <random>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.h"
 #include "bench/interrupt.h"
 #include "bench/stats.h"
 #include "core/check.h"
+#include "core/cli_numbers.h"
 
 namespace laptime {
 namespace {
@@ -245,6 +248,25 @@ TEST(CliNumbers, AnalyzeNumbers) {
   ASSERT_TRUE(c.analyze.report.skip_warmup.has_value());
   EXPECT_EQ(*c.analyze.report.skip_warmup, 0);
   EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.skip_warmup.has_value());
+}
+
+// The non-negative form (diff's --min-change-us, --fail-if-slower): zero allowed, NaN and
+// infinities refused like every other number.
+TEST(CliNumbers, NonNegativeReals) {
+  auto error = [](const std::string& text) {
+    try {
+      cli::parse_non_negative_real("--min-change-us", text, 1e9);
+    } catch (const CLI::ValidationError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(cli::parse_non_negative_real("--min-change-us", "0", 1e9), 0.0);
+  EXPECT_FALSE(std::signbit(cli::parse_non_negative_real("--min-change-us", "-0", 1e9)));
+  EXPECT_EQ(cli::parse_non_negative_real("--min-change-us", "2.5", 1e9), 2.5);
+  for (const char* bad : {"nan", "NaN", "inf", "-inf", "-1", "", " 1", "1us", "1e400"})
+    EXPECT_EQ(error(bad), std::string("--min-change-us must be a non-negative number, got '") + bad + "'.") << bad;
+  EXPECT_EQ(error("2e9"), "--min-change-us must be at most 1e+09, got '2e9'.");
 }
 
 TEST(CliNumbers, GraphIsASwitch) {
