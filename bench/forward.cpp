@@ -104,7 +104,7 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
 
 int run_forward(const ForwardOptions& o) {
   // The output is checked and opened before any work: never one of the inputs, never a device.
-  OutputFile out({"logits", o.output}, {o.workload.weights, o.tokens, o.input});
+  OutputFile out({"logits", o.output}, {o.workload.weights, o.tokens, o.input, o.calibrate});
   if (o.workload.model == "gpt2") return forward_gpt2(o, out);
   if (o.workload.model == "resnet50") return forward_resnet50(o, out);
   throw Error("laptime forward does not support '" + o.workload.model + "' yet.");
