@@ -69,10 +69,14 @@ float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* gr
 }
 }  // namespace
 
-float time_candidate(cudaStream_t stream, const std::function<bool()>& run) {
+float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why) {
   const EventPool ev(2);  // outside the try: a device that cannot make events is an error, not a refusal
+  auto refused = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return -1.f;
+  };
   try {
-    if (!run()) return -1.f;
+    if (!run()) return refused("the candidate refused to run");
     auto graph = std::make_unique<CudaGraph>();
     try {
       graph->capture(stream, [&] {
@@ -88,12 +92,13 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run) {
     float best = -1.f;
     for (int i = 0; i < kCandidateTimedReplays; ++i) {
       const float ms = timed_replay(stream, ev, graph.get(), run);
-      if (ms < 0.f) return -1.f;
+      if (ms < 0.f) return refused("the candidate refused to run on a timed replay");
       if (best < 0.f || ms < best) best = ms;
     }
     return best;
-  } catch (const Error&) {
-    return -1.f;  // a candidate the library lists but will not run here: passed over
+  } catch (const Error& e) {
+    (void)cudaGetLastError();  // a launch error of the refused candidate is not a later call's
+    return refused(e.what());  // a candidate the library lists but will not run here: passed over
   }
 }
 

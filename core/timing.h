@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -73,7 +74,9 @@ constexpr int kCandidateTimedReplays = 3;
 // Milliseconds of GPU time of one call of `run` on `stream`, measured as the top of this file
 // says. `run` enqueues one run of the candidate on `stream` and returns false when the
 // candidate refuses to run; it may also throw laptime::Error. Either way the result is
-// negative: the candidate is to be passed over. Synchronizes.
-float time_candidate(cudaStream_t stream, const std::function<bool()>& run);
+// negative: the candidate is to be passed over, and `why` (when given) gets the reason, the
+// library's own words when it threw, so that a refused candidate can be reported (a layer's
+// plan line) instead of vanishing. Synchronizes.
+float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
 
 }  // namespace laptime

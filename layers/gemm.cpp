@@ -40,6 +40,16 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, uint64_t rows, uint64_t 
   return l;
 }
 
+const char* epilogue_name(Epilogue e) {
+  switch (e) {
+    case Epilogue::None: return "none";
+    case Epilogue::Bias: return "bias";
+    case Epilogue::BiasRelu: return "bias+ReLU";
+    case Epilogue::GeluBias: return "GELU+bias";
+  }
+  return "?";
+}
+
 }  // namespace
 
 Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_bytes) : spec_(s) {
@@ -66,6 +76,16 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
   }
   if (s.ab_dtype == DType::F8E4M3) {  // cuBLASLt's A is our B: the scales swap like the operands
+    // A scale pointer 16-byte aligned: cuBLASLt's heuristic accepts a plan whose scale sits at
+    // base + 4 and cublasLtMatmul then refuses it with NOT_SUPPORTED (reported by other users of
+    // cuBLASLt 12.9+, and what the first H200 probe saw: every Linear fp8 plan, its x scale packed
+    // 4 bytes after the weight's, failed to run; laptime_fp8_shapes' aligned scales ran). The
+    // plan says so here, at build, instead.
+    for (const float* p : {s.a_scale, s.b_scale, s.d_scale})
+      if (reinterpret_cast<uintptr_t>(p) % 16) {
+        cublasLtMatmulDescDestroy(op_);
+        throw Error("internal: an fp8 GEMM's scale pointer must be 16-byte aligned (cuBLASLt refuses it otherwise).");
+      }
     const int8_t fast = s.fp8_fast_accum ? 1 : 0;
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
     const void* pa = s.b_scale;
@@ -172,9 +192,22 @@ void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const 
   if (spec_.M == 0 || spec_.N == 0) return;
   if (spec_.epilogue != Epilogue::None)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  // An fp8 D has a BF16 C of its own layout (c_): never D itself.
-  CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, c ? c : d, c_ ? c_ : d_, d, d_, &algo_,
-                              ctx.workspace(), ctx.workspace_bytes(), ctx.stream()));
+  // An fp8 D has a BF16 C of its own layout (c_), so C can never be D itself: cuBLASLt refuses a
+  // C that is D under another descriptor (laptime_fp8_shapes' fp8->fp8 rows failed so on the
+  // H200 until only those with a residual C ran). Without a C (beta = 0) it gets none, as
+  // TransformerEngine passes its fp8-output GEMMs.
+  const void* c_ptr = c ? c : (c_ ? nullptr : d);
+  if (!c_ptr && beta != 0.f) throw Error("internal: a GEMM with an fp8 output accumulates only into a given bf16 C.");
+  const cublasStatus_t st = cublasLtMatmul(ctx.cublaslt(), op_, &alpha, b, a_, a, b_, &beta, c_ptr, c_ ? c_ : d_, d, d_,
+                                           &algo_, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+  // The spec in the sentence: a refusal here is what a layer's plan line reports (time_candidate).
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    std::ostringstream os;
+    os << "cublasLtMatmul (layers/gemm.cpp:" << __LINE__ << ") refused the " << dtype_name(spec_.ab_dtype) << " GEMM M=" << spec_.M << " N=" << spec_.N
+       << " K=" << spec_.K << " (D " << dtype_name(spec_.d_dtype) << ", C " << (c ? "given" : c_ptr ? "= D" : "none")
+       << ", epilogue " << epilogue_name(spec_.epilogue) << ", beta " << beta << "): " << cublasLtGetStatusString(st) << ".";
+    throw Error(os.str());
+  }
 }
 
 }  // namespace laptime

@@ -1,6 +1,7 @@
 target_sources(laptime_layers PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/attention.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_weights.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fp8_weight.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gemm_tuner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layernorm.cpp

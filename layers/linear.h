@@ -7,7 +7,8 @@
 // quantization and fp8 tile shapes cost more than the halved operand bytes save), per distinct
 // shape once (GemmTuner's cache). The recipe:
 //   weights   per tensor: s_w = amax(W) / 448, W8 = e4m3(W / s_w), made once from the bf16
-//             copy at the first prepare(), on ctx's stream. Per channel was the alternative;
+//             copy at the first prepare(), on ctx's stream (layers/fp8_weight.h, shared with the
+//             1×1 convolutions' fp8 GEMMs). Per channel was the alternative;
 //             e4m3 is a floating-point format, so a channel whose weights are 100x smaller than
 //             the tensor's largest still keeps 3 mantissa bits (it stays in the normal range
 //             down to amax / 2^14): per-channel scales buy almost nothing here, measured on
@@ -34,6 +35,7 @@
 #include "core/buffer.h"
 #include "core/context.h"
 #include "layers/device_weights.h"
+#include "layers/fp8_weight.h"
 #include "layers/gemm.h"
 #include "layers/gemm_tuner.h"
 #include "layers/layer_cost.h"
@@ -45,15 +47,10 @@ enum class HasBias { No, Yes };
 // fp8: who turns x into e4m3 (see the top of this file).
 enum class Fp8Input { Produced, Quantize };
 
-// "" when `ctx`'s GPU and this build can run fp8 (compute capability 8.9 or newer, and a build
-// with sm_89+ code); else the sentence that refuses `-p fp8`.
-std::string fp8_refusal(const Context& ctx);
-bool fp8_in_build();  // this build has sm_89+ code (CMAKE_CUDA_ARCHITECTURES)
-
 class Linear {
  public:
   // The activations' margin over the calibration batch's amax (see the top of this file).
-  static constexpr float kActivationMargin = 2.f;
+  static constexpr float kActivationMargin = kFp8ActivationMargin;
 
   // Reads `<prefix>.weight` [out, in] and, with HasBias::Yes, `<prefix>.bias` [out].
   Linear(const DeviceWeights& w, const std::string& prefix, int in, int out, Precision precision, HasBias bias);
@@ -116,7 +113,7 @@ class Linear {
   // end(), forward() on an fp8 plan throws. Build time only.
   void begin_calibration(const Context& ctx);
   void end_calibration(const Context& ctx);
-  bool calibrated() const { return calibrated_; }
+  bool calibrated() const { return fp8_.calibrated(); }
   // The scales as the device holds them, {s_w, s_x} (tests, reports). Synchronizes.
   std::pair<float, float> fp8_scales(const Context& ctx) const;
   // One line on the choice for `rows`: "fp8 12.3 us (bf16 20.1 us)", "bf16 (fp8 31.0 us, bf16
@@ -126,7 +123,8 @@ class Linear {
  private:
   struct Plan;
   const Plan& plan(int rows) const;
-  void make_fp8_weight(const Context& ctx);
+  void prepare_fp8(const Context& ctx, int rows, const GemmSpec& bf16_spec, Plan& p, GemmTuner* tuner);
+  GemmTuner::Fp8Choice time_fp8_choice(const Context& ctx, int rows, const Plan& p) const;
 
   std::string name_;
   const void* weight_;  // [out, in]
@@ -141,9 +139,8 @@ class Linear {
   // fp8 only.
   Fp8Input fp8_input_ = Fp8Input::Produced;
   const float* out_inv_scale_ = nullptr;  // the consumer's 1/s when y may be e4m3
-  DeviceBuffer weight8_;                  // [out, in] e4m3
-  DeviceBuffer scales_;                   // floats, see kScale* in linear.cpp
-  bool calibrating_ = false, calibrated_ = false;
+  Fp8Weight fp8_;                         // W8 and the scales (layers/fp8_weight.h)
+  bool calibrating_ = false;
 };
 
 }  // namespace laptime

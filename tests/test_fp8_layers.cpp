@@ -172,6 +172,9 @@ TEST_F(Fp8Test, LinearMatchesTheQuantizedProduct) {
       fc.set_fp8_input(mode);
       fc.prepare(*ctx, rows);
       ASSERT_TRUE(fc.runs_fp8(rows)) << fc.fp8_report(rows);
+      // cuBLASLt refuses a scale that is not 16-byte aligned (layers/fp8_weight.h), and LayerNorm
+      // or the GEMM before hand this one's 1/s_x to cuBLASLt as their D scale.
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(fc.input_inv_scale()) % 16, 0u);
       const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
       const auto& W = hw.at("fc.weight").values;
       const auto& bias = hw.at("fc.bias").values;
@@ -341,6 +344,22 @@ TEST_F(Fp8Test, Gpt2WholeModelAgainstTheOracle) {
   graph.launch(ctx->stream());
   const std::vector<float> graphed = model.logits_to_host(*ctx, B, T);
   EXPECT_EQ(std::memcmp(graphed.data(), eager.data(), eager.size() * sizeof(float)), 0);
+}
+
+// A refused candidate says why (core/timing.h), so that a layer's plan line and a failing test
+// carry the library's words instead of "failed to run".
+TEST(TimeCandidate, SaysWhyACandidateWasRefused) {
+  LAPTIME_REQUIRE_GPU();
+  Context ctx;
+  std::string why;
+  EXPECT_LT(time_candidate(ctx.stream(), [] { return false; }, &why), 0.f);
+  EXPECT_EQ(why, "the candidate refused to run");
+  EXPECT_LT(time_candidate(ctx.stream(), []() -> bool { throw Error("cuBLASLt refused to run it: NOT_SUPPORTED."); }, &why),
+            0.f);
+  EXPECT_EQ(why, "cuBLASLt refused to run it: NOT_SUPPORTED.");
+  why = "untouched";
+  EXPECT_GE(time_candidate(ctx.stream(), [] { return true; }, &why), 0.f);
+  EXPECT_EQ(why, "untouched");
 }
 
 // Where fp8 cannot run, -p fp8 is refused with the sentence, before any device work; where it
