@@ -5,7 +5,9 @@
 //
 //   1×1 stride-1 convolutions, as the GEMMs y[N·H·W, Cout] = x[N·H·W, Cin] · Wᵀ (cuBLASLt):
 //     bf16 in, bf16 out, bias + ReLU (+ the bf16 residual as beta·C for conv3): what runs now;
-//     e4m3 in, bf16 out; e4m3 in, e4m3 out (the residual, when there is one, still bf16 as C).
+//     e4m3 in, bf16 out; e4m3 in, e4m3 out (the residual, when there is one, still bf16 as C);
+//     and the quantize pass that makes e4m3 x from bf16 x, which a layer whose producer writes
+//     bf16 pays before its fp8 GEMM.
 //   Every convolution through cuDNN's graph: conv → bias [→ + residual] → ReLU in bf16 (what the
 //     3×3 ones run now), and conv on e4m3 x and w → · descale_x · descale_w → + bias [→ + e4m3
 //     residual · its descale] → ReLU → · scale_y → e4m3 y (and → bf16 y): whether cuDNN 9 builds
@@ -113,12 +115,14 @@ std::string gemm_row(Context& ctx, const Shape& s, int N, DeviceBuffer& pool) {
   const float t16 = run(DType::BF16, DType::BF16, y16, x16, w16);
   const float t8 = run(DType::F8E4M3, DType::BF16, y16, x8, w8);
   const float t88 = run(DType::F8E4M3, DType::F8E4M3, y8, x8, w8);
+  // What a layer whose input arrives in bf16 pays first (Conv2d's fp8 candidate times both).
+  const float tq = time_ms(st, [&] { quantize_fp8(x8, one, DType::BF16, x16, M * s.cin, st); });
   // bf16's bytes: x read, y written, the residual read.
   const double mb16 = double(M) * (s.cin + s.cout * (s.residual ? 2 : 1)) * 2 / 1e6;
   std::snprintf(out, sizeof out, "%-26s 1x1 M=%7lld K=%4d N=%4d%s  bf16 %8.1f us  fp8->bf16 %8.1f us  fp8->fp8 %8.1f us  "
-                "(bf16 moves %.0f MB)",
+                "quantize x %6.1f us  (bf16 moves %.0f MB)",
                 s.name, static_cast<long long>(M), s.cin, s.cout, s.residual ? " +res" : "     ", t16 * 1e3, t8 * 1e3,
-                t88 * 1e3, mb16);
+                t88 * 1e3, tq * 1e3, mb16);
   return out;
 }
 

@@ -25,6 +25,16 @@ std::vector<const Conv2d*> Bottleneck::convs() const {
   return v;
 }
 
+void Bottleneck::begin_calibration(const Context& ctx) {
+  for (Conv2d* c : {&conv1_, &conv2_, &conv3_}) c->begin_calibration(ctx);
+  if (downsample_) downsample_->begin_calibration(ctx);
+}
+
+void Bottleneck::end_calibration(const Context& ctx) {
+  for (Conv2d* c : {&conv1_, &conv2_, &conv3_}) c->end_calibration(ctx);
+  if (downsample_) downsample_->end_calibration(ctx);
+}
+
 namespace {
 // Byte offsets of a block's scratch tensors, and the total.
 struct ScratchPlan {

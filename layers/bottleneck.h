@@ -35,6 +35,10 @@ class Bottleneck {
   int out_size(int in) const { return conv2_.shape().out_size(in); }
   bool has_downsample() const { return downsample_.has_value(); }
   std::vector<const Conv2d*> convs() const;  // conv1, conv2, conv3[, downsample]
+  // fp8: every convolution's calibration (Conv2d::begin_calibration; no-ops for those without an
+  // fp8 candidate).
+  void begin_calibration(const Context& ctx);
+  void end_calibration(const Context& ctx);
 
   // Bytes of scratch forward() needs for an input [N, H, W, in]: t1, t2 and the shortcut.
   std::size_t scratch_bytes(int N, int H, int W) const;

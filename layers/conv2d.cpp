@@ -15,7 +15,9 @@
 
 #include "core/check.h"
 #include "core/timing.h"
+#include "kernels/fp8.cuh"
 #include "layers/gemm.h"
+#include "layers/gemm_tuner.h"
 
 namespace laptime {
 namespace fe = cudnn_frontend;
@@ -303,8 +305,18 @@ struct Conv2d::Plan {
   }
 };
 
+// fp8: one shape's e4m3 GEMM, owned by its layer (the descriptor holds the layer's scale
+// pointers), and the choice, which identical layers share through the cache.
+struct Conv2d::Fp8Plan {
+  std::unique_ptr<Gemm> gemm;  // nullptr when cuBLASLt had no plan
+  GemmTuner::Fp8Choice choice;  // fp8_ms: quantize + GEMM; bf16_ms: the chosen bf16/cuDNN plan
+  DeviceBuffer x8;              // [N·H·W, in] e4m3, when chosen
+  int64_t x_elems = 0;          // N·H·W·in
+};
+
 struct ConvPlanCache::Entries {
   std::map<std::string, std::shared_ptr<Conv2d::Plan>> plans;
+  std::map<std::string, GemmTuner::Fp8Choice> fp8;  // by the plan's key
 };
 ConvPlanCache::ConvPlanCache() : entries_(std::make_unique<Entries>()) {}
 ConvPlanCache::~ConvPlanCache() = default;
@@ -524,7 +536,118 @@ void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, 
     }
   }
   plans_[{N, H, W}] = p;
+  if (fp8_candidate()) prepare_fp8(ctx, N, H, W, y, x, residual, *p, key, cache);
   if (cache) cache->seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool Conv2d::fp8_candidate() const {
+  return precision_ == Precision::FP8 && shape_.kernel == 1 && shape_.stride == 1 && shape_.pad == 0;
+}
+
+// The e4m3 candidate (see conv2d.h): x quantized with the layer's static scale, then
+// y = ReLU(s_x·s_w·(x8 · W8ᵀ) + bias + 1·residual) by cuBLASLt, timed as one candidate (both
+// kernels inside time_candidate's graph) on the forward's own buffers against `chosen`.
+void Conv2d::prepare_fp8(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual,
+                         const Plan& chosen, const std::string& key, ConvPlanCache* cache) {
+  if (!fp8_.made()) fp8_.make(ctx, weight_, dtype_, shape_.weight_count(), name());
+  auto f = std::make_unique<Fp8Plan>();
+  const int64_t rows = int64_t{N} * H * W;
+  f->x_elems = rows * shape_.in_channels;
+  GemmSpec g;
+  g.M = static_cast<int>(rows);
+  g.N = shape_.out_channels;
+  g.K = shape_.in_channels;
+  g.b_layout = BLayout::NK;  // the KRSC weight of a 1×1 convolution is [out, in]
+  g.ab_dtype = DType::F8E4M3;
+  g.d_dtype = dtype_;
+  g.precision = precision_;
+  g.epilogue = act_ == ConvActivation::Relu ? Epilogue::BiasRelu : Epilogue::Bias;
+  g.a_scale = fp8_.input_scale();
+  g.b_scale = fp8_.weight_scale();
+  g.fp8_fast_accum = fp8_fast_accum();
+  std::string refused;
+  try {
+    f->gemm = std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
+  } catch (const Error& e) {
+    refused = e.what();
+  }
+  const GemmTuner::Fp8Choice* cached = nullptr;
+  if (cache) {
+    const auto it = cache->entries_->fp8.find(key);
+    if (it != cache->entries_->fp8.end()) cached = &it->second;
+  }
+  GemmTuner::Fp8Choice& c = f->choice;
+  if (cached) {
+    c = *cached;
+  } else if (!f->gemm) {
+    c.note = "cuBLASLt has no fp8 plan: " + first_line(refused);
+  } else {
+    DeviceBuffer x8(static_cast<std::size_t>(f->x_elems));
+    const float beta = residual ? 1.f : 0.f;
+    auto run8 = [&] {
+      quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x, f->x_elems, ctx.stream());
+      f->gemm->run(ctx, y, x8.data(), fp8_.weight8(), bias_, 1.f, beta, residual);
+      return true;
+    };
+    std::string why8, why16;
+    const bool tune = tuning_enabled();
+    if (tune) {  // the GEMM's own algorithm first, among cuBLASLt's first few, on x8 as the timing fills it
+      quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x, f->x_elems, ctx.stream());
+      float ms = 0.f;
+      f->gemm->autotune(ctx, y, x8.data(), fp8_.weight8(), bias_, &ms);
+    }
+    c.fp8_ms = time_candidate(ctx.stream(), run8, &why8);
+    // The bf16 side: what prepare() chose, as it measured it (the same method), or timed now.
+    c.bf16_ms = chosen.ms >= 0.f ? chosen.ms
+                                 : time_candidate(
+                                       ctx.stream(),
+                                       [&] { return chosen.enqueue(*this, ctx, y, x, residual).is_good(); }, &why16);
+    const Fp8Policy policy = fp8_gemm_policy();
+    std::vector<std::string> notes;
+    if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + first_line(why8));
+    if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to time: " + first_line(why16));
+    if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
+    for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;
+    c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
+                                (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
+    if (cache) cache->entries_->fp8[key] = c;
+    // The buffers hold the chosen plan's result, as choose() leaves them.
+    fe::error_t e = chosen.enqueue(*this, ctx, y, x, residual);
+    if (e.is_bad()) throw Error("cuDNN refused convolution '" + name() + "' after its fp8 timing: " + e.get_message());
+  }
+  c.fp8 = c.fp8 && f->gemm != nullptr;
+  if (c.fp8) f->x8 = DeviceBuffer(static_cast<std::size_t>(f->x_elems));
+  fp8_plans_[{N, H, W}] = std::move(f);
+}
+
+bool Conv2d::runs_fp8(int N, int H, int W) const {
+  const auto it = fp8_plans_.find({N, H, W});
+  return it != fp8_plans_.end() && it->second->choice.fp8;
+}
+
+std::string Conv2d::fp8_report(int N, int H, int W) const {
+  const auto it = fp8_plans_.find({N, H, W});
+  if (it == fp8_plans_.end()) return "";
+  const GemmTuner::Fp8Choice& c = it->second->choice;
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << (c.fp8 ? "fp8" : "bf16");
+  if (c.fp8_ms >= 0.f) os << " (fp8 " << c.fp8_ms << " ms with its quantize pass";
+  if (c.fp8_ms >= 0.f && c.bf16_ms >= 0.f) os << ", bf16 " << c.bf16_ms << " ms";
+  if (c.fp8_ms >= 0.f) os << ")";
+  if (!c.note.empty()) os << " [" << c.note << "]";
+  return os.str();
+}
+
+void Conv2d::begin_calibration(const Context& ctx) {
+  if (!fp8_.made()) return;
+  fp8_.begin_calibration(ctx);
+  calibrating_ = true;
+}
+
+void Conv2d::end_calibration(const Context& ctx) {
+  if (!calibrating_) return;
+  fp8_.end_calibration(ctx, kFp8ActivationMargin);
+  calibrating_ = false;
 }
 
 // forward() checks with `if`, not require(): require's message would be built on every call.
@@ -539,8 +662,12 @@ const Conv2d::Plan& Conv2d::plan(int N, int H, int W) const {
 ConvRoute Conv2d::route(int N, int H, int W) const { return plan(N, H, W).route; }
 
 LayerCost Conv2d::cost(const std::string& parent, int N, int H, int W) const {
-  LayerCost c = conv_cost(name(), parent, shape_, N, H, W, plan(N, H, W).residual, dtype_);
-  if (precision_ == Precision::FP8) c.precision = "bf16";  // fp8 runs: convolutions stay bf16 for now
+  const bool residual = plan(N, H, W).residual;
+  LayerCost c = conv_cost(name(), parent, shape_, N, H, W, residual, dtype_);
+  if (precision_ != Precision::FP8) return c;
+  c.precision = runs_fp8(N, H, W) ? "fp8" : "bf16";  // the roofline bounds each by its own ceiling
+  if (runs_fp8(N, H, W))  // 1-byte weights; the bias, the input it quantizes and y stay bf16
+    c.weight_bytes = double(shape_.weight_count()) + shape_.out_channels * static_cast<double>(dtype_size(dtype_));
   return c;
 }
 
@@ -550,6 +677,8 @@ std::string Conv2d::describe(int N, int H, int W) const {
   os << conv_route_name(p.route) << ", " << p.engine << ", " << p.workspace << " B workspace";
   if (p.ms >= 0.f) os << ", " << std::fixed << std::setprecision(3) << p.ms << " ms (fastest of " << p.candidates << ")";
   if (!p.note.empty()) os << " [" << p.note << "]";
+  const std::string fp8 = fp8_report(N, H, W);
+  if (!fp8.empty()) os << "; fp8 candidate: " << fp8;
   return os.str();
 }
 
@@ -561,6 +690,19 @@ void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, i
     throw Error("internal: convolution '" + name() + "' was prepared " + (p.residual ? "with" : "without") +
                 " a residual.");
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
+  const auto f8 = fp8_plans_.find({N, H, W});
+  if (f8 != fp8_plans_.end()) {  // fp8 precision, a 1×1 stride-1 convolution
+    const Fp8Plan& f = *f8->second;
+    if (calibrating_) {
+      fp8_.record_input(ctx, x, dtype_, f.x_elems);  // then the bf16 plan, below
+    } else if (f.choice.fp8) {
+      if (!fp8_.calibrated())
+        throw Error("internal: convolution '" + name() + "' runs fp8 before its calibration (calibrate the model first).");
+      quantize_fp8(f.x8.data(), fp8_.input_inv_scale(), dtype_, x, f.x_elems, ctx.stream());
+      f.gemm->run(ctx, y, f.x8.data(), fp8_.weight8(), bias_, 1.f, residual ? 1.f : 0.f, residual);
+      return;
+    }
+  }
   fe::error_t e = p.enqueue(*this, ctx, y, x, residual);
   if (e.is_bad())
     fail_library_call("cuDNN", "cudnn_frontend::graph::Graph::execute", e.get_message().c_str(), __func__, __FILE__,

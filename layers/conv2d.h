@@ -31,6 +31,22 @@
 // untimed choice (cuDNN's first supported fused plan, else the first separate one), for
 // comparison. route() and describe() say which route and engine each layer got, and its time.
 //
+// fp8 (Precision::FP8: bf16 storage). A 1×1 stride-1 unpadded convolution also gets an e4m3
+// candidate: its input quantized to e4m3 (per-tensor static scale from the calibration pass) and
+// cuBLASLt's fp8 GEMM with bias, residual (bf16, as C) and ReLU in the epilogue, bf16 out; the
+// weight and both scales as Linear makes them (layers/fp8_weight.h). prepare() times it, the
+// quantize pass included (the input arrives in bf16: it is the previous block's output and the
+// next conv3's residual, which cuBLASLt only takes in bf16), against the plan chosen above, and
+// keeps it only when it measured faster (LAPTIME_FP8_GEMM=fp8 forces it, =bf16 never); identical
+// layers share that choice through the ConvPlanCache. fp8_report() says what was measured.
+// Every other convolution (3×3, the stride-2 1×1 downsamples, the stem) stays bf16, because
+// cuDNN's fp8 convolution graphs (conv on e4m3 x and w → · descales → + bias [→ + residual] →
+// ReLU → · scale → e4m3 or bf16 y) measured slower than bf16 on every ResNet-50 shape at B256 on
+// the H200 (cuDNN 9.19, laptime_fp8_shapes, 2026-12-01): 1.2-3x, e.g. layer1's 3×3 125.8 → 276.2
+// µs, layer3's 81.3 → 218.2, layer4's 75.1 → 92.6, the 1×1 ones 1.2-3x too (layer1 conv3 with its
+// residual 408 → 640). No engine of those graphs reached bf16's, so building that route would
+// only add candidates that always lose; revisit with a cuDNN that lists faster fp8 engines.
+//
 // Precision: fp32 is strict, no TF32 — engines that cuDNN notes as using tensor cores are
 // excluded (on fp32 data a tensor core means TF32), and cuBLASLt computes in CUBLAS_COMPUTE_32F;
 // tf32 allows them; bf16 uses them. No precision accepts an engine that down-converts its inputs
@@ -48,6 +64,7 @@
 #include "core/nvtx.h"
 #include "kernels/conv_epilogue.cuh"
 #include "layers/device_weights.h"
+#include "layers/fp8_weight.h"
 #include "layers/layer_cost.h"
 
 namespace laptime {
@@ -150,18 +167,39 @@ class Conv2d {
   ConvActivation activation() const { return act_; }
   // The route prepare() chose for this shape, and one line on it: route, engine (cuDNN's plan
   // name or cuBLASLt's algorithm), workspace, measured time and candidates, and cuDNN's reason
-  // when a route it was asked for was refused.
+  // when a route it was asked for was refused; in fp8, the e4m3 candidate's fp8_report().
   ConvRoute route(int N, int H, int W) const;
   std::string describe(int N, int H, int W) const;
   // conv_cost of this layer under its range's name, for the prepared shape (with the residual
-  // it was prepared with).
+  // it was prepared with). In fp8, "fp8" with 1-byte weights when the e4m3 GEMM runs (its input
+  // counted as the bf16 it reads, as Linear counts a layer that quantizes: the x8 it writes and
+  // reads back, 2 bytes an element more, are not), else "bf16".
   LayerCost cost(const std::string& parent, int N, int H, int W) const;
+
+  // --- fp8 (Precision::FP8; no-ops otherwise, and for a convolution without an fp8 candidate) ---
+  // True when forward() at this shape runs the e4m3 GEMM (once calibrated).
+  bool runs_fp8(int N, int H, int W) const;
+  // One line on the fp8 choice at this shape ("fp8, 0.081 ms with its quantize pass (bf16 0.123
+  // ms)", "bf16 (fp8 0.170 ms with its quantize pass, bf16 0.123 ms)", and why fp8 was refused
+  // when it was); "" where the convolution has no fp8 candidate.
+  std::string fp8_report(int N, int H, int W) const;
+  // Calibration, as Linear's: between begin and end, forward() runs bf16 and records amax(x) on
+  // the stream; end() waits for it once and sets x's scale. Build time.
+  void begin_calibration(const Context& ctx);
+  void end_calibration(const Context& ctx);
+  // {s_w, s_x} as the device holds them ({1, 1} without an fp8 candidate). Synchronizes. Tests.
+  std::pair<float, float> fp8_scales(const Context& ctx) const { return fp8_.scales(ctx); }
 
  private:
   friend class ConvPlanCache;
   struct Plan;     // holds cudnn-frontend's graph: only conv2d.cpp includes the frontend's headers
   struct Chooser;  // choose()'s search over the candidates of one shape (conv2d.cpp)
+  struct Fp8Plan;  // the e4m3 GEMM of one shape and the measured choice (conv2d.cpp)
   const Plan& plan(int N, int H, int W) const;
+  bool fp8_candidate() const;  // fp8 precision and a 1×1 stride-1 unpadded shape
+  // Builds and times the e4m3 candidate for this shape against `chosen`, on these buffers.
+  void prepare_fp8(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual, const Plan& chosen,
+                   const std::string& key, ConvPlanCache* cache);
   // The chosen plan of `route` (Auto: of every route allowed) for this shape, candidates
   // built, run on these buffers and timed; throws a sentence when none can run.
   std::shared_ptr<Plan> choose(Context& ctx, ConvRoute route, int N, int H, int W, void* y, const void* x,
@@ -175,6 +213,10 @@ class Conv2d {
   const void* weight_;  // [out, k, k, in]
   const void* bias_;    // [out]
   std::map<std::tuple<int, int, int>, std::shared_ptr<Plan>> plans_;  // by (N, H, W)
+  // fp8 only.
+  Fp8Weight fp8_;                                                       // W8 [out, in] and the scales
+  std::map<std::tuple<int, int, int>, std::unique_ptr<Fp8Plan>> fp8_plans_;  // by (N, H, W): per layer (its scales)
+  bool calibrating_ = false;
 };
 
 }  // namespace laptime

@@ -370,21 +370,61 @@ void ResNet50::calibrate(Context& ctx, int B) {
   if (precision_ != Precision::FP8) return;
   check_batch(B);
   require(prepared_.count(B) > 0, "batch size " + std::to_string(B) + " was not prepared; prepare it before calibrating.");
+  for (Bottleneck& b : blocks_) b.begin_calibration(ctx);
   head_.begin_calibration(ctx);
   calibrated_ = true;  // forward() below runs the bf16 plans, recording each fp8 layer's input amax
   forward(ctx, B);
-  head_.end_calibration(ctx);  // waits for the pass
+  for (Bottleneck& b : blocks_) b.end_calibration(ctx);  // the first fp8 one waits for the pass
+  head_.end_calibration(ctx);
 }
+
+namespace {
+// Calls f(conv, N, H, W) for every bottleneck convolution at its input shape for batch B.
+template <class F>
+void for_each_block_conv(const std::vector<Bottleneck>& blocks, int B, int size, F f) {
+  for (const Bottleneck& b : blocks) {
+    const auto c = b.convs();
+    f(*c[0], B, size, size);
+    f(*c[1], B, size, size);
+    f(*c[2], B, b.out_size(size), b.out_size(size));
+    if (b.has_downsample()) f(*c[3], B, size, size);
+    size = b.out_size(size);
+  }
+}
+}  // namespace
 
 std::vector<std::string> ResNet50::fp8_layers(int B) const {
   std::vector<std::string> v;
-  if (precision_ == Precision::FP8 && head_.fc().runs_fp8(B)) v.push_back("fc");
+  if (precision_ != Precision::FP8) return v;
+  const int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
+  for_each_block_conv(blocks_, B, size, [&](const Conv2d& c, int N, int H, int W) {
+    if (c.runs_fp8(N, H, W)) v.push_back(c.name());
+  });
+  if (head_.fc().runs_fp8(B)) v.push_back("fc");
   return v;
 }
 
+// The fc's line, and one on the convolutions: how many of the 1×1 stride-1 ones chose the e4m3
+// GEMM (each one's choice is on its own plan line, Conv2d::describe) and why the rest stay bf16.
 std::vector<std::string> ResNet50::describe_fp8(int B) const {
   if (precision_ != Precision::FP8) return {};
-  return {"fc: " + head_.fc().fp8_report(B), "convolutions: bf16 (fp8 convolutions not built yet)"};
+  std::vector<std::string> v;
+  int candidates = 0, chosen = 0, others = 0;  // the stem is not a block convolution: counted apart
+  const int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
+  for_each_block_conv(blocks_, B, size, [&](const Conv2d& c, int N, int H, int W) {
+    const std::string r = c.fp8_report(N, H, W);
+    if (r.empty()) {
+      ++others;
+      return;
+    }
+    ++candidates;  // its line is the convolution's own plan line (Conv2d::describe)
+    chosen += c.runs_fp8(N, H, W);
+  });
+  v.push_back("fc: " + head_.fc().fp8_report(B));
+  v.push_back("convolutions: " + std::to_string(chosen) + " of the " + std::to_string(candidates) +
+              " 1x1 stride-1 ones run the e4m3 GEMM; the stem and the other " + std::to_string(others) +
+              " (3x3, stride-2 downsamples) stay bf16: cuDNN's fp8 convolution graphs measured slower (layers/conv2d.h)");
+  return v;
 }
 
 void ResNet50::upload_input(const Context& ctx, const std::vector<float>& images, int B) {

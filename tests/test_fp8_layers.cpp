@@ -18,6 +18,7 @@
 #include "kernels/convert.cuh"
 #include "kernels/fp8.cuh"
 #include "kernels/layernorm.cuh"
+#include "layers/conv2d.h"
 #include "models/gpt2.h"
 #include "tests/reference/fp8_ref.h"
 #include "tests/reference/gpt2_ref.h"
@@ -344,6 +345,61 @@ TEST_F(Fp8Test, Gpt2WholeModelAgainstTheOracle) {
   graph.launch(ctx->stream());
   const std::vector<float> graphed = model.logits_to_host(*ctx, B, T);
   EXPECT_EQ(std::memcmp(graphed.data(), eager.data(), eager.size() * sizeof(float)), 0);
+}
+
+// ResNet-50's 1×1 convolutions in fp8 (layers/conv2d.h): the input quantized with the layer's
+// calibrated scale, cuBLASLt's e4m3 GEMM with bias [+ bf16 residual as C] [+ ReLU] in its
+// epilogue, bf16 out; against the same quantized product emulated on the host (4e-3: the bf16
+// output's rounding and fp32 accumulation are all that is left, as for Linear). Rows a multiple
+// of 16 and of neither: cuBLASLt's fp8 kernels want 16-byte rows, so an odd N·H·W may be refused,
+// and the layer must then say so and run bf16.
+TEST_F(Fp8Test, Conv1x1RunsTheE4m3Gemm) {
+  struct Case {
+    int N, H, W, in, out;
+    ConvActivation act;
+    bool residual;
+  };
+  for (const Case& k : {Case{2, 8, 8, 64, 96, ConvActivation::Relu, true}, Case{1, 4, 8, 256, 64, ConvActivation::Relu, false},
+                        Case{3, 4, 4, 32, 128, ConvActivation::None, false}, Case{1, 7, 7, 64, 64, ConvActivation::Relu, true}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << k.N << " H=" << k.H << " W=" << k.W << " " << k.in
+                                      << "->" << k.out << (k.residual ? " +residual" : ""));
+    const int rows = k.N * k.H * k.W;
+    HostWeights hw;
+    hw.add("conv.weight", {k.out, 1, 1, k.in}, test::random_vec(static_cast<size_t>(k.out) * k.in, seed + 1, 0.05f));
+    hw.add("conv.bias", {k.out}, test::random_vec(k.out, seed + 2));
+    DeviceWeights w(hw, DType::BF16);
+    Conv2d conv(w, "conv", ConvShape{k.in, k.out, 1, 1, 0}, k.act, Precision::FP8);
+    const auto x = test::random_vec(static_cast<size_t>(rows) * k.in, seed);
+    const auto z = bf16_rounded(test::random_vec(static_cast<size_t>(rows) * k.out, seed + 3));
+    DeviceArray dx(DType::BF16, x), dz(DType::BF16, z), dy(DType::BF16, static_cast<size_t>(rows) * k.out);
+    const void* res = k.residual ? dz.data() : nullptr;
+    conv.prepare(*ctx, k.N, k.H, k.W, dy.data(), dx.data(), res);
+    if (!conv.runs_fp8(k.N, k.H, k.W)) {
+      // Only cuBLASLt's refusal of the shape may keep it bf16 (LAPTIME_FP8_GEMM=fp8 is set), and it says so.
+      EXPECT_NE(conv.describe(k.N, k.H, k.W).find("no fp8 plan"), std::string::npos) << conv.describe(k.N, k.H, k.W);
+      EXPECT_NE(rows % 16, 0) << conv.describe(k.N, k.H, k.W);
+      continue;
+    }
+    EXPECT_THROW(conv.forward(*ctx, dy.data(), dx.data(), k.N, k.H, k.W, res), Error);  // not calibrated
+    conv.begin_calibration(*ctx);
+    conv.forward(*ctx, dy.data(), dx.data(), k.N, k.H, k.W, res);
+    conv.end_calibration(*ctx);
+    const auto [s_w, s_x] = conv.fp8_scales(*ctx);
+    float amax_x = 0.f;
+    for (float v : x) amax_x = std::max(amax_x, std::fabs(ref::round_bf16(v)));
+    EXPECT_FLOAT_EQ(s_x, kFp8ActivationMargin * amax_x / 448.f);
+    dy.poison();
+    conv.forward(*ctx, dy.data(), dx.data(), k.N, k.H, k.W, res);
+    std::vector<float> want =
+        emulated_fp8_linear(x, hw.at("conv.weight").values, hw.at("conv.bias").values, rows, k.in, k.out, s_x, s_w);
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (k.residual) want[i] += z[i];
+      if (k.act == ConvActivation::Relu) want[i] = std::max(want[i], 0.f);
+    }
+    EXPECT_TRUE(close(dy.download(), want, 4e-3)) << conv.describe(k.N, k.H, k.W);
+    EXPECT_EQ(conv.cost("", k.N, k.H, k.W).precision, "fp8");
+    EXPECT_EQ(conv.cost("", k.N, k.H, k.W).weight_bytes, double(k.in) * k.out + 2.0 * k.out);
+  }
 }
 
 // A refused candidate says why (core/timing.h), so that a layer's plan line and a failing test
