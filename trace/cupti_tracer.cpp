@@ -34,6 +34,7 @@ struct CuptiState {
   std::map<uint32_t, Data> data;  // MARKER_DATA by marker id
   size_t dropped = 0;
   size_t unreadable = 0;  // records of kinds we enabled but could not convert
+  CUpti_SubscriberHandle subscriber = nullptr;  // the graph-node callbacks, while subscribed
 
   void consume(const CUpti_Activity* record);
 };
@@ -150,7 +151,8 @@ bool inject_nvtx(std::vector<std::string>& notes) {
   return true;
 }
 
-// Kernel, memcpy and memset records name their common fields alike.
+// Kernel, memcpy and memset records name their common fields alike, the graph node that ran the
+// work included (graphId 0: not run by a graph).
 template <class Record>
 void fill_gpu_work(const Record* r, uint32_t pid, GpuWork* w) {
   w->pid = pid;
@@ -159,6 +161,33 @@ void fill_gpu_work(const Record* r, uint32_t pid, GpuWork* w) {
   w->start = static_cast<Ns>(r->start);
   w->end = static_cast<Ns>(r->end);
   w->correlation = r->correlationId;
+  if (r->graphId != 0) w->graph_node = r->graphNodeId;
+}
+
+// A graph node made (stream capture, cudaGraphAdd*Node) or copied (instantiation, cudaGraphClone):
+// who made it and when, on CUPTI's clock like every record, so the analysis finds the NVTX range
+// open there and then (trace/graph.h). Runs on the thread that made the node.
+void CUPTIAPI graph_node_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void* cbdata) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE ||
+      (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
+    return;
+  const auto* resource = static_cast<const CUpti_ResourceData*>(cbdata);
+  const auto* graph = resource ? static_cast<const CUpti_GraphData*>(resource->resourceDescriptor) : nullptr;
+  if (!graph) return;
+  GraphNode n;
+  uint64_t at = 0;
+  if (cuptiGetGraphNodeId(graph->node, &n.id) != CUPTI_SUCCESS || cuptiGetTimestamp(&at) != CUPTI_SUCCESS) return;
+  uint64_t original = 0;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && graph->originalNode &&
+      cuptiGetGraphNodeId(graph->originalNode, &original) == CUPTI_SUCCESS)
+    n.original = original;
+  n.created = static_cast<Ns>(at);
+  n.tid = current_tid();
+  auto* state = static_cast<CuptiState*>(userdata);
+  std::lock_guard<std::mutex> lock(state->mu);
+  n.pid = state->pid;
+  state->trace.graph_nodes.push_back(n);
 }
 
 }  // namespace
@@ -289,6 +318,33 @@ void disable_all() {
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
 }
 
+// CUDA Graphs are traced node by node: a kernel record carries the node that ran it, and these
+// callbacks say where each node was made (trace/graph.h). Graph-level records
+// (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) would replace the kernel records of every replay, so they stay
+// off. Without the callbacks the trace still has every kernel, under its launch's range.
+void subscribe_graph_nodes(CuptiState& state) {
+  if (cuptiSubscribe(&state.subscriber, graph_node_callback, &state) !=
+      CUPTI_SUCCESS) {
+    state.subscriber = nullptr;
+    state.trace.notes.push_back("CUPTI refused the graph-node callbacks (another CUPTI subscriber?): the kernels of "
+                                "CUDA Graph replays count under the range of their launch.");
+    return;
+  }
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+    if (cuptiEnableCallback(1, state.subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid) != CUPTI_SUCCESS) {
+      cuptiUnsubscribe(state.subscriber);
+      state.subscriber = nullptr;
+      state.trace.notes.push_back("CUPTI refused the graph-node callbacks: the kernels of CUDA Graph replays count "
+                                  "under the range of their launch.");
+      return;
+    }
+}
+
+void unsubscribe_graph_nodes(CuptiState& state) {
+  if (state.subscriber) cuptiUnsubscribe(state.subscriber);
+  state.subscriber = nullptr;
+}
+
 }  // namespace
 
 CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>()) {
@@ -307,8 +363,10 @@ CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) != CUPTI_SUCCESS)
       state_->trace.notes.push_back("CUPTI synchronization records are not available here; synchronizations are "
                                     "found by API name only.");
+    subscribe_graph_nodes(*state_);
   } catch (const TraceError& e) {
     disable_all();
+    unsubscribe_graph_nodes(*state_);
     std::lock_guard<std::mutex> lock(g_mu);
     g_state = nullptr;
     std::string msg = e.what();
@@ -351,6 +409,7 @@ void CuptiTracer::stop() {
   // buffer_completed when it returns, so the state can be detached right after.
   const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   disable_all();
+  unsubscribe_graph_nodes(*state_);
   std::lock_guard<std::mutex> lock(g_mu);
   g_state = nullptr;
   check(flushed, "cuptiActivityFlushAll");

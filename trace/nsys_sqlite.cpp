@@ -91,10 +91,12 @@ class Stmt {
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);
   }
-  // One row of integers, bound to parameters 1, 2, ... in order, then inserted.
-  void insert_row(std::initializer_list<int64_t> values) {
+  // One row of integers, bound to parameters 1, 2, ... in order, then inserted; `nullable` ones
+  // follow the others and are NULL where they hold nothing.
+  void insert_row(std::initializer_list<int64_t> values, std::initializer_list<std::optional<int64_t>> nullable = {}) {
     int i = 1;
     for (int64_t v : values) bind(i++, v);
+    for (const std::optional<int64_t>& v : nullable) v ? bind(i++, *v) : bind_null(i++);
     insert();
   }
 
@@ -145,6 +147,8 @@ class Query {
   bool next() { return stmt_.step(); }
   // Whether the table has the column (an absent one reads as NULL).
   bool present(const char* col) const { return present_.count(col) > 0; }
+  // Whether the query asked for the column at all (present or read as NULL).
+  bool selected(const char* col) const { return index_.count(col) > 0; }
   bool null(const char* col) const { return stmt_.type(at(col)) == SQLITE_NULL; }
   // What an integer column holds in this row.
   enum class Cell { Integer, Absent, Null, NotInteger };
@@ -279,6 +283,12 @@ class Row {
     if (!get(col, &v, /*required=*/false)) return std::nullopt;
     return v;
   }
+  // An id that may be NULL or absent (nullopt); when given, in [lo, hi].
+  std::optional<int64_t> optional_id(const char* col, int64_t lo, int64_t hi) {
+    const std::optional<int64_t> v = optional(col);
+    if (v && (*v < lo || *v > hi)) return fail(DropReason::OutOfRange), std::nullopt;
+    return v;
+  }
   bool ok() const { return !failed_; }
   DropReason reason() const { return reason_; }
 
@@ -338,6 +348,8 @@ class Reader {
     read_api("CUPTI_ACTIVITY_KIND_RUNTIME");
     read_api("CUPTI_ACTIVITY_KIND_DRIVER");
     read_syncs();
+    read_graph_replays();
+    read_graph_nodes();
     read_nvtx();
     assign_missing_pids();
     std::vector<std::string> missing;
@@ -435,13 +447,18 @@ class Reader {
     return pid_of(row.id("globalPid", 0, kI64Max));
   }
 
-  // The columns every GPU activity table has (start, end, device, stream, correlation, pid).
+  // The columns every GPU activity table has (start, end, device, stream, correlation, pid), and
+  // the graph node that ran the work where the table says (a node-level graph trace; NULL outside
+  // graphs, and no column in older exports or the graph-level table).
   void read_gpu_work(Query& q, Row& row, GpuWork* w) {
     std::tie(w->start, w->end) = row.interval("start", "end");
     w->device = static_cast<uint32_t>(row.id("deviceId", 0, kU32));
     w->stream = static_cast<uint32_t>(row.id("streamId", 0, kU32));
     w->correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
     w->pid = gpu_pid(q, row);
+    if (q.selected("graphNodeId"))
+      if (const std::optional<int64_t> node = row.optional_id("graphNodeId", 0, kI64Max - 1))
+        w->graph_node = static_cast<uint64_t>(*node);
   }
 
   void read_kernels() {
@@ -449,7 +466,7 @@ class Reader {
     if (!schema_.has(table)) return;
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName",
-             "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"});
+             "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "graphNodeId"});
     while (q.next()) {
       Row row(q, span_end_);
       Kernel k;
@@ -485,7 +502,7 @@ class Reader {
         {"HTOH", CopyKind::HtoH}, {"PTOP", CopyKind::PtoP}};
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
-             "dstKind"});
+             "dstKind", "graphNodeId"});
     while (q.next()) {
       Row row(q, span_end_);
       Memcpy m;
@@ -503,7 +520,7 @@ class Reader {
     if (!schema_.has(table)) return;
     if (mem_kinds_.empty()) mem_kinds_ = read_enum(db_.get(), schema_, "ENUM_CUDA_MEM_KIND");
     Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind"});
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind", "graphNodeId"});
     while (q.next()) {
       Row row(q, span_end_);
       Memset m;
@@ -557,6 +574,43 @@ class Reader {
       s.pid = gpu_pid(q, row);
       s.type = enum_from(types, row.value("syncType", 0), kSymbols, SyncType::Unknown, 4);
       if (keep(table, row)) t_.syncs.push_back(s);
+    }
+  }
+
+  // nsys's default graph trace: one row per replay of a CUDA Graph, tied to its cudaGraphLaunch
+  // by correlation id like any GPU work (trace/graph.h).
+  void read_graph_replays() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+    if (!schema_.has(table)) return;
+    Query q(db_.get(), schema_, table,
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "graphId", "graphExecId"});
+    while (q.next()) {
+      Row row(q, span_end_);
+      GraphReplay g;
+      read_gpu_work(q, row, &g);
+      g.graph = static_cast<uint32_t>(row.id("graphId", 0, kU32));
+      g.exec = static_cast<uint32_t>(row.value("graphExecId", 0, 0, kU32));
+      if (keep(table, row)) t_.graph_replays.push_back(g);
+    }
+  }
+
+  // --cuda-graph-trace=node: when and on which thread each graph node was made, and which node an
+  // instantiated copy was copied from (what names the layer of a graph's kernel, trace/graph.h).
+  void read_graph_nodes() {
+    const std::string table = "CUDA_GRAPH_NODE_EVENTS";
+    if (!schema_.has(table)) return;
+    Query q(db_.get(), schema_, table, {"start!", "globalTid", "graphNodeId!", "originalGraphNodeId"});
+    while (q.next()) {
+      Row row(q, span_end_);
+      GraphNode n;
+      n.created = row.time("start");
+      const int64_t thread = row.id("globalTid", 0, kI64Max);
+      n.pid = pid_of(thread);
+      n.tid = tid_of(thread);
+      n.id = static_cast<uint64_t>(row.id("graphNodeId", 0, kI64Max - 1));
+      if (const std::optional<int64_t> o = row.optional_id("originalGraphNodeId", 0, kI64Max - 1))
+        n.original = static_cast<uint64_t>(*o);
+      if (keep(table, row)) t_.graph_nodes.push_back(n);
     }
   }
 
@@ -648,6 +702,7 @@ class Reader {
     for (Memcpy& m : t_.memcpys) m.pid = pid;
     for (Memset& m : t_.memsets) m.pid = pid;
     for (SyncEvent& s : t_.syncs) s.pid = pid;
+    for (GraphReplay& g : t_.graph_replays) g.pid = pid;
   }
 
   std::string path_;
@@ -677,15 +732,22 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
   shortName INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
-  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL);
+  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, graphNodeId INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
-  copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER);
+  copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER, graphNodeId INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,
-  bytes INTEGER NOT NULL, memKind INTEGER);
+  bytes INTEGER NOT NULL, memKind INTEGER, graphNodeId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL,
+  graphExecId INTEGER NOT NULL);
+CREATE TABLE CUDA_GRAPH_NODE_EVENTS (
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+  nameId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, originalGraphNodeId INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
   correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);
@@ -773,30 +835,38 @@ void save_process_info(Db& db, const Trace& t, StringTable& strings) {
   }
 }
 
+std::optional<int64_t> graph_node(const GpuWork& w) {
+  if (w.graph_node == kNoGraphNode) return std::nullopt;
+  return static_cast<int64_t>(w.graph_node);
+}
+
 // Kernels, copies and memsets, with the process in the high bits as nsys writes it.
 void save_gpu_work(Db& db, const Trace& t, StringTable& strings) {
   {
-    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const Kernel& k : t.kernels) {
       s.insert_row({k.start, k.end, int64_t{k.device}, int64_t{k.stream}, static_cast<int64_t>(k.correlation),
                     global_pid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
                     int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y},
-                    int64_t{k.block.z}});
+                    int64_t{k.block.z}},
+                   {graph_node(k)});
     }
   }
   {
-    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)");
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const Memcpy& m : t.memcpys) {
       s.insert_row({m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
                     global_pid(m.pid), static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.kind),
-                    static_cast<int64_t>(m.src), static_cast<int64_t>(m.dst)});
+                    static_cast<int64_t>(m.src), static_cast<int64_t>(m.dst)},
+                   {graph_node(m)});
     }
   }
   {
-    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)");
     for (const Memset& m : t.memsets) {
       s.insert_row({m.start, m.end, int64_t{m.device}, int64_t{m.stream}, static_cast<int64_t>(m.correlation),
-                    global_pid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)});
+                    global_pid(m.pid), int64_t{m.value}, static_cast<int64_t>(m.bytes), static_cast<int64_t>(m.mem)},
+                   {graph_node(m)});
     }
   }
 }
@@ -817,6 +887,23 @@ void save_api_calls(Db& db, const Trace& t, StringTable& strings) {
       s.insert_row({e.start, e.end, int64_t{e.device}, int64_t{e.stream}, static_cast<int64_t>(e.correlation),
                     global_pid(e.pid), static_cast<int64_t>(e.type)});
     }
+  }
+}
+
+// The graph tables, as nsys names them (trace/graph.h): replays traced whole, node creations.
+void save_graph_tables(Db& db, const Trace& t, StringTable& strings) {
+  {
+    Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)");
+    for (const GraphReplay& g : t.graph_replays)
+      s.insert_row({g.start, g.end, int64_t{g.device}, int64_t{g.stream}, static_cast<int64_t>(g.correlation),
+                    global_pid(g.pid), int64_t{g.graph}, int64_t{g.exec}});
+  }
+  Stmt s(db.get(), "INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES (?, ?, 77, ?, ?, ?, ?)");
+  const int64_t name = t.graph_nodes.empty() ? 0 : strings.id("Graph Node Creation");
+  for (const GraphNode& n : t.graph_nodes) {
+    const std::optional<int64_t> original =
+        n.original == kNoGraphNode ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(n.original));
+    s.insert_row({n.created, n.created, global_tid(n.pid, n.tid), name, static_cast<int64_t>(n.id)}, {original});
   }
 }
 
@@ -891,6 +978,7 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
   save_process_info(db, t, strings);
   save_gpu_work(db, t, strings);
   save_api_calls(db, t, strings);
+  save_graph_tables(db, t, strings);
   save_nvtx(db, t);
   save_strings(db, strings);
   db.exec("COMMIT;");

@@ -148,6 +148,9 @@ void Trace::finalize() {
   sort_by_start(memsets);
   sort_by_start(api_calls);
   sort_by_start(syncs);
+  sort_by_start(graph_replays);
+  std::stable_sort(graph_nodes.begin(), graph_nodes.end(),
+                   [](const GraphNode& a, const GraphNode& b) { return a.created < b.created; });
   // Outer ranges first when two start together, so the stack sweep below sees parents
   // before children.
   std::stable_sort(nvtx.begin(), nvtx.end(), [](const NvtxEvent& a, const NvtxEvent& b) {

@@ -74,6 +74,10 @@ enum class SyncType : int32_t {
 };
 const char* sync_type_name(SyncType t);
 
+// A graph node id that names no node: the work was not run by a CUDA Graph (or the trace
+// does not say which node ran it).
+constexpr uint64_t kNoGraphNode = UINT64_MAX;
+
 // What every piece of GPU work has: where and when it ran, and the correlation id that
 // joins it to the API call that launched it.
 struct GpuWork {
@@ -81,7 +85,8 @@ struct GpuWork {
   uint32_t device = 0;
   uint32_t stream = 0;
   Ns start = 0, end = 0;
-  uint64_t correlation = 0;
+  uint64_t correlation = 0;  // a graph's work carries its cudaGraphLaunch's
+  uint64_t graph_node = kNoGraphNode;  // the graph node that ran it (a node-level graph trace)
 };
 
 struct Kernel : GpuWork {
@@ -104,6 +109,24 @@ struct Memset : GpuWork {
   uint64_t bytes = 0;
   uint32_t value = 0;
   MemKind mem = MemKind::Unknown;
+};
+
+// One replay of a CUDA Graph traced whole (nsys's default graph trace, CUPTI's
+// CUPTI_ACTIVITY_KIND_GRAPH_TRACE): the span from the graph's first work to its last, on the
+// stream it was launched to, and not the kernels inside it.
+struct GraphReplay : GpuWork {
+  uint32_t graph = 0;  // the graph the executable was instantiated from (graphId)
+  uint32_t exec = 0;   // the executable (graphExecId), 0 when the trace does not say
+};
+
+// A graph node's creation (nsys's CUDA_GRAPH_NODE_EVENTS, CUPTI's graph-node callbacks): the
+// thread that made it and when, so the NVTX range open there and then names its layer. A node
+// that instantiation or cudaGraphClone copied from another names that one as `original`.
+struct GraphNode {
+  uint32_t pid = 0, tid = 0;
+  Ns created = 0;
+  uint64_t id = 0;
+  uint64_t original = kNoGraphNode;
 };
 
 enum class ApiKind { Runtime, Driver };
@@ -190,6 +213,8 @@ struct Trace {
   std::vector<ApiCall> api_calls;
   std::vector<SyncEvent> syncs;
   std::vector<NvtxEvent> nvtx;
+  std::vector<GraphReplay> graph_replays;  // graph-level graph trace (trace/graph.h)
+  std::vector<GraphNode> graph_nodes;      // node-level graph trace: where each node was made
   std::vector<Gpu> gpus;
   std::map<std::pair<uint32_t, uint32_t>, std::string> thread_names;  // (pid, tid) -> name
   // Names given with nvtxDomainNameCategory: (domain, category) -> name.
