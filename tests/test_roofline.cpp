@@ -229,7 +229,7 @@ TEST(Roofline, ACoarserCaptureIsMeasuredAtTheBlock) {
                       {"layers", {layer("nowhere", "", 1, 1)}}};
   EXPECT_EQ(error_of([&] { compute_roofline(j, a, layer_costs_from_json(other, "o.json"), std::nullopt); }),
             "no range in the steady iterations of this trace is named like a layer of o.json (other): capture with "
-            "`--nvtx layer` (or block), eagerly, not with --graph.");
+            "`--nvtx layer` (or block); a --graph run under nsys needs `--cuda-graph-trace=node`.");
 }
 
 TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {

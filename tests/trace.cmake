@@ -33,3 +33,5 @@ add_test(NAME trace.graph_reference_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/graph/reference.py --check)
 add_test(NAME trace.graph_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_graph_traces.py --check)
+laptime_test(test_trace_graph test_trace_graph.cpp LIBS laptime_trace)
+target_include_directories(test_trace_graph PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

@@ -147,6 +147,41 @@ DiffRow whole_iteration(const DiffSide& before, const DiffSide& after, const Dif
   return whole;
 }
 
+// Medians over a side's steady iterations: the GPU's work (the union of its operations' intervals)
+// and the idle time between it, inside the iteration's span.
+std::pair<double, double> work_and_idle(const DiffSide& r) {
+  std::vector<double> work, idle;
+  for (size_t s = 0; s < r.steady_ops.size() && s < r.iteration_ns.size(); ++s) {
+    Ns busy = 0, cur_start = 0, cur_end = -1;
+    for (const OpRecord& op : r.steady_ops[s]) {  // by start
+      if (op.start > cur_end) {
+        busy += cur_end > cur_start ? cur_end - cur_start : 0;
+        cur_start = op.start;
+        cur_end = op.end;
+      } else {
+        cur_end = std::max(cur_end, op.end);
+      }
+    }
+    busy += cur_end > cur_start ? cur_end - cur_start : 0;
+    work.push_back(double(busy));
+    idle.push_back(r.iteration_ns[s] - double(busy));
+  }
+  return {median_of(work), median_of(idle)};
+}
+
+// A CUDA Graph on one side or both: where the iteration's change went, work or idle time.
+std::string where_time_went(const DiffSide& before, const DiffSide& after, const DiffRow& whole) {
+  const auto [work_b, idle_b] = work_and_idle(before);
+  const auto [work_a, idle_a] = work_and_idle(after);
+  return format("Where the time went (per iteration, medians): the GPU's own work %.1f -> %.1f us, its idle time "
+                "between work %.1f -> %.1f us, launch calls %s -> %s%s.",
+                work_b / 1e3, work_a / 1e3, idle_b / 1e3, idle_a / 1e3, calls_str(whole.launches_before).c_str(),
+                calls_str(whole.launches_after).c_str(),
+                before.graph_replays || after.graph_replays
+                    ? " (a graph replay traced whole counts as work from its first kernel to its last)"
+                    : "");
+}
+
 // A trace side without layer ranges takes the other trace side's where its kernels match
 // (borrow_layers), with a note either way; returns whether a side needed it.
 bool borrow_missing_layers(DiffSide& before, DiffSide& after, const DiffOptions& o, std::vector<std::string>& notes) {
@@ -155,6 +190,7 @@ bool borrow_missing_layers(DiffSide& before, DiffSide& after, const DiffOptions&
                                      {&after, &before, "after"}}) {
     if (target->kind != "trace" || from->kind != "trace" || target->has_layers || !from->has_layers) continue;
     told = true;
+    if (target->graph_replays) continue;  // its own note says why: nothing to match kernels with
     if (borrow_layers(*target, *from, o))
       notes.push_back(std::string("The ") + what + " side has no layer ranges (a CUDA Graph replay carries none): its "
                       "kernels run in the same order as the other side's, so each takes the layer of its "
@@ -277,6 +313,8 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   Diff d;
   d.options = o;
   const DiffRow whole = whole_iteration(before, after, o);
+  if (!before.steady_ops.empty() && !after.steady_ops.empty() && (before.graph_work || after.graph_work))
+    d.notes.push_back(where_time_went(before, after, whole));
   if (before.kind != after.kind)
     d.notes.push_back("The two sides measure an iteration differently (" + before.measure + " vs " + after.measure +
                       "): read the iteration row with care; layers need traces on both sides.");

@@ -133,24 +133,23 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   // iteration range (the layers it counts for).
   const int median_it = a.svg_iteration;
   r.steady_ops.resize(steady);
+  const auto is_iteration = [&](int rr) { return iteration_of_nvtx.count(rr) > 0; };
   for (const GpuOp& op : j.ops()) {
-    std::vector<int> chain;  // below the iteration range, innermost first
-    int iteration = -1;
-    for (int rr = op.range; rr >= 0; rr = t.nvtx[rr].parent) {
-      auto it = iteration_of_nvtx.find(rr);
-      if (it != iteration_of_nvtx.end()) {
-        iteration = static_cast<int>(it->second);
-        break;
-      }
-      chain.push_back(rr);
-    }
+    int iteration = -1;  // the iteration of its launch
+    for (int rr = op.range; rr >= 0 && iteration < 0; rr = t.nvtx[rr].parent)
+      if (auto it = iteration_of_nvtx.find(rr); it != iteration_of_nvtx.end()) iteration = static_cast<int>(it->second);
     if (iteration < 0 || steady_slot[iteration] < 0) continue;
+    // Its layers: below the iteration range, innermost first; for a graph node's work, the ranges
+    // it was captured in (trace/graph.h).
+    const std::vector<int> chain = j.layer_chain(op, is_iteration);
     const Iteration& it = a.iterations[iteration];
     OpRecord rec;
     rec.start = op.start - it.gpu_start;
     rec.end = op.end - it.gpu_start;
     rec.label = op.label;
     rec.kernel = op.kind == GpuOp::Kind::Kernel;
+    r.graph_replays = r.graph_replays || op.kind == GpuOp::Kind::GraphReplay;
+    r.graph_work = r.graph_work || op.in_graph;
     rec.api = op.api;
     rec.category = op.category;
     for (size_t c = chain.size(); c-- > 0;)  // outermost first
@@ -162,7 +161,11 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
     r.median_span = a.iterations[median_it].gpu_span();
   }
   aggregate_layers(r, o);
-  if (!r.has_layers)
+  if (r.graph_replays)
+    r.notes.push_back(file + " replays CUDA Graphs that the trace holds whole (nsys's default graph trace): what ran "
+                             "inside them is not known, so they have no layers and no kernel count; capture with `nsys "
+                             "profile --cuda-graph-trace=node` to compare them layer by layer.");
+  else if (!r.has_layers)
     r.notes.push_back(file + " has no NVTX ranges inside its iterations (or its kernels run from a CUDA Graph "
                              "launched outside them).");
   return r;

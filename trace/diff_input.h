@@ -75,6 +75,10 @@ struct DiffSide {
   std::vector<double> iteration_ns;   // the steady ones
   SteadyState steady;                 // of series_ns
   bool has_layers = false;
+  // Its steady iterations replay CUDA Graphs that the trace holds whole (nsys's default graph
+  // trace): what ran inside them, and so their layers and kernel counts, is not known.
+  bool graph_replays = false;
+  bool graph_work = false;  // any of its steady work ran in a CUDA Graph (replays or nodes)
   std::vector<LayerRun> layers;       // by name
   std::vector<std::vector<OpRecord>> steady_ops;  // traces: per steady iteration, by start
   int median_steady = -1;  // the steady iteration whose GPU span is the median (analyze's pick)

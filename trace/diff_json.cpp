@@ -59,6 +59,8 @@ nlohmann::json diff_to_json(const Diff& d) {
     }
     if (!r.whole || (!d.before.steady_ops.empty() && !d.after.steady_ops.empty())) {
       x["kernels"] = {{"before", r.kernels_before}, {"after", r.kernels_after}};
+      if (r.whole && d.before.graph_replays) x["kernels"]["before"] = nullptr;  // not in the trace
+      if (r.whole && d.after.graph_replays) x["kernels"]["after"] = nullptr;
       x["launches"] = {{"before", r.launches_before}, {"after", r.launches_after}};
     }
     auto point = [](const std::optional<RooflinePoint>& p) -> json {

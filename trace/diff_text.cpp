@@ -30,6 +30,14 @@ std::string counts_str(double b, double a, Label l) {
   return b == a ? calls_str(b) : calls_str(b) + " -> " + calls_str(a);
 }
 
+// The kernels cell: a side whose graph replays were traced whole has no kernel count (trace/graph.h).
+std::string kernel_counts(const Diff& d, const DiffRow& r) {
+  if (!r.whole || (!d.before.graph_replays && !d.after.graph_replays))
+    return counts_str(r.kernels_before, r.kernels_after, r.label);
+  return (d.before.graph_replays ? "?" : calls_str(r.kernels_before)) + " -> " +
+         (d.after.graph_replays ? "?" : calls_str(r.kernels_after));
+}
+
 }  // namespace
 
 void print_diff(const Diff& d, std::FILE* out) {
@@ -42,9 +50,10 @@ void print_diff(const Diff& d, std::FILE* out) {
   std::fprintf(out, "  labels      SLOWER/FASTER: interval clear of zero and change beyond ±%g%% and ±%g us; SAME: "
                     "interval within ±%g%% (or ±%g us); else UNCLEAR\n",
                o.threshold_pct, o.min_change_us, o.threshold_pct, o.min_change_us);
-  std::fprintf(out, "  layers      %s; a layer's time is the GPU time of the work launched inside its range, nested "
-                    "ranges included\n",
-               o.by == LayerKey::Folded ? "NVTX names with block indices folded (h.*.attn)" : "NVTX names per block");
+  std::fprintf(out, "  layers      %s; a layer's time is the GPU time of the work launched inside its range%s, "
+                    "nested ranges included\n",
+               o.by == LayerKey::Folded ? "NVTX names with block indices folded (h.*.attn)" : "NVTX names per block",
+               d.before.graph_work || d.after.graph_work ? " (a CUDA Graph's: captured inside it)" : "");
   for (const std::string& n : d.notes) {
     std::fprintf(out, "  note\n");
     print_wrapped(out, n, 4);
@@ -73,7 +82,7 @@ void print_diff(const Diff& d, std::FILE* out) {
                     both && r.before_ns > 0
                         ? format("%+.1f%% .. %+.1f%%", 100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns)
                         : "",
-                    label_name(r.label), no_counts ? "" : counts_str(r.kernels_before, r.kernels_after, r.label),
+                    label_name(r.label), no_counts ? "" : kernel_counts(d, r),
                     no_counts ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
     if (roof) rows.back().push_back(roof_cell(r));
   }

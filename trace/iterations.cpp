@@ -464,8 +464,8 @@ IterationSteadyState iteration_steady_state(const Iterations& a) {
 }
 
 std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations) {
-  // nsys traces CUDA Graphs as whole graphs unless asked for nodes: the graphs' kernels are
-  // then missing from the kernel table, and iterations look idle. Only launches inside an
+  // A graph launch with no GPU work at all, neither a replay traced whole nor its nodes' work
+  // (an export without the graph trace), so iterations look idle. Only launches inside an
   // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
   const Trace& t = j.trace();
   std::set<int> launched;

@@ -145,9 +145,9 @@ struct IterationSteadyState {
 };
 IterationSteadyState iteration_steady_state(const Iterations& a);
 
-// A note when CUDA Graphs were launched inside the iterations but the trace holds none of
-// their kernels (nsys's default graph trace), which would make the iterations look idle; ""
-// otherwise.
+// A note when CUDA Graphs were launched inside the iterations but the trace holds no GPU work of
+// theirs (neither a replay traced whole nor its nodes' work, trace/graph.h), which would make the
+// iterations look idle; "" otherwise.
 std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations);
 
 }  // namespace laptime::trace

@@ -1,6 +1,9 @@
 #include "trace/join.h"
 
 #include <algorithm>
+#include <set>
+
+#include "trace/graph.h"
 
 namespace laptime::trace {
 
@@ -12,40 +15,50 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   for (size_t i = 0; i < t.api_calls.size(); ++i)
     api_range_[i] = innermost_range(t.api_calls[i].pid, t.api_calls[i].tid, t.api_calls[i].start);
 
-  auto add = [&](GpuOp::Kind kind, int index, Ns start, Ns end, uint32_t pid, uint32_t device, uint32_t stream,
-                 uint64_t correlation, std::string label) {
+  const GraphNodeIndex nodes(t);
+  std::set<std::pair<uint32_t, uint64_t>> node_launches;  // (pid, correlation) of launches traced by node
+  auto add = [&](GpuOp::Kind kind, int index, const GpuWork& w, std::string label) {
     GpuOp op;
     op.kind = kind;
     op.index = index;
-    op.start = start;
-    op.end = end;
-    op.pid = pid;
-    op.device = device;
-    op.stream = stream;
-    op.api = t.api_index_for(pid, correlation);
+    op.start = w.start;
+    op.end = w.end;
+    op.pid = w.pid;
+    op.device = w.device;
+    op.stream = w.stream;
+    op.api = t.api_index_for(w.pid, w.correlation);
     op.range = api_range(op.api);
+    op.layer = op.range;
+    op.in_graph = kind == GpuOp::Kind::GraphReplay || w.graph_node != kNoGraphNode;
+    if (w.graph_node != kNoGraphNode) {
+      node_launches.insert({w.pid, w.correlation});
+      if (const GraphNode* n = nodes.origin(w.pid, w.graph_node))
+        if (const int r = innermost_range(n->pid, n->tid, n->created); r >= 0) op.layer = r;
+    }
     op.label = std::move(label);
     ops_.push_back(std::move(op));
   };
-  for (size_t i = 0; i < t.kernels.size(); ++i) {
-    const Kernel& k = t.kernels[i];
-    add(GpuOp::Kind::Kernel, static_cast<int>(i), k.start, k.end, k.pid, k.device, k.stream, k.correlation,
-        k.short_name);
-  }
-  for (size_t i = 0; i < t.memcpys.size(); ++i) {
-    const Memcpy& m = t.memcpys[i];
-    add(GpuOp::Kind::Memcpy, static_cast<int>(i), m.start, m.end, m.pid, m.device, m.stream, m.correlation,
-        std::string("[CUDA memcpy ") + copy_kind_name(m.kind) + "]");
-  }
-  for (size_t i = 0; i < t.memsets.size(); ++i) {
-    const Memset& m = t.memsets[i];
-    add(GpuOp::Kind::Memset, static_cast<int>(i), m.start, m.end, m.pid, m.device, m.stream, m.correlation,
-        "[CUDA memset]");
+  for (size_t i = 0; i < t.kernels.size(); ++i)
+    add(GpuOp::Kind::Kernel, static_cast<int>(i), t.kernels[i], t.kernels[i].short_name);
+  for (size_t i = 0; i < t.memcpys.size(); ++i)
+    add(GpuOp::Kind::Memcpy, static_cast<int>(i), t.memcpys[i],
+        std::string("[CUDA memcpy ") + copy_kind_name(t.memcpys[i].kind) + "]");
+  for (size_t i = 0; i < t.memsets.size(); ++i) add(GpuOp::Kind::Memset, static_cast<int>(i), t.memsets[i], "[CUDA memset]");
+  // A replay whose nodes were traced too is already there, node by node.
+  for (size_t i = 0; i < t.graph_replays.size(); ++i) {
+    const GraphReplay& g = t.graph_replays[i];
+    if (node_launches.count({g.pid, g.correlation})) {
+      ++replays_by_nodes_;
+      continue;
+    }
+    add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g, "[CUDA graph " + std::to_string(g.graph) + "]");
   }
   for (GpuOp& op : ops_) {
     if (op.kind == GpuOp::Kind::Kernel) {
       const Kernel& k = t.kernels[op.index];
-      op.category = classify_kernel(k.short_name, k.name, range_chain(op.range));
+      op.category = classify_kernel(k.short_name, k.name, range_chain(op.layer));
+    } else if (op.kind == GpuOp::Kind::GraphReplay) {
+      op.category = Category::Other;  // its kernels are not in the trace; the kernel mix counts replays apart
     } else {
       op.category = Category::MemcpyMemset;
     }

@@ -3,7 +3,8 @@
 // call sat in; the ranges and API calls of each thread, by time.
 //
 // Every analysis and writer reads the trace through a TraceJoin; a reader that adds a kind
-// of GPU work (a CUDA Graph node, say) adds it here once, and every question sees it.
+// of GPU work adds it here once, and every question sees it: a CUDA Graph replay traced whole,
+// and the layer of a graph node's work (trace/graph.h).
 #pragma once
 
 #include <cstdint>
@@ -18,17 +19,22 @@
 namespace laptime::trace {
 
 // One GPU operation joined with the host call that launched it and the NVTX range that call
-// sat in.
+// sat in. A CUDA Graph replay traced whole is one operation; a node-level trace gives one per
+// kernel, copy and memset the replay ran (trace/graph.h).
 struct GpuOp {
-  enum class Kind { Kernel, Memcpy, Memset };
+  enum class Kind { Kernel, Memcpy, Memset, GraphReplay };
   Kind kind = Kind::Kernel;
-  int index = -1;  // into Trace::kernels, ::memcpys or ::memsets
+  int index = -1;  // into Trace::kernels, ::memcpys, ::memsets or ::graph_replays
   Ns start = 0, end = 0;
   uint32_t pid = 0, device = 0, stream = 0;
   int api = -1;    // the launch call, index into Trace::api_calls; -1 when not captured
   int range = -1;  // innermost NVTX range around the launch call, index into Trace::nvtx
+  // The range that names its layer: for work a graph node ran, the innermost range open where and
+  // when the node was made, if one was; otherwise `range`.
+  int layer = -1;
+  bool in_graph = false;  // run by a graph: a node's work, or a replay traced whole
   Category category = Category::Other;
-  std::string label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]"
+  std::string label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]"
 };
 
 class TraceJoin {
@@ -39,6 +45,16 @@ class TraceJoin {
   // The innermost NVTX range on thread (pid, tid) that contains time `at`, or -1.
   int innermost_range(uint32_t pid, uint32_t tid, Ns at) const;
   int api_range(int api) const { return api < 0 ? -1 : api_range_[api]; }
+  // The layer's range and its ancestors up to (not including) the first that `stop` accepts,
+  // innermost first: what a layer's time counts for (stop at the iteration ranges).
+  template <class Stop>
+  std::vector<int> layer_chain(const GpuOp& op, Stop stop) const {
+    std::vector<int> chain;
+    for (int r = op.layer; r >= 0 && !stop(r); r = t_.nvtx[r].parent) chain.push_back(r);
+    return chain;
+  }
+  // Replays traced whole that were left out because the same launch's nodes were traced too.
+  size_t replays_traced_by_nodes() const { return replays_by_nodes_; }
   // The range's text and its ancestors' texts, innermost first.
   std::vector<std::string> range_chain(int range) const;
   // API calls of one thread, indices into Trace::api_calls by start time (empty if none).
@@ -49,6 +65,7 @@ class TraceJoin {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> ranges_by_thread_, calls_by_thread_;
   std::vector<int> api_range_;
   std::vector<GpuOp> ops_;
+  size_t replays_by_nodes_ = 0;
 };
 
 }  // namespace laptime::trace

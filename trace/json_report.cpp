@@ -84,6 +84,7 @@ nlohmann::json to_json(const Analysis& a) {
       for (int c = 0; c < kCategoryCount; ++c)
         if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
       out.push_back({{"range", r.range}, {"count", r.count}, {"time_ns", r.time}, {"by_category_ns", by}});
+      if (r.graph_replay_time) out.back()["graph_replay_ns"] = r.graph_replay_time;
     }
     return out;
   };
@@ -92,6 +93,18 @@ nlohmann::json to_json(const Analysis& a) {
                      {"kernels", kernels},
                      {"ranges", range_rows(a.ranges)},
                      {"range_patterns", range_rows(a.range_patterns)}};
+  if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
+    const GraphSummary& g = a.graphs;
+    j["kernel_mix"]["graphs"] = {{"replays", g.replays},
+                                 {"replay_ns", g.replay_time},
+                                 {"graph_ids", g.graphs},
+                                 {"node_ops", g.node_ops},
+                                 {"node_ops_named_by_creation", g.node_ops_named},
+                                 {"node_ns", g.node_time},
+                                 {"launches", g.launches},
+                                 {"exec_updates", g.updates},
+                                 {"kernels_traced", g.replays == 0}};
+  }
   auto sync_call = [](const SyncCall& s) {
     return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api}, {"iteration", s.iteration}, {"warmup", s.warmup},
                 {"range", s.range}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},

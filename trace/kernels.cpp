@@ -20,6 +20,18 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
       const GpuOp& op = j.ops()[k];
       const Ns d = op.end - op.start;
       out.gpu_time += d;
+      const std::string rname = detail::range_text(t, op.layer);
+      for (auto* table : {&ranges, &patterns}) {  // the layer, as it is and with block indices folded
+        const std::string key = table == &ranges ? rname : detail::fold_indices(rname);
+        RangeRow& rr = (*table)[key];
+        rr.range = key;
+        ++rr.count;
+        rr.time += d;
+        // A replay traced whole is GPU time whose kernels the trace does not name: in no category.
+        (op.kind == GpuOp::Kind::GraphReplay ? rr.graph_replay_time
+                                             : rr.time_by_category[static_cast<int>(op.category)]) += d;
+      }
+      if (op.kind == GpuOp::Kind::GraphReplay) continue;
       CategoryRow& c = cats[op.category];
       ++c.count;
       c.time += d;
@@ -33,15 +45,6 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
       kr.time += d;
       kr.min = std::min(kr.min, d);
       kr.max = std::max(kr.max, d);
-      const std::string rname = detail::range_text(t, op.range);
-      for (auto* table : {&ranges, &patterns}) {
-        const std::string key = table == &ranges ? rname : detail::fold_indices(rname);
-        RangeRow& rr = (*table)[key];
-        rr.range = key;
-        ++rr.count;
-        rr.time += d;
-        rr.time_by_category[static_cast<int>(op.category)] += d;
-      }
       if (op.kind == GpuOp::Kind::Memcpy && t.memcpys[op.index].kind == CopyKind::HtoD) out.htod_time += d;
     }
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trace/category.h"
+#include "trace/graph.h"
 #include "trace/iterations.h"
 #include "trace/join.h"
 
@@ -27,17 +28,20 @@ struct KernelRow {
 };
 
 struct RangeRow {
-  std::string range;  // innermost NVTX range of the launch ("h.3.attn"), or a pattern ("h.*.attn")
+  std::string range;  // innermost NVTX range of the launch ("h.3.attn"), or a pattern ("h.*.attn");
+                      // for a graph node's work, of the node's creation (trace/graph.h)
   size_t count = 0;
   Ns time = 0;
-  Ns time_by_category[kCategoryCount] = {};
+  Ns time_by_category[kCategoryCount] = {};  // graph replays traced whole count in none
+  Ns graph_replay_time = 0;                  // ... but here
 };
 
 // Question 3's answer (a part of trace/analysis.h's Analysis).
 struct KernelMix {
-  Ns gpu_time = 0;   // sum of kernel+copy+memset durations over steady iterations
+  Ns gpu_time = 0;   // sum of kernel+copy+memset (and graph replay) durations over steady iterations
   Ns htod_time = 0;  // host-to-device copy time inside steady iterations
-  std::vector<CategoryRow> categories;  // every category, largest first
+  GraphSummary graphs;                  // what ran through CUDA Graphs (trace/graph.h)
+  std::vector<CategoryRow> categories;  // every category, largest first (replays traced whole: in none)
   std::vector<KernelRow> kernels;       // by time, all of them
   std::vector<RangeRow> ranges;         // by innermost range, by time
   std::vector<RangeRow> range_patterns; // the same with block indices folded: h.*.attn

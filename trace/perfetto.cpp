@@ -91,13 +91,21 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
       args["src"] = mem_kind_name(m.src);
       args["dst"] = mem_kind_name(m.dst);
       args["correlation"] = m.correlation;
-    } else {
+    } else if (op.kind == GpuOp::Kind::Memset) {
       const Memset& m = t.memsets[op.index];
       cat = "memset";
       args["bytes"] = m.bytes;
       args["correlation"] = m.correlation;
+    } else {  // a CUDA Graph replay traced whole
+      const GraphReplay& g = t.graph_replays[op.index];
+      cat = "cuda_graph";
+      args["graph"] = g.graph;
+      args["graph_exec"] = g.exec;
+      args["correlation"] = g.correlation;
     }
     if (op.range >= 0) args["nvtx"] = t.nvtx[op.range].text;
+    // A graph node's work: the range its node was made in (trace/graph.h).
+    if (op.layer != op.range && op.layer >= 0) args["layer"] = t.nvtx[op.layer].text;
     events.push_back(slice(op.label, cat, op.start, op.end, gpu_pid(op.device), op.stream, std::move(args)));
     if (op.api < 0) continue;
     const ApiCall& c = t.api_calls[op.api];

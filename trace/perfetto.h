@@ -4,8 +4,9 @@
 // One process per captured process with a lane per CPU thread: NVTX push/pop ranges with
 // the CUDA API calls nested inside them (start/end ranges, which need not nest, get a lane
 // of their own). One process per GPU with a lane per CUDA stream: kernels, copies and
-// memsets, their category and launch geometry in args. A flow arrow joins each launch call
-// to the work it launched.
+// memsets, their category and launch geometry in args, and CUDA Graph replays traced whole
+// (category cuda_graph); a graph node's work names the range its node was made in (args.layer).
+// A flow arrow joins each launch call to the work it launched.
 #pragma once
 
 #include <string>

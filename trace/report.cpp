@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "trace/graph.h"
 #include "trace/iterations.h"
 #include "trace/kernels.h"
 #include "trace/sync.h"
@@ -117,8 +118,14 @@ void write_verdict(Analysis& a) {
       a.bound = Bound::GpuBound;
       const CategoryRow& top = a.categories.front();
       v = "GPU-bound: " + busy_words + " (" + a.range_name + " takes " + format("%.3f", a.gpu_ms.median) +
-          " ms on the GPU, median); time goes to the kernels themselves, " + category_name(top.category) +
-          format(" first with %.0f%% of GPU time.", a.gpu_time ? 100.0 * top.time / a.gpu_time : 0.0);
+          " ms on the GPU, median); ";
+      if (a.graphs.replay_time > top.time)  // replays traced whole: their kernels are not in the trace
+        v += format("time goes to CUDA Graph replays, %.0f%% of GPU time (which kernels run inside them needs "
+                    "`nsys profile --cuda-graph-trace=node`).",
+                    a.gpu_time ? 100.0 * a.graphs.replay_time / a.gpu_time : 0.0);
+      else
+        v += std::string("time goes to the kernels themselves, ") + category_name(top.category) +
+             format(" first with %.0f%% of GPU time.", a.gpu_time ? 100.0 * top.time / a.gpu_time : 0.0);
     } else if (input_frac >= 0.5 * (1 - busy_frac)) {
       a.bound = Bound::InputBound;
       v = "Input-bound: " + busy_words + format("; %.0f%%", 100 * input_frac) +
@@ -184,11 +191,13 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   const std::vector<std::vector<int>> ops_of = ops_by_iteration(j, iterations);
   std::vector<std::pair<int, Gap>> gaps = gpu_spans_and_gaps(j, ops_of, o.gap_us, a.iterations);
   mark_host_ahead(a, a.notes);
+  graph_launch_ranges(j, ops_of, a, a.notes);
   iteration_statistics(a);
   // 2. Utilization: the gaps and idle time of the steady iterations.
   steady_idle(std::move(gaps), a.iterations, a);
   // 3. The kernel mix.
   kernel_mix(j, ops_of, a.iterations, a);
+  summarize_graphs(j, ops_of, a.iterations, a.graphs, a.notes);
   // 4. Synchronizations and what they cost.
   synchronizations(j, iterations, ops_of, a, a, a);  // reads a's answers to 1 and 2, fills 4
 

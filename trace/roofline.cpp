@@ -206,27 +206,25 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
     r.peak_gbps = ceilings->copy_gbps;
     r.ridge = r.peak_tflops * 1e3 / r.peak_gbps;
   }
-  std::set<int> steady;
-  for (const Iteration& it : a.iterations)
+  std::set<int> steady, iterations;
+  for (const Iteration& it : a.iterations) {
+    iterations.insert(it.nvtx);
     if (is_steady(it, 0)) steady.insert(it.nvtx);
+  }
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < costs.layers.size(); ++i) index[costs.layers[i].name] = i;
 
-  // GPU time under each named range, descendants included, over the steady iterations.
+  // GPU time under each named range, descendants included, over the steady iterations: the ranges
+  // of an operation's layer (for a graph node's work, those it was captured in; trace/graph.h).
   std::vector<double> total_ns(costs.layers.size(), 0.0);
-  std::vector<size_t> in_chain;
+  const auto is_iteration = [&](int n) { return iterations.count(n) > 0; };
   for (const GpuOp& op : j.ops()) {
-    in_chain.clear();
     bool in_steady = false;
-    for (int n = op.range; n >= 0; n = t.nvtx[n].parent) {
-      if (steady.count(n)) {
-        in_steady = true;
-        break;
-      }
-      if (auto it = index.find(t.nvtx[n].text); it != index.end()) in_chain.push_back(it->second);
-    }
+    for (int n = op.range; n >= 0 && !in_steady; n = t.nvtx[n].parent) in_steady = steady.count(n) > 0;
     if (!in_steady) continue;
-    for (size_t i : in_chain) total_ns[i] += static_cast<double>(op.end - op.start);
+    for (int n : j.layer_chain(op, is_iteration))
+      if (auto it = index.find(t.nvtx[n].text); it != index.end())
+        total_ns[it->second] += static_cast<double>(op.end - op.start);
   }
 
   // Report the finest measured ranges: a measured entry none of whose parts was measured.
@@ -249,7 +247,8 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
   }
   if (r.layers.empty())
     throw TraceError("no range in the steady iterations of this trace is named like a layer of " + costs.source +
-                     " (" + costs.model + "): capture with `--nvtx layer` (or block), eagerly, not with --graph.");
+                     " (" + costs.model + "): capture with `--nvtx layer` (or block); a --graph run under nsys needs "
+                     "`--cuda-graph-trace=node`.");
   if (!missing.empty()) {
     std::string list;
     for (size_t i = 0; i < missing.size() && i < 6; ++i) list += (i ? ", " : "") + missing[i];

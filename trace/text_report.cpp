@@ -30,6 +30,37 @@ std::string pct(double x) { return format("%.1f%%", x); }
 std::string share(Ns part, Ns whole) { return whole ? pct(100.0 * part / whole) : "-"; }
 std::string per_iter(double x, size_t iters, const char* f = "%.3f") { return format(f, iters ? x / iters : 0.0); }
 
+// What the steady iterations ran through CUDA Graphs, in one or two lines (trace/graph.h).
+void print_graphs(const Analysis& a, std::FILE* out) {
+  const GraphSummary& g = a.graphs;
+  if (!g.any()) return;
+  const size_t iters = std::max<size_t>(a.steady_count, 1);
+  std::string graphs;
+  for (uint32_t id : g.graphs) graphs += (graphs.empty() ? "" : ", ") + std::to_string(id);
+  if (g.replays)
+    print_wrapped(out,
+                  format("CUDA Graphs: %s replay%s per iteration (graph%s %s), %.3f ms per iteration, %s of GPU time. "
+                         "nsys traced each replay whole: the kernels inside them need `nsys profile "
+                         "--cuda-graph-trace=node`.",
+                         per_iter(double(g.replays), iters, "%.3g").c_str(), g.replays == iters ? "" : "s",
+                         g.graphs.size() == 1 ? "" : "s", graphs.c_str(), g.replay_time / 1e6 / iters,
+                         share(g.replay_time, a.gpu_time).c_str()),
+                  2);
+  if (g.node_ops)
+    print_wrapped(out,
+                  format("CUDA Graphs: %s operations per iteration run by graph nodes (%s launch%s), %.3f ms per "
+                         "iteration, %s of GPU time; ",
+                         per_iter(double(g.node_ops), iters, "%.1f").c_str(),
+                         per_iter(double(g.launches), iters, "%.3g").c_str(), g.launches == iters ? "" : "es",
+                         g.node_time / 1e6 / iters, share(g.node_time, a.gpu_time).c_str()) +
+                      (g.node_ops_named == g.node_ops
+                           ? std::string("each named by the NVTX range its node was made in.")
+                           : share(static_cast<Ns>(g.node_ops_named), static_cast<Ns>(g.node_ops)) +
+                                 " of them named by the NVTX range their node was made in, the rest by their "
+                                 "launch's."),
+                  2);
+}
+
 // Where the trace came from, which ranges are the iterations and why, what the reader left out.
 void print_header(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
@@ -119,13 +150,15 @@ void print_kernel_mix(const Analysis& a, std::FILE* out) {
   const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n3. Kernel mix (steady iterations: GPU time %s ms, %s ms per iteration)\n", ms(a.gpu_time).c_str(),
                per_iter(a.gpu_time / 1e6, iters).c_str());
+  print_graphs(a, out);
+  const bool kernels_known = !a.kernels.empty() || a.graphs.replays == 0;
   Table tc({"category", "ms/iter", "share", "ops/iter"}, "lrrr");
   for (const CategoryRow& c : a.categories)
     if (c.count)
       tc.row({category_name(c.category), per_iter(c.time / 1e6, iters), share(c.time, a.gpu_time),
               per_iter(double(c.count), iters, "%.1f")});
-  tc.print(out, 2);
-  std::fprintf(out, "\n  top kernels by GPU time\n");
+  if (kernels_known) tc.print(out, 2);
+  if (kernels_known) std::fprintf(out, "\n  top kernels by GPU time\n");
   // The name last and whole: cuDNN's names differ only in the middle (tile sizes).
   Table tk({"share", "ms/iter", "calls/iter", "mean (us)", "category", "kernel"}, "rrrrll");
   for (size_t i = 0; i < a.kernels.size() && i < top; ++i) {
@@ -134,15 +167,16 @@ void print_kernel_mix(const Analysis& a, std::FILE* out) {
             us(k.time / static_cast<Ns>(k.count)), category_name(k.category), k.name});
   }
   if (a.kernels.size() > top) tk.row({"", "", "", "", "", format("(%zu more)", a.kernels.size() - top)});
-  tk.print(out, 4);
-  std::fprintf(out, "\n  by layer (innermost NVTX range of the launch; block indices folded)\n");
+  if (kernels_known) tk.print(out, 4);
+  std::fprintf(out, "\n  by layer (innermost NVTX range of the launch%s; block indices folded)\n",
+               a.graphs.node_ops_named ? ", or where a graph's node was made" : "");
   Table tr({"range", "ops/iter", "ms/iter", "share", "mostly"}, "lrrrl");
   for (const RangeRow& r : a.range_patterns) {
     int best = 0;
     for (int c = 1; c < kCategoryCount; ++c)
       if (r.time_by_category[c] > r.time_by_category[best]) best = c;
     tr.row({r.range, per_iter(double(r.count), iters, "%.1f"), per_iter(r.time / 1e6, iters), share(r.time, a.gpu_time),
-            category_name(static_cast<Category>(best))});
+            r.graph_replay_time > r.time_by_category[best] ? "CUDA Graph replays" : category_name(static_cast<Category>(best))});
   }
   tr.print(out, 4);
 }
