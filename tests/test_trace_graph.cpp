@@ -9,6 +9,7 @@
 // Done when (the words): the verdict is GPU-bound, not "no GPU work"; the lap is the GPU's
 // within 1% of the independent figure; per-layer GPU time within 2%; every graph kernel's layer.
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -25,6 +26,7 @@
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/report.h"
+#include "trace/roofline.h"
 #include "trace/svg.h"
 
 namespace laptime::trace {
@@ -200,6 +202,25 @@ TEST(GraphCapture, TheOtherThreadsGraphIsNamedByItsOwnRange) {
   EXPECT_EQ(other, 2u * l.analysis.steady_count);
 }
 
+// laptime's own CUPTI capture of `bench resnet50 -b 32 --graph --trace` (scripts/dev/graph-check.sh
+// makes it on a GPU, trimmed of its setup like the nsys node capture): the same answers.
+TEST(GraphCapture, LaptimesOwnCuptiCaptureOfAGraphRunNamesEveryLayer) {
+  const std::string name = "graph/laptime_resnet50_graph_cupti.sqlite";
+  if (!std::ifstream(fixture(name)))
+    GTEST_SKIP() << "tests/fixtures/" << name << " is not committed yet: scripts/dev/graph-check.sh captures it on a GPU";
+  const json ref = reference();
+  ASSERT_TRUE(ref.contains("laptime_resnet50_graph_cupti")) << "rerun tests/fixtures/graph/reference.py";
+  check_against(name, ref["laptime_resnet50_graph_cupti"]);
+  const Loaded& l = load(name);
+  EXPECT_EQ(l.analysis.bound, Bound::GpuBound) << l.analysis.verdict;
+  EXPECT_EQ(l.analysis.source.rfind("laptime CUPTI", 0), 0u) << l.analysis.source;
+  EXPECT_GT(l.analysis.graphs.node_ops, 0u);
+  EXPECT_EQ(l.analysis.graphs.node_ops_named, l.analysis.graphs.node_ops);  // laptime pushes a range per layer
+  const auto roof = roofline_for_trace(*l.join, l.analysis, fixture(name), "", "");
+  ASSERT_TRUE(roof.has_value()) << "the bench's sidecar beside the capture";
+  EXPECT_GT(roof->layers.size(), 50u);  // ResNet-50's convolutions, each timed inside the replayed graph
+}
+
 // --- Synthetic edge cases ---------------------------------------------------------------------
 
 json synthetic() { return json::parse(read_file(fixture("synthetic_graph.expected.json"))); }
@@ -281,6 +302,28 @@ TEST(GraphNodeIndex, FollowsCopiesBackAndStopsOnALoop) {
   EXPECT_EQ(index.origin(1, 40), nullptr);
   EXPECT_EQ(index.origin(1, 99), nullptr);  // no record
   EXPECT_EQ(index.origin(2, 10), nullptr);  // another process's node 10
+}
+
+// --- The roofline on a graph's layers ------------------------------------------------------------
+
+TEST(GraphRoofline, NodeLevelCaptureIsMeasuredPerLayerAsEagerRunsAre) {
+  // laptime's GPT-2 sidecar (B=8 costs; the ranges are named alike at B=1): what matters here is
+  // that each layer of the replayed graph is found and timed.
+  const Loaded& l = load("graph/laptime_gpt2_b1_graph_node.sqlite");
+  const LayerCosts costs = read_layer_costs(fixture("nsys/gpt2_bf16.layers.json"));
+  const Roofline r = compute_roofline(*l.join, l.analysis, costs, std::nullopt);
+  const json want = reference()["laptime_gpt2_b1_graph_node"]["layer_ms_per_iteration"];
+  size_t leaves = 0;
+  for (const RooflineRow& row : r.layers) {
+    if (!want.contains(row.name)) continue;  // a composite range: the sum of its parts
+    ++leaves;
+    EXPECT_NEAR(row.time_ns / 1e6, want[row.name].get<double>(), 0.02 * want[row.name].get<double>()) << row.name;
+  }
+  EXPECT_GE(leaves, 12u * 6u);  // every block's ln_1, c_attn, core, c_proj, ln_2, c_fc, c_proj (attn and mlp)
+  // The default graph trace has no layers to measure: the sentence says what would.
+  const Loaded& whole = load("graph/laptime_gpt2_b1_graph.sqlite");
+  const std::string e = testing_support::error_of([&] { compute_roofline(*whole.join, whole.analysis, costs, std::nullopt); });
+  EXPECT_NE(e.find("--cuda-graph-trace=node"), std::string::npos) << e;
 }
 
 // --- Diff -------------------------------------------------------------------------------------

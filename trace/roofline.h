@@ -116,7 +116,8 @@ struct Roofline {
 };
 
 // Throws TraceError when no sidecar entry matches a range with GPU work in the steady
-// iterations (a capture of another model, --nvtx none or iter, or a CUDA Graph replay).
+// iterations (a capture of another model, --nvtx none or iter, or CUDA Graph replays traced
+// whole). A graph node's work counts under the ranges its node was made in (trace/graph.h).
 Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCosts& costs,
                           const std::optional<Ceilings>& ceilings);
 
@@ -124,8 +125,8 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
 // FILE (layer_costs_path) if it exists; the ceilings `peak_file`, or when empty the cache of
 // the trace's GPU (default_peak_path) if it exists. nullopt when there is no sidecar and none
 // was named; a file that was named but cannot be read throws TraceError. A sidecar found
-// beside the trace that matches no range (a --graph run) gives a Roofline without layers
-// whose note says why; one named with --layers throws.
+// beside the trace that matches no range (a --graph run traced whole) gives a Roofline without
+// layers whose note says why; one named with --layers throws.
 std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
                                            const std::string& layers_file, const std::string& peak_file);
 
