@@ -37,8 +37,6 @@ const GraphNode* GraphNodeIndex::origin(uint32_t pid, uint64_t id) const {
   return nullptr;
 }
 
-bool is_graph_launch(const std::string& api) { return api == "cudaGraphLaunch" || api == "cuGraphLaunch"; }
-
 void graph_launch_ranges(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of, Iterations& r,
                          std::vector<std::string>& notes) {
   Ns host = 0, gpu = 0;

@@ -72,9 +72,6 @@ struct GraphSummary {
   bool any() const { return replays > 0 || node_ops > 0; }
 };
 
-// True for the API calls that launch an executable graph.
-bool is_graph_launch(const std::string& api);
-
 // Once the GPU spans are known (utilization.h), before the lap is chosen: when every steady
 // iteration's GPU work was run by graphs and its range is much shorter than its GPU span, the range
 // measures the launch (cudaGraphLaunch returns once the replay is queued), not the lap: says so in
