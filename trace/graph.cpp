@@ -56,9 +56,11 @@ void graph_launch_ranges(const TraceJoin& j, const std::vector<std::vector<int>>
       "The `%s` ranges only launch CUDA Graphs, and a launch returns once its replay is queued: a range measures "
       "the launch (%.3f ms on the host, mean), the GPU runs the graph after it (%.3f ms, mean)",
       r.range_name.c_str(), host / 1e6 / n, gpu / 1e6 / n);
-  note += r.lap_from_gpu ? "." : ", so the lap is the GPU's start to next start.";
+  // The GPU's lap needs two steady iterations in a row (iteration_statistics falls back to the host).
+  const bool gpu_lap = n >= 2 && !r.lap_from_gpu;
+  note += gpu_lap ? ", so the lap is the GPU's start to next start." : ".";
   notes.push_back(note);
-  r.lap_from_gpu = true;
+  r.lap_from_gpu = r.lap_from_gpu || gpu_lap;
 }
 
 void summarize_graphs(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
