@@ -29,10 +29,10 @@
 #include "bench/cli.h"
 #include "bench/interrupt.h"
 #include "bench/layer_costs.h"
-#include "bench/stats.h"
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/output_file.h"
+#include "core/stats.h"
 #include "core/timing.h"
 #include "trace/cupti_tracer.h"
 #include "trace/nsys_sqlite.h"
@@ -243,7 +243,7 @@ std::optional<double> probe_enqueue(const Context& ctx, const Forward& forward, 
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
   }
   if (ms.empty()) return std::nullopt;
-  return percentile(ms, 0.5);
+  return stats::median(ms);
 }
 
 // Ends the CUPTI capture and writes it (laptime's nsys-schema SQLite) through `out`.

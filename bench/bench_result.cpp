@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/stats.h"
+
 namespace laptime {
 
 std::vector<double> BenchResult::steady_laps() const {
@@ -16,7 +18,7 @@ void summarize(BenchResult& r) {
   r.steady.reset();
   r.items_per_s = r.tflops = 0;
   if (v.empty()) return;
-  r.steady = stats_of(v);
+  r.steady = stats::summarize(v);
   r.tflops = r.flops_per_forward / (r.steady->median * 1e-3) / 1e12;
   r.items_per_s = r.items_per_forward / (r.steady->median * 1e-3);
 }
@@ -49,7 +51,7 @@ void print_bench(const BenchResult& r, std::FILE* out) {
   const int done = static_cast<int>(r.laps.size());
   std::fprintf(out, "\n%s\n", steady_summary(laps, r.config.iters, r.interrupted, done).c_str());
   if (!r.steady) return;  // interrupted during warm-up: nothing steady to report
-  const Stats& s = *r.steady;
+  const stats::Summary& s = *r.steady;
   std::fprintf(out, "  throughput  %.0f %s/s\n", r.items_per_s, r.item_name.c_str());
   std::fprintf(out, "  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", r.flops_per_forward / 1e9, r.tflops);
   if (r.enqueue_ms) {
@@ -103,7 +105,7 @@ nlohmann::json bench_to_json(const BenchResult& r) {
   report["iterations"] = iterations;
   if (r.interrupted) report["interrupted"] = true;
   if (!r.steady) return report;
-  const Stats& s = *r.steady;
+  const stats::Summary& s = *r.steady;
   report["steady_ms"] = {{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
                          {"min", s.min},   {"max", s.max},       {"stddev", s.stddev}};
   report["throughput"] = {{"items_per_s", r.items_per_s}, {"item", r.item_name}};

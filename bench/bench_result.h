@@ -12,7 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench/stats.h"
+#include "core/stats.h"
 
 namespace laptime {
 
@@ -66,7 +66,7 @@ struct BenchResult {
 
   // Filled by summarize(): the statistics of the steady laps, none when there is no steady
   // lap (interrupted during warm-up), and what follows from their median.
-  std::optional<Stats> steady;
+  std::optional<stats::Summary> steady;
   double items_per_s = 0, tflops = 0;
 
   std::vector<double> steady_laps() const;

@@ -1,21 +1,12 @@
-// The statistics `laptime bench` reports over its steady-state laps, and the one-line
-// summary of them, host-only so they are tested without a GPU (tests/test_cli.cpp) and
-// shared by a complete run and one cut short by Ctrl-C.
+// The one-line summary of `laptime bench`'s steady-state laps, host-only so it is tested without
+// a GPU (tests/test_cli.cpp) and shared by a complete run and one cut short by Ctrl-C. The
+// statistics themselves are core/stats.h's, the same ones `laptime analyze` and `diff` use.
 #pragma once
 
 #include <string>
 #include <vector>
 
 namespace laptime {
-
-struct Stats {
-  double mean, median, p10, p90, min, max, stddev;
-};
-
-// q in [0, 1], linear interpolation between ranks. v must not be empty.
-double percentile(std::vector<double> v, double q);
-// v must not be empty; stddev is the sample standard deviation (0 for one value).
-Stats stats_of(const std::vector<double>& v);
 
 // The statistics line: "steady state over 20 iterations (ms): mean ... stddev ...", or, for a
 // run interrupted after `measured` of `requested` steady iterations, says so first. With no

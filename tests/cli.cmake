@@ -8,3 +8,5 @@ laptime_test(test_bench_report test_bench_report.cpp LIBS laptime_bench)
 
 # core/output_file (how every output is written) and core/cli_numbers: host only, no CUDA.
 laptime_test(test_output_file test_output_file.cpp LIBS laptime_host GTest::gmock)
+# core/stats: the statistics bench, analyze and diff all report (host only).
+laptime_test(test_stats test_stats.cpp LIBS laptime_host)

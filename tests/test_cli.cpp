@@ -24,6 +24,7 @@
 #include "bench/stats.h"
 #include "core/check.h"
 #include "core/cli_numbers.h"
+#include "core/stats.h"
 
 namespace laptime {
 namespace {
@@ -329,7 +330,7 @@ TEST(CliNumbers, SpecialFilesAreRefusedAsInputs) {
             usage("--tokens: cannot read " + (dir / "missing") + ": No such file or directory."));
 }
 
-// --- Ctrl-C during bench (bench/interrupt.h, bench/stats.h) -----------------------------------------
+// --- Ctrl-C during bench (bench/interrupt.h, bench/stats.h, core/stats.h) ----------------------------
 
 TEST(Interrupt, FirstSigintSetsTheFlagSecondExits130) {
   EXPECT_EXIT(
@@ -365,7 +366,7 @@ TEST(Interrupt, GuardRestoresThePreviousHandler) {
 TEST(Interrupt, StatisticsOfTheLapsDone) {
   // 1, 2, 3, 4 ms: mean 2.5, median 2.5, p10 1.3 and p90 3.7 (linear between ranks), sample
   // standard deviation sqrt(5/3).
-  const Stats s = stats_of({4, 1, 3, 2});
+  const stats::Summary s = stats::summarize({4, 1, 3, 2});
   EXPECT_DOUBLE_EQ(s.mean, 2.5);
   EXPECT_DOUBLE_EQ(s.median, 2.5);
   EXPECT_NEAR(s.p10, 1.3, 1e-12);
@@ -373,7 +374,7 @@ TEST(Interrupt, StatisticsOfTheLapsDone) {
   EXPECT_DOUBLE_EQ(s.min, 1);
   EXPECT_DOUBLE_EQ(s.max, 4);
   EXPECT_NEAR(s.stddev, std::sqrt(5.0 / 3.0), 1e-12);
-  EXPECT_DOUBLE_EQ(stats_of({7}).stddev, 0.0);
+  EXPECT_DOUBLE_EQ(stats::summarize({7}).stddev, 0.0);
 }
 
 TEST(Interrupt, PartialReportSaysHowManyOfHowMany) {

@@ -1,5 +1,5 @@
-// `laptime diff` and the steady-state rule, host-only: the statistics against values worked
-// out by hand, the diff of synthetic trace pairs with known shifts against the answers that
+// `laptime diff` and the steady-state rule, host-only (the statistics themselves:
+// tests/test_stats.cpp): the diff of synthetic trace pairs with known shifts against the answers that
 // tests/fixtures/make_diff_fixtures.py computed from the generated durations, the gate's exit
 // codes, and the diff of real captures in tests/fixtures/nsys.
 #include <algorithm>
@@ -20,7 +20,6 @@
 #include "trace/json_report.h"
 #include "tests/support/trace_testing.h"
 #include "trace/nsys_sqlite.h"
-#include "trace/stats.h"
 
 namespace laptime::trace {
 namespace {
@@ -43,50 +42,6 @@ const DiffRow* row(const Diff& d, const std::string& name) {
 
 Diff diff_files(const std::string& before, const std::string& after, DiffOptions o = {}) {
   return diff_runs(load_run(fixture(before), o), load_run(fixture(after), o), o);
-}
-
-// --- statistics ------------------------------------------------------------------------------
-
-TEST(Stats, MedianAndMadByHand) {
-  EXPECT_DOUBLE_EQ(median_of({5, 1, 3}), 3);
-  EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
-  EXPECT_DOUBLE_EQ(median_of({}), 0);
-  // |x - 3| over {1, 2, 3, 4, 100} = {2, 1, 0, 1, 97}: median 1.
-  EXPECT_DOUBLE_EQ(mad_of({1, 2, 3, 4, 100}), 1);
-}
-
-TEST(Stats, BootstrapOfAShiftCoversTheShiftAndIsReproducible) {
-  std::vector<double> a, b;
-  for (int i = 0; i < 40; ++i) {
-    const double wobble = (i * 37 % 11) - 5;  // -5..5, deterministic
-    a.push_back(1000 + wobble);
-    b.push_back(1100 + wobble);
-  }
-  const Interval ci = bootstrap_median_change(a, b, 5000, 7);
-  EXPECT_LE(ci.lo, 100);
-  EXPECT_GE(ci.hi, 100);
-  EXPECT_GT(ci.lo, 90);  // the wobble is ±5 on each side: the change is within ±10 of 100
-  EXPECT_LT(ci.hi, 110);
-  const Interval again = bootstrap_median_change(a, b, 5000, 7);
-  EXPECT_EQ(ci.lo, again.lo);
-  EXPECT_EQ(ci.hi, again.hi);
-  // Identical samples: every resampled change is drawn from the same distribution, so the
-  // interval straddles zero.
-  const Interval same = bootstrap_median_change(a, a, 5000, 7);
-  EXPECT_LT(same.lo, 0);
-  EXPECT_GT(same.hi, 0);
-}
-
-TEST(Stats, SteadyStateStartsAfterTheLastEarlyOutlier) {
-  // Last half {100, 101, 99, 100, 100, 250}: median 100, MAD 0.5 -> band max(5*1.4826*0.5, 2) = 3.7065.
-  const std::vector<double> s{160, 130, 104, 100, 101, 99, 100, 101, 99, 100, 100, 250};
-  const SteadyState st = steady_state(s);
-  EXPECT_EQ(st.start, 3u);  // 104 is outside 100 ± 3.7: steady from index 3
-  EXPECT_DOUBLE_EQ(st.median, 100);
-  EXPECT_NEAR(st.band, 5 * 1.4826 * 0.5, 1e-12);
-  EXPECT_EQ(st.outside_late, 1u);  // the spike at the end is noise, not warm-up
-  EXPECT_EQ(steady_state({5, 5, 5, 5}).start, 0u);
-  EXPECT_EQ(steady_state({}).start, 0u);
 }
 
 TEST(Labels, Definitions) {

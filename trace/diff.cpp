@@ -26,7 +26,7 @@ const char* label_name(Label l) {
   return "?";
 }
 
-Label classify_change(double before_median, double change, const Interval& ci, const DiffOptions& o) {
+Label classify_change(double before_median, double change, const stats::Interval& ci, const DiffOptions& o) {
   if (!(before_median > 0)) return Label::Unclear;
   const double t = o.threshold_pct / 100 * before_median;  // the relative threshold, in ns
   const double a = o.min_change_us * 1000;                 // the absolute one
@@ -40,17 +40,15 @@ std::string calls_str(double c) { return std::fabs(c - std::round(c)) < 1e-9 ? f
 
 namespace {
 
-double median_or_zero(const std::vector<double>& v) { return median_of(v); }
-
 DiffRow compare(const std::string& name, const std::vector<double>& before, const std::vector<double>& after,
                 const DiffOptions& o, uint64_t seed) {
   DiffRow row;
   row.name = name;
-  row.before_ns = median_of(before);
-  row.after_ns = median_of(after);
+  row.before_ns = stats::median(before);
+  row.after_ns = stats::median(after);
   row.change_ns = row.after_ns - row.before_ns;
   row.change_pct = row.before_ns > 0 ? 100 * row.change_ns / row.before_ns : 0;
-  row.ci = bootstrap_median_change(before, after, o.resamples, seed);
+  row.ci = stats::bootstrap_median_change(before, after, o.resamples, seed);
   row.label = classify_change(row.before_ns, row.change_ns, row.ci, o);
   return row;
 }
@@ -136,7 +134,7 @@ DiffRow whole_iteration(const DiffSide& before, const DiffSide& after, const Dif
       }
       v.push_back(launches ? double(calls.size()) : kernels);
     }
-    return median_of(v);
+    return stats::median(v);
   };
   if (!before.steady_ops.empty() && !after.steady_ops.empty()) {
     whole.kernels_before = per_iteration(before, false);
@@ -166,7 +164,7 @@ std::pair<double, double> work_and_idle(const DiffSide& r) {
     work.push_back(double(busy));
     idle.push_back(r.iteration_ns[s] - double(busy));
   }
-  return {median_of(work), median_of(idle)};
+  return {stats::median(work), stats::median(idle)};
 }
 
 // A CUDA Graph on one side or both: where the iteration's change went, work or idle time.
@@ -216,20 +214,20 @@ std::vector<DiffRow> layer_rows(const DiffSide& before, const DiffSide& after, c
       row = compare(name, b->time_ns, a->time_ns, o, row_seed(o.seed, name));
     } else {
       row.name = name;
-      row.before_ns = b ? median_or_zero(b->time_ns) : 0;
-      row.after_ns = a ? median_or_zero(a->time_ns) : 0;
+      row.before_ns = b ? stats::median(b->time_ns) : 0;
+      row.after_ns = a ? stats::median(a->time_ns) : 0;
       row.change_ns = row.after_ns - row.before_ns;
       row.change_pct = b ? -100 : 0;
       row.label = b ? Label::OnlyBefore : Label::OnlyAfter;
     }
     row.depth = (b ? b : a)->depth;
     if (b) {
-      row.kernels_before = median_of(b->kernels);
-      row.launches_before = median_of(b->launches);
+      row.kernels_before = stats::median(b->kernels);
+      row.launches_before = stats::median(b->launches);
     }
     if (a) {
-      row.kernels_after = median_of(a->kernels);
-      row.launches_after = median_of(a->launches);
+      row.kernels_after = stats::median(a->kernels);
+      row.launches_after = stats::median(a->launches);
     }
     describe_kernels(row, b, a);
     rows.push_back(std::move(row));

@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/stats.h"
 #include "trace/diff_input.h"
 #include "trace/roofline.h"
-#include "trace/stats.h"
 
 namespace laptime::trace {
 
@@ -40,7 +40,7 @@ enum class Label { Faster, Slower, Same, Unclear, OnlyBefore, OnlyAfter };
 const char* label_name(Label l);
 
 // The label of a change (see the top of this file). Exposed for tests.
-Label classify_change(double before_median, double change, const Interval& ci, const DiffOptions& o);
+Label classify_change(double before_median, double change, const stats::Interval& ci, const DiffOptions& o);
 
 struct DiffRow {
   std::string name;  // "(iteration)" for the whole iteration
@@ -48,7 +48,7 @@ struct DiffRow {
   int depth = 0;
   double before_ns = 0, after_ns = 0;  // medians over steady iterations
   double change_ns = 0, change_pct = 0;
-  Interval ci;  // of change_ns
+  stats::Interval ci;  // of change_ns
   Label label = Label::Unclear;
   double kernels_before = 0, kernels_after = 0, launches_before = 0, launches_after = 0;  // medians per iteration
   std::vector<std::pair<std::string, double>> gone, added;  // kernel -> calls per iteration on the side that has it

@@ -34,7 +34,7 @@ bool looks_like_json(const std::string& path) {
 }
 
 void finish_series(DiffSide& r, const std::string& what) {
-  r.steady = steady_state(r.series_ns);
+  r.steady = stats::steady_state(r.series_ns);
   const std::string w = warmup_warning(r.steady, r.warmup, what);
   if (!w.empty()) r.notes.push_back(w);
 }

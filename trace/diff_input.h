@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "core/stats.h"
 #include "trace/category.h"
 #include "trace/error.h"
 #include "trace/join.h"
 #include "trace/roofline.h"
-#include "trace/stats.h"
 
 namespace laptime::trace {
 
@@ -73,7 +73,7 @@ struct DiffSide {
   size_t warmup = 0;                  // leading iterations dropped
   std::vector<double> series_ns;      // every iteration's time, warm-up included, in order
   std::vector<double> iteration_ns;   // the steady ones
-  SteadyState steady;                 // of series_ns
+  stats::SteadyState steady;          // of series_ns
   bool has_layers = false;
   // Its steady iterations replay CUDA Graphs that the trace holds whole (nsys's default graph
   // trace): what ran inside them, and so their layers and kernel counts, is not known.

@@ -408,15 +408,15 @@ void iteration_statistics(Iterations& out) {
     }
     prev = &it;
   }
-  auto to_ms = [](Summary s) {
-    s.mean /= 1e6; s.median /= 1e6; s.min /= 1e6; s.max /= 1e6;
+  auto to_ms = [](stats::Summary s) {
+    for (double* x : {&s.mean, &s.median, &s.min, &s.max, &s.p10, &s.p90, &s.stddev}) *x /= 1e6;
     return s;
   };
-  out.host_ms = to_ms(summarize(host));
-  out.gpu_ms = to_ms(summarize(gpu));
-  out.busy_pct = summarize(busy);
-  out.busy_ms = to_ms(summarize(busy_ns));
-  out.period_ms = to_ms(summarize(period));
+  out.host_ms = to_ms(stats::summarize(host));
+  out.gpu_ms = to_ms(stats::summarize(gpu));
+  out.busy_pct = stats::summarize(busy);
+  out.busy_ms = to_ms(stats::summarize(busy_ns));
+  out.period_ms = to_ms(stats::summarize(period));
   if (out.lap_from_gpu && out.period_ms.n) {
     out.lap_ms = out.period_ms.mean;
     out.lap_source = "GPU start to next start, mean";
@@ -431,7 +431,7 @@ void iteration_statistics(Iterations& out) {
   }
 }
 
-std::string warmup_warning(const SteadyState& s, size_t warmup, const std::string& what) {
+std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std::string& what) {
   if (s.start <= warmup) return "";
   return format("Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
                 "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
@@ -452,7 +452,7 @@ IterationSteadyState iteration_steady_state(const Iterations& a) {
     position.push_back(i);
   }
   if (series.empty()) return r;
-  r.steady = steady_state(series);
+  r.steady = stats::steady_state(series);
   const size_t start_series = r.steady.start;
   r.steady.start = start_series < position.size() ? position[start_series] : a.iterations.size();
   r.text = format("per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "

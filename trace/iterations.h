@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "core/stats.h"
 #include "trace/error.h"
 #include "trace/join.h"
-#include "trace/stats.h"
 
 namespace laptime::trace {
 
@@ -66,9 +66,9 @@ struct Iterations {
   std::vector<Iteration> iterations;  // all, in order; steady() tells the measured ones
   int svg_iteration = -1;             // the steady iteration whose GPU span is the median
   size_t steady_count = 0;
-  Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
-  Summary period_ms;  // GPU start to next iteration's GPU start: the throughput lap
-  Summary busy_ms;    // union of GPU work per steady iteration
+  stats::Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
+  stats::Summary period_ms;  // GPU start to next iteration's GPU start: the throughput lap
+  stats::Summary busy_ms;    // union of GPU work per steady iteration
   double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period when the host never caught up
   bool lap_from_gpu = false;
   std::string lap_source;  // which of the two, in words
@@ -131,17 +131,17 @@ void iteration_statistics(Iterations& r);
 
 // The warning for a run whose laps settle after its warm-up ends, or "" when they do not.
 // `start` and `warmup` count iterations from the first one.
-std::string warmup_warning(const SteadyState& s, size_t warmup, const std::string& what);
+std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std::string& what);
 
-// Where an analyzed trace's iterations settle: steady_state() (trace/stats.h) over the GPU
-// span of every iteration with GPU work, warm-up included (analyze and diff report it; the
+// Where an analyzed trace's iterations settle: stats::steady_state() (core/stats.h) over the
+// GPU span of every iteration with GPU work, warm-up included (analyze and diff report it; the
 // warning goes into the notes when the warm-up the analysis dropped ends before the laps
 // settle).
 struct IterationSteadyState {
-  SteadyState steady;       // start: an index into Iterations::iterations
-  size_t warmup = 0;        // leading iterations the analysis dropped as warm-up
-  std::string text;         // one line for the report, "" when no iteration has GPU work
-  std::string warning;      // warmup_warning(), or ""
+  stats::SteadyState steady;  // start: an index into Iterations::iterations
+  size_t warmup = 0;          // leading iterations the analysis dropped as warm-up
+  std::string text;           // one line for the report, "" when no iteration has GPU work
+  std::string warning;        // warmup_warning(), or ""
 };
 IterationSteadyState iteration_steady_state(const Iterations& a);
 

@@ -12,7 +12,7 @@ namespace laptime::trace {
 
 nlohmann::json to_json(const Analysis& a) {
   using nlohmann::json;
-  auto summary = [](const Summary& s) {
+  auto summary = [](const stats::Summary& s) {
     return json{{"n", s.n}, {"mean", s.mean}, {"median", s.median}, {"min", s.min}, {"max", s.max}};
   };
   json j;

@@ -86,7 +86,7 @@ void print_lap(const Analysis& a, std::FILE* out) {
   std::fprintf(out, "\n1. Steady-state time per iteration (ms, %zu iterations)\n", iters);
   std::fprintf(out, "  lap         %.3f ms (%s)\n", a.lap_ms, a.lap_source.c_str());
   Table t1({"", "mean", "median", "min", "max"}, "lrrrr");
-  auto srow = [&](const std::string& name, const Summary& s) {
+  auto srow = [&](const std::string& name, const stats::Summary& s) {
     if (s.n) t1.row({name, format("%.3f", s.mean), format("%.3f", s.median), format("%.3f", s.min), format("%.3f", s.max)});
   };
   srow("host: NVTX range", a.host_ms);

@@ -1,10 +1,10 @@
-#include "trace/stats.h"
+#include "core/stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace laptime::trace {
+namespace laptime::stats {
 
 Summary summarize(std::vector<double> v) {
   Summary s;
@@ -12,13 +12,18 @@ Summary summarize(std::vector<double> v) {
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  s.median = median(v);
   s.min = v.front();
   s.max = v.back();
+  s.p10 = percentile_sorted(v, 0.1);
+  s.p90 = percentile_sorted(v, 0.9);
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(sq / (v.size() - 1)) : 0.0;
   return s;
 }
 
-double median_of(std::vector<double> v) {
+double median(std::vector<double> v) {
   if (v.empty()) return 0;
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + mid, v.end());
@@ -28,12 +33,25 @@ double median_of(std::vector<double> v) {
   return (lower + upper) / 2;
 }
 
-double mad_of(const std::vector<double>& v) {
-  const double m = median_of(v);
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return percentile_sorted(v, q);
+}
+
+double percentile_sorted(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * (sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
+}
+
+double mad(const std::vector<double>& v) {
+  const double m = median(v);
   std::vector<double> dev;
   dev.reserve(v.size());
   for (double x : v) dev.push_back(std::fabs(x - m));
-  return median_of(std::move(dev));
+  return median(std::move(dev));
 }
 
 namespace {
@@ -59,16 +77,7 @@ class SplitMix64 {
 double resampled_median(const std::vector<double>& v, SplitMix64& rng, std::vector<double>& scratch) {
   scratch.resize(v.size());
   for (double& x : scratch) x = v[rng.below(v.size())];
-  return median_of(scratch);
-}
-
-// The q-quantile of sorted values, by linear interpolation between ranks.
-double quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const double pos = q * (sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
+  return median(scratch);
 }
 
 }  // namespace
@@ -87,8 +96,8 @@ Interval bootstrap_median_change(const std::vector<double>& before, const std::v
   }
   std::sort(diffs.begin(), diffs.end());
   const double tail = (1 - level) / 2;
-  ci.lo = quantile(diffs, tail);
-  ci.hi = quantile(diffs, 1 - tail);
+  ci.lo = percentile_sorted(diffs, tail);
+  ci.hi = percentile_sorted(diffs, 1 - tail);
   return ci;
 }
 
@@ -97,8 +106,8 @@ SteadyState steady_state(const std::vector<double>& series) {
   const size_t n = series.size();
   if (n == 0) return s;
   const std::vector<double> last_half(series.begin() + n / 2, series.end());
-  s.median = median_of(last_half);
-  s.band = std::max(kMadWidth * 1.4826 * mad_of(last_half), kMinBand * std::fabs(s.median));
+  s.median = median(last_half);
+  s.band = std::max(kMadWidth * 1.4826 * mad(last_half), kMinBand * std::fabs(s.median));
   auto outside = [&](double x) { return std::fabs(x - s.median) > s.band; };
   for (size_t i = 0; i < n / 2; ++i)
     if (outside(series[i])) s.start = i + 1;
@@ -106,4 +115,4 @@ SteadyState steady_state(const std::vector<double>& series) {
   return s;
 }
 
-}  // namespace laptime::trace
+}  // namespace laptime::stats

@@ -1,0 +1,75 @@
+// laptime's statistics, one method per statistic: what `laptime bench` reports over its laps,
+// what `laptime analyze` reports over its iterations and what `laptime diff` compares. Host-only
+// (part of laptime_host, core/CMakeLists.txt), so bench and trace use the same definitions and
+// the tests check them without a GPU. Two ways of computing the same statistic would disagree
+// one day in the last digit of a report; here there is one of each.
+//
+// The methods:
+//   median      the middle value of the sorted list; for an even count the mean of the two
+//               middle values, (a + b) / 2. 0 for an empty list.
+//   percentile  linear interpolation between ranks: for q in [0, 1], position q · (n - 1) in
+//               the sorted list, v[lo] + (pos - lo) · (v[hi] - v[lo]) (numpy's default).
+//   mean        the sum of the sorted values, smallest first, over n: the same list in any
+//               order gives the same mean to the last bit.
+//   stddev      the sample standard deviation, sqrt(sum (x - mean)^2 / (n - 1)) over the
+//               sorted values; 0 for fewer than two.
+//   MAD         the median of |x - median| (unscaled: 1.4826 · MAD estimates the standard
+//               deviation of normal noise).
+//   bootstrap   the percentile-bootstrap interval of a change of medians (below), drawn from a
+//               fixed-seed SplitMix64 stream with its own index mapping, so the same inputs
+//               give the same interval on every platform (the standard library's
+//               distributions are implementation-defined).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace laptime::stats {
+
+// Every statistic of a list at once (all 0 for an empty one); the unit is the list's.
+struct Summary {
+  size_t n = 0;
+  double mean = 0, median = 0, min = 0, max = 0;
+  double p10 = 0, p90 = 0;  // percentile(0.1), percentile(0.9)
+  double stddev = 0;        // sample standard deviation; 0 for fewer than two values
+};
+Summary summarize(std::vector<double> values);
+
+double median(std::vector<double> v);
+// q in [0, 1]; 0 for an empty list.
+double percentile(std::vector<double> v, double q);
+// The same, for a list already sorted ascending (no copy, no sort).
+double percentile_sorted(const std::vector<double>& sorted, double q);
+double mad(const std::vector<double>& v);
+
+struct Interval {
+  double lo = 0, hi = 0;
+  bool excludes_zero() const { return lo > 0 || hi < 0; }
+};
+
+// The percentile-bootstrap interval of median(after) - median(before) at `level` (0.95: the
+// 2.5th and 97.5th percentiles of the resampled differences). Each resample draws
+// before.size() values from `before` and after.size() from `after`, with replacement,
+// independently (the two runs' iterations are not paired). An empty list gives {0, 0}.
+Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after,
+                                 int resamples, uint64_t seed, double level = 0.95);
+
+// Where a series of per-iteration times settles. The rule (documented in docs/PROFILING.md):
+// the reference is the last half of the series (iterations n/2 .. n-1); its median m and MAD
+// give the steady band m ± max(kMadWidth · 1.4826 · MAD, kMinBand · m) (the relative floor
+// keeps a very quiet series from calling every wobble a transient). The steady state starts
+// right after the last iteration of the first half that lies outside the band, or at 0 when
+// none does. Iterations of the last half outside the band are spikes, not warm-up: they do
+// not move the start (and by construction at least half the series is always steady).
+struct SteadyState {
+  size_t start = 0;           // index into the series of the first steady iteration
+  double median = 0;          // m, of the last half
+  double band = 0;            // the half-width of the band, same unit as the series
+  size_t outside_late = 0;    // iterations from `start` on that lie outside the band (spikes)
+};
+constexpr double kMadWidth = 5.0;
+constexpr double kMinBand = 0.02;
+SteadyState steady_state(const std::vector<double>& series);
+
+}  // namespace laptime::stats
