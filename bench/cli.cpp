@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/cli_limits.h"
+#include "bench/gpu_commands.h"
+#include "bench/host_cli.h"
 #include "core/check.h"
 #include "core/cli_numbers.h"
 
@@ -64,11 +66,11 @@ std::string pitfall_name(Pitfall p) { return name_in(kPitfalls, p); }
 std::string stream_name(StreamKind s) { return name_in(kStreams, s); }
 
 Command parse_command_line(const std::vector<std::string>& args) {
-  CLI::App app{"laptime: hand-written CUDA GPT-2 small and ResNet-50, built to be profiled.", "laptime"};
+  CLI::App app{kLaptimeDescription, "laptime"};
   app.require_subcommand(1);
   Command cmd;
 
-  CLI::App* bench = app.add_subcommand("bench", "loop forward passes and report the steady-state lap time");
+  CLI::App* bench = app.add_subcommand("bench", gpu_command_description("bench"));
   BenchOptions& b = cmd.bench;
   add_workload_options(bench, &b.workload);
   cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
@@ -94,7 +96,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
                        "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
                        "not under nsys or ncu");
 
-  CLI::App* fwd = app.add_subcommand("forward", "run one forward pass on given inputs and write the logits (fp32)");
+  CLI::App* fwd = app.add_subcommand("forward", gpu_command_description("forward"));
   ForwardOptions& f = cmd.forward;
   add_workload_options(fwd, &f.workload);
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
@@ -108,35 +110,14 @@ Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
   CLI::App* diff = add_diff_subcommand(app, cmd.diff);
 
-  CLI::App* peak = app.add_subcommand("peak", "measure the device's ceilings for the roofline (GEMM per precision, "
-                                              "device copy) once, cache and print them");
+  CLI::App* peak = app.add_subcommand("peak", gpu_command_description("peak"));
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
   cli::add_output_file(peak, "--cache", &cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
 
-  // CLI11 would only say "a subcommand is required" for a misspelt one: name it instead.
-  if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
-    std::string known;
-    bool found = false;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      found |= sub->get_name() == args[0];
-      known += (known.empty() ? "" : ", ") + sub->get_name();
-    }
-    require(found, "unknown command '" + args[0] + "': choose one of " + known + ". Run `laptime --help` for usage.");
-  }
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    cmd.help_text = app.help();
-    for (CLI::App* sub : {bench, fwd, analyze, diff, peak})
-      if (sub->parsed()) cmd.help_text = sub->help();
-    return cmd;
-  } catch (const CLI::ParseError& e) {
-    std::string msg = e.what();
-    if (!msg.empty() && msg.back() != '.') msg += '.';
-    throw Error(msg + " Run `laptime --help` for usage.");
-  }
+  const std::string error = parse_subcommands(app, args, &cmd.help_text);
+  require(error.empty(), error);
+  if (!cmd.help_text.empty()) return cmd;
   for (const WorkloadOptions* w : {&b.workload, &f.workload}) {
     require(w->attention == AttentionKind::Auto || w->model != "resnet50", "--attention applies to gpt2 only.");
     // --attention flash runs in every precision; the head size it needs is checked where the

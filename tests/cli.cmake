@@ -1,10 +1,12 @@
 # The laptime CLI: parsing and error messages (host only), plus runs of the real binary.
-laptime_test(test_cli test_cli.cpp LIBS laptime_bench GTest::gmock)
-target_compile_definitions(test_cli PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>")
-add_dependencies(test_cli laptime)
-# bench/bench_result: the bench's text and JSON from a result made by hand or read from a
-# committed report (host only).
-laptime_test(test_bench_report test_bench_report.cpp LIBS laptime_bench)
+if(LAPTIME_CUDA)
+  laptime_test(test_cli test_cli.cpp LIBS laptime_bench GTest::gmock)
+  target_compile_definitions(test_cli PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>")
+  add_dependencies(test_cli laptime)
+  # bench/bench_result: the bench's text and JSON from a result made by hand or read from a
+  # committed report (host only).
+  laptime_test(test_bench_report test_bench_report.cpp LIBS laptime_bench)
+endif()
 
 # core/output_file (how every output is written) and core/cli_numbers: host only, no CUDA.
 laptime_test(test_output_file test_output_file.cpp LIBS laptime_host GTest::gmock)

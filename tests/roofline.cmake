@@ -1,6 +1,8 @@
 # The per-layer roofline: the layer costs (layers/layer_cost.h's formulas against hand counts and
 # bench/layer_costs' writer against committed sidecars on the host; on a GPU, the built models'
 # costs against those sidecars) and trace/roofline (host-only, synthetic and committed traces).
-laptime_test(test_layer_costs test_layer_costs.cpp LIBS laptime_bench)
+if(LAPTIME_CUDA)
+  laptime_test(test_layer_costs test_layer_costs.cpp LIBS laptime_bench)
+endif()
 laptime_test(test_roofline test_roofline.cpp LIBS laptime_analyze)
 target_compile_definitions(test_roofline PRIVATE PYTHON_EXECUTABLE="${Python3_EXECUTABLE}")

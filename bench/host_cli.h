@@ -1,0 +1,43 @@
+// The `laptime` executable's command line (host only: no CUDA header, no CUDA library). It
+// parses the trace subcommands itself (analyze, diff) and recognises the GPU subcommands
+// (bench/gpu_commands.h) by their first word only: those go, whole, to the GPU module, whose
+// parser (bench/cli.cpp) knows their options. The top-level help lists both kinds.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace/analyze.h"
+#include "trace/diff_command.h"
+
+namespace CLI {
+class App;
+}
+
+namespace laptime {
+
+// A usage error: what() is one sentence ending "Run `laptime --help` for usage."
+class CommandLineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct HostCommand {
+  enum class Kind { Help, Analyze, Diff, Gpu } kind = Kind::Help;
+  AnalyzeOptions analyze;
+  DiffCommandOptions diff;
+  std::string help_text;  // for Kind::Help: what --help printed
+};
+
+// Parses argv (without the program name). Kind::Gpu when the first word is a GPU subcommand
+// (nothing else is read). Throws CommandLineError for unknown commands, flags or bad values.
+HostCommand parse_host_command_line(const std::vector<std::string>& args);
+
+// Parses args into app (its subcommands registered), the same way on both sides: an unknown
+// first word is named with the known ones, CLI11's refusals become one sentence ending "Run
+// `laptime --help` for usage.", and --help gives the parsed subcommand's help (else the whole
+// program's) in *help. Returns the error sentence, "" when the line parsed.
+std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& args, std::string* help);
+
+}  // namespace laptime
