@@ -14,6 +14,7 @@
 #include "trace/error.h"
 #include "trace/iterations.h"
 #include "trace/json_report.h"
+#include "trace/nsys_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/roofline.h"
@@ -55,14 +56,17 @@ int run_analyze(const AnalyzeOptions& o) {
   // Every output is checked before the trace is read: none may be the trace itself, a
   // device or a FIFO, or sit in a folder that cannot be written (core/output_file.h).
   std::optional<OutputFile> json_out;
+  // An .nsys-rep is read through its SQLite export (trace/nsys_report.h): no output onto that either.
+  const std::string export_of_report = trace::is_nsys_report(o.file) ? trace::export_path_for(o.file) : "";
   try {
     check_outputs({{"JSON report", o.json, true},
                    {"Perfetto trace", o.perfetto},
                    {"SVG timeline", o.svg},
                    {"roofline SVG", o.roofline_svg}},
-                  {o.file, o.layers, o.peak});
+                  {o.file, o.layers, o.peak, export_of_report});
     if (!o.json.empty())
-      json_out.emplace(OutputSpec{"JSON report", o.json, true}, std::vector<std::string>{o.file, o.layers, o.peak});
+      json_out.emplace(OutputSpec{"JSON report", o.json, true},
+                       std::vector<std::string>{o.file, o.layers, o.peak, export_of_report});
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
   }
@@ -76,7 +80,8 @@ int run_analyze(const AnalyzeOptions& o) {
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
   }
-  const trace::Trace t = trace::load_nsys_sqlite(o.file);
+  const trace::TraceSource source = trace::open_trace_source(o.file, stderr);
+  const trace::Trace t = trace::load_nsys_sqlite(source.path());
   const trace::TraceJoin j(t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);

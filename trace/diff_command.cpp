@@ -11,6 +11,7 @@
 #include "trace/diff_svg.h"
 #include "trace/diff_text.h"
 #include "trace/error.h"
+#include "trace/nsys_report.h"
 
 namespace laptime {
 
@@ -59,8 +60,15 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
 }
 
 int run_diff(const DiffCommandOptions& o) {
-  trace::DiffSide before = trace::load_run(o.before, o.diff);
-  trace::DiffSide after = trace::load_run(o.after, o.diff);
+  // An .nsys-rep is read through its SQLite export (trace/nsys_report.h); the diff names the user's file.
+  auto load = [&o](const std::string& path) {
+    const trace::TraceSource source = trace::open_trace_source(path, stderr);
+    trace::DiffSide side = trace::load_run(source.path(), o.diff);
+    side.file = path;
+    return side;
+  };
+  trace::DiffSide before = load(o.before);
+  trace::DiffSide after = load(o.after);
   const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
   std::printf("laptime diff %s %s\n", o.before.c_str(), o.after.c_str());
   trace::print_diff(d, stdout);
