@@ -4,6 +4,10 @@
 #
 #   scripts/setup.sh           check; on Debian/Ubuntu install what is missing
 #   scripts/setup.sh --check   check only: list what is missing, exit 1 if anything is
+#   scripts/setup.sh --host-only [--check]
+#                              the same for the host-only build (cmake -DLAPTIME_CUDA=OFF: the
+#                              trace analyzer and its tests), which needs no CUDA toolkit, cuDNN
+#                              or cudnn-frontend
 #
 # It checks first and installs nothing when everything is there (well under a second). On
 # Debian or Ubuntu it installs the missing pieces: apt packages (as root, or through sudo) and
@@ -13,11 +17,14 @@
 set -euo pipefail
 
 check_only=0
-case "${1:-}" in
-  --check) check_only=1 ;;
-  "") ;;
-  *) echo "usage: scripts/setup.sh [--check]" >&2; exit 2 ;;
-esac
+host_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --host-only) host_only=1 ;;
+    *) echo "usage: scripts/setup.sh [--host-only] [--check]" >&2; exit 2 ;;
+  esac
+done
 
 say() { echo "setup.sh: $*" >&2; }
 
@@ -53,13 +60,14 @@ check() {
 
   if ! have python3; then
     apt_missing+=(python3 python3-pip ca-certificates)
-    pip_missing+=(numpy safetensors pytest nvidia-cudnn-frontend)
+    pip_missing+=(numpy safetensors pytest)
+    [[ $host_only == 1 ]] || pip_missing+=(nvidia-cudnn-frontend)
   else
     # One interpreter start for every Python check: pip, the modules, then cudnn-frontend's
     # headers where CMake looks for them (layers/resnet50.cmake: <site>/include,
     # $CUDNN_FRONTEND_ROOT).
     local py
-    py=$(python3 - <<'EOF'
+    py=$(LAPTIME_SETUP_HOST_ONLY=$host_only python3 - <<'EOF'
 import importlib.util, os, re, site, sysconfig
 for name, module in (("@pip", "pip"), ("numpy", "numpy"), ("safetensors", "safetensors"), ("pytest", "pytest")):
     if importlib.util.find_spec(module) is None:
@@ -75,16 +83,17 @@ for r in roots:
         continue
     v = [int(re.search(r"CUDNN_FRONTEND_%s_VERSION (\d+)" % k, text).group(1)) for k in ("MAJOR", "MINOR")]
     ok = ok or tuple(v) >= (1, 32)
-if not ok:
+if not ok and os.environ.get("LAPTIME_SETUP_HOST_ONLY") != "1":
     print("nvidia-cudnn-frontend")
 EOF
-    ) || py="@pip numpy safetensors pytest nvidia-cudnn-frontend"
+    ) || py="@pip numpy safetensors pytest$([[ $host_only == 1 ]] || echo ' nvidia-cudnn-frontend')"
     local p
     for p in $py; do
       if [[ $p == @pip ]]; then apt_missing+=(python3-pip ca-certificates); else pip_missing+=("$p"); fi
     done
   fi
 
+  [[ $host_only == 1 ]] && return 0
   # Not installed by this script: CUDA (nvcc, cuBLASLt, CUPTI, NVTX) and cuDNN 9.
   local cuda=${CUDAToolkit_ROOT:-/usr/local/cuda}
   if ! have nvcc && [[ ! -x "$cuda/bin/nvcc" ]]; then
