@@ -4,6 +4,8 @@
 // parser (bench/cli.cpp) knows their options. The top-level help lists both kinds.
 #pragma once
 
+#include <cstdio>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,5 +41,35 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args);
 // `laptime --help` for usage.", and --help gives the parsed subcommand's help (else the whole
 // program's) in *help. Returns the error sentence, "" when the line parsed.
 std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& args, std::string* help);
+
+namespace detail {
+template <class Command>
+int catching(Command& command) {
+  return command();
+}
+template <class First, class... Rest, class Command>
+int catching(Command& command) {
+  try {
+    return catching<Rest...>(command);
+  } catch (const First& e) {
+    std::fprintf(stderr, "laptime: %s\n", e.what());
+    return 1;
+  }
+}
+}  // namespace detail
+
+// Runs command() and returns its exit code. An exception of one of the Sentences types is
+// laptime's one sentence, printed "laptime: SENTENCE" on standard error; any other
+// std::exception is "laptime: unexpected error: ...". Both exit 1. The one way the executable
+// and the GPU module fail (each names its own sentence types).
+template <class... Sentences, class Command>
+int run_command(Command&& command) {
+  try {
+    return detail::catching<Sentences...>(command);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "laptime: unexpected error: %s\n", e.what());
+    return 1;
+  }
+}
 
 }  // namespace laptime

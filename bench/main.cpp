@@ -8,30 +8,22 @@
 #include "trace/error.h"
 
 int main(int argc, char** argv) {
+  using namespace laptime;
   // Before anything is opened: a closed standard output must not become an output's descriptor.
-  laptime::reserve_standard_descriptors();
-  try {
-    const laptime::HostCommand cmd =
-        laptime::parse_host_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  reserve_standard_descriptors();
+  return run_command<CommandLineError, OutputError, trace::TraceError>([&] {
+    const HostCommand cmd = parse_host_command_line(std::vector<std::string>(argv + 1, argv + argc));
     switch (cmd.kind) {
-      case laptime::HostCommand::Kind::Help:
+      case HostCommand::Kind::Help:
         std::fputs(cmd.help_text.c_str(), stdout);
         return 0;
-      case laptime::HostCommand::Kind::Analyze:
-        return laptime::run_analyze(cmd.analyze);
-      case laptime::HostCommand::Kind::Diff:
-        return laptime::run_diff(cmd.diff);  // 3 when its --fail-if-slower gate trips
-      case laptime::HostCommand::Kind::Gpu:
-        return laptime::run_gpu_command(argc, argv);
+      case HostCommand::Kind::Analyze:
+        return run_analyze(cmd.analyze);
+      case HostCommand::Kind::Diff:
+        return run_diff(cmd.diff);  // 3 when its --fail-if-slower gate trips
+      case HostCommand::Kind::Gpu:
+        break;
     }
-  } catch (const laptime::CommandLineError& e) {
-    std::fprintf(stderr, "laptime: %s\n", e.what());
-  } catch (const laptime::OutputError& e) {
-    std::fprintf(stderr, "laptime: %s\n", e.what());
-  } catch (const laptime::trace::TraceError& e) {
-    std::fprintf(stderr, "laptime: %s\n", e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "laptime: unexpected error: %s\n", e.what());
-  }
-  return 1;
+    return run_gpu_command(argc, argv);
+  });
 }
