@@ -8,7 +8,7 @@
 #include "bench/host_cli.h"
 #include "core/check.h"
 #include "core/output_file.h"
-#include "trace/trace.h"
+#include "trace/error.h"
 
 extern "C" __attribute__((visibility("default"))) int laptime_gpu_main(int argc, char** argv) {
   using namespace laptime;
