@@ -27,10 +27,11 @@ namespace laptime {
 
 CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   CLI::App* sub = app.add_subcommand(
-      "analyze", "answer the baseline questions from a trace: nsys SQLite export or `laptime bench --trace` file");
+      "analyze", "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` file");
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
-  cli::add_input_path(sub, "file", &o.file, "trace: `nsys export --type sqlite REPORT.nsys-rep` output, or laptime's own")
+  cli::add_input_path(sub, "file", &o.file, "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys "
+                                             "when needed), an `nsys export --type sqlite` output, or laptime's own")
       ->required();
   sub->add_option("--range", o.report.range,
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "

@@ -2,8 +2,9 @@
 // per iteration, GPU utilization and its gaps, the kernel mix, synchronizations inside the
 // loop — and optionally export it for Perfetto or draw one iteration as SVG.
 //
-// FILE is Nsight Systems' SQLite export (`nsys export --type sqlite REPORT.nsys-rep`) or a
-// trace written by `laptime bench --trace`. The work lives in trace/ (laptime_trace, host-only);
+// FILE is Nsight Systems' SQLite export (`nsys export --type sqlite REPORT.nsys-rep`), the
+// report itself (read through that export, trace/nsys_report.h), or a trace written by
+// `laptime bench --trace`. The work lives in trace/ (laptime_trace, host-only);
 // this file is the command line around it.
 #pragma once
 

@@ -22,7 +22,7 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
       "Labels (t = --threshold, a = --min-change-us, relative to BEFORE's median): SLOWER / FASTER when the\n"
       "interval is clear of zero and the change is beyond ±t and ±a; SAME when the interval lies within ±t\n"
       "(or ±a); UNCLEAR otherwise. Exit 3 when --fail-if-slower trips, 1 on an error.");
-  sub->add_option("before", o.before, "trace (nsys SQLite export or `laptime bench --trace`) or `bench --json` report")
+  sub->add_option("before", o.before, "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
       ->required();
   sub->add_option("after", o.after, "the same, for the run to compare")->required();
   sub->add_option_function<std::string>(
