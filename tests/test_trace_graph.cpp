@@ -23,6 +23,7 @@
 #include "trace/diff_input.h"
 #include "trace/diff_json.h"
 #include "trace/graph.h"
+#include "trace/graph_nodes.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
 #include "trace/report.h"

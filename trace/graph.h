@@ -43,21 +43,6 @@
 
 namespace laptime::trace {
 
-// (pid, node id) -> the record of the node's creation.
-class GraphNodeIndex {
- public:
-  explicit GraphNodeIndex(const Trace& t);
-  bool empty() const { return by_id_.empty(); }
-  // The node that `id` (an executable's node, as a kernel record names it) was copied from, and
-  // that from, back to the node that was made first; null when the trace holds no record of one of
-  // them, or the copies loop.
-  const GraphNode* origin(uint32_t pid, uint64_t id) const;
-
- private:
-  const Trace& t_;
-  std::map<std::pair<uint32_t, uint64_t>, int> by_id_;  // into Trace::graph_nodes
-};
-
 // What the steady iterations ran through CUDA Graphs (filled by summarize_graphs; a part of
 // question 3's answer, kernels.h's KernelMix).
 struct GraphSummary {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "trace/graph.h"
+#include "trace/graph_nodes.h"
 
 namespace laptime::trace {
 
