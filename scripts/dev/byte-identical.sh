@@ -121,7 +121,8 @@ if differences=$(diff -rq "$work/old" "$work/new"); then
 fi
 n=$(wc -l <<<"$differences")
 echo "NOT byte-identical: $n of $files files differ ($runs runs of each binary); outputs kept in $work"
-sed -e "s|$work/||g" -e 's|^Files \(old/\)\([^ ]*\) and new/.* differ$|  \2|' <<<"$differences" | head -20
+sed -e "s|$work/||g" -e 's|^Files old/\([^ ]*\) and new/.* differ$|  \1|' \
+  -e 's#^Only in \(old\|new\)/\([^:]*\): \(.*\)$#  \2/\3 (only the \1 binary wrote it)#' <<<"$differences" | head -20
 [[ $n -gt 20 ]] && echo "  ... and $((n - 20)) more"
 first=$(grep -m1 '^Files ' <<<"$differences" | sed 's/^Files \(.*\) and \(.*\) differ$/\1 \2/' || true)
 if [[ -n $first ]]; then
