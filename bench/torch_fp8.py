@@ -1,18 +1,25 @@
-"""PyTorch's closest counterpart of laptime's fp8 GPT-2: the same linear layers through
-torch._scaled_mm with the same scale recipe (layers/linear.h), everything else in bf16.
+"""PyTorch's closest counterpart of laptime's fp8 GPT-2 and ResNet-50: the same GEMMs through
+torch._scaled_mm with the same scale recipe (layers/linear.h, layers/conv2d.h), everything else
+in bf16.
 
     model = transformers' GPT2LMHeadModel, cast to bf16
     layers = to_fp8(model)                 # c_attn, attn.c_proj, c_fc, mlp.c_proj, lm_head
-    calibrate(model, layers, input_ids)    # one bf16 pass: each layer's input amax
+    calibrate(model, layers, input_ids=ids)  # one bf16 pass: each layer's input amax
     model(input_ids)                       # now through _scaled_mm
+
+    model = torchvision's resnet50(), eval, fp32
+    layers = to_fp8_resnet50(model)        # BatchNorm folded, bf16, the 1x1 stride-1 convolutions and the fc
+    calibrate(model, layers, images)       # images in bf16
 
 The recipe, as laptime's: e4m3 weights with one scale per tensor, s_w = amax(W) / 448; e4m3
 inputs with one static scale per tensor from one calibration batch, s_x = 2 · amax(x) / 448;
 values past ±448 saturate (clamped before the cast: PyTorch's cast to float8_e4m3fn does not
 saturate); fp32 accumulation without fast accumulation; bf16 bias and bf16 output. The
-LayerNorms, the attention core, the GELU, the residual stream and the logits stay bf16. Unlike
-laptime, every one of these GEMMs runs fp8 (no per-shape timing): it is the accuracy reference
-(tests/e2e/check_gpt2.py) and the `_scaled_mm` speed row (bench/torch_baseline.py -p fp8).
+LayerNorms, the attention core, the GELU, the residual stream and the logits stay bf16; in
+ResNet-50 the stem, the 3x3 convolutions, the stride-2 downsamples, the residual adds and the
+pools. Unlike laptime, every one of these GEMMs runs fp8 (no per-shape timing): it is the
+accuracy reference (tests/e2e/check_gpt2.py, check_resnet50.py) and the `_scaled_mm` speed row
+(bench/torch_baseline.py -p fp8, GPT-2).
 
 Imports torch lazily: bench/torch_baseline.py imports this file on machines without it.
 """
@@ -89,13 +96,66 @@ def to_fp8(torch, model):
     return layers
 
 
-def calibrate(torch, model, layers, **inputs):
-    """One bf16 pass over `inputs`; then s_x = margin · amax / 448 in every layer."""
+def to_fp8_resnet50(torch, model):
+    """ResNet-50's counterpart of laptime's fp8 (layers/conv2d.h): every BatchNorm folded into its
+    convolution in fp32 (laptime folds at load too, and quantizes the folded weight), the model
+    cast to bf16, then each 1x1 stride-1 convolution (conv1 and conv3 of every block, layer1.0's
+    downsample) as an Fp8Linear on the NHWC rows [N·H·W, C] and the fc as one. `model` is
+    torchvision's resnet50() in eval mode, fp32; changed in place. Returns the Fp8Linear modules."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+    nn = torch.nn
+    Fp8Linear = make_fp8_linear_class(torch)
+
+    class Fp8Conv1x1(nn.Module):
+        """A 1x1 stride-1 convolution as the GEMM it is in NHWC, through Fp8Linear."""
+
+        def __init__(self, conv):
+            super().__init__()
+            w = conv.weight.detach()
+            self.linear = Fp8Linear(w.reshape(w.shape[0], w.shape[1]), conv.bias)
+
+        def forward(self, x):
+            n, c, h, w = x.shape
+            y = self.linear(x.permute(0, 2, 3, 1).reshape(-1, c))
+            return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
+
+    model.conv1, model.bn1 = fuse_conv_bn_eval(model.conv1, model.bn1), nn.Identity()
+    blocks = [b for stage in (model.layer1, model.layer2, model.layer3, model.layer4) for b in stage]
+    for b in blocks:
+        for conv, bn in (("conv1", "bn1"), ("conv2", "bn2"), ("conv3", "bn3")):
+            setattr(b, conv, fuse_conv_bn_eval(getattr(b, conv), getattr(b, bn)))
+            setattr(b, bn, nn.Identity())
+        if b.downsample is not None:
+            b.downsample = nn.Sequential(fuse_conv_bn_eval(b.downsample[0], b.downsample[1]))
+    model.to(torch.bfloat16)
+    layers = []
+
+    def one_by_one(conv):
+        return conv.kernel_size == (1, 1) and conv.stride == (1, 1) and conv.padding == (0, 0)
+
+    for b in blocks:
+        for name in ("conv1", "conv3"):  # 1x1 stride 1 in torchvision's v1.5 (the stride is conv2's)
+            if one_by_one(getattr(b, name)):
+                fp8 = Fp8Conv1x1(getattr(b, name))
+                setattr(b, name, fp8)
+                layers.append(fp8.linear)
+        if b.downsample is not None and one_by_one(b.downsample[0]):
+            fp8 = Fp8Conv1x1(b.downsample[0])
+            b.downsample = nn.Sequential(fp8)
+            layers.append(fp8.linear)
+    fc = Fp8Linear(model.fc.weight, model.fc.bias)
+    model.fc = fc
+    layers.append(fc)
+    return layers
+
+
+def calibrate(torch, model, layers, *args, **kwargs):
+    """One bf16 pass of model(*args, **kwargs); then s_x = margin · amax / 448 in every layer."""
     for layer in layers:
         layer.calibrating = True
         layer.amax_x = torch.zeros((), device=layer.amax_x.device)
     with torch.no_grad():
-        model(**inputs)
+        model(*args, **kwargs)
     for layer in layers:
         amax = layer.amax_x
         if not torch.isfinite(amax):

@@ -10,7 +10,8 @@ Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3, bf16 3e-2.
 fp8: laptime calibrates its scales on another batch of the same shape (`forward --calibrate`),
 and so does PyTorch's closest fp8 path (bench/torch_fp8.py: the same linear layers through
 torch._scaled_mm with the same recipe), whose error is the reference: laptime's must stay within
-FP8_FACTOR times it. Two laptime rows: its own per-shape choice (auto) and every GEMM in fp8
+FP8_FACTOR times it and its top-1 agreement above top1_floor() of PyTorch's (e2e_common.py says
+where both come from). Two laptime rows: its own per-shape choice (auto) and every GEMM in fp8
 (LAPTIME_FP8_GEMM=fp8, what PyTorch's path does). Every row also prints the top-1 agreement with
 fp32 (the share of positions whose most likely next token is fp32's), PyTorch bf16's and fp8's beside.
 
@@ -22,7 +23,6 @@ allows it (flash: every precision, GPT-2 small's head size 64 being one both fla
 cudnn: bf16 and tf32); the default checks laptime's own choice.
 """
 import copy
-import os
 import pathlib
 import subprocess
 import sys
@@ -32,13 +32,12 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from e2e_common import REPO, parser, rel_l2, strict_fp32_reference, top1_agreement
+from e2e_common import REPO, fp8_reference, parser, rel_l2, run_forward, strict_fp32_reference, top1_agreement
 
 sys.path.insert(0, str(REPO / "bench"))
 import torch_fp8  # noqa: E402  (bench/ is not a package)
 
 BOUNDS = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 3e-2}
-FP8_FACTOR = 2.0  # laptime fp8 error <= this x PyTorch's _scaled_mm error, same recipe
 
 
 def main() -> int:
@@ -91,24 +90,17 @@ def main() -> int:
                         cmd = [str(args.laptime), "forward", "gpt2", "--weights", str(weights), "--tokens",
                                str(tok_path), "--batch", str(B), "--seq", str(T), "--precision", prec, "--attention",
                                attention, "--output", str(out_path)]
-                        env = dict(os.environ)
-                        if prec == "fp8":
-                            cmd += ["--calibrate", str(cal_path)]
-                            env["LAPTIME_FP8_GEMM"] = gemms
-                        subprocess.run(cmd, check=True, env=env)
-                        out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
+                        out = run_forward(cmd, prec, gemms, cal_path, out_path, ref.shape)
                         err, top1 = rel_l2(out, ref), top1_agreement(out, ref)
-                        note = ""
+                        note, floor = "", 0.0
                         if prec == "fp8":
-                            t8_err, t8_top1 = rel_l2(torch_fp8_logits, ref), top1_agreement(torch_fp8_logits, ref)
-                            bound = FP8_FACTOR * t8_err
-                            note = (f"  (PyTorch _scaled_mm: {t8_err:.3e}, top-1 {t8_top1:.3f}; "
-                                    f"bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})")
+                            bound, floor, words = fp8_reference(torch_fp8_logits, ref, B * T)
+                            note = f"  ({words}; bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
                         else:
                             bound = BOUNDS[prec]
                             if prec == "bf16":
                                 note = f"  (PyTorch bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
-                        ok = bool(np.isfinite(out).all()) and err <= bound
+                        ok = bool(np.isfinite(out).all()) and err <= bound and top1 >= floor
                         failed |= not ok
                         label = f"{prec}{'/' + gemms if gemms else ''}"
                         rows.append(f"gpt2 B={B:<2} T={T:<5} {label:<9} attention {attention:<5}: rel L2 {err:.3e}  "

@@ -10,15 +10,20 @@ reports the relative L2 error of the logits against PyTorch in fp32 (TF32 off).
 
 Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3; bf16 has no fixed bound but must stay
 within twice PyTorch's own bf16 error (the same model cast to bf16) against the same fp32
-reference — both numbers are printed. fp8 calibrates on another batch (`forward --calibrate`);
-PyTorch has no fp8 convolution, so its closest path is bf16: laptime's fp8 must stay within
-FP8_FACTOR times PyTorch's bf16 error. Every row prints the top-1 agreement with fp32.
+reference — both numbers are printed. fp8 calibrates on another batch (`forward --calibrate`),
+and so does PyTorch's closest fp8 path (bench/torch_fp8.py, to_fp8_resnet50: BatchNorm folded,
+the 1x1 stride-1 convolutions as GEMMs on NHWC rows and the fc through torch._scaled_mm with
+laptime's recipe; PyTorch has no fp8 convolution for the rest, which stays bf16 in both): its
+error is the reference, as for GPT-2 (e2e_common.py: FP8_FACTOR, top1_floor). Two laptime rows:
+its own choice per convolution (auto) and every 1x1 stride-1 convolution and the fc in fp8
+(LAPTIME_FP8_GEMM=fp8, what PyTorch's path does). Every row prints the top-1 agreement with fp32.
 
     python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3] [--stem fused]
 
 --stem is passed to `laptime forward` (auto, cudnn or fused). The fused stem is bf16 only, so
 with --stem fused the fp32 and tf32 rows run the cuDNN stem (they are the same as without it).
 """
+import copy
 import pathlib
 import subprocess
 import sys
@@ -28,11 +33,13 @@ import numpy as np
 import torch
 import torchvision
 
-from e2e_common import REPO, parser, rel_l2, strict_fp32_reference, top1_agreement
+from e2e_common import REPO, fp8_reference, parser, rel_l2, run_forward, strict_fp32_reference, top1_agreement
+
+sys.path.insert(0, str(REPO / "bench"))
+import torch_fp8  # noqa: E402  (bench/ is not a package)
 
 BOUNDS = {"fp32": 1e-4, "tf32": 5e-3}
 BF16_FACTOR = 2.0  # laptime bf16 error <= this x PyTorch's bf16 error
-FP8_FACTOR = 4.0  # laptime fp8 error <= this x PyTorch's bf16 error (no PyTorch fp8 convolution)
 IMAGE = 224
 
 
@@ -74,33 +81,45 @@ def main() -> int:
             gen = torch.Generator().manual_seed(args.seed + 1000 + B)
             images = torch.randn(B, 3, IMAGE, IMAGE, generator=gen)
             calibration = torch.randn(B, 3, IMAGE, IMAGE, generator=gen)
+            precisions = args.precisions.split(",")
             with torch.no_grad():
                 ref = model(images.cuda()).float().cpu().numpy()
                 torch_bf16 = model_bf16(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
-            torch_bf16_err = rel_l2(torch_bf16, ref)
+                torch_fp8_logits = None
+                if "fp8" in precisions:
+                    r8 = copy.deepcopy(model)  # fp32: to_fp8_resnet50 folds the BatchNorms before the bf16 cast
+                    layers = torch_fp8.to_fp8_resnet50(torch, r8)
+                    torch_fp8.calibrate(torch, r8, layers, calibration.cuda().to(torch.bfloat16))
+                    torch_fp8_logits = r8(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
+                    del r8, layers
+            torch_bf16_err, torch_bf16_top1 = rel_l2(torch_bf16, ref), top1_agreement(torch_bf16, ref)
             img_path, cal_path = tmp / "images.bin", tmp / "calibration.bin"
             images.numpy().tofile(img_path)
             calibration.numpy().tofile(cal_path)
-            for prec in args.precisions.split(","):
-                out_path = tmp / "logits.bin"
-                cmd = [str(args.laptime), "forward", "resnet50", "--weights", str(weights), "--input", str(img_path),
-                       "--batch", str(B), "--precision", prec, "--output", str(out_path)]
-                stem = args.stem if (args.stem != "fused" or prec in ("bf16", "fp8")) else "auto"
-                cmd += ["--stem", stem]
-                if prec == "fp8":
-                    cmd += ["--calibrate", str(cal_path)]
-                subprocess.run(cmd, check=True)
-                out = np.fromfile(out_path, dtype=np.float32).reshape(ref.shape)
-                err = rel_l2(out, ref)
-                factor = FP8_FACTOR if prec == "fp8" else BF16_FACTOR
-                bound = BOUNDS.get(prec, factor * torch_bf16_err)
-                ok = bool(np.isfinite(out).all()) and err <= bound
-                failed |= not ok
-                note = (f"  (PyTorch bf16: {torch_bf16_err:.3e}, top-1 {top1_agreement(torch_bf16, ref):.3f})"
-                        if prec in ("bf16", "fp8") else "")
-                rows.append(f"resnet50 B={B:<3} {prec} stem {stem}: rel L2 {err:.3e}  top-1 "
-                            f"{top1_agreement(out, ref):.3f}  bound {bound:.1e}  {'PASS' if ok else 'FAIL'}{note}")
-                print(rows[-1], flush=True)
+            for prec in precisions:
+                # fp8: laptime's own choice per convolution, then every fp8 candidate in fp8 as PyTorch's path runs it.
+                for gemms in (("auto", "fp8") if prec == "fp8" else ("",)):
+                    out_path = tmp / "logits.bin"
+                    cmd = [str(args.laptime), "forward", "resnet50", "--weights", str(weights), "--input",
+                           str(img_path), "--batch", str(B), "--precision", prec, "--output", str(out_path)]
+                    stem = args.stem if (args.stem != "fused" or prec in ("bf16", "fp8")) else "auto"
+                    cmd += ["--stem", stem]
+                    out = run_forward(cmd, prec, gemms, cal_path, out_path, ref.shape)
+                    err, top1 = rel_l2(out, ref), top1_agreement(out, ref)
+                    note, floor = "", 0.0
+                    if prec == "fp8":
+                        bound, floor, words = fp8_reference(torch_fp8_logits, ref, B)
+                        note = f"  ({words}; bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
+                    else:
+                        bound = BOUNDS.get(prec, BF16_FACTOR * torch_bf16_err)
+                        if prec == "bf16":
+                            note = f"  (PyTorch bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
+                    ok = bool(np.isfinite(out).all()) and err <= bound and top1 >= floor
+                    failed |= not ok
+                    label = f"{prec}{'/' + gemms if gemms else ''}"
+                    rows.append(f"resnet50 B={B:<3} {label:<8} stem {stem}: rel L2 {err:.3e}  top-1 {top1:.3f}  "
+                                f"bound {bound:.1e}  {'PASS' if ok else 'FAIL'}{note}")
+                    print(rows[-1], flush=True)
     print("\n".join(["", "summary:"] + rows))
     return 1 if failed else 0
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "e2e"))
-from e2e_common import parser, rel_l2, top1_agreement  # noqa: E402
+from e2e_common import FP8_FACTOR, fp8_reference, parser, rel_l2, run_forward, top1_agreement, top1_floor  # noqa: E402
 
 
 def test_rel_l2_matches_its_definition():
@@ -39,3 +39,37 @@ def test_top1_agreement_counts_rows_with_the_same_argmax():
     assert top1_agreement(out, ref) == 1.0
     out[0, 0] = [1.0, 0.0, 0.0]  # one of four positions now points elsewhere
     assert top1_agreement(out, ref) == 0.75
+
+
+def test_fp8_bounds_hold_the_measured_rows_and_not_a_doubled_error():
+    # The H200 quick probe (2026-12-01), GPT-2 B4 T1024: PyTorch _scaled_mm 1.007e-1, top-1 0.789.
+    bound, floor = FP8_FACTOR * 1.007e-1, top1_floor(0.789, 4 * 1024)
+    assert 1.008e-1 <= bound and 0.792 >= floor  # laptime, every GEMM in fp8
+    assert 7.598e-2 <= bound and 0.829 >= floor  # laptime, its own choice
+    assert 2 * 1.007e-1 > bound  # e4m3 rounded toward zero: twice the error
+    assert floor == pytest.approx(0.789 - 3 * (2 * 0.789 * 0.211 / 4096) ** 0.5, abs=1e-3)
+
+
+def test_top1_floor_widens_with_fewer_rows_and_allows_a_flip_at_one():
+    assert top1_floor(0.8, 231) < top1_floor(0.8, 4096) < 0.8
+    assert top1_floor(1.0, 32) < 1.0 - 1.0 / 32  # PyTorch agreeing on all 32 images: one flip still passes
+
+
+def test_fp8_reference_is_pytorchs_error_and_top1():
+    rng = np.random.default_rng(3)
+    ref = rng.standard_normal((64, 10)).astype(np.float32)
+    t8 = ref + 0.1 * rng.standard_normal((64, 10)).astype(np.float32)
+    bound, floor, words = fp8_reference(t8, ref, 64)
+    assert bound == pytest.approx(FP8_FACTOR * rel_l2(t8, ref))
+    assert floor == pytest.approx(top1_floor(top1_agreement(t8, ref), 64))
+    assert words.startswith("PyTorch _scaled_mm: ")
+
+
+def test_run_forward_calibrates_and_sets_the_fp8_policy_only_in_fp8(tmp_path):
+    out = tmp_path / "logits.bin"
+    probe = ("import os, sys, numpy as np; np.array([float('--calibrate' in sys.argv), "
+             "float(os.environ.get('LAPTIME_FP8_GEMM') == 'fp8')], dtype=np.float32).tofile(sys.argv[1])")
+    cmd = [sys.executable, "-c", probe, str(out)]
+    assert list(run_forward(cmd, "fp8", "fp8", tmp_path / "cal.bin", out, (2,))) == [1.0, 1.0]
+    assert list(run_forward(cmd, "fp8", "auto", tmp_path / "cal.bin", out, (2,))) == [1.0, 0.0]
+    assert run_forward(cmd, "bf16", "", tmp_path / "cal.bin", out, (2,))[0] == 0.0

@@ -54,9 +54,19 @@ Vec gelu(const Vec& x) {
   return y;
 }
 
-Vec attention(const Vec& x, const HostWeights& w, const std::string& prefix, int B, int T, int C, int n_head) {
+namespace {
+// `<name>.weight` · x + `<name>.bias` through `gemm` when given.
+Vec product(const GemmFn* gemm, const std::string& name, const Vec& x, const HostWeights& w, int rows, int in, int out) {
+  const Vec& W = w.at(name + ".weight").values;
+  const Vec& b = w.at(name + ".bias").values;
+  return gemm ? (*gemm)(name, x, W, b, rows, in, out) : linear(x, W, b, rows, in, out);
+}
+}  // namespace
+
+Vec attention(const Vec& x, const HostWeights& w, const std::string& prefix, int B, int T, int C, int n_head,
+              const GemmFn* gemm) {
   const int hd = C / n_head;
-  const Vec qkv = linear(x, w.at(prefix + ".c_attn.weight").values, w.at(prefix + ".c_attn.bias").values, B * T, C, 3 * C);
+  const Vec qkv = product(gemm, prefix + ".c_attn", x, w, B * T, C, 3 * C);
   Vec merged(static_cast<size_t>(B) * T * C);
   std::vector<double> p(T);
   const double scale = 1.0 / std::sqrt(double(hd));
@@ -81,12 +91,12 @@ Vec attention(const Vec& x, const HostWeights& w, const std::string& prefix, int
           merged[(static_cast<size_t>(b) * T + i) * C + h * hd + d] = static_cast<float>(o);
         }
       }
-  return linear(merged, w.at(prefix + ".c_proj.weight").values, w.at(prefix + ".c_proj.bias").values, B * T, C, C);
+  return product(gemm, prefix + ".c_proj", merged, w, B * T, C, C);
 }
 
-Vec mlp(const Vec& x, const HostWeights& w, const std::string& prefix, int rows, int C) {
-  const Vec h = gelu(linear(x, w.at(prefix + ".c_fc.weight").values, w.at(prefix + ".c_fc.bias").values, rows, C, 4 * C));
-  return linear(h, w.at(prefix + ".c_proj.weight").values, w.at(prefix + ".c_proj.bias").values, rows, 4 * C, C);
+Vec mlp(const Vec& x, const HostWeights& w, const std::string& prefix, int rows, int C, const GemmFn* gemm) {
+  const Vec h = gelu(product(gemm, prefix + ".c_fc", x, w, rows, C, 4 * C));
+  return product(gemm, prefix + ".c_proj", h, w, rows, 4 * C, C);
 }
 
 namespace {
@@ -97,20 +107,22 @@ Vec add(const Vec& a, const Vec& b) {
 }
 }  // namespace
 
-Vec block(const Vec& x, const HostWeights& w, const std::string& p, int B, int T, int C, int n_head, float eps) {
+Vec block(const Vec& x, const HostWeights& w, const std::string& p, int B, int T, int C, int n_head, float eps,
+          const GemmFn* gemm) {
   const int rows = B * T;
   const Vec ln1 = layernorm(x, w.at(p + ".ln_1.weight").values, w.at(p + ".ln_1.bias").values, rows, C, eps);
-  const Vec x1 = add(x, attention(ln1, w, p + ".attn", B, T, C, n_head));
+  const Vec x1 = add(x, attention(ln1, w, p + ".attn", B, T, C, n_head, gemm));
   const Vec ln2 = layernorm(x1, w.at(p + ".ln_2.weight").values, w.at(p + ".ln_2.bias").values, rows, C, eps);
-  return add(x1, mlp(ln2, w, p + ".mlp", rows, C));
+  return add(x1, mlp(ln2, w, p + ".mlp", rows, C, gemm));
 }
 
 Vec gpt2(const std::vector<int32_t>& tokens, const HostWeights& w, int n_layer, int n_head, int C, int vocab, float eps,
-         int B, int T) {
+         int B, int T, const GemmFn* gemm) {
   Vec x = embedding(tokens, w.at("wte.weight").values, w.at("wpe.weight").values, B, T, C);
-  for (int i = 0; i < n_layer; ++i) x = block(x, w, "h." + std::to_string(i), B, T, C, n_head, eps);
+  for (int i = 0; i < n_layer; ++i) x = block(x, w, "h." + std::to_string(i), B, T, C, n_head, eps, gemm);
   const Vec xf = layernorm(x, w.at("ln_f.weight").values, w.at("ln_f.bias").values, B * T, C, eps);
-  return linear(xf, w.at("wte.weight").values, {}, B * T, C, vocab);
+  const Vec& wte = w.at("wte.weight").values;
+  return gemm ? (*gemm)("lm_head", xf, wte, {}, B * T, C, vocab) : linear(xf, wte, {}, B * T, C, vocab);
 }
 
 }  // namespace laptime::ref
