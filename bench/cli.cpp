@@ -109,6 +109,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
 
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
   CLI::App* diff = add_diff_subcommand(app, cmd.diff);
+  CLI::App* kernels = add_kernels_subcommand(app, cmd.kernels);
 
   CLI::App* peak = app.add_subcommand("peak", gpu_command_description("peak"));
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
@@ -142,6 +143,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::Analyze;
   } else if (diff->parsed()) {
     cmd.kind = Command::Kind::Diff;
+  } else if (kernels->parsed()) {
+    cmd.kind = Command::Kind::Kernels;
   } else if (peak->parsed()) {
     cmd.kind = Command::Kind::Peak;
   } else {

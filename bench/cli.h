@@ -7,6 +7,7 @@
 #include "trace/analyze.h"
 #include "bench/peak.h"
 #include "trace/diff_command.h"
+#include "trace/kernels_command.h"
 #include "bench/workload.h"
 #include "core/context.h"
 #include "core/nvtx.h"
@@ -47,11 +48,12 @@ struct ForwardOptions {
 };
 
 struct Command {
-  enum class Kind { Help, Bench, Forward, Analyze, Diff, Peak } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Analyze, Diff, Kernels, Peak } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
   AnalyzeOptions analyze;
   DiffCommandOptions diff;
+  KernelsOptions kernels;
   PeakOptions peak;
   std::string help_text;  // for Kind::Help: what --help printed
 };

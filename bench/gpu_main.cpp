@@ -26,6 +26,8 @@ extern "C" __attribute__((visibility("default"))) int laptime_gpu_main(int argc,
         return run_analyze(cmd.analyze);
       case Command::Kind::Diff:
         return run_diff(cmd.diff);
+      case Command::Kind::Kernels:
+        return run_kernels(cmd.kernels);
       case Command::Kind::Peak:
         return run_peak(cmd.peak);
     }

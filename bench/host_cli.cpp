@@ -42,17 +42,20 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
   CLI::App app{kLaptimeDescription, "laptime"};
   app.require_subcommand(1);
   // The GPU subcommands appear in the help in the order the full parser lists them (bench,
-  // forward, analyze, diff, peak); their options are the module's to parse.
+  // forward, analyze, diff, kernels, peak); their options are the module's to parse.
   app.add_subcommand(kGpuCommands[0].name, kGpuCommands[0].description);
   app.add_subcommand(kGpuCommands[1].name, kGpuCommands[1].description);
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
-  add_diff_subcommand(app, cmd.diff);
+  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
+  add_kernels_subcommand(app, cmd.kernels);
   for (size_t i = 2; i < std::size(kGpuCommands); ++i) app.add_subcommand(kGpuCommands[i].name, kGpuCommands[i].description);
 
   if (const std::string error = parse_subcommands(app, args, &cmd.help_text); !error.empty())
     throw CommandLineError(error);
   if (!cmd.help_text.empty()) return cmd;
-  cmd.kind = analyze->parsed() ? HostCommand::Kind::Analyze : HostCommand::Kind::Diff;
+  cmd.kind = analyze->parsed() ? HostCommand::Kind::Analyze
+             : diff->parsed()  ? HostCommand::Kind::Diff
+                               : HostCommand::Kind::Kernels;
   return cmd;
 }
 

@@ -1,5 +1,5 @@
 // The `laptime` executable's command line (host only: no CUDA header, no CUDA library). It
-// parses the trace subcommands itself (analyze, diff) and recognises the GPU subcommands
+// parses the trace subcommands itself (analyze, diff, kernels) and recognises the GPU subcommands
 // (bench/gpu_commands.h) by their first word only: those go, whole, to the GPU module, whose
 // parser (bench/cli.cpp) knows their options. The top-level help lists both kinds.
 #pragma once
@@ -12,6 +12,7 @@
 
 #include "trace/analyze.h"
 #include "trace/diff_command.h"
+#include "trace/kernels_command.h"
 
 namespace CLI {
 class App;
@@ -26,9 +27,10 @@ class CommandLineError : public std::runtime_error {
 };
 
 struct HostCommand {
-  enum class Kind { Help, Analyze, Diff, Gpu } kind = Kind::Help;
+  enum class Kind { Help, Analyze, Diff, Kernels, Gpu } kind = Kind::Help;
   AnalyzeOptions analyze;
   DiffCommandOptions diff;
+  KernelsOptions kernels;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -1,4 +1,4 @@
-// laptime: analyze and diff run here, host-only; bench, forward and peak run in the GPU module
+// laptime: analyze, diff and kernels run here, host-only; bench, forward and peak run in the GPU module
 // (bench/gpu_module.h), loaded only for them. Every failure is one sentence on stderr and exit 1.
 #include <cstdio>
 
@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
         return run_analyze(cmd.analyze);
       case HostCommand::Kind::Diff:
         return run_diff(cmd.diff);  // 3 when its --fail-if-slower gate trips
+      case HostCommand::Kind::Kernels:
+        return run_kernels(cmd.kernels);
       case HostCommand::Kind::Gpu:
         break;
     }

@@ -87,6 +87,22 @@ TEST(Cli, ForwardCalibrate) {
               HasSubstr("/nonexistent/c.bin"));
 }
 
+TEST(Cli, KernelsParsesReportsAndTheCommand) {
+  const Command k = parse({"kernels", "a.csv", "b.ncu-rep", "--by", "block", "--domain", "default"});
+  EXPECT_EQ(k.kind, Command::Kind::Kernels);
+  EXPECT_EQ(k.kernels.reports, (std::vector<std::string>{"a.csv", "b.ncu-rep"}));
+  EXPECT_EQ(k.kernels.layers.by, trace::LayerKey::Block);
+  EXPECT_EQ(k.kernels.layers.domain, "default");
+  const Command c = parse({"kernels", "--command", "resnet50", "-b", "8", "--stem", "cudnn", "--within", "conv1"});
+  EXPECT_TRUE(c.kernels.command);
+  EXPECT_EQ(c.kernels.ncu.model, "resnet50");
+  EXPECT_EQ(c.kernels.ncu.batch, 8);
+  EXPECT_EQ(c.kernels.ncu.within, "conv1");
+  EXPECT_THAT(parse_error({"kernels", "--command", "bert"}), HasSubstr("bert not in {gpt2,resnet50}"));
+  EXPECT_THAT(parse_error({"kernels", "a", "b", "c"}), HasSubstr("laptime --help"));
+  EXPECT_THAT(parse_error({"kernals"}), HasSubstr("kernels"));  // the unknown-command sentence lists it
+}
+
 TEST(Cli, HelpIsText) {
   const Command c = parse({"bench", "--help"});
   EXPECT_EQ(c.kind, Command::Kind::Help);
