@@ -3,7 +3,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/output_file.h"
 #include "trace/ncu_layers.h"
 #include "trace/roofline_svg.h"
 #include "trace/text.h"
@@ -51,7 +50,8 @@ std::string limiter_text(const NcuLayerMetrics& m) {
 }
 
 void print_header(const NcuLayers& l, std::FILE* out) {
-  std::fprintf(out, "  report     %zu kernels on %s%s, %.3f ms of GPU time, %s from DRAM\n", l.kernels,
+  std::fprintf(out, "  report     %s on %s%s, %.3f ms of GPU time, %s from DRAM\n",
+               detail::plural(l.kernels, "kernel", "kernels").c_str(),
                l.gpu.empty() ? "an unnamed GPU" : escape_name(l.gpu).c_str(),
                l.sm_count > 0 ? format(" (%d SMs)", l.sm_count).c_str() : "", l.time_ns / 1e6,
                known(l.dram_bytes) ? format("%.1f MB", l.dram_bytes / 1e6).c_str() : "- MB");
@@ -275,13 +275,7 @@ void write_ncu_roofline_svg(const NcuLayers& l, const std::string& path) {
   }
   if (plot.points.empty() && plot.listed.empty())
     throw TraceError("no layer of " + l.source + " has both layer costs and DRAM bytes to draw.");
-  try {
-    OutputFile out({"roofline SVG", path});
-    out.write(roofline_plot_svg(plot));
-    out.commit();
-  } catch (const OutputError& e) {
-    throw TraceError(e.what());
-  }
+  write_output(path, "roofline SVG", roofline_plot_svg(plot));
 }
 
 }  // namespace laptime::trace

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
-#include "core/output_file.h"
 #include "trace/error.h"
 #include "trace/roofline_svg.h"
 #include "trace/text.h"
@@ -434,13 +433,7 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
     plot.points.push_back(std::move(q));
   }
   // A temporary beside the target, renamed when complete; every write checked (core/output_file.h).
-  try {
-    OutputFile out({"roofline SVG", path});
-    out.write(roofline_plot_svg(plot));
-    out.commit();
-  } catch (const OutputError& e) {
-    throw TraceError(e.what());
-  }
+  write_output(path, "roofline SVG", roofline_plot_svg(plot));
 }
 
 }  // namespace laptime::trace
