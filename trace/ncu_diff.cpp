@@ -23,12 +23,6 @@ std::vector<std::string> minus(const std::vector<std::string>& x, const std::vec
   return out;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + escape_name(x);
-  return s;
-}
-
 // "a -> b" for one metric of a row; "-" for a side without the layer or the value.
 std::string pair(const NcuLayer* a, const NcuLayer* b, const char* f, double (*get)(const NcuLayer&)) {
   auto one = [&](const NcuLayer* x) { return x && known(get(*x)) ? format(f, get(*x)) : std::string("-"); };
@@ -96,8 +90,8 @@ NcuDiff ncu_diff(NcuLayers a, NcuLayers b) {
 
 void print_ncu_diff(const NcuDiff& d, std::FILE* out) {
   auto line = [&](const char* tag, const NcuLayers& l) {
-    std::fprintf(out, "  %s  %s: %zu kernels, %.1f us of GPU time, %s from DRAM\n", tag, escape_name(l.source).c_str(),
-                 l.kernels, l.time_ns / 1e3,
+    std::fprintf(out, "  %s  %s: %s, %.1f us of GPU time, %s from DRAM\n", tag, escape_name(l.source).c_str(),
+                 detail::plural(l.kernels, "kernel", "kernels").c_str(), l.time_ns / 1e3,
                  known(l.dram_bytes) ? format("%.2f MB", l.dram_bytes / 1e6).c_str() : "- MB");
   };
   line("A", d.a);
@@ -109,6 +103,8 @@ void print_ncu_diff(const NcuDiff& d, std::FILE* out) {
   for (const std::string& n : d.notes) detail::print_wrapped(out, "note: " + escape_name(n), 2);
 
   std::fprintf(out, "\nPer layer, A -> B\n");
+  // moved/must only when a side has the layer costs.
+  const bool costs = d.a.costs || d.b.costs;
   std::vector<std::vector<std::string>> rows{{"layer", "kernels", "time (us)", "change", "DRAM (MB)", "change",
                                               "moved/must", "DRAM %", "memory %", "compute %", "occupancy %",
                                               "warps/sched"}};
@@ -121,17 +117,18 @@ void print_ncu_diff(const NcuDiff& d, std::FILE* out) {
                     pair(a, b, "%.1f", memory_pct), pair(a, b, "%.1f", compute_pct), pair(a, b, "%.1f", occupancy),
                     pair(a, b, "%.1f", warps)});
   }
-  detail::print_table(out, rows, "lrrrrrrrrrrr", 2);
+  if (!costs)
+    for (auto& r : rows) r.erase(r.begin() + 6);
+  detail::print_table(out, rows, costs ? "lrrrrrrrrrrr" : "lrrrrrrrrrr", 2);
 
   std::fprintf(out, "\nKernels gone and new\n");
   bool any = false;
   for (const NcuLayerChange& c : d.rows) {
     if (c.gone.empty() && c.added.empty()) continue;
     any = true;
-    std::string text = escape_name(c.name) + ":";
-    if (!c.gone.empty()) text += " gone " + join(c.gone) + (c.added.empty() ? "" : ";");
-    if (!c.added.empty()) text += " new " + join(c.added);
-    detail::print_wrapped(out, text, 2);
+    std::fprintf(out, "  %s\n", escape_name(c.name).c_str());
+    for (const std::string& k : c.gone) std::fprintf(out, "    gone  %s\n", escape_name(k).c_str());
+    for (const std::string& k : c.added) std::fprintf(out, "    new   %s\n", escape_name(k).c_str());
   }
   if (!any) std::fprintf(out, "  none: every layer runs the same kernels\n");
 
