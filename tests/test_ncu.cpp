@@ -21,7 +21,7 @@
 #include "trace/ncu_csv.h"
 #include "trace/ncu_diff.h"
 #include "trace/ncu_layers.h"
-#include "trace/trace.h"
+#include "trace/error.h"
 
 namespace laptime::trace {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "trace/trace.h"
+#include "trace/error.h"
 
 namespace laptime::trace {
 

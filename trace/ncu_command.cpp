@@ -4,7 +4,7 @@
 
 #include "trace/text.h"
 #include "trace/text_util.h"
-#include "trace/trace.h"
+#include "trace/error.h"
 
 namespace laptime::trace {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "trace/csv_reader.h"
 #include "trace/text.h"
-#include "trace/trace.h"
+#include "trace/error.h"
 
 extern char** environ;
 

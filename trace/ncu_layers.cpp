@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "trace/error.h"
+#include "trace/kernels.h"
 #include "trace/text.h"
 #include "trace/text_util.h"
 
