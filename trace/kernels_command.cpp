@@ -92,8 +92,8 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
   cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
   cli::add_integer(sub, "--image-size", &o.ncu.image_size, 1, 8192, "--command, resnet50: input height = width");
-  sub->add_option("--precision,-p", o.ncu.precision, "--command: fp32, tf32 or bf16")
-      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
+  sub->add_option("--precision,-p", o.ncu.precision, "--command: fp32, tf32, bf16 or fp8")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp8"}));
   sub->add_option("--attention", o.ncu.attention, "--command, gpt2: auto, cudnn, flash or naive")
       ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
   sub->add_option("--stem", o.ncu.stem, "--command, resnet50: auto, cudnn or fused")
