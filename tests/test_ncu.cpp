@@ -939,11 +939,17 @@ TEST(KernelsCommand, RefusalsAreOneSentence) {
             "the shape flags (-b, -t, --within, ...) describe the run --command profiles: give --command "
             "MODEL with them.");
   o.ncu.batch.reset();
+  // No cache of this machine's ceilings may stand in for --peak.
+  ::setenv("LAPTIME_CACHE_DIR", ::testing::TempDir().c_str(), 1);
+  o.svg = temp("no_ceilings.svg");  // laptime_gpt2.layers.json lies beside it
+  EXPECT_EQ(error(o), "the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.");
+  o.reports = {fixture("laptime_gpt2_attn_cudnn.csv")};
   o.svg = temp("no_costs.svg");
   EXPECT_EQ(error(o),
             "the roofline plot needs the layer costs: pass --layers RUN.layers.json (`laptime bench ... "
             "--json RUN.json` writes it).");
   o.svg.clear();
+  o.reports = {fixture("laptime_gpt2.csv")};
   o.json = fixture("laptime_gpt2.csv");
   EXPECT_EQ(error(o), "refusing to write the JSON report to " + fixture("laptime_gpt2.csv") +
                           ": it is the same file as the input " + fixture("laptime_gpt2.csv") + ".");

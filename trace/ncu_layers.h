@@ -47,7 +47,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/diff.h"
+#include "trace/diff_input.h"
 #include "trace/ncu_csv.h"
 #include "trace/roofline.h"
 

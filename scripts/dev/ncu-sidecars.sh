@@ -6,10 +6,11 @@
 # step fails or the call is cut short:
 #   fixtures/laptime_gpt2.layers.json, laptime_resnet50.layers.json, laptime_resnet50_stem_cudnn.layers.json
 #       the layer costs of the shapes tests/fixtures/ncu/capture.sh profiled (`laptime bench ... --json X.json`
-#       writes X.layers.json beside it; --stem fused is ResNet-50's bf16 default, so laptime_resnet50's serves
-#       laptime_resnet50_stem_fused too). Commit them under tests/fixtures/ncu/, copying laptime_resnet50's to
-#       laptime_resnet50_stem_fused.layers.json and laptime_gpt2's to laptime_gpt2_attn_{cudnn,flash,naive}
-#       (the same shape), then run tests/fixtures/ncu/ncu_layers.py to refresh the expected sums.
+#       writes X.layers.json beside it), fixtures/cmp.txt against the two committed ones. The cuDNN stem's is
+#       new (it has a maxpool range): commit it under tests/fixtures/ncu/ with copies of the committed ones
+#       for the pairs of the same shape if wanted (laptime_resnet50's as laptime_resnet50_stem_fused, --stem
+#       fused being bf16's default; laptime_gpt2's as laptime_gpt2_attn_{cudnn,flash,naive}), then run
+#       tests/fixtures/ncu/ncu_layers.py to refresh the expected sums.
 #   test_ncu.log   test_ncu with the real ncu on PATH: NcuRep.TheRealNcuConvertsTheCommittedReport runs
 #                  instead of skipping (`ncu --import --csv --page raw --print-units base`)
 #   walk/          `laptime kernels --command gpt2 -b 1 -t 256` run exactly as printed (one forward under
@@ -34,7 +35,10 @@ timeout -k 5 120 "$L" bench gpt2 -b 1 -t 256 -w 0 -n 1 --json laptime_gpt2.json 
 timeout -k 5 120 "$L" bench resnet50 -b 8 -w 0 -n 1 --json laptime_resnet50.json >resnet50.log 2>&1 || echo "resnet50 sidecar: rc=$?"
 timeout -k 5 120 "$L" bench resnet50 -b 8 -w 0 -n 1 --stem cudnn --json laptime_resnet50_stem_cudnn.json \
   >resnet50_stem_cudnn.log 2>&1 || echo "resnet50 cudnn-stem sidecar: rc=$?"
-ls -la "$R/fixtures"
+for f in laptime_gpt2 laptime_resnet50; do
+  cmp "$f.layers.json" "$LAPTIME_SOURCE_DIR/tests/fixtures/ncu/$f.layers.json" >>cmp.txt 2>&1 && echo "$f: same" >>cmp.txt
+done
+ls -la "$R/fixtures"; cat cmp.txt
 cd - >/dev/null
 
 # 2. The conversion test with the real ncu.
