@@ -274,6 +274,115 @@ NcuDiagnosis diagnose(const NcuLayerMetrics& m, const NcuThresholds& t) {
                                       pct(t.at_limit_pct) + ")"};
 }
 
+namespace {
+
+// The domain --domain names, as an index into the report's strings (-1: any); throws when no
+// kernel ran inside a range of it.
+int domain_index(const NcuReport& r, const std::string& domain) {
+  if (domain.empty()) return -1;
+  std::set<std::string> seen;
+  int index = -1;
+  for (const NcuKernel& k : r.kernels)
+    for (const NcuRange& g : k.ranges) {
+      seen.insert(r.str(g.domain));
+      if (r.str(g.domain) == domain) index = g.domain;
+    }
+  if (index >= 0) return index;
+  std::string list;
+  for (const std::string& s : seen) list += (list.empty() ? "" : ", ") + s;
+  throw TraceError("no kernel of " + r.source + " ran inside a range of NVTX domain '" + escape_name(domain) + "'" +
+                   (seen.empty() ? ": it has no NVTX ranges at all." : "; its domains: " + escape_name(list) + "."));
+}
+
+// The layers in order of first appearance, with what each one's numbers are summed from.
+struct Grouping {
+  std::map<std::string, size_t> index;
+  std::vector<Acc> acc;
+  std::set<std::string> measured;  // exact ranges that are some kernel's innermost
+  Total dram;
+};
+
+// Kernel `ki` into its layer.
+void add_kernel(const NcuReport& r, size_t ki, int domain, LayerKey by, NcuLayers& out, Grouping& g) {
+  const NcuKernel& k = r.kernels[ki];
+  const int inner = innermost(r, k, domain);
+  const std::string exact = inner < 0 ? "(no range)" : r.str(k.ranges[static_cast<size_t>(inner)].name);
+  const std::string key = by == LayerKey::Folded && inner >= 0 ? fold_block_indices(exact) : exact;
+  auto [it, fresh] = g.index.try_emplace(key, out.layers.size());
+  if (fresh) {
+    out.layers.emplace_back();
+    out.layers.back().name = key;
+    g.acc.emplace_back();
+    g.acc.back().stall_cycles.assign(r.stall_names.size(), 0);
+    g.acc.back().stall_inst.assign(r.stall_names.size(), 0);
+  }
+  NcuLayer& l = out.layers[it->second];
+  Acc& a = g.acc[it->second];
+  if (inner >= 0) {
+    g.measured.insert(exact);
+    a.domains.insert(r.str(k.ranges[static_cast<size_t>(inner)].domain));
+  }
+  if (std::find(l.ranges.begin(), l.ranges.end(), exact) == l.ranges.end()) l.ranges.push_back(exact);
+  const double time = k.at(M::Time), bytes = dram_bytes(k);
+  ++l.kernels;
+  l.time_ns += time;
+  a.dram.add(bytes);
+  g.dram.add(bytes);
+  a.flops.add(counted_flops(k));
+  a.dram_pct.add(k.at(M::DramPct), time);
+  a.memory_pct.add(k.at(M::MemoryPct), time);
+  a.compute_pct.add(k.at(M::ComputePct), time);
+  a.tensor_pct.add(k.at(M::TensorPct), time);
+  a.occupancy.add(k.at(M::OccupancyPct), time);
+  a.theoretical.add(k.at(M::TheoreticalOccupancyPct), time);
+  a.warps.add(r.schedulers > 0 ? k.at(M::WarpsActive) / r.schedulers : kNaN, time);
+  for (size_t s = 0; s < r.stall_names.size(); ++s)
+    if (known(k.stalls[s]) && k.has(M::InstExecuted)) {
+      a.stall_cycles[s] += k.stalls[s] * k.at(M::InstExecuted);
+      a.stall_inst[s] += k.at(M::InstExecuted);
+    }
+  if (a.longest == SIZE_MAX || time > r.kernels[a.longest].at(M::Time)) a.longest = ki;
+  const std::string name = ncu_short_name(r.str(k.name));
+  if (std::find(l.kernel_names.begin(), l.kernel_names.end(), name) == l.kernel_names.end())
+    l.kernel_names.push_back(name);
+  l.rows.push_back({k.id, name, time, bytes});
+  ++out.kernels;
+  out.time_ns += time;
+  if (!known(out.dram_peak_gbps) && k.has(M::DramPeakBytesPerCycle) && k.has(M::DramCyclesPerSecond))
+    out.dram_peak_gbps = k.at(M::DramPeakBytesPerCycle) * k.at(M::DramCyclesPerSecond) / 1e9;
+}
+
+// A layer's sums, means and launch figures from what add_kernel gathered.
+void finish_layer(const NcuReport& r, const Acc& a, double report_time, NcuLayer& l, std::vector<std::string>& notes) {
+  l.domain = a.domains.size() == 1 ? *a.domains.begin() : "";
+  l.share = report_time > 0 ? l.time_ns / report_time : 0;
+  l.dram_bytes = a.dram.value();
+  if (known(l.dram_bytes) && l.time_ns > 0) l.dram_gbps = l.dram_bytes / l.time_ns;
+  l.counted_flops = a.flops.value();
+  if (known(l.counted_flops) && l.time_ns > 0) l.counted_gflops = l.counted_flops / l.time_ns;
+  l.m.dram_pct = a.dram_pct.mean();
+  l.m.memory_pct = a.memory_pct.mean();
+  l.m.compute_pct = a.compute_pct.mean();
+  l.m.tensor_pct = a.tensor_pct.mean();
+  l.m.occupancy_pct = a.occupancy.mean();
+  l.m.theoretical_pct = a.theoretical.mean();
+  l.m.warps_per_scheduler = a.warps.mean();
+  for (size_t s = 0; s < r.stall_names.size(); ++s)
+    if (a.stall_inst[s] > 0 && r.stall_names[s] != "selected")
+      l.m.stalls.push_back({r.stall_names[s], a.stall_cycles[s] / a.stall_inst[s]});
+  std::stable_sort(l.m.stalls.begin(), l.m.stalls.end(),
+                   [](const NcuStall& x, const NcuStall& y) { return x.cycles > y.cycles; });
+  const NcuKernel& longest = r.kernels[a.longest];
+  l.longest = ncu_short_name(r.str(longest.name));
+  finish_launch(r, longest, l.m);
+  l.m.kernels = l.kernels;
+  if (a.dram.missing)
+    notes.push_back(l.name + ": " + std::to_string(a.dram.missing) +
+                    " of its kernels have no DRAM bytes; its DRAM sum is left out.");
+}
+
+}  // namespace
+
 NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCosts* costs, const Ceilings* ceilings,
                      const NcuThresholds& t) {
   NcuLayers out;
@@ -284,109 +393,14 @@ NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCo
   out.by = o.by;
   out.domain = resolve_domain(o.domain);
   out.notes = r.notes;
-  int domain = -1;
-  if (!out.domain.empty()) {
-    std::set<std::string> seen;
-    for (const NcuKernel& k : r.kernels)
-      for (const NcuRange& g : k.ranges) {
-        seen.insert(r.str(g.domain));
-        if (r.str(g.domain) == out.domain) domain = g.domain;
-      }
-    if (domain < 0) {
-      std::string list;
-      for (const std::string& s : seen) list += (list.empty() ? "" : ", ") + s;
-      throw TraceError(
-          "no kernel of " + r.source + " ran inside a range of NVTX domain '" + escape_name(out.domain) + "'" +
-          (seen.empty() ? ": it has no NVTX ranges at all." : "; its domains: " + escape_name(list) + "."));
-    }
-  }
-  std::map<std::string, size_t> index;
-  std::vector<Acc> acc;
-  std::set<std::string> measured;  // exact ranges that are some kernel's innermost
-  Total all_dram;
-  for (size_t ki = 0; ki < r.kernels.size(); ++ki) {
-    const NcuKernel& k = r.kernels[ki];
-    const int inner = innermost(r, k, domain);
-    const std::string exact = inner < 0 ? "(no range)" : r.str(k.ranges[static_cast<size_t>(inner)].name);
-    const std::string key = o.by == LayerKey::Folded && inner >= 0 ? fold_block_indices(exact) : exact;
-    auto [it, fresh] = index.try_emplace(key, out.layers.size());
-    if (fresh) {
-      out.layers.emplace_back();
-      out.layers.back().name = key;
-      acc.emplace_back();
-      acc.back().stall_cycles.assign(r.stall_names.size(), 0);
-      acc.back().stall_inst.assign(r.stall_names.size(), 0);
-    }
-    NcuLayer& l = out.layers[it->second];
-    Acc& a = acc[it->second];
-    if (inner >= 0) {
-      measured.insert(exact);
-      a.domains.insert(r.str(k.ranges[static_cast<size_t>(inner)].domain));
-    }
-    if (std::find(l.ranges.begin(), l.ranges.end(), exact) == l.ranges.end()) l.ranges.push_back(exact);
-    const double time = k.at(M::Time), bytes = dram_bytes(k);
-    ++l.kernels;
-    l.time_ns += time;
-    a.dram.add(bytes);
-    all_dram.add(bytes);
-    a.flops.add(counted_flops(k));
-    a.dram_pct.add(k.at(M::DramPct), time);
-    a.memory_pct.add(k.at(M::MemoryPct), time);
-    a.compute_pct.add(k.at(M::ComputePct), time);
-    a.tensor_pct.add(k.at(M::TensorPct), time);
-    a.occupancy.add(k.at(M::OccupancyPct), time);
-    a.theoretical.add(k.at(M::TheoreticalOccupancyPct), time);
-    a.warps.add(r.schedulers > 0 ? k.at(M::WarpsActive) / r.schedulers : kNaN, time);
-    for (size_t s = 0; s < r.stall_names.size(); ++s)
-      if (known(k.stalls[s]) && k.has(M::InstExecuted)) {
-        a.stall_cycles[s] += k.stalls[s] * k.at(M::InstExecuted);
-        a.stall_inst[s] += k.at(M::InstExecuted);
-      }
-    if (a.longest == SIZE_MAX || time > r.kernels[a.longest].at(M::Time)) a.longest = ki;
-    const std::string name = ncu_short_name(r.str(k.name));
-    if (std::find(l.kernel_names.begin(), l.kernel_names.end(), name) == l.kernel_names.end())
-      l.kernel_names.push_back(name);
-    l.rows.push_back({k.id, name, time, bytes});
-    ++out.kernels;
-    out.time_ns += time;
-    if (!known(out.dram_peak_gbps) && k.has(M::DramPeakBytesPerCycle) && k.has(M::DramCyclesPerSecond))
-      out.dram_peak_gbps = k.at(M::DramPeakBytesPerCycle) * k.at(M::DramCyclesPerSecond) / 1e9;
-  }
-  out.dram_bytes = all_dram.value();
-
-  for (size_t i = 0; i < out.layers.size(); ++i) {
-    NcuLayer& l = out.layers[i];
-    const Acc& a = acc[i];
-    l.domain = a.domains.size() == 1 ? *a.domains.begin() : "";
-    l.share = out.time_ns > 0 ? l.time_ns / out.time_ns : 0;
-    l.dram_bytes = a.dram.value();
-    if (known(l.dram_bytes) && l.time_ns > 0) l.dram_gbps = l.dram_bytes / l.time_ns;
-    l.counted_flops = a.flops.value();
-    if (known(l.counted_flops) && l.time_ns > 0) l.counted_gflops = l.counted_flops / l.time_ns;
-    l.m.dram_pct = a.dram_pct.mean();
-    l.m.memory_pct = a.memory_pct.mean();
-    l.m.compute_pct = a.compute_pct.mean();
-    l.m.tensor_pct = a.tensor_pct.mean();
-    l.m.occupancy_pct = a.occupancy.mean();
-    l.m.theoretical_pct = a.theoretical.mean();
-    l.m.warps_per_scheduler = a.warps.mean();
-    for (size_t s = 0; s < r.stall_names.size(); ++s)
-      if (a.stall_inst[s] > 0 && r.stall_names[s] != "selected")
-        l.m.stalls.push_back({r.stall_names[s], a.stall_cycles[s] / a.stall_inst[s]});
-    std::stable_sort(l.m.stalls.begin(), l.m.stalls.end(),
-                     [](const NcuStall& x, const NcuStall& y) { return x.cycles > y.cycles; });
-    const NcuKernel& longest = r.kernels[a.longest];
-    l.longest = ncu_short_name(r.str(longest.name));
-    finish_launch(r, longest, l.m);
-    l.m.kernels = l.kernels;
-    if (a.dram.missing)
-      out.notes.push_back(l.name + ": " + std::to_string(a.dram.missing) +
-                          " of its kernels have no DRAM bytes; its "
-                          "DRAM sum is left out.");
-  }
+  const int domain = domain_index(r, out.domain);
+  Grouping g;
+  for (size_t ki = 0; ki < r.kernels.size(); ++ki) add_kernel(r, ki, domain, o.by, out, g);
+  out.dram_bytes = g.dram.value();
+  for (size_t i = 0; i < out.layers.size(); ++i) finish_layer(r, g.acc[i], out.time_ns, out.layers[i], out.notes);
   if (costs) {
     out.costs = *costs;
-    join_costs(*costs, ceilings, measured, out.layers, out.notes);
+    join_costs(*costs, ceilings, g.measured, out.layers, out.notes);
   }
   if (ceilings) out.ceilings = *ceilings;
   for (NcuLayer& l : out.layers) l.diagnosis = diagnose(l.m, t);
