@@ -26,7 +26,7 @@
 // FLOPs / DRAM bytes, TFLOP/s = FLOPs / GPU time, bound and % of bound against the ceilings.
 //
 // The diagnosis: one line per layer from these numbers, by the first rule that applies
-// (thresholds in NcuThresholds, docs/PROFILING.md 12.4 gives the reasons):
+// (thresholds in NcuThresholds, docs/PROFILING.md 13.4 gives the reasons):
 //   dram-bound-excess  DRAM >= 80% of peak and moved/must >= 1.5
 //   dram-bound         DRAM >= 80%
 //   compute-bound      compute >= 80%

@@ -133,7 +133,7 @@ void print_ncu_layers(const NcuLayers& l, std::FILE* out) {
   print_throughput(l, out);
   print_costs(l, out);
   print_launch(l, out);
-  std::fprintf(out, "\nDiagnosis (the first rule that applies; rules and thresholds: docs/PROFILING.md 12.4)\n");
+  std::fprintf(out, "\nDiagnosis (the first rule that applies; rules and thresholds: docs/PROFILING.md 13.4)\n");
   for (const NcuLayer& x : l.layers) {
     std::fprintf(out, "  %s  [%s]\n", escape_name(x.name).c_str(), ncu_rule_name(x.diagnosis.rule));
     detail::print_wrapped(out, x.diagnosis.text, 4);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device-side, one call (issue 19, `laptime kernels`): what the committed Nsight Compute reports
-# lack, and the walk-through of docs/PROFILING.md section 12 run as it is written.
+# lack, and the walk-through of docs/PROFILING.md section 13 run as it is written.
 #   scripts/dev/ncu-sidecars.sh          (build/ carried; $OUT set by the device tool)
 # About 3 minutes on an H200. Everything lands in $OUT/ncu-sidecars.tgz, packed even when a
 # step fails or the call is cut short:
