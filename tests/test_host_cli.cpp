@@ -51,6 +51,10 @@ TEST(HostCli, TraceSubcommandsParseHere) {
   EXPECT_EQ(d.kind, HostCommand::Kind::Diff);
   EXPECT_EQ(d.diff.before, "a.sqlite");
   EXPECT_EQ(d.diff.diff.threshold_pct, 5);
+  const HostCommand k = parse_host_command_line({"kernels", "a.csv", "b.csv", "--by", "block"});
+  EXPECT_EQ(k.kind, HostCommand::Kind::Kernels);
+  EXPECT_EQ(k.kernels.reports.size(), 2u);
+  EXPECT_EQ(parse_host_command_line({"kernels", "--command", "gpt2", "-b", "1"}).kernels.ncu.batch, 1);
 }
 
 TEST(HostCli, GpuSubcommandsAreHandedOnByTheirFirstWord) {
@@ -61,7 +65,8 @@ TEST(HostCli, GpuSubcommandsAreHandedOnByTheirFirstWord) {
 }
 
 TEST(HostCli, ErrorsAreOneSentence) {
-  EXPECT_EQ(parse_error({"anlyze", "x"}), "unknown command 'anlyze': choose one of bench, forward, analyze, diff, peak. "
+  EXPECT_EQ(parse_error({"anlyze", "x"}), "unknown command 'anlyze': choose one of bench, forward, analyze, diff, kernels, "
+                                          "peak. "
                                           "Run `laptime --help` for usage.");
   EXPECT_THAT(parse_error({"analyze", "x", "--gap-us", "nan"}),
               HasSubstr("--gap-us must be a positive number, got 'nan'."));
@@ -71,7 +76,7 @@ TEST(HostCli, ErrorsAreOneSentence) {
 TEST(HostCli, HelpListsEveryCommandAndLoadsNoCudaLibrary) {
   const auto r = run_shell(kLaptime + " --help 2>&1");
   EXPECT_EQ(r.status, 0);
-  for (const char* word : {"bench", "forward", "analyze", "diff", "peak"}) EXPECT_THAT(r.out, HasSubstr(word));
+  for (const char* word : {"bench", "forward", "analyze", "diff", "kernels", "peak"}) EXPECT_THAT(r.out, HasSubstr(word));
   const std::string libs = libraries_loaded("--help");
   ASSERT_THAT(libs, HasSubstr("libstdc++")) << "LD_DEBUG=libs reported nothing: the check below would prove nothing";
   EXPECT_FALSE(std::regex_search(libs, kCudaLibrary)) << libs;
