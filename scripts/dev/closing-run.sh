@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The session's closing GPU run (2026-12-01), in two calls on one warm machine:
+#
+#   scripts/dev/closing-run.sh a   correctness and captures (~7 min):
+#                                  1. a smoke row through the dlopen'ed GPU module;
+#                                  2. in parallel (nothing here is a timing): every GPU suite of the
+#                                     sm_90 build and the sm_80 build's, the end-to-end checks in
+#                                     fp32/tf32/bf16, the Ctrl-C check, host-build-check.sh (nsys
+#                                     over the split binary, the real .nsys-rep export),
+#                                     test_ncu with the real ncu and the walk-through's printed ncu
+#                                     command, the ncu fixtures' sidecars;
+#                                  3. then graph-check.sh (laptime's CUPTI capture of a --graph run)
+#                                     beside analyzer-bench.sh (laptime analyze against nsys stats at
+#                                     10^6 and 5*10^6 kernels, on the host's CPU);
+#   scripts/dev/closing-run.sh b   fp8's full probe alone on the GPU (its lap table is a timing).
+#
+# Needs build/ (stripped binaries: bench/laptime, bench/liblaptime_gpu.so, bench/laptime_fp8_shapes,
+# tests/test_*) and build80/ (sm_80: bench/laptime + its module, tests/test_{gpt2,resnet50,fp8}_layers),
+# unpacked from .carry/build.tar.xz, and .nsys-deps/. Each part packs $OUT/closing-PART.tgz and
+# copies its summary to $OUT/closing-PART.txt after every step.
+set -uo pipefail
+part=${1:?usage: closing-run.sh a|b}
+R=/tmp/closing/$part
+mkdir -p "$R"
+L=build/bench/laptime
+export LAPTIME_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
+if [[ -d .nsys-deps ]]; then
+  for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
+  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+fi
+NSYS_DIR=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64
+NCU_DIR=/opt/nvidia/nsight-compute/2025.3.1
+S=$R/summary.txt
+pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/closing-$part.tgz" -C "$R" . 2>/dev/null; cp "$S" "$OUT/closing-$part.txt"; }; true; }
+par() { local name=$1 limit=$2; shift 2; (timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
+gtest_line() { grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$@" | tr '\n' ' '; }
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())'
+  nproc; date -u; } >"$S" 2>&1
+
+case $part in
+a)
+  timeout 60 "$L" bench gpt2 -b 1 -t 128 -w 1 -n 5 >"$R/smoke.log" 2>&1
+  echo "smoke (bench through the module): rc=$? $(grep -m1 '^lap time' "$R/smoke.log")" >>"$S"
+  pack
+  T=build/tests
+  for p in fp32 tf32 bf16; do
+    par gpt2_layers_$p 300 $T/test_gpt2_layers --gtest_filter="*/$p"
+    par resnet50_layers_$p 300 $T/test_resnet50_layers --gtest_filter="*/$p"
+  done
+  par gpt2_layers_rest 300 $T/test_gpt2_layers --gtest_filter='-*/fp32:*/tf32:*/bf16'
+  par resnet50_layers_rest 300 $T/test_resnet50_layers --gtest_filter='-*/fp32:*/tf32:*/bf16'
+  for t in test_gpt2_reference test_resnet50_reference test_layer_costs test_bench_report test_fp8_layers \
+           test_fp8_reference; do
+    par "${t#test_}" 300 $T/$t
+  done
+  par sm80_gpt2_layers 300 build80/tests/test_gpt2_layers
+  par sm80_resnet50_layers 300 build80/tests/test_resnet50_layers
+  par sm80_fp8_layers 300 build80/tests/test_fp8_layers
+  par sm80_fp8_refusal 60 build80/bench/laptime bench gpt2 -b 1 -t 64 -n 2 -p fp8
+  par e2e_gpt2 300 python3 tests/e2e/check_gpt2.py --laptime "$L"
+  par e2e_resnet50 300 python3 tests/e2e/check_resnet50.py --laptime "$L"
+  par interrupt 120 bash scripts/dev/interrupt-check.sh build
+  par host_build_check 240 env PATH="$NSYS_DIR:$PATH" bash scripts/dev/host-build-check.sh build
+  par ncu 300 bash scripts/dev/ncu-sidecars.sh
+  wait
+  sort "$R/par.txt" >>"$S"
+  for f in "$R"/*layers*.log "$R"/*reference.log "$R"/layer_costs.log "$R"/bench_report.log; do
+    [[ -f $f ]] && echo "  ${f##*/}: $(gtest_line "$f")" >>"$S"
+  done
+  grep -hE "^\[  FAILED  \] [A-Za-z]" "$R"/*.log | sort -u | head -20 >>"$S"
+  for f in "$R"/e2e_*.log; do { echo "  ${f##*/}:"; sed -n '/^summary:/,$p' "$f" | tail -16; } >>"$S"; done
+  { tail -3 "$R/interrupt.log"; tail -8 "$R/host_build_check.log"; tail -12 "$R/ncu.log"; tail -3 "$R/sm80_fp8_refusal.log"; } >>"$S"
+  echo "phase 1 done at ${SECONDS}s" >>"$S"
+  pack
+  # Captures beside the analyzer's benchmark (graph-check's figures are checked against its own file,
+  # not timed against anything; the benchmark is CPU-only).
+  par graph_check 240 env PATH="$NSYS_DIR:$PATH" OUT="$R/graph" bash scripts/dev/graph-check.sh build
+  par analyzer_bench 300 env PATH="$NSYS_DIR:$PATH" OUT="$R/analyzer" bash scripts/dev/analyzer-bench.sh
+  wait
+  { sort "$R/par.txt" | tail -2; tail -25 "$R/graph_check.log"; tail -25 "$R/analyzer_bench.log"; } >>"$S"
+  echo "done at ${SECONDS}s" >>"$S"
+  pack
+  ;;
+b)
+  # fp8-probe.sh packs its own $OUT/fp8-probe.tgz and $OUT/summary-fp8.txt.
+  bash scripts/dev/fp8-probe.sh full >"$R/fp8.log" 2>&1
+  echo "fp8 full: rc=$?" >>"$S"
+  tail -80 "$R/fp8.log" >>"$S"
+  pack
+  ;;
+esac
+cat "$S"
