@@ -609,5 +609,26 @@ TEST(CliInputs, SidecarsThatAreNotRegularFilesAreRefusedFirst) {
   EXPECT_EQ(msg, "laptime: cannot read the peak file " + (dir / "missing.json") + ": No such file or directory.\n");
 }
 
+// A trace in SQLite's WAL mode got -wal and -shm files created beside it by every analysis (and
+// could not be read in a folder the user cannot write). Opened read-only and immutable: nothing
+// appears beside it. The path goes into an URI: characters URIs reserve are encoded.
+TEST(CliInputs, AWalModeTraceIsReadWithoutFilesBesideIt) {
+  const TempDir dir;
+  std::filesystem::create_directory(dir / "odd ?#%:name");
+  const std::string t = dir / "odd ?#%:name/w&l.sqlite";
+  std::filesystem::copy_file(fixture_trace(), t);
+  {  // WAL mode is the file format versions at header bytes 18 and 19 set to 2 (sqlite.org/fileformat.html)
+    std::fstream f(t, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(18);
+    f.write("\x02\x02", 2);
+  }
+  ASSERT_FALSE(std::filesystem::exists(t + "-wal"));
+  auto [rc, msg] = run_laptime("analyze '" + t + "'");
+  EXPECT_EQ(rc, 0) << msg;
+  EXPECT_THAT(msg, HasSubstr("Verdict:"));
+  EXPECT_FALSE(std::filesystem::exists(t + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(t + "-shm"));
+}
+
 }  // namespace
 }  // namespace laptime

@@ -1,7 +1,9 @@
 #include "trace/nsys_sqlite.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -30,10 +32,32 @@ std::string quoted(const std::string& identifier) { return "\"" + identifier + "
 
 // --- A minimal RAII layer over the SQLite C API. ---------------------------------------
 
+// How a trace is opened for reading: an URI with the path percent-encoded, read-only and, unless
+// a write-ahead log beside it holds pages the file lacks, immutable, so SQLite neither creates
+// -wal and -shm files beside a WAL-mode trace nor needs a writable folder for them.
+std::string read_only_uri(const std::string& path) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = path.rfind('/', 0) == 0 ? "file://" : "file:";  // an empty authority before an absolute path
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~", c)) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  struct stat wal {};
+  const bool pending = ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+  return uri + (pending ? "?mode=ro" : "?immutable=1");
+}
+
 class Db {
  public:
-  Db(const std::string& path, int flags) {
-    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  // `uri`, when given, is what SQLite opens (read_only_uri); `path` is what messages name.
+  Db(const std::string& path, int flags, const std::string& uri = {}) {
+    if (sqlite3_open_v2((uri.empty() ? path : uri).c_str(), &db_, flags | (uri.empty() ? 0 : SQLITE_OPEN_URI),
+                        nullptr) != SQLITE_OK) {
       const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw TraceError("cannot open " + path + " as an SQLite database: " + msg + ".");
@@ -320,7 +344,8 @@ constexpr int64_t kI64Max = INT64_MAX;
 
 class Reader {
  public:
-  explicit Reader(const std::string& path) : path_(path), db_(path, SQLITE_OPEN_READONLY), schema_(db_.get()) {}
+  explicit Reader(const std::string& path)
+      : path_(path), db_(path, SQLITE_OPEN_READONLY, read_only_uri(path)), schema_(db_.get()) {}
 
   Trace read() {
     static const char* const kActivityTables[] = {
