@@ -609,6 +609,67 @@ TEST(CliInputs, SidecarsThatAreNotRegularFilesAreRefusedFirst) {
   EXPECT_EQ(msg, "laptime: cannot read the peak file " + (dir / "missing.json") + ": No such file or directory.\n");
 }
 
+// `laptime diff` on special files: a FIFO as either run, as the layer costs file beside a run, or
+// as --json blocked forever (run_laptime's `timeout 60` ends a hang as a failure).
+TEST(CliDiff, SpecialFilesAreRefusedWithoutBlocking) {
+  const TempDir dir;
+  const std::string fx = std::string(LAPTIME_SOURCE_DIR) + "/tests/fixtures/";
+  const std::string a = fx + "diff_base.sqlite", b = fx + "diff_attn_slower.sqlite";
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  const std::string fifo = dir / "fifo";
+  const std::string fifo_says = " is a FIFO (named pipe), not a regular file, so it cannot be a trace or a bench report.\n";
+  auto [rc, msg] = run_laptime("diff " + fifo + " " + b);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(msg, "laptime: " + fifo + fifo_says);
+  std::tie(rc, msg) = run_laptime("diff " + a + " " + fifo);
+  EXPECT_EQ(msg, "laptime: " + fifo + fifo_says);
+  std::tie(rc, msg) = run_laptime("diff " + a + " " + b + " --json " + fifo);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(msg, "laptime: refusing to write the JSON diff to " + fifo + ": it is a FIFO (named pipe), not a regular file.\n");
+  std::tie(rc, msg) = run_laptime("diff " + (dir / "") + " " + b);
+  EXPECT_EQ(msg, "laptime: " + (dir / "") + " is a folder, not a regular file, so it cannot be a trace or a bench report.\n");
+  std::tie(rc, msg) = run_laptime("diff /dev/zero " + b);
+  EXPECT_EQ(msg, "laptime: /dev/zero is a character device, not a regular file, so it cannot be a trace or a bench "
+                 "report.\n");
+  std::filesystem::copy_file(a, dir / "R.sqlite");
+  ASSERT_EQ(::mkfifo((dir / "R.layers.json").c_str(), 0600), 0);
+  std::tie(rc, msg) = run_laptime("diff " + (dir / "R.sqlite") + " " + b);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(msg, "laptime: " + (dir / "R.layers.json") +
+                     " is a FIFO (named pipe), not a regular file, so it cannot be a layer costs file.\n");
+  std::tie(rc, msg) = run_laptime("diff " + a + " " + b + " --peak " + fifo);
+  EXPECT_EQ(msg, "laptime: " + fifo + " is a FIFO (named pipe), not a regular file, so it cannot be a peak file.\n");
+}
+
+// `--json -` made a file named `-`; now it is standard output, as analyze's, with the text report
+// on standard error. A full standard output is an error, and a link at --json is replaced.
+TEST(CliDiff, JsonOnStandardOutputAndLinks) {
+  const TempDir dir;
+  const std::string fx = std::string(LAPTIME_SOURCE_DIR) + "/tests/fixtures/";
+  const std::string pair = fx + "diff_base.sqlite " + fx + "diff_attn_slower.sqlite";
+  const std::string cmd = "cd " + (dir / "") + " && " + LAPTIME_BINARY + " diff " + pair + " --json - > out.json 2> err.txt";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(nlohmann::json::parse(read_bytes(dir / "out.json"))["schema"], "laptime.diff/1");
+  EXPECT_THAT(read_bytes(dir / "err.txt"), HasSubstr("Verdict:"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "-"));
+  const std::string full = std::string(LAPTIME_BINARY) + " diff " + pair + " --json - > /dev/full 2> " + (dir / "e2");
+  const int status = std::system(full.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_THAT(read_bytes(dir / "e2"), ::testing::EndsWith("\nlaptime: cannot write the JSON diff to -: No space left on "
+                                                         "device.\n"));  // after the report, on stderr
+  const std::string report_full = std::string(LAPTIME_BINARY) + " diff " + pair + " > /dev/full 2> " + (dir / "e3");
+  EXPECT_NE(std::system(report_full.c_str()), 0);
+  EXPECT_EQ(read_bytes(dir / "e3"), "laptime: cannot write the report to standard output: No space left on device.\n");
+  std::ofstream(dir / "victim.txt") << "the victim's file";
+  std::filesystem::create_symlink(dir / "victim.txt", dir / "d.json");
+  auto [rc, msg] = run_laptime("diff " + pair + " --json " + (dir / "d.json") + " --svg " + (dir / "d.svg"));
+  EXPECT_EQ(rc, 0) << msg;
+  EXPECT_EQ(read_bytes(dir / "victim.txt"), "the victim's file");
+  EXPECT_EQ(nlohmann::json::parse(read_bytes(dir / "d.json"))["schema"], "laptime.diff/1");
+  EXPECT_THAT(read_bytes(dir / "d.svg"), HasSubstr("</svg>"));
+  EXPECT_THAT(msg, HasSubstr("wrote JSON diff: " + (dir / "d.json") + "\nwrote SVG diff: " + (dir / "d.svg") + "\n"));
+}
+
 // A trace in SQLite's WAL mode got -wal and -shm files created beside it by every analysis (and
 // could not be read in a folder the user cannot write). Opened read-only and immutable: nothing
 // appears beside it. The path goes into an URI: characters URIs reserve are encoded.
@@ -627,6 +688,9 @@ TEST(CliInputs, AWalModeTraceIsReadWithoutFilesBesideIt) {
   EXPECT_EQ(rc, 0) << msg;
   EXPECT_THAT(msg, HasSubstr("Verdict:"));
   EXPECT_FALSE(std::filesystem::exists(t + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(t + "-shm"));
+  std::tie(rc, msg) = run_laptime("diff '" + t + "' '" + t + "'");
+  EXPECT_EQ(rc, 0) << msg;
   EXPECT_FALSE(std::filesystem::exists(t + "-shm"));
 }
 

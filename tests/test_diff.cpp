@@ -17,6 +17,7 @@
 #include "trace/diff_command.h"
 #include "trace/diff_json.h"
 #include "trace/diff_svg.h"
+#include "trace/diff_text.h"
 #include "trace/json_report.h"
 #include "tests/support/trace_testing.h"
 #include "trace/nsys_sqlite.h"
@@ -516,6 +517,164 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
       EXPECT_FALSE(r.roof_before->has_bound);
     }
   }
+}
+
+// --- hostile inputs (issue 20) -------------------------------------------------------------------
+
+// A bench report with these laps (index 0 and 1 marked warm-up), config and device.
+std::string bench_report(const std::string& name, const std::vector<double>& laps, const json& config = json::object(),
+                         const json& device = json::object()) {
+  json j{{"schema", "laptime.bench/1"}, {"framework", "laptime"}, {"config", config}, {"device", device}};
+  json its = json::array();
+  for (size_t i = 0; i < laps.size(); ++i) its.push_back({{"index", i}, {"warmup", i < 2}, {"lap_ms", laps[i]}});
+  j["iterations"] = its;
+  const std::string path = temp(name);
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+// Negative or zero laps compared as "FASTER -200%": a lap is a positive time.
+TEST(DiffHostile, NonPositiveLapsAreRefused) {
+  for (const double bad : {-6.0, 0.0, -0.0}) {
+    const std::string p = bench_report("laps_bad.json", {6, 6, 6, bad, 6});
+    EXPECT_EQ(error_of([&] { load_run(p, {}); }),
+              p + " has lap_ms " + json(bad).dump() + " at iteration 3: a lap is a positive number of milliseconds.")
+        << bad;
+  }
+  const std::string huge = bench_report("laps_huge.json", {6, 6, 1e305, 6});
+  EXPECT_NE(error_of([&] { load_run(huge, {}); }).find("a lap is a positive number of milliseconds"), std::string::npos);
+  EXPECT_EQ(error_of([&] { load_run(bench_report("laps_ok.json", {6, 6, 6, 5.5}), {}); }), "");
+}
+
+// A GPT-2 bf16 H200 run against a ResNet-50 fp32 A100 run printed a SLOWER verdict without a
+// word about comparing different things. Now what differs is the first note, before the table
+// and the verdict; what only one side says is not called a difference.
+TEST(DiffHostile, RunsOfDifferentThingsAreNamedBeforeTheVerdict) {
+  const std::vector<double> laps(20, 6.0);
+  std::vector<double> slower(20, 6.6);
+  const std::string a = bench_report("ident_a.json", laps,
+                                     {{"model", "gpt2"}, {"precision", "bf16"}, {"shape", "B=1 T=1024"}, {"mode", "eager"}},
+                                     {{"name", "NVIDIA H200"}, {"cuda_runtime", "12.4"}, {"cudnn_loaded", "9.1.0"}});
+  const std::string b = bench_report("ident_b.json", slower,
+                                     {{"model", "resnet50"}, {"precision", "fp32"}, {"shape", "B=32 224x224"}, {"mode", "eager"}},
+                                     {{"name", "NVIDIA A100-SXM4-80GB"}, {"cuda_runtime", "12.6"}, {"driver", "560.28"}});
+  const Diff d = diff_runs(load_run(a, {}), load_run(b, {}), {});
+  ASSERT_EQ(d.differences.size(), 5u);
+  const std::vector<std::vector<std::string>> want{{"model", "gpt2", "resnet50"},
+                                                   {"precision", "bf16", "fp32"},
+                                                   {"shape", "B=1 T=1024", "B=32 224x224"},
+                                                   {"GPU", "NVIDIA H200", "NVIDIA A100-SXM4-80GB"},
+                                                   {"CUDA runtime", "12.4", "12.6"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(d.differences[i].what, want[i][0]);
+    EXPECT_EQ(d.differences[i].before, want[i][1]);
+    EXPECT_EQ(d.differences[i].after, want[i][2]);
+  }
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_EQ(d.notes[0],
+            "The two runs differ in model (gpt2 -> resnet50), precision (bf16 -> fp32), shape (B=1 T=1024 -> B=32 "
+            "224x224), GPU (NVIDIA H200 -> NVIDIA A100-SXM4-80GB) and software (CUDA runtime 12.4 -> 12.6): the change "
+            "below is all of these at once, not the effect of one change; compare runs that differ in one thing only "
+            "to attribute it.");
+  const json j = diff_to_json(d);
+  EXPECT_EQ(j["differences"][0], json({{"what", "model"}, {"before", "gpt2"}, {"after", "resnet50"}}));
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_diff(d, out);
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  const size_t note = printed.find("The two runs differ in model"), verdict = printed.find("Verdict:");
+  ASSERT_NE(note, std::string::npos);
+  ASSERT_NE(verdict, std::string::npos);
+  EXPECT_LT(note, verdict);
+  // Like runs: nothing said, no "differences" in the JSON.
+  const Diff like = diff_files("diff_bench_base.json", "diff_bench_slower.json");
+  EXPECT_TRUE(like.differences.empty());
+  EXPECT_FALSE(diff_to_json(like).contains("differences"));
+  // Traces: the GPU from the trace, the model and shape from the layer costs beside it.
+  const Diff real = diff_files("nsys/gpt2_bf16.sqlite", "nsys/resnet50_bf16.sqlite");
+  ASSERT_GE(real.differences.size(), 1u);
+  EXPECT_EQ(real.differences[0].what, "model");
+  EXPECT_EQ(real.differences[0].before, "gpt2");
+  EXPECT_EQ(real.differences[0].after, "resnet50");
+}
+
+// "SQLite cannot prepare a statement (database disk image is malformed): SELECT ..." did not say
+// which of the two files it was.
+TEST(DiffHostile, ADamagedInputNamesItsFile) {
+  const std::string good = read_file(fixture("diff_attn_slower.sqlite"));
+  const std::string damaged = temp("damaged.sqlite");
+  std::ofstream(damaged, std::ios::binary) << good.substr(0, 8192) + std::string(good.size() - 8192, '\xa5');
+  const std::string e = error_of([&] { load_run(damaged, {}); });
+  EXPECT_EQ(e.rfind(damaged + ": ", 0), 0u) << e;
+  EXPECT_NE(e.find("malformed"), std::string::npos) << e;
+  // A sentence that names the file already is left as it is.
+  EXPECT_EQ(error_of([&] { load_run(fixture("not_a_trace.txt"), {}); }).rfind(fixture("not_a_trace.txt"), 0), 0u);
+}
+
+// Every numeric flag through core/cli_numbers, as analyze's: `--fail-if-slower nan` passed a 10%
+// regression, `--threshold nan` and `--min-change-us nan` made everything UNCLEAR, `inf` was
+// answered with a 300-digit bound.
+TEST(DiffHostile, NumbersAndFileNamesAreCheckedLikeAnalyzes) {
+  auto error = [](std::vector<std::string> args) {
+    CLI::App app;
+    DiffCommandOptions o;
+    add_diff_subcommand(app, o);
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (const char* bad : {"nan", "inf", "-1", "5%"}) {
+    EXPECT_EQ(error({"diff", "a", "b", "--fail-if-slower", bad}),
+              std::string("--fail-if-slower must be a non-negative number, got '") + bad + "'.");
+    EXPECT_EQ(error({"diff", "a", "b", "--min-change-us", bad}),
+              std::string("--min-change-us must be a non-negative number, got '") + bad + "'.");
+    EXPECT_EQ(error({"diff", "a", "b", "--threshold", bad}),
+              std::string("--threshold must be a positive number, got '") + bad + "'.");
+  }
+  EXPECT_EQ(error({"diff", "a", "b", "--threshold", "0"}), "--threshold must be a positive number, got '0'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--threshold", "1e7"}), "--threshold must be at most 1e+06, got '1e7'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--resamples", "99"}), "--resamples must be an integer from 100 to 1000000, got '99'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--skip-warmup", "-1"}), "--skip-warmup must be a non-negative integer, got '-1'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--seed", "x"}), "--seed must be a non-negative integer, got 'x'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--json", ""}),
+            "--json: the file name is empty; give a file name (or - for standard output).");
+  EXPECT_EQ(error({"diff", "a", "b", "--svg", ""}), "--svg: the file name is empty; give a file name.");
+  EXPECT_EQ(error({"diff", "", "b"}), "before: the file name is empty; give a file.");
+  EXPECT_EQ(error({"diff", "a", "b", "--fail-if-slower", "0", "--min-change-us", "0", "--json", "-"}), "");
+}
+
+// Through run_diff, as the command runs it: every output is checked before either run is read.
+TEST(DiffHostile, OutputsFollowTheOutputRules) {
+  const std::string a = temp("out_a.sqlite"), b = temp("out_b.sqlite");
+  const std::string base = read_file(fixture("diff_base.sqlite")), slower = read_file(fixture("diff_attn_slower.sqlite"));
+  std::ofstream(a, std::ios::binary) << base;
+  std::ofstream(b, std::ios::binary) << slower;
+  auto run = [&](const std::string& json_path, const std::string& svg_path) {
+    DiffCommandOptions o;
+    o.before = a;
+    o.after = b;
+    o.json = json_path;
+    o.svg = svg_path;
+    return error_of([&] { run_diff(o); });
+  };
+  // Before: the JSON replaced the trace (exit 0).
+  EXPECT_EQ(run(a, ""), "refusing to write the JSON diff to " + a + ": it is the same file as the input " + a + ".");
+  EXPECT_EQ(run("", b), "refusing to write the SVG diff to " + b + ": it is the same file as the input " + b + ".");
+  const std::string x = temp("out_x");
+  EXPECT_EQ(run(x, x), "the JSON diff and the SVG diff would both be written to " + x + ": give each its own file.");
+  EXPECT_EQ(run("/dev/full", ""), "refusing to write the JSON diff to /dev/full: it is a character device, not a "
+                                  "regular file.");
+  EXPECT_EQ(run("-", "-"), "the SVG diff cannot go to standard output ('-'): give a file name.");
+  EXPECT_EQ(read_file(a), base);
+  EXPECT_EQ(read_file(b), slower);
+  std::remove(x.c_str());
 }
 
 }  // namespace

@@ -305,11 +305,53 @@ void apply_gate(Diff& d, const DiffOptions& o) {
     }
 }
 
+// "The two runs differ in model (gpt2 -> resnet50), GPU (...) and software (torch 2.5 -> 2.6): ...".
+std::string differences_note(const std::vector<RunDifference>& diffs) {
+  std::vector<std::string> parts, software;
+  for (const RunDifference& x : diffs) {
+    const bool soft = x.what != "model" && x.what != "precision" && x.what != "shape" && x.what != "mode" &&
+                      x.what != "GPU";
+    (soft ? software : parts).push_back(x.what + (soft ? " " : " (") + x.before + " -> " + x.after + (soft ? "" : ")"));
+  }
+  if (!software.empty()) {
+    std::string s = "software (";
+    for (size_t i = 0; i < software.size(); ++i) s += (i ? ", " : "") + software[i];
+    parts.push_back(s + ")");
+  }
+  std::string list;
+  for (size_t i = 0; i < parts.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return "The two runs differ in " + list + ": the change below is all of these at once, not the effect of one "
+         "change; compare runs that differ in one thing only to attribute it.";
+}
+
 }  // namespace
+
+std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSide& after) {
+  std::vector<RunDifference> out;
+  const RunIdentity &b = before.identity, &a = after.identity;
+  auto compare = [&](const char* what, const std::string& x, const std::string& y) {
+    if (!x.empty() && !y.empty() && x != y) out.push_back({what, x, y});
+  };
+  compare("model", b.model, a.model);
+  compare("precision", b.precision, a.precision);
+  compare("shape", b.shape, a.shape);
+  compare("mode", b.mode, a.mode);
+  compare("GPU", before.gpu, after.gpu);
+  for (const auto& [name, version] : b.software) {
+    const auto other = a.software.find(name);
+    if (other != a.software.end()) compare(name.c_str(), version, other->second);
+  }
+  return out;
+}
 
 Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   Diff d;
   d.options = o;
+  // Before every other note: a diff of two different things (a GPT-2 bf16 run on an H200
+  // against a ResNet-50 fp32 run on an A100) printed its verdict without a word about it.
+  d.differences = run_differences(before, after);
+  if (!d.differences.empty()) d.notes.push_back(differences_note(d.differences));
   const DiffRow whole = whole_iteration(before, after, o);
   if (!before.steady_ops.empty() && !after.steady_ops.empty() && (before.graph_work || after.graph_work))
     d.notes.push_back(where_time_went(before, after, whole));

@@ -58,9 +58,20 @@ struct DiffRow {
   std::optional<RooflinePoint> roof_before, roof_after;
 };
 
+// One thing that differs between what the two runs ran: "model", "gpt2", "resnet50".
+struct RunDifference {
+  std::string what, before, after;
+};
+
+// Everything both files name and name differently: model, precision, shape, mode, GPU and each
+// piece of software (framework, driver, CUDA runtime, cuBLAS, cuDNN, torch). What only one
+// side says is left out: nothing is known to differ there.
+std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSide& after);
+
 struct Diff {
   DiffSide before, after;
   DiffOptions options;
+  std::vector<RunDifference> differences;  // run_differences(); said in the first note
   std::optional<Ceilings> ceilings;  // for the roofline columns (DiffOptions::peak, else the GPU's cache)
   std::vector<DiffRow> rows;  // the whole iteration first, then layers by absolute change
   std::vector<std::string> notes;

@@ -1,17 +1,24 @@
 #include "trace/diff_command.h"
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <limits>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/cli_numbers.h"
+#include "core/input_file.h"
+#include "core/output_file.h"
 #include "trace/diff_input.h"
 #include "trace/diff_json.h"
 #include "trace/diff_svg.h"
 #include "trace/diff_text.h"
 #include "trace/error.h"
 #include "trace/nsys_report.h"
+#include "trace/text.h"
 
 namespace laptime {
 
@@ -22,44 +29,62 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
       "Labels (t = --threshold, a = --min-change-us, relative to BEFORE's median): SLOWER / FASTER when the\n"
       "interval is clear of zero and the change is beyond ±t and ±a; SAME when the interval lies within ±t\n"
       "(or ±a); UNCLEAR otherwise. Exit 3 when --fail-if-slower trips, 1 on an error.");
-  sub->add_option("before", o.before, "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
+  cli::add_input_path(sub, "before", &o.before,
+                      "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
       ->required();
-  sub->add_option("after", o.after, "the same, for the run to compare")->required();
+  cli::add_input_path(sub, "after", &o.after, "the same, for the run to compare")->required();
   sub->add_option_function<std::string>(
          "--by", [&o](const std::string& v) { o.diff.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
          "match layers with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
       ->check(CLI::IsMember({"layer", "block"}));
-  sub->add_option("--peak", o.diff.peak,
-                  "ceilings for the roofline columns (`laptime peak`'s file; default: this GPU's cache, if any); the "
-                  "columns appear when a side has the bench's layer costs beside it (RUN.layers.json)");
+  cli::add_input_path(sub, "--peak", &o.diff.peak,
+                      "ceilings for the roofline columns (`laptime peak`'s file; default: this GPU's cache, if any); "
+                      "the columns appear when a side has the bench's layer costs beside it (RUN.layers.json)");
   sub->add_option("--range", o.diff.range,
                   "NVTX ranges that mark the iterations, as analyze's --range: a name, a glob or re:REGEX (default: "
                   "laptime's `forward`, else a family of ranges numbered by iteration)");
-  sub->add_option_function<int>("--skip-warmup", [&o](const int& k) { o.diff.skip_warmup = k; },
-                                "drop the first K iterations on both sides (default: as analyze decides per side)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--threshold", o.diff.threshold_pct,
-                  "percent: the SAME band and the smallest change labelled FASTER/SLOWER")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--min-change-us", o.diff.min_change_us,
-                  "microseconds: the smallest absolute change labelled FASTER/SLOWER")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  sub->add_option("--resamples", o.diff.resamples, "bootstrap resamples per row")
-      ->check(CLI::Range(100, 1000000))
-      ->capture_default_str();
-  sub->add_option("--seed", o.diff.seed, "bootstrap seed")->capture_default_str();
-  sub->add_option_function<double>("--fail-if-slower", [&o](const double& p) { o.diff.fail_if_slower_pct = p; },
-                                    "exit 3 when the iteration or a layer is SLOWER by more than PCT percent "
-                                    "(interval clear of zero)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--json", o.json, "also write the diff as JSON (schema laptime.diff/1)");
-  sub->add_option("--svg", o.svg, "draw both median iterations on one time axis, layers joined");
+  // Every number through core/cli_numbers, as analyze's: CLI11's own checks let "nan" through
+  // (--fail-if-slower nan passed a 10% regression) and answer "inf" with a 300-digit bound.
+  cli::add_integer(sub, "--skip-warmup", &o.diff.skip_warmup, 0, 1000000000,
+                   "drop the first K iterations on both sides (default: as analyze decides per side)");
+  cli::add_positive_real(sub, "--threshold", &o.diff.threshold_pct, 1e6,
+                         "percent: the SAME band and the smallest change labelled FASTER/SLOWER");
+  cli::add_non_negative_real(sub, "--min-change-us", &o.diff.min_change_us, 1e9,
+                             "microseconds: the smallest absolute change labelled FASTER/SLOWER");
+  cli::add_integer(sub, "--resamples", &o.diff.resamples, 100, 1000000, "bootstrap resamples per row");
+  cli::add_integer(sub, "--seed", &o.diff.seed, 0, std::numeric_limits<int64_t>::max(), "bootstrap seed");
+  cli::add_non_negative_real(sub, "--fail-if-slower", &o.diff.fail_if_slower_pct, 1e6,
+                             "exit 3 when the iteration or a layer is SLOWER by more than PCT percent (interval "
+                             "clear of zero)");
+  cli::add_output_file(sub, "--json", &o.json, "also write the diff as JSON (schema laptime.diff/1); - for standard output",
+                       true);
+  cli::add_output_file(sub, "--svg", &o.svg, "draw both median iterations on one time axis, layers joined");
   return sub;
 }
 
 int run_diff(const DiffCommandOptions& o) {
+  // Every output and input before either run is read: no output onto an input (the trace was
+  // replaced by the JSON before), none on a device or FIFO, two outputs on one name refused;
+  // inputs and their layer costs files that are FIFOs, folders or devices refused (a FIFO
+  // blocked forever).
+  std::optional<OutputFile> json_out;
+  try {
+    std::vector<std::string> inputs{o.before, o.after, trace::layer_costs_path(o.before),
+                                    trace::layer_costs_path(o.after), o.diff.peak};
+    for (const std::string& run : {o.before, o.after})  // the SQLite export read for a report
+      if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
+    check_outputs({{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
+    for (const std::string& run : {o.before, o.after})
+      if (!check_input(run, "a trace or a bench report", Missing::Allow))
+        throw trace::TraceError("cannot open " + run + ": no such file, or not readable.");
+    for (const std::string& run : {o.before, o.after}) trace::check_layer_costs_beside(run);
+    if (!o.diff.peak.empty()) check_input(o.diff.peak, "a peak file");
+    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON diff", o.json, true}, inputs);
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  } catch (const InputError& e) {
+    throw trace::TraceError(e.what());
+  }
   // An .nsys-rep is read through its SQLite export (trace/nsys_report.h); the diff names the user's file.
   auto load = [&o](const std::string& path) {
     const trace::TraceSource source = trace::open_trace_source(path, stderr);
@@ -70,18 +95,29 @@ int run_diff(const DiffCommandOptions& o) {
   trace::DiffSide before = load(o.before);
   trace::DiffSide after = load(o.after);
   const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
-  std::printf("laptime diff %s %s\n", o.before.c_str(), o.after.c_str());
+  std::printf("laptime diff %s %s\n", trace::escape_name(o.before).c_str(), trace::escape_name(o.after).c_str());
   trace::print_diff(d, stdout);
-  if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    if (!f) throw trace::TraceError("cannot write the JSON diff to " + o.json + ".");
-    f << trace::diff_to_json(d).dump(2) << "\n";
-    std::printf("\nwrote JSON diff: %s\n", o.json.c_str());
+  if (json_out) {
+    try {
+      nlohmann::json j = trace::diff_to_json(d);
+      trace::escape_json_strings(j);  // a path that is not UTF-8 would make dump() throw
+      json_out->write(j.dump(2) + "\n");
+      json_out->commit();
+    } catch (const OutputError& e) {
+      throw trace::TraceError(e.what());
+    }
+    // With `--json -` standard output stays pointed at standard error until json_out goes out
+    // of scope, so nothing printed below lands after the JSON.
+    if (!json_out->is_stdout()) std::printf("\nwrote JSON diff: %s\n", trace::escape_name(o.json).c_str());
   }
   if (!o.svg.empty()) {
     trace::write_diff_svg(d, o.svg);
-    std::printf("%swrote SVG diff: %s\n", o.json.empty() ? "\n" : "", o.svg.c_str());
+    std::printf("%swrote SVG diff: %s\n", o.json.empty() || o.json == "-" ? "\n" : "",
+                trace::escape_name(o.svg).c_str());
   }
+  // The report itself: standard output to a full disk or a closed pipe is a failure too.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
   return d.gate_failed ? kExitGateFailed : 0;
 }
 

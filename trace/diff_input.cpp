@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
 #include "trace/iterations.h"
 #include "trace/kernels.h"
 #include "trace/nsys_sqlite.h"
@@ -40,12 +42,52 @@ void finish_series(DiffSide& r, const std::string& what) {
 }
 
 // A `laptime bench --json` report (or torch_baseline.py's, same schema): per-iteration laps.
+// A scalar of a report as text for the identity ("12.4", "90100"); "" for null or a structure.
+std::string scalar_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return "";
+}
+
+// What a bench report says ran: its config, and the software its device block names.
+RunIdentity identity_of_report(const nlohmann::json& j) {
+  RunIdentity id;
+  const nlohmann::json cfg = j.value("config", nlohmann::json::object());
+  if (cfg.is_object()) {
+    for (auto [field, key] : {std::pair<std::string*, const char*>{&id.model, "model"},
+                              {&id.precision, "precision"},
+                              {&id.shape, "shape"},
+                              {&id.mode, "mode"}})
+      if (cfg.contains(key)) *field = scalar_text(cfg[key]);
+  }
+  id.software["framework"] = j.contains("framework") ? scalar_text(j["framework"]) : "laptime";
+  if (j.contains("device") && j["device"].is_object()) {
+    const nlohmann::json& d = j["device"];
+    for (auto [key, name] : {std::pair<const char*, const char*>{"driver", "driver"},
+                             {"cuda_runtime", "CUDA runtime"},
+                             {"cublas_loaded", "cuBLAS"},
+                             {"cudnn_loaded", "cuDNN"},
+                             {"torch", "torch"}})
+      if (d.contains(key) && !scalar_text(d[key]).empty()) id.software[name] = scalar_text(d[key]);
+  }
+  return id;
+}
+
+// A bench report holds a few KB per thousand laps: 1,000,000 laps (the bench's --iters limit)
+// stay far below this.
+constexpr size_t kMaxReportBytes = size_t{1} << 30;
+
 DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
   using nlohmann::json;
   json j;
+  std::string text;
   try {
-    std::ifstream f(path);
-    j = json::parse(f);
+    text = read_input(path, "a bench report", kMaxReportBytes);
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
+  }
+  try {
+    j = json::parse(text);
   } catch (const json::exception&) {
     throw TraceError(path + " is not valid JSON: expected a trace (nsys SQLite export) or a `laptime bench --json` report.");
   }
@@ -66,9 +108,16 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
     for (const json& it : j["iterations"]) {
       if (!it.is_object() || !it.contains("lap_ms") || !it["lap_ms"].is_number())
         throw TraceError(path + " has an iteration without a lap_ms number.");
-      r.series_ns.push_back(it["lap_ms"].get<double>() * 1e6);
+      // A lap is a time: a negative or zero one (a hand-edited or broken report) would compare
+      // as "FASTER -200%".
+      const double ms = it["lap_ms"].get<double>();
+      if (!(ms > 0) || !std::isfinite(ms * 1e6))
+        throw TraceError(path + " has lap_ms " + it["lap_ms"].dump() + " at iteration " +
+                         std::to_string(r.series_ns.size()) + ": a lap is a positive number of milliseconds.");
+      r.series_ns.push_back(ms * 1e6);
       warm.push_back(it.value("warmup", false));
     }
+    r.identity = identity_of_report(j);
   } catch (const json::exception&) {
     throw TraceError(path + " is not a well-formed `laptime bench --json` report: a field has the wrong type.");
   }
@@ -271,25 +320,53 @@ bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o)
   return target.has_layers;
 }
 
+bool check_layer_costs_beside(const std::string& path) {
+  try {
+    return check_input(layer_costs_path(path), "a layer costs file", Missing::Allow);
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
+  }
+}
+
 DiffSide load_run(const std::string& path, const DiffOptions& o) {
-  if (!std::ifstream(path)) throw TraceError("cannot open " + path + ": no such file, or not readable.");
+  // A FIFO would block the reads below forever, a folder or a device is no run of ours.
+  try {
+    if (!check_input(path, "a trace or a bench report", Missing::Allow))
+      throw TraceError("cannot open " + path + ": no such file, or not readable.");
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
+  }
   DiffSide r;
-  if (looks_like_json(path)) {
-    r = run_from_bench_json(path, o);
-  } else {
-    const Trace t = load_nsys_sqlite(path);
-    const TraceJoin j(t);
-    r = run_from_trace(j, o, path);
-    if (!t.gpus.empty()) r.gpu = t.gpus[0].name;
+  try {
+    if (looks_like_json(path)) {
+      r = run_from_bench_json(path, o);
+    } else {
+      const Trace t = load_nsys_sqlite(path);
+      const TraceJoin j(t);
+      r = run_from_trace(j, o, path);
+      if (!t.gpus.empty()) r.gpu = t.gpus[0].name;
+    }
+  } catch (const TraceError& e) {
+    // Two inputs: a sentence that does not say which one (a damaged file's "database disk
+    // image is malformed", an analysis that finds no iterations) gets the file's name.
+    const std::string what = e.what();
+    if (what.find(path) != std::string::npos) throw;
+    throw TraceError(path + ": " + what);
   }
   // The bench writes its layer costs beside its --json and --trace files: the roofline columns.
   const std::string sidecar = layer_costs_path(path);
-  if (std::ifstream(sidecar)) {
+  if (check_layer_costs_beside(path)) {
     try {
       r.costs = read_layer_costs(sidecar);
     } catch (const TraceError& e) {
       r.notes.push_back(std::string("no roofline columns: ") + e.what());
     }
+  }
+  // A trace says which GPU; the sidecar what ran on it, where a bench report does not say.
+  if (r.costs) {
+    if (r.identity.model.empty()) r.identity.model = r.costs->model;
+    if (r.identity.precision.empty()) r.identity.precision = r.costs->precision;
+    if (r.identity.shape.empty()) r.identity.shape = r.costs->shape;
   }
   return r;
 }

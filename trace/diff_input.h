@@ -64,6 +64,15 @@ struct OpRecord {
   std::vector<std::string> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
 };
 
+// What ran, as far as the file says (empty where it does not): compared between the two sides
+// so that a diff of different things says so before its verdict. A bench report has all of it
+// (config, device); a trace has its GPU, and the model, precision and shape when the bench's
+// layer costs lie beside it.
+struct RunIdentity {
+  std::string model, precision, shape, mode;  // mode: eager or graph
+  std::map<std::string, std::string> software;  // "framework" -> "laptime", "CUDA runtime" -> "12.4", ...
+};
+
 struct DiffSide {
   std::string file;
   std::string kind;     // "trace" or "bench report"
@@ -86,6 +95,7 @@ struct DiffSide {
   Ns median_span = 0;
   std::string gpu;                   // the device's name, when the file says
   std::optional<LayerCosts> costs;   // the bench's layer costs sidecar beside the file, when there is one
+  RunIdentity identity;              // with gpu above: what ran
   std::vector<std::string> notes;
 };
 
@@ -98,8 +108,14 @@ void aggregate_layers(DiffSide& r, const DiffOptions& o);
 // its counterpart. Returns whether it did.
 bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o);
 
-// Reads a trace or a bench JSON report. Throws TraceError (one sentence) when it cannot.
+// Reads a trace or a bench JSON report. Throws TraceError (one sentence naming the file) when it
+// cannot; a bench report's laps must be positive, finite milliseconds.
 DiffSide load_run(const std::string& path, const DiffOptions& o);
+
+// The layer costs file beside a run (RUN.layers.json), checked as an input: false when there
+// is none, true when it is a readable regular file; throws TraceError for a FIFO, a folder, a
+// device (which a read would block on or fail deep inside the JSON reader).
+bool check_layer_costs_beside(const std::string& path);
 
 // A trace already in memory (tests, and load_run for traces).
 DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file);

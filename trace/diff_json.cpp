@@ -38,6 +38,12 @@ nlohmann::json diff_to_json(const Diff& d) {
                  {"by", o.by == LayerKey::Folded ? "layer" : "block"},
                  {"layer_time", "sum of GPU durations of the work launched inside the range, nested ranges included"}};
   j["notes"] = d.notes;
+  if (!d.differences.empty()) {  // only when there are some: the reports of like runs stay as they were
+    json diffs = json::array();
+    for (const RunDifference& x : d.differences)
+      diffs.push_back({{"what", x.what}, {"before", x.before}, {"after", x.after}});
+    j["differences"] = diffs;
+  }
   json rows = json::array();
   for (const DiffRow& r : d.rows) {
     auto kernels = [](const std::vector<std::pair<std::string, double>>& v) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -110,13 +109,15 @@ void write_diff_svg(const Diff& d, const std::string& path) {
     lx += 30 + kCharW * std::string(category_name(cat)).size();
   }
   y += 24;
-  std::ofstream f(path);
-  if (!f) throw TraceError("cannot write the SVG diff to " + path + ".");
+  // Built whole, then written through core/output_file (a temporary renamed when complete,
+  // never onto an input, a device or a FIFO, never through a link).
+  std::ostringstream f;
   f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << n1(kW) << "\" height=\"" << n1(y)
     << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << s.str();
   for (const std::string& l : lines) f << l << "\n";
   f << "</svg>\n";
+  write_output(path, "the SVG diff", f.str());
 }
 
 }  // namespace laptime::trace
