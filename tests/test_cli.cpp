@@ -515,6 +515,12 @@ TEST(CliOutputs, BenchAndForwardCheckOutputsFirst) {
                              tokens + "."));
   std::tie(rc, msg) = run_laptime("forward gpt2 --weights " + w + " --tokens " + tokens + " -o " + w);
   EXPECT_THAT(msg, HasSubstr("same file as the input " + w));
+  const std::string calibration = dir / "calibration.bin";
+  std::ofstream(calibration) << "tokens!!";
+  std::tie(rc, msg) = run_laptime("forward gpt2 -p fp8 --weights " + w + " --tokens " + tokens + " --calibrate " +
+                                  calibration + " -o " + calibration);
+  EXPECT_THAT(msg, HasSubstr("refusing to write the logits to " + calibration + ": it is the same file as the input " +
+                             calibration + "."));
   std::tie(rc, msg) = run_laptime("forward gpt2 --weights " + w + " --tokens " + tokens + " -o -");
   EXPECT_THAT(msg, HasSubstr("the logits cannot go to standard output"));
   EXPECT_EQ(read_bytes(w), "weights");
