@@ -8,7 +8,7 @@
 #                                     fp32/tf32/bf16, the Ctrl-C check, host-build-check.sh (nsys
 #                                     over the split binary, the real .nsys-rep export),
 #                                     test_ncu with the real ncu and the walk-through's printed ncu
-#                                     command, the ncu fixtures' sidecars;
+#                                     command, the ncu fixtures' sidecars, harden-io-check.sh;
 #                                  3. then graph-check.sh (laptime's CUPTI capture of a --graph run)
 #                                     beside analyzer-bench.sh (laptime analyze against nsys stats at
 #                                     10^6 and 5*10^6 kernels, on the host's CPU);
@@ -64,6 +64,7 @@ a)
   par interrupt 120 bash scripts/dev/interrupt-check.sh build
   par host_build_check 240 env PATH="$NSYS_DIR:$PATH" bash scripts/dev/host-build-check.sh build
   par ncu 300 bash scripts/dev/ncu-sidecars.sh
+  par harden_io 120 bash scripts/dev/harden-io-check.sh build
   wait
   sort "$R/par.txt" >>"$S"
   for f in "$R"/*layers*.log "$R"/*reference.log "$R"/layer_costs.log "$R"/bench_report.log; do
@@ -71,7 +72,7 @@ a)
   done
   grep -hE "^\[  FAILED  \] [A-Za-z]" "$R"/*.log | sort -u | head -20 >>"$S"
   for f in "$R"/e2e_*.log; do { echo "  ${f##*/}:"; sed -n '/^summary:/,$p' "$f" | tail -16; } >>"$S"; done
-  { tail -3 "$R/interrupt.log"; tail -8 "$R/host_build_check.log"; tail -12 "$R/ncu.log"; tail -3 "$R/sm80_fp8_refusal.log"; } >>"$S"
+  { tail -3 "$R/interrupt.log"; tail -8 "$R/host_build_check.log"; tail -8 "$R/harden_io.log"; tail -12 "$R/ncu.log"; tail -3 "$R/sm80_fp8_refusal.log"; } >>"$S"
   echo "phase 1 done at ${SECONDS}s" >>"$S"
   pack
   # Captures beside the analyzer's benchmark (graph-check's figures are checked against its own file,
