@@ -94,7 +94,7 @@ class Gpt2Workload : public Workload {
     if (model_->precision() != Precision::FP8) return "";
     const int gemms = 4 * model_->config().n_layer + 1;
     std::string s = ", fp8 GEMMs " + std::to_string(model_->fp8_layers(B_, T_).size()) + " of " + std::to_string(gemms);
-    for (const char* env : {"LAPTIME_FP8_GEMM", "LAPTIME_FP8_FAST_ACCUM"})
+    for (const char* env : {"LAPTIME_FP8_GEMM", "LAPTIME_FP8_FAST_ACCUM", "LAPTIME_FP8_MLP"})
       if (const char* v = std::getenv(env); v && *v) s += std::string(" (") + env + "=" + v + ")";
     return s;
   }

@@ -16,6 +16,9 @@
 // LAPTIME_FP8_GEMM=auto|fp8|bf16 (fp8_gemm_policy): every such layer's fp8-or-bf16 choice measured
 // per shape (default), forced to fp8 (tests: the arithmetic, not the timing), or never fp8 (the fp8
 // build's bf16 baseline). LAPTIME_FP8_FAST_ACCUM=1: cuBLASLt's fast fp8 accumulation (layers/gemm.h).
+// LAPTIME_FP8_MLP=pair|apart (fp8_mlp_pairing): GPT-2's c_fc and mlp.c_proj chosen together, c_fc
+// writing e4m3 for c_proj where that pair measured faster (default), or each on its own as the
+// first fp8 probes did (layers/mlp.h).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,8 @@ enum class Fp8Policy { Auto, Always, Never };
 constexpr float kFp8ActivationMargin = 2.f;
 Fp8Policy fp8_gemm_policy();  // LAPTIME_FP8_GEMM, read once; a wrong word throws a sentence
 bool fp8_fast_accum();        // LAPTIME_FP8_FAST_ACCUM=1, read once
+enum class Fp8Pairing { Pair, Apart };
+Fp8Pairing fp8_mlp_pairing();  // LAPTIME_FP8_MLP, read once; a wrong word throws a sentence
 
 class Fp8Weight {
  public:

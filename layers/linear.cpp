@@ -11,12 +11,13 @@
 
 namespace laptime {
 
-// One shape's plans: bf16 always; in fp8 the e4m3 one too, and the measured choice.
+// One shape's plans: bf16 always; in fp8 the e4m3 one too (and one writing e4m3 where the
+// consumer offered its scale), and the measured choice.
 struct Linear::Plan {
-  std::optional<Gemm> bf16, fp8;
-  bool fp8_chosen = false;  // forward() runs `fp8` (once calibrated)
+  std::optional<Gemm> bf16, fp8, fp8_out8;  // fp8: the storage type's output; fp8_out8: e4m3
+  bool fp8_chosen = false;  // forward() runs an fp8 plan (once calibrated)
   bool quantize = false;    // forward() quantizes x itself (Fp8Input::Quantize)
-  bool out_fp8 = false;     // the fp8 plan writes e4m3
+  bool out_fp8 = false;     // forward() runs fp8_out8 (write_fp8_output)
   DeviceBuffer x8;          // [rows, in] e4m3 when quantize
   GemmTuner::Fp8Choice choice;
 };
@@ -77,10 +78,10 @@ void Linear::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
   plans_.emplace(rows, std::move(owned));
 }
 
-// fp8: build the e4m3 plan (an e4m3 D when the consumer reads fp8, else bf16), then choose by
-// timing both on the real shape, the quantize pass included where the layer makes x8 itself.
-// Every refusal on the way lands in the choice's note, the library's words included, so that
-// the bench's plan line (and a failing test) says why a layer stayed bf16.
+// fp8: build the e4m3 plan (and, where the consumer offered its scale, one writing e4m3), then
+// choose by timing on the real shape, the quantize pass included where the layer makes x8
+// itself. Every refusal on the way lands in the choice's note, the library's words included, so
+// that the bench's plan line (and a failing test) says why a layer stayed bf16.
 void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& p, GemmTuner* tuner) {
   if (!fp8_.made()) fp8_.make(ctx, weight_, dtype_, int64_t{in_} * out_, name_);
   GemmSpec f = s;
@@ -90,21 +91,28 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   f.fp8_fast_accum = fp8_fast_accum();
   p.quantize = fp8_input_ == Fp8Input::Quantize;
   std::string refused;
-  for (const bool out8 : {out_inv_scale_ != nullptr, false}) {
-    f.d_dtype = out8 ? DType::F8E4M3 : out_dtype_;
-    f.d_scale = out8 ? out_inv_scale_ : nullptr;
+  try {
+    p.fp8.emplace(ctx.cublaslt(), f, ctx.workspace_bytes());
+  } catch (const Error& e) {
+    refused = e.what();
+  }
+  if (p.fp8 && out_inv_scale_) {
+    GemmSpec f8 = f;
+    f8.d_dtype = DType::F8E4M3;
+    f8.d_scale = out_inv_scale_;
     try {
-      p.fp8.emplace(ctx.cublaslt(), f, ctx.workspace_bytes());
-      p.out_fp8 = out8;
-      break;
+      p.fp8_out8.emplace(ctx.cublaslt(), f8, ctx.workspace_bytes());
     } catch (const Error& e) {
-      refused += std::string(refused.empty() ? "" : "; ") + (out8 ? "an fp8 output refused: " : "") + e.what();
-      if (!out8) break;
+      refused = std::string("an fp8 output refused: ") + e.what();
     }
   }
+  // GemmChoice::Timed: every layer's fp8 plans take the timed algorithm (the tuner's own cache
+  // makes the identical layers' calls cheap), whether or not the choice below is cached.
+  if (tuner && p.fp8) tuner->tune(ctx, *p.fp8, fp8_.weight8(), bias_);
+  if (tuner && p.fp8_out8) tuner->tune(ctx, *p.fp8_out8, fp8_.weight8(), bias_);
   std::ostringstream key;
-  key << rows << ' ' << out_ << ' ' << in_ << ' ' << int(f.epilogue) << ' ' << ldy_ << ' ' << p.out_fp8 << ' '
-      << p.quantize << ' ' << !p.fp8.has_value();
+  key << rows << ' ' << out_ << ' ' << in_ << ' ' << int(f.epilogue) << ' ' << ldy_ << ' ' << (out_inv_scale_ != nullptr)
+      << ' ' << p.quantize << ' ' << p.fp8.has_value() << ' ' << p.fp8_out8.has_value();
   const GemmTuner::Fp8Choice* cached = tuner ? tuner->fp8_choice(key.str()) : nullptr;
   GemmTuner::Fp8Choice c;
   if (cached) {
@@ -112,7 +120,6 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   } else if (!p.fp8) {
     c.note = "cuBLASLt has no fp8 plan: " + refused;
   } else {
-    if (tuner) tuner->tune(ctx, *p.fp8, fp8_.weight8(), bias_);
     c = time_fp8_choice(ctx, rows, p);
     if (!refused.empty()) c.note = refused + (c.note.empty() ? "" : "; " + c.note);
   }
@@ -126,12 +133,23 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
   // Operands of the real shape with random values (zeros would run faster than data).
   const int64_t ld = ldy_ ? ldy_ : out_, n = int64_t{rows} * in_;
   DeviceBuffer x(static_cast<std::size_t>(n) * dtype_size(dtype_)), x8(static_cast<std::size_t>(n)),
-      y(static_cast<std::size_t>(rows) * ld * dtype_size(out_dtype_));
+      y(static_cast<std::size_t>(rows) * ld * dtype_size(out_dtype_));  // also holds an e4m3 y
   fill_uniform(dtype_, x.data(), n, 1, ctx.stream());
   quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x.data(), n, ctx.stream());
   GemmTuner::Fp8Choice c;
-  std::string bf16_why, fp8_why;
+  std::string bf16_why, fp8_why, out8_why, gemm_why;
   // core/timing's one way of timing a candidate (in a CUDA graph, the GPU's time alone).
+  // `gemm` with `quantize`: the fp8 candidate as forward() runs it.
+  auto fp8_run = [&](const Gemm& gemm, bool quantize, std::string* why) {
+    return time_candidate(
+        ctx.stream(),
+        [&] {
+          if (quantize) quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x.data(), n, ctx.stream());
+          gemm.run(ctx, y.data(), x8.data(), fp8_.weight8(), bias_);
+          return true;
+        },
+        why);
+  };
   c.bf16_ms = time_candidate(
       ctx.stream(),
       [&] {
@@ -139,18 +157,16 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
         return true;
       },
       &bf16_why);
-  c.fp8_ms = time_candidate(
-      ctx.stream(),
-      [&] {
-        if (p.quantize) quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x.data(), n, ctx.stream());
-        p.fp8->run(ctx, y.data(), x8.data(), fp8_.weight8(), bias_);
-        return true;
-      },
-      &fp8_why);
+  c.fp8_ms = fp8_run(*p.fp8, p.quantize, &fp8_why);
+  // What a pair's owner compares (layers/mlp.h): this layer writing e4m3, or reading it.
+  if (p.fp8_out8) c.fp8_out8_ms = fp8_run(*p.fp8_out8, p.quantize, &out8_why);
+  if (p.quantize) c.fp8_gemm_ms = fp8_run(*p.fp8, false, &gemm_why);
   const Fp8Policy policy = fp8_gemm_policy();
   std::vector<std::string> notes;
   if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + fp8_why);
   if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to run: " + bf16_why);
+  if (p.fp8_out8 && c.fp8_out8_ms < 0.f) notes.push_back("the fp8 plan with an e4m3 output failed to run: " + out8_why);
+  if (p.quantize && c.fp8_gemm_ms < 0.f) notes.push_back("the fp8 GEMM without its quantize failed to run: " + gemm_why);
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
   for (const std::string& n8 : notes) c.note += (c.note.empty() ? "" : "; ") + n8;
   c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
@@ -190,12 +206,34 @@ const Linear::Plan& Linear::plan(int rows) const {
   return *it->second;
 }
 
+bool Linear::can_write_fp8_output(int rows) const {
+  const Plan& p = plan(rows);
+  return p.fp8_out8.has_value() && p.choice.fp8_out8_ms >= 0.f;
+}
+
+void Linear::write_fp8_output(int rows) {
+  require(can_write_fp8_output(rows), "internal: write_fp8_output() on '" + name_ + "', which has no e4m3-output plan.");
+  Plan& p = *plans_.at(rows);
+  p.fp8_chosen = true;
+  p.out_fp8 = true;
+  if (p.quantize && p.x8.bytes() == 0) p.x8 = DeviceBuffer(static_cast<std::size_t>(rows) * in_);
+}
+
+bool Linear::can_read_fp8_input(int rows) const {
+  const Plan& p = plan(rows);
+  return p.fp8.has_value() && p.quantize && p.choice.fp8_gemm_ms >= 0.f;
+}
+
 void Linear::input_produced_in_fp8(int rows) {
   auto it = plans_.find(rows);
-  require(it != plans_.end() && it->second->fp8_chosen, "internal: input_produced_in_fp8() on a bf16 plan.");
+  require(it != plans_.end() && it->second->fp8.has_value() && it->second->quantize,
+          "internal: input_produced_in_fp8() on '" + name_ + "', which has no fp8 plan that quantizes.");
+  it->second->fp8_chosen = true;
   it->second->quantize = false;
   it->second->x8 = DeviceBuffer();
 }
+
+const GemmTuner::Fp8Choice& Linear::fp8_choice(int rows) const { return plan(rows).choice; }
 
 bool Linear::runs_fp8(int rows) const { return precision_ == Precision::FP8 && plan(rows).fp8_chosen; }
 
@@ -237,9 +275,12 @@ std::string Linear::fp8_report(int rows) const {
   os << std::fixed << std::setprecision(1);
   const GemmTuner::Fp8Choice& c = p.choice;
   os << (p.fp8_chosen ? "fp8" : "bf16");
-  if (p.fp8_chosen && p.out_fp8) os << " (fp8 out)";
+  if (p.fp8_chosen && p.out_fp8) os << " (e4m3 out)";
   if (p.fp8_chosen && p.quantize) os << " (quantizes its input)";
+  if (p.fp8_chosen && !p.quantize && fp8_input_ == Fp8Input::Quantize) os << " (its producer writes e4m3)";
   if (c.fp8_ms >= 0.f) os << ", fp8 " << c.fp8_ms * 1e3f << " us, bf16 " << c.bf16_ms * 1e3f << " us";
+  if (c.fp8_out8_ms >= 0.f) os << ", e4m3 out " << c.fp8_out8_ms * 1e3f << " us";
+  if (c.fp8_gemm_ms >= 0.f) os << ", fp8 without its quantize " << c.fp8_gemm_ms * 1e3f << " us";
   if (!c.note.empty()) os << " [" << c.note.substr(0, c.note.find('\n')) << "]";
   return os.str();
 }
@@ -257,7 +298,7 @@ void Linear::forward(const Context& ctx, void* y, const void* x, int rows, Accum
       quantize_fp8(p.x8.data(), fp8_.input_inv_scale(), dtype_, x, int64_t{rows} * in_, ctx.stream());
       x8 = p.x8.data();
     }
-    p.fp8->run(ctx, y, x8, fp8_.weight8(), bias_, 1.f, beta);
+    (p.out_fp8 ? *p.fp8_out8 : *p.fp8).run(ctx, y, x8, fp8_.weight8(), bias_, 1.f, beta);
     return;
   }
   if (calibrating_) fp8_.record_input(ctx, x, dtype_, int64_t{rows} * in_);

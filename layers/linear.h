@@ -25,6 +25,10 @@
 // Who makes x8: with Fp8Input::Produced the caller writes e4m3 when input_dtype() says so (a
 // LayerNorm, or the GEMM before with an fp8 D); with Fp8Input::Quantize the caller hands bf16
 // and the layer quantizes it (one more pass, counted in the timing that chose fp8).
+// Two layers chosen together (layers/mlp.h: c_fc writing e4m3 for c_proj): prepare() also times
+// what the owner needs to compare the pair with each layer alone, the fp8 plan with its e4m3
+// output (when set_fp8_output() offered one) and a quantizing layer's fp8 GEMM without its
+// quantize pass; the owner then calls write_fp8_output() and input_produced_in_fp8().
 #pragma once
 
 #include <map>
@@ -94,12 +98,20 @@ class Linear {
   const std::string& name() const { return name_; }
   // Before the first prepare(): who makes x8 (default Produced).
   void set_fp8_input(Fp8Input who);
-  // Before prepare(rows): when the fp8 plan is chosen, y is e4m3, scaled by *inv_scale (the
-  // consumer's input_inv_scale()); the bf16 plan still writes bf16. No residual (Accumulate::Add).
+  // Before prepare(rows): offers an e4m3 y, scaled by *inv_scale (the consumer's
+  // input_inv_scale()): prepare() builds and times that fp8 plan beside the bf16-output one, and
+  // forward() runs it once the owner calls write_fp8_output(rows). No residual (Accumulate::Add).
   void set_fp8_output(const float* inv_scale);
-  // After prepare(rows), for a Quantize layer whose producer turned out to write e4m3 (the GEMM
-  // before it chose fp8 with an fp8 D): the caller hands e4m3 from now on.
+  // After prepare(rows), the owner's choice of a pair (layers/mlp.h). write_fp8_output: the fp8
+  // plan with the e4m3 output from now on (needs can_write_fp8_output). input_produced_in_fp8:
+  // for a Quantize layer whose producer writes e4m3 from now on, the fp8 plan without the
+  // quantize pass; the caller hands e4m3. Each overrides the layer's own fp8-or-bf16 choice.
+  bool can_write_fp8_output(int rows) const;
+  void write_fp8_output(int rows);
+  bool can_read_fp8_input(int rows) const;  // a Quantize layer whose fp8 GEMM alone ran
   void input_produced_in_fp8(int rows);
+  // What prepare(rows) measured (both times, the pair's, why fp8 was refused). fp8 only.
+  const GemmTuner::Fp8Choice& fp8_choice(int rows) const;
   // True when forward(rows) runs the fp8 GEMM (calibrated or not).
   bool runs_fp8(int rows) const;
   // What forward(rows) reads and writes: F8E4M3 or the storage type. Both are the storage type
@@ -116,8 +128,9 @@ class Linear {
   bool calibrated() const { return fp8_.calibrated(); }
   // The scales as the device holds them, {s_w, s_x} (tests, reports). Synchronizes.
   std::pair<float, float> fp8_scales(const Context& ctx) const;
-  // One line on the choice for `rows`: "fp8 12.3 us (bf16 20.1 us)", "bf16 (fp8 31.0 us, bf16
-  // 20.1 us)", with why fp8 was refused when it was.
+  // One line on the choice for `rows`: "fp8 (e4m3 out), fp8 53.6 us, bf16 66.2 us, e4m3 out
+  // 50.1 us", "bf16, fp8 52.3 us, bf16 51.7 us, fp8 without its quantize 31.9 us", with why fp8
+  // was refused when it was.
   std::string fp8_report(int rows) const;
 
  private:

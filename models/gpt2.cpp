@@ -213,6 +213,8 @@ std::vector<std::string> GPT2::describe_fp8(int B, int T) const {
   v.push_back("h.*.attn.c_proj" + all + b.attn().c_proj().fp8_report(rows));
   v.push_back("h.*.mlp.c_fc" + all + b.mlp().c_fc().fp8_report(rows));
   v.push_back("h.*.mlp.c_proj" + all + b.mlp().c_proj().fp8_report(rows));
+  if (const std::string pair = b.mlp().fp8_report(rows); !pair.empty())
+    v.push_back("h.*.mlp (c_fc and c_proj together)" + all + pair);
   v.push_back("lm_head: " + lm_head_.fp8_report(rows));
   return v;
 }

@@ -81,8 +81,9 @@ class GPT2 {
   // waits for the stream. A no-op in the other precisions. Build time, outside any timed loop.
   void calibrate(Context& ctx, int B, int T);
   bool calibrated() const { return calibrated_; }
-  // fp8: one line per distinct GEMM of the blocks and one for the LM head at (B, T): fp8 or
-  // bf16, and both measured times. Empty in the other precisions.
+  // fp8: one line per distinct GEMM of the blocks, one for the MLP's pair (c_fc writing e4m3 for
+  // c_proj, layers/mlp.h) and one for the LM head at (B, T): fp8 or bf16, and the measured times.
+  // Empty in the other precisions.
   std::vector<std::string> describe_fp8(int B, int T) const;
   // fp8: the NVTX range names of the GEMMs that run fp8 at (B, T) (for the per-layer costs).
   std::vector<std::string> fp8_layers(int B, int T) const;

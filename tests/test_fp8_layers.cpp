@@ -19,6 +19,7 @@
 #include "kernels/fp8.cuh"
 #include "kernels/layernorm.cuh"
 #include "layers/conv2d.h"
+#include "layers/mlp.h"
 #include "models/gpt2.h"
 #include "tests/reference/fp8_ref.h"
 #include "tests/reference/gpt2_fp8_ref.h"
@@ -244,6 +245,26 @@ TEST_F(Fp8Test, LinearMatchesTheQuantizedProduct) {
       std::vector<float> want(y0.size());
       for (size_t i = 0; i < want.size(); ++i) want[i] = y0[i] + emulated[i];
       EXPECT_TRUE(close(acc.download(), want, 4e-3));
+
+      // A quantizing layer whose producer turns out to write e4m3 (layers/mlp.h's pair): its fp8
+      // GEMM alone was timed, and fed the same e4m3 input its own quantize made, it gives the
+      // same bits.
+      if (mode == Fp8Input::Quantize) {
+        ASSERT_TRUE(fc.can_read_fp8_input(rows)) << fc.fp8_report(rows);
+        EXPECT_GE(fc.fp8_choice(rows).fp8_gemm_ms, 0.f);
+        fc.input_produced_in_fp8(rows);
+        EXPECT_EQ(fc.input_dtype(rows), DType::F8E4M3);
+        EXPECT_TRUE(fc.runs_fp8(rows));
+        EXPECT_NE(fc.fp8_report(rows).find("its producer writes e4m3"), std::string::npos) << fc.fp8_report(rows);
+        EXPECT_EQ(fc.cost("", "", rows, Accumulate::Overwrite).input_bytes, double(rows) * in);
+        DeviceBuffer produced(x.size());
+        quantize_fp8(produced.data(), fc.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()),
+                     ctx->stream());
+        dy.poison();
+        fc.forward(*ctx, dy.data(), produced.data(), rows);
+        const std::vector<float> again = dy.download();
+        EXPECT_EQ(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)), 0);
+      }
     }
   }
 }
@@ -267,7 +288,12 @@ TEST_F(Fp8Test, LinearWritesE4m3ForTheNextLayer) {
     fc.set_fp8_output(dinv.as<float>());
     fc.prepare(*ctx, rows);
     ASSERT_TRUE(fc.runs_fp8(rows)) << fc.fp8_report(rows);
-    if (fc.output_dtype(rows) != DType::F8E4M3) GTEST_SKIP() << "cuBLASLt refused an e4m3 output: " << fc.fp8_report(rows);
+    // Offered, timed, and bf16 out until the owner takes it (layers/mlp.h chooses the pair).
+    EXPECT_EQ(fc.output_dtype(rows), DType::BF16);
+    if (!fc.can_write_fp8_output(rows)) GTEST_SKIP() << "cuBLASLt refused an e4m3 output: " << fc.fp8_report(rows);
+    EXPECT_GE(fc.fp8_choice(rows).fp8_out8_ms, 0.f) << fc.fp8_report(rows);
+    fc.write_fp8_output(rows);
+    ASSERT_EQ(fc.output_dtype(rows), DType::F8E4M3);
     const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
     DeviceArray dx(DType::BF16, x), dy(DType::BF16, static_cast<size_t>(rows) * out);
     fc.begin_calibration(*ctx);
@@ -292,6 +318,67 @@ TEST_F(Fp8Test, LinearWritesE4m3ForTheNextLayer) {
     if (nan == 0) {
       EXPECT_TRUE(close(got_v, want, 2e-2));
     }
+  }
+}
+
+// GPT-2's MLP in fp8 as a pair (layers/mlp.h): c_fc's GELU epilogue writes e4m3 with c_proj's
+// scale and c_proj reads it, no quantize pass, at M = 1 (a batch-1 decode row), 77 and 256. Against
+// the recipe emulated on the CPU oracle with the device's two input scales (tests/reference/
+// gpt2_fp8_ref.h): what is left is where the hidden's e4m3 rounding falls on the other side of a
+// tie (the fp32 accumulation, cuBLASLt's GELU), bounded as in LinearWritesE4m3ForTheNextLayer
+// (2e-2), plus c_proj's fp32 accumulation and bf16 output (4e-3, as for Linear). Where cuBLASLt
+// cannot run the pair at a shape, the plan line must say why.
+TEST_F(Fp8Test, MlpRunsThePairAgainstTheRecipe) {
+  const int C = 128;
+  HostWeights hw;
+  hw.add("mlp.c_fc.weight", {4 * C, C}, test::random_vec(size_t(4) * C * C, seed + 1, 0.05f));
+  hw.add("mlp.c_fc.bias", {4 * C}, test::random_vec(4 * C, seed + 2, 0.1f));
+  hw.add("mlp.c_proj.weight", {C, 4 * C}, test::random_vec(size_t(4) * C * C, seed + 3, 0.03f));
+  hw.add("mlp.c_proj.bias", {C}, test::random_vec(C, seed + 4, 0.1f));
+  DeviceWeights w(hw, DType::BF16);
+  for (const int rows : {1, 77, 256}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows);
+    MLP mlp(w, "mlp", C, Precision::FP8);
+    mlp.prepare(*ctx, rows);
+    const std::string report = mlp.fp8_report(rows);
+    if (report.rfind("the pair", 0) != 0) {
+      EXPECT_NE(report.find('['), std::string::npos) << report;  // apart only with a reason (LAPTIME_FP8_GEMM=fp8)
+      continue;
+    }
+    EXPECT_EQ(mlp.c_fc().output_dtype(rows), DType::F8E4M3) << report;
+    EXPECT_EQ(mlp.c_proj().input_dtype(rows), DType::F8E4M3) << report;
+    EXPECT_TRUE(mlp.c_proj().runs_fp8(rows));
+    {  // the roofline's bytes: the hidden once at 1 byte, written by c_fc and read by c_proj
+      std::vector<LayerCost> costs;
+      mlp.append_costs(costs, "", rows, Accumulate::Overwrite);
+      const double hidden = double(rows) * 4 * C;
+      std::map<std::string, LayerCost> m;
+      for (const LayerCost& l : costs) m[l.name] = l;
+      EXPECT_EQ(m.at("mlp.c_fc").output_bytes, hidden);
+      EXPECT_EQ(m.at("mlp.c_proj").input_bytes, hidden);
+    }
+    const auto calibration = bf16_rounded(test::random_vec(static_cast<size_t>(rows) * C, seed + 5));
+    const auto x = bf16_rounded(test::random_vec(static_cast<size_t>(rows) * C, seed + 6));
+    DeviceArray dcal(DType::BF16, calibration), dx(DType::BF16, x), dy(DType::BF16, x.size());
+    DeviceBuffer scratch(mlp.scratch_bytes(1, rows)), x8(x.size());
+    EXPECT_THROW(mlp.forward(*ctx, dy.data(), dx.data(), rows, scratch.data(), Accumulate::Overwrite), Error);
+    mlp.begin_calibration(*ctx);
+    mlp.forward(*ctx, dy.data(), dcal.data(), rows, scratch.data(), Accumulate::Overwrite);
+    mlp.end_calibration(*ctx);
+    // The input as ln_2 hands it to an fp8 c_fc: e4m3 with c_fc's scale.
+    ASSERT_EQ(mlp.input_dtype(rows), DType::F8E4M3);
+    quantize_fp8(x8.data(), mlp.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()), ctx->stream());
+    dy.poison();
+    mlp.forward(*ctx, dy.data(), x8.data(), rows, scratch.data(), Accumulate::Overwrite);
+    const std::vector<float> got = dy.download();
+    ref::Fp8Recipe recipe(kFp8ActivationMargin);
+    recipe.use_scale("mlp.c_fc", mlp.c_fc().fp8_scales(*ctx).second);
+    recipe.use_scale("mlp.c_proj", mlp.c_proj().fp8_scales(*ctx).second);
+    const auto emulated = ref::mlp(x, hw, "mlp", rows, C, &recipe.e4m3());
+    const auto exact = ref::mlp(x, hw, "mlp", rows, C);
+    std::printf("fp8 MLP pair, %d rows: rel L2 against the recipe %.3e (bound 2.4e-2), against the exact MLP %.3e\n", rows,
+                test::rel_l2(got, emulated), test::rel_l2(got, exact));
+    EXPECT_TRUE(close(got, emulated, 2e-2 + 4e-3)) << report;
   }
 }
 
@@ -409,6 +496,54 @@ TEST_F(Fp8Test, Conv1x1RunsTheE4m3Gemm) {
     EXPECT_EQ(conv.cost("", k.N, k.H, k.W).precision, "fp8");
     EXPECT_EQ(conv.cost("", k.N, k.H, k.W).weight_bytes, double(k.in) * k.out + 2.0 * k.out);
   }
+}
+
+// The pair's rule (layers/mlp.h), host only: the quick probe's B8 times (ms) and variations.
+TEST(Fp8Pair, ChoosesThePairOnlyWhereItIsFaster) {
+  GemmTuner::Fp8Choice fc, proj;
+  fc.fp8 = true; fc.fp8_ms = 0.0536f; fc.bf16_ms = 0.0662f; fc.fp8_out8_ms = 0.0500f;
+  proj.fp8 = false; proj.fp8_ms = 0.0523f; proj.bf16_ms = 0.0517f; proj.fp8_gemm_ms = 0.0330f;
+  Fp8PairChoice c = choose_fp8_pair(fc, proj, Fp8Policy::Auto, Fp8Pairing::Pair);
+  EXPECT_TRUE(c.pair);
+  EXPECT_NEAR(c.pair_ms, 0.0830f, 1e-6);
+  EXPECT_NEAR(c.apart_ms, 0.0536f + 0.0517f, 1e-6);  // c_fc fp8 alone + c_proj bf16 alone
+  EXPECT_TRUE(c.why.empty());
+  // The first probes' rule keeps them apart where c_proj chose bf16 alone, and pairs them where both chose fp8.
+  EXPECT_FALSE(choose_fp8_pair(fc, proj, Fp8Policy::Auto, Fp8Pairing::Apart).pair);
+  GemmTuner::Fp8Choice both = proj;
+  both.fp8 = true;
+  EXPECT_TRUE(choose_fp8_pair(fc, both, Fp8Policy::Auto, Fp8Pairing::Apart).pair);
+  // A slower pair stays apart; the policies override the times.
+  GemmTuner::Fp8Choice slow = fc;
+  slow.fp8_out8_ms = 0.0800f;
+  EXPECT_FALSE(choose_fp8_pair(slow, proj, Fp8Policy::Auto, Fp8Pairing::Pair).pair);
+  EXPECT_TRUE(choose_fp8_pair(slow, proj, Fp8Policy::Always, Fp8Pairing::Pair).pair);
+  c = choose_fp8_pair(fc, proj, Fp8Policy::Never, Fp8Pairing::Pair);
+  EXPECT_FALSE(c.pair);
+  EXPECT_EQ(c.why, "LAPTIME_FP8_GEMM=bf16");
+  // No e4m3 output, or c_proj's GEMM alone did not run: apart, with the reason.
+  GemmTuner::Fp8Choice no_out8 = fc;
+  no_out8.fp8_out8_ms = -1.f;
+  c = choose_fp8_pair(no_out8, proj, Fp8Policy::Always, Fp8Pairing::Pair);
+  EXPECT_FALSE(c.pair);
+  EXPECT_EQ(c.why, "c_fc has no e4m3 output");
+  GemmTuner::Fp8Choice no_gemm = proj;
+  no_gemm.fp8_gemm_ms = -1.f;
+  EXPECT_FALSE(choose_fp8_pair(fc, no_gemm, Fp8Policy::Auto, Fp8Pairing::Pair).pair);
+  // A time apart missing (the bf16 plan failed to run, so c_proj chose fp8 on that): the rule that needs none.
+  GemmTuner::Fp8Choice failed = proj;
+  failed.fp8 = true;
+  failed.fp8_ms = 0.0523f;
+  failed.bf16_ms = -1.f;
+  failed.fp8_gemm_ms = 0.0330f;
+  GemmTuner::Fp8Choice fc_failed = fc;
+  fc_failed.bf16_ms = -1.f;
+  fc_failed.fp8_ms = -1.f;
+  fc_failed.fp8 = false;
+  c = choose_fp8_pair(fc_failed, failed, Fp8Policy::Auto, Fp8Pairing::Pair);
+  EXPECT_LT(c.apart_ms, 0.f);
+  EXPECT_FALSE(c.pair);
+  EXPECT_EQ(c.why, "a time apart is missing");
 }
 
 // A refused candidate says why (core/timing.h), so that a layer's plan line and a failing test

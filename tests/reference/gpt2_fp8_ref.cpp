@@ -28,28 +28,33 @@ Vec rounded(const Vec& v, float s) {
 
 }  // namespace
 
-Vec gpt2_fp8(const std::vector<int32_t>& tokens, const std::vector<int32_t>& calibration, const HostWeights& w,
-             int n_layer, int n_head, int C, int vocab, float eps, int B, int T, float margin) {
-  std::map<std::string, float> amax_x;
-  const GemmFn record = [&](const std::string& name, const Vec& x, const Vec& W, const Vec& b, int rows, int in,
-                            int out) {
-    float& a = amax_x[name];
+Fp8Recipe::Fp8Recipe(float margin) : margin_(margin) {
+  record_ = [this](const std::string& name, const Vec& x, const Vec& W, const Vec& b, int rows, int in, int out) {
+    float& a = amax_x_[name];
     a = std::max(a, amax_of(x));
     return linear(x, W, b, rows, in, out);
   };
-  gpt2(calibration, w, n_layer, n_head, C, vocab, eps, B, T, &record);
-
-  const GemmFn e4m3 = [&](const std::string& name, const Vec& x, const Vec& W, const Vec& b, int rows, int in,
-                          int out) {
-    const float a = amax_x.at(name);
-    const float s_x = a > 0.f ? margin * a / 448.f : 1.f;
+  e4m3_ = [this](const std::string& name, const Vec& x, const Vec& W, const Vec& b, int rows, int in, int out) {
+    float s_x = 1.f;
+    if (const auto it = scale_x_.find(name); it != scale_x_.end()) {
+      s_x = it->second;
+    } else {
+      const float a = amax_x_.at(name);  // throws when the calibration pass never saw this layer
+      if (a > 0.f) s_x = margin_ * a / 448.f;
+    }
     Vec w16(W.size());
     for (size_t i = 0; i < W.size(); ++i) w16[i] = round_bf16(W[i]);
     const float aw = amax_of(w16);
     const float s_w = aw > 0.f ? aw / 448.f : 1.f;
     return linear(rounded(x, s_x), rounded(w16, s_w), b, rows, in, out);
   };
-  return gpt2(tokens, w, n_layer, n_head, C, vocab, eps, B, T, &e4m3);
+}
+
+Vec gpt2_fp8(const std::vector<int32_t>& tokens, const std::vector<int32_t>& calibration, const HostWeights& w,
+             int n_layer, int n_head, int C, int vocab, float eps, int B, int T, float margin) {
+  Fp8Recipe recipe(margin);  // not const: record() writes its amax
+  gpt2(calibration, w, n_layer, n_head, C, vocab, eps, B, T, &recipe.record());
+  return gpt2(tokens, w, n_layer, n_head, C, vocab, eps, B, T, &recipe.e4m3());
 }
 
 SmallGpt2::SmallGpt2(uint64_t seed) {

@@ -16,12 +16,33 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "models/gpt2.h"
 #include "tests/reference/gpt2_ref.h"
 
 namespace laptime::ref {
+
+// The recipe's two passes over any of gpt2_ref.h's functions (pass the hook as their `gemm`):
+// record() takes each product's input amax on a calibration pass; e4m3() then runs the products
+// on e4m3 operands with s_x = margin · amax / 448, or with the scale use_scale() set for that
+// layer (a test holding one layer's device scales).
+class Fp8Recipe {
+ public:
+  explicit Fp8Recipe(float margin);
+  Fp8Recipe(const Fp8Recipe&) = delete;
+  Fp8Recipe& operator=(const Fp8Recipe&) = delete;
+  const GemmFn& record() const { return record_; }
+  const GemmFn& e4m3() const { return e4m3_; }
+  void use_scale(const std::string& name, float s_x) { scale_x_[name] = s_x; }
+
+ private:
+  float margin_;
+  std::map<std::string, float> amax_x_, scale_x_;
+  GemmFn record_, e4m3_;
+};
 
 Vec gpt2_fp8(const std::vector<int32_t>& tokens, const std::vector<int32_t>& calibration, const HostWeights& w,
              int n_layer, int n_head, int C, int vocab, float eps, int B, int T, float margin);
