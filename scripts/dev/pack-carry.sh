@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Packs what a device call needs of the builds into .carry/build.tar.xz (ignored; carry ".carry"
+# and unpack with `tar xJf .carry/build.tar.xz` first): stripped copies of the binaries only, since
+# build/ itself is over the 64 MiB a call may carry. Builds the targets first.
+#   scripts/dev/pack-carry.sh [SRC_BUILD (default build-cc)] [SRC_BUILD80 (default build80)]
+set -euo pipefail
+src=${1:-build-cc}
+src80=${2:-build80}
+tests=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_reference test_layer_costs
+       test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli)
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/work} CCACHE_DIR=${CCACHE_DIR:-/work/.ccache}
+cmake --build "$src" -j2 --target laptime laptime_fp8_shapes "${tests[@]}"
+[[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime test_gpt2_layers test_resnet50_layers test_fp8_layers
+stage=$(mktemp -d)
+copy() {  # copy FROM_BUILD TO_NAME FILES...
+  local from=$1 to=$2; shift 2
+  for f in "$@"; do
+    [[ -e $from/$f ]] || { echo "pack-carry: no $from/$f" >&2; exit 1; }
+    mkdir -p "$stage/$to/$(dirname "$f")"
+    cp "$from/$f" "$stage/$to/$f"
+    strip --strip-unneeded "$stage/$to/$f" 2>/dev/null || true
+  done
+}
+copy "$src" build bench/laptime bench/liblaptime_gpu.so bench/laptime_fp8_shapes "${tests[@]/#/tests/}"
+[[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so tests/test_gpt2_layers \
+  tests/test_resnet50_layers tests/test_fp8_layers
+mkdir -p .carry
+tar cJf .carry/build.tar.xz -C "$stage" .
+rm -rf "$stage"
+ls -la .carry/build.tar.xz
