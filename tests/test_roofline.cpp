@@ -35,8 +35,8 @@ class TraceBuilder {
   TraceBuilder() { t_.gpus.push_back({0, "Test GPU", 1}); }
   void open(const std::string& text, uint32_t category = 0, bool payload = false, uint64_t value = 0) {
     NvtxEvent e;
-    e.domain = "laptime";
-    e.text = text;
+    e.domain = t_.intern("laptime");
+    e.text = t_.intern(text);
     e.category = category;
     e.has_payload = payload;
     e.payload = value;
@@ -54,7 +54,7 @@ class TraceBuilder {
   }
   void kernel(const std::string& name, Ns duration) {
     ApiCall c;
-    c.name = "cudaLaunchKernel";
+    c.name = t_.intern("cudaLaunchKernel");
     c.pid = 1;
     c.tid = 1;
     c.start = host_;
@@ -67,7 +67,7 @@ class TraceBuilder {
     k.start = std::max(gpu_, host_ + 5);
     k.end = k.start + duration;
     k.correlation = correlation_;
-    k.name = k.short_name = name;
+    k.name = k.short_name = t_.intern(name);
     t_.kernels.push_back(k);
     gpu_ = k.end;
     host_ += 10;

@@ -72,7 +72,7 @@ TEST(NsysSqlite, ReadsEveryTableOfTheSyntheticExport) {
   // Names through StringIds, version suffixes dropped, driver calls told apart.
   const Kernel& k = t.kernels[0];  // warm-up: embedding, after the copy
   EXPECT_EQ(k.short_name, "embedding_kernel");
-  EXPECT_NE(k.name.find("laptime::(anonymous namespace)::embedding_kernel<__nv_bfloat16>"), std::string::npos);
+  EXPECT_NE(k.name.str().find("laptime::(anonymous namespace)::embedding_kernel<__nv_bfloat16>"), std::string::npos);
   EXPECT_EQ(k.start, 1'016'000);
   EXPECT_EQ(k.end, 1'026'000);
   EXPECT_EQ(k.stream, 7u);
@@ -435,7 +435,7 @@ TEST_F(Synthetic, DriverCallsInsideARuntimeCallAreNotCountedTwice) {
   // CUPTI's tracer records the cuStreamSynchronize that cudaStreamSynchronize makes.
   Trace t = *trace_;
   ApiCall inner;
-  inner.name = "cuStreamSynchronize";
+  inner.name = t.intern("cuStreamSynchronize");
   inner.kind = ApiKind::Driver;
   inner.pid = kPid;
   inner.tid = kTid;
@@ -500,7 +500,7 @@ TEST_F(Synthetic, NoSyncsIsSaidPlainly) {
 // whose kernels the trace lacks (no node tracing), analyzed.
 Analysis analyze_with_graph_launch(Trace t, Ns start, Ns end) {
   ApiCall graph;
-  graph.name = "cudaGraphLaunch";
+  graph.name = t.intern("cudaGraphLaunch");
   graph.pid = kPid;
   graph.tid = kTid;
   graph.start = start;

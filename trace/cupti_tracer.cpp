@@ -198,8 +198,9 @@ void CuptiState::consume(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       Kernel k;
-      k.name = demangle(r->name ? r->name : "");
-      k.short_name = short_kernel_name(k.name);
+      // Interned: the tracer sees the same few names over and over.
+      k.name = trace.intern(demangle(r->name ? r->name : ""));
+      k.short_name = trace.intern(short_kernel_name(k.name));
       fill_gpu_work(r, pid, &k);
       k.grid = {static_cast<uint32_t>(r->gridX), static_cast<uint32_t>(r->gridY), static_cast<uint32_t>(r->gridZ)};
       k.block = {static_cast<uint32_t>(r->blockX), static_cast<uint32_t>(r->blockY), static_cast<uint32_t>(r->blockZ)};
@@ -232,7 +233,7 @@ void CuptiState::consume(const CUpti_Activity* record) {
       const auto* r = reinterpret_cast<const CUpti_ActivityAPI*>(record);
       const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       ApiCall c;
-      c.name = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r->cbid);
+      c.name = trace.intern(api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r->cbid));
       c.kind = runtime ? ApiKind::Runtime : ApiKind::Driver;
       c.pid = r->processId;
       c.tid = r->threadId;
@@ -261,8 +262,8 @@ void CuptiState::consume(const CUpti_Activity* record) {
       const uint32_t p = r->objectId.pt.processId, t = thread ? r->objectId.pt.threadId : 0;
       if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
         NvtxEvent range;
-        range.text = r->name ? r->name : "";
-        range.domain = r->domain ? r->domain : "";
+        range.text = trace.intern(r->name ? r->name : "");
+        range.domain = trace.intern(r->domain ? r->domain : "");
         range.pid = p;
         range.tid = t;
         range.start = static_cast<Ns>(r->timestamp);

@@ -101,9 +101,12 @@ class Stmt {
   int type(int col) const { return sqlite3_column_type(st_, col); }
   int64_t i64(int col) const { return sqlite3_column_int64(st_, col); }
   double f64(int col) const { return sqlite3_column_double(st_, col); }
-  std::string text(int col) const {
+  std::string text(int col) const { return std::string(view(col)); }
+  // Valid until the next step: for interning without a copy.
+  std::string_view view(int col) const {
     const unsigned char* s = sqlite3_column_text(st_, col);
-    return s ? std::string(reinterpret_cast<const char*>(s), sqlite3_column_bytes(st_, col)) : std::string();
+    return s ? std::string_view(reinterpret_cast<const char*>(s), static_cast<size_t>(sqlite3_column_bytes(st_, col)))
+             : std::string_view();
   }
 
   // Writing: bind 1-based parameters, step once, reset for the next row.
@@ -186,6 +189,7 @@ class Query {
   }
   int64_t i64(const char* col, int64_t def = 0) const { return null(col) ? def : stmt_.i64(at(col)); }
   std::string text(const char* col) const { return stmt_.text(at(col)); }
+  std::string_view view(const char* col) const { return stmt_.view(at(col)); }
   bool is_text(const char* col) const { return stmt_.type(at(col)) == SQLITE_TEXT; }
   bool is_integer(const char* col) const { return stmt_.type(at(col)) == SQLITE_INTEGER; }
 
@@ -393,7 +397,7 @@ class Reader {
     // An id that is not an integer can name nothing: skipped (the rows that point at it get
     // an empty name, as for any id missing from the table).
     while (s.step())
-      if (s.type(0) == SQLITE_INTEGER) strings_[s.i64(0)] = s.text(1);
+      if (s.type(0) == SQLITE_INTEGER) strings_[s.i64(0)] = t_.intern(s.view(1));
   }
 
   // The capture's end as nsys records it (ANALYSIS_DETAILS.stopTime, nanoseconds from the
@@ -413,12 +417,13 @@ class Reader {
     return false;
   }
 
-  // A name column holds a StringIds id in nsys exports; accept inline text as well.
-  std::string name_of(const Query& q, const char* col) const {
-    if (q.null(col)) return std::string();
-    if (q.is_text(col)) return q.text(col);
+  // A name column holds a StringIds id in nsys exports; accept inline text as well. Interned:
+  // every row naming the same string shares it.
+  Name name_of(const Query& q, const char* col) {
+    if (q.null(col)) return Name();
+    if (q.is_text(col)) return t_.intern(q.view(col));
     auto it = strings_.find(q.i64(col));
-    return it == strings_.end() ? std::string() : it->second;
+    return it == strings_.end() ? Name() : it->second;
   }
 
   void read_metadata() {
@@ -446,7 +451,7 @@ class Reader {
     while (q.next()) {
       Row row(q, -1);
       const int64_t g = row.id("globalTid", 0, kI64Max);
-      if (keep("ThreadNames", row)) t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId");
+      if (keep("ThreadNames", row)) t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId").str();
     }
   }
 
@@ -500,7 +505,7 @@ class Reader {
       k.short_name = name_of(q, "shortName");
       if (k.short_name.empty()) k.short_name = k.name;
       if (k.name.empty()) k.name = k.short_name;
-      if (k.name.empty()) k.name = k.short_name = "(unnamed kernel)";
+      if (k.name.empty()) k.name = k.short_name = t_.intern("(unnamed kernel)");
       auto dim = [&](const char* col) { return static_cast<uint32_t>(row.value(col, 1, 0, kU32)); };
       k.grid = {dim("gridX"), dim("gridY"), dim("gridZ")};
       k.block = {dim("blockX"), dim("blockY"), dim("blockZ")};
@@ -570,8 +575,16 @@ class Reader {
       c.pid = pid_of(g);
       c.tid = tid_of(g);
       c.correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
-      c.name = normalize_api_name(name_of(q, "nameId"));
-      c.kind = c.name.rfind("cuda", 0) == 0 || c.name.rfind("cu", 0) != 0 ? ApiKind::Runtime : ApiKind::Driver;
+      // Normalized once per distinct name, not once per call.
+      const Name raw = name_of(q, "nameId");
+      auto [norm, fresh] = api_names_.try_emplace(raw.key());
+      if (fresh) {
+        norm->second.first = t_.intern(normalize_api_name(raw));
+        const std::string& n = norm->second.first;
+        norm->second.second = n.rfind("cuda", 0) == 0 || n.rfind("cu", 0) != 0 ? ApiKind::Runtime : ApiKind::Driver;
+      }
+      c.name = norm->second.first;
+      c.kind = norm->second.second;
       c.return_value = static_cast<int32_t>(row.value("returnValue", 0, INT32_MIN, INT32_MAX));
       if (keep(table, row)) t_.api_calls.push_back(std::move(c));
     }
@@ -659,8 +672,8 @@ class Reader {
       int64_t domain_id;
     };
     std::vector<Pending> ranges;
-    std::map<std::pair<uint32_t, int64_t>, std::string> domains;  // (pid, domainId) -> name
-    std::vector<std::tuple<uint32_t, int64_t, uint32_t, std::string>> categories;
+    std::map<std::pair<uint32_t, int64_t>, Name> domains;  // (pid, domainId) -> name
+    std::vector<std::tuple<uint32_t, int64_t, uint32_t, Name>> categories;
     size_t unclosed = 0;
     while (q.next()) {
       if (q.null("eventType") || !q.is_integer("eventType")) {  // no type: no telling what it was
@@ -671,7 +684,7 @@ class Reader {
       }
       const int64_t type = q.i64("eventType");
       const int64_t g = q.i64("globalTid");
-      std::string text = q.null("text") ? name_of(q, "textId") : q.text("text");
+      Name text = q.null("text") ? name_of(q, "textId") : t_.intern(q.view("text"));
       if (type == domain_create) {
         domains[{pid_of(g), q.i64("domainId")}] = text;
       } else if (type == category) {
@@ -703,7 +716,7 @@ class Reader {
     }
     auto domain_name = [&](uint32_t pid, int64_t id) {
       auto it = domains.find({pid, id});
-      return it == domains.end() ? std::string() : it->second;
+      return it == domains.end() ? Name() : it->second;
     };
     for (Pending& p : ranges) {
       p.range.domain = domain_name(p.range.pid, p.domain_id);
@@ -733,7 +746,8 @@ class Reader {
   std::string path_;
   Db db_;
   Schema schema_;
-  std::unordered_map<int64_t, std::string> strings_;
+  std::unordered_map<int64_t, Name> strings_;
+  std::unordered_map<const void*, std::pair<Name, ApiKind>> api_names_;  // raw name -> normalized, kind
   std::map<int64_t, std::string> mem_kinds_;
   bool gpu_pid_missing_ = false;
   Ns span_end_ = -1;  // ANALYSIS_DETAILS.stopTime, -1 when the export does not say

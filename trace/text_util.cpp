@@ -63,7 +63,7 @@ std::string fold_indices(const std::string& range) {
   return out;
 }
 
-std::string range_text(const Trace& t, int range) { return range < 0 ? "(no range)" : t.nvtx[range].text; }
+std::string range_text(const Trace& t, int range) { return range < 0 ? "(no range)" : t.nvtx[range].text.str(); }
 
 std::string number_runs(const std::vector<uint64_t>& v) {
   std::string out;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "trace/text.h"
 
@@ -103,29 +104,41 @@ std::string short_kernel_name(const std::string& demangled) {
 
 namespace {
 
+// nsys writes every table in start order: checking costs one pass, sorting a copy of it all.
 template <typename T>
 void sort_by_start(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+  const auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
 }
 
 }  // namespace
 
 void Trace::finalize() {
   // Every name through escape_name: the writers then never meet bytes their format forbids.
+  // Interned names are checked once each, however many rows share them.
   std::set<std::string> escaped;
   auto clean = [&escaped](std::string& s) {
     if (!needs_escape(s)) return;
     escaped.insert(s);
     s = escape_name(s);
   };
+  std::unordered_map<const void*, Name> cleaned;  // a name -> its escaped form
+  auto clean_name = [&](Name& n) {
+    auto [it, fresh] = cleaned.try_emplace(n.key(), n);
+    if (fresh && needs_escape(n.str())) {
+      escaped.insert(n);
+      it->second = intern(escape_name(n.str()));
+    }
+    n = it->second;
+  };
   for (Kernel& k : kernels) {
-    clean(k.name);
-    clean(k.short_name);
+    clean_name(k.name);
+    clean_name(k.short_name);
   }
-  for (ApiCall& c : api_calls) clean(c.name);
+  for (ApiCall& c : api_calls) clean_name(c.name);
   for (NvtxEvent& r : nvtx) {
-    clean(r.domain);
-    clean(r.text);
+    clean_name(r.domain);
+    clean_name(r.text);
   }
   for (Gpu& g : gpus) clean(g.name);
   for (auto& [thread, name] : thread_names) clean(name);
@@ -153,9 +166,10 @@ void Trace::finalize() {
                    [](const GraphNode& a, const GraphNode& b) { return a.created < b.created; });
   // Outer ranges first when two start together, so the stack sweep below sees parents
   // before children.
-  std::stable_sort(nvtx.begin(), nvtx.end(), [](const NvtxEvent& a, const NvtxEvent& b) {
+  const auto outer_first = [](const NvtxEvent& a, const NvtxEvent& b) {
     return std::make_tuple(a.start, -a.end) < std::make_tuple(b.start, -b.end);
-  });
+  };
+  if (!std::is_sorted(nvtx.begin(), nvtx.end(), outer_first)) std::stable_sort(nvtx.begin(), nvtx.end(), outer_first);
 
   // Nesting per thread: a stack of open ranges; whatever does not contain the next range
   // has ended (or overlaps it without nesting, as start/end ranges may) and is popped.
@@ -169,23 +183,29 @@ void Trace::finalize() {
     stack.push_back(static_cast<int>(i));
   }
 
+  // (pid, correlation) -> call, as one sorted array: a map of millions of nodes cost more than
+  // the calls themselves. Runtime calls first: should a driver call ever share a correlation
+  // id with a runtime call, the runtime call is the one the user wrote.
   api_by_correlation_.clear();
-  // Runtime calls first: should a driver call ever share a correlation id with a runtime
-  // call, the runtime call is the one the user wrote.
-  for (ApiKind kind : {ApiKind::Runtime, ApiKind::Driver})
-    for (size_t i = 0; i < api_calls.size(); ++i)
-      if (api_calls[i].kind == kind)
-        api_by_correlation_.emplace(std::make_pair(api_calls[i].pid, api_calls[i].correlation), static_cast<int>(i));
+  api_by_correlation_.reserve(api_calls.size());
+  for (size_t i = 0; i < api_calls.size(); ++i)
+    api_by_correlation_.push_back({api_calls[i].correlation, api_calls[i].pid,
+                                   static_cast<uint32_t>(api_calls[i].kind == ApiKind::Runtime ? 0 : 1),
+                                   static_cast<int>(i)});
+  std::sort(api_by_correlation_.begin(), api_by_correlation_.end());
 
   for (Memcpy& m : memcpys) {
     if (const ApiCall* call = api_call_for(m.pid, m.correlation))
-      m.host_sync = call->name.find("Async") != std::string::npos ? HostSync::Async : HostSync::Blocking;
+      m.host_sync = call->name.str().find("Async") != std::string::npos ? HostSync::Async : HostSync::Blocking;
   }
 }
 
 int Trace::api_index_for(uint32_t pid, uint64_t correlation) const {
-  auto it = api_by_correlation_.find({pid, correlation});
-  return it == api_by_correlation_.end() ? -1 : it->second;
+  // The first entry for (correlation, pid): the runtime call when both kinds have one, the
+  // earliest call otherwise (as the map's first insertion won).
+  const CallKey key{correlation, pid, 0, -1};
+  auto it = std::lower_bound(api_by_correlation_.begin(), api_by_correlation_.end(), key);
+  return it != api_by_correlation_.end() && it->correlation == correlation && it->pid == pid ? it->index : -1;
 }
 
 const ApiCall* Trace::api_call_for(uint32_t pid, uint64_t correlation) const {

@@ -17,9 +17,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
+
+#include "trace/name.h"
 
 namespace laptime::trace {
 
@@ -90,8 +94,8 @@ struct GpuWork {
 };
 
 struct Kernel : GpuWork {
-  std::string name;        // demangled, with template arguments
-  std::string short_name;  // base function name: what tables show
+  Name name;        // demangled, with template arguments
+  Name short_name;  // base function name: what tables show
   Dim3 grid, block;
 };
 
@@ -135,7 +139,7 @@ struct ApiCall {
   // Normalized: nsys's version and per-thread-stream suffixes are dropped
   // ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cudaMemcpyAsync_ptsz_v7000" ->
   // "cudaMemcpyAsync"), so rules match one spelling.
-  std::string name;
+  Name name;
   ApiKind kind = ApiKind::Runtime;
   uint32_t pid = 0, tid = 0;
   Ns start = 0, end = 0;
@@ -155,8 +159,8 @@ struct SyncEvent {
 enum class NvtxKind { PushPop, StartEnd };
 
 struct NvtxEvent {
-  std::string domain;  // "" for NVTX's default domain
-  std::string text;
+  Name domain;  // "" for NVTX's default domain
+  Name text;
   bool has_payload = false;
   uint64_t payload = 0;   // laptime: the iteration index of a `forward` range
   uint32_t category = 0;  // laptime: 1 = warmup, 2 = steady (see category_names)
@@ -206,6 +210,10 @@ struct DroppedRows {
 };
 
 struct Trace {
+  // Every Name below points into this pool; copies of the Trace share it.
+  std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
+  Name intern(std::string_view s) { return names->intern(s); }
+
   std::string source;  // where it came from, for the report header: "nsys 2024.6.2 (schema 3.16.1)"
   std::vector<Kernel> kernels;
   std::vector<Memcpy> memcpys;
@@ -244,7 +252,16 @@ struct Trace {
   std::string category_name(const NvtxEvent& r) const;
 
  private:
-  std::map<std::pair<uint32_t, uint64_t>, int> api_by_correlation_;  // built by finalize()
+  struct CallKey {
+    uint64_t correlation;
+    uint32_t pid;
+    uint32_t driver;  // 0 for runtime calls: they sort first
+    int index;
+    bool operator<(const CallKey& o) const {
+      return std::tie(correlation, pid, driver, index) < std::tie(o.correlation, o.pid, o.driver, o.index);
+    }
+  };
+  std::vector<CallKey> api_by_correlation_;  // sorted, built by finalize()
 };
 
 // "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync": see ApiCall::name.
