@@ -140,8 +140,29 @@ class Stmt {
 class Schema {
  public:
   explicit Schema(sqlite3* db) : db_(db) {
-    Stmt s(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
-    while (s.step()) tables_.insert(s.text(0));
+    // sqlite_master is read first and alone: nothing here runs a view or a virtual table.
+    Stmt s(db, "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')");
+    while (s.step()) {
+      tables_.insert(s.text(0));
+      const std::string sql = s.text(2);
+      if (s.text(1) == "view") kinds_[s.text(0)] = "a view";
+      else if (sql.compare(0, 14, "CREATE VIRTUAL") == 0 || sql.compare(0, 14, "create virtual") == 0)
+        kinds_[s.text(0)] = "a virtual table";
+    }
+  }
+  // "a view" or "a virtual table" when `table` is not a plain table (nsys writes only those:
+  // a view can run forever, a virtual table needs a module), "" otherwise.
+  std::string not_a_table(const std::string& table) const {
+    auto it = kinds_.find(table);
+    return it == kinds_.end() ? std::string() : it->second;
+  }
+  // How many rows `table` holds at most, for reserving: its largest rowid (nsys appends, so
+  // that is its row count), but never more than the file could hold.
+  size_t rows_at_most(const std::string& table, size_t file_bytes) const {
+    if (!has(table)) return 0;
+    Stmt s(db_, "SELECT MAX(rowid) FROM " + quoted(table));
+    const int64_t n = s.step() && s.type(0) == SQLITE_INTEGER ? s.i64(0) : 0;
+    return static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(n, static_cast<int64_t>(file_bytes / 8))));
   }
   bool has(const std::string& table) const { return tables_.count(table) > 0; }
   bool has(const std::string& table, const std::string& column) {
@@ -160,6 +181,7 @@ class Schema {
  private:
   sqlite3* db_;
   std::set<std::string> tables_;
+  std::map<std::string, std::string> kinds_;  // tables that are views or virtual tables
   std::map<std::string, std::set<std::string>> columns_;
 };
 
@@ -210,13 +232,19 @@ class Query {
     }
     return sql + " FROM " + quoted(table);
   }
+  // Column names are string literals, looked up for every cell of millions of rows: each
+  // literal's index is resolved once by name and then found by its address alone.
   int at(const char* col) const {
+    for (const auto& [p, i] : resolved_)
+      if (p == col) return i;
     auto it = index_.find(col);
     if (it == index_.end()) throw std::logic_error(std::string("Query: column not selected: ") + col);
+    resolved_.emplace_back(col, it->second);
     return it->second;
   }
 
   std::map<std::string, int> index_;  // filled by build() before stmt_ is constructed
+  mutable std::vector<std::pair<const char*, int>> resolved_;
   std::set<std::string> present_;
   Stmt stmt_;
 };
@@ -348,8 +376,14 @@ constexpr int64_t kI64Max = INT64_MAX;
 
 class Reader {
  public:
+  // One thread reads the connection: no mutex around every call into SQLite.
   explicit Reader(const std::string& path)
-      : path_(path), db_(path, SQLITE_OPEN_READONLY, read_only_uri(path)), schema_(db_.get()) {}
+      : path_(path),
+        db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, read_only_uri(path)),
+        schema_(db_.get()) {
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    file_bytes_ = f ? static_cast<size_t>(f.tellg()) : 0;
+  }
 
   Trace read() {
     static const char* const kActivityTables[] = {
@@ -366,6 +400,7 @@ class Reader {
                   "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
     }
 
+    refuse_views();
     read_strings();
     read_metadata();
     read_span();
@@ -391,6 +426,27 @@ class Reader {
   }
 
  private:
+  // Every table the reader reads must be a plain table: a view can return rows forever (a
+  // recursive one does) or multiply them (a cross join), a virtual table needs a module. nsys
+  // writes neither, so either means the file is not its export; said before any row is read.
+  void refuse_views() const {
+    Stmt s(db_.get(), "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name");
+    while (s.step()) {
+      const std::string name = s.text(0);
+      const bool read_here = name == "StringIds" || name == "META_DATA_EXPORT" || name == "ANALYSIS_DETAILS" ||
+                             name == "ThreadNames" || name.rfind("TARGET_INFO_", 0) == 0 ||
+                             name.rfind("ENUM_", 0) == 0 || name.rfind("CUPTI_", 0) == 0 ||
+                             name.rfind("NVTX_", 0) == 0 || name.find("GRAPH") != std::string::npos;
+      const std::string kind = schema_.not_a_table(name);
+      if (read_here && !kind.empty())
+        throw TraceError(path_ + " is not an Nsight Systems export: its " + name + " is " + kind +
+                         ", where nsys writes a table.");
+    }
+  }
+
+  // Room for a table's rows before they are read (Schema::rows_at_most).
+  size_t rows_in(const std::string& table) const { return schema_.rows_at_most(table, file_bytes_); }
+
   void read_strings() {
     if (!schema_.has("StringIds")) return;
     Stmt s(db_.get(), "SELECT id, value FROM StringIds");
@@ -497,6 +553,7 @@ class Reader {
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName",
              "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "graphNodeId"});
+    t_.kernels.reserve(rows_in(table));
     while (q.next()) {
       Row row(q, span_end_);
       Kernel k;
@@ -567,6 +624,7 @@ class Reader {
   void read_api(const std::string& table) {
     if (!schema_.has(table)) return;
     Query q(db_.get(), schema_, table, {"start!", "end!", "globalTid", "correlationId", "nameId", "returnValue"});
+    t_.api_calls.reserve(t_.api_calls.size() + rows_in(table));
     while (q.next()) {
       Row row(q, span_end_);
       ApiCall c;
@@ -672,6 +730,7 @@ class Reader {
       int64_t domain_id;
     };
     std::vector<Pending> ranges;
+    ranges.reserve(rows_in(table));
     std::map<std::pair<uint32_t, int64_t>, Name> domains;  // (pid, domainId) -> name
     std::vector<std::tuple<uint32_t, int64_t, uint32_t, Name>> categories;
     size_t unclosed = 0;
@@ -718,6 +777,7 @@ class Reader {
       auto it = domains.find({pid, id});
       return it == domains.end() ? Name() : it->second;
     };
+    t_.nvtx.reserve(t_.nvtx.size() + ranges.size());
     for (Pending& p : ranges) {
       p.range.domain = domain_name(p.range.pid, p.domain_id);
       t_.nvtx.push_back(std::move(p.range));
@@ -751,6 +811,7 @@ class Reader {
   std::map<int64_t, std::string> mem_kinds_;
   bool gpu_pid_missing_ = false;
   Ns span_end_ = -1;  // ANALYSIS_DETAILS.stopTime, -1 when the export does not say
+  size_t file_bytes_ = 0;
   Trace t_;
 };
 

@@ -192,7 +192,9 @@ void Trace::finalize() {
     api_by_correlation_.push_back({api_calls[i].correlation, api_calls[i].pid,
                                    static_cast<uint32_t>(api_calls[i].kind == ApiKind::Runtime ? 0 : 1),
                                    static_cast<int>(i)});
-  std::sort(api_by_correlation_.begin(), api_by_correlation_.end());
+  // Correlation ids grow with time, so the array mostly arrives sorted.
+  if (!std::is_sorted(api_by_correlation_.begin(), api_by_correlation_.end()))
+    std::sort(api_by_correlation_.begin(), api_by_correlation_.end());
 
   for (Memcpy& m : memcpys) {
     if (const ApiCall* call = api_call_for(m.pid, m.correlation))
