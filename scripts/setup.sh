@@ -57,6 +57,7 @@ check() {
   header nlohmann/json.hpp || apt_missing+=(nlohmann-json3-dev)
   header CLI/CLI.hpp || apt_missing+=(libcli11-dev)
   header sqlite3.h || apt_missing+=(libsqlite3-dev)
+  header re2/re2.h || apt_missing+=(libre2-dev)  # --range re:REGEX, matched in linear time
 
   if ! have python3; then
     apt_missing+=(python3 python3-pip ca-certificates)

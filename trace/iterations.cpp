@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <unordered_map>
+
+#include <re2/re2.h>
 
 #include "trace/error.h"
 #include "trace/text_util.h"
@@ -40,11 +44,13 @@ RangePattern::RangePattern(const std::string& spec) {
   if (spec.rfind("re:", 0) == 0) {
     kind_ = Kind::Regex;
     text_ = spec.substr(3);
-    try {
-      re_ = std::regex(text_, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw TraceError("--range " + spec + " is not a regular expression that compiles (" + e.what() + ").");
-    }
+    RE2::Options options;
+    options.set_log_errors(false);
+    options.set_max_mem(64 << 20);  // a pattern's own automaton, bounded; the text never grows it
+    auto re = std::make_shared<RE2>(text_, options);
+    if (!re->ok())
+      throw TraceError("--range " + spec + " is not a regular expression that compiles (" + re->error() + ").");
+    re_ = std::move(re);
   } else {
     kind_ = spec.find_first_of("*?") == std::string::npos ? Kind::Exact : Kind::Glob;
     text_ = spec;
@@ -55,17 +61,24 @@ bool RangePattern::matches(const std::string& text) const {
   switch (kind_) {
     case Kind::Exact: return text == text_;
     case Kind::Glob: return glob_match(text_, text);
-    case Kind::Regex: return std::regex_match(text, re_);
+    case Kind::Regex: return RE2::FullMatch(text, *re_);
   }
   return false;
 }
 
 int IterationSet::iteration_of_range(const Trace& t, int range) const {
-  for (int r = range; r >= 0; r = t.nvtx[r].parent) {
-    auto it = by_range.find(r);
-    if (it != by_range.end()) return it->second;
+  if (range < 0) return -1;
+  // Once per range, parents first (Trace::nvtx holds a parent before its children): a kernel
+  // in a range 6,000 deep walks no chain.
+  if (of_range_.size() != t.nvtx.size()) {
+    of_range_.assign(t.nvtx.size(), -1);
+    for (size_t r = 0; r < t.nvtx.size(); ++r) {
+      auto it = by_range.find(static_cast<int>(r));
+      const int parent = t.nvtx[r].parent;
+      of_range_[r] = it != by_range.end() ? it->second : parent >= 0 ? of_range_[parent] : -1;
+    }
   }
-  return -1;
+  return of_range_[range];
 }
 
 namespace {
@@ -97,9 +110,12 @@ std::string user_name(const std::string& text) {
 // Launch calls (API calls that put GPU work in a queue) per thread, by start time.
 std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> launches_by_thread(const TraceJoin& j) {
   const Trace& t = j.trace();
-  std::set<int> launches;
+  std::vector<int> launches;
+  launches.reserve(j.ops().size());
   for (const GpuOp& op : j.ops())
-    if (op.api >= 0) launches.insert(op.api);
+    if (op.api >= 0) launches.push_back(op.api);
+  std::sort(launches.begin(), launches.end());
+  launches.erase(std::unique(launches.begin(), launches.end()), launches.end());
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> out;
   for (int c : launches) out[{t.api_calls[c].pid, t.api_calls[c].tid}].push_back(t.api_calls[c].start);
   for (auto& [thread, v] : out) std::sort(v.begin(), v.end());
@@ -125,28 +141,38 @@ std::string describe(const Trace& t, const RangeFamily& f) {
 }
 
 // Outermost only: a match nested in another match is part of that iteration, not one more.
+// Each distinct name is matched once; whether a range sits inside a match is carried down
+// from its parent (parents come first), not walked up per range.
 std::vector<int> outermost_matches(const Trace& t, const RangePattern& p) {
-  std::vector<char> match(t.nvtx.size(), 0);
-  for (size_t i = 0; i < t.nvtx.size(); ++i) match[i] = p.matches(t.nvtx[i].text);
+  std::unordered_map<const void*, bool> by_name;
+  std::vector<char> match(t.nvtx.size(), 0), inside(t.nvtx.size(), 0);  // inside: some ancestor matches
   std::vector<int> out;
   for (size_t i = 0; i < t.nvtx.size(); ++i) {
-    if (!match[i]) continue;
-    bool nested = false;
-    for (int q = t.nvtx[i].parent; q >= 0 && !nested; q = t.nvtx[q].parent) nested = match[q];
-    if (!nested) out.push_back(static_cast<int>(i));
+    auto [it, fresh] = by_name.try_emplace(t.nvtx[i].text.key());
+    if (fresh) it->second = p.matches(t.nvtx[i].text);
+    match[i] = it->second;
+    const int parent = t.nvtx[i].parent;
+    inside[i] = parent >= 0 && (match[parent] || inside[parent]);
+    if (match[i] && !inside[i]) out.push_back(static_cast<int>(i));
   }
   return out;  // by start time (Trace::finalize sorted the ranges)
 }
 
 std::string frequent_ranges(const Trace& t) {
-  std::map<std::string, size_t> counts;
-  for (const NvtxEvent& r : t.nvtx) ++counts[r.text];
-  std::vector<std::pair<size_t, std::string>> by_count;
+  std::unordered_map<const void*, std::pair<Name, size_t>> by_name;
+  for (const NvtxEvent& r : t.nvtx) {
+    auto& [name, n] = by_name[r.text.key()];
+    name = r.text;
+    ++n;
+  }
+  std::map<Name, size_t> counts;  // by text, as before: ties keep that order
+  for (const auto& [key, entry] : by_name) counts[entry.first] += entry.second;
+  std::vector<std::pair<size_t, Name>> by_count;
   for (const auto& [text, n] : counts) by_count.emplace_back(n, text);
   std::stable_sort(by_count.begin(), by_count.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   std::string list;
   for (size_t i = 0; i < by_count.size() && i < 6; ++i)
-    list += (i ? ", `" : "`") + by_count[i].second + "` (" + std::to_string(by_count[i].first) + ")";
+    list += (i ? ", `" : "`") + detail::clip(by_count[i].second) + "` (" + std::to_string(by_count[i].first) + ")";
   return list;
 }
 
@@ -160,18 +186,46 @@ std::string frequent_ranges(const Trace& t) {
 
 std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
   const Trace& t = j.trace();
-  // (pid, tid, text before the number, text after it) -> (range, number)
-  std::map<std::tuple<uint32_t, uint32_t, std::string, std::string>, std::vector<std::pair<int, uint64_t>>> groups;
+  // Per distinct name, once: the families it could belong to, as templates (text before the
+  // number, text after it) and the number. Only the last kMaxRuns digit runs are candidates:
+  // iteration numbers sit at the end of a name, and a name of 30,000 numbers would otherwise
+  // cost 30,000 copies of itself.
+  constexpr size_t kMaxRuns = 8;
+  struct Template {
+    std::string before, after;
+  };
+  std::vector<Template> templates;
+  std::map<std::pair<std::string, std::string>, int> template_ids;
+  std::unordered_map<const void*, std::vector<std::pair<int, uint64_t>>> candidates;  // name -> (template, number)
+  // (pid, tid, template) -> (range, number)
+  std::map<std::tuple<uint32_t, uint32_t, int>, std::vector<std::pair<int, uint64_t>>> by_template;
   for (size_t i = 0; i < t.nvtx.size(); ++i) {
     const NvtxEvent& r = t.nvtx[i];
-    // PyTorch's emit_nvtx appends ", seq = N" / ", op_id = N" to record_function names: the
-    // name the user gave is what comes before, and those counters are not iteration numbers.
-    const std::string name = user_name(r.text);
-    const std::string rest = name.size() < r.text.size() ? ", *" : "";
-    for (const auto& [pos, len] : digit_runs(name))
-      groups[{r.pid, r.tid, name.substr(0, pos), name.substr(pos + len) + rest}].emplace_back(
-          static_cast<int>(i), std::stoull(name.substr(pos, len)));
+    auto [c, fresh] = candidates.try_emplace(r.text.key());
+    if (fresh) {
+      // PyTorch's emit_nvtx appends ", seq = N" / ", op_id = N" to record_function names: the
+      // name the user gave is what comes before, and those counters are not iteration numbers.
+      const std::string name = user_name(r.text);
+      const std::string rest = name.size() < r.text.size() ? ", *" : "";
+      std::vector<std::pair<size_t, size_t>> runs = digit_runs(name);
+      if (runs.size() > kMaxRuns) runs.erase(runs.begin(), runs.end() - kMaxRuns);
+      for (const auto& [pos, len] : runs) {
+        auto key = std::make_pair(name.substr(0, pos), name.substr(pos + len) + rest);
+        auto [id, added] = template_ids.try_emplace(std::move(key), static_cast<int>(templates.size()));
+        if (added) templates.push_back({id->first.first, id->first.second});
+        c->second.emplace_back(id->second, std::stoull(name.substr(pos, len)));
+      }
+    }
+    for (const auto& [id, number] : c->second) by_template[{r.pid, r.tid, id}].emplace_back(static_cast<int>(i), number);
   }
+  // In the order of (pid, tid, before, after), as families were always listed before ranking.
+  using Key = std::tuple<uint32_t, uint32_t, std::string, std::string>;
+  std::vector<std::pair<Key, std::vector<std::pair<int, uint64_t>>>> groups;
+  for (auto& [key, members] : by_template) {
+    const Template& tp = templates[std::get<2>(key)];
+    groups.emplace_back(Key{std::get<0>(key), std::get<1>(key), tp.before, tp.after}, std::move(members));
+  }
+  std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   const auto launches = launches_by_thread(j);
   std::vector<RangeFamily> out;
   for (auto& [key, members] : groups) {
@@ -210,11 +264,16 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
     // The last number in each name (emit_nvtx's counters dropped), when every name has one
     // and no two share it.
     std::vector<uint64_t> numbers;
+    std::unordered_map<const void*, std::optional<uint64_t>> by_name;  // each distinct name read once
     for (int r : ranges) {
-      const std::string name = user_name(t.nvtx[r].text);
-      const auto runs = digit_runs(name);
-      if (runs.empty()) return std::vector<uint64_t>{};
-      numbers.push_back(std::stoull(name.substr(runs.back().first, runs.back().second)));
+      auto [it, fresh] = by_name.try_emplace(t.nvtx[r].text.key());
+      if (fresh) {
+        const std::string name = user_name(t.nvtx[r].text);
+        const auto runs = digit_runs(name);
+        if (!runs.empty()) it->second = std::stoull(name.substr(runs.back().first, runs.back().second));
+      }
+      if (!it->second) return std::vector<uint64_t>{};
+      numbers.push_back(*it->second);
     }
     std::vector<uint64_t> sorted = numbers;
     std::sort(sorted.begin(), sorted.end());

@@ -25,14 +25,18 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/stats.h"
 #include "trace/error.h"
 #include "trace/join.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace laptime::trace {
 
@@ -74,7 +78,8 @@ struct Iterations {
   std::string lap_source;  // which of the two, in words
 };
 
-// --range as given: "re:REGEX", a glob (has * or ?), or an exact name.
+// --range as given: "re:REGEX" (RE2's syntax, matched against the whole name in time linear in
+// its length: a trace's names are untrusted input), a glob (has * or ?), or an exact name.
 class RangePattern {
  public:
   // Throws TraceError for a regular expression that does not compile.
@@ -85,7 +90,7 @@ class RangePattern {
   enum class Kind { Exact, Glob, Regex };
   Kind kind_ = Kind::Exact;
   std::string text_;
-  std::regex re_;
+  std::shared_ptr<const re2::RE2> re_;
 };
 
 // Shell-style glob over the whole text: * any run of characters, ? one character.
@@ -112,6 +117,9 @@ struct IterationSet {
   std::map<int, int> by_range;    // nvtx index -> position in `ranges`
   // The iteration (position) a range sits in through its chain of parents, or -1.
   int iteration_of_range(const Trace& t, int range) const;
+
+ private:
+  mutable std::vector<int> of_range_;  // iteration_of_range for every range, filled on first use
 };
 
 // `spec` empty: the default rules above. Throws TraceError with one sentence when no range
