@@ -8,6 +8,8 @@
 // it came from, the notes, and the verdict. Writers read `a.lap_ms` or `a.gaps` directly.
 #pragma once
 
+#include <memory>
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@ enum class Bound { GpuBound, LaunchBound, InputBound, Mixed, NoGpuWork };
 const char* bound_name(Bound b);
 
 struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
+  std::shared_ptr<NamePool> names;  // the trace's: the Names in gaps and calls point into it
   std::string source;
   std::string gpu;                 // "NVIDIA H200, 132 SMs", when the capture recorded it
   std::vector<std::string> notes;  // the reader's notes and the analysis's own

@@ -1,5 +1,7 @@
 #include "trace/category.h"
 
+#include <optional>
+
 #include "trace/text_util.h"
 
 namespace laptime::trace {
@@ -40,8 +42,7 @@ std::string last_component(const std::string& range) {
 
 }  // namespace
 
-Category classify_kernel(const std::string& short_name, const std::string& name,
-                         const std::vector<std::string>& ranges_innermost_first) {
+std::optional<Category> category_by_library_name(const std::string& short_name, const std::string& name) {
   const std::string s = lower(short_name), d = lower(name);
   // 1. Library kernels say what they are. Attention first: fused attention kernels also
   //    carry "cutlass"/"fprop" in their names (fmha_cutlassF_*, cudnn *_sdpa_*_fprop_*).
@@ -51,19 +52,26 @@ Category classify_kernel(const std::string& short_name, const std::string& name,
   if (has_any(s, {"gemm", "gemv", "nvjet", "cutlass", "cublas", "matmul", "splitkreduce", "xmma"}) ||
       has_any(d, {"cutlass", "cublas", "gemm"}))
     return Category::Gemm;
+  return std::nullopt;
+}
+
+std::optional<Category> category_by_range(const std::string& range) {
   // 2. The layer it was launched from: what is not a GEMM inside an attention layer is
   //    attention (the softmax, the head split/merge); anything inside a norm layer is
   //    normalization, inside a convolution layer convolution (cuDNN's padding and layout
-  //    kernels), inside a pooling layer pooling. The innermost range with a rule wins.
-  for (const std::string& r : ranges_innermost_first) {
-    const std::string c = last_component(r);
-    if (has_any(c, {"attn", "attention"})) return Category::Attention;
-    if (c.rfind("ln", 0) == 0 || has(c, "norm") || (c.rfind("bn", 0) == 0 && c.size() <= 4))
-      return Category::Normalization;
-    if (has_conv(c) || has(c, "downsample")) return Category::Convolution;
-    if (has(c, "pool")) return Category::ReductionPooling;
-  }
+  //    kernels), inside a pooling layer pooling.
+  const std::string c = last_component(range);
+  if (has_any(c, {"attn", "attention"})) return Category::Attention;
+  if (c.rfind("ln", 0) == 0 || has(c, "norm") || (c.rfind("bn", 0) == 0 && c.size() <= 4))
+    return Category::Normalization;
+  if (has_conv(c) || has(c, "downsample")) return Category::Convolution;
+  if (has(c, "pool")) return Category::ReductionPooling;
+  return std::nullopt;
+}
+
+Category category_by_generic_name(const std::string& short_name) {
   // 3. Generic kernels by their own names.
+  const std::string s = lower(short_name);
   if (has_any(s, {"layernorm", "layer_norm", "rmsnorm", "rms_norm", "batchnorm", "batch_norm", "groupnorm",
                   "group_norm", "instancenorm", "instance_norm", "bn_fw"}))
     return Category::Normalization;
@@ -74,6 +82,14 @@ Category classify_kernel(const std::string& short_name, const std::string& name,
                   "transpose", "permute", "split", "merge", "concat", "cat_", "index", "dropout", "where", "clamp"}))
     return Category::Elementwise;
   return Category::Other;
+}
+
+Category classify_kernel(const std::string& short_name, const std::string& name,
+                         const std::vector<std::string>& ranges_innermost_first) {
+  if (auto c = category_by_library_name(short_name, name)) return *c;
+  for (const std::string& r : ranges_innermost_first)  // the innermost range with a rule wins
+    if (auto c = category_by_range(r)) return *c;
+  return category_by_generic_name(short_name);
 }
 
 }  // namespace laptime::trace

@@ -4,6 +4,7 @@
 // Compute) classify alike.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,12 @@ const char* category_name(Category c);
 // the join.
 Category classify_kernel(const std::string& short_name, const std::string& name,
                          const std::vector<std::string>& ranges_innermost_first);
+
+// The three rules one by one, so the join applies each once per distinct name (a million
+// kernels of twelve names are classified twelve times): the library's name, the enclosing
+// range's name, the kernel's generic name.
+std::optional<Category> category_by_library_name(const std::string& short_name, const std::string& name);
+std::optional<Category> category_by_range(const std::string& range);
+Category category_by_generic_name(const std::string& short_name);
 
 }  // namespace laptime::trace

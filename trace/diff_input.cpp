@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -149,6 +150,7 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   const Analysis a = analyze(j, ro);
 
   DiffSide r;
+  r.names = t.names;
   r.file = file;
   r.kind = "trace";
   r.source = a.source + (a.gpu.empty() ? "" : ", " + a.gpu);
@@ -237,12 +239,18 @@ void aggregate_layers(DiffSide& r, const DiffOptions& o) {
     return l;
   };
   bool any_layer = false;
+  std::unordered_map<const void*, std::string> folded;  // each distinct range name folded once
+  auto layer_name = [&](const Name& range) -> const std::string& {
+    auto [it, fresh] = folded.try_emplace(range.key());
+    if (fresh) it->second = o.by == LayerKey::Folded ? fold_block_indices(range) : range.str();
+    return it->second;
+  };
   for (size_t s = 0; s < steady; ++s) {
     for (const OpRecord& op : r.steady_ops[s]) {
       std::set<std::string> seen;  // a folded name counts once per op
       std::vector<std::pair<std::string, int>> names;
       for (size_t c = 0; c < op.ranges.size(); ++c) {
-        const std::string name = o.by == LayerKey::Folded ? fold_block_indices(op.ranges[c]) : op.ranges[c];
+        const std::string& name = layer_name(op.ranges[c]);
         if (seen.insert(name).second) names.emplace_back(name, static_cast<int>(c + 1));
       }
       if (names.empty()) names.emplace_back("(outside layers)", 1);
@@ -282,7 +290,7 @@ void aggregate_layers(DiffSide& r, const DiffOptions& o) {
     k.category = op.category;
     r.median_kernels.push_back(k);
     for (size_t c = 0; c < op.ranges.size(); ++c) {
-      const std::pair<int, std::string> key{static_cast<int>(c + 1), op.ranges[c]};
+      const std::pair<int, std::string> key{static_cast<int>(c + 1), op.ranges[c].str()};
       auto [it, fresh] = extents.try_emplace(key);
       DiffBox& b = it->second;
       if (fresh) {

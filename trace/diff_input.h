@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,11 +58,11 @@ struct DiffBox {
 // One GPU operation of a steady iteration, as the layer tables need it.
 struct OpRecord {
   Ns start = 0, end = 0;  // from the iteration's GPU start
-  std::string label;      // kernel short name, "[CUDA memcpy HtoD]", ...
+  Name label;             // kernel short name, "[CUDA memcpy HtoD]", ... (the trace's pool: DiffSide::names)
   bool kernel = false;
   int api = -1;           // the launch call (index into the trace's API calls), -1 when unknown
   Category category = Category::Other;
-  std::vector<std::string> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
+  std::vector<Name> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
 };
 
 // What ran, as far as the file says (empty where it does not): compared between the two sides
@@ -74,6 +75,7 @@ struct RunIdentity {
 };
 
 struct DiffSide {
+  std::shared_ptr<NamePool> names;  // the trace's, for the Names in steady_ops
   std::string file;
   std::string kind;     // "trace" or "bench report"
   std::string source;   // where the numbers came from, for the header

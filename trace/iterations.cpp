@@ -527,12 +527,12 @@ std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteratio
   // (an export without the graph trace), so iterations look idle. Only launches inside an
   // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
   const Trace& t = j.trace();
-  std::set<int> launched;
-  for (const GpuOp& op : j.ops()) launched.insert(op.api);
+  std::vector<char> launched(t.api_calls.size(), 0);  // by call: launched GPU work the trace has
+  for (const GpuOp& op : j.ops())
+    if (op.api >= 0) launched[op.api] = 1;
   for (size_t c = 0; c < t.api_calls.size(); ++c) {
     const ApiCall& call = t.api_calls[c];
-    if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched.count(static_cast<int>(c)))
-      continue;
+    if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched[c]) continue;
     const bool in_loop = std::any_of(iterations.begin(), iterations.end(), [&](const Iteration& it) {
       return call.start >= it.start && call.start <= it.end;
     });

@@ -1,7 +1,10 @@
 #include "trace/join.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "trace/graph_nodes.h"
 
@@ -17,7 +20,8 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
 
   const GraphNodeIndex nodes(t);
   std::set<std::pair<uint32_t, uint64_t>> node_launches;  // (pid, correlation) of launches traced by node
-  auto add = [&](GpuOp::Kind kind, int index, const GpuWork& w, std::string label) {
+  ops_.reserve(t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.graph_replays.size());
+  auto add = [&](GpuOp::Kind kind, int index, const GpuWork& w, Name label) {
     GpuOp op;
     op.kind = kind;
     op.index = index;
@@ -35,15 +39,22 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
       if (const GraphNode* n = nodes.origin(w.pid, w.graph_node))
         if (const int r = innermost_range(n->pid, n->tid, n->created); r >= 0) op.layer = r;
     }
-    op.label = std::move(label);
+    op.label = label;
     ops_.push_back(std::move(op));
   };
   for (size_t i = 0; i < t.kernels.size(); ++i)
     add(GpuOp::Kind::Kernel, static_cast<int>(i), t.kernels[i], t.kernels[i].short_name);
-  for (size_t i = 0; i < t.memcpys.size(); ++i)
-    add(GpuOp::Kind::Memcpy, static_cast<int>(i), t.memcpys[i],
-        std::string("[CUDA memcpy ") + copy_kind_name(t.memcpys[i].kind) + "]");
-  for (size_t i = 0; i < t.memsets.size(); ++i) add(GpuOp::Kind::Memset, static_cast<int>(i), t.memsets[i], "[CUDA memset]");
+  const size_t copies = ops_.size();
+  std::map<CopyKind, Name> copy_labels;  // interned once per kind
+  for (size_t i = 0; i < t.memcpys.size(); ++i) {
+    auto [label, fresh] = copy_labels.try_emplace(t.memcpys[i].kind);
+    if (fresh) label->second = t.names->intern(std::string("[CUDA memcpy ") + copy_kind_name(t.memcpys[i].kind) + "]");
+    add(GpuOp::Kind::Memcpy, static_cast<int>(i), t.memcpys[i], label->second);
+  }
+  const size_t memsets = ops_.size();
+  const Name memset_label = t.names->intern("[CUDA memset]");
+  for (size_t i = 0; i < t.memsets.size(); ++i) add(GpuOp::Kind::Memset, static_cast<int>(i), t.memsets[i], memset_label);
+  const size_t replays = ops_.size();
   // A replay whose nodes were traced too is already there, node by node.
   for (size_t i = 0; i < t.graph_replays.size(); ++i) {
     const GraphReplay& g = t.graph_replays[i];
@@ -51,19 +62,52 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
       ++replays_by_nodes_;
       continue;
     }
-    add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g, "[CUDA graph " + std::to_string(g.graph) + "]");
+    add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g, t.names->intern("[CUDA graph " + std::to_string(g.graph) + "]"));
   }
+  // classify_kernel, rule by rule, each once per distinct name: the category a range gives (its
+  // own rule, else its parent's: parents come first in Trace::nvtx), then per kernel name.
+  std::unordered_map<const void*, std::optional<Category>> by_range_name;
+  std::vector<std::optional<Category>> range_category(t.nvtx.size());
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    auto [it, fresh] = by_range_name.try_emplace(t.nvtx[r].text.key());
+    if (fresh) it->second = category_by_range(t.nvtx[r].text);
+    const int parent = t.nvtx[r].parent;
+    range_category[r] = it->second ? it->second : parent >= 0 ? range_category[parent] : std::nullopt;
+  }
+  struct ByName {
+    std::optional<Category> library;
+    Category generic = Category::Other;
+  };
+  std::map<std::pair<const void*, const void*>, ByName> by_kernel_name;
   for (GpuOp& op : ops_) {
     if (op.kind == GpuOp::Kind::Kernel) {
       const Kernel& k = t.kernels[op.index];
-      op.category = classify_kernel(k.short_name, k.name, range_chain(op.layer));
+      auto [it, fresh] = by_kernel_name.try_emplace({k.short_name.key(), k.name.key()});
+      if (fresh) {
+        it->second.library = category_by_library_name(k.short_name, k.name);
+        it->second.generic = category_by_generic_name(k.short_name);
+      }
+      const std::optional<Category> from_range = op.layer >= 0 ? range_category[op.layer] : std::nullopt;
+      op.category = it->second.library ? *it->second.library : from_range ? *from_range : it->second.generic;
     } else if (op.kind == GpuOp::Kind::GraphReplay) {
       op.category = Category::Other;  // its kernels are not in the trace; the kernel mix counts replays apart
     } else {
       op.category = Category::MemcpyMemset;
     }
   }
-  std::stable_sort(ops_.begin(), ops_.end(), [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; });
+  // Each list is sorted by start (Trace::finalize): merged, ties kept kernels, copies, memsets,
+  // replays, as a stable sort of the four one after the other keeps them, without sorting a
+  // million ops.
+  const auto by_start = [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; };
+  const auto at = [&](size_t i) { return ops_.begin() + static_cast<long>(i); };
+  const bool sorted_lists = std::is_sorted(at(replays), ops_.end(), by_start);
+  if (sorted_lists) {
+    std::inplace_merge(ops_.begin(), at(copies), at(memsets), by_start);
+    std::inplace_merge(ops_.begin(), at(memsets), at(replays), by_start);
+    std::inplace_merge(ops_.begin(), at(replays), ops_.end(), by_start);
+  } else {
+    std::stable_sort(ops_.begin(), ops_.end(), by_start);
+  }
 }
 
 int TraceJoin::innermost_range(uint32_t pid, uint32_t tid, Ns at) const {

@@ -34,7 +34,7 @@ struct GpuOp {
   int layer = -1;
   bool in_graph = false;  // run by a graph: a node's work, or a replay traced whole
   Category category = Category::Other;
-  std::string label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]"
+  Name label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]" (the trace's pool)
 };
 
 class TraceJoin {

@@ -55,10 +55,10 @@ nlohmann::json to_json(const Analysis& a) {
   for (size_t i = 0; i < a.gaps.size() && i < static_cast<size_t>(std::max(a.top, 1)); ++i) {
     const Gap& g = a.gaps[i];
     gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
-                    {"cause", gap_cause_name(g.cause)}, {"before", g.before}, {"after", g.after},
-                    {"launch", g.launch}, {"launch_start_ns", g.launch_start}, {"cpu_api", g.cpu_api},
+                    {"cause", gap_cause_name(g.cause)}, {"before", g.before.str()}, {"after", g.after.str()},
+                    {"launch", g.launch.str()}, {"launch_start_ns", g.launch_start}, {"cpu_api", g.cpu_api.str()},
                     {"cpu_in_cuda_ns", g.cpu_in_cuda},
-                    {"cpu_range", g.cpu_range}});
+                    {"cpu_range", g.cpu_range.str()}});
   }
   j["utilization"] = {{"busy_pct", summary(a.busy_pct)},
                       {"idle_in_iterations_ns", a.idle_in_iterations},
@@ -106,8 +106,8 @@ nlohmann::json to_json(const Analysis& a) {
                                  {"kernels_traced", g.replays == 0}};
   }
   auto sync_call = [](const SyncCall& s) {
-    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api}, {"iteration", s.iteration}, {"warmup", s.warmup},
-                {"range", s.range}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
+    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api.str()}, {"iteration", s.iteration}, {"warmup", s.warmup},
+                {"range", s.range.str()}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
                 {"stream", s.stream}, {"effect", sync_effect_name(s.effect)}, {"pending_ns", s.pending}};
   };
   json calls = json::array(), elsewhere = json::array(), sums = json::array();

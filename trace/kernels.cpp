@@ -2,40 +2,43 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
+#include <unordered_map>
 
 #include "trace/text_util.h"
 
 namespace laptime::trace {
+
+namespace {
+const std::string kNoRange = "(no range)";  // detail::range_text's word for -1
+}  // namespace
 
 void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
                 const std::vector<Iteration>& iterations, KernelMix& out) {
   const Trace& t = j.trace();
   std::map<Category, CategoryRow> cats;
   for (int c = 0; c < kCategoryCount; ++c) cats[static_cast<Category>(c)].category = static_cast<Category>(c);
-  std::map<std::pair<std::string, Category>, KernelRow> kernels;
-  std::map<std::string, RangeRow> ranges, patterns;
+  // Accumulated by interned name and range index (no string built or compared per op), then
+  // ordered by text as the tables always were.
+  std::unordered_map<const void*, KernelRow> kernels[kCategoryCount];
+  std::unordered_map<int, RangeRow> layers;  // by the layer's range index (-1: no range)
   for (size_t i = 0; i < iterations.size(); ++i) {
     if (!iterations[i].steady()) continue;
     for (int k : ops_of[i]) {
       const GpuOp& op = j.ops()[k];
       const Ns d = op.end - op.start;
       out.gpu_time += d;
-      const std::string rname = detail::range_text(t, op.layer);
-      for (auto* table : {&ranges, &patterns}) {  // the layer, as it is and with block indices folded
-        const std::string key = table == &ranges ? rname : detail::fold_indices(rname);
-        RangeRow& rr = (*table)[key];
-        rr.range = key;
-        ++rr.count;
-        rr.time += d;
-        // A replay traced whole is GPU time whose kernels the trace does not name: in no category.
-        (op.kind == GpuOp::Kind::GraphReplay ? rr.graph_replay_time
-                                             : rr.time_by_category[static_cast<int>(op.category)]) += d;
-      }
+      RangeRow& rr = layers[op.layer];
+      ++rr.count;
+      rr.time += d;
+      // A replay traced whole is GPU time whose kernels the trace does not name: in no category.
+      (op.kind == GpuOp::Kind::GraphReplay ? rr.graph_replay_time
+                                           : rr.time_by_category[static_cast<int>(op.category)]) += d;
       if (op.kind == GpuOp::Kind::GraphReplay) continue;
       CategoryRow& c = cats[op.category];
       ++c.count;
       c.time += d;
-      KernelRow& kr = kernels[{op.label, op.category}];
+      KernelRow& kr = kernels[static_cast<int>(op.category)][op.label.key()];
       if (kr.count == 0) {
         kr.name = op.label;
         kr.category = op.category;
@@ -50,10 +53,32 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
   }
   for (auto& [c, row] : cats) out.categories.push_back(row);
   std::stable_sort(out.categories.begin(), out.categories.end(), [](const CategoryRow& x, const CategoryRow& y) { return x.time > y.time; });
-  for (auto& [key, row] : kernels) out.kernels.push_back(row);
+  for (const auto& by_name : kernels)
+    for (const auto& [key, row] : by_name) out.kernels.push_back(row);
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& x, const KernelRow& y) {
+    return std::tie(x.name, x.category) < std::tie(y.name, y.category);
+  });
   std::stable_sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& x, const KernelRow& y) { return x.time > y.time; });
-  for (auto* table : {&ranges, &patterns}) {
-    std::vector<RangeRow>& rows = table == &ranges ? out.ranges : out.range_patterns;
+  // The layer, as it is and with block indices folded: each distinct name folded once.
+  std::map<std::string, RangeRow> by_text, patterns;
+  std::unordered_map<const void*, std::string> folded;
+  auto add = [](std::map<std::string, RangeRow>& table, const std::string& key, const RangeRow& r) {
+    RangeRow& rr = table[key];
+    rr.range = key;
+    rr.count += r.count;
+    rr.time += r.time;
+    rr.graph_replay_time += r.graph_replay_time;
+    for (int c = 0; c < kCategoryCount; ++c) rr.time_by_category[c] += r.time_by_category[c];
+  };
+  for (const auto& [range, row] : layers) {
+    const std::string& text = range < 0 ? kNoRange : t.nvtx[range].text.str();
+    auto [f, fresh] = folded.try_emplace(range < 0 ? static_cast<const void*>(&kNoRange) : t.nvtx[range].text.key());
+    if (fresh) f->second = detail::fold_indices(text);
+    add(by_text, text, row);
+    add(patterns, f->second, row);
+  }
+  for (auto* table : {&by_text, &patterns}) {
+    std::vector<RangeRow>& rows = table == &by_text ? out.ranges : out.range_patterns;
     for (auto& [key, row] : *table) rows.push_back(row);
     std::stable_sort(rows.begin(), rows.end(), [](const RangeRow& x, const RangeRow& y) { return x.time > y.time; });
   }

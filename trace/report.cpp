@@ -139,7 +139,7 @@ void write_verdict(Analysis& a) {
       std::map<std::string, std::pair<Ns, Ns>> by_layer;  // folded range -> (host-wait gap time, in CUDA calls)
       for (const Gap& g : a.gaps)
         if (g.cause == GapCause::HostWait) {
-          auto& [time, in_cuda] = by_layer[detail::fold_indices(g.cpu_range)];
+          auto& [time, in_cuda] = by_layer[detail::fold_indices(g.cpu_range.str())];
           time += g.duration();
           in_cuda += g.cpu_in_cuda;
         }
@@ -173,6 +173,7 @@ void write_verdict(Analysis& a) {
 Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
   const Trace& t = j.trace();
   Analysis a;
+  a.names = t.names;
   a.source = t.source;
   for (const Gpu& g : t.gpus)
     a.gpu += (a.gpu.empty() ? "" : "; ") + g.name + (g.sm_count ? ", " + std::to_string(g.sm_count) + " SMs" : "");

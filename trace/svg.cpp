@@ -186,7 +186,7 @@ void draw_gpu(Svg& svg, double& y, const TraceJoin& j, const Analysis& a, const 
     const double gx = w.clamp_x(g.start), gw = w.clamp_x(g.end) - gx;
     svg.rect(gx, gpu_top - 2, gw, y - gpu_top + 2, "#d62728",
              "idle " + duration(g.duration()) + " (" + gap_cause_name(g.cause) + "), before " + g.after + "; CPU in " +
-                 (g.cpu_in_cuda * 2 >= g.duration() ? g.cpu_api : "host code") + " / " + g.cpu_range,
+                 (g.cpu_in_cuda * 2 >= g.duration() ? g.cpu_api.str() : std::string("host code")) + " / " + g.cpu_range,
              "", 0.18);
   }
   for (const GpuOp& op : j.ops()) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <tuple>
 
 #include "trace/text_util.h"
@@ -136,9 +137,12 @@ struct BlockingCalls {
 BlockingCalls blocking_calls(const TraceJoin& j) {
   const Trace& t = j.trace();
   BlockingCalls b;
-  for (size_t c = 0; c < t.api_calls.size(); ++c)
-    if (auto k = sync_kind_of(t.api_calls[c].name); k && !nested_in_runtime_call(j, static_cast<int>(c)))
-      b.kind[static_cast<int>(c)] = *k;
+  std::unordered_map<const void*, std::optional<SyncKind>> kind_of_name;  // each distinct API name once
+  for (size_t c = 0; c < t.api_calls.size(); ++c) {
+    auto [k, fresh] = kind_of_name.try_emplace(t.api_calls[c].name.key());
+    if (fresh) k->second = sync_kind_of(t.api_calls[c].name);
+    if (k->second && !nested_in_runtime_call(j, static_cast<int>(c))) b.kind[static_cast<int>(c)] = *k->second;
+  }
   for (const Memcpy& m : t.memcpys) {
     const int c = t.api_index_for(m.pid, m.correlation);
     if (c >= 0 && m.pageable() && m.host_sync == HostSync::Async) b.kind[c] = SyncKind::PageableCopy;
@@ -174,7 +178,7 @@ SyncCall measure_call(const TraceJoin& j, const BlockingCalls& b, int c, SyncKin
   s.start = call.start;
   s.duration = call.end - call.start;
   if (auto st = b.stream.find(c); st != b.stream.end()) s.stream = static_cast<int64_t>(st->second);
-  s.range = detail::range_text(t, j.api_range(c));
+  s.range = detail::range_name(t, j.api_range(c));
   const auto copy = b.copy.find(c);
   if (copy != b.copy.end())
     s.detail = std::string(copy_kind_name(copy->second->kind)) + " " + detail::bytes_str(copy->second->bytes) + ", " +
@@ -227,7 +231,7 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
       sum.stalls += s.effect == SyncEffect::Stall;
       sum.returned_at_once += s.effect == SyncEffect::ReturnedAtOnce;
       // Where it sat; an iteration range by its family's name (`Forward Pass Iter *`).
-      ++where[kind][is.by_range.count(range) ? is.name : s.range];
+      ++where[kind][is.by_range.count(range) ? is.name : s.range.str()];
       out.sync_wait += s.duration;
       out.sync_stall += s.effect == SyncEffect::Stall ? s.duration : 0;
       out.syncs.push_back(std::move(s));

@@ -43,10 +43,10 @@ const char* sync_effect_name(SyncEffect e);
 
 struct SyncCall {
   SyncKind kind = SyncKind::DeviceSync;
-  std::string api;
+  Name api;  // the trace's pool (Analysis::names keeps it alive)
   int64_t iteration = -1;  // its iteration's index, -1 outside every iteration
   bool warmup = false;     // inside a warm-up iteration
-  std::string range;  // innermost NVTX range around the call
+  Name range;         // innermost NVTX range around the call
   Ns start = 0, duration = 0;  // duration: how long the host waited in it
   std::string detail;  // copies: "HtoD 4.0 KiB pageable -> device"
   int64_t stream = -1;  // the stream it copied on or synchronized (-1: not recorded)

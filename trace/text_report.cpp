@@ -137,7 +137,7 @@ void print_utilization(const Analysis& a, std::FILE* out) {
                 ? g.cpu_api + " in " + g.cpu_range
                 : "host code in " + g.cpu_range + format(" (%.0f%% in CUDA calls)", 100.0 * g.cpu_in_cuda / g.duration());
         tg.row({std::to_string(g.iteration), ms(g.start - gpu_start[g.iteration]), us(g.duration()),
-                gap_cause_name(g.cause), g.launch.empty() ? "-" : g.launch, cpu, g.after});
+                gap_cause_name(g.cause), g.launch.empty() ? "-" : g.launch.str(), cpu, g.after});
       }
       tg.print(out, 4);
     }

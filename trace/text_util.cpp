@@ -53,6 +53,23 @@ std::string fold_indices(const std::string& range) {
     const std::string part = range.substr(start, dot - start);
     const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
     if (!out.empty()) out += '.';
+    // PyTorch emit_nvtx's counters, "aten::mm, seq = 12, op_id = 345": every number after " = "
+    // folds, wherever it sits (the last one also by the rule below).
+    std::string counted;
+    for (size_t i = 0; i < part.size();) {
+      const bool after_equals = i >= 3 && part.compare(i - 3, 3, " = ") == 0;
+      if (after_equals && std::isdigit(static_cast<unsigned char>(part[i]))) {
+        while (i < part.size() && std::isdigit(static_cast<unsigned char>(part[i]))) ++i;
+        counted += '*';
+      } else {
+        counted += part[i++];
+      }
+    }
+    if (counted != part && !digits) {
+      out += counted;
+      start = dot + 1;
+      continue;
+    }
     // "Layer 3", "ProfilerStep#12": a number after a space or # folds too (not after _: ln_1 is a layer).
     size_t tail = part.size();
     while (tail > 0 && std::isdigit(static_cast<unsigned char>(part[tail - 1]))) --tail;
@@ -62,6 +79,15 @@ std::string fold_indices(const std::string& range) {
   }
   return out;
 }
+
+std::string clip(const std::string& name) {
+  if (name.size() <= 200) return name;
+  size_t cut = 200;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return name.substr(0, cut) + "... (" + std::to_string(name.size()) + " characters)";
+}
+
+Name range_name(const Trace& t, int range) { return range < 0 ? t.names->intern("(no range)") : t.nvtx[range].text; }
 
 std::string range_text(const Trace& t, int range) { return range < 0 ? "(no range)" : t.nvtx[range].text.str(); }
 

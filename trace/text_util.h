@@ -25,8 +25,14 @@ bool has_any(const std::string& s, std::initializer_list<const char*> needles);
 // model reads as one row per layer kind.
 std::string fold_indices(const std::string& range);
 
+// A name as a message quotes it: at most 200 characters, then "... (N characters)", so a
+// sentence about a hostile trace stays a sentence.
+std::string clip(const std::string& name);
+
 // A range's text, "(no range)" for -1.
 std::string range_text(const Trace& t, int range);
+// The same as an interned Name.
+Name range_name(const Trace& t, int range);
 
 // Iteration numbers as runs: {1,2,3,5,7,8} -> "1-3, 5, 7-8".
 std::string number_runs(const std::vector<uint64_t>& sorted);

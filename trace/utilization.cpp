@@ -84,7 +84,7 @@ std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const st
             }
             if (c.end <= g.start) break;
           }
-          g.cpu_range = detail::range_text(t, j.innermost_range(pid, tid, g.start + g.duration() / 2));
+          g.cpu_range = detail::range_name(t, j.innermost_range(pid, tid, g.start + g.duration() / 2));
           gaps.emplace_back(static_cast<int>(i), std::move(g));
         }
       }
