@@ -35,3 +35,25 @@ add_test(NAME trace.graph_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_graph_traces.py --check)
 laptime_test(test_trace_graph test_trace_graph.cpp LIBS laptime_trace)
 target_include_directories(test_trace_graph PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+
+
+# The analyzer at scale and on traces built to cost it memory or time (issues 20 and 21):
+# make_scale_hostile.py's small hostile traces and a capture grown to 10^5 kernels
+# (grow_trace.py), written into the build folder first, then analyzed under RLIMIT_AS.
+set(LAPTIME_SCALE_TRACES ${CMAKE_CURRENT_BINARY_DIR}/scale_traces)
+add_test(NAME trace.scale_traces_hostile
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_scale_hostile.py ${LAPTIME_SCALE_TRACES})
+add_test(NAME trace.scale_traces_grown
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/grow_trace.py
+    ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/lesson/gpt2_max.sqlite ${LAPTIME_SCALE_TRACES}/grown_1e5.sqlite
+    --kernels 100000)
+set_tests_properties(trace.scale_traces_hostile trace.scale_traces_grown PROPERTIES FIXTURES_SETUP scale_traces)
+add_executable(test_trace_scale test_trace_scale.cpp)
+laptime_target_defaults(test_trace_scale)
+target_link_libraries(test_trace_scale PRIVATE GTest::gtest GTest::gtest_main laptime_trace)
+target_compile_definitions(test_trace_scale PRIVATE LAPTIME_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_include_directories(test_trace_scale PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/..)
+gtest_discover_tests(test_trace_scale DISCOVERY_MODE PRE_TEST
+  PROPERTIES ENVIRONMENT "LAPTIME_SOURCE_DIR=${PROJECT_SOURCE_DIR};LAPTIME_SCALE_TRACES=${LAPTIME_SCALE_TRACES}"
+             FIXTURES_REQUIRED scale_traces
+             SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")

@@ -1,0 +1,208 @@
+// The analyzer at scale and on traces built to cost it memory or time (issues 20 and 21),
+// host-only. The traces come from tests/fixtures/make_scale_hostile.py and grow_trace.py, which
+// CTest runs first into LAPTIME_SCALE_TRACES (tests/trace.cmake). Each heavy case runs in a
+// child process under RLIMIT_AS (its address space now plus a budget) and RLIMIT_CPU, so a
+// regression fails as a bad_alloc or a signal, never as a slow or swapping test run; no
+// timing is asserted.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <new>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/trace_testing.h"
+#include "trace/diff.h"
+#include "trace/nsys_sqlite.h"
+#include "trace/report.h"
+
+namespace laptime::trace {
+namespace {
+
+using testing_support::error_of;
+using testing_support::report_text;
+
+std::string scale_trace(const std::string& name) {
+  const char* dir = std::getenv("LAPTIME_SCALE_TRACES");
+  return std::string(dir && *dir ? dir : "scale_traces") + "/" + name + ".sqlite";
+}
+
+bool have(const std::string& path) { return static_cast<bool>(std::ifstream(path)); }
+
+#define REQUIRE_TRACE(path) \
+  if (!have(path)) GTEST_SKIP() << path << " is missing: CTest writes it first (trace.scale_traces)";
+
+// This process's address space now, in bytes (/proc/self/statm: pages).
+size_t address_space() {
+  std::ifstream f("/proc/self/statm");
+  size_t pages = 0;
+  f >> pages;
+  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Runs `work` in a child allowed `budget` bytes of address space beyond what it starts with and
+// `cpu_s` seconds of CPU. "" when it finished, else what stopped it.
+std::string bounded(size_t budget, int cpu_s, const std::function<void()>& work) {
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    const rlimit as{address_space() + budget, address_space() + budget};
+    const rlimit cpu{static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s)};
+    setrlimit(RLIMIT_AS, &as);
+    setrlimit(RLIMIT_CPU, &cpu);
+    try {
+      work();
+    } catch (const std::bad_alloc&) {
+      _exit(3);
+    } catch (const TraceError&) {
+      _exit(0);  // a sentence is a fine answer to a hostile trace
+    } catch (...) {
+      _exit(4);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) == 3) return "out of memory (bad_alloc)";
+  if (WEXITSTATUS(status) != 0) return "exit " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+// Everything laptime analyze and diff do with a trace, outputs thrown away.
+void analyze_and_diff(const std::string& path, const std::string& range = "") {
+  const Trace t = load_nsys_sqlite(path);
+  const TraceJoin j(t);
+  ReportOptions o;
+  o.range = range;
+  const Analysis a = analyze(j, o);
+  std::FILE* null = std::fopen("/dev/null", "w");
+  print_report(a, null);
+  std::fclose(null);
+  (void)to_json(a).dump();
+  DiffOptions d;
+  d.range = range;
+  d.resamples = 200;
+  const Diff diff = diff_runs(run_from_trace(j, d, path), run_from_trace(j, d, path), d);
+  null = std::fopen("/dev/null", "w");
+  print_diff(diff, null);
+  std::fclose(null);
+  (void)diff_to_json(diff).dump();
+}
+
+constexpr size_t kMiB = 1 << 20;
+
+// --- Schemas that are not an export -------------------------------------------------------------
+
+TEST(ScaleHostile, ARecursiveViewIsNotAnExport) {
+  const std::string p = scale_trace("scale_view_recursive");
+  REQUIRE_TRACE(p);
+  std::string error;
+  EXPECT_EQ(bounded(256 * kMiB, 20, [&] { load_nsys_sqlite(p); }), "");
+  error = error_of([&] { load_nsys_sqlite(p); });
+  EXPECT_NE(error.find("not an Nsight Systems export"), std::string::npos) << error;
+  EXPECT_NE(error.find("NVTX_EVENTS is a view"), std::string::npos) << error;
+}
+
+TEST(ScaleHostile, AViewInPlaceOfATableIsNotAnExport) {
+  const std::string p = scale_trace("scale_view_kernels");
+  REQUIRE_TRACE(p);
+  const std::string error = error_of([&] { load_nsys_sqlite(p); });
+  EXPECT_NE(error.find("CUPTI_ACTIVITY_KIND_KERNEL is a view"), std::string::npos) << error;
+}
+
+TEST(ScaleHostile, AVirtualTableIsNotAnExport) {
+  const std::string p = scale_trace("scale_virtual");
+  REQUIRE_TRACE(p);
+  const std::string error = error_of([&] { load_nsys_sqlite(p); });
+  EXPECT_NE(error.find("NVTX_EVENTS is a virtual table"), std::string::npos) << error;
+  EXPECT_NE(error.find("not an Nsight Systems export"), std::string::npos) << error;
+}
+
+// --- Bounded memory and time ------------------------------------------------------------------------
+
+class Bounded : public testing::TestWithParam<const char*> {};
+
+TEST_P(Bounded, AnalyzeAndDiffStayWithinAFewHundredMegabytes) {
+  const std::string p = scale_trace(GetParam());
+  REQUIRE_TRACE(p);
+  EXPECT_EQ(bounded(320 * kMiB, 30, [&] { analyze_and_diff(p); }), "") << p;
+}
+
+INSTANTIATE_TEST_SUITE_P(ScaleHostile, Bounded,
+                         testing::Values("scale_digit_runs", "scale_long_kernel_name", "scale_deep_nesting",
+                                         "scale_long_range_name", "scale_many_names",
+                                         "scale_long_names_everywhere"));
+
+TEST(ScaleHostile, ARegexRangeAgainstAHundredThousandCharacterName) {
+  const std::string p = scale_trace("scale_long_range_name");
+  REQUIRE_TRACE(p);
+  EXPECT_EQ(bounded(320 * kMiB, 30, [&] { analyze_and_diff(p, "re:.*Iter.*"); }), "");
+  const Trace t = load_nsys_sqlite(p);
+  const TraceJoin j(t);
+  ReportOptions o;
+  o.range = "re:.*Iter.*";
+  const Analysis a = analyze(j, o);
+  // The six `Forward Pass Iter N` ranges and the long name, which matches too (RE2 is linear in
+  // the text: nothing to leave out).
+  EXPECT_EQ(a.iterations.size(), 7u);
+}
+
+TEST(ScaleHostile, OneLongKernelNameIsHeldOnce) {
+  const std::string p = scale_trace("scale_long_kernel_name");
+  REQUIRE_TRACE(p);
+  const Trace t = load_nsys_sqlite(p);
+  ASSERT_EQ(t.kernels.size(), 2500u);
+  for (const Kernel& k : t.kernels) {
+    EXPECT_EQ(k.name.key(), t.kernels[0].name.key());
+    EXPECT_EQ(k.short_name.key(), t.kernels[0].name.key());
+  }
+  EXPECT_GT(t.kernels[0].name.size(), 1u << 20);
+}
+
+TEST(ScaleHostile, DeepNestingStillFindsTheLayers) {
+  const std::string p = scale_trace("scale_deep_nesting");
+  REQUIRE_TRACE(p);
+  const Trace t = load_nsys_sqlite(p);
+  const TraceJoin j(t);
+  ReportOptions o;
+  o.skip_warmup = 0;
+  const Analysis a = analyze(j, o);
+  ASSERT_EQ(a.iterations.size(), 2u);
+  EXPECT_EQ(a.iterations[0].kernels, 6000u);
+  EXPECT_EQ(a.iterations[1].kernels, 6000u);
+  // Every kernel counts in its innermost range: `block 5999` in the nested iteration, one
+  // `block d` each in the flat one; folded, all are `block *`.
+  ASSERT_FALSE(a.range_patterns.empty());
+  EXPECT_EQ(a.range_patterns[0].range, "block *");
+  EXPECT_EQ(a.range_patterns[0].count, 12000u);
+}
+
+// --- At scale: a 10^5-kernel capture within a memory bound -------------------------------------------
+
+TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
+  const std::string p = scale_trace("grown_1e5");
+  REQUIRE_TRACE(p);
+  // 10^5 kernels (2.1 * 10^5 API calls): within 200 bytes a kernel held, and SQLite's pages,
+  // the text and JSON reports and the allocator's slack on top.
+  EXPECT_EQ(bounded(20 * kMiB + 44 * kMiB, 60, [&] {
+              const Trace t = load_nsys_sqlite(p);
+              const TraceJoin j(t);
+              const Analysis a = analyze(j, ReportOptions{});
+              std::FILE* null = std::fopen("/dev/null", "w");
+              print_report(a, null);
+              std::fclose(null);
+              (void)to_json(a).dump();
+            }),
+            "");
+}
+
+}  // namespace
+}  // namespace laptime::trace
