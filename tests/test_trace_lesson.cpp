@@ -146,7 +146,7 @@ TEST(LessonCaptures, CleanLoopsDoNotSynchronize) {
   for (const char* name : {"gpt2_clean", "resnet50_clean", "gpt2_threads_startend"}) {
     const Analysis a = analyze_lesson(name);
     EXPECT_TRUE(a.has_api_trace) << name;
-    EXPECT_TRUE(a.syncs.empty()) << name << ": " << (a.syncs.empty() ? "" : a.syncs[0].api);
+    EXPECT_TRUE(a.syncs.empty()) << name << ": " << (a.syncs.empty() ? "" : a.syncs[0].api.str());
     EXPECT_NE(a.verdict.find("No synchronization"), std::string::npos) << name << ": " << a.verdict;
     // The setup's copies and synchronizations are all there, outside the loop.
     const size_t nsys_syncs = api_calls(name)["cudaStreamSynchronize"];

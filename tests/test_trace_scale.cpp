@@ -20,8 +20,12 @@
 
 #include "tests/support/trace_testing.h"
 #include "trace/diff.h"
+#include "trace/diff_json.h"
+#include "trace/diff_text.h"
+#include "trace/json_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/report.h"
+#include "trace/text_report.h"
 
 namespace laptime::trace {
 namespace {

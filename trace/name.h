@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <deque>
@@ -41,6 +42,7 @@ class Name {
   friend std::string operator+(const char* a, const Name& b) { return a + *b.s_; }
   friend std::string operator+(const Name& a, const std::string& b) { return *a.s_ + b; }
   friend std::string operator+(const Name& a, const char* b) { return *a.s_ + b; }
+  friend std::ostream& operator<<(std::ostream& os, const Name& n) { return os << *n.s_; }
 
  private:
   friend class NamePool;
