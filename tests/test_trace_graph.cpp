@@ -83,7 +83,7 @@ std::vector<const GpuOp*> steady_ops(const Loaded& l) {
   return out;
 }
 
-std::string range_text(const Trace& t, int r) { return r < 0 ? "(no range)" : t.nvtx[r].text; }
+std::string range_text(const Trace& t, int r) { return r < 0 ? "(no range)" : t.nvtx[r].text.str(); }
 
 // Every check the figures allow, on one trace against one expected object.
 void check_against(const std::string& path, const json& e) {
