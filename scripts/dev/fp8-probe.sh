@@ -13,28 +13,35 @@
 #      plan lines carry each 1x1 convolution's fp8 choice);
 #   3. the summary, last.
 #
-# full (about 7 minutes; BUDGET defaults to 420), the closing run's rows:
-#   1. correctness, in parallel: every fp8 suite (kernels, linear layer, 1x1 convolution, GPT-2
-#      against the CPU oracle, CUDA Graph; the host fp8 reference), the bf16 GPT-2 and ResNet-50
-#      suites (Linear, Conv2d and LayerNorm changed under them), the sm_80 build's fp8 refusal,
-#      and end to end: GPT-2 bf16 and fp8 (auto and every GEMM) at B4 T1024 and B3 T77 beside
-#      PyTorch's bf16 and _scaled_mm, ResNet-50 bf16 and fp8 at B32;
-#   2. `laptime peak --force` (the fp8 GEMM ceiling beside bf16's); laptime_fp8_shapes: ResNet-50's
-#      1x1 convolutions as bf16 / fp8 GEMMs (and the quantize pass) and every convolution through
-#      cuDNN's bf16 / fp8 graphs;
-#   3. the lap table, serial: GPT-2 bf16 / fp8 (auto, every GEMM, fast accumulation) at B8 T1024
-#      and B1 --graph; ResNet-50 bf16 / fp8 at B256, B32 --graph and B1 --graph; PyTorch eager bf16
-#      and _scaled_mm fp8 for GPT-2 at B8 and B1, eager bf16 for ResNet-50 at B256, B32 and B1;
-#      every row's --json report (for docs/perf/<date>-fp8/);
-#   4. CUPTI captures of GPT-2 bf16 and fp8 B8, `laptime analyze` (roofline at fp8's ceiling) and
-#      `laptime diff` bf16 -> fp8; the same for ResNet-50 B256;
-#   5. the summary, last.
-# Both: $OUT/summary-fp8.txt and everything in $OUT/fp8-probe.tgz. Steps stop once BUDGET seconds
-# are spent; each has its own limit.
+# full (about 230 s; BUDGET defaults to 240), the closing run's rows, in order of need (a step
+# that would start past the budget is skipped and says so):
+#   1. correctness, in parallel (nothing here is timed): test_fp8_layers and test_fp8_reference,
+#      the sm_80 build's fp8 suite and its `-p fp8` refusal (when build80/ is carried), end to end
+#      for both models in bf16 and fp8 (auto and every GEMM) beside PyTorch bf16 and PyTorch's fp8
+#      counterpart (_scaled_mm, the same recipe): GPT-2 B4 T1024 and B3 T77, ResNet-50 B32.
+#      CHECKS=0 skips this phase (~60 s): scripts/dev/closing-run.sh a runs these suites, and the
+#      end-to-end checks in every precision (fp8 included) at both shapes each.
+#   2. `laptime peak --force`: fp8's GEMM ceiling, which analyze and diff bound fp8 layers by;
+#   3. the lap table, serial: laptime bf16 / fp8 for GPT-2 at B8 T1024 and B1 --graph (and fp8
+#      with LAPTIME_FP8_MLP=apart at B8, the quick probe's choice, beside the pair), ResNet-50 at
+#      B256, B32 --graph and B1 --graph; PyTorch eager bf16 and _scaled_mm fp8 for GPT-2 at B8 and
+#      B1 (scripts/dev/torch_rows.py: one process a model, each row as its own command line runs
+#      it); every row's --json report;
+#   4. CUPTI captures of GPT-2 B8 and ResNet-50 B256 in bf16 and fp8, `laptime analyze` of the fp8
+#      ones (the roofline at fp8's ceiling) and `laptime diff` bf16 -> fp8 for both models;
+#   5. PyTorch eager bf16 for ResNet-50 at B256, B32 and B1 (run 3 has them if the budget runs out
+#      here), fp8 apart at B1 --graph, the summary last.
+# Not in it: torch.compile rows (a compile is 40-90 s a row: too long for this call; docs/PERF.md
+# run 3 has bf16's), fast accumulation (LAPTIME_FP8_FAST_ACCUM=1), laptime_fp8_shapes (its table is
+# in docs/PERF.md's fp8 section).
+# Binaries (stripped copies are enough): build/bench/laptime, build/bench/liblaptime_gpu.so,
+# build/tests/test_fp8_layers, build/tests/test_fp8_reference; with build80/: build80/bench/laptime,
+# build80/bench/liblaptime_gpu.so, build80/tests/test_fp8_layers. The probe says which are missing.
+# Both: $OUT/summary-fp8.txt and everything in $OUT/fp8-probe.tgz (json/ is docs/perf/<date>-fp8/).
 set -uo pipefail
 MODE=${1:-full}
 [[ $MODE == quick || $MODE == full ]] || { echo "fp8-probe.sh: the mode is 'quick' or 'full', not '$MODE'." >&2; exit 2; }
-if [[ $MODE == quick ]]; then BUDGET=${BUDGET:-150}; else BUDGET=${BUDGET:-420}; fi
+if [[ $MODE == quick ]]; then BUDGET=${BUDGET:-150}; else BUDGET=${BUDGET:-240}; fi
 R=${RESULTS:-/tmp/fp8-probe}
 mkdir -p "$R/json"
 L=build/bench/laptime
@@ -54,7 +61,7 @@ step() {  # step NAME LIMIT COMMAND...: log in $R/NAME.log, skipped once the bud
   echo "$name: rc=$rc $((SECONDS - t0))s" >>"$R/steps.txt"
   pack
 }
-PAR_LIMIT=150
+PAR_LIMIT=120
 [[ $MODE == quick ]] && PAR_LIMIT=90
 par() { local name=$1; shift; (timeout -k 5 "$PAR_LIMIT" "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
 gtest_line() { grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$@" | tr '\n' ' '; }
@@ -69,7 +76,7 @@ bench_row() {
   shift 2
   [[ $envs == - ]] && envs=
   # shellcheck disable=SC2086
-  step "bench_$name" 90 env $envs "$L" bench "$@" --nvtx iter --warmup 5 --iters 20 --json "$R/json/laptime_$name.json"
+  step "bench_$name" 60 env $envs "$L" bench "$@" --nvtx iter --warmup 5 --iters 20 --json "$R/json/laptime_$name.json"
 }
 torch_row() {
   local name=$1
@@ -90,27 +97,43 @@ quick() {
   bench_row resnet50_fp8_b256 CUBLASLT_LOG_LEVEL=1 resnet50 -p fp8
 }
 
-full() {
-  # 1. Correctness (the GPU is shared; nothing here is timed).
-  par fp8_layers build/tests/test_fp8_layers
-  par fp8_reference build/tests/test_fp8_reference
-  par gpt2_layers_bf16 build/tests/test_gpt2_layers --gtest_filter='*/bf16'
-  par resnet50_layers_bf16 build/tests/test_resnet50_layers --gtest_filter='*/bf16'
-  [[ -x build80/tests/test_fp8_layers ]] && par sm80_fp8_layers build80/tests/test_fp8_layers
-  par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L" --precisions bf16,fp8 --shapes 4x1024,3x77
-  par e2e_resnet50 python3 tests/e2e/check_resnet50.py --laptime "$L" --precisions bf16,fp8 --batches 32
-  wait
-  pack
+# PyTorch rows in one process a model (scripts/dev/torch_rows.py); any row that left no report is
+# run again alone, as before, while the budget lasts.
+torch_rows() {
+  local name=$1
+  shift
+  step "rows_torch_$name" 120 python3 scripts/dev/torch_rows.py "$R" "$@"
+  while (($# >= 2)); do
+    [[ -s $R/json/torch_$1.json ]] || { read -r -a a <<<"$2"; torch_row "$1" "${a[@]}"; }
+    shift 2
+  done
+}
 
-  # 2. The ceilings, and ResNet-50's convolution shapes in bf16 and fp8, alone.
-  step peak 60 "$L" peak --force
-  step resnet_shapes 60 build/bench/laptime_fp8_shapes 256
+full() {
+  local need=(build/bench/laptime build/bench/liblaptime_gpu.so build/tests/test_fp8_layers build/tests/test_fp8_reference)
+  [[ -d build80 ]] && need+=(build80/bench/laptime build80/bench/liblaptime_gpu.so build80/tests/test_fp8_layers)
+  for f in "${need[@]}"; do [[ -e $f ]] || echo "missing: $f" >>"$R/steps.txt"; done
+  # 1. Correctness (the GPU is shared; nothing here is timed).
+  if [[ ${CHECKS:-1} != 0 ]]; then
+    par fp8_layers build/tests/test_fp8_layers
+    par fp8_reference build/tests/test_fp8_reference
+    if [[ -x build80/tests/test_fp8_layers ]]; then
+      par sm80_fp8_layers build80/tests/test_fp8_layers
+      par sm80_refusal build80/bench/laptime bench gpt2 -b 1 -t 64 -n 2 -p fp8  # must fail with the sentence
+    fi
+    par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L" --precisions bf16,fp8 --shapes 4x1024,3x77
+    par e2e_resnet50 python3 tests/e2e/check_resnet50.py --laptime "$L" --precisions bf16,fp8 --batches 32
+    wait
+    pack
+  fi
+
+  # 2. fp8's ceiling beside bf16's (analyze and diff read it from $LAPTIME_CACHE_DIR).
+  step peak 40 "$L" peak --force
 
   # 3. The lap table.
   bench_row gpt2_bf16_b8 - gpt2 -p bf16
   bench_row gpt2_fp8_b8 - gpt2 -p fp8
-  bench_row gpt2_fp8all_b8 LAPTIME_FP8_GEMM=fp8 gpt2 -p fp8
-  bench_row gpt2_fp8fast_b8 LAPTIME_FP8_FAST_ACCUM=1 gpt2 -p fp8
+  bench_row gpt2_fp8apart_b8 LAPTIME_FP8_MLP=apart gpt2 -p fp8
   bench_row gpt2_bf16_b1_graph - gpt2 -p bf16 -b 1 --graph
   bench_row gpt2_fp8_b1_graph - gpt2 -p fp8 -b 1 --graph
   bench_row resnet50_bf16_b256 - resnet50 -p bf16
@@ -119,38 +142,50 @@ full() {
   bench_row resnet50_fp8_b32_graph - resnet50 -p fp8 -b 32 --graph
   bench_row resnet50_bf16_b1_graph - resnet50 -p bf16 -b 1 --graph
   bench_row resnet50_fp8_b1_graph - resnet50 -p fp8 -b 1 --graph
-  torch_row gpt2_bf16_b8 gpt2 --precision bf16
-  torch_row gpt2_fp8_b8 gpt2 --precision fp8
-  torch_row gpt2_bf16_b1 gpt2 --precision bf16 -b 1
-  torch_row gpt2_fp8_b1 gpt2 --precision fp8 -b 1
-  torch_row resnet50_bf16_b256 resnet50 --precision bf16
-  torch_row resnet50_bf16_b32 resnet50 --precision bf16 -b 32
-  torch_row resnet50_bf16_b1 resnet50 --precision bf16 -b 1
+  local loop="--nvtx iter --warmup 5 --iters 20"
+  torch_rows gpt2 gpt2_bf16_b8 "gpt2 --precision bf16 $loop" gpt2_fp8_b8 "gpt2 --precision fp8 $loop" \
+    gpt2_bf16_b1 "gpt2 --precision bf16 -b 1 $loop" gpt2_fp8_b1 "gpt2 --precision fp8 -b 1 $loop"
 
   # 4. Per-layer captures and their diff.
-  step trace_bf16 60 "$L" bench gpt2 -p bf16 --nvtx layer --warmup 3 --iters 10 --trace "$R/gpt2_bf16.sqlite"
-  step trace_fp8 60 "$L" bench gpt2 -p fp8 --nvtx layer --warmup 3 --iters 10 --trace "$R/gpt2_fp8.sqlite"
-  step analyze_fp8 30 "$L" analyze "$R/gpt2_fp8.sqlite"
-  step diff 30 "$L" diff "$R/gpt2_bf16.sqlite" "$R/gpt2_fp8.sqlite"
-  step trace_r50_bf16 60 "$L" bench resnet50 -p bf16 --nvtx layer --warmup 3 --iters 10 --trace "$R/r50_bf16.sqlite"
-  step trace_r50_fp8 60 "$L" bench resnet50 -p fp8 --nvtx layer --warmup 3 --iters 10 --trace "$R/r50_fp8.sqlite"
-  step diff_r50 30 "$L" diff "$R/r50_bf16.sqlite" "$R/r50_fp8.sqlite"
-  rm -f "$R"/*.sqlite  # large; the analyses above are what comes back
+  local cap=(--nvtx layer --warmup 3 --iters 10)
+  step trace_bf16 45 "$L" bench gpt2 -p bf16 "${cap[@]}" --trace "$R/gpt2_bf16.sqlite"
+  step trace_fp8 45 "$L" bench gpt2 -p fp8 "${cap[@]}" --trace "$R/gpt2_fp8.sqlite"
+  step analyze_fp8 20 "$L" analyze "$R/gpt2_fp8.sqlite"
+  step diff 20 "$L" diff "$R/gpt2_bf16.sqlite" "$R/gpt2_fp8.sqlite"
+  step trace_r50_bf16 45 "$L" bench resnet50 -p bf16 "${cap[@]}" --trace "$R/r50_bf16.sqlite"
+  step trace_r50_fp8 45 "$L" bench resnet50 -p fp8 "${cap[@]}" --trace "$R/r50_fp8.sqlite"
+  step analyze_r50_fp8 20 "$L" analyze "$R/r50_fp8.sqlite"
+  step diff_r50 20 "$L" diff "$R/r50_bf16.sqlite" "$R/r50_fp8.sqlite"
+  rm -f "$R"/*.sqlite  # large; the analyses above and the sidecars are what comes back
+
+  # PyTorch's ResNet-50 rows after the captures: where the budget runs short, docs/PERF.md run 3 has them.
+  torch_rows resnet50 resnet50_bf16_b256 "resnet50 --precision bf16 $loop" \
+    resnet50_bf16_b32 "resnet50 --precision bf16 -b 32 $loop" resnet50_bf16_b1 "resnet50 --precision bf16 -b 1 $loop"
+
+  # 5. What is left if the budget allows.
+  bench_row gpt2_fp8apart_b1_graph LAPTIME_FP8_MLP=apart gpt2 -p fp8 -b 1 --graph
 }
 
 "$MODE"
 
 # The summary, last.
+lap_of() {  # "median (min x)" of a lap row's log
+  local med min
+  med=$(grep -oE '^lap time: [0-9.]+' "$1" | grep -oE '[0-9.]+$')
+  min=$(grep -oE 'steady state .* min [0-9.]+' "$1" | grep -oE '[0-9.]+$')
+  [[ -n $med ]] && echo "$med (min $min)"
+}
 {
-  echo "fp8-probe.sh $MODE"
+  echo "fp8-probe.sh $MODE (budget ${BUDGET}s, ${SECONDS}s used)"
   cat "$R/machine.txt"
-  echo "--- steps"; cat "$R/par.txt" "$R/steps.txt" 2>/dev/null
+  echo "--- steps"; cat "$R/par.txt" "$R/steps.txt" "$R"/rows_torch_*.log 2>/dev/null
   echo "--- suites"
-  for f in "$R"/fp8_*.log "$R"/*_layers_*.log "$R"/sm80_*.log; do
+  for f in "$R"/fp8_*.log "$R"/*_layers_*.log "$R"/sm80_fp8_layers.log; do
     [[ -f $f ]] && echo "  ${f##*/}: $(gtest_line "$f")"
   done
-  grep -hE "^\[  FAILED  \] [A-Za-z]|rel L2 against the oracle|per tensor|RMS relative" "$R"/fp8_*.log "$R"/*_layers_*.log \
-    "$R"/sm80_*.log 2>/dev/null | sort -u | head -30
+  grep -hE "^\[  FAILED  \] [A-Za-z]|rel L2 against|the recipe's error|per tensor|RMS relative" "$R"/fp8_*.log \
+    "$R"/*_layers_*.log "$R"/sm80_*.log 2>/dev/null | sort -u | cut -c1-220 | head -40
+  [[ -f $R/sm80_refusal.log ]] && echo "  sm_80 -p fp8 (must be refused): $(grep -m1 -E 'fp8' "$R/sm80_refusal.log" | cut -c1-200)"
   echo "--- the first failures' messages (test_fp8_layers)"
   grep -hE -A3 "Failure$" "$R/fp8_layers.log" 2>/dev/null | grep -vE "^--$" | cut -c1-400 | head -24
   echo "--- cuBLASLt's own log (CUBLASLT_LOG_LEVEL=1), by count"
@@ -158,22 +193,26 @@ full() {
   echo "--- end to end"
   for f in "$R"/e2e_*.log; do sed -n '/^summary:/,$p' "$f" | tail -12; grep -m3 -iE "error|Traceback" "$f"; done
   echo "--- peak"; grep -E "GEMM|copy" "$R/peak.log" 2>/dev/null
-  echo "--- ResNet-50 shapes (B256)"; cut -c1-240 "$R/resnet_shapes.log" 2>/dev/null
-  echo "--- laps (ms)"
+  echo "--- laps (ms, median of 20)"
   for f in "$R"/bench_*.log "$R"/torch_*.log; do
     [[ -f $f ]] || continue
-    printf '  %-30s %s\n' "$(basename "$f" .log)" "$(grep -oE '^lap time: [0-9.]+' "$f" | grep -oE '[0-9.]+$')"
+    printf '  %-30s %s\n' "$(basename "$f" .log)" "$(lap_of "$f")"
   done
-  echo "--- fp8 choices, GPT-2 (B8, then B1)"
-  for f in "$R/bench_gpt2_fp8_b8.log" "$R/bench_gpt2_fp8_b1_graph.log"; do
+  echo "  (torch.compile rows: not run, 40-90 s of compile a row is too long for this call)"
+  echo "--- fp8 choices, GPT-2 (B8; B8 with LAPTIME_FP8_MLP=apart; B1 --graph)"
+  for f in "$R/bench_gpt2_fp8_b8.log" "$R/bench_gpt2_fp8apart_b8.log" "$R/bench_gpt2_fp8_b1_graph.log"; do
     grep -hE "^  variant" "$f" 2>/dev/null
     sed -n '/^  plans/,/^  layers/p' "$f" 2>/dev/null | grep -v "^  layers" | cut -c1-400
   done
   echo "--- fp8 choices, ResNet-50 B256 (the 1x1 convolutions' candidates, the fc, the rest)"
   sed -nE 's/^ +([a-z0-9.]+): .*fp8 candidate: (.*)/  \1: \2/p' "$R/bench_resnet50_fp8_b256.log" 2>/dev/null | cut -c1-300 | head -34
   grep -hE "^ +fp8 " "$R/bench_resnet50_fp8_b256.log" 2>/dev/null | cut -c1-400
-  echo "--- fp8 capture (analyze, top of the layer table)"; grep -A14 -iE "roofline|per layer" "$R/analyze_fp8.log" 2>/dev/null | head -30
-  echo "--- diff bf16 -> fp8 (GPT-2)"; head -40 "$R/diff.log" 2>/dev/null
+  for a in analyze_fp8 analyze_r50_fp8; do
+    echo "--- $a (by layer, then the roofline at each layer's own ceiling)"
+    sed -n '/by layer/,/^$/p' "$R/$a.log" 2>/dev/null | head -14
+    sed -n '/^Roofline per layer/,$p' "$R/$a.log" 2>/dev/null | cut -c1-200 | head -24
+  done
+  echo "--- diff bf16 -> fp8 (GPT-2 B8)"; sed -n '/^  layer /,$p' "$R/diff.log" 2>/dev/null | head -24
   echo "--- diff bf16 -> fp8 (ResNet-50 B256)"; grep -E "^  (layer|\(iteration\))|^Verdict" "$R/diff_r50.log" 2>/dev/null | head -30
 } >"$SUMMARY"
 pack
