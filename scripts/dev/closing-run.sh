@@ -10,16 +10,18 @@
 #                                     test_ncu with the real ncu and the walk-through's printed ncu
 #                                     command, the ncu fixtures' sidecars, harden-io-check.sh;
 #                                  3. then graph-check.sh (laptime's CUPTI capture of a --graph run)
-#                                     beside analyzer-bench.sh (laptime analyze against nsys stats at
-#                                     10^6 and 5*10^6 kernels, on the host's CPU);
+#                                     beside extra-captures.sh (pitfall sync, two processes in one
+#                                     capture: issue 20's fixtures);
 #   scripts/dev/closing-run.sh b   fp8's full probe alone on the GPU (its lap table is a timing).
+#   scripts/dev/closing-run.sh c   analyzer-bench.sh (laptime analyze against nsys stats at 10^6 and
+#                                  5*10^6 kernels, on the device's CPU), after the analyzer's speed work.
 #
 # Needs build/ (stripped binaries: bench/laptime, bench/liblaptime_gpu.so, bench/laptime_fp8_shapes,
 # tests/test_*) and build80/ (sm_80: bench/laptime + its module, tests/test_{gpt2,resnet50,fp8}_layers),
 # unpacked from .carry/build.tar.xz, and .nsys-deps/. Each part packs $OUT/closing-PART.tgz and
 # copies its summary to $OUT/closing-PART.txt after every step.
 set -uo pipefail
-part=${1:?usage: closing-run.sh a|b}
+part=${1:?usage: closing-run.sh a|b|c}
 R=/tmp/closing/$part
 mkdir -p "$R"
 L=build/bench/laptime
@@ -78,9 +80,10 @@ a)
   # Captures beside the analyzer's benchmark (graph-check's figures are checked against its own file,
   # not timed against anything; the benchmark is CPU-only).
   par graph_check 240 env PATH="$NSYS_DIR:$PATH" OUT="$R/graph" bash scripts/dev/graph-check.sh build
-  par analyzer_bench 300 env PATH="$NSYS_DIR:$PATH" OUT="$R/analyzer" bash scripts/dev/analyzer-bench.sh
+  par extra_captures 240 env PATH="$NSYS_DIR:$PATH" OUT="$R" bash scripts/dev/extra-captures.sh build
   wait
-  { sort "$R/par.txt" | tail -2; tail -25 "$R/graph_check.log"; tail -25 "$R/analyzer_bench.log"; } >>"$S"
+  { sort "$R/par.txt" | tail -2; tail -25 "$R/graph_check.log"; cat "$R/extra/captures.txt"; } >>"$S"
+  for n in sync_gpt2 two_gpt2 gpt2_resnet50; do head -30 "$R/extra/$n.analyze.txt" >>"$S"; done
   echo "done at ${SECONDS}s" >>"$S"
   pack
   ;;
@@ -89,6 +92,13 @@ b)
   bash scripts/dev/fp8-probe.sh full >"$R/fp8.log" 2>&1
   echo "fp8 full: rc=$?" >>"$S"
   tail -80 "$R/fp8.log" >>"$S"
+  pack
+  ;;
+c)
+  # The analyzer against nsys stats, on the device's CPU, after the analyzer's last speed work.
+  env PATH="$NSYS_DIR:$PATH" OUT="$R/analyzer" bash scripts/dev/analyzer-bench.sh >"$R/analyzer_bench.log" 2>&1
+  echo "analyzer bench: rc=$?" >>"$S"
+  tail -40 "$R/analyzer_bench.log" >>"$S"
   pack
   ;;
 esac
