@@ -68,6 +68,7 @@ void fill(void* dst, DType t, std::size_t n, uint32_t seed) {
   } else {
     CUDA_CHECK(cudaMemcpy(dst, v.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   }
+  CUDA_CHECK(cudaDeviceSynchronize());  // a legacy-stream copy, read next on the context's stream
 }
 
 // fp8: e4m3 operands (uniform in [-1, 1), made on the device), bf16 out, per-tensor scales of 1,

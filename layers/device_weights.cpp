@@ -59,6 +59,9 @@ DeviceWeights::DeviceWeights(const HostWeights& host, DType dtype) : dtype_(dtyp
     CUDA_CHECK(cudaMemcpy(buffer_.as<std::byte>(offsets_.at(name)), staging.data(), staging.size(),
                           cudaMemcpyHostToDevice));
   }
+  // A copy from pageable memory may return before its DMA lands, and the legacy stream it ran on
+  // is not ordered with the model's non-blocking stream: wait once, at build time.
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 const void* DeviceWeights::get(const std::string& name) const {

@@ -63,6 +63,7 @@ std::vector<float> bf16_rounded(std::vector<float> v) {
 DeviceBuffer device_floats(const std::vector<float>& v) {
   DeviceBuffer b(v.size() * sizeof(float));
   CUDA_CHECK(cudaMemcpy(b.data(), v.data(), b.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());  // read next on the context's non-blocking stream
   return b;
 }
 
@@ -80,7 +81,9 @@ TEST_F(Fp8Test, QuantizeMatchesHostRounding) {
       const DeviceBuffer dinv = device_floats({inv});
       DeviceArray dx(t, x);
       DeviceBuffer q(n + offset);
-      CUDA_CHECK(cudaMemset(q.data(), 0x7f, q.bytes()));
+      // On the context's stream: a legacy-stream memset is not ordered with the non-blocking
+      // stream's kernel, and once landed after it (every byte 0x7f, the H200, 2026-12-01).
+      CUDA_CHECK(cudaMemsetAsync(q.data(), 0x7f, q.bytes(), ctx->stream()));
       const size_t es = dtype_size(t);
       quantize_fp8(q.as<char>() + offset, dinv.as<float>(), t, static_cast<const char*>(dx.data()) + offset * es,
                    static_cast<int64_t>(n), ctx->stream());

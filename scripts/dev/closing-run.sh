@@ -26,7 +26,7 @@ R=/tmp/closing/$part
 mkdir -p "$R"
 L=build/bench/laptime
 export LAPTIME_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
 if [[ -d .nsys-deps ]]; then
   for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
   export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH

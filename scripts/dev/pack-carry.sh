@@ -24,6 +24,10 @@ copy() {  # copy FROM_BUILD TO_NAME FILES...
 copy "$src" build bench/laptime bench/liblaptime_gpu.so bench/laptime_fp8_shapes "${tests[@]/#/tests/}"
 [[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so tests/test_gpt2_layers \
   tests/test_resnet50_layers tests/test_fp8_layers
+# The system libraries the binaries link that the device lacks (RE2: libre2-dev is not there);
+# closing-run.sh puts build/lib first on LD_LIBRARY_PATH.
+mkdir -p "$stage/build/lib"
+for lib in $(ldd "$src/bench/laptime" | awk '/libre2/ {print $3}'); do cp -L "$lib" "$stage/build/lib/"; done
 mkdir -p .carry
 tar cJf .carry/build.tar.xz -C "$stage" .
 rm -rf "$stage"

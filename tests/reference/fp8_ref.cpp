@@ -45,17 +45,6 @@ float e4m3_value(uint8_t bits) {
   return static_cast<float>(bits & 0x80 ? -v : v);
 }
 
-float round_bf16(float x) {
-  if (std::isnan(x)) return x;
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  u += 0x7fff + ((u >> 16) & 1);  // to nearest, ties to even, on the 16 bits kept
-  u &= 0xffff0000u;
-  float r;
-  std::memcpy(&r, &u, sizeof r);
-  return r;
-}
-
 namespace {
 void accumulate_error(const float* x, size_t n, float margin, double* num, double* den) {
   float amax = 0.f;

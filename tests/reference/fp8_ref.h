@@ -10,14 +10,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "tests/reference/gpt2_ref.h"  // round_bf16
+
 namespace laptime::ref {
 
 float round_e4m3(float x);  // the e4m3 value nearest x (ties to even), saturated to ±448; NaN stays NaN
 uint8_t e4m3_bits(float x);  // its encoding
 float e4m3_value(uint8_t bits);  // the value of an encoding (0x7f / 0xff: NaN)
-
-// x rounded to bf16 (nearest, ties to even), as the device's weights and inputs are stored.
-float round_bf16(float x);
 
 // ‖q − x‖ / ‖x‖ for q = s · e4m3(x / s) with the per-tensor scale s = amax(x) · margin / 448.
 double e4m3_rel_error_per_tensor(const std::vector<float>& x, float margin = 1.f);

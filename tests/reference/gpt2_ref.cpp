@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace laptime::ref {
 
@@ -42,6 +44,17 @@ Vec linear(const Vec& x, const Vec& W, const Vec& b, int rows, int in, int out) 
       y[static_cast<size_t>(r) * out + o] = static_cast<float>(acc);
     }
   return y;
+}
+
+float round_bf16(float x) {
+  if (std::isnan(x)) return x;
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  u += 0x7fff + ((u >> 16) & 1);  // to nearest, ties to even, on the 16 bits kept
+  u &= 0xffff0000u;
+  float r;
+  std::memcpy(&r, &u, sizeof r);
+  return r;
 }
 
 Vec gelu(const Vec& x) {

@@ -19,6 +19,9 @@ Vec embedding(const std::vector<int32_t>& tokens, const Vec& wte, const Vec& wpe
 Vec layernorm(const Vec& x, const Vec& weight, const Vec& bias, int rows, int C, float eps);
 // y[rows, out] = x[rows, in] · W[out, in]ᵀ + b (bias may be empty)
 Vec linear(const Vec& x, const Vec& W, const Vec& b, int rows, int in, int out);
+// x rounded to bf16 (nearest, ties to even), as the device's weights and inputs are stored.
+float round_bf16(float x);
+
 Vec gelu(const Vec& x);  // tanh form
 
 // The weight products below (c_attn, attn.c_proj, c_fc, mlp.c_proj, the LM head) go through
