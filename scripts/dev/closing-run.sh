@@ -67,6 +67,8 @@ a)
   par host_build_check 240 env PATH="$NSYS_DIR:$PATH" bash scripts/dev/host-build-check.sh build
   par ncu 300 bash scripts/dev/ncu-sidecars.sh
   par harden_io 120 bash scripts/dev/harden-io-check.sh build
+  # The committed report's import in base units (test_ncu's real-ncu case compares against it).
+  par ncu_import 60 bash -c "$NCU_DIR/ncu --import tests/fixtures/ncu/domains.ncu-rep --csv --page raw --print-units base >$R/domains_base.csv"
   wait
   sort "$R/par.txt" >>"$S"
   for f in "$R"/*layers*.log "$R"/*reference.log "$R"/layer_costs.log "$R"/bench_report.log; do
