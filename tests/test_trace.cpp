@@ -78,11 +78,11 @@ TEST(NsysSqlite, ReadsEveryTableOfTheSyntheticExport) {
   EXPECT_EQ(k.stream, 7u);
   EXPECT_EQ(k.grid, (Dim3{48, 1, 1}));
   EXPECT_EQ(k.block, (Dim3{256, 1, 1}));
-  const ApiCall* launch = t.api_call_for(k.pid, k.correlation);
+  const ApiCall* launch = t.api_call_of(k);
   ASSERT_NE(launch, nullptr);
   EXPECT_EQ(launch->name, "cudaLaunchKernel");
   EXPECT_EQ(launch->kind, ApiKind::Runtime);
-  const ApiCall* driver = t.api_call_for(t.kernels[2].pid, t.kernels[2].correlation);
+  const ApiCall* driver = t.api_call_of(t.kernels[2]);
   ASSERT_NE(driver, nullptr);
   EXPECT_EQ(driver->name, "cuLaunchKernel");
   EXPECT_EQ(driver->kind, ApiKind::Driver);
@@ -97,7 +97,7 @@ TEST(NsysSqlite, ReadsEveryTableOfTheSyntheticExport) {
   EXPECT_EQ(m.host_sync, HostSync::Async);
   EXPECT_EQ(t.memsets[0].bytes, 1024u);
   EXPECT_EQ(t.syncs[0].type, SyncType::StreamSynchronize);
-  EXPECT_EQ(t.api_call_for(t.syncs[0].pid, t.syncs[0].correlation)->name, "cudaStreamSynchronize");
+  EXPECT_EQ(t.api_call_of(t.syncs[0])->name, "cudaStreamSynchronize");
 
   // NVTX: registered (textId) and inline text, domain from its create event, payload,
   // category names, nesting.
@@ -155,7 +155,7 @@ TEST(NsysSqlite, ReadsAnOlderExportWithoutOptionalTablesAndColumns) {
   EXPECT_EQ(t.source, "nsys");
   ASSERT_EQ(t.kernels.size(), 27u);
   EXPECT_EQ(t.kernels[0].pid, kPid);
-  ASSERT_NE(t.api_call_for(t.kernels[0].pid, t.kernels[0].correlation), nullptr);
+  ASSERT_NE(t.api_call_of(t.kernels[0]), nullptr);
   EXPECT_EQ(t.memcpys[0].src, MemKind::Pageable);
   EXPECT_TRUE(t.syncs.empty());
   EXPECT_EQ(t.nvtx[0].domain, "laptime");

@@ -4,13 +4,14 @@
 // Compute) classify alike.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace laptime::trace {
 
-enum class Category { Gemm, Convolution, Attention, Normalization, Elementwise, ReductionPooling, MemcpyMemset, Other };
+enum class Category : uint8_t { Gemm, Convolution, Attention, Normalization, Elementwise, ReductionPooling, MemcpyMemset, Other };
 constexpr int kCategoryCount = 8;
 const char* category_name(Category c);
 

@@ -14,9 +14,6 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
   for (size_t i = 0; i < t.api_calls.size(); ++i)
     calls_by_thread_[{t.api_calls[i].pid, t.api_calls[i].tid}].push_back(static_cast<int>(i));
-  api_range_.resize(t.api_calls.size(), -1);
-  for (size_t i = 0; i < t.api_calls.size(); ++i)
-    api_range_[i] = innermost_range(t.api_calls[i].pid, t.api_calls[i].tid, t.api_calls[i].start);
 
   const GraphNodeIndex nodes(t);
   std::set<std::pair<uint32_t, uint64_t>> node_launches;  // (pid, correlation) of launches traced by node
@@ -30,7 +27,7 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
     op.pid = w.pid;
     op.device = w.device;
     op.stream = w.stream;
-    op.api = t.api_index_for(w.pid, w.correlation);
+    op.api = w.api;
     op.range = api_range(op.api);
     op.layer = op.range;
     op.in_graph = kind == GpuOp::Kind::GraphReplay || w.graph_node != kNoGraphNode;
@@ -108,6 +105,12 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   } else {
     std::stable_sort(ops_.begin(), ops_.end(), by_start);
   }
+}
+
+int TraceJoin::api_range(int api) const {
+  if (api < 0) return -1;
+  const ApiCall& c = t_.api_calls[api];
+  return innermost_range(c.pid, c.tid, c.start);
 }
 
 int TraceJoin::innermost_range(uint32_t pid, uint32_t tid, Ns at) const {

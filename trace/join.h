@@ -21,20 +21,22 @@ namespace laptime::trace {
 // One GPU operation joined with the host call that launched it and the NVTX range that call
 // sat in. A CUDA Graph replay traced whole is one operation; a node-level trace gives one per
 // kernel, copy and memset the replay ran (trace/graph.h).
+// One per operation (a million at 10^6 kernels): the fields are ordered so the row has no padding
+// but its last byte (56 bytes).
 struct GpuOp {
-  enum class Kind { Kernel, Memcpy, Memset, GraphReplay };
-  Kind kind = Kind::Kernel;
-  int index = -1;  // into Trace::kernels, ::memcpys, ::memsets or ::graph_replays
+  enum class Kind : uint8_t { Kernel, Memcpy, Memset, GraphReplay };
   Ns start = 0, end = 0;
+  Name label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]" (the trace's pool)
+  int index = -1;  // into Trace::kernels, ::memcpys, ::memsets or ::graph_replays
   uint32_t pid = 0, device = 0, stream = 0;
   int api = -1;    // the launch call, index into Trace::api_calls; -1 when not captured
   int range = -1;  // innermost NVTX range around the launch call, index into Trace::nvtx
   // The range that names its layer: for work a graph node ran, the innermost range open where and
   // when the node was made, if one was; otherwise `range`.
   int layer = -1;
+  Kind kind = Kind::Kernel;
   bool in_graph = false;  // run by a graph: a node's work, or a replay traced whole
   Category category = Category::Other;
-  Name label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]" (the trace's pool)
 };
 
 class TraceJoin {
@@ -44,7 +46,8 @@ class TraceJoin {
   const std::vector<GpuOp>& ops() const { return ops_; }  // by start time
   // The innermost NVTX range on thread (pid, tid) that contains time `at`, or -1.
   int innermost_range(uint32_t pid, uint32_t tid, Ns at) const;
-  int api_range(int api) const { return api < 0 ? -1 : api_range_[api]; }
+  // The innermost NVTX range around API call `api` (an index into Trace::api_calls), or -1.
+  int api_range(int api) const;
   // The layer's range and its ancestors up to (not including) the first that `stop` accepts,
   // innermost first: what a layer's time counts for (stop at the iteration ranges).
   template <class Stop>
@@ -63,7 +66,6 @@ class TraceJoin {
  private:
   const Trace& t_;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> ranges_by_thread_, calls_by_thread_;
-  std::vector<int> api_range_;
   std::vector<GpuOp> ops_;
   size_t replays_by_nodes_ = 0;
 };

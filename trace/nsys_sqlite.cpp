@@ -193,27 +193,61 @@ class Query {
   Query(sqlite3* db, Schema& schema, const std::string& table, const std::vector<std::string>& columns)
       : stmt_(db, build(schema, table, columns)) {}
 
+  // A column as a reader names it: its index in the SELECT (-1 when the query did not ask for
+  // it) and whether the table has it (an absent one reads as NULL).
+  struct Col {
+    const char* literal;
+    int index;
+    bool present;
+  };
+  // Column names are string literals, looked up for every cell of millions of rows: each
+  // literal is resolved once by name and then found by its address, starting at the column
+  // asked for last (a reader asks for the same columns in the same order every row, often
+  // one twice in a row), so a lookup is one or two pointer compares.
+  const Col& col(const char* name) const {
+    const size_t n = resolved_.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = last_ + k < n ? last_ + k : last_ + k - n;
+      if (resolved_[i].literal == name) return resolved_[last_ = i];
+    }
+    auto it = index_.find(name);
+    resolved_.push_back({name, it == index_.end() ? -1 : it->second, present_.count(name) > 0});
+    return resolved_[last_ = n];
+  }
+
   bool next() { return stmt_.step(); }
   // Whether the table has the column (an absent one reads as NULL).
-  bool present(const char* col) const { return present_.count(col) > 0; }
+  bool present(const char* c) const { return col(c).present; }
   // Whether the query asked for the column at all (present or read as NULL).
-  bool selected(const char* col) const { return index_.count(col) > 0; }
-  bool null(const char* col) const { return stmt_.type(at(col)) == SQLITE_NULL; }
+  bool selected(const char* c) const { return col(c).index >= 0; }
+  bool null(const char* c) const { return stmt_.type(at(col(c))) == SQLITE_NULL; }
   // What an integer column holds in this row.
   enum class Cell { Integer, Absent, Null, NotInteger };
-  Cell cell(const char* col, int64_t* v) const {
-    const int i = at(col);
+  Cell cell(const Col& c, int64_t* v) const {
+    const int i = at(c);
     switch (stmt_.type(i)) {
       case SQLITE_INTEGER: *v = stmt_.i64(i); return Cell::Integer;
-      case SQLITE_NULL: return present(col) ? Cell::Null : Cell::Absent;
+      case SQLITE_NULL: return c.present ? Cell::Null : Cell::Absent;
       default: return Cell::NotInteger;  // text, real or blob: SQLite would read "abc" as 0
     }
   }
-  int64_t i64(const char* col, int64_t def = 0) const { return null(col) ? def : stmt_.i64(at(col)); }
-  std::string text(const char* col) const { return stmt_.text(at(col)); }
-  std::string_view view(const char* col) const { return stmt_.view(at(col)); }
-  bool is_text(const char* col) const { return stmt_.type(at(col)) == SQLITE_TEXT; }
-  bool is_integer(const char* col) const { return stmt_.type(at(col)) == SQLITE_INTEGER; }
+  int64_t i64(const char* c, int64_t def = 0) const {
+    const int i = at(col(c));
+    return stmt_.type(i) == SQLITE_NULL ? def : stmt_.i64(i);
+  }
+  std::string text(const char* c) const { return stmt_.text(at(col(c))); }
+  std::string_view view(const char* c) const { return stmt_.view(at(col(c))); }
+  int type(const char* c) const { return stmt_.type(at(col(c))); }
+  bool is_text(const char* c) const { return type(c) == SQLITE_TEXT; }
+  bool is_integer(const char* c) const { return type(c) == SQLITE_INTEGER; }
+  // The column's cell, whatever it holds: an integer column read once for its type and value.
+  int64_t i64_at(int index) const { return stmt_.i64(index); }
+  int type_at(int index) const { return stmt_.type(index); }
+  std::string_view view_at(int index) const { return stmt_.view(index); }
+  static int at(const Col& c) {
+    if (c.index < 0) throw std::logic_error(std::string("Query: column not selected: ") + c.literal);
+    return c.index;
+  }
 
  private:
   std::string build(Schema& schema, const std::string& table, const std::vector<std::string>& columns) {
@@ -230,22 +264,14 @@ class Query {
       index_[name] = static_cast<int>(i);
       if (present) present_.insert(name);
     }
+    resolved_.reserve(2 * columns.size() + 8);  // references col() returns stay valid in a reader's loop
     return sql + " FROM " + quoted(table);
-  }
-  // Column names are string literals, looked up for every cell of millions of rows: each
-  // literal's index is resolved once by name and then found by its address alone.
-  int at(const char* col) const {
-    for (const auto& [p, i] : resolved_)
-      if (p == col) return i;
-    auto it = index_.find(col);
-    if (it == index_.end()) throw std::logic_error(std::string("Query: column not selected: ") + col);
-    resolved_.emplace_back(col, it->second);
-    return it->second;
   }
 
   std::map<std::string, int> index_;  // filled by build() before stmt_ is constructed
-  mutable std::vector<std::pair<const char*, int>> resolved_;
   std::set<std::string> present_;
+  mutable std::vector<Col> resolved_;
+  mutable size_t last_ = 0;
   Stmt stmt_;
 };
 
@@ -322,8 +348,9 @@ class Row {
   // An id: required when the table has the column (`absent` when it does not), in [lo, hi].
   int64_t id(const char* col, int64_t lo, int64_t hi, int64_t absent = 0) {
     int64_t v = 0;
-    if (!q_.present(col)) return absent;
-    if (!get(col, &v, /*required=*/true)) return absent;
+    const Query::Col& c = q_.col(col);
+    if (!c.present) return absent;
+    if (!get(c, &v, /*required=*/true)) return absent;
     if (v < lo || v > hi) return fail(DropReason::OutOfRange), absent;
     return v;
   }
@@ -349,7 +376,8 @@ class Row {
   DropReason reason() const { return reason_; }
 
  private:
-  bool get(const char* col, int64_t* v, bool required) {
+  bool get(const char* col, int64_t* v, bool required) { return get(q_.col(col), v, required); }
+  bool get(const Query::Col& col, int64_t* v, bool required) {
     if (failed_) return false;
     switch (q_.cell(col, v)) {
       case Query::Cell::Integer: return true;
@@ -452,8 +480,28 @@ class Reader {
     Stmt s(db_.get(), "SELECT id, value FROM StringIds");
     // An id that is not an integer can name nothing: skipped (the rows that point at it get
     // an empty name, as for any id missing from the table).
+    std::vector<std::pair<int64_t, Name>> all;
     while (s.step())
-      if (s.type(0) == SQLITE_INTEGER) strings_[s.i64(0)] = t_.intern(s.view(1));
+      if (s.type(0) == SQLITE_INTEGER) all.emplace_back(s.i64(0), t_.intern(s.view(1)));
+    // nsys numbers its strings 0, 1, 2, ...: then a vector indexed by id, else a map. Later rows
+    // win over earlier ones with the same id either way.
+    int64_t lo = 0, hi = -1;
+    for (const auto& [id, name] : all) lo = std::min(lo, id), hi = std::max(hi, id);
+    if (lo >= 0 && hi < static_cast<int64_t>(2 * all.size() + 1024)) {
+      dense_strings_.resize(static_cast<size_t>(hi + 1));
+      for (const auto& [id, name] : all) dense_strings_[static_cast<size_t>(id)] = name;
+    } else {
+      for (const auto& [id, name] : all) strings_[id] = name;
+    }
+  }
+
+  // The string a StringIds id names; empty when the table has none.
+  Name string_of(int64_t id) const {
+    if (!strings_.empty()) {
+      auto it = strings_.find(id);
+      return it == strings_.end() ? Name() : it->second;
+    }
+    return id >= 0 && static_cast<uint64_t>(id) < dense_strings_.size() ? dense_strings_[static_cast<size_t>(id)] : Name();
   }
 
   // The capture's end as nsys records it (ANALYSIS_DETAILS.stopTime, nanoseconds from the
@@ -464,22 +512,35 @@ class Reader {
     if (s.step() && s.type(0) == SQLITE_INTEGER && s.i64(0) > 0 && s.i64(0) < kMaxTime) span_end_ = s.i64(0);
   }
 
-  // Counts the row as read and, when `row` failed a check, as left out; true to keep it.
-  bool keep(const std::string& table, const Row& row) {
-    DroppedRows::Table& t = t_.dropped.tables[table];
-    ++t.read;
-    if (row.ok()) return true;
-    ++t.by_reason[static_cast<int>(row.reason())];
-    return false;
-  }
+  // Counts one table's rows as read and, when a row failed a check, as left out. Its entry in
+  // DroppedRows is found on the first row, not looked up by name for each of millions.
+  class Counts {
+   public:
+    Counts(DroppedRows& d, std::string table) : dropped_(d), table_(std::move(table)) {}
+    // True to keep the row.
+    bool keep(const Row& row) {
+      if (!t_) t_ = &dropped_.tables[table_];  // std::map: the entry never moves
+      ++t_->read;
+      if (row.ok()) return true;
+      ++t_->by_reason[static_cast<int>(row.reason())];
+      return false;
+    }
+
+   private:
+    DroppedRows& dropped_;
+    std::string table_;
+    DroppedRows::Table* t_ = nullptr;
+  };
 
   // A name column holds a StringIds id in nsys exports; accept inline text as well. Interned:
   // every row naming the same string shares it.
   Name name_of(const Query& q, const char* col) {
-    if (q.null(col)) return Name();
-    if (q.is_text(col)) return t_.intern(q.view(col));
-    auto it = strings_.find(q.i64(col));
-    return it == strings_.end() ? Name() : it->second;
+    const int i = Query::at(q.col(col));
+    switch (q.type_at(i)) {
+      case SQLITE_NULL: return Name();
+      case SQLITE_TEXT: return t_.intern(q.view_at(i));
+      default: return string_of(q.i64_at(i));
+    }
   }
 
   void read_metadata() {
@@ -504,23 +565,25 @@ class Reader {
   void read_threads() {
     if (!schema_.has("ThreadNames")) return;
     Query q(db_.get(), schema_, "ThreadNames", {"nameId", "globalTid"});
+    Counts counts(t_.dropped, "ThreadNames");
     while (q.next()) {
       Row row(q, -1);
       const int64_t g = row.id("globalTid", 0, kI64Max);
-      if (keep("ThreadNames", row)) t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId").str();
+      if (counts.keep(row)) t_.thread_names[{pid_of(g), tid_of(g)}] = name_of(q, "nameId").str();
     }
   }
 
   void read_gpus() {
     if (!schema_.has("TARGET_INFO_GPU")) return;
     Query q(db_.get(), schema_, "TARGET_INFO_GPU", {"id", "name", "smCount"});
+    Counts counts(t_.dropped, "TARGET_INFO_GPU");
     while (q.next()) {
       Row row(q, -1);
       Gpu g;
       g.id = static_cast<uint32_t>(row.id("id", 0, kU32));
       g.name = q.null("name") ? "" : q.text("name");
       g.sm_count = static_cast<int>(row.value("smCount", 0, 0, 1 << 20));
-      if (keep("TARGET_INFO_GPU", row)) t_.gpus.push_back(g);
+      if (counts.keep(row)) t_.gpus.push_back(g);
     }
   }
 
@@ -554,6 +617,7 @@ class Reader {
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName",
              "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "graphNodeId"});
     t_.kernels.reserve(rows_in(table));
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       Kernel k;
@@ -566,7 +630,7 @@ class Reader {
       auto dim = [&](const char* col) { return static_cast<uint32_t>(row.value(col, 1, 0, kU32)); };
       k.grid = {dim("gridX"), dim("gridY"), dim("gridZ")};
       k.block = {dim("blockX"), dim("blockY"), dim("blockZ")};
-      if (keep(table, row)) t_.kernels.push_back(std::move(k));
+      if (counts.keep(row)) t_.kernels.push_back(std::move(k));
     }
   }
 
@@ -590,6 +654,7 @@ class Reader {
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
              "dstKind", "graphNodeId"});
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       Memcpy m;
@@ -598,7 +663,7 @@ class Reader {
       m.kind = enum_from(copy_kinds, row.value("copyKind", 0), kCopySymbols, CopyKind::Unknown, 10);
       m.src = mem_kind(row.value("srcKind", -1));
       m.dst = mem_kind(row.value("dstKind", -1));
-      if (keep(table, row)) t_.memcpys.push_back(m);
+      if (counts.keep(row)) t_.memcpys.push_back(m);
     }
   }
 
@@ -608,6 +673,7 @@ class Reader {
     if (mem_kinds_.empty()) mem_kinds_ = read_enum(db_.get(), schema_, "ENUM_CUDA_MEM_KIND");
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind", "graphNodeId"});
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       Memset m;
@@ -615,7 +681,7 @@ class Reader {
       m.bytes = static_cast<uint64_t>(row.value("bytes", 0, 0));
       m.value = static_cast<uint32_t>(row.value("value", 0));
       m.mem = mem_kind(row.value("memKind", -1));
-      if (keep(table, row)) t_.memsets.push_back(m);
+      if (counts.keep(row)) t_.memsets.push_back(m);
     }
   }
 
@@ -625,6 +691,7 @@ class Reader {
     if (!schema_.has(table)) return;
     Query q(db_.get(), schema_, table, {"start!", "end!", "globalTid", "correlationId", "nameId", "returnValue"});
     t_.api_calls.reserve(t_.api_calls.size() + rows_in(table));
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       ApiCall c;
@@ -644,7 +711,7 @@ class Reader {
       c.name = norm->second.first;
       c.kind = norm->second.second;
       c.return_value = static_cast<int32_t>(row.value("returnValue", 0, INT32_MIN, INT32_MAX));
-      if (keep(table, row)) t_.api_calls.push_back(std::move(c));
+      if (counts.keep(row)) t_.api_calls.push_back(std::move(c));
     }
   }
 
@@ -659,6 +726,7 @@ class Reader {
         {"CONTEXT_SYNCHRONIZE", SyncType::ContextSynchronize}};
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "syncType"});
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       SyncEvent s;
@@ -669,7 +737,7 @@ class Reader {
       s.correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
       s.pid = gpu_pid(q, row);
       s.type = enum_from(types, row.value("syncType", 0), kSymbols, SyncType::Unknown, 4);
-      if (keep(table, row)) t_.syncs.push_back(s);
+      if (counts.keep(row)) t_.syncs.push_back(s);
     }
   }
 
@@ -680,13 +748,14 @@ class Reader {
     if (!schema_.has(table)) return;
     Query q(db_.get(), schema_, table,
             {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "graphId", "graphExecId"});
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       GraphReplay g;
       read_gpu_work(q, row, &g);
       g.graph = static_cast<uint32_t>(row.id("graphId", 0, kU32));
       g.exec = static_cast<uint32_t>(row.value("graphExecId", 0, 0, kU32));
-      if (keep(table, row)) t_.graph_replays.push_back(g);
+      if (counts.keep(row)) t_.graph_replays.push_back(g);
     }
   }
 
@@ -696,6 +765,7 @@ class Reader {
     const std::string table = "CUDA_GRAPH_NODE_EVENTS";
     if (!schema_.has(table)) return;
     Query q(db_.get(), schema_, table, {"start!", "globalTid", "graphNodeId!", "originalGraphNodeId"});
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
       GraphNode n;
@@ -706,7 +776,7 @@ class Reader {
       n.id = static_cast<uint64_t>(row.id("graphNodeId", 0, kI64Max - 1));
       if (const std::optional<int64_t> o = row.optional_id("originalGraphNodeId", 0, kI64Max - 1))
         n.original = static_cast<uint64_t>(*o);
-      if (keep(table, row)) t_.graph_nodes.push_back(n);
+      if (counts.keep(row)) t_.graph_nodes.push_back(n);
     }
   }
 
@@ -734,11 +804,12 @@ class Reader {
     std::map<std::pair<uint32_t, int64_t>, Name> domains;  // (pid, domainId) -> name
     std::vector<std::tuple<uint32_t, int64_t, uint32_t, Name>> categories;
     size_t unclosed = 0;
+    Counts counts(t_.dropped, table);
     while (q.next()) {
       if (q.null("eventType") || !q.is_integer("eventType")) {  // no type: no telling what it was
         Row row(q, -1);
         row.id("eventType", 0, kI64Max);
-        keep(table, row);
+        counts.keep(row);
         continue;
       }
       const int64_t type = q.i64("eventType");
@@ -770,7 +841,7 @@ class Reader {
             break;
           }
         const int64_t domain = row.value("domainId", 0);
-        if (keep(table, row)) ranges.push_back({std::move(r), domain});
+        if (counts.keep(row)) ranges.push_back({std::move(r), domain});
       }
     }
     auto domain_name = [&](uint32_t pid, int64_t id) {
@@ -806,7 +877,8 @@ class Reader {
   std::string path_;
   Db db_;
   Schema schema_;
-  std::unordered_map<int64_t, Name> strings_;
+  std::vector<Name> dense_strings_;              // StringIds by id, when the ids are dense
+  std::unordered_map<int64_t, Name> strings_;  // StringIds by id otherwise
   std::unordered_map<const void*, std::pair<Name, ApiKind>> api_names_;  // raw name -> normalized, kind
   std::map<int64_t, std::string> mem_kinds_;
   bool gpu_pid_missing_ = false;

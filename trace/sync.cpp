@@ -74,15 +74,18 @@ bool nested_in_runtime_call(const TraceJoin& j, int c) {
 }
 
 // The compute stream's work in launch order: when each piece was launched and when the
-// stream had finished everything launched up to it.
+// stream had finished everything launched up to it. One vector of pairs, sized before it is
+// filled: the compute stream has most of a trace's ops (a million at 10^6 kernels).
 struct StreamQueue {
-  std::vector<Ns> launched;  // launch call start (the op's own start without a call), ascending
-  std::vector<Ns> drained;   // running max of the ends
+  // (launch call start, or the op's own start without a call; running max of the ends), by
+  // launch.
+  std::vector<std::pair<Ns, Ns>> work;
   // When the work launched before `at` ends (0 when none was), excluding nothing: a call's
   // own work is launched at its start, not before it.
   Ns pending_end(Ns at) const {
-    const size_t k = std::lower_bound(launched.begin(), launched.end(), at) - launched.begin();
-    return k == 0 ? 0 : drained[k - 1];
+    const auto k = std::lower_bound(work.begin(), work.end(), at,
+                                    [](const std::pair<Ns, Ns>& w, Ns v) { return w.first < v; });
+    return k == work.begin() ? 0 : (k - 1)->second;
   }
 };
 
@@ -110,18 +113,14 @@ std::optional<StreamKey> compute_stream_of(const TraceJoin& j, const std::vector
 
 StreamQueue queue_of(const TraceJoin& j, const StreamKey& stream) {
   const Trace& t = j.trace();
-  std::vector<std::pair<Ns, Ns>> work;  // (launched, end)
-  for (const GpuOp& op : j.ops())
-    if (std::make_tuple(op.pid, op.device, op.stream) == stream)
-      work.emplace_back(op.api >= 0 ? t.api_calls[op.api].start : op.start, op.end);
-  std::sort(work.begin(), work.end());
+  auto on_stream = [&stream](const GpuOp& op) { return std::make_tuple(op.pid, op.device, op.stream) == stream; };
   StreamQueue queue;
+  queue.work.reserve(static_cast<size_t>(std::count_if(j.ops().begin(), j.ops().end(), on_stream)));
+  for (const GpuOp& op : j.ops())
+    if (on_stream(op)) queue.work.emplace_back(op.api >= 0 ? t.api_calls[op.api].start : op.start, op.end);
+  if (!std::is_sorted(queue.work.begin(), queue.work.end())) std::sort(queue.work.begin(), queue.work.end());
   Ns drained = 0;
-  for (const auto& [l, e] : work) {
-    drained = std::max(drained, e);
-    queue.launched.push_back(l);
-    queue.drained.push_back(drained);
-  }
+  for (auto& w : queue.work) w.second = drained = std::max(drained, w.second);
   return queue;
 }
 
@@ -144,11 +143,11 @@ BlockingCalls blocking_calls(const TraceJoin& j) {
     if (k->second && !nested_in_runtime_call(j, static_cast<int>(c))) b.kind[static_cast<int>(c)] = *k->second;
   }
   for (const Memcpy& m : t.memcpys) {
-    const int c = t.api_index_for(m.pid, m.correlation);
+    const int c = m.api;
     if (c >= 0 && m.pageable() && m.host_sync == HostSync::Async) b.kind[c] = SyncKind::PageableCopy;
   }
   for (const SyncEvent& s : t.syncs) {
-    const int c = t.api_index_for(s.pid, s.correlation);
+    const int c = s.api;
     if (c < 0 || s.type == SyncType::StreamWaitEvent) continue;
     b.stream[c] = s.stream;
     if (b.kind.count(c)) continue;
@@ -157,7 +156,7 @@ BlockingCalls blocking_calls(const TraceJoin& j) {
                                                        : SyncKind::StreamSync;
   }
   for (const Memcpy& m : t.memcpys) {
-    const int c = t.api_index_for(m.pid, m.correlation);
+    const int c = m.api;
     if (c >= 0) {
       b.copy[c] = &m;
       b.stream[c] = m.stream;

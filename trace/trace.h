@@ -88,6 +88,9 @@ struct GpuWork {
   uint32_t pid = 0;
   uint32_t device = 0;
   uint32_t stream = 0;
+  // The API call that launched it, index into Trace::api_calls; -1 when the trace has none (no
+  // CUDA API trace, or the call fell outside the capture). Set by Trace::finalize().
+  int api = -1;
   Ns start = 0, end = 0;
   uint64_t correlation = 0;  // a graph's work carries its cudaGraphLaunch's
   uint64_t graph_node = kNoGraphNode;  // the graph node that ran it (a node-level graph trace)
@@ -133,18 +136,20 @@ struct GraphNode {
   uint64_t original = kNoGraphNode;
 };
 
-enum class ApiKind { Runtime, Driver };
+enum class ApiKind : uint8_t { Runtime, Driver };
 
+// Two or more a kernel (the launch, and the calls a library makes around it): the fields are
+// ordered so the row has no padding but its last bytes (48 bytes).
 struct ApiCall {
   // Normalized: nsys's version and per-thread-stream suffixes are dropped
   // ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cudaMemcpyAsync_ptsz_v7000" ->
   // "cudaMemcpyAsync"), so rules match one spelling.
   Name name;
-  ApiKind kind = ApiKind::Runtime;
-  uint32_t pid = 0, tid = 0;
   Ns start = 0, end = 0;
   uint64_t correlation = 0;
+  uint32_t pid = 0, tid = 0;
   int32_t return_value = 0;
+  ApiKind kind = ApiKind::Runtime;
 };
 
 struct SyncEvent {
@@ -154,6 +159,7 @@ struct SyncEvent {
   uint32_t stream = 0;  // 0xFFFFFFFF when the record names no stream (context sync)
   Ns start = 0, end = 0;
   uint64_t correlation = 0;  // the API call that waited
+  int api = -1;              // that call, index into Trace::api_calls, -1 if none; set by Trace::finalize()
 };
 
 enum class NvtxKind { PushPop, StartEnd };
@@ -233,18 +239,17 @@ struct Trace {
   // Rows the reader left out as invalid, by table and reason.
   DroppedRows dropped;
 
-  // Sorts every list by start time, computes NVTX nesting, and marks each copy as
-  // blocking or async from the name of its API call, and escapes every name that is not
+  // Sorts every list by start time, computes NVTX nesting, joins every piece of GPU work and
+  // every synchronization record to its API call (`api`, on pid + correlation id), marks each
+  // copy as blocking or async from the name of that call, and escapes every name that is not
   // valid UTF-8 or holds control characters (escape_name in trace/text.h; a note says how
-  // many), so every writer gets clean text. Readers call it once at the end; everything
-  // downstream assumes it ran.
+  // many), so every writer gets clean text. Readers call it once at the end (and again after
+  // editing the lists); everything downstream assumes it ran.
   void finalize();
 
-  // The API call that launched or waited for GPU work with this correlation id, or null
-  // (capture without CUDA API trace, or the call fell outside the capture).
-  const ApiCall* api_call_for(uint32_t pid, uint64_t correlation) const;
-  // Its index in api_calls, or -1.
-  int api_index_for(uint32_t pid, uint64_t correlation) const;
+  // The API call that launched or waited for this work, or null (see GpuWork::api).
+  const ApiCall* api_call_of(const GpuWork& w) const { return w.api < 0 ? nullptr : &api_calls[w.api]; }
+  const ApiCall* api_call_of(const SyncEvent& s) const { return s.api < 0 ? nullptr : &api_calls[s.api]; }
 
   // The name of a thread for tables: its registered name, else "tid N".
   std::string thread_name(uint32_t pid, uint32_t tid) const;
@@ -252,16 +257,7 @@ struct Trace {
   std::string category_name(const NvtxEvent& r) const;
 
  private:
-  struct CallKey {
-    uint64_t correlation;
-    uint32_t pid;
-    uint32_t driver;  // 0 for runtime calls: they sort first
-    int index;
-    bool operator<(const CallKey& o) const {
-      return std::tie(correlation, pid, driver, index) < std::tie(o.correlation, o.pid, o.driver, o.index);
-    }
-  };
-  std::vector<CallKey> api_by_correlation_;  // sorted, built by finalize()
+  void join_api_calls();
 };
 
 // "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync": see ApiCall::name.
