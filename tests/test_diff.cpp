@@ -503,6 +503,30 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
     }
   EXPECT_TRUE(found);
 
+  // An fp8 run whose c_fc computes in bf16 (the sidecar's per-layer precision): that row is held
+  // to bf16's ceiling (and ridge), not fp8's, as the roofline holds it.
+  json fp8_layers = json::array();
+  for (json l : after_layers) {
+    if (l["name"].get<std::string>().find("c_fc") != std::string::npos) l["precision"] = "bf16";
+    fp8_layers.push_back(l);
+  }
+  write_json(temp("roof_after.layers.json"), json{{"schema", "laptime.layers/1"}, {"model", "toy"},
+                                                  {"precision", "fp8"}, {"layers", fp8_layers}});
+  write_json(peak, {{"schema", "laptime.peak/1"}, {"gpu", {{"name", "Toy GPU"}}},
+                    {"tflops", {{"bf16", 100.0}, {"tf32", 50.0}, {"fp32", 10.0}, {"fp8", 400.0}}}, {"copy_gbps", 1000.0}});
+  const Diff f = diff_runs(load_run(before, o), load_run(after, o), o);
+  bool seen = false;
+  for (const DiffRow& r : f.rows) {
+    if (r.name != "h.*.mlp.c_fc") continue;
+    seen = true;
+    ASSERT_TRUE(r.roof_after.has_value());
+    EXPECT_EQ(r.roof_after->bound, RoofBound::Compute);  // 200 FLOP/B under bf16's ridge of 100
+    EXPECT_NEAR(r.roof_after->pct_of_bound, 4e10 / (r.after_ns * 1e-9) / 100e12 * 100, 1e-9);
+  }
+  EXPECT_TRUE(seen);
+  write_json(temp("roof_after.layers.json"), json{{"schema", "laptime.layers/1"}, {"model", "toy"},
+                                                  {"precision", "bf16"}, {"layers", after_layers}});
+
   // Without ceilings: achieved TFLOP/s only, and a note says how to get the %.
   setenv("LAPTIME_CACHE_DIR", testing::TempDir().c_str(), 1);  // no cached peak file there
   const DiffOptions plain;

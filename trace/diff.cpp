@@ -82,6 +82,11 @@ std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, co
   if (time_ns <= 0) return std::nullopt;
   double flops = 0, bytes = 0;
   bool found = false;
+  // A layer that computes in another precision than the run's (an fp8 run's bf16 convolutions)
+  // is held to that precision's ceiling, as the roofline does; rows whose entries disagree (or
+  // name none) keep the run's.
+  std::optional<std::string> own;
+  bool agree = true;
   for (const LayerCostEntry& e : costs.layers) {
     const bool match = row.whole ? e.parent.empty()
                                  : (o.by == LayerKey::Folded ? fold_block_indices(e.name) : e.name) == row.name;
@@ -89,9 +94,13 @@ std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, co
     flops += e.flops;
     bytes += e.bytes();
     found = true;
+    const std::string p = e.precision.empty() ? costs.precision : e.precision;
+    if (own && *own != p) agree = false;
+    own = p;
   }
   if (!found || bytes <= 0) return std::nullopt;
-  return roofline_point(flops, bytes, time_ns / 1e9, ceilings ? &*ceilings : nullptr, costs.precision);
+  const std::string precision = agree && own ? *own : costs.precision;
+  return roofline_point(flops, bytes, time_ns / 1e9, ceilings ? &*ceilings : nullptr, precision);
 }
 
 void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
