@@ -13,7 +13,9 @@
 #                                     beside extra-captures.sh (pitfall sync, two processes in one
 #                                     capture: issue 20's fixtures);
 #   scripts/dev/closing-run.sh b   fp8's full probe alone on the GPU (its lap table is a timing).
-#   scripts/dev/closing-run.sh c   analyzer-bench.sh (laptime analyze against nsys stats at 10^6 and
+#   scripts/dev/closing-run.sh c   issue 22's speed rows side by side with torch.compile, and the real
+#                                  ncu / nsys tests the first part a could not pass (~5 min);
+#   scripts/dev/closing-run.sh d   analyzer-bench.sh (laptime analyze against nsys stats at 10^6 and
 #                                  5*10^6 kernels, on the device's CPU), after the analyzer's speed work.
 #
 # Needs build/ (stripped binaries: bench/laptime, bench/liblaptime_gpu.so, bench/laptime_fp8_shapes,
@@ -21,7 +23,7 @@
 # unpacked from .carry/build.tar.xz, and .nsys-deps/. Each part packs $OUT/closing-PART.tgz and
 # copies its summary to $OUT/closing-PART.txt after every step.
 set -uo pipefail
-part=${1:?usage: closing-run.sh a|b|c}
+part=${1:?usage: closing-run.sh a|b|c|d}
 R=/tmp/closing/$part
 mkdir -p "$R"
 L=build/bench/laptime
@@ -97,6 +99,43 @@ b)
   pack
   ;;
 c)
+  # Issue 22's speed table side by side, torch.compile included (the probe had no time for it):
+  # one row at a time on an otherwise idle machine; then the two device tests the first run of
+  # part a could not pass (the real ncu's conversion, the real nsys export).
+  mkdir -p "$R/json"
+  row() {  # row NAME LIMIT COMMAND...
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1
+    echo "$name: rc=$? $((SECONDS - t0))s $(grep -m1 -E '^lap time|lap time' "$R/$name.log")" >>"$S"
+  }
+  loop="--nvtx iter --warmup 5 --iters 20"
+  for p in bf16 fp8; do
+    row laptime_gpt2_${p}_b8 60 "$L" bench gpt2 -p $p $loop --json "$R/json/laptime_gpt2_${p}_b8.json"
+    row laptime_resnet50_${p}_b256 60 "$L" bench resnet50 -p $p $loop --json "$R/json/laptime_resnet50_${p}_b256.json"
+  done
+  row torch_gpt2_bf16_b8 90 python3 bench/torch_baseline.py gpt2 --precision bf16 $loop --json "$R/json/torch_gpt2_bf16_b8.json"
+  row torch_resnet50_bf16_b256 90 python3 bench/torch_baseline.py resnet50 --precision bf16 $loop --json "$R/json/torch_resnet50_bf16_b256.json"
+  row compile_gpt2_bf16_b8 200 python3 bench/torch_baseline.py gpt2 --precision bf16 --compile --warmup 5 --iters 20 \
+    --json "$R/json/compile_gpt2_bf16_b8.json"
+  pack
+  row compile_resnet50_bf16_b256 200 python3 bench/torch_baseline.py resnet50 --precision bf16 --compile --warmup 5 \
+    --iters 20 --json "$R/json/compile_resnet50_bf16_b256.json"
+  pack
+  row test_ncu_real 120 env PATH="$NCU_DIR:$PATH" build/tests/test_ncu --gtest_filter='NcuRep.*'
+  row test_nsys_real 120 env PATH="$NSYS_DIR:$PATH" build/tests/test_host_cli --gtest_filter='NsysReport.Real*'
+  for t in test_ncu_real test_nsys_real; do echo "  $t: $(gtest_line "$R/$t.log")" >>"$S"; done
+  python3 - "$R/json" >>"$S" 2>&1 <<'PY'
+import json, pathlib, sys
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    if f.name.endswith(".layers.json"): continue
+    j = json.loads(f.read_text()); s = {k: j["steady_ms"].get(k) for k in ("median", "min", "mean")}
+    print(f"  {f.stem:32s}", json.dumps(s)[:160])
+PY
+  echo "done at ${SECONDS}s" >>"$S"
+  pack
+  ;;
+d)
   # The analyzer against nsys stats, on the device's CPU, after the analyzer's last speed work.
   env PATH="$NSYS_DIR:$PATH" OUT="$R/analyzer" bash scripts/dev/analyzer-bench.sh >"$R/analyzer_bench.log" 2>&1
   echo "analyzer bench: rc=$?" >>"$S"
