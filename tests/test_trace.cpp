@@ -81,11 +81,11 @@ TEST(NsysSqlite, ReadsEveryTableOfTheSyntheticExport) {
   const ApiCall* launch = t.api_call_of(k);
   ASSERT_NE(launch, nullptr);
   EXPECT_EQ(launch->name, "cudaLaunchKernel");
-  EXPECT_EQ(launch->kind, ApiKind::Runtime);
+  EXPECT_EQ(launch->kind(), ApiKind::Runtime);
   const ApiCall* driver = t.api_call_of(t.kernels[2]);
   ASSERT_NE(driver, nullptr);
   EXPECT_EQ(driver->name, "cuLaunchKernel");
-  EXPECT_EQ(driver->kind, ApiKind::Driver);
+  EXPECT_EQ(driver->kind(), ApiKind::Driver);
 
   // The pageable copy: kinds through ENUM_CUDA_MEM_KIND, async from its call's name.
   const Memcpy& m = t.memcpys[1];
@@ -436,7 +436,6 @@ TEST_F(Synthetic, DriverCallsInsideARuntimeCallAreNotCountedTwice) {
   Trace t = *trace_;
   ApiCall inner;
   inner.name = t.intern("cuStreamSynchronize");
-  inner.kind = ApiKind::Driver;
   inner.pid = kPid;
   inner.tid = kTid;
   inner.start = kSteady2 + 52'100;

@@ -250,14 +250,15 @@ TEST(HostileTraces, RowsPastTheDeclaredEndOfTheCaptureAreLeftOut) {
 TEST(HostileTraces, ExtremeTimesAndIdsAreLeftOut) {
   const auto l = load("hostile_extreme.sqlite");
   const Trace& t = l->trace;
-  EXPECT_EQ(t.dropped.count(DropReason::OutOfRange), 6u);
-  EXPECT_EQ(dropped(t, K, DropReason::OutOfRange), 3u);  // INT64_MIN start, INT64_MAX end, device 2^40
+  EXPECT_EQ(t.dropped.count(DropReason::OutOfRange), 7u);
+  // INT64_MIN start, INT64_MAX end, device 2^40, correlation 2^32 (CUPTI's ids are 32-bit)
+  EXPECT_EQ(dropped(t, K, DropReason::OutOfRange), 4u);
   EXPECT_EQ(dropped(t, RT, DropReason::OutOfRange), 1u);  // start -5
   EXPECT_EQ(dropped(t, "CUPTI_ACTIVITY_KIND_MEMSET", DropReason::OutOfRange), 1u);  // correlation -1
   EXPECT_EQ(dropped(t, NV, DropReason::OutOfRange), 1u);  // start 2^62
   expect_invalid_line(*l,
-                      "6 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 3, CUPTI_ACTIVITY_KIND_MEMSET 1, "
-                      "CUPTI_ACTIVITY_KIND_RUNTIME 1, NVTX_EVENTS 1): 6 time or id out of range.");
+                      "7 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 4, CUPTI_ACTIVITY_KIND_MEMSET 1, "
+                      "CUPTI_ACTIVITY_KIND_RUNTIME 1, NVTX_EVENTS 1): 7 time or id out of range.");
   // What is left is the synthetic run's own timing: forward passes of 0.2 ms, not hours.
   EXPECT_LT(l->analysis.host_ms.max, 1.0);
   EXPECT_LT(l->analysis.gpu_ms.max, 1.0);

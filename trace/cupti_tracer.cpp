@@ -126,8 +126,9 @@ SyncType sync_type(CUpti_ActivitySynchronizationType t) {
 
 std::string api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const char* name = nullptr;
+  // An id this CUPTI cannot name still says its API, as api_kind reads it: "cu cbid 7" is the driver's.
   if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
-    return "cbid " + std::to_string(cbid);
+    return std::string(domain == CUPTI_CB_DOMAIN_DRIVER_API ? "cu" : "cuda") + " cbid " + std::to_string(cbid);
   return normalize_api_name(name);
 }
 
@@ -234,7 +235,6 @@ void CuptiState::consume(const CUpti_Activity* record) {
       const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       ApiCall c;
       c.name = trace.intern(api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r->cbid));
-      c.kind = runtime ? ApiKind::Runtime : ApiKind::Driver;
       c.pid = r->processId;
       c.tid = r->threadId;
       c.start = static_cast<Ns>(r->start);

@@ -117,6 +117,9 @@ std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> launches_by_thread(cons
   std::sort(launches.begin(), launches.end());
   launches.erase(std::unique(launches.begin(), launches.end()), launches.end());
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> out;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> count;  // each thread's list sized first: a million launches
+  for (int c : launches) ++count[{t.api_calls[c].pid, t.api_calls[c].tid}];
+  for (const auto& [thread, n] : count) out[thread].reserve(n);
   for (int c : launches) out[{t.api_calls[c].pid, t.api_calls[c].tid}].push_back(t.api_calls[c].start);
   for (auto& [thread, v] : out) std::sort(v.begin(), v.end());
   return out;

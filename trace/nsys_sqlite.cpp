@@ -603,7 +603,7 @@ class Reader {
     std::tie(w->start, w->end) = row.interval("start", "end");
     w->device = static_cast<uint32_t>(row.id("deviceId", 0, kU32));
     w->stream = static_cast<uint32_t>(row.id("streamId", 0, kU32));
-    w->correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
+    w->correlation = static_cast<uint32_t>(row.id("correlationId", 0, kU32));
     w->pid = gpu_pid(q, row);
     if (q.selected("graphNodeId"))
       if (const std::optional<int64_t> node = row.optional_id("graphNodeId", 0, kI64Max - 1))
@@ -699,17 +699,12 @@ class Reader {
       const int64_t g = row.id("globalTid", 0, kI64Max);
       c.pid = pid_of(g);
       c.tid = tid_of(g);
-      c.correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
+      c.correlation = static_cast<uint32_t>(row.id("correlationId", 0, kU32));
       // Normalized once per distinct name, not once per call.
       const Name raw = name_of(q, "nameId");
       auto [norm, fresh] = api_names_.try_emplace(raw.key());
-      if (fresh) {
-        norm->second.first = t_.intern(normalize_api_name(raw));
-        const std::string& n = norm->second.first;
-        norm->second.second = n.rfind("cuda", 0) == 0 || n.rfind("cu", 0) != 0 ? ApiKind::Runtime : ApiKind::Driver;
-      }
-      c.name = norm->second.first;
-      c.kind = norm->second.second;
+      if (fresh) norm->second = t_.intern(normalize_api_name(raw));
+      c.name = norm->second;
       c.return_value = static_cast<int32_t>(row.value("returnValue", 0, INT32_MIN, INT32_MAX));
       if (counts.keep(row)) t_.api_calls.push_back(std::move(c));
     }
@@ -734,7 +729,7 @@ class Reader {
       s.device = static_cast<uint32_t>(row.id("deviceId", 0, kU32));
       // No stream (a context synchronize): CUPTI's 0xFFFFFFFF, which an export may store as -1.
       s.stream = static_cast<uint32_t>(q.null("streamId") ? kU32 : row.id("streamId", -1, kU32, kU32));
-      s.correlation = static_cast<uint64_t>(row.id("correlationId", 0, kI64Max));
+      s.correlation = static_cast<uint32_t>(row.id("correlationId", 0, kU32));
       s.pid = gpu_pid(q, row);
       s.type = enum_from(types, row.value("syncType", 0), kSymbols, SyncType::Unknown, 4);
       if (counts.keep(row)) t_.syncs.push_back(s);
@@ -879,7 +874,7 @@ class Reader {
   Schema schema_;
   std::vector<Name> dense_strings_;              // StringIds by id, when the ids are dense
   std::unordered_map<int64_t, Name> strings_;  // StringIds by id otherwise
-  std::unordered_map<const void*, std::pair<Name, ApiKind>> api_names_;  // raw name -> normalized, kind
+  std::unordered_map<const void*, Name> api_names_;  // raw name -> normalized
   std::map<int64_t, std::string> mem_kinds_;
   bool gpu_pid_missing_ = false;
   Ns span_end_ = -1;  // ANALYSIS_DETAILS.stopTime, -1 when the export does not say

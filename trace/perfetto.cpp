@@ -70,7 +70,7 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
     events.push_back(slice(r.text, "nvtx", r.start, r.end, r.pid, tid, std::move(args)));
   }
   for (const ApiCall& c : t.api_calls)
-    events.push_back(slice(c.name, c.kind == ApiKind::Runtime ? "cuda_runtime" : "cuda_driver", c.start, c.end, c.pid,
+    events.push_back(slice(c.name, c.kind() == ApiKind::Runtime ? "cuda_runtime" : "cuda_driver", c.start, c.end, c.pid,
                            c.tid, {{"correlation", c.correlation}, {"return", c.return_value}}));
 
   // GPU side, and a flow from each launch to its work.

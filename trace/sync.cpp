@@ -61,31 +61,27 @@ std::optional<SyncKind> sync_kind_of(const std::string& api) {
 bool nested_in_runtime_call(const TraceJoin& j, int c) {
   const Trace& t = j.trace();
   const ApiCall& call = t.api_calls[c];
-  if (call.kind != ApiKind::Driver) return false;
+  if (call.kind() != ApiKind::Driver) return false;
   const std::vector<int>& calls = j.thread_calls(call.pid, call.tid);
   auto pos = std::upper_bound(calls.begin(), calls.end(), call.start,
                               [&](Ns v, int x) { return v < t.api_calls[x].start; });
   // The outer call started at or before this one; a few calls back is as far as it can be.
   for (int n = 0; pos != calls.begin() && n < 8; ++n) {
     const ApiCall& other = t.api_calls[*--pos];
-    if (*pos != c && other.kind == ApiKind::Runtime && other.start <= call.start && other.end >= call.end) return true;
+    if (*pos != c && other.kind() == ApiKind::Runtime && other.start <= call.start && other.end >= call.end) return true;
   }
   return false;
 }
 
-// The compute stream's work in launch order: when each piece was launched and when the
-// stream had finished everything launched up to it. One vector of pairs, sized before it is
-// filled: the compute stream has most of a trace's ops (a million at 10^6 kernels).
+// When the compute stream's work launched before a time ends (0 when none was), excluding
+// nothing: a call's own work is launched at its start, not before it. Answered once for the
+// times the blocking calls ask about, by one sweep over the stream's work in launch order, so the
+// stream's million ops are not copied.
 struct StreamQueue {
-  // (launch call start, or the op's own start without a call; running max of the ends), by
-  // launch.
-  std::vector<std::pair<Ns, Ns>> work;
-  // When the work launched before `at` ends (0 when none was), excluding nothing: a call's
-  // own work is launched at its start, not before it.
-  Ns pending_end(Ns at) const {
-    const auto k = std::lower_bound(work.begin(), work.end(), at,
-                                    [](const std::pair<Ns, Ns>& w, Ns v) { return w.first < v; });
-    return k == work.begin() ? 0 : (k - 1)->second;
+  std::vector<Ns> at, pending;  // the times asked about, ascending, and when the work before each ends
+  Ns pending_end(Ns t) const {
+    const auto k = std::lower_bound(at.begin(), at.end(), t);
+    return k == at.end() || *k != t ? 0 : pending[static_cast<size_t>(k - at.begin())];
   }
 };
 
@@ -111,16 +107,49 @@ std::optional<StreamKey> compute_stream_of(const TraceJoin& j, const std::vector
   return compute;
 }
 
-StreamQueue queue_of(const TraceJoin& j, const StreamKey& stream) {
+StreamQueue queue_of(const TraceJoin& j, const StreamKey& stream, std::vector<Ns> at) {
   const Trace& t = j.trace();
   auto on_stream = [&stream](const GpuOp& op) { return std::make_tuple(op.pid, op.device, op.stream) == stream; };
+  auto launched = [&t](const GpuOp& op) { return op.api >= 0 ? t.api_calls[op.api].start : op.start; };
   StreamQueue queue;
-  queue.work.reserve(static_cast<size_t>(std::count_if(j.ops().begin(), j.ops().end(), on_stream)));
+  std::sort(at.begin(), at.end());
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  queue.at = std::move(at);
+  queue.pending.assign(queue.at.size(), 0);
+  // One stream runs its work in launch order, and the ops come by start: launched in order but
+  // for clock skew between host and device.
+  bool in_order = true;
+  Ns last = 0;
   for (const GpuOp& op : j.ops())
-    if (on_stream(op)) queue.work.emplace_back(op.api >= 0 ? t.api_calls[op.api].start : op.start, op.end);
-  if (!std::is_sorted(queue.work.begin(), queue.work.end())) std::sort(queue.work.begin(), queue.work.end());
+    if (on_stream(op)) {
+      if (launched(op) < last) {
+        in_order = false;
+        break;
+      }
+      last = launched(op);
+    }
+  if (in_order) {
+    size_t q = 0;
+    Ns drained = 0;  // the largest end of the work launched so far
+    for (const GpuOp& op : j.ops())
+      if (on_stream(op)) {
+        for (const Ns l = launched(op); q < queue.at.size() && queue.at[q] <= l; ++q) queue.pending[q] = drained;
+        drained = std::max(drained, op.end);
+      }
+    for (; q < queue.at.size(); ++q) queue.pending[q] = drained;
+    return queue;
+  }
+  std::vector<std::pair<Ns, Ns>> work;  // (launched, running max of the ends), by launch
+  for (const GpuOp& op : j.ops())
+    if (on_stream(op)) work.emplace_back(launched(op), op.end);
+  std::sort(work.begin(), work.end());
   Ns drained = 0;
-  for (auto& w : queue.work) w.second = drained = std::max(drained, w.second);
+  for (auto& w : work) w.second = drained = std::max(drained, w.second);
+  for (size_t q = 0; q < queue.at.size(); ++q) {
+    const auto k = std::lower_bound(work.begin(), work.end(), queue.at[q],
+                                    [](const std::pair<Ns, Ns>& w, Ns v) { return w.first < v; });
+    queue.pending[q] = k == work.begin() ? 0 : (k - 1)->second;
+  }
   return queue;
 }
 
@@ -204,13 +233,16 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
   const Trace& t = j.trace();
   out.has_api_trace = !t.api_calls.empty();
   const std::optional<StreamKey> compute = compute_stream_of(j, ops_of, iterations.iterations);
+  const BlockingCalls blocking = blocking_calls(j);
   StreamQueue queue;
   if (compute) {
     out.compute_stream = static_cast<int64_t>(std::get<2>(*compute));
-    queue = queue_of(j, *compute);
+    std::vector<Ns> asked;  // measure_call's times: the blocking calls of the compute stream's process
+    for (const auto& [c, kind] : blocking.kind)
+      if (t.api_calls[c].pid == std::get<0>(*compute)) asked.push_back(t.api_calls[c].start);
+    queue = queue_of(j, *compute, std::move(asked));
   }
 
-  const BlockingCalls blocking = blocking_calls(j);
   std::map<SyncKind, SyncSummary> summary;
   std::map<SyncKind, std::map<std::string, size_t>> where;
   for (const auto& [c, kind] : blocking.kind) {

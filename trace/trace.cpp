@@ -71,6 +71,10 @@ std::string normalize_api_name(const std::string& raw) {
   return s;
 }
 
+ApiKind api_kind(const std::string& name) {
+  return name.compare(0, 4, "cuda") == 0 || name.compare(0, 2, "cu") != 0 ? ApiKind::Runtime : ApiKind::Driver;
+}
+
 std::string demangle(const std::string& mangled) {
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
@@ -212,13 +216,13 @@ void Trace::finalize() {
 }
 
 void Trace::join_api_calls() {
-  // (pid, correlation) -> call, as one sorted array of 16-byte keys, held only while the rows are
+  // (pid, correlation) -> call, as one sorted array of 12-byte keys, held only while the rows are
   // joined: each row keeps its call's index instead (an index kept for lookups cost 24 bytes a
   // call, 50 MB at 10^6 kernels). Runtime calls first: should a driver call ever share a
   // correlation id with a runtime call, the runtime call is the one the user wrote; then the
   // earliest.
   struct Key {
-    uint64_t correlation;
+    uint32_t correlation;
     uint32_t pid;
     uint32_t driver_index;  // driver bit (runtime 0) above the call's index
     bool operator<(const Key& o) const {
@@ -232,10 +236,10 @@ void Trace::join_api_calls() {
   keys.reserve(api_calls.size());
   for (size_t i = 0; i < api_calls.size(); ++i)
     keys.push_back({api_calls[i].correlation, api_calls[i].pid,
-                    (api_calls[i].kind == ApiKind::Runtime ? 0 : kDriver) | static_cast<uint32_t>(i)});
+                    (api_calls[i].kind() == ApiKind::Runtime ? 0 : kDriver) | static_cast<uint32_t>(i)});
   // Correlation ids grow with time, so the keys mostly arrive in order.
   sort_runs(keys, std::less<Key>());
-  auto find = [&keys](uint32_t pid, uint64_t correlation) {
+  auto find = [&keys](uint32_t pid, uint32_t correlation) {
     auto it = std::lower_bound(keys.begin(), keys.end(), Key{correlation, pid, 0});
     return it != keys.end() && it->correlation == correlation && it->pid == pid
                ? static_cast<int>(it->driver_index & ~kDriver)

@@ -92,7 +92,7 @@ struct GpuWork {
   // CUDA API trace, or the call fell outside the capture). Set by Trace::finalize().
   int api = -1;
   Ns start = 0, end = 0;
-  uint64_t correlation = 0;  // a graph's work carries its cudaGraphLaunch's
+  uint32_t correlation = 0;  // CUPTI's 32-bit id; a graph's work carries its cudaGraphLaunch's
   uint64_t graph_node = kNoGraphNode;  // the graph node that ran it (a node-level graph trace)
 };
 
@@ -138,18 +138,22 @@ struct GraphNode {
 
 enum class ApiKind : uint8_t { Runtime, Driver };
 
-// Two or more a kernel (the launch, and the calls a library makes around it): the fields are
-// ordered so the row has no padding but its last bytes (48 bytes).
+// Which API a call belongs to, from its normalized name: the runtime's are named cuda* (and
+// __cuda* for its internals), the driver's cu*.
+ApiKind api_kind(const std::string& name);
+
+// Two or more a kernel (the launch, and the calls a library makes around it): 40 bytes, no
+// padding; the kind is the name's (api_kind), not stored.
 struct ApiCall {
   // Normalized: nsys's version and per-thread-stream suffixes are dropped
   // ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cudaMemcpyAsync_ptsz_v7000" ->
   // "cudaMemcpyAsync"), so rules match one spelling.
   Name name;
   Ns start = 0, end = 0;
-  uint64_t correlation = 0;
+  uint32_t correlation = 0;  // CUPTI's ids are 32-bit
   uint32_t pid = 0, tid = 0;
   int32_t return_value = 0;
-  ApiKind kind = ApiKind::Runtime;
+  ApiKind kind() const { return api_kind(name); }
 };
 
 struct SyncEvent {
@@ -158,7 +162,7 @@ struct SyncEvent {
   uint32_t device = 0;
   uint32_t stream = 0;  // 0xFFFFFFFF when the record names no stream (context sync)
   Ns start = 0, end = 0;
-  uint64_t correlation = 0;  // the API call that waited
+  uint32_t correlation = 0;  // the API call that waited
   int api = -1;              // that call, index into Trace::api_calls, -1 if none; set by Trace::finalize()
 };
 
