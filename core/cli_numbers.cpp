@@ -118,6 +118,11 @@ CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<
   return add_integer_impl(app, names, target, min, max, help);
 }
 
+CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<uint32_t>* target, int64_t min,
+                         int64_t max, const std::string& help) {
+  return add_integer_impl(app, names, target, min, max, help);
+}
+
 CLI::Option* add_integer(CLI::App* app, const std::string& names, uint64_t* target, int64_t min, int64_t max,
                          const std::string& help) {
   return add_integer_impl(app, names, target, min, max, help)->default_str(std::to_string(*target));

@@ -40,6 +40,8 @@ CLI::Option* add_integer(CLI::App* app, const std::string& names, uint64_t* targ
 // Unset (std::nullopt) unless the flag is given.
 CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<int>* target, int64_t min,
                          int64_t max, const std::string& help);
+CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<uint32_t>* target, int64_t min,
+                         int64_t max, const std::string& help);
 CLI::Option* add_positive_real(CLI::App* app, const std::string& names, double* target, double max,
                                const std::string& help);
 CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, double* target, double max,

@@ -26,6 +26,13 @@ target_include_directories(test_trace_lesson PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
 add_test(NAME trace.pattern_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_pattern_traces.py --check)
 
+# Several processes in one capture (issue 20 item 4): each process's loop against the figures
+# process_reference.py computes from the SQLite of the traces make_process_traces.py writes; the
+# command's sections, JSON, --pid, and diff's refusal and pairing.
+laptime_test(test_trace_processes test_trace_processes.cpp LIBS laptime_analyze)
+add_test(NAME trace.process_fixtures_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_process_traces.py --check)
+
 # CUDA Graph replays (issue 18): the H200 captures in tests/fixtures/graph against the figures
 # graph/reference.py computes from their tables, and the edge cases make_graph_traces.py writes
 # with its answers.

@@ -17,10 +17,12 @@
 #include "trace/nsys_report.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/perfetto.h"
+#include "trace/processes.h"
 #include "trace/roofline.h"
 #include "trace/svg.h"
 #include "trace/text.h"
 #include "trace/text_report.h"
+#include "trace/text_util.h"
 #include "trace/validate.h"
 
 namespace laptime {
@@ -37,6 +39,9 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
                   "re:REGEX, matching whole names (default: laptime's `forward`, else a family of ranges numbered by "
                   "iteration on one thread)");
+  cli::add_integer(sub, "--pid", &o.report.pid, 0, 0xFFFFFF,
+                   "report this process only (a capture of several processes, each with its own loop: by default "
+                   "each is reported on its own)");
   cli::add_integer(sub, "--skip-warmup", &o.report.skip_warmup, 0, 1000000000,
                    "drop the first K iterations (default: those the bench marked warm-up, else the first one)");
   cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,
@@ -52,6 +57,86 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg, "draw the per-layer roofline (needs the layer costs and ceilings)");
   return sub;
 }
+
+namespace {
+
+// One process's report (or the whole trace's, when no process qualifies on its own).
+struct Report {
+  uint32_t pid = 0;
+  trace::Analysis a;
+  trace::IterationSteadyState steady;
+};
+
+struct Reports {
+  std::vector<Report> each;
+  // With several processes: the sentence that says so, then those left out (said once, above
+  // the sections; with one, the notes go into its report).
+  std::vector<std::string> notes;
+};
+
+// The processes to report (trace/processes.h), each analyzed on its own: one with --pid or when
+// only one has iterations (its report as it always was), else one per process.
+Reports analyze_processes(const trace::TraceJoin& j, const AnalyzeOptions& o) {
+  const trace::Trace& t = j.trace();
+  trace::ProcessChoice procs = trace::choose_processes(j, o.report.range, o.report.pid);
+  const size_t n = procs.reported.size();
+  const std::string which = "; the trace holds " + std::to_string(n) + " processes with iterations (" +
+                            trace::process_list(t, procs.reported, 6) + "): name one with --pid N.";
+  if (n > trace::kMaxProcessesReported) throw trace::TraceError("too many processes to report one by one" + which);
+  if (n > 1) {  // one iteration drawn, one run's layer costs: these need the process named
+    if (!o.svg.empty()) throw trace::TraceError("--svg draws one process's iteration" + which);
+    if (!o.layers.empty() || !o.roofline_svg.empty())
+      throw trace::TraceError(std::string(o.layers.empty() ? "--roofline-svg" : "--layers") +
+                              " needs one run's layer costs" + which);
+  }
+  Reports out;
+  auto add = [&](uint32_t pid, const trace::IterationSet& set) {
+    Report r;
+    r.pid = pid;
+    r.a = trace::analyze(j, o.report, set);
+    r.steady = trace::iteration_steady_state(r.a);
+    if (!r.steady.warning.empty()) r.a.notes.push_back(r.steady.warning);
+    out.each.push_back(std::move(r));
+  };
+  if (n == 0) add(0, trace::find_iterations(j, o.report.range));  // the whole trace: its sentence says why
+  for (const trace::ProcessIterations& p : procs.reported) {
+    try {
+      add(p.pid, p.set);
+    } catch (const trace::TraceError& e) {
+      if (n == 1) throw;
+      throw trace::TraceError("process " + trace::process_label(t, p.pid) + ": " + e.what());
+    }
+  }
+  std::vector<std::string>& notes = n > 1 ? out.notes : out.each.front().a.notes;
+  if (n > 1) notes.push_back(procs.summary);
+  notes.insert(notes.end(), procs.notes.begin(), procs.notes.end());
+  return out;
+}
+
+// The report as JSON: one process's as it always was (with its pid when --pid chose it), or,
+// for several, what they share at the top and each one's own report under "processes", each
+// as `--pid N --json` writes it (docs/PROFILING.md).
+nlohmann::json report_json(const trace::Trace& t, const Report& r, bool with_pid) {
+  nlohmann::json out = trace::to_json(r.a);
+  out["steady_state"] = trace::steady_state_json(r.steady);
+  if (with_pid) {
+    out["pid"] = r.pid;
+    out["process"] = trace::process_name(t, r.pid);
+  }
+  return out;
+}
+
+nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
+  const trace::Analysis& first = reports.each.front().a;
+  nlohmann::json out{{"schema", "laptime.analyze/1"}, {"source", first.source}, {"gpu", first.gpu},
+                     {"notes", reports.notes}, {"dropped_rows", trace::dropped_json(first.dropped)}};
+  nlohmann::json each = nlohmann::json::array();
+  for (const Report& r : reports.each) each.push_back(report_json(t, r, true));
+  out["processes"] = std::move(each);
+  return out;
+}
+
+}  // namespace
 
 int run_analyze(const AnalyzeOptions& o) {
   // Every output is checked before the trace is read: none may be the trace itself, a
@@ -87,21 +172,32 @@ int run_analyze(const AnalyzeOptions& o) {
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
   trace::require_ranges_left(t);
-  trace::Analysis a = trace::analyze(j, o.report);
-  const trace::IterationSteadyState steady = trace::iteration_steady_state(a);
-  if (!steady.warning.empty()) a.notes.push_back(steady.warning);
+  const Reports reports = analyze_processes(j, o);
+  const size_t n = reports.each.size();
   std::printf("laptime analyze %s\n", trace::escape_name(o.file).c_str());
-  trace::print_report(a, stdout);
-  if (!steady.text.empty()) std::printf("\nSteady state: %s\n", steady.text.c_str());
-  const auto roof = trace::roofline_for_trace(j, a, o.file, o.layers, o.peak);
+  if (o.report.pid) std::printf("  process     %s (--pid)\n", trace::process_label(t, *o.report.pid).c_str());
+  for (const std::string& note : reports.notes) {
+    std::printf("  note\n");
+    trace::detail::print_wrapped(stdout, note, 4);  // names in it are clean (Trace::finalize)
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Report& r = reports.each[i];
+    if (n > 1)
+      std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(t, r.pid).c_str(), i + 1, n);
+    trace::print_report(r.a, stdout);
+    if (!r.steady.text.empty()) std::printf("\nSteady state: %s\n", r.steady.text.c_str());
+  }
+  // The layer costs describe one run: a roofline for one process only (analyze_processes refused
+  // --layers and --roofline-svg for several).
+  std::optional<trace::Roofline> roof;
+  if (n == 1) roof = trace::roofline_for_trace(j, reports.each.front().a, o.file, o.layers, o.peak);
   if (roof) trace::print_roofline(*roof, stdout);
   if (!roof && !o.roofline_svg.empty())
     throw trace::TraceError("--roofline-svg needs the layer costs: " + trace::layer_costs_path(o.file) +
                             " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
   if (json_out) {
     try {
-      nlohmann::json out = trace::to_json(a);
-      out["steady_state"] = trace::steady_state_json(steady);
+      nlohmann::json out = n > 1 ? processes_json(t, reports) : report_json(t, reports.each.front(), o.report.pid.has_value());
       if (roof) out["roofline"] = trace::roofline_to_json(*roof);
       trace::escape_json_strings(out);
       json_out->write(out.dump(2) + "\n");
@@ -110,7 +206,7 @@ int run_analyze(const AnalyzeOptions& o) {
       throw trace::TraceError(e.what());
     }
   }
-  if (!o.svg.empty()) trace::write_svg(j, a, o.svg);
+  if (!o.svg.empty()) trace::write_svg(j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},

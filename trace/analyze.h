@@ -21,7 +21,7 @@ namespace laptime {
 
 struct AnalyzeOptions {
   std::string file;
-  trace::ReportOptions report;  // --range, --skip-warmup, --gap-us, --top
+  trace::ReportOptions report;  // --range, --pid, --skip-warmup, --gap-us, --top
   std::string json;             // the same numbers as JSON (schema laptime.analyze/1)
   std::string perfetto;         // Chrome Trace Event JSON of the whole trace
   std::string svg;              // one steady iteration as a timeline

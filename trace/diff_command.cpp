@@ -43,6 +43,11 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   sub->add_option("--range", o.diff.range,
                   "NVTX ranges that mark the iterations, as analyze's --range: a name, a glob or re:REGEX (default: "
                   "laptime's `forward`, else a family of ranges numbered by iteration)");
+  CLI::Option* pid = cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
+                                      "compare this process on both sides (captures of several processes, each with "
+                                      "its own loop, are refused without it)");
+  cli::add_integer(sub, "--pid-before", &o.pid_before, 0, 0xFFFFFF, "the process of BEFORE to compare")->excludes(pid);
+  cli::add_integer(sub, "--pid-after", &o.pid_after, 0, 0xFFFFFF, "the process of AFTER to compare")->excludes(pid);
   // Every number through core/cli_numbers, as analyze's: CLI11's own checks let "nan" through
   // (--fail-if-slower nan passed a 10% regression) and answer "inf" with a 300-digit bound.
   cli::add_integer(sub, "--skip-warmup", &o.diff.skip_warmup, 0, 1000000000,
@@ -86,14 +91,14 @@ int run_diff(const DiffCommandOptions& o) {
     throw trace::TraceError(e.what());
   }
   // An .nsys-rep is read through its SQLite export (trace/nsys_report.h); the diff names the user's file.
-  auto load = [&o](const std::string& path) {
+  auto load = [&o](const std::string& path, std::optional<uint32_t> pid) {
     const trace::TraceSource source = trace::open_trace_source(path, stderr);
-    trace::DiffSide side = trace::load_run(source.path(), o.diff);
+    trace::DiffSide side = trace::load_run(source.path(), o.diff, pid);
     side.file = path;
     return side;
   };
-  trace::DiffSide before = load(o.before);
-  trace::DiffSide after = load(o.after);
+  trace::DiffSide before = load(o.before, o.pid ? o.pid : o.pid_before);
+  trace::DiffSide after = load(o.after, o.pid ? o.pid : o.pid_after);
   const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
   std::printf("laptime diff %s %s\n", trace::escape_name(o.before).c_str(), trace::escape_name(o.after).c_str());
   trace::print_diff(d, stdout);

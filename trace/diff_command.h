@@ -2,6 +2,8 @@
 // passed or not asked), 1 an error (one sentence on stderr), 3 the --fail-if-slower gate tripped.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trace/diff.h"
@@ -15,6 +17,9 @@ namespace laptime {
 struct DiffCommandOptions {
   std::string before, after;
   trace::DiffOptions diff;
+  // The process of each side (a capture of several processes, trace/processes.h): --pid for
+  // both, --pid-before / --pid-after for one.
+  std::optional<uint32_t> pid, pid_before, pid_after;
   std::string json;  // schema laptime.diff/1
   std::string svg;   // the two median iterations on one time axis
 };

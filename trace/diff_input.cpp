@@ -13,6 +13,7 @@
 #include "trace/iterations.h"
 #include "trace/kernels.h"
 #include "trace/nsys_sqlite.h"
+#include "trace/processes.h"
 #include "trace/report.h"
 
 namespace laptime::trace {
@@ -142,18 +143,27 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
 
 }  // namespace
 
-DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file) {
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file, std::optional<uint32_t> pid) {
   const Trace& t = j.trace();
   ReportOptions ro;
   ro.range = o.range;
   ro.skip_warmup = o.skip_warmup;
-  const Analysis a = analyze(j, ro);
+  ro.pid = pid;
+  // One process per side: two loops read as one would interleave their iterations.
+  const ProcessChoice procs = choose_processes(j, o.range, pid);
+  if (procs.reported.size() > 1)
+    throw TraceError(file + " holds " + std::to_string(procs.reported.size()) + " processes with iterations (" +
+                     process_list(t, procs.reported, 6) +
+                     "): a diff compares one process on each side; name it with --pid N (both sides) or --pid-before N / "
+                     "--pid-after N.");
+  Analysis a = analyze(j, ro, procs.reported.empty() ? find_iterations(j, o.range) : procs.reported.front().set);
+  a.notes.insert(a.notes.end(), procs.notes.begin(), procs.notes.end());
 
   DiffSide r;
   r.names = t.names;
   r.file = file;
   r.kind = "trace";
-  r.source = a.source + (a.gpu.empty() ? "" : ", " + a.gpu);
+  r.source = a.source + (a.gpu.empty() ? "" : ", " + a.gpu) + (pid ? ", process " + process_label(t, *pid) : "");
   r.measure = "GPU span of the `" + a.range_name + "` range (first start to last end of its GPU work)";
   r.warmup_rule = a.warmup_rule;
   r.notes = a.notes;
@@ -336,7 +346,7 @@ bool check_layer_costs_beside(const std::string& path) {
   }
 }
 
-DiffSide load_run(const std::string& path, const DiffOptions& o) {
+DiffSide load_run(const std::string& path, const DiffOptions& o, std::optional<uint32_t> pid) {
   // A FIFO would block the reads below forever, a folder or a device is no run of ours.
   try {
     if (!check_input(path, "a trace or a bench report", Missing::Allow))
@@ -347,11 +357,14 @@ DiffSide load_run(const std::string& path, const DiffOptions& o) {
   DiffSide r;
   try {
     if (looks_like_json(path)) {
+      if (pid)
+        throw TraceError(path + " is a bench report, one process's laps: --pid names a process of a trace (--pid-before N "
+                                "or --pid-after N for the trace's side alone).");
       r = run_from_bench_json(path, o);
     } else {
       const Trace t = load_nsys_sqlite(path);
       const TraceJoin j(t);
-      r = run_from_trace(j, o, path);
+      r = run_from_trace(j, o, path, pid);
       if (!t.gpus.empty()) r.gpu = t.gpus[0].name;
     }
   } catch (const TraceError& e) {

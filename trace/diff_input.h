@@ -111,8 +111,10 @@ void aggregate_layers(DiffSide& r, const DiffOptions& o);
 bool borrow_layers(DiffSide& target, const DiffSide& from, const DiffOptions& o);
 
 // Reads a trace or a bench JSON report. Throws TraceError (one sentence naming the file) when it
-// cannot; a bench report's laps must be positive, finite milliseconds.
-DiffSide load_run(const std::string& path, const DiffOptions& o);
+// cannot; a bench report's laps must be positive, finite milliseconds. `pid`: the process of the
+// trace to compare; unset, a trace in which several processes have iterations is refused
+// (trace/processes.h), never read as one loop.
+DiffSide load_run(const std::string& path, const DiffOptions& o, std::optional<uint32_t> pid = std::nullopt);
 
 // The layer costs file beside a run (RUN.layers.json), checked as an input: false when there
 // is none, true when it is a readable regular file; throws TraceError for a FIFO, a folder, a
@@ -120,6 +122,7 @@ DiffSide load_run(const std::string& path, const DiffOptions& o);
 bool check_layer_costs_beside(const std::string& path);
 
 // A trace already in memory (tests, and load_run for traces).
-DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file);
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file,
+                        std::optional<uint32_t> pid = std::nullopt);
 
 }  // namespace laptime::trace

@@ -70,8 +70,10 @@ void summarize_graphs(const TraceJoin& j, const std::vector<std::vector<int>>& o
                       "graph's launch.");
   // Updated executables matter where layers come from nodes (see the top of graph.h).
   Ns first_update = -1;
+  // The iterations' own process only: another program's graph updates change none of its nodes.
+  const uint32_t pid = iterations.empty() ? 0 : t.nvtx[iterations.front().nvtx].pid;
   for (const ApiCall& c : t.api_calls)
-    if (is_exec_update(c.name) && c.start < last_steady) {
+    if (is_exec_update(c.name) && c.start < last_steady && c.pid == pid) {
       ++g.updates;
       if (first_update < 0) first_update = c.start;
     }

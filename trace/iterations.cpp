@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -259,10 +260,37 @@ std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
   return out;
 }
 
-IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
+namespace {
+
+// The ranges the rules choose from, found once for the whole trace: the outermost matches of
+// --range (else of laptime's `forward`), and rule 2's families, best first, computed only when
+// some process has no `forward` range.
+class Candidates {
+ public:
+  Candidates(const TraceJoin& j, const std::string& spec)
+      : j_(j), spec_(spec), matches_(outermost_matches(j.trace(), RangePattern(spec.empty() ? "forward" : spec))) {}
+  const std::vector<int>& matches() const { return matches_; }
+  const std::vector<RangeFamily>& families() {
+    if (!families_) families_ = numbered_families(j_);
+    return *families_;
+  }
+
+ private:
+  const TraceJoin& j_;
+  std::string spec_;
+  std::vector<int> matches_;
+  std::optional<std::vector<RangeFamily>> families_;
+};
+
+// Rules 1 to 3 (the module comment) over the ranges of one process, or of every process when
+// `pid` is unset; `matches` and `families` are the candidates of that process (or all).
+IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std::optional<uint32_t> pid,
+                               std::vector<int> matches, const std::function<std::vector<RangeFamily>()>& families) {
   const Trace& t = j.trace();
-  if (t.nvtx.empty()) no_nvtx();
   IterationSet s;
+  s.pid = pid;
+  // Who the sentences below are about: the trace, or one process of it.
+  const std::string who = pid ? "process " + process_label(t, *pid) : "the trace";
   auto number_by_name = [&](const std::vector<int>& ranges) {
     // The last number in each name (emit_nvtx's counters dropped), when every name has one
     // and no two share it.
@@ -306,37 +334,37 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
   };
 
   if (!spec.empty()) {
-    const RangePattern p(spec);
-    std::vector<int> ranges = outermost_matches(t, p);
-    if (ranges.empty())
-      throw TraceError("the trace has no NVTX range matching `" + spec + "`; its most frequent ranges are " +
-                       frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
-    std::vector<uint64_t> numbers = spec == "forward" ? std::vector<uint64_t>{} : number_by_name(ranges);
+    if (matches.empty())
+      throw TraceError(who + " has no NVTX range matching `" + spec + "`; " +
+                       (pid ? "the trace's" : "its") + " most frequent ranges are " + frequent_ranges(t) +
+                       ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+    std::vector<uint64_t> numbers = spec == "forward" ? std::vector<uint64_t>{} : number_by_name(matches);
     s.name = spec;
     s.rule = numbers.empty() ? "--range, in time order" : "--range, in the order of the numbers in their names";
-    take(std::move(ranges), std::move(numbers));
+    take(std::move(matches), std::move(numbers));
     return s;
   }
 
   // Rule 1: laptime's own iteration ranges.
-  if (std::vector<int> ranges = outermost_matches(t, RangePattern("forward")); !ranges.empty()) {
+  if (!matches.empty()) {
     s.name = "forward";
     s.rule = "laptime's `forward` ranges";
-    take(std::move(ranges), {});
+    take(std::move(matches), {});
     return s;
   }
   // Rule 2: a numbered family.
-  const std::vector<RangeFamily> families = numbered_families(j);
-  if (!families.empty()) {
-    const RangeFamily& f = families.front();
-    if (families.size() > 1 && !better(f, families[1]))
-      throw TraceError("two families of numbered NVTX ranges fit the iterations equally, " + describe(t, f) + " and " +
-                       describe(t, families[1]) + ": choose one with --range '" + f.glob + "'.");
+  const std::vector<RangeFamily> fams = families();
+  if (!fams.empty()) {
+    const RangeFamily& f = fams.front();
+    if (fams.size() > 1 && !better(f, fams[1]))
+      throw TraceError("two families of numbered NVTX ranges fit the iterations " + (pid ? "of " + who + " " : "") +
+                       "equally, " + describe(t, f) + " and " + describe(t, fams[1]) + ": choose one with --range '" +
+                       f.glob + "'.");
     s.name = f.glob;
     s.rule = "ranges named alike but for a number, on " + t.thread_name(f.pid, f.tid) + ", in number order";
-    if (families.size() > 1) {
-      const RangeFamily& next = families[1];
-      s.rule += "; of " + plural(families.size(), "family", "families") + ", the " +
+    if (fams.size() > 1) {
+      const RangeFamily& next = fams[1];
+      s.rule += "; of " + plural(fams.size(), "family", "families") + ", the " +
                 (f.gpu_launches != next.gpu_launches ? "one holding the most GPU launches"
                  : f.depth != next.depth            ? "outermost (`" + next.glob + "` nests in it)"
                                                     : "one covering the most time") +
@@ -345,9 +373,80 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec) {
     take(f.ranges, f.numbers);
     return s;
   }
+  if (pid)
+    throw TraceError(who + " has no NVTX range that marks the iterations: no `forward` range and no family of ranges "
+                     "numbered by iteration (like `Forward Pass Iter 3`) on one of its threads.");
   throw TraceError("no NVTX range marks the iterations: there is no `forward` range and no family of ranges numbered "
                    "by iteration (like `Forward Pass Iter 3`) on one thread; the most frequent ranges are " +
                    frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+}
+
+}  // namespace
+
+IterationSet find_iterations(const TraceJoin& j, const std::string& spec, std::optional<uint32_t> pid) {
+  const Trace& t = j.trace();
+  if (t.nvtx.empty()) no_nvtx();
+  Candidates c(j, spec);
+  std::vector<int> matches = c.matches();
+  if (pid) matches.erase(std::remove_if(matches.begin(), matches.end(), [&](int r) { return t.nvtx[r].pid != *pid; }),
+                         matches.end());
+  return choose_iterations(j, spec, pid, std::move(matches), [&] {
+    std::vector<RangeFamily> f = spec.empty() ? c.families() : std::vector<RangeFamily>{};
+    if (pid) f.erase(std::remove_if(f.begin(), f.end(), [&](const RangeFamily& x) { return x.pid != *pid; }), f.end());
+    return f;
+  });
+}
+
+std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const std::string& spec) {
+  const Trace& t = j.trace();
+  std::vector<ProcessIterations> out;
+  if (t.nvtx.empty()) return out;
+  Candidates c(j, spec);
+  // Each process's candidates, grouped once: the work stays linear in the trace however many
+  // processes it holds.
+  std::map<uint32_t, std::vector<int>> matches;
+  for (int r : c.matches()) matches[t.nvtx[r].pid].push_back(r);
+  // Rule 2's families only when some process with ranges has no `forward` one (a laptime capture
+  // never pays for them, as before).
+  std::set<uint32_t> with_ranges;
+  for (const NvtxEvent& r : t.nvtx) with_ranges.insert(r.pid);
+  const bool need_families = spec.empty() && std::any_of(with_ranges.begin(), with_ranges.end(),
+                                                          [&](uint32_t pid) { return !matches.count(pid); });
+  std::map<uint32_t, std::vector<RangeFamily>> families;
+  if (need_families)
+    for (const RangeFamily& f : c.families()) families[f.pid].push_back(f);  // best first, as found
+  std::set<uint32_t> pids;
+  for (const auto& [pid, m] : matches) pids.insert(pid);
+  for (const auto& [pid, f] : families) pids.insert(pid);
+  const auto launches = launches_by_thread(j);
+  for (uint32_t pid : pids) {
+    ProcessIterations p;
+    p.pid = pid;
+    auto m = matches.find(pid);
+    try {
+      p.set = choose_iterations(j, spec, pid, m == matches.end() ? std::vector<int>{} : m->second,
+                                [&] { return families[pid]; });
+      for (int r : p.set.ranges) p.gpu_launches += launches_inside(launches, t.nvtx[r]);
+    } catch (const TraceError& e) {
+      p.error = e.what();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string process_name(const Trace& t, uint32_t pid) {
+  auto it = t.thread_names.find({pid, pid});  // the main thread's name is the program's
+  if (it != t.thread_names.end() && !it->second.empty()) return it->second;
+  // Else its first named thread (a trace written by another tool may number threads otherwise).
+  for (it = t.thread_names.lower_bound({pid, 0}); it != t.thread_names.end() && it->first.first == pid; ++it)
+    if (!it->second.empty()) return it->second;
+  return "";
+}
+
+std::string process_label(const Trace& t, uint32_t pid) {
+  const std::string name = process_name(t, pid);
+  return std::to_string(pid) + (name.empty() ? "" : " (" + detail::clip(name) + ")");
 }
 
 // --- Warm-up and the steady state ------------------------------------------------------------
@@ -537,7 +636,7 @@ std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteratio
     const ApiCall& call = t.api_calls[c];
     if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched[c]) continue;
     const bool in_loop = std::any_of(iterations.begin(), iterations.end(), [&](const Iteration& it) {
-      return call.start >= it.start && call.start <= it.end;
+      return call.start >= it.start && call.start <= it.end && call.pid == t.nvtx[it.nvtx].pid;
     });
     if (in_loop)
       return "Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "

@@ -110,6 +110,7 @@ struct RangeFamily {
 std::vector<RangeFamily> numbered_families(const TraceJoin& j);
 
 struct IterationSet {
+  std::optional<uint32_t> pid;    // the process searched; unset: every process's ranges as one
   std::vector<int> ranges;        // indices into Trace::nvtx, in iteration order
   std::vector<uint64_t> numbers;  // each one's number: from its name, its payload, or its position
   std::string name;               // what the report calls them: `forward`, `Forward Pass Iter *`
@@ -122,9 +123,28 @@ struct IterationSet {
   mutable std::vector<int> of_range_;  // iteration_of_range for every range, filled on first use
 };
 
-// `spec` empty: the default rules above. Throws TraceError with one sentence when no range
-// matches or no rule fits.
-IterationSet find_iterations(const TraceJoin& j, const std::string& spec);
+// `spec` empty: the default rules above. `pid` set: only that process's ranges are candidates
+// (a capture of several processes, trace/processes.h). Throws TraceError with one sentence when
+// no range matches or no rule fits.
+IterationSet find_iterations(const TraceJoin& j, const std::string& spec, std::optional<uint32_t> pid = std::nullopt);
+
+// The rules applied to each process alone (rule 1 in one program does not hide rule 2 in
+// another; two ranks with the same range names are two loops, not one), for every process
+// that has a candidate range: a match of --range or `forward`, or a numbered family. The work
+// is linear in the trace, however many processes it holds.
+struct ProcessIterations {
+  uint32_t pid = 0;
+  IterationSet set;          // its iterations, when `error` is empty
+  std::string error;         // why the rules refuse its candidates (two families tie), one sentence
+  size_t gpu_launches = 0;   // launch calls inside its iteration ranges
+};
+std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const std::string& spec);
+
+// A process's name as the trace records it: its main thread's (nsys names it after the
+// program), else its first named thread's, "" when the trace names none.
+std::string process_name(const Trace& t, uint32_t pid);
+// "4100 (python)": the pid and that name (clipped), or the pid alone.
+std::string process_label(const Trace& t, uint32_t pid);
 
 // Fills r.iterations from the set (host times only), its name and rule, and marks warm-up:
 // the first `skip_warmup` when set, else as the trace marks them (module comment). Notes for

@@ -9,6 +9,7 @@
 #include "trace/graph.h"
 #include "trace/iterations.h"
 #include "trace/kernels.h"
+#include "trace/processes.h"
 #include "trace/sync.h"
 #include "trace/text_util.h"
 #include "trace/utilization.h"
@@ -171,6 +172,16 @@ void write_verdict(Analysis& a) {
 }  // namespace
 
 Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
+  const ProcessChoice c = choose_processes(j, o.range, o.pid);
+  if (c.reported.size() > 1)
+    throw TraceError("the trace holds " + std::to_string(c.reported.size()) + " processes with iterations, " +
+                     process_list(j.trace(), c.reported) + ": each is a loop of its own; name one with --pid N.");
+  Analysis a = analyze(j, o, c.reported.empty() ? find_iterations(j, o.range) : c.reported.front().set);
+  a.notes.insert(a.notes.end(), c.notes.begin(), c.notes.end());
+  return a;
+}
+
+Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet& iterations) {
   const Trace& t = j.trace();
   Analysis a;
   a.names = t.names;
@@ -186,7 +197,6 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o) {
                       "tied to NVTX ranges.");
 
   // 1. The iterations, warm-up, and which are steady (needs the GPU spans of 2.).
-  const IterationSet iterations = find_iterations(j, o.range);
   mark_warmup(t, iterations, o.skip_warmup, a, a.notes);
   if (std::string note = unexpanded_graph_note(j, a.iterations); !note.empty()) a.notes.push_back(std::move(note));
   const std::vector<std::vector<int>> ops_of = ops_by_iteration(j, iterations);

@@ -23,6 +23,7 @@
 // the verdict; nothing below it includes it.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -41,10 +42,16 @@ struct ReportOptions {
   std::optional<int> skip_warmup;
   double gap_us = 5.0;  // an idle stretch longer than this inside an iteration is a gap
   int top = 15;         // rows in the top-kernels and largest-gaps tables
+  // The process to report (--pid). Unset: the one process with iterations; a capture in which
+  // several have some is refused here (run_analyze reports each, trace/processes.h).
+  std::optional<uint32_t> pid;
 };
 
 // Throws TraceError when the trace has no NVTX ranges, no range matching --range, no rule that
-// finds the iterations, or (with an explicit --skip-warmup) none left after warm-up.
+// finds the iterations, several processes with iterations and no pid, or (with an explicit
+// --skip-warmup) none left after warm-up.
 Analysis analyze(const TraceJoin& j, const ReportOptions& o);
+// The same over iterations already found (one process's, from choose_processes).
+Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet& iterations);
 
 }  // namespace laptime::trace

@@ -246,6 +246,7 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
   std::map<SyncKind, SyncSummary> summary;
   std::map<SyncKind, std::map<std::string, size_t>> where;
   for (const auto& [c, kind] : blocking.kind) {
+    if (is.pid && t.api_calls[c].pid != *is.pid) continue;  // another process's: not this loop's, nor its setup
     SyncCall s = measure_call(j, blocking, c, kind, compute, queue);
     const int range = j.api_range(c);
     const int it = is.iteration_of_range(t, range);

@@ -77,7 +77,9 @@ def analyze(path, **options):
 
     path: an .nsys-rep (exported once with nsys, see the README), its SQLite export, or a trace
     from `laptime bench --trace`. options: the command's flags, e.g. range="step *",
-    skip_warmup=2, gap_us=5, top=20, layers="run.layers.json".
+    skip_warmup=2, gap_us=5, top=20, layers="run.layers.json", pid=4100. A capture in which
+    several processes have iterations gives each one's report under "processes" (pid=N: that
+    process's alone; docs/PROFILING.md 8.8).
     """
     return _report("analyze", [path], options)
 
@@ -85,7 +87,8 @@ def analyze(path, **options):
 def diff(before, after, **options):
     """`laptime diff BEFORE AFTER` as a dict (schema laptime.diff/1).
 
-    options: the command's flags, e.g. by="block", threshold=3, min_change_us=2, seed=1. With
+    options: the command's flags, e.g. by="block", threshold=3, min_change_us=2, seed=1,
+    pid_before=4100, pid_after=4200 (a side's process, when its capture holds several). With
     fail_if_slower=PCT the dict is returned whether or not the gate trips (its "gate" says).
     """
     return _report("diff", [before, after], options, ok_codes=(0, 3))

@@ -67,6 +67,21 @@ def test_diff_labels_as_the_generator_says():
     assert {name: labels[name] for name in expected["labels"]} == expected["labels"]
 
 
+def test_several_processes_each_on_its_own_and_pid_for_one():
+    two = FIXTURES / "process_two_ranks.sqlite"
+    expected = json.loads((FIXTURES / "process_traces.expected.json").read_text())["two_ranks"]["processes"]
+    report = laptime.analyze(two)
+    assert [p["pid"] for p in report["processes"]] == [4100, 4200]
+    assert "time_ms" not in report
+    for p in report["processes"]:
+        assert p["time_ms"]["lap"] == pytest.approx(expected[str(p["pid"])]["lap_ms"], rel=1e-9)
+    assert laptime.analyze(two, pid=4200) == report["processes"][1]
+    with pytest.raises(laptime.LaptimeError, match=r"holds 2 processes with iterations \(4100 \(python\), 4200"):
+        laptime.diff(two, two)
+    d = laptime.diff(two, two, pid_before=4100, pid_after=4200)  # rank 1's kernels are 1.3x rank 0's
+    assert d["rows"][0]["label"] == "SLOWER"
+
+
 def test_a_tripped_gate_still_returns_the_diff():
     d = laptime.diff(FIXTURES / "diff_base.sqlite", FIXTURES / "diff_attn_slower.sqlite", fail_if_slower=1)
     assert d["gate"]["failed"] is True

@@ -1,0 +1,96 @@
+#include "trace/processes.h"
+
+#include <map>
+#include <set>
+
+#include "trace/error.h"
+#include "trace/text_util.h"
+
+namespace laptime::trace {
+
+std::string process_list(const Trace& t, const std::vector<ProcessIterations>& ps, size_t shown) {
+  std::string list;
+  for (size_t i = 0; i < ps.size() && i < shown; ++i) list += (i ? ", " : "") + process_label(t, ps[i].pid);
+  if (ps.size() > shown) list += " and " + std::to_string(ps.size() - shown) + " more";
+  return list;
+}
+
+namespace {
+
+bool trace_holds_process(const TraceJoin& j, uint32_t pid) {
+  const Trace& t = j.trace();
+  for (const NvtxEvent& r : t.nvtx)
+    if (r.pid == pid) return true;
+  for (const ApiCall& c : t.api_calls)
+    if (c.pid == pid) return true;
+  for (const GpuOp& op : j.ops())
+    if (op.pid == pid) return true;
+  return false;
+}
+
+// --pid N: that process, or one sentence saying why not and which processes have iterations.
+ProcessChoice chosen_process(const TraceJoin& j, const std::string& range, uint32_t pid,
+                             std::vector<ProcessIterations> all) {
+  const Trace& t = j.trace();
+  ProcessChoice c;
+  std::vector<ProcessIterations> ok;
+  for (ProcessIterations& p : all) {
+    if (p.pid == pid) {
+      if (!p.error.empty()) throw TraceError(p.error);
+      c.reported.push_back(std::move(p));
+      return c;
+    }
+    if (p.error.empty()) ok.push_back(std::move(p));
+  }
+  const std::string others = ok.empty() ? "" : "; the processes with iterations are " + process_list(t, ok);
+  if (!trace_holds_process(j, pid))
+    throw TraceError("the trace holds no process " + std::to_string(pid) + (ok.empty() ? "" : others) +
+                     (ok.empty() ? ": its iterations cannot be found by process." : "."));
+  // It is there, with no candidate range: find_iterations says why in its words.
+  try {
+    ProcessIterations p;
+    p.pid = pid;
+    p.set = find_iterations(j, range, pid);
+    c.reported.push_back(std::move(p));
+    return c;
+  } catch (const TraceError& e) {
+    std::string why = e.what();
+    if (!others.empty() && !why.empty() && why.back() == '.') why.pop_back();
+    throw TraceError(why + (others.empty() ? "" : others + "."));
+  }
+}
+
+}  // namespace
+
+ProcessChoice choose_processes(const TraceJoin& j, const std::string& range, std::optional<uint32_t> pid) {
+  const Trace& t = j.trace();
+  std::vector<ProcessIterations> all = iterations_by_process(j, range);
+  if (pid) return chosen_process(j, range, *pid, std::move(all));
+
+  ProcessChoice c;
+  std::vector<ProcessIterations> ok, no_gpu, refused;
+  for (ProcessIterations& p : all) (p.error.empty() ? (p.gpu_launches ? ok : no_gpu) : refused).push_back(std::move(p));
+  if (ok.empty()) ok.swap(no_gpu);  // no process launches inside its ranges: those with ranges at all
+  if (ok.empty()) return c;         // the search over the whole trace says why there are none
+  std::set<uint32_t> named;         // processes the report or a note already speaks of
+  for (const auto* list : {&ok, &no_gpu, &refused})
+    for (const ProcessIterations& p : *list) named.insert(p.pid);
+  for (const ProcessIterations& p : refused)
+    c.notes.push_back("Process " + process_label(t, p.pid) + " is not reported: " + p.error);
+  for (const ProcessIterations& p : no_gpu)
+    c.notes.push_back("Process " + process_label(t, p.pid) + " is not reported: its `" + detail::clip(p.set.name) +
+                      "` ranges hold no GPU launches (--pid " + std::to_string(p.pid) + " to report it).");
+  std::map<uint32_t, size_t> ops_elsewhere;  // GPU work of processes with no iteration ranges
+  for (const GpuOp& op : j.ops())
+    if (!named.count(op.pid)) ++ops_elsewhere[op.pid];
+  for (const auto& [other, n] : ops_elsewhere)
+    c.notes.push_back("Process " + process_label(t, other) + " ran " + detail::plural(n, "GPU operation", "GPU operations") +
+                      " but has no iteration ranges: its work is not in this report.");
+  c.reported = std::move(ok);
+  if (c.reported.size() > 1)
+    c.summary = std::to_string(c.reported.size()) + " processes with iterations: " + process_list(t, c.reported) +
+                "; each reported on its own; --pid N for one.";
+  return c;
+}
+
+}  // namespace laptime::trace
