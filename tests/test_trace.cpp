@@ -790,8 +790,9 @@ TEST(AnalyzeCli, RunWritesEveryOutputAndReportsBadFilesAsTraceErrors) {
 
 // --- Real captures ----------------------------------------------------------------------------------
 // laptime under nsys 2025.3 on an H200 (tests/fixtures/nsys): GPT-2 and ResNet-50 in bf16,
-// the same GPT-2 with each of three pitfalls planted in the loop, and one run with --nvtx
-// none. Beside each export, `nsys stats` CSVs: the reader must agree with nsys's own sums.
+// the same GPT-2 with each of three pitfalls planted in the loop, one run with --nvtx none, and
+// two GPT-2 processes in one capture (two_gpt2: the reader over several processes). Beside each
+// export, `nsys stats` CSVs: the reader must agree with nsys's own sums.
 
 std::string capture(const std::string& name) { return fixture("nsys/" + name); }
 
@@ -849,7 +850,7 @@ TEST_P(RealCapture, ReaderAgreesWithNsysStats) {
 
 INSTANTIATE_TEST_SUITE_P(Nsys, RealCapture,
                          testing::Values("gpt2_bf16", "gpt2_nvtx_none", "pitfall_sync", "pitfall_pageable",
-                                         "pitfall_alloc", "resnet50_bf16"));
+                                         "pitfall_alloc", "resnet50_bf16", "two_gpt2"));
 
 // What analyze answers on them.
 Analysis analyze_capture(const std::string& name, const Trace** keep = nullptr) {
