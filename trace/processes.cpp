@@ -43,9 +43,7 @@ ProcessChoice chosen_process(const TraceJoin& j, const std::string& range, uint3
     if (p.error.empty()) ok.push_back(std::move(p));
   }
   const std::string others = ok.empty() ? "" : "; the processes with iterations are " + process_list(t, ok);
-  if (!trace_holds_process(j, pid))
-    throw TraceError("the trace holds no process " + std::to_string(pid) + (ok.empty() ? "" : others) +
-                     (ok.empty() ? ": its iterations cannot be found by process." : "."));
+  if (!trace_holds_process(j, pid)) throw TraceError("the trace holds no process " + std::to_string(pid) + others + ".");
   // It is there, with no candidate range: find_iterations says why in its words.
   try {
     ProcessIterations p;
