@@ -33,6 +33,13 @@ laptime_test(test_trace_processes test_trace_processes.cpp LIBS laptime_analyze)
 add_test(NAME trace.process_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_process_traces.py --check)
 
+# The verdict's heading and where the syncs sit (issue 20): the traces make_verdict_traces.py
+# writes and the real captures, against what verdict_reference.py computes from their tables.
+laptime_test(test_trace_verdict test_trace_verdict.cpp LIBS laptime_trace)
+target_include_directories(test_trace_verdict PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME trace.verdict_reference_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/verdict_reference.py --check)
+
 # CUDA Graph replays (issue 18): the H200 captures in tests/fixtures/graph against the figures
 # graph/reference.py computes from their tables, and the edge cases make_graph_traces.py writes
 # with its answers.

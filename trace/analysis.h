@@ -21,7 +21,8 @@
 
 namespace laptime::trace {
 
-enum class Bound { GpuBound, LaunchBound, InputBound, Mixed, NoGpuWork };
+// The verdict's heading: the largest measured cause (docs/PROFILING.md §8.9 has the rule).
+enum class Bound { GpuBound, SyncBound, LaunchBound, InputBound, Mixed, NoGpuWork };
 const char* bound_name(Bound b);
 
 struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {

@@ -22,6 +22,7 @@ using detail::ms;
 const char* bound_name(Bound b) {
   switch (b) {
     case Bound::GpuBound: return "GPU-bound";
+    case Bound::SyncBound: return "sync-bound";
     case Bound::LaunchBound: return "launch-bound";
     case Bound::InputBound: return "input-bound";
     case Bound::Mixed: return "mixed";
@@ -31,6 +32,24 @@ const char* bound_name(Bound b) {
 }
 
 namespace {
+
+// Where the synchronizations sit, for the verdict: the first few places with their counts, per
+// iteration when every kind of call happens in every steady iteration (as the sentence counts
+// them), else in all; one place alone needs no count.
+std::string sync_places_text(const Analysis& a, bool every_iteration) {
+  constexpr size_t kShown = 4;
+  const std::vector<SyncPlace>& p = a.sync_places;
+  if (p.size() == 1) return p.front().name;
+  const double n = double(std::max<size_t>(a.steady_count, 1));
+  std::string text;
+  for (size_t i = 0; i < p.size() && i < kShown; ++i) {
+    const std::string count = every_iteration ? format("%.3g", p[i].count / n) : std::to_string(p[i].count);
+    const char* unit = i ? "" : every_iteration ? " per iteration" : p[i].count == 1 ? " call" : " calls";
+    text += (i ? ", " : "") + p[i].name + ": " + count + unit;
+  }
+  if (p.size() > kShown) text += format(", and %zu more places", p.size() - kShown);
+  return text;
+}
 
 // The synchronization part of the verdict: what blocks, what it costs, what would change.
 std::string sync_verdict(const Analysis& a) {
@@ -56,7 +75,7 @@ std::string sync_verdict(const Analysis& a) {
     }
   }
   std::string v = " The loop synchronizes: " + (every.empty() ? some : every + " per iteration" + (some.empty() ? "" : ", and " + some)) +
-                  " (in " + a.sync_summary.front().ranges.front() + ").";
+                  " (in " + sync_places_text(a, some.empty()) + ").";
   size_t stalls = 0, stale = 0;
   for (const SyncCall& s : a.syncs) {
     stalls += s.effect == SyncEffect::Stall;
@@ -131,11 +150,23 @@ void write_verdict(Analysis& a) {
       a.bound = Bound::InputBound;
       v = "Input-bound: " + busy_words + format("; %.0f%%", 100 * input_frac) +
           " of it the GPU waits for input (host busy outside the iteration ranges, or host-to-device copies).";
+    } else if (idle > 0 && host_wait >= idle / 2 && a.sync_idle > host_wait - a.sync_idle) {
+      a.bound = Bound::SyncBound;
+      v = "Sync-bound: " + busy_words +
+          format("; %.0f%% of the idle time follows a synchronization that stalled it (the host waited in the "
+                 "call until the GPU had run everything queued, and the GPU stayed idle until the host launched "
+                 "again), and %.0f%% waits for launches alone.",
+                 100.0 * a.sync_idle / idle, 100.0 * (host_wait - a.sync_idle) / idle) +
+          " Read values back once per iteration, after the forward pass (or keep them on the GPU), and the host can "
+          "enqueue ahead of the GPU again.";
     } else if (idle > 0 && host_wait >= idle / 2) {
       a.bound = Bound::LaunchBound;
-      v = "Launch-bound: " + busy_words + format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * host_wait / idle) +
+      const Ns launch_wait = host_wait - a.sync_idle;
+      v = "Launch-bound: " + busy_words + format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * launch_wait / idle) +
           " to launch the next kernel (host " + format("%.3f", a.host_ms.median) + " ms to enqueue an iteration the GPU runs in " +
-          format("%.3f", a.gpu_ms.median) + " ms, medians).";
+          format("%.3f", a.gpu_ms.median) + " ms, medians)" +
+          (a.sync_idle ? format(", and %.0f%% after a synchronization that stalled it", 100.0 * a.sync_idle / idle) : "") +
+          ".";
       // Where the longest waits sit, by layer kind, and whether the host was in CUDA calls.
       std::map<std::string, std::pair<Ns, Ns>> by_layer;  // folded range -> (host-wait gap time, in CUDA calls)
       for (const Gap& g : a.gaps)

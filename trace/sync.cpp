@@ -1,6 +1,8 @@
 #include "trace/sync.h"
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -226,6 +228,104 @@ SyncCall measure_call(const TraceJoin& j, const BlockingCalls& b, int c, SyncKin
   return s;
 }
 
+// Where the calls sat (the module comment): each distinct range folded once, each group keeping
+// its count, its first call's start and whether it holds one range only.
+class PlaceCounter {
+ public:
+  void add(const void* key, const std::string& range, Ns start) {
+    auto [f, fresh] = folded_.try_emplace(key);
+    if (fresh) f->second = detail::fold_indices(range);
+    auto [g, first] = groups_.try_emplace(f->second);
+    Group& group = g->second;
+    if (first) {
+      group.first = start;
+      group.range = key;
+      group.name = &range;
+    }
+    ++group.count;
+    group.first = std::min(group.first, start);
+    group.one = group.one && group.range == key;
+  }
+  // Most calls first, then first seen.
+  std::vector<SyncPlace> places() const {
+    std::vector<std::pair<Ns, SyncPlace>> rows;
+    for (const auto& [pattern, g] : groups_) rows.push_back({g.first, {g.one ? *g.name : pattern, g.count}});
+    std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+      return x.second.count != y.second.count ? x.second.count > y.second.count : x.first < y.first;
+    });
+    std::vector<SyncPlace> out;
+    for (auto& [first, place] : rows) out.push_back(std::move(place));
+    return out;
+  }
+
+ private:
+  struct Group {
+    size_t count = 0;
+    Ns first = 0;
+    const void* range = nullptr;       // the first range's key
+    const std::string* name = nullptr;  // its text (the trace's pool, or the iterations' name)
+    bool one = true;                   // every call in that one range
+  };
+  std::unordered_map<const void*, std::string> folded_;
+  std::map<std::string, Group> groups_;
+};
+
+// The stalls' calls by thread, to ask whether a thread was inside one at a given time.
+class StallsByThread {
+ public:
+  void add(uint32_t pid, uint32_t tid, Ns start, Ns end) { calls_[{pid, tid}].emplace_back(start, end); }
+  // Sorts by start and makes the running maximum of the ends; call once, before inside().
+  void finish() {
+    for (auto& [thread, calls] : calls_) {
+      std::sort(calls.begin(), calls.end());
+      for (size_t k = 1; k < calls.size(); ++k) calls[k].second = std::max(calls[k].second, calls[k - 1].second);
+    }
+  }
+  // Some stall of that thread began at or before `at` and ended no earlier than kClockSlack before it.
+  bool inside(uint32_t pid, uint32_t tid, Ns at) const {
+    const auto c = calls_.find({pid, tid});
+    if (c == calls_.end()) return false;
+    const auto pos = std::upper_bound(c->second.begin(), c->second.end(), std::make_pair(at, kNsMax));
+    return pos != c->second.begin() && std::prev(pos)->second + kClockSlack >= at;
+  }
+
+ private:
+  static constexpr Ns kNsMax = std::numeric_limits<Ns>::max();
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<Ns, Ns>>> calls_;  // (start, max end so far)
+};
+
+// The GPU idle that followed the stalls (the module comment), over the steady iterations and
+// between consecutive ones, as steady_idle (utilization.h) walks them.
+Ns idle_after_stalls(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                     const std::vector<Iteration>& iterations, const StallsByThread& stalls) {
+  const Trace& t = j.trace();
+  auto launched_in_stall = [&](const GpuOp& next, Ns idle_from) {
+    if (next.api < 0) return false;
+    const ApiCall& launch = t.api_calls[next.api];
+    return stalls.inside(launch.pid, launch.tid, idle_from);
+  };
+  Ns idle = 0;
+  const Iteration* prev = nullptr;  // the previous iteration, when it is steady too
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    const Iteration& it = iterations[i];
+    if (!it.steady()) {
+      prev = nullptr;
+      continue;
+    }
+    if (it.has_gpu) {
+      walk_union(j, ops_of[i], [&](Ns from, int k, int) {
+        const GpuOp& next = j.ops()[k];
+        if (waits_for_launch(j, next, from) && launched_in_stall(next, from)) idle += next.start - from;
+      });
+      if (prev && prev->has_gpu && it.gpu_start > prev->gpu_end &&
+          launched_in_stall(j.ops()[ops_of[i].front()], prev->gpu_end))
+        idle += it.gpu_start - prev->gpu_end - input_part(*prev, it);
+    }
+    prev = &it;
+  }
+  return idle;
+}
+
 }  // namespace
 
 void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vector<std::vector<int>>& ops_of,
@@ -245,6 +345,9 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
 
   std::map<SyncKind, SyncSummary> summary;
   std::map<SyncKind, std::map<std::string, size_t>> where;
+  std::map<SyncKind, PlaceCounter> places_by_kind;
+  PlaceCounter places;
+  StallsByThread stalls;
   for (const auto& [c, kind] : blocking.kind) {
     if (is.pid && t.api_calls[c].pid != *is.pid) continue;  // another process's: not this loop's, nor its setup
     SyncCall s = measure_call(j, blocking, c, kind, compute, queue);
@@ -263,7 +366,13 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
       sum.stalls += s.effect == SyncEffect::Stall;
       sum.returned_at_once += s.effect == SyncEffect::ReturnedAtOnce;
       // Where it sat; an iteration range by its family's name (`Forward Pass Iter *`).
-      ++where[kind][is.by_range.count(range) ? is.name : s.range.str()];
+      const bool in_iteration_range = is.by_range.count(range) > 0;
+      ++where[kind][in_iteration_range ? is.name : s.range.str()];
+      const void* key = in_iteration_range ? static_cast<const void*>(&is.name) : s.range.key();
+      const std::string& text = in_iteration_range ? is.name : s.range.str();
+      places.add(key, text, s.start);
+      places_by_kind[kind].add(key, text, s.start);
+      if (s.effect == SyncEffect::Stall) stalls.add(t.api_calls[c].pid, t.api_calls[c].tid, s.start, s.start + s.duration);
       out.sync_wait += s.duration;
       out.sync_stall += s.effect == SyncEffect::Stall ? s.duration : 0;
       out.syncs.push_back(std::move(s));
@@ -279,8 +388,13 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
     for (const auto& [r, count] : where[kind]) rs.emplace_back(count, r);
     std::stable_sort(rs.begin(), rs.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     for (const auto& [count, r] : rs) sum.ranges.push_back(r);
+    sum.places = places_by_kind[kind].places();
     out.sync_summary.push_back(sum);
   }
+
+  out.sync_places = places.places();
+  stalls.finish();
+  out.sync_idle = idle_after_stalls(j, ops_of, iterations.iterations, stalls);
 
   // What the lap would be without them: the host no longer waits, so it needs its lap less
   // the wait; the GPU still needs its busy time and the idle it has with work queued (kernel

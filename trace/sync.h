@@ -13,7 +13,18 @@
 //     order with the compute stream), so a value read this way can be stale;
 //   - queue empty: nothing was pending on the compute stream; the call cost its own time.
 // The cost is the host's measured wait per iteration; the lap without it is estimated as the
-// larger of the GPU's busy time and the host's lap less that wait.
+// larger of the GPU's busy time and the host's lap less that wait. What a stall costs the GPU is
+// the idle that follows it: the GPU has run everything queued before the call, and the thread
+// that would enqueue more is still in the call. An idle stretch of the steady iterations (as
+// utilization.h finds them) is the synchronizations' when its next work's launch call had not
+// returned when the GPU ran dry and the thread making it was then inside a stall (from the call's
+// start to 2 us after its end, the clock slack); between two iterations, the stretch less its
+// input part.
+// The verdict (report.h) weighs that against the other idle.
+//
+// Where they sit: the innermost NVTX range around each call (an iteration range by the
+// iterations' name), block indices folded as the by-layer table folds them (fold_block_indices:
+// h.3.attn -> h.*.attn); a pattern that holds one range only keeps that range's name.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +65,12 @@ struct SyncCall {
   Ns pending = 0;  // compute-stream work still to run when the call began
 };
 
+// A place the calls sat in, and how many sat there (steady iterations).
+struct SyncPlace {
+  std::string name;  // a range, or the pattern of several (`h.*.attn`)
+  size_t count = 0;
+};
+
 struct SyncSummary {
   SyncKind kind = SyncKind::DeviceSync;
   size_t count = 0;
@@ -61,6 +78,7 @@ struct SyncSummary {
   Ns stalled = 0;                   // the part inside calls that waited for the compute stream
   size_t stalls = 0, returned_at_once = 0;
   std::vector<std::string> ranges;  // where they sat, most frequent first
+  std::vector<SyncPlace> places;    // the same, folded: most calls first, then first seen
 };
 
 // Question 4's answer (a part of trace/analysis.h's Analysis).
@@ -72,6 +90,8 @@ struct Synchronizations {
   int64_t compute_stream = -1;            // the stream with most GPU time in steady iterations
   Ns sync_wait = 0;                       // host time in the blocking calls, steady iterations
   Ns sync_stall = 0;                      // the part that waited for the compute stream
+  Ns sync_idle = 0;                       // GPU idle after the stalls (above), steady iterations
+  std::vector<SyncPlace> sync_places;     // where the calls sat, every kind together
   double gpu_floor_ms = 0;                // GPU time per iteration if it never waited for the host:
                                           // busy plus the idle it has with work queued
   double lap_without_syncs_ms = 0;        // estimate: max(gpu_floor_ms, lap - wait per iteration)

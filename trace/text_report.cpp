@@ -195,7 +195,7 @@ void print_synchronizations(const Analysis& a, std::FILE* out) {
     Table ts({"kind", "per iter", "host wait (ms/iter)", "stalls/iter", "returned at once/iter", "in"}, "lrrrrl");
     for (const SyncSummary& s : a.sync_summary) {
       std::string in;
-      for (size_t i = 0; i < s.ranges.size() && i < 3; ++i) in += (i ? ", " : "") + s.ranges[i];
+      for (size_t i = 0; i < s.places.size() && i < 3; ++i) in += (i ? ", " : "") + s.places[i].name;
       ts.row({sync_kind_name(s.kind), per_iter(double(s.count), iters, "%.2f"), per_iter(s.blocked / 1e6, iters),
               per_iter(double(s.stalls), iters, "%.2f"), per_iter(double(s.returned_at_once), iters, "%.2f"), in});
     }

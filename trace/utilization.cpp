@@ -30,75 +30,55 @@ std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const st
     if (ops.empty()) continue;
     it.has_gpu = true;
     it.gpu_start = j.ops()[ops.front()].start;
-    it.gpu_end = it.gpu_start;
-    // Union of intervals: ops are by start, so one pass merges them; a stretch between
-    // merged intervals is idle.
-    Ns cur_end = it.gpu_start;
-    int cur_last = -1;  // the op whose end is cur_end
-    for (int k : ops) {
+    const NvtxEvent& ir = t.nvtx[it.nvtx];
+    const auto [busy, gpu_end] = walk_union(j, ops, [&](Ns cur_end, int k, int cur_last) {
       const GpuOp& op = j.ops()[k];
-      if (cur_last >= 0 && op.start > cur_end) {
-        const Ns idle = op.start - cur_end;
-        // Every idle stretch, however short, is either the GPU waiting for the host, or
-        // waiting with its next work already queued. The work is queued once its launch call
-        // has returned: a launch that began just before the GPU ran dry but returned after it
-        // still kept the GPU waiting (that is what a launch-bound loop looks like).
-        const bool host_wait = op.api >= 0 && t.api_calls[op.api].end > cur_end;
-        if (host_wait) it.host_wait += idle;
-        if (idle > threshold) {
-          Gap g;
-          g.iteration = it.index;
-          g.start = cur_end;
-          g.end = op.start;
-          g.before = j.ops()[cur_last].label;
-          g.after = op.label;
-          const NvtxEvent& ir = t.nvtx[it.nvtx];
-          uint32_t pid = ir.pid, tid = ir.tid;
-          if (op.api >= 0) {
-            const ApiCall& launch = t.api_calls[op.api];
-            g.launch = launch.name;
-            g.launch_start = launch.start;
-            pid = launch.pid;
-            tid = launch.tid;
-            g.cause = host_wait ? GapCause::HostWait : GapCause::Other;
-          }
-          // What the launching thread was doing: the call overlapping the gap most. Calls
-          // on one thread are sequential (or nested), so scanning back from the gap's end
-          // stops at the first call that ended before the gap began.
-          const std::vector<int>& calls = j.thread_calls(pid, tid);
-          auto pos = std::lower_bound(calls.begin(), calls.end(), g.end,
-                                      [&](int c, Ns v) { return t.api_calls[c].start < v; });
-          Ns best = 0, covered_until = g.end;
-          while (pos != calls.begin()) {
-            const ApiCall& c = t.api_calls[*--pos];
-            const Ns overlap = std::min(c.end, g.end) - std::max(c.start, g.start);
-            if (overlap > best) {
-              best = overlap;
-              g.cpu_api = c.name;
-            }
-            // Time inside any CUDA call, nested calls counted once (walking back in time).
-            const Ns lo = std::max(c.start, g.start), hi = std::min(c.end, covered_until);
-            if (hi > lo) {
-              g.cpu_in_cuda += hi - lo;
-              covered_until = lo;
-            }
-            if (c.end <= g.start) break;
-          }
-          g.cpu_range = detail::range_name(t, j.innermost_range(pid, tid, g.start + g.duration() / 2));
-          gaps.emplace_back(static_cast<int>(i), std::move(g));
+      const Ns idle = op.start - cur_end;
+      const bool host_wait = waits_for_launch(j, op, cur_end);
+      if (host_wait) it.host_wait += idle;
+      if (idle <= threshold) return;
+      Gap g;
+      g.iteration = it.index;
+      g.start = cur_end;
+      g.end = op.start;
+      g.before = j.ops()[cur_last].label;
+      g.after = op.label;
+      uint32_t pid = ir.pid, tid = ir.tid;
+      if (op.api >= 0) {
+        const ApiCall& launch = t.api_calls[op.api];
+        g.launch = launch.name;
+        g.launch_start = launch.start;
+        pid = launch.pid;
+        tid = launch.tid;
+        g.cause = host_wait ? GapCause::HostWait : GapCause::Other;
+      }
+      // What the launching thread was doing: the call overlapping the gap most. Calls
+      // on one thread are sequential (or nested), so scanning back from the gap's end
+      // stops at the first call that ended before the gap began.
+      const std::vector<int>& calls = j.thread_calls(pid, tid);
+      auto pos = std::lower_bound(calls.begin(), calls.end(), g.end,
+                                  [&](int c, Ns v) { return t.api_calls[c].start < v; });
+      Ns best = 0, covered_until = g.end;
+      while (pos != calls.begin()) {
+        const ApiCall& c = t.api_calls[*--pos];
+        const Ns overlap = std::min(c.end, g.end) - std::max(c.start, g.start);
+        if (overlap > best) {
+          best = overlap;
+          g.cpu_api = c.name;
         }
+        // Time inside any CUDA call, nested calls counted once (walking back in time).
+        const Ns lo = std::max(c.start, g.start), hi = std::min(c.end, covered_until);
+        if (hi > lo) {
+          g.cpu_in_cuda += hi - lo;
+          covered_until = lo;
+        }
+        if (c.end <= g.start) break;
       }
-      if (cur_last < 0 || op.start > cur_end) {
-        it.busy += op.end - op.start;
-        cur_end = op.end;
-        cur_last = k;
-      } else if (op.end > cur_end) {
-        it.busy += op.end - cur_end;
-        cur_end = op.end;
-        cur_last = k;
-      }
-    }
-    it.gpu_end = cur_end;
+      g.cpu_range = detail::range_name(t, j.innermost_range(pid, tid, g.start + g.duration() / 2));
+      gaps.emplace_back(static_cast<int>(i), std::move(g));
+    });
+    it.busy += busy;
+    it.gpu_end = gpu_end;
   }
   return gaps;
 }
@@ -126,8 +106,7 @@ void steady_idle(std::vector<std::pair<int, Gap>> gaps, std::vector<Iteration>& 
         out.between_iterations += it.gpu_start - prev->gpu_end;
         // The host outside both iteration ranges while the GPU idled: the loop body between
         // forwards (loading the next batch, logging) holds the GPU up.
-        const Ns lo = std::max(prev->gpu_end, prev->end), hi = std::min(it.gpu_start, it.start);
-        if (hi > lo) out.input_wait += hi - lo;
+        out.input_wait += input_part(*prev, it);
       }
     }
     prev = &it;

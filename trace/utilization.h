@@ -10,6 +10,7 @@
 // between forwards: loading the next batch, logging) is the wait for input.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,46 @@ struct Utilization {
   Ns between_iterations = 0;  // GPU idle between consecutive steady iterations, summed
   Ns input_wait = 0;          // the part of it while the host was outside the iteration ranges
 };
+
+// The union of one iteration's GPU intervals, `ops` (indices into j.ops(), by start), in one
+// pass: `idle(from, k, last)` is called for every stretch in which nothing ran, from `from` to the
+// start of j.ops()[k], `last` being the op whose end is `from`. Returns the busy time and the end
+// of the last interval. gpu_spans_and_gaps and the synchronizations (sync.h) both walk it.
+template <class Idle>
+std::pair<Ns, Ns> walk_union(const TraceJoin& j, const std::vector<int>& ops, Idle&& idle) {
+  Ns busy = 0, cur_end = ops.empty() ? 0 : j.ops()[ops.front()].start;
+  int cur_last = -1;  // the op whose end is cur_end
+  for (int k : ops) {
+    const GpuOp& op = j.ops()[k];
+    if (cur_last >= 0 && op.start > cur_end) idle(cur_end, k, cur_last);
+    if (cur_last < 0 || op.start > cur_end) {
+      busy += op.end - op.start;
+      cur_end = op.end;
+      cur_last = k;
+    } else if (op.end > cur_end) {
+      busy += op.end - cur_end;
+      cur_end = op.end;
+      cur_last = k;
+    }
+  }
+  return {busy, cur_end};
+}
+
+// Every idle stretch, however short, is either the GPU waiting for the host, or waiting with its
+// next work already queued. The work is queued once its launch call has returned: a launch that
+// began just before the GPU ran dry at `idle_from` but returned after it still kept the GPU waiting
+// (that is what a launch-bound loop looks like).
+inline bool waits_for_launch(const TraceJoin& j, const GpuOp& next, Ns idle_from) {
+  return next.api >= 0 && j.trace().api_calls[next.api].end > idle_from;
+}
+
+// Of the GPU's idle between two consecutive iterations (prev's last GPU work to it's first), the
+// part the host spent outside both ranges: the loop body between forwards (loading the next batch,
+// logging) holds the GPU up. 0 when there is no such idle.
+inline Ns input_part(const Iteration& prev, const Iteration& it) {
+  const Ns lo = std::max(prev.gpu_end, prev.end), hi = std::min(it.gpu_start, it.start);
+  return hi > lo ? hi - lo : 0;
+}
 
 // The GPU work launched inside each iteration: indices into j.ops(), by start.
 std::vector<std::vector<int>> ops_by_iteration(const TraceJoin& j, const IterationSet& s);
