@@ -56,8 +56,15 @@ void print_bench(const BenchResult& r, std::FILE* out) {
   std::fprintf(out, "  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", r.flops_per_forward / 1e9, r.tflops);
   if (r.enqueue_ms) {
     const double e = *r.enqueue_ms;
+    // --pitfall sync's hook stays installed for the probe, whose forwards then wait for the GPU
+    // at every layer end: that time is no launch cost, and only a trace can tell the two apart.
+    const bool waits = r.config.pitfall == "sync";
     std::fprintf(out, "  host        %.3f ms to enqueue one forward on an idle GPU (%.0f%% of the lap%s)\n", e,
-                 100 * e / s.median, e > 0.8 * s.median ? ": launch-bound" : ", GPU-bound");
+                 100 * e / s.median,
+                 waits                ? "; --pitfall sync's waits for the GPU are inside it, so it is no launch cost: "
+                                        "`laptime analyze` on a trace tells them apart"
+                 : e > 0.8 * s.median ? ": launch-bound"
+                                      : ", GPU-bound");
   }
   const BenchMemory& m = r.memory;
   std::fprintf(out, "  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",

@@ -89,6 +89,20 @@ TEST(BenchReport, TextOfAShortRun) {
             "lap time: 2.500 ms (median of 4, bf16, eager)\n");
 }
 
+// With --pitfall sync the probe's forwards wait for the GPU at every layer end: the host line
+// says so instead of calling the run launch-bound (analyze on its trace says sync-bound).
+TEST(BenchReport, PitfallSyncEnqueueIsNotCalledLaunchBound) {
+  BenchResult r = small_run();
+  r.config.pitfall = "sync";
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("  host        2.250 ms to enqueue one forward on an idle GPU (90% of the lap; --pitfall sync's "
+                   "waits for the GPU are inside it, so it is no launch cost: `laptime analyze` on a trace tells them "
+                   "apart)\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("launch-bound"), std::string::npos) << t;
+}
+
 // Plans print one a line under one label; a graph run says so in the run line and the last.
 TEST(BenchReport, PlansAndGraphMode) {
   BenchResult r = small_run();
