@@ -3,7 +3,9 @@
 // tests/fixtures/verdict_reference.py, which computes the idle time's split, the heading and the
 // places from each trace's SQLite tables on its own (verdict_reference.expected.json): the three
 // traces make_verdict_traces.py writes (sync-bound, launch-bound with syncs, GPU-bound with syncs),
-// laptime's own `--pitfall sync` and allocation captures, and the lesson's PyTorch loops.
+// laptime's own `--pitfall sync` captures (GPT-2 and ResNet-50) and allocation capture, and the
+// lesson's PyTorch loops.
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/nsys_csv.h"
 #include "support/trace_testing.h"
 #include "trace/json_report.h"
 #include "trace/nsys_sqlite.h"
@@ -103,6 +106,42 @@ TEST(Verdict, PitfallSyncIsSyncBoundAndSaysWhere) {
         << name << ": " << a.verdict;
     // The table's column too: folded, in the order the layers run.
     EXPECT_NE(text.find("  h.*.ln_1, h.*.attn.c_attn, h.*.attn.core\n"), std::string::npos) << text;
+  }
+}
+
+// The real thing, captured on the H200 by scripts/dev/extra-captures.sh (`laptime bench gpt2 -b 8
+// --pitfall sync`, `bench resnet50 -b 32 --pitfall sync`; the bench's own report beside each,
+// .bench.log): a read-back and a stream synchronize at every layer's end. The counts come from the
+// capture: one per layer range in every steady iteration (GPT-2: 9 per block, 12 blocks, and wte,
+// ln_f, lm_head; ResNet-50: its 53 convolutions, the pool and fc), and nsys's own call count.
+TEST(Verdict, RealPitfallSyncCapturesAreSyncBoundAndNameEveryLayer) {
+  struct Case {
+    const char* name;
+    size_t per_iteration, places;
+    const char* in;
+  };
+  for (const Case& c : {Case{"sync_gpt2", 111, 12,
+                             "111 cudaStreamSynchronize per iteration (in h.*.ln_1: 12 per iteration, h.*.attn.c_attn: "
+                             "12, h.*.attn.core: 12, h.*.attn.c_proj: 12, and 8 more places)."},
+                        Case{"sync_resnet50", 55, 19,
+                             "55 cudaStreamSynchronize per iteration (in layer3.*.conv1: 6 per iteration, "
+                             "layer3.*.conv2: 6, layer3.*.conv3: 6, layer2.*.conv1: 4, and 15 more places)."}}) {
+    const std::string file = std::string("nsys/") + c.name + ".sqlite";
+    if (!std::filesystem::exists(fixture(file))) GTEST_SKIP() << file << " is not committed";
+    const Analysis a = analyze_file(file);
+    EXPECT_EQ(a.bound, Bound::SyncBound) << c.name << ": " << a.verdict;
+    EXPECT_NE(a.verdict.find(c.in), std::string::npos) << c.name << ": " << a.verdict;
+    ASSERT_EQ(a.syncs.size(), c.per_iteration * a.steady_count) << c.name;
+    EXPECT_EQ(a.sync_places.size(), c.places) << c.name;
+    size_t placed = 0;
+    for (const SyncPlace& p : a.sync_places) placed += p.count;
+    EXPECT_EQ(placed, a.syncs.size()) << c.name;
+    size_t nsys_count = 0, ours = 0;
+    for (const auto& row : laptime::nsys_csv::table(fixture(std::string("nsys/") + c.name + "_cuda_api_sum.csv")))
+      if (normalize_api_name(row.at("Name")) == "cudaStreamSynchronize") nsys_count = std::stoul(row.at("Num Calls"));
+    for (const auto* list : {&a.syncs, &a.syncs_elsewhere})
+      for (const SyncCall& s : *list) ours += s.api == "cudaStreamSynchronize";
+    EXPECT_EQ(ours, nsys_count) << c.name;  // each one nsys counted, in the loop or outside it
   }
 }
 

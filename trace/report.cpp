@@ -152,11 +152,13 @@ void write_verdict(Analysis& a) {
           " of it the GPU waits for input (host busy outside the iteration ranges, or host-to-device copies).";
     } else if (idle > 0 && host_wait >= idle / 2 && a.sync_idle > host_wait - a.sync_idle) {
       a.bound = Bound::SyncBound;
+      const double launch_pct = 100.0 * (host_wait - a.sync_idle) / idle;
       v = "Sync-bound: " + busy_words +
           format("; %.0f%% of the idle time follows a synchronization that stalled it (the host waited in the "
                  "call until the GPU had run everything queued, and the GPU stayed idle until the host launched "
-                 "again), and %.0f%% waits for launches alone.",
-                 100.0 * a.sync_idle / idle, 100.0 * (host_wait - a.sync_idle) / idle) +
+                 "again)",
+                 100.0 * a.sync_idle / idle) +
+          (launch_pct >= 0.5 ? format(", and %.0f%% waits for launches alone.", launch_pct) : ".") +
           " Read values back once per iteration, after the forward pass (or keep them on the GPU), and the host can "
           "enqueue ahead of the GPU again.";
     } else if (idle > 0 && host_wait >= idle / 2) {
@@ -165,7 +167,8 @@ void write_verdict(Analysis& a) {
       v = "Launch-bound: " + busy_words + format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * launch_wait / idle) +
           " to launch the next kernel (host " + format("%.3f", a.host_ms.median) + " ms to enqueue an iteration the GPU runs in " +
           format("%.3f", a.gpu_ms.median) + " ms, medians)" +
-          (a.sync_idle ? format(", and %.0f%% after a synchronization that stalled it", 100.0 * a.sync_idle / idle) : "") +
+          (a.sync_idle ? format(", and %.0f%% after a synchronization that stalled it", 100.0 * a.sync_idle / idle)
+                       : "") +
           ".";
       // Where the longest waits sit, by layer kind, and whether the host was in CUDA calls.
       std::map<std::string, std::pair<Ns, Ns>> by_layer;  // folded range -> (host-wait gap time, in CUDA calls)

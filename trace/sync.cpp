@@ -372,7 +372,8 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
       const std::string& text = in_iteration_range ? is.name : s.range.str();
       places.add(key, text, s.start);
       places_by_kind[kind].add(key, text, s.start);
-      if (s.effect == SyncEffect::Stall) stalls.add(t.api_calls[c].pid, t.api_calls[c].tid, s.start, s.start + s.duration);
+      if (s.effect == SyncEffect::Stall)
+        stalls.add(t.api_calls[c].pid, t.api_calls[c].tid, s.start, s.start + s.duration);
       out.sync_wait += s.duration;
       out.sync_stall += s.effect == SyncEffect::Stall ? s.duration : 0;
       out.syncs.push_back(std::move(s));
