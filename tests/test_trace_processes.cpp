@@ -3,6 +3,7 @@
 // traces make_process_traces.py writes (two ranks of one job, two programs at different rates, a
 // process with iterations beside two without, a process that starts late); the command's text
 // and JSON, --pid and its refusals, and diff's refusal and --pid-before/--pid-after pairing.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -19,6 +20,7 @@
 #include "trace/diff_input.h"
 #include "trace/nsys_sqlite.h"
 #include "trace/processes.h"
+#include "trace/utilization.h"
 
 namespace laptime::trace {
 namespace {
@@ -95,6 +97,14 @@ TEST_P(Processes, EachProcessIsItsOwnLoopAsTheReferenceComputesIt) {
     o.pid = static_cast<uint32_t>(std::stoul(pid));
     const Analysis a = analyze(j, o);
     expect_matches_reference(a, figures, GetParam() + " process " + pid);
+    // The other processes' kernels inside its idle time, and the note when they fill more than 1%.
+    const Ns other = other_processes_in_idle(j, ops_by_iteration(j, find_iterations(j, "", o.pid)), a.iterations, *o.pid);
+    EXPECT_EQ(other, figures["other_processes_in_idle_ns"].get<Ns>()) << pid;
+    EXPECT_EQ(a.idle_in_iterations, figures["idle_ns"].get<Ns>()) << pid;
+    const bool noted = std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) {
+      return n.rfind("Other processes' GPU work ran during ", 0) == 0;
+    });
+    EXPECT_EQ(noted, other * 100 > a.idle_in_iterations) << pid;
     // Its own kernels only: the union with the other processes' work (what one mixed report
     // counts) is more, in every synthetic trace (built so that the processes' kernels overlap;
     // the H200 capture's two loops happened not to).
@@ -131,6 +141,23 @@ TEST(Processes, TheTwoRanksOfTheRealCaptureSplitNsysCountOfForwardRanges) {
       EXPECT_EQ(total, std::stoll(row.at("Total Time (ns)")));
     }
   EXPECT_TRUE(found);
+}
+
+TEST(Processes, AGpuSharedWithAnotherProcessIsSaid) {
+  const json& want = expected()["two_ranks"]["processes"]["4100"];
+  const Trace t = load_nsys_sqlite(trace_of("two_ranks"));
+  const TraceJoin j(t);
+  ReportOptions o;
+  o.pid = 4100;
+  const Analysis a = analyze(j, o);
+  const Ns other = want["other_processes_in_idle_ns"], idle = want["idle_ns"];
+  char note[400];
+  std::snprintf(note, sizeof note,
+                "Other processes' GPU work ran during %.0f%% of this process's idle time inside its steady iterations "
+                "(%.3f ms of %.3f ms, all steady iterations): the GPU is shared, so the idle time, the gaps and the "
+                "verdict below include time the GPU spent on their kernels.",
+                100.0 * other / idle, other / 1e6, idle / 1e6);
+  EXPECT_NE(std::find(a.notes.begin(), a.notes.end(), std::string(note)), a.notes.end()) << note;
 }
 
 TEST(Processes, AnalyzeWithoutPidRefusesSeveralRatherThanInterleave) {

@@ -1,5 +1,6 @@
 #include "trace/processes.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -59,6 +60,57 @@ ProcessChoice chosen_process(const TraceJoin& j, const std::string& range, uint3
 }
 
 }  // namespace
+
+Ns other_processes_in_idle(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                           const std::vector<Iteration>& iterations, uint32_t pid) {
+  // The other processes' work as disjoint intervals, by start (the ops are by start: one pass).
+  std::vector<std::pair<Ns, Ns>> other;
+  for (const GpuOp& op : j.ops()) {
+    if (op.pid == pid) continue;
+    if (!other.empty() && op.start <= other.back().second) other.back().second = std::max(other.back().second, op.end);
+    else other.emplace_back(op.start, op.end);
+  }
+  if (other.empty()) return 0;
+  // The measure of `other` inside [lo, hi): its intervals are disjoint and sorted, ends too.
+  auto inside = [&](Ns lo, Ns hi) {
+    Ns sum = 0;
+    auto it = std::upper_bound(other.begin(), other.end(), lo, [](Ns v, const auto& x) { return v < x.second; });
+    for (; it != other.end() && it->first < hi; ++it) sum += std::min(hi, it->second) - std::max(lo, it->first);
+    return sum;
+  };
+  Ns total = 0;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    const Iteration& it = iterations[i];
+    if (!it.steady() || !it.has_gpu) continue;
+    Ns in_span = inside(it.gpu_start, it.gpu_end), under_own = 0;
+    // Less where the iteration's own work ran: its ops are by start, merged as they come.
+    Ns lo = 0, hi = -1;
+    for (int k : ops_of[i]) {
+      const GpuOp& op = j.ops()[k];
+      if (hi >= lo && op.start <= hi) {
+        hi = std::max(hi, op.end);
+        continue;
+      }
+      if (hi > lo) under_own += inside(lo, hi);
+      lo = op.start;
+      hi = op.end;
+    }
+    if (hi > lo) under_own += inside(lo, hi);
+    total += in_span - under_own;
+  }
+  return total;
+}
+
+std::string shared_gpu_note(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                            const std::vector<Iteration>& iterations, uint32_t pid, Ns idle) {
+  if (idle <= 0) return "";
+  const Ns other = other_processes_in_idle(j, ops_of, iterations, pid);
+  if (other * 100 <= idle) return "";
+  return detail::format("Other processes' GPU work ran during %.0f%% of this process's idle time inside its steady "
+                        "iterations (%.3f ms of %.3f ms, all steady iterations): the GPU is shared, so the idle time, the gaps and the "
+                        "verdict below include time the GPU spent on their kernels.",
+                        100.0 * other / idle, other / 1e6, idle / 1e6);
+}
 
 ProcessChoice choose_processes(const TraceJoin& j, const std::string& range, std::optional<uint32_t> pid) {
   const Trace& t = j.trace();

@@ -41,6 +41,17 @@ ProcessChoice choose_processes(const TraceJoin& j, const std::string& range, std
 // "4100 (python) and 4200 (python)"; more than `shown` end with "and N more".
 std::string process_list(const Trace& t, const std::vector<ProcessIterations>& ps, size_t shown = 8);
 
+// On a GPU the processes share, part of one process's idle time inside its iterations is the
+// GPU running another's kernels: that time, summed over the steady iterations (the measure of
+// the other processes' GPU work inside each iteration's span, less where the iteration's own
+// work ran too).
+Ns other_processes_in_idle(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                           const std::vector<Iteration>& iterations, uint32_t pid);
+// The note that says so, when it is more than 1% of `idle` (the steady iterations' idle time
+// inside their spans); "" otherwise, and for every capture of one process.
+std::string shared_gpu_note(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
+                            const std::vector<Iteration>& iterations, uint32_t pid, Ns idle);
+
 // More processes than this are not reported one by one without --pid: each costs a pass over
 // the trace, and a report of hundreds of sections is no answer.
 constexpr size_t kMaxProcessesReported = 32;

@@ -240,6 +240,9 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
   iteration_statistics(a);
   // 2. Utilization: the gaps and idle time of the steady iterations.
   steady_idle(std::move(gaps), a.iterations, a);
+  if (iterations.pid)  // a GPU shared with other processes: their kernels in this one's idle time
+    if (std::string note = shared_gpu_note(j, ops_of, a.iterations, *iterations.pid, a.idle_in_iterations); !note.empty())
+      a.notes.push_back(std::move(note));
   // 3. The kernel mix.
   kernel_mix(j, ops_of, a.iterations, a);
   summarize_graphs(j, ops_of, a.iterations, a.graphs, a.notes);
