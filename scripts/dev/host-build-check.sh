@@ -58,7 +58,7 @@ EOF
   pass "second analyze read the cached export" || fail "second analyze: $(cat "$work/analyze2.err")"
 
 echo "3. the committed report through this nsys" | tee -a "$log"
-"$build/tests/test_host_cli" --gtest_filter='NsysReport.RealNsysExportMatchesTheCommittedExport' >"$work/gtest.txt" 2>&1 &&
+LAPTIME_BINARY=$laptime "$build/tests/test_host_cli" --gtest_filter='NsysReport.RealNsysExportMatchesTheCommittedExport' >"$work/gtest.txt" 2>&1 &&
   grep -q '\[       OK \]' "$work/gtest.txt" && pass "RealNsysExportMatchesTheCommittedExport" ||
   fail "RealNsysExportMatchesTheCommittedExport: $(tail -n 15 "$work/gtest.txt")"
 
