@@ -256,7 +256,10 @@ TEST(CliNumbers, AnalyzeNumbers) {
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "0"}), usage("--gap-us must be a positive number, got '0'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "5us"}), usage("--gap-us must be a positive number, got '5us'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "2e9"}), usage("--gap-us must be at most 1e+09, got '2e9'."));
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--top", "0"}), usage("--top must be a positive integer, got '0'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--top", "-1"}), usage("--top must be a non-negative integer, got '-1'."));
+  EXPECT_EQ(parse_error({"diff", "a", "b", "--top", "1000001"}), usage("--top must be at most 1000000, got '1000001'."));
+  EXPECT_EQ(parse({"analyze", "t.sqlite", "--top", "0"}).analyze.report.top, 0);  // every row
+  EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.top.has_value());  // 15 in the text, all in the JSON
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--skip-warmup", "-1"}),
             usage("--skip-warmup must be a non-negative integer, got '-1'."));
   const Command c = parse({"analyze", "t.sqlite", "--gap-us", "0.5", "--top", "3", "--skip-warmup", "0"});

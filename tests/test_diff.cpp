@@ -264,9 +264,10 @@ TEST(DiffCommand, CommandLine) {
   EXPECT_FALSE(d.diff.skip_warmup.has_value());
   EXPECT_EQ(d.diff.resamples, 10000);
   EXPECT_DOUBLE_EQ(d.diff.threshold_pct, 3.0);  // calibrated on the H200's A vs A' (PROFILING.md 10.6)
+  EXPECT_FALSE(d.diff.top.has_value());  // 15 rows in the text, every row in the JSON
   const DiffCommandOptions e = parse({"diff", "a", "b", "--by", "block", "--fail-if-slower", "3.5", "--skip-warmup",
                                       "5", "--threshold", "1", "--min-change-us", "0", "--resamples", "2000",
-                                      "--seed", "9", "--json", "d.json", "--svg", "d.svg", "--range", "step"});
+                                      "--seed", "9", "--json", "d.json", "--svg", "d.svg", "--range", "step", "--top", "0"});
   EXPECT_EQ(e.diff.by, LayerKey::Block);
   EXPECT_DOUBLE_EQ(*e.diff.fail_if_slower_pct, 3.5);
   EXPECT_EQ(*e.diff.skip_warmup, 5);
@@ -277,6 +278,7 @@ TEST(DiffCommand, CommandLine) {
   EXPECT_EQ(e.json, "d.json");
   EXPECT_EQ(e.svg, "d.svg");
   EXPECT_EQ(e.diff.range, "step");
+  EXPECT_EQ(e.diff.top, 0);
   EXPECT_THROW(parse({"diff", "a", "b", "--by", "kernel"}), CLI::ValidationError);
   EXPECT_THROW(parse({"diff", "a", "b", "--threshold", "0"}), CLI::ValidationError);
   EXPECT_THROW(parse({"diff", "a"}), CLI::RequiredError);
@@ -417,6 +419,53 @@ TEST(DiffReal, ResNetAgainstGpt2HasNoCommonLayers) {
   const DiffRow* conv = row(d, "layer*.*.conv2");
   EXPECT_EQ(conv, nullptr);  // folded names keep the stage: layer1.*.conv2
   EXPECT_NE(row(d, "layer1.*.conv2"), nullptr);
+}
+
+// --top (trace/top.h): the text shows the iteration and 15 layers unless told, with a line for the
+// rest and for the kernel changes of the rows left out; the JSON every row unless --top is given;
+// the verdict counts every layer either way.
+TEST(DiffReal, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
+  DiffOptions o;
+  Diff d = diff_files("nsys/gpt2_bf16.sqlite", "nsys/resnet50_bf16.sqlite", o);
+  const size_t layers = d.rows.size() - 1;
+  ASSERT_GT(layers, 15u);
+  auto text = [&d] {
+    char* buf = nullptr;
+    size_t size = 0;
+    std::FILE* out = open_memstream(&buf, &size);
+    print_diff(d, out);
+    std::fclose(out);
+    const std::string s(buf, size);
+    std::free(buf);
+    return s;
+  };
+  auto has_row = [](const std::string& s, const DiffRow& r) { return s.find("\n  " + r.name + " ") != std::string::npos; };
+  std::string s = text();
+  EXPECT_TRUE(has_row(s, d.rows[15]));
+  EXPECT_FALSE(has_row(s, d.rows[16]));
+  EXPECT_NE(s.find("\n  ... " + std::to_string(layers - 15) + " more rows (--top 0 for all)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("more layers with kernel changes (--top 0 for all)"), std::string::npos) << s;
+  const auto only_after = std::count_if(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return r.label == Label::OnlyAfter; });
+  EXPECT_NE(s.find(", " + std::to_string(only_after) + " ONLY AFTER.\n"), std::string::npos) << s;  // every layer counted
+  json j = diff_to_json(d);
+  EXPECT_EQ(j["rows"].size(), d.rows.size());
+  EXPECT_FALSE(j.contains("rows_omitted"));
+
+  d.options.top = 4;
+  s = text();
+  EXPECT_TRUE(has_row(s, d.rows[4]));
+  EXPECT_FALSE(has_row(s, d.rows[5]));
+  j = diff_to_json(d);
+  ASSERT_EQ(j["rows"].size(), 5u);  // the iteration and four layers
+  EXPECT_EQ(j["rows"][0]["name"], "(iteration)");
+  EXPECT_EQ(j["rows"][4]["name"], d.rows[4].name);
+  EXPECT_EQ(j["rows_omitted"], layers - 4);
+
+  d.options.top = 0;
+  s = text();
+  EXPECT_TRUE(has_row(s, d.rows.back()));
+  EXPECT_EQ(s.find("more rows"), std::string::npos);
+  EXPECT_EQ(s.find("more layers"), std::string::npos);
 }
 
 // --- the roofline columns ------------------------------------------------------------------------

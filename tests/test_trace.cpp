@@ -995,6 +995,51 @@ TEST(RealCaptures, ResNet50IsConvolutionsAndWaitsOnTheHost) {
   EXPECT_GT(a.host_wait_idle * 2, a.idle_in_iterations);
 }
 
+// --top (trace/top.h): the text shows 15 rows of each table unless told, with a line for the rest;
+// the JSON every row unless --top is given, and then how many it left out.
+TEST(RealCaptures, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
+  Analysis a = analyze_capture("resnet50_bf16");
+  ASSERT_GT(a.kernels.size(), 15u);  // cuDNN's and nvjet's names: more than a page's worth
+  ASSERT_GT(a.range_patterns.size(), 15u);
+  auto text = [&a] {
+    char* buf = nullptr;
+    size_t size = 0;
+    std::FILE* out = open_memstream(&buf, &size);
+    print_report(a, out);
+    std::fclose(out);
+    const std::string s(buf, size);
+    std::free(buf);
+    return s;
+  };
+  auto more = [](size_t n) { return "    ... " + std::to_string(n) + " more rows (--top 0 for all)\n"; };
+  std::string s = text();
+  EXPECT_NE(s.find(std::string(a.kernels[14].name)), std::string::npos);
+  EXPECT_EQ(s.find(std::string(a.kernels[15].name) + "\n"), std::string::npos);
+  EXPECT_NE(s.find(more(a.kernels.size() - 15)), std::string::npos) << s;
+  EXPECT_NE(s.find(more(a.range_patterns.size() - 15)), std::string::npos) << s;
+  json j = to_json(a);
+  EXPECT_EQ(j["kernel_mix"]["kernels"].size(), a.kernels.size());
+  EXPECT_EQ(j["kernel_mix"]["range_patterns"].size(), a.range_patterns.size());
+  EXPECT_FALSE(j["kernel_mix"].contains("kernels_omitted"));
+
+  a.top = 3;
+  s = text();
+  EXPECT_NE(s.find(more(a.kernels.size() - 3)), std::string::npos) << s;
+  j = to_json(a);
+  EXPECT_EQ(j["kernel_mix"]["kernels"].size(), 3u);
+  EXPECT_EQ(j["kernel_mix"]["kernels"][2]["name"], std::string(a.kernels[2].name));
+  EXPECT_EQ(j["kernel_mix"]["kernels_omitted"], a.kernels.size() - 3);
+  EXPECT_EQ(j["kernel_mix"]["range_patterns"].size(), 3u);
+  EXPECT_EQ(j["kernel_mix"]["range_patterns_omitted"], a.range_patterns.size() - 3);
+  EXPECT_EQ(j["kernel_mix"]["ranges_omitted"], a.ranges.size() - 3);
+
+  a.top = 0;  // every row, no line
+  s = text();
+  EXPECT_NE(s.find(std::string(a.kernels.back().name)), std::string::npos);
+  EXPECT_EQ(s.find("more rows"), std::string::npos);
+  EXPECT_EQ(to_json(a)["kernel_mix"]["kernels"].size(), a.kernels.size());
+}
+
 TEST(RealCaptures, NvtxNoneRunSaysHowToGetIterations) {
   const Trace t = load_nsys_sqlite(capture("gpt2_nvtx_none.sqlite"));
   EXPECT_TRUE(t.nvtx.empty());

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <memory>
-
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +31,7 @@ struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   std::string gpu;                 // "NVIDIA H200, 132 SMs", when the capture recorded it
   std::vector<std::string> notes;  // the reader's notes and the analysis's own
   DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
-  int top = 15;                    // rows the tables show (ReportOptions::top)
+  std::optional<int> top;          // rows the tables show (ReportOptions::top, trace/top.h)
 
   Bound bound = Bound::NoGpuWork;
   std::string verdict;  // plain words, several sentences

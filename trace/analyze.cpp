@@ -46,7 +46,9 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                    "drop the first K iterations (default: those the bench marked warm-up, else the first one)");
   cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,
                          "idle stretches longer than this (microseconds) count as gaps");
-  cli::add_integer(sub, "--top", &o.report.top, 1, 1000000, "rows in the kernel, gap and synchronization tables");
+  cli::add_integer(sub, "--top", &o.report.top, 0, 1000000,
+                   "rows in the kernel, layer, gap and synchronization tables (default 15 in the text, every row in "
+                   "the JSON; 0: every row)");
   cli::add_output_file(sub, "--json", &o.json, "also write the numbers as JSON (schema laptime.analyze/1); - for standard output",
                        true);
   cli::add_output_file(sub, "--perfetto", &o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");

@@ -61,6 +61,9 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   cli::add_non_negative_real(sub, "--fail-if-slower", &o.diff.fail_if_slower_pct, 1e6,
                              "exit 3 when the iteration or a layer is SLOWER by more than PCT percent (interval "
                              "clear of zero)");
+  cli::add_integer(sub, "--top", &o.diff.top, 0, 1000000,
+                   "layer rows shown, largest change first (default 15 in the text, every row in the JSON; 0: every "
+                   "row); the verdict and the gate count every layer");
   cli::add_output_file(sub, "--json", &o.json, "also write the diff as JSON (schema laptime.diff/1); - for standard output",
                        true);
   cli::add_output_file(sub, "--svg", &o.svg, "draw both median iterations on one time axis, layers joined");

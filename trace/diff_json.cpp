@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/top.h"
+
 namespace laptime::trace {
 
 nlohmann::json diff_to_json(const Diff& d) {
@@ -45,7 +47,10 @@ nlohmann::json diff_to_json(const Diff& d) {
     j["differences"] = diffs;
   }
   json rows = json::array();
-  for (const DiffRow& r : d.rows) {
+  // The whole iteration (always the first row) and the layers, all of them unless --top is given.
+  const size_t shown = 1 + json_rows(o.top, d.rows.size() - 1);
+  for (size_t i = 0; i < shown; ++i) {
+    const DiffRow& r = d.rows[i];
     auto kernels = [](const std::vector<std::pair<std::string, double>>& v) {
       json a = json::array();
       for (const auto& [k, c] : v) a.push_back({{"name", k}, {"per_iteration", c}});
@@ -87,6 +92,7 @@ nlohmann::json diff_to_json(const Diff& d) {
     rows.push_back(x);
   }
   j["rows"] = rows;
+  if (shown < d.rows.size()) j["rows_omitted"] = d.rows.size() - shown;
   json gate = nullptr;
   if (o.fail_if_slower_pct)
     gate = {{"fail_if_slower_pct", *o.fail_if_slower_pct}, {"failed", d.gate_failed}, {"reasons", d.gate_reasons},

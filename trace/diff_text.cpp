@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trace/text_util.h"
+#include "trace/top.h"
 
 namespace laptime::trace {
 
@@ -73,7 +74,10 @@ void print_diff(const Diff& d, std::FILE* out) {
   std::vector<std::vector<std::string>> rows{
       {"layer", "before (us)", "after (us)", "change (us)", "change", "95% interval", "label", "kernels", "launches"}};
   if (roof) rows[0].push_back(d.ceilings ? "% of bound" : "TFLOP/s");
-  for (const DiffRow& r : d.rows) {
+  // The whole iteration (always the first row) and the first --top layers.
+  const size_t shown = 1 + text_rows(o.top, d.rows.size() - 1);
+  for (size_t i = 0; i < shown; ++i) {
+    const DiffRow& r = d.rows[i];
     const bool both = r.label != Label::OnlyBefore && r.label != Label::OnlyAfter;
     const bool no_counts = r.whole && (d.before.steady_ops.empty() || d.after.steady_ops.empty());
     rows.push_back({r.name, r.label == Label::OnlyAfter ? "-" : us(r.before_ns),
@@ -87,6 +91,7 @@ void print_diff(const Diff& d, std::FILE* out) {
     if (roof) rows.back().push_back(roof_cell(r));
   }
   detail::print_table(out, rows, roof ? "lrrrrrllll" : "lrrrrrlll", 2);
+  detail::print_more_rows(out, d.rows.size() - shown, 2);
   std::fprintf(out, "  (kernels, launches: per iteration, medians; a block-folded layer counts every block)\n");
   if (roof)
     std::fprintf(out, "  (%s: each side's median time against the FLOPs and bytes of its bench sidecar%s)\n",
@@ -95,13 +100,21 @@ void print_diff(const Diff& d, std::FILE* out) {
                  d.ceilings ? (", ceilings " + d.ceilings->source).c_str() : "");
 
   bool any = false;
-  for (const DiffRow& r : d.rows)
-    if (!r.kernel_note.empty()) {
-      if (!any) std::fprintf(out, "\nKernels that appeared or disappeared\n");
-      any = true;
-      std::fprintf(out, "  %s\n", r.name.c_str());
-      print_wrapped(out, r.kernel_note, 4);
+  size_t notes_left_out = 0;  // of the rows the table left out
+  for (size_t i = 0; i < d.rows.size(); ++i) {
+    const DiffRow& r = d.rows[i];
+    if (r.kernel_note.empty()) continue;
+    if (i >= shown) {
+      ++notes_left_out;
+      continue;
     }
+    if (!any) std::fprintf(out, "\nKernels that appeared or disappeared\n");
+    any = true;
+    std::fprintf(out, "  %s\n", r.name.c_str());
+    print_wrapped(out, r.kernel_note, 4);
+  }
+  if (notes_left_out && !any) std::fprintf(out, "\nKernels that appeared or disappeared\n");
+  detail::print_more_rows(out, notes_left_out, 2, "layers with kernel changes");
 
   std::map<Label, size_t> count;
   for (const DiffRow& r : d.rows)

@@ -4,9 +4,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/top.h"
 #include "trace/validate.h"
 
 namespace laptime::trace {
+
+namespace {
+
+// The first rows of a table that the JSON holds (trace/top.h), as a range to loop over.
+template <class Row>
+struct FirstRows {
+  const std::vector<Row>& rows;
+  size_t n;
+  auto begin() const { return rows.begin(); }
+  auto end() const { return rows.begin() + static_cast<std::ptrdiff_t>(n); }
+};
+template <class Row>
+FirstRows<Row> first_rows(const std::vector<Row>& rows, std::optional<int> top) {
+  return {rows, json_rows(top, rows.size())};
+}
+
+}  // namespace
 
 // --- JSON ----------------------------------------------------------------------------------------
 
@@ -52,7 +70,7 @@ nlohmann::json to_json(const Analysis& a) {
     host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
   }
   json gaps = json::array();
-  for (size_t i = 0; i < a.gaps.size() && i < static_cast<size_t>(std::max(a.top, 1)); ++i) {
+  for (size_t i = 0; i < text_rows(a.top, a.gaps.size()); ++i) {  // the text's cut (trace/top.h)
     const Gap& g = a.gaps[i];
     gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
                     {"cause", gap_cause_name(g.cause)}, {"before", g.before.str()}, {"after", g.after.str()},
@@ -74,12 +92,12 @@ nlohmann::json to_json(const Analysis& a) {
   for (const CategoryRow& c : a.categories)
     cats.push_back({{"category", category_name(c.category)}, {"count", c.count}, {"time_ns", c.time}});
   json kernels = json::array();
-  for (const KernelRow& k : a.kernels)
+  for (const KernelRow& k : first_rows(a.kernels, a.top))
     kernels.push_back({{"name", k.name}, {"category", category_name(k.category)}, {"count", k.count},
                        {"time_ns", k.time}, {"min_ns", k.min}, {"max_ns", k.max}});
-  auto range_rows = [](const std::vector<RangeRow>& rows) {
+  auto range_rows = [&a](const std::vector<RangeRow>& rows) {
     json out = json::array();
-    for (const RangeRow& r : rows) {
+    for (const RangeRow& r : first_rows(rows, a.top)) {
       json by = json::object();
       for (int c = 0; c < kCategoryCount; ++c)
         if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
@@ -93,6 +111,10 @@ nlohmann::json to_json(const Analysis& a) {
                      {"kernels", kernels},
                      {"ranges", range_rows(a.ranges)},
                      {"range_patterns", range_rows(a.range_patterns)}};
+  for (const auto& [key, total] : {std::pair<const char*, size_t>{"kernels", a.kernels.size()},
+                                   {"ranges", a.ranges.size()},
+                                   {"range_patterns", a.range_patterns.size()}})
+    if (json_rows(a.top, total) < total) j["kernel_mix"][std::string(key) + "_omitted"] = total - json_rows(a.top, total);
   if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
     const GraphSummary& g = a.graphs;
     j["kernel_mix"]["graphs"] = {{"replays", g.replays},

@@ -41,7 +41,9 @@ struct ReportOptions {
   // "warmup", or category 1 when no names were registered); with no marks, the first one.
   std::optional<int> skip_warmup;
   double gap_us = 5.0;  // an idle stretch longer than this inside an iteration is a gap
-  int top = 15;         // rows in the top-kernels and largest-gaps tables
+  // Rows in the kernel, layer, gap and synchronization tables: trace/top.h (unset: 15 in the
+  // text, every row in the JSON; 0: every row).
+  std::optional<int> top;
   // The process to report (--pid). Unset: the one process with iterations; a capture in which
   // several have some is refused here (run_analyze reports each, trace/processes.h).
   std::optional<uint32_t> pid;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "trace/text_util.h"
+#include "trace/top.h"
 
 namespace laptime::trace {
 
@@ -100,7 +101,6 @@ void print_lap(const Analysis& a, std::FILE* out) {
 // 2: busy and idle time, the gaps.
 void print_utilization(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
-  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n2. GPU utilization inside steady iterations\n");
   if (a.busy_pct.n == 0) {
     std::fprintf(out, "  no GPU work was launched inside the steady iterations\n");
@@ -129,7 +129,8 @@ void print_utilization(const Analysis& a, std::FILE* out) {
       Table tg({"iter", "at (ms)", "gap (us)", "cause", "launch", "CPU meanwhile", "next GPU work"}, "rrrllll");
       std::map<uint64_t, Ns> gpu_start;
       for (const Iteration& it : a.iterations) gpu_start[it.index] = it.gpu_start;
-      for (size_t i = 0; i < a.gaps.size() && i < top; ++i) {
+      const size_t shown = text_rows(a.top, a.gaps.size());
+      for (size_t i = 0; i < shown; ++i) {
         const Gap& g = a.gaps[i];
         // A launch of 10 us inside a 200 us gap is not what the host was doing: say so.
         const std::string cpu =
@@ -140,6 +141,7 @@ void print_utilization(const Analysis& a, std::FILE* out) {
                 gap_cause_name(g.cause), g.launch.empty() ? "-" : g.launch.str(), cpu, g.after});
       }
       tg.print(out, 4);
+      detail::print_more_rows(out, a.gaps.size() - shown, 4);
     }
   }
 }
@@ -147,7 +149,6 @@ void print_utilization(const Analysis& a, std::FILE* out) {
 // 3: by category, by kernel, by layer.
 void print_kernel_mix(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
-  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n3. Kernel mix (steady iterations: GPU time %s ms, %s ms per iteration)\n", ms(a.gpu_time).c_str(),
                per_iter(a.gpu_time / 1e6, iters).c_str());
   print_graphs(a, out);
@@ -161,17 +162,22 @@ void print_kernel_mix(const Analysis& a, std::FILE* out) {
   if (kernels_known) std::fprintf(out, "\n  top kernels by GPU time\n");
   // The name last and whole: cuDNN's names differ only in the middle (tile sizes).
   Table tk({"share", "ms/iter", "calls/iter", "mean (us)", "category", "kernel"}, "rrrrll");
-  for (size_t i = 0; i < a.kernels.size() && i < top; ++i) {
+  const size_t kernels_shown = text_rows(a.top, a.kernels.size());
+  for (size_t i = 0; i < kernels_shown; ++i) {
     const KernelRow& k = a.kernels[i];
     tk.row({share(k.time, a.gpu_time), per_iter(k.time / 1e6, iters), per_iter(double(k.count), iters, "%.1f"),
             us(k.time / static_cast<Ns>(k.count)), category_name(k.category), k.name});
   }
-  if (a.kernels.size() > top) tk.row({"", "", "", "", "", format("(%zu more)", a.kernels.size() - top)});
-  if (kernels_known) tk.print(out, 4);
+  if (kernels_known) {
+    tk.print(out, 4);
+    detail::print_more_rows(out, a.kernels.size() - kernels_shown, 4);
+  }
   std::fprintf(out, "\n  by layer (innermost NVTX range of the launch%s; block indices folded)\n",
                a.graphs.node_ops_named ? ", or where a graph's node was made" : "");
   Table tr({"range", "ops/iter", "ms/iter", "share", "mostly"}, "lrrrl");
-  for (const RangeRow& r : a.range_patterns) {
+  const size_t layers_shown = text_rows(a.top, a.range_patterns.size());
+  for (size_t i = 0; i < layers_shown; ++i) {
+    const RangeRow& r = a.range_patterns[i];
     int best = 0;
     for (int c = 1; c < kCategoryCount; ++c)
       if (r.time_by_category[c] > r.time_by_category[best]) best = c;
@@ -179,12 +185,12 @@ void print_kernel_mix(const Analysis& a, std::FILE* out) {
             r.graph_replay_time > r.time_by_category[best] ? "CUDA Graph replays" : category_name(static_cast<Category>(best))});
   }
   tr.print(out, 4);
+  detail::print_more_rows(out, a.range_patterns.size() - layers_shown, 4);
 }
 
 // 4: the blocking calls, what they cost, and the lap without them.
 void print_synchronizations(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
-  const size_t top = static_cast<size_t>(std::max(a.top, 1));
   std::fprintf(out, "\n4. Synchronization inside steady iterations\n");
   if (!a.has_api_trace) {
     std::fprintf(out, "  unknown: the capture has no CUDA API calls\n");
@@ -208,13 +214,14 @@ void print_synchronizations(const Analysis& a, std::FILE* out) {
                  a.lap_without_syncs_ms, a.lap_ms, a.gpu_floor_ms);
     std::fprintf(out, "\n  calls (stall: waited for the compute stream's pending work; returned at once: did not)\n");
     Table tl({"iter", "api", "range", "host wait (us)", "pending (us)", "effect", "copy"}, "rllrrll");
-    for (size_t i = 0; i < a.syncs.size() && i < top; ++i) {
+    const size_t shown = text_rows(a.top, a.syncs.size());
+    for (size_t i = 0; i < shown; ++i) {
       const SyncCall& s = a.syncs[i];
       tl.row({std::to_string(s.iteration), s.api, s.range, us(s.duration), us(s.pending), sync_effect_name(s.effect),
               s.detail});
     }
-    if (a.syncs.size() > top) tl.row({"", format("(%zu more)", a.syncs.size() - top), "", "", "", "", ""});
     tl.print(out, 4);
+    detail::print_more_rows(out, a.syncs.size() - shown, 4);
   }
   if (!a.syncs_elsewhere.empty()) {
     std::map<std::string, size_t> counts;

@@ -142,4 +142,8 @@ void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_
   if (!line.empty()) std::fprintf(out, "%*s%s\n", static_cast<int>(indent), "", line.c_str());
 }
 
+void print_more_rows(std::FILE* out, size_t omitted, int indent, const char* what) {
+  if (omitted) std::fprintf(out, "%*s... %zu more %s (--top 0 for all)\n", indent, "", omitted, what);
+}
+
 }  // namespace laptime::trace::detail

@@ -88,7 +88,8 @@ def diff(before, after, **options):
     """`laptime diff BEFORE AFTER` as a dict (schema laptime.diff/1).
 
     options: the command's flags, e.g. by="block", threshold=3, min_change_us=2, seed=1,
-    pid_before=4100, pid_after=4200 (a side's process, when its capture holds several). With
-    fail_if_slower=PCT the dict is returned whether or not the gate trips (its "gate" says).
+    pid_before=4100, pid_after=4200 (a side's process, when its capture holds several), top=5 (the
+    dict holds every layer row unless top is given). With fail_if_slower=PCT the dict is returned
+    whether or not the gate trips (its "gate" says).
     """
     return _report("diff", [before, after], options, ok_codes=(0, 3))
