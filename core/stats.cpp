@@ -66,39 +66,122 @@ class SplitMix64 {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
-  // An index in [0, n): the high 64 bits of a 64x64 product (Lemire), bias below 2^-40 for
-  // the list sizes here.
-  size_t below(size_t n) { return static_cast<size_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  // Uniform in (0, 1): 53 random bits, offset by half a step so that log() never sees 0.
+  double open01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
+  // Standard normal (Box-Muller, the cosine half).
+  double normal() {
+    const double r = std::sqrt(-2 * std::log(open01()));
+    return r * std::cos(6.283185307179586 * open01());
+  }
+  // Gamma(shape, 1) for shape >= 1 (Marsaglia and Tsang 2000: a squeeze on a cubed normal).
+  double gamma(double shape) {
+    const double d = shape - 1.0 / 3, c = 1 / std::sqrt(9 * d);
+    for (;;) {
+      double x, v;
+      do {
+        x = normal();
+        v = 1 + c * x;
+      } while (v <= 0);
+      v = v * v * v;
+      const double u = open01();
+      if (u < 1 - 0.0331 * x * x * x * x) return d * v;
+      if (std::log(u) < 0.5 * x * x + d * (1 - v + std::log(v))) return d * v;
+    }
+  }
+  // Beta(a, b) for a, b >= 1, as G_a / (G_a + G_b).
+  double beta(double a, double b) {
+    const double x = gamma(a), y = gamma(b);
+    return x / (x + y);
+  }
 
  private:
   uint64_t state_;
 };
 
-double resampled_median(const std::vector<double>& v, SplitMix64& rng, std::vector<double>& scratch) {
-  scratch.resize(v.size());
-  for (double& x : scratch) x = v[rng.below(v.size())];
-  return median(scratch);
+// floor(n u) for u in [0, 1], kept inside the list.
+uint32_t rank_of(double u, size_t n) {
+  const double r = std::floor(u * static_cast<double>(n));
+  return static_cast<uint32_t>(std::min(r, static_cast<double>(n - 1)));
+}
+
+// The percentile of `v` at q as percentile_sorted() takes it, by selection (v is reordered).
+double percentile_select(std::vector<double>& v, double q) {
+  const double pos = q * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double x = v[lo];
+  const double y = lo + 1 < v.size() ? *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end()) : x;
+  return x + (pos - lo) * (y - x);
 }
 
 }  // namespace
 
+SortedSample::SortedSample(std::vector<double> values, size_t zeros) : values_(std::move(values)), zeros_(zeros) {
+  std::sort(values_.begin(), values_.end());
+  negatives_ = static_cast<size_t>(std::lower_bound(values_.begin(), values_.end(), 0.0) - values_.begin());
+}
+
+double SortedSample::at(size_t rank) const {
+  if (rank < negatives_) return values_[rank];
+  if (rank < negatives_ + zeros_) return 0;
+  return values_[rank - zeros_];
+}
+
+double SortedSample::median() const {
+  const size_t n = size();
+  if (n == 0) return 0;
+  return n % 2 ? at(n / 2) : (at(n / 2 - 1) + at(n / 2)) / 2;
+}
+
+MedianDraws draw_resampled_medians(size_t n, int resamples, uint64_t seed) {
+  MedianDraws d;
+  d.n = n;
+  if (n == 0 || resamples <= 0) return d;
+  SplitMix64 rng(seed);
+  const size_t k = n % 2 ? (n + 1) / 2 : n / 2;  // the (lower) middle order statistic, 1-based
+  d.lo.reserve(static_cast<size_t>(resamples));
+  d.hi.reserve(static_cast<size_t>(resamples));
+  for (int r = 0; r < resamples; ++r) {
+    const double u = rng.beta(double(k), double(n - k + 1));  // U_(k) of n uniforms
+    d.lo.push_back(rank_of(u, n));
+    if (n % 2) {
+      d.hi.push_back(d.lo.back());
+    } else {  // U_(k+1): the least of the n - k uniforms above U_(k)
+      const double next = u + (1 - u) * (1 - std::pow(rng.open01(), 1.0 / double(n - k)));
+      d.hi.push_back(rank_of(next, n));
+    }
+  }
+  d.min_lo = *std::min_element(d.lo.begin(), d.lo.end());
+  d.max_hi = *std::max_element(d.hi.begin(), d.hi.end());
+  return d;
+}
+
+Interval bootstrap_median_change(const SortedSample& before, const SortedSample& after, const MedianDraws& b,
+                                 const MedianDraws& a, double level) {
+  Interval ci;
+  if (before.size() == 0 || after.size() == 0 || b.lo.empty() || a.lo.empty()) return ci;
+  if (b.n != before.size() || a.n != after.size() || b.lo.size() != a.lo.size()) return ci;  // draws of other lists
+  // Sorted lists: one value at both ends of the drawn ranks is one value at every drawn rank.
+  if (before.at(b.min_lo) == before.at(b.max_hi) && after.at(a.min_lo) == after.at(a.max_hi)) {
+    ci.lo = ci.hi = after.at(a.min_lo) - before.at(b.min_lo);
+    return ci;
+  }
+  std::vector<double> diffs(b.lo.size());
+  for (size_t r = 0; r < diffs.size(); ++r)
+    diffs[r] = (after.at(a.lo[r]) + after.at(a.hi[r])) / 2 - (before.at(b.lo[r]) + before.at(b.hi[r])) / 2;
+  const double tail = (1 - level) / 2;
+  ci.lo = percentile_select(diffs, tail);
+  ci.hi = percentile_select(diffs, 1 - tail);
+  return ci;
+}
+
+uint64_t after_seed(uint64_t seed) { return SplitMix64(seed ^ 0xA5A5A5A5A5A5A5A5ull).next(); }
+
 Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after,
                                  int resamples, uint64_t seed, double level) {
-  Interval ci;
-  if (before.empty() || after.empty() || resamples <= 0) return ci;
-  SplitMix64 rng(seed);
-  std::vector<double> diffs, scratch;
-  diffs.reserve(static_cast<size_t>(resamples));
-  for (int r = 0; r < resamples; ++r) {
-    const double b = resampled_median(before, rng, scratch);
-    const double a = resampled_median(after, rng, scratch);
-    diffs.push_back(a - b);
-  }
-  std::sort(diffs.begin(), diffs.end());
-  const double tail = (1 - level) / 2;
-  ci.lo = percentile_sorted(diffs, tail);
-  ci.hi = percentile_sorted(diffs, 1 - tail);
-  return ci;
+  return bootstrap_median_change(SortedSample(before, 0), SortedSample(after, 0),
+                                 draw_resampled_medians(before.size(), resamples, seed),
+                                 draw_resampled_medians(after.size(), resamples, after_seed(seed)), level);
 }
 
 SteadyState steady_state(const std::vector<double>& series) {

@@ -16,9 +16,9 @@
 //   MAD         the median of |x - median| (unscaled: 1.4826 · MAD estimates the standard
 //               deviation of normal noise).
 //   bootstrap   the percentile-bootstrap interval of a change of medians (below), drawn from a
-//               fixed-seed SplitMix64 stream with its own index mapping, so the same inputs
-//               give the same interval on every platform (the standard library's
-//               distributions are implementation-defined).
+//               fixed-seed SplitMix64 stream with its own variates (uniform, normal, gamma,
+//               beta), so the same inputs give the same interval on every platform (the
+//               standard library's distributions are implementation-defined).
 #pragma once
 
 #include <cstddef>
@@ -48,12 +48,52 @@ struct Interval {
   bool excludes_zero() const { return lo > 0 || hi < 0; }
 };
 
+// A list of values held as its sorted values plus a count of zeros not stored: a layer's time
+// per iteration where it ran, and 0 in every other iteration (a sparse series: a layer that runs
+// in one iteration of 4,000 costs one value, not 4,000).
+class SortedSample {
+ public:
+  SortedSample() = default;
+  SortedSample(std::vector<double> values, size_t zeros);  // any order; sorted here
+  size_t size() const { return values_.size() + zeros_; }
+  double at(size_t rank) const;  // the rank-th smallest (0-based), the zeros among them
+  double median() const;         // median()'s definition
+ private:
+  std::vector<double> values_;  // ascending
+  size_t zeros_ = 0, negatives_ = 0;
+};
+
+// The ranks, in a sorted list of n values, of the medians of `resamples` bootstrap resamples
+// (n values drawn from the list with replacement): resample r's median is the list's
+// (at(lo[r]) + at(hi[r])) / 2, lo == hi for odd n. Drawn once per list length and stream, they
+// serve every list of that length. The method: the list's ranks drawn uniformly are
+// floor(n U) for uniform U in [0, 1), so the k-th smallest of n draws is floor(n U_(k)), and the
+// k-th order statistic of n uniforms is Beta(k, n - k + 1); for even n the next one is
+// U_(k) + (1 - U_(k)) (1 - V^(1/(n-k))) (the least of the n - k uniforms above U_(k)). Each
+// resample costs O(1) instead of drawing and selecting n values: the same distribution of the
+// resampled median as drawing the values one by one, at a cost independent of n.
+struct MedianDraws {
+  size_t n = 0;
+  std::vector<uint32_t> lo, hi;
+  uint32_t min_lo = 0, max_hi = 0;  // over every resample
+};
+MedianDraws draw_resampled_medians(size_t n, int resamples, uint64_t seed);
+
 // The percentile-bootstrap interval of median(after) - median(before) at `level` (0.95: the
 // 2.5th and 97.5th percentiles of the resampled differences). Each resample draws
 // before.size() values from `before` and after.size() from `after`, with replacement,
-// independently (the two runs' iterations are not paired). An empty list gives {0, 0}.
+// independently (the two runs' iterations are not paired): its medians are those of `b` and
+// `a` (draw_resampled_medians for each list's length, from two independent streams). When
+// every resampled median of each side is one value (a layer absent from most iterations: all
+// zeros) the interval is that one change, found without a pass over the resamples. An empty
+// list gives {0, 0}.
+Interval bootstrap_median_change(const SortedSample& before, const SortedSample& after, const MedianDraws& b,
+                                 const MedianDraws& a, double level = 0.95);
+// The same for two lists, drawn here: the before side from `seed`, the after side from a stream
+// derived from it (after_seed).
 Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after,
                                  int resamples, uint64_t seed, double level = 0.95);
+uint64_t after_seed(uint64_t seed);
 
 // Where a series of per-iteration times settles. The rule (documented in docs/PROFILING.md):
 // the reference is the last half of the series (iterations n/2 .. n-1); its median m and MAD

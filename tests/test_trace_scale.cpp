@@ -235,5 +235,33 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
             "");
 }
 
+// diff on a trace with one NVTX range per op (emit_nvtx), 10^5 kernels in 421 steady
+// iterations, --by block: every op is a layer of its own, in one iteration. The dense
+// per-layer series and the per-row bootstrap made that 4 GB and more than a minute (killed);
+// sparse series and the shared resampled medians keep it linear: within the bounds, every
+// layer a row, the text cut to --top's rows.
+TEST(Scale, DiffOfAnEmitNvtxTraceByBlockStaysLinear) {
+  const std::string p = scale_trace("grown_emit_1e5");
+  REQUIRE_TRACE(p);
+  EXPECT_EQ(bounded(640 * kMiB, 60, [&] {
+              const Trace t = load_nsys_sqlite(p);
+              const TraceJoin j(t);
+              DiffOptions d;
+              d.by = LayerKey::Block;  // the default 10,000 resamples
+              const Diff diff = diff_runs(run_from_trace(j, d, p), run_from_trace(j, d, p), d);
+              if (diff.rows.size() < 100000) _exit(5);  // a layer per op
+              char* buf = nullptr;
+              size_t size = 0;
+              std::FILE* out = open_memstream(&buf, &size);
+              print_diff(diff, out);
+              std::fclose(out);
+              const std::string text(buf, size);
+              std::free(buf);
+              if (text.size() > 64 * 1024 || text.find("more rows (--top 0 for all)") == std::string::npos) _exit(6);
+              (void)diff_to_json(diff).dump();
+            }),
+            "");
+}
+
 }  // namespace
 }  // namespace laptime::trace

@@ -61,7 +61,13 @@ add_test(NAME trace.scale_traces_grown
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/grow_trace.py
     ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/lesson/gpt2_max.sqlite ${LAPTIME_SCALE_TRACES}/grown_1e5.sqlite
     --kernels 100000)
-set_tests_properties(trace.scale_traces_hostile trace.scale_traces_grown PROPERTIES FIXTURES_SETUP scale_traces)
+# ... and with a range per op as PyTorch's emit_nvtx writes them, for diff's linearity (issue 21).
+add_test(NAME trace.scale_traces_grown_emit
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/grow_trace.py
+    ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/lesson/gpt2_max.sqlite ${LAPTIME_SCALE_TRACES}/grown_emit_1e5.sqlite
+    --kernels 100000 --emit-nvtx)
+set_tests_properties(trace.scale_traces_hostile trace.scale_traces_grown trace.scale_traces_grown_emit
+  PROPERTIES FIXTURES_SETUP scale_traces)
 add_executable(test_trace_scale test_trace_scale.cpp)
 laptime_target_defaults(test_trace_scale)
 target_link_libraries(test_trace_scale PRIVATE GTest::gtest GTest::gtest_main laptime_trace)

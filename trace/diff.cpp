@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "trace/kernels.h"
 #include "trace/text_util.h"
@@ -40,24 +41,37 @@ std::string calls_str(double c) { return std::fabs(c - std::round(c)) < 1e-9 ? f
 
 namespace {
 
-DiffRow compare(const std::string& name, const std::vector<double>& before, const std::vector<double>& after,
-                const DiffOptions& o, uint64_t seed) {
+// The resampled medians' ranks of each side (stats::draw_resampled_medians), drawn once per
+// series length and shared by every row: a row's interval depends on its own series and the
+// seed, not on which other rows exist, and the bootstrap costs O(resamples) a row whatever the
+// number of iterations (a row that is one value at every drawn rank, O(1)).
+class Resamples {
+ public:
+  explicit Resamples(const DiffOptions& o) : o_(o) {}
+  const stats::MedianDraws& before(size_t n) { return get(before_, n, o_.seed); }
+  const stats::MedianDraws& after(size_t n) { return get(after_, n, stats::after_seed(o_.seed)); }
+
+ private:
+  const stats::MedianDraws& get(std::map<size_t, stats::MedianDraws>& cache, size_t n, uint64_t seed) {
+    auto [it, fresh] = cache.try_emplace(n);
+    if (fresh) it->second = stats::draw_resampled_medians(n, o_.resamples, seed);
+    return it->second;
+  }
+  const DiffOptions& o_;
+  std::map<size_t, stats::MedianDraws> before_, after_;
+};
+
+DiffRow compare(const std::string& name, const stats::SortedSample& before, const stats::SortedSample& after,
+                const DiffOptions& o, Resamples& resamples) {
   DiffRow row;
   row.name = name;
-  row.before_ns = stats::median(before);
-  row.after_ns = stats::median(after);
+  row.before_ns = before.median();
+  row.after_ns = after.median();
   row.change_ns = row.after_ns - row.before_ns;
   row.change_pct = row.before_ns > 0 ? 100 * row.change_ns / row.before_ns : 0;
-  row.ci = stats::bootstrap_median_change(before, after, o.resamples, seed);
+  row.ci = stats::bootstrap_median_change(before, after, resamples.before(before.size()), resamples.after(after.size()));
   row.label = classify_change(row.before_ns, row.change_ns, row.ci, o);
   return row;
-}
-
-// A stable per-row seed, so a row's interval does not depend on which other rows exist.
-uint64_t row_seed(uint64_t seed, const std::string& name) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return seed ^ h;
 }
 
 void describe_kernels(DiffRow& row, const LayerRun* b, const LayerRun* a) {
@@ -74,33 +88,47 @@ void describe_kernels(DiffRow& row, const LayerRun* b, const LayerRun* a) {
 
 namespace {
 
-// The roofline of `row` on one side: the FLOPs and bytes of the sidecar entries the row stands
-// for (its name, or every block's range when folded; the whole iteration: the top level), over
-// the row's median time on that side.
-std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, const LayerCosts& costs,
-                                          const std::optional<Ceilings>& ceilings, const DiffOptions& o) {
-  if (time_ns <= 0) return std::nullopt;
-  double flops = 0, bytes = 0;
-  bool found = false;
-  // A layer that computes in another precision than the run's (an fp8 run's bf16 convolutions)
-  // is held to that precision's ceiling, as the roofline does; rows whose entries disagree (or
-  // name none) keep the run's.
-  std::optional<std::string> own;
-  bool agree = true;
-  for (const LayerCostEntry& e : costs.layers) {
-    const bool match = row.whole ? e.parent.empty()
-                                 : (o.by == LayerKey::Folded ? fold_block_indices(e.name) : e.name) == row.name;
-    if (!match) continue;
-    flops += e.flops;
-    bytes += e.bytes();
-    found = true;
-    const std::string p = e.precision.empty() ? costs.precision : e.precision;
-    if (own && *own != p) agree = false;
-    own = p;
+// A side's sidecar by row: the FLOPs and bytes of the entries each row stands for (its name, or
+// every block's range when folded; the whole iteration: the top level), summed in the file's
+// order, each entry's name folded once rather than once per row.
+struct RowCosts {
+  struct Sum {
+    double flops = 0, bytes = 0;
+    // A layer that computes in another precision than the run's (an fp8 run's bf16
+    // convolutions) is held to that precision's ceiling, as the roofline does; rows whose
+    // entries disagree (or name none) keep the run's.
+    std::optional<std::string> own;
+    bool agree = true;
+    void add(const LayerCostEntry& e, const std::string& run_precision) {
+      flops += e.flops;
+      bytes += e.bytes();
+      const std::string& p = e.precision.empty() ? run_precision : e.precision;
+      if (own && *own != p) agree = false;
+      own = p;
+    }
+  };
+  std::unordered_map<std::string, Sum> by_name;
+  std::optional<Sum> top;
+  RowCosts(const LayerCosts& costs, const DiffOptions& o) {
+    for (const LayerCostEntry& e : costs.layers) {
+      by_name[o.by == LayerKey::Folded ? fold_block_indices(e.name) : e.name].add(e, costs.precision);
+      if (e.parent.empty()) {
+        if (!top) top.emplace();
+        top->add(e, costs.precision);
+      }
+    }
   }
-  if (!found || bytes <= 0) return std::nullopt;
-  const std::string precision = agree && own ? *own : costs.precision;
-  return roofline_point(flops, bytes, time_ns / 1e9, ceilings ? &*ceilings : nullptr, precision);
+};
+
+// The roofline of `row` on one side: its FLOPs and bytes over its median time on that side.
+std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, const LayerCosts& costs,
+                                          const RowCosts& sums, const std::optional<Ceilings>& ceilings) {
+  if (time_ns <= 0) return std::nullopt;
+  const auto it = sums.by_name.find(row.name);
+  const RowCosts::Sum* s = row.whole ? (sums.top ? &*sums.top : nullptr) : it != sums.by_name.end() ? &it->second : nullptr;
+  if (!s || s->bytes <= 0) return std::nullopt;
+  const std::string& precision = s->agree && s->own ? *s->own : costs.precision;
+  return roofline_point(s->flops, s->bytes, time_ns / 1e9, ceilings ? &*ceilings : nullptr, precision);
 }
 
 void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
@@ -118,9 +146,14 @@ void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const 
   if (!d.ceilings)
     d.notes.push_back("The roofline columns show achieved TFLOP/s only: no ceilings (run `laptime peak` on this GPU, "
                       "or pass --peak FILE).");
+  std::optional<RowCosts> sums_before, sums_after;
+  if (before.costs) sums_before.emplace(*before.costs, o);
+  if (after.costs) sums_after.emplace(*after.costs, o);
   for (DiffRow& r : d.rows) {
-    if (before.costs && r.label != Label::OnlyAfter) r.roof_before = row_roofline(r, r.before_ns, *before.costs, d.ceilings, o);
-    if (after.costs && r.label != Label::OnlyBefore) r.roof_after = row_roofline(r, r.after_ns, *after.costs, d.ceilings, o);
+    if (before.costs && r.label != Label::OnlyAfter)
+      r.roof_before = row_roofline(r, r.before_ns, *before.costs, *sums_before, d.ceilings);
+    if (after.costs && r.label != Label::OnlyBefore)
+      r.roof_after = row_roofline(r, r.after_ns, *after.costs, *sums_after, d.ceilings);
   }
 }
 
@@ -129,19 +162,22 @@ void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const 
 namespace {
 
 // The whole iteration: its time, and where both sides are traces its kernels and launches.
-DiffRow whole_iteration(const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
-  DiffRow whole = compare("(iteration)", before.iteration_ns, after.iteration_ns, o, row_seed(o.seed, "(iteration)"));
+DiffRow whole_iteration(const DiffSide& before, const DiffSide& after, const DiffOptions& o, Resamples& resamples) {
+  DiffRow whole = compare("(iteration)", stats::SortedSample(before.iteration_ns, 0),
+                          stats::SortedSample(after.iteration_ns, 0), o, resamples);
   whole.whole = true;
   auto per_iteration = [](const DiffSide& r, bool launches) {
     std::vector<double> v;
+    std::vector<int> calls;
     for (const auto& ops : r.steady_ops) {
-      std::set<int> calls;
+      calls.clear();
       double kernels = 0;
       for (const OpRecord& op : ops) {
         kernels += op.kernel ? 1 : 0;
-        if (op.api >= 0) calls.insert(op.api);
+        if (op.api >= 0) calls.push_back(op.api);
       }
-      v.push_back(launches ? double(calls.size()) : kernels);
+      std::sort(calls.begin(), calls.end());
+      v.push_back(launches ? double(std::unique(calls.begin(), calls.end()) - calls.begin()) : kernels);
     }
     return stats::median(v);
   };
@@ -211,7 +247,8 @@ bool borrow_missing_layers(DiffSide& before, DiffSide& after, const DiffOptions&
 
 // One row per layer name on either side, by name: compared where both have it, ONLY BEFORE
 // or ONLY AFTER otherwise, with its kernel and launch counts and the kernels only one side has.
-std::vector<DiffRow> layer_rows(const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
+std::vector<DiffRow> layer_rows(const DiffSide& before, const DiffSide& after, const DiffOptions& o,
+                                Resamples& resamples) {
   std::map<std::string, std::pair<const LayerRun*, const LayerRun*>> names;
   for (const LayerRun& l : before.layers) names[l.name].first = &l;
   for (const LayerRun& l : after.layers) names[l.name].second = &l;
@@ -220,23 +257,23 @@ std::vector<DiffRow> layer_rows(const DiffSide& before, const DiffSide& after, c
     const auto [b, a] = pair;
     DiffRow row;
     if (b && a) {
-      row = compare(name, b->time_ns, a->time_ns, o, row_seed(o.seed, name));
+      row = compare(name, b->sample(&LayerRun::Ran::time_ns), a->sample(&LayerRun::Ran::time_ns), o, resamples);
     } else {
       row.name = name;
-      row.before_ns = b ? stats::median(b->time_ns) : 0;
-      row.after_ns = a ? stats::median(a->time_ns) : 0;
+      row.before_ns = b ? b->sample(&LayerRun::Ran::time_ns).median() : 0;
+      row.after_ns = a ? a->sample(&LayerRun::Ran::time_ns).median() : 0;
       row.change_ns = row.after_ns - row.before_ns;
       row.change_pct = b ? -100 : 0;
       row.label = b ? Label::OnlyBefore : Label::OnlyAfter;
     }
     row.depth = (b ? b : a)->depth;
     if (b) {
-      row.kernels_before = stats::median(b->kernels);
-      row.launches_before = stats::median(b->launches);
+      row.kernels_before = b->sample(&LayerRun::Ran::kernels).median();
+      row.launches_before = b->sample(&LayerRun::Ran::launches).median();
     }
     if (a) {
-      row.kernels_after = stats::median(a->kernels);
-      row.launches_after = stats::median(a->launches);
+      row.kernels_after = a->sample(&LayerRun::Ran::kernels).median();
+      row.launches_after = a->sample(&LayerRun::Ran::launches).median();
     }
     describe_kernels(row, b, a);
     rows.push_back(std::move(row));
@@ -244,39 +281,97 @@ std::vector<DiffRow> layer_rows(const DiffSide& before, const DiffSide& after, c
   return rows;
 }
 
-// Words for the kernels of each row (DiffRow::kernel_note): where a gone kernel now lives, or
-// that its layer lost a kernel (fused into a neighbour, as a GELU moved into the GEMM's
-// epilogue).
-void narrate_kernels(std::vector<DiffRow>& rows) {
-  std::map<std::string, std::vector<std::string>> new_home;  // kernel -> layers that gained it
-  for (const DiffRow& r : rows)
-    for (const auto& [k, c] : r.added) new_home[k].push_back(r.name);
-  // A kernel change is told on the innermost row that has it, not again on every parent.
-  auto told_deeper = [&](const DiffRow& r, const std::string& k, bool gone) {
-    for (const DiffRow& c : rows) {
-      if (c.depth <= r.depth || c.name.compare(0, r.name.size() + 1, r.name + ".") != 0) continue;
-      for (const auto& [name, calls] : gone ? c.gone : c.added)
-        if (name == k) return true;
+// Which rows have each kernel among their gone (or new) kernels, for narrate_kernels: rows
+// sorted by name, so the rows below a layer ("h.*.attn" -> "h.*.attn.core") are one stretch
+// found by binary search, not a scan of every row per kernel (quadratic with the thousands of
+// layers of PyTorch's emit_nvtx ranges kept per op, --by block).
+class KernelHomes {
+ public:
+  explicit KernelHomes(const std::vector<DiffRow>& rows) : rows_(rows) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (const auto& g : rows[i].gone) gone_[g.first].push_back(i);
+      for (const auto& a : rows[i].added) added_[a.first].push_back(i);
+    }
+  }
+  // Whether a row below `r` (deeper, its name r's and a dot on) has kernel k gone (or new).
+  bool told_deeper(const DiffRow& r, const std::string& k, bool gone) const {
+    const auto& table = gone ? gone_ : added_;
+    const auto it = table.find(k);
+    if (it == table.end()) return false;
+    const std::string prefix = r.name + ".";
+    for (size_t i = first_from(it->second, prefix); i < it->second.size(); ++i) {
+      const DiffRow& c = rows_[it->second[i]];
+      if (c.name.compare(0, prefix.size(), prefix) != 0) break;
+      if (c.depth > r.depth) return true;
     }
     return false;
-  };
-  for (DiffRow& r : rows) {
+  }
+  // The innermost layers that gained kernel k (not their parents too), by name.
+  const std::vector<std::string>& new_homes(const std::string& k) {
+    auto [cached, fresh] = innermost_.try_emplace(k);
+    if (!fresh) return cached->second;
+    const auto it = added_.find(k);
+    if (it == added_.end()) return cached->second;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      const std::string prefix = rows_[it->second[i]].name + ".";
+      const size_t j = first_from(it->second, prefix);
+      const bool parent = j < it->second.size() && rows_[it->second[j]].name.compare(0, prefix.size(), prefix) == 0;
+      if (!parent) cached->second.push_back(rows_[it->second[i]].name);
+    }
+    return cached->second;
+  }
+  bool gained_anywhere(const std::string& k) const { return added_.count(k) > 0; }
+  // The row named `name`, or null.
+  const DiffRow* row(const std::string& name) const {
+    const auto it = std::lower_bound(rows_.begin(), rows_.end(), name,
+                                     [](const DiffRow& r, const std::string& n) { return r.name < n; });
+    return it != rows_.end() && it->name == name ? &*it : nullptr;
+  }
+
+ private:
+  // The first of `rows` (indices, by name) whose name is not below `name`.
+  size_t first_from(const std::vector<size_t>& rows, const std::string& name) const {
+    return static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), name, [this](size_t i, const std::string& n) {
+                                 return rows_[i].name < n;
+                               }) - rows.begin());
+  }
+  const std::vector<DiffRow>& rows_;
+  std::unordered_map<std::string, std::vector<size_t>> gone_, added_;  // kernel -> rows, by name
+  std::unordered_map<std::string, std::vector<std::string>> innermost_;
+};
+
+// At most this many layers are named as a gone kernel's new home; the note counts the rest.
+constexpr size_t kHomesNamed = 10;
+
+// Words for the kernels of each row (DiffRow::kernel_note): where a gone kernel now lives, or
+// that its layer lost a kernel (fused into a neighbour, as a GELU moved into the GEMM's
+// epilogue). `rows` are by name (layer_rows' order).
+void narrate_kernels(std::vector<DiffRow>& rows) {
+  KernelHomes homes(rows);
+  std::vector<std::string> notes(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DiffRow& r = rows[i];
+    // A kernel change is told on the innermost row that has it, not again on every parent.
     std::vector<std::pair<std::string, double>> gone, added;
     for (const auto& g : r.gone)
-      if (!told_deeper(r, g.first, true)) gone.push_back(g);
+      if (!homes.told_deeper(r, g.first, true)) gone.push_back(g);
     for (const auto& a : r.added)
-      if (!told_deeper(r, a.first, false)) added.push_back(a);
+      if (!homes.told_deeper(r, a.first, false)) added.push_back(a);
     std::string note;
     for (const auto& [k, c] : gone) {
       note += (note.empty() ? "" : "; ") + k + " gone (" + calls_str(c) + "/iter before)";
       std::string moved;  // the innermost layers that gained it (not their parents too)
-      const std::vector<std::string>& homes = new_home[k];
-      for (const std::string& l : homes) {
-        const bool parent = std::any_of(homes.begin(), homes.end(), [&](const std::string& other) {
-          return other.compare(0, l.size() + 1, l + ".") == 0;
-        });
-        if (l != r.name && !parent) moved += (moved.empty() ? "" : ", ") + l;
+      size_t named = 0, more = 0;
+      for (const std::string& l : homes.new_homes(k)) {
+        if (l == r.name) continue;
+        if (named == kHomesNamed) {
+          ++more;
+          continue;
+        }
+        moved += (moved.empty() ? "" : ", ") + l;
+        ++named;
       }
+      if (more) moved += format(" and %zu more layers", more);
       if (!moved.empty()) note += ", now in " + moved;
     }
     for (const auto& [k, c] : added)
@@ -287,19 +382,19 @@ void narrate_kernels(std::vector<DiffRow>& rows) {
     // A layer gone with its kernels (laptime's h.*.mlp.gelu once the GELU runs in the c_fc
     // GEMM's epilogue): when the enclosing layer now runs fewer kernels, say it was fused.
     if (r.label == Label::OnlyBefore && r.name.find('.') != std::string::npos) {
-      const std::string parent = r.name.substr(0, r.name.rfind('.'));
-      for (const DiffRow& p : rows)
-        if (p.name == parent && p.label != Label::OnlyBefore && p.kernels_after < p.kernels_before) {
-          bool anywhere = false;
-          for (const auto& [k, c] : gone) anywhere = anywhere || !new_home[k].empty();
-          if (!anywhere)
-            note += format("; the layer is gone and %s runs %s -> %s kernels per iteration: its work was fused "
-                           "into another kernel there",
-                           parent.c_str(), calls_str(p.kernels_before).c_str(), calls_str(p.kernels_after).c_str());
-        }
+      const DiffRow* p = homes.row(r.name.substr(0, r.name.rfind('.')));
+      if (p && p->label != Label::OnlyBefore && p->kernels_after < p->kernels_before) {
+        bool anywhere = false;
+        for (const auto& [k, c] : gone) anywhere = anywhere || homes.gained_anywhere(k);
+        if (!anywhere)
+          note += format("; the layer is gone and %s runs %s -> %s kernels per iteration: its work was fused "
+                         "into another kernel there",
+                         p->name.c_str(), calls_str(p->kernels_before).c_str(), calls_str(p->kernels_after).c_str());
+      }
     }
-    r.kernel_note = note;
+    notes[i] = std::move(note);
   }
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].kernel_note = std::move(notes[i]);
 }
 
 // The gate: every row SLOWER by more than --fail-if-slower, in words.
@@ -361,7 +456,8 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   // against a ResNet-50 fp32 run on an A100) printed its verdict without a word about it.
   d.differences = run_differences(before, after);
   if (!d.differences.empty()) d.notes.push_back(differences_note(d.differences));
-  const DiffRow whole = whole_iteration(before, after, o);
+  Resamples resamples(o);
+  const DiffRow whole = whole_iteration(before, after, o, resamples);
   if (!before.steady_ops.empty() && !after.steady_ops.empty() && (before.graph_work || after.graph_work))
     d.notes.push_back(where_time_went(before, after, whole));
   if (before.kind != after.kind)
@@ -374,7 +470,7 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   const bool told_layers = borrow_missing_layers(before, after, o, d.notes);
   d.rows.push_back(whole);
   if (before.has_layers && after.has_layers) {
-    std::vector<DiffRow> rows = layer_rows(before, after, o);
+    std::vector<DiffRow> rows = layer_rows(before, after, o, resamples);
     narrate_kernels(rows);
     std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
       return std::fabs(x.change_ns) > std::fabs(y.change_ns);

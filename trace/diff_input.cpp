@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -149,6 +150,7 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   ro.range = o.range;
   ro.skip_warmup = o.skip_warmup;
   ro.pid = pid;
+  ro.scope = AnalysisScope::Iterations;
   // One process per side: two loops read as one would interleave their iterations.
   const ProcessChoice procs = choose_processes(j, o.range, pid);
   if (procs.reported.size() > 1)
@@ -232,60 +234,107 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   return r;
 }
 
-void aggregate_layers(DiffSide& r, const DiffOptions& o) {
-  const size_t steady = r.steady_ops.size();
-  std::map<std::string, LayerRun> layers;
-  std::map<std::string, std::vector<std::set<int>>> launches;  // name -> per steady iteration: API calls
-  auto layer = [&](const std::string& name, int depth) -> LayerRun& {
-    LayerRun& l = layers[name];
-    if (l.time_ns.empty()) {
+namespace {
+
+// The layers of a side while they are filled: one per folded name, its series grown one entry
+// per steady iteration it runs in; the kernel calls of every layer in one table.
+class LayerTable {
+ public:
+  LayerTable(const DiffOptions& o, size_t steady) : by_(o.by), steady_(steady) {}
+
+  // The layer a range of an op stands for (its name folded once per distinct range name).
+  int of_range(const Name& range, int depth) {
+    auto [it, fresh] = by_range_.try_emplace(range.key(), -1);
+    if (fresh) it->second = of_name(by_ == LayerKey::Folded ? fold_block_indices(range) : range.str(), depth);
+    return it->second;
+  }
+  int of_name(const std::string& name, int depth) {
+    auto [it, fresh] = by_name_.try_emplace(name, static_cast<int>(layers_.size()));
+    if (fresh) {
+      LayerRun& l = layers_.emplace_back();
       l.name = name;
       l.depth = depth;
-      l.time_ns.assign(steady, 0);
-      l.kernels.assign(steady, 0);
-      l.launches.assign(steady, 0);
-      launches[name].resize(steady);
+      l.iterations = steady_;
+      last_op_.push_back(UINT64_MAX);
     }
-    return l;
-  };
-  bool any_layer = false;
-  std::unordered_map<const void*, std::string> folded;  // each distinct range name folded once
-  auto layer_name = [&](const Name& range) -> const std::string& {
-    auto [it, fresh] = folded.try_emplace(range.key());
-    if (fresh) it->second = o.by == LayerKey::Folded ? fold_block_indices(range) : range.str();
     return it->second;
+  }
+  // Whether op number `op` is new to layer l (a folded name counts once per op).
+  bool first_for_op(int l, uint64_t op) {
+    if (last_op_[static_cast<size_t>(l)] == op) return false;
+    last_op_[static_cast<size_t>(l)] = op;
+    return true;
+  }
+  // Adds an op of steady iteration s to layer l.
+  void add(int l, uint32_t s, const OpRecord& op) {
+    LayerRun& run = layers_[static_cast<size_t>(l)];
+    if (run.ran.empty() || run.ran.back().iteration != s) run.ran.push_back({s, 0, 0, 0});
+    run.ran.back().time_ns += double(op.end - op.start);
+    if (op.kernel) {
+      run.ran.back().kernels += 1;
+      auto [it, fresh] = calls_.try_emplace({l, op.label.key()}, op.label, 0.0);
+      it->second.second += 1;
+    }
+  }
+  void add_launch(int l) { layers_[static_cast<size_t>(l)].ran.back().launches += 1; }
+
+  // The layers by name, their kernel calls per steady iteration.
+  std::vector<LayerRun> take() {
+    for (const auto& [key, call] : calls_) layers_[static_cast<size_t>(key.first)].kernel_calls[call.first] += call.second;
+    for (LayerRun& l : layers_)
+      for (auto& [k, calls] : l.kernel_calls) calls /= double(steady_);
+    std::sort(layers_.begin(), layers_.end(), [](const LayerRun& x, const LayerRun& y) { return x.name < y.name; });
+    return std::move(layers_);
+  }
+
+ private:
+  struct PairHash {
+    size_t operator()(const std::pair<int, const void*>& p) const {
+      return std::hash<const void*>()(p.second) * 31 + std::hash<int>()(p.first);
+    }
   };
+  LayerKey by_;
+  size_t steady_;
+  std::vector<LayerRun> layers_;
+  std::vector<uint64_t> last_op_;  // per layer: the last op added
+  std::unordered_map<const void*, int> by_range_;  // range name (Name::key) -> layer
+  std::unordered_map<std::string, int> by_name_;   // folded name -> layer
+  std::unordered_map<std::pair<int, const void*>, std::pair<Name, double>, PairHash> calls_;  // (layer, kernel) -> calls
+};
+
+}  // namespace
+
+void aggregate_layers(DiffSide& r, const DiffOptions& o) {
+  const size_t steady = r.steady_ops.size();
+  LayerTable table(o, steady);
+  bool any_layer = false;
+  uint64_t op_number = 0;
+  std::vector<int> layers;                        // of one op: each folded name once
+  std::vector<std::pair<int, int>> launches;      // of one iteration: (layer, API call)
   for (size_t s = 0; s < steady; ++s) {
+    launches.clear();
     for (const OpRecord& op : r.steady_ops[s]) {
-      std::set<std::string> seen;  // a folded name counts once per op
-      std::vector<std::pair<std::string, int>> names;
+      ++op_number;
+      layers.clear();
       for (size_t c = 0; c < op.ranges.size(); ++c) {
-        const std::string& name = layer_name(op.ranges[c]);
-        if (seen.insert(name).second) names.emplace_back(name, static_cast<int>(c + 1));
+        const int l = table.of_range(op.ranges[c], static_cast<int>(c + 1));
+        if (table.first_for_op(l, op_number)) layers.push_back(l);
       }
-      if (names.empty()) names.emplace_back("(outside layers)", 1);
+      if (layers.empty()) layers.push_back(table.of_name("(outside layers)", 1));
       else any_layer = true;
-      const double d = double(op.end - op.start);
-      for (const auto& [name, depth] : names) {
-        LayerRun& l = layer(name, depth);
-        l.time_ns[s] += d;
-        if (op.kernel) {
-          l.kernels[s] += 1;
-          l.kernel_calls[op.label] += 1;
-        }
-        if (op.api >= 0) launches[name][s].insert(op.api);
+      for (int l : layers) {
+        table.add(l, static_cast<uint32_t>(s), op);
+        if (op.api >= 0) launches.emplace_back(l, op.api);
       }
     }
+    // Distinct host calls per layer in this iteration.
+    std::sort(launches.begin(), launches.end());
+    launches.erase(std::unique(launches.begin(), launches.end()), launches.end());
+    for (const auto& [l, api] : launches) table.add_launch(l);
   }
   r.has_layers = any_layer;
   r.layers.clear();
-  if (any_layer) {
-    for (auto& [name, l] : layers) {
-      for (size_t s = 0; s < steady; ++s) l.launches[s] = double(launches[name][s].size());
-      for (auto& [k, calls] : l.kernel_calls) calls /= double(steady);
-      r.layers.push_back(std::move(l));
-    }
-  }
+  if (any_layer) r.layers = table.take();
   // The median iteration's boxes for the SVG: kernels, and each range's extent on the GPU.
   r.median_kernels.clear();
   r.median_layers.clear();

@@ -40,14 +40,31 @@ struct DiffOptions {
   std::optional<int> top;
 };
 
-// One layer of one run, over its steady iterations.
+// One layer of one run, over its steady iterations. Sparse: the series hold the iterations the
+// layer ran in, and every other steady iteration counts 0 (PyTorch's emit_nvtx ranges with
+// --by block are a layer each, in one iteration of thousands: a dense series per layer was
+// layers x iterations).
 struct LayerRun {
   std::string name;  // folded or not, per DiffOptions::by
   int depth = 1;     // nesting below the iteration range: 1 for a top-level layer
-  std::vector<double> time_ns;    // per steady iteration (0 where the layer did not run)
-  std::vector<double> kernels;    // per steady iteration: kernels launched inside it
-  std::vector<double> launches;   // per steady iteration: distinct host calls that launched its work
+  size_t iterations = 0;  // the steady iterations, the series' full length
+  struct Ran {
+    uint32_t iteration = 0;  // steady index
+    double time_ns = 0;      // GPU time of its work
+    double kernels = 0;      // kernels launched inside it
+    double launches = 0;     // distinct host calls that launched its work
+  };
+  std::vector<Ran> ran;  // the steady iterations it ran in, ascending
   std::map<std::string, double> kernel_calls;  // kernel short name -> calls per steady iteration
+
+  // One of the series (&Ran::time_ns, ...) with the zeros of the other iterations, as the
+  // statistics take it.
+  stats::SortedSample sample(double Ran::*series) const {
+    std::vector<double> v;
+    v.reserve(ran.size());
+    for (const Ran& r : ran) v.push_back(r.*series);
+    return stats::SortedSample(std::move(v), iterations - ran.size());
+  }
 };
 
 // A box of the median iteration, times from that iteration's GPU start.

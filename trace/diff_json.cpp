@@ -1,5 +1,7 @@
 #include "trace/diff_json.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "trace/top.h"
@@ -89,9 +91,9 @@ nlohmann::json diff_to_json(const Diff& d) {
       x["kernels_new"] = kernels(r.added);
       x["kernel_note"] = r.kernel_note;
     }
-    rows.push_back(x);
+    rows.push_back(std::move(x));
   }
-  j["rows"] = rows;
+  j["rows"] = std::move(rows);
   if (shown < d.rows.size()) j["rows_omitted"] = d.rows.size() - shown;
   json gate = nullptr;
   if (o.fail_if_slower_pct)

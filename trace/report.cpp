@@ -238,6 +238,10 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
   mark_host_ahead(a, a.notes);
   graph_launch_ranges(j, ops_of, a, a.notes);
   iteration_statistics(a);
+  if (o.scope == AnalysisScope::Iterations) {  // the graph notes, as below; nothing else adds one
+    summarize_graphs(j, ops_of, a.iterations, a.graphs, a.notes);
+    return a;
+  }
   // 2. Utilization: the gaps and idle time of the steady iterations.
   steady_idle(std::move(gaps), a.iterations, a);
   if (iterations.pid)  // a GPU shared with other processes: their kernels in this one's idle time

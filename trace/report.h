@@ -33,6 +33,12 @@
 
 namespace laptime::trace {
 
+// What analyze() computes: every answer (`laptime analyze`), or the iterations only: which are
+// steady, their GPU spans, the median one, and every note (`laptime diff`'s inputs,
+// trace/diff_input.h, which read nothing else; the kernel mix, the idle sums, the
+// synchronizations and the verdict are most of the analysis of an emit_nvtx trace).
+enum class AnalysisScope { Everything, Iterations };
+
 struct ReportOptions {
   // The iteration ranges: an exact NVTX name, a glob ('Forward Pass Iter *') or re:REGEX, in
   // any domain; empty: found by the rules in iterations.h.
@@ -47,6 +53,7 @@ struct ReportOptions {
   // The process to report (--pid). Unset: the one process with iterations; a capture in which
   // several have some is refused here (run_analyze reports each, trace/processes.h).
   std::optional<uint32_t> pid;
+  AnalysisScope scope = AnalysisScope::Everything;
 };
 
 // Throws TraceError when the trace has no NVTX ranges, no range matching --range, no rule that
