@@ -429,16 +429,7 @@ TEST(DiffReal, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
   Diff d = diff_files("nsys/gpt2_bf16.sqlite", "nsys/resnet50_bf16.sqlite", o);
   const size_t layers = d.rows.size() - 1;
   ASSERT_GT(layers, 15u);
-  auto text = [&d] {
-    char* buf = nullptr;
-    size_t size = 0;
-    std::FILE* out = open_memstream(&buf, &size);
-    print_diff(d, out);
-    std::fclose(out);
-    const std::string s(buf, size);
-    std::free(buf);
-    return s;
-  };
+  auto text = [&d] { return testing_support::printed([&d](std::FILE* out) { print_diff(d, out); }); };
   auto has_row = [](const std::string& s, const DiffRow& r) { return s.find("\n  " + r.name + " ") != std::string::npos; };
   std::string s = text();
   EXPECT_TRUE(has_row(s, d.rows[15]));

@@ -1001,16 +1001,7 @@ TEST(RealCaptures, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
   Analysis a = analyze_capture("resnet50_bf16");
   ASSERT_GT(a.kernels.size(), 15u);  // cuDNN's and nvjet's names: more than a page's worth
   ASSERT_GT(a.range_patterns.size(), 15u);
-  auto text = [&a] {
-    char* buf = nullptr;
-    size_t size = 0;
-    std::FILE* out = open_memstream(&buf, &size);
-    print_report(a, out);
-    std::fclose(out);
-    const std::string s(buf, size);
-    std::free(buf);
-    return s;
-  };
+  auto text = [&a] { return testing_support::report_text(a); };
   auto more = [](size_t n) { return "    ... " + std::to_string(n) + " more rows (--top 0 for all)\n"; };
   std::string s = text();
   EXPECT_NE(s.find(std::string(a.kernels[14].name)), std::string::npos);

@@ -250,13 +250,8 @@ TEST(Scale, DiffOfAnEmitNvtxTraceByBlockStaysLinear) {
               d.by = LayerKey::Block;  // the default 10,000 resamples
               const Diff diff = diff_runs(run_from_trace(j, d, p), run_from_trace(j, d, p), d);
               if (diff.rows.size() < 100000) _exit(5);  // a layer per op
-              char* buf = nullptr;
-              size_t size = 0;
-              std::FILE* out = open_memstream(&buf, &size);
-              print_diff(diff, out);
-              std::fclose(out);
-              const std::string text(buf, size);
-              std::free(buf);
+              const std::string text =
+                  testing_support::printed([&diff](std::FILE* out) { print_diff(diff, out); });
               if (text.size() > 64 * 1024 || text.find("more rows (--top 0 for all)") == std::string::npos) _exit(6);
               (void)diff_to_json(diff).dump();
             }),

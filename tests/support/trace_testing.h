@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -48,6 +49,18 @@ std::string error_of(F&& f) {
 
 // print_report's text, through an anonymous temporary file (std::tmpfile: one of its own per
 // call, so tests that CTest runs side by side never share it).
+// What `print` writes to a FILE*, as a string (a text report printed to memory).
+inline std::string printed(const std::function<void(std::FILE*)>& print) {
+  char* buf = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&buf, &size);
+  print(out);
+  std::fclose(out);
+  std::string text(buf, size);
+  std::free(buf);
+  return text;
+}
+
 inline std::string report_text(const Analysis& a) {
   std::FILE* f = std::tmpfile();
   if (!f) return "(no temporary file for the report)";
