@@ -11,7 +11,8 @@
 # 5*10^6 kernels (tests/fixtures/grow_trace.py), and a 10^6 one with a range per op as PyTorch's
 # emit_nvtx writes them, then times, one after the other:
 #   - laptime analyze FILE (text report to /dev/null);
-#   - laptime diff FILE FILE;
+#   - laptime diff FILE FILE, and its time over analyze's (on the range-per-op trace also --by block:
+#     every op a layer of its own);
 #   - nsys stats --report nvtx_sum,cuda_gpu_kern_sum,cuda_api_sum, and nsys_stats nvtx_gpu_proj_sum;
 #   - a plain SQL pass: the three reports' sums in one SELECT each (python's sqlite3).
 # Each timing is wall seconds and the peak resident set (the child's ru_maxrss), printed as the
@@ -78,6 +79,8 @@ print(sum(len(db.execute(x).fetchall()) for x in q), "rows")
 EOF
 
 declare -A row
+# ratio "A s, ..." "B s, ...": A / B, as "2.05x".
+ratio() { python3 -c 'import sys; a, b = (float(x.split()[0]) for x in sys.argv[1:]); print("%.2fx" % (a / b if b else 0))' "$1" "$2"; }
 run_case() {  # run_case LABEL FILE
   local label=$1 f=$2
   local mb=$(( $(stat -c %s "$f") / 1000000 ))
@@ -85,7 +88,11 @@ run_case() {  # run_case LABEL FILE
   row[$label.analyze]=$(measure "$label.analyze" "$laptime" analyze "$f")
   say "  $label analyze: ${row[$label.analyze]}"
   row[$label.diff]=$(measure "$label.diff" "$laptime" diff "$f" "$f")
-  say "  $label diff:    ${row[$label.diff]}"
+  say "  $label diff:    ${row[$label.diff]} ($(ratio "${row[$label.diff]}" "${row[$label.analyze]}") analyze's time)"
+  if [[ $label == emit ]]; then  # every op a layer of its own: the shape diff once handled quadratically
+    row[$label.block]=$(measure "$label.block" "$laptime" diff "$f" "$f" --by block)
+    say "  $label diff --by block: ${row[$label.block]}"
+  fi
   row[$label.sql]=$(measure "$label.sql" python3 "$work/sql_pass.py" "$f")
   say "  $label SQL:     ${row[$label.sql]}"
   if [[ -n $nsys ]]; then
@@ -116,14 +123,16 @@ run_case emit "$f"
 rm -f "$f"
 
 say ""
-say "| kernels (file) | laptime analyze | laptime diff | \`nsys stats\` nvtx_sum+cuda_gpu_kern_sum+cuda_api_sum | \`nsys stats\` nvtx_gpu_proj_sum | plain SQL pass |"
+say "| kernels (file) | laptime analyze | laptime diff (x analyze) | \`nsys stats\` nvtx_sum+cuda_gpu_kern_sum+cuda_api_sum | \`nsys stats\` nvtx_gpu_proj_sum | plain SQL pass |"
 say "|---|--:|--:|--:|--:|--:|"
 for label in $sizes emit; do
   name=$label
   [[ $label == 1000000 ]] && name="10^6"
   [[ $label == 5000000 ]] && name="5·10^6"
   [[ $label == emit ]] && name="$emit, a range per op"
-  say "| $name (${row[$label.file]}) | ${row[$label.analyze]} | ${row[$label.diff]} | ${row[$label.stats3]} | ${row[$label.proj]} | ${row[$label.sql]} |"
+  say "| $name (${row[$label.file]}) | ${row[$label.analyze]} | ${row[$label.diff]} ($(ratio "${row[$label.diff]}" "${row[$label.analyze]}")) | ${row[$label.stats3]} | ${row[$label.proj]} | ${row[$label.sql]} |"
 done
+say ""
+say "laptime diff --by block on the $emit-kernel trace with a range per op (every op a layer): ${row[emit.block]}"
 # The logs' last lines: the reports' verdicts, nsys's complaints if any.
 for l in "$work"/*.log; do echo "== $(basename "$l")"; tail -3 "$l"; done >"$out/analyzer-bench-logs.txt" 2>&1
