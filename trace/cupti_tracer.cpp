@@ -203,8 +203,8 @@ void CuptiState::consume(const CUpti_Activity* record) {
       k.name = trace.intern(demangle(r->name ? r->name : ""));
       k.short_name = trace.intern(short_kernel_name(k.name));
       fill_gpu_work(r, pid, &k);
-      k.grid = {static_cast<uint32_t>(r->gridX), static_cast<uint32_t>(r->gridY), static_cast<uint32_t>(r->gridZ)};
-      k.block = {static_cast<uint32_t>(r->blockX), static_cast<uint32_t>(r->blockY), static_cast<uint32_t>(r->blockZ)};
+      k.grid = {static_cast<uint32_t>(r->gridX), static_cast<uint16_t>(r->gridY), static_cast<uint16_t>(r->gridZ)};
+      k.block = {static_cast<uint32_t>(r->blockX), static_cast<uint16_t>(r->blockY), static_cast<uint16_t>(r->blockZ)};
       trace.kernels.push_back(std::move(k));
       break;
     }

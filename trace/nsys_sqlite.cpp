@@ -100,6 +100,14 @@ class Stmt {
   }
   int type(int col) const { return sqlite3_column_type(st_, col); }
   int64_t i64(int col) const { return sqlite3_column_int64(st_, col); }
+  // The cell's type and, when it is an integer, its value: one call into SQLite for both (the
+  // value object is unprotected, which is safe on the one thread that reads the connection).
+  int integer(int col, int64_t* v) const {
+    sqlite3_value* cell = sqlite3_column_value(st_, col);
+    const int t = sqlite3_value_type(cell);
+    if (t == SQLITE_INTEGER) *v = sqlite3_value_int64(cell);
+    return t;
+  }
   double f64(int col) const { return sqlite3_column_double(st_, col); }
   std::string text(int col) const { return std::string(view(col)); }
   // Valid until the next step: for interning without a copy.
@@ -224,9 +232,8 @@ class Query {
   // What an integer column holds in this row.
   enum class Cell { Integer, Absent, Null, NotInteger };
   Cell cell(const Col& c, int64_t* v) const {
-    const int i = at(c);
-    switch (stmt_.type(i)) {
-      case SQLITE_INTEGER: *v = stmt_.i64(i); return Cell::Integer;
+    switch (stmt_.integer(at(c), v)) {
+      case SQLITE_INTEGER: return Cell::Integer;
       case SQLITE_NULL: return c.present ? Cell::Null : Cell::Absent;
       default: return Cell::NotInteger;  // text, real or blob: SQLite would read "abc" as 0
     }
@@ -627,9 +634,11 @@ class Reader {
       if (k.short_name.empty()) k.short_name = k.name;
       if (k.name.empty()) k.name = k.short_name;
       if (k.name.empty()) k.name = k.short_name = t_.intern("(unnamed kernel)");
+      // Clamped to what Dim3 holds (CUDA's own bounds).
       auto dim = [&](const char* col) { return static_cast<uint32_t>(row.value(col, 1, 0, kU32)); };
-      k.grid = {dim("gridX"), dim("gridY"), dim("gridZ")};
-      k.block = {dim("blockX"), dim("blockY"), dim("blockZ")};
+      auto dim16 = [&](const char* col) { return static_cast<uint16_t>(row.value(col, 1, 0, 0xFFFF)); };
+      k.grid = {dim("gridX"), dim16("gridY"), dim16("gridZ")};
+      k.block = {dim("blockX"), dim16("blockY"), dim16("blockZ")};
       if (counts.keep(row)) t_.kernels.push_back(std::move(k));
     }
   }
