@@ -166,26 +166,27 @@ DiffRow whole_iteration(const DiffSide& before, const DiffSide& after, const Dif
   DiffRow whole = compare("(iteration)", stats::SortedSample(before.iteration_ns, 0),
                           stats::SortedSample(after.iteration_ns, 0), o, resamples);
   whole.whole = true;
-  auto per_iteration = [](const DiffSide& r, bool launches) {
-    std::vector<double> v;
+  // Medians per iteration of the kernels and of the distinct launch calls, in one pass a side.
+  auto per_iteration = [](const DiffSide& r, double& kernels_median, double& launches_median) {
+    std::vector<double> kernels, launches;
     std::vector<int> calls;
     for (const auto& ops : r.steady_ops) {
       calls.clear();
-      double kernels = 0;
+      double k = 0;
       for (const OpRecord& op : ops) {
-        kernels += op.kernel ? 1 : 0;
-        if (op.api >= 0) calls.push_back(op.api);
+        k += op.kernel ? 1 : 0;
+        if (op.api >= 0 && (calls.empty() || calls.back() != op.api)) calls.push_back(op.api);  // runs of one call once
       }
       std::sort(calls.begin(), calls.end());
-      v.push_back(launches ? double(std::unique(calls.begin(), calls.end()) - calls.begin()) : kernels);
+      kernels.push_back(k);
+      launches.push_back(double(std::unique(calls.begin(), calls.end()) - calls.begin()));
     }
-    return stats::median(v);
+    kernels_median = stats::median(std::move(kernels));
+    launches_median = stats::median(std::move(launches));
   };
   if (!before.steady_ops.empty() && !after.steady_ops.empty()) {
-    whole.kernels_before = per_iteration(before, false);
-    whole.kernels_after = per_iteration(after, false);
-    whole.launches_before = per_iteration(before, true);
-    whole.launches_after = per_iteration(after, true);
+    per_iteration(before, whole.kernels_before, whole.launches_before);
+    per_iteration(after, whole.kernels_after, whole.launches_after);
   }
   return whole;
 }

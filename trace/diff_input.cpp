@@ -171,12 +171,12 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   r.notes = a.notes;
 
   // Iterations: their order, the steady ones, and which NVTX range is which.
-  std::map<int, size_t> iteration_of_nvtx;  // nvtx index -> index into a.iterations
+  std::vector<int> iteration_of_nvtx(t.nvtx.size(), -1);  // nvtx index -> index into a.iterations
   std::vector<int> steady_slot(a.iterations.size(), -1);  // a.iterations index -> steady index
   size_t steady = 0;
   for (size_t i = 0; i < a.iterations.size(); ++i) {
     const Iteration& it = a.iterations[i];
-    iteration_of_nvtx[it.nvtx] = i;
+    iteration_of_nvtx[static_cast<size_t>(it.nvtx)] = static_cast<int>(i);
     if (!it.has_gpu) continue;
       r.series_ns.push_back(double(it.gpu_span()));
     if (measured(it)) {
@@ -196,11 +196,11 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   // iteration range (the layers it counts for).
   const int median_it = a.svg_iteration;
   r.steady_ops.resize(steady);
-  const auto is_iteration = [&](int rr) { return iteration_of_nvtx.count(rr) > 0; };
+  const auto is_iteration = [&](int rr) { return iteration_of_nvtx[static_cast<size_t>(rr)] >= 0; };
   for (const GpuOp& op : j.ops()) {
     int iteration = -1;  // the iteration of its launch
     for (int rr = op.range; rr >= 0 && iteration < 0; rr = t.nvtx[rr].parent)
-      if (auto it = iteration_of_nvtx.find(rr); it != iteration_of_nvtx.end()) iteration = static_cast<int>(it->second);
+      iteration = iteration_of_nvtx[static_cast<size_t>(rr)];
     if (iteration < 0 || steady_slot[iteration] < 0) continue;
     // Its layers: below the iteration range, innermost first; for a graph node's work, the ranges
     // it was captured in (trace/graph.h).
