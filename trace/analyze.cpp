@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -169,15 +170,15 @@ int run_analyze(const AnalyzeOptions& o) {
     throw trace::TraceError(e.what());
   }
   const trace::TraceSource source = trace::open_trace_source(o.file, stderr);
-  const trace::Trace t = trace::load_nsys_sqlite(source.path());
-  const trace::TraceJoin j(t);
+  auto t = std::make_unique<const trace::Trace>(trace::load_nsys_sqlite(source.path()));
+  auto j = std::make_unique<const trace::TraceJoin>(*t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
-  if (!o.perfetto.empty()) trace::write_perfetto(j, o.perfetto);
-  trace::require_ranges_left(t);
-  const Reports reports = analyze_processes(j, o);
+  if (!o.perfetto.empty()) trace::write_perfetto(*j, o.perfetto);
+  trace::require_ranges_left(*t);
+  const Reports reports = analyze_processes(*j, o);
   const size_t n = reports.each.size();
   std::printf("laptime analyze %s\n", trace::escape_name(o.file).c_str());
-  if (o.report.pid) std::printf("  process     %s (--pid)\n", trace::process_label(t, *o.report.pid).c_str());
+  if (o.report.pid) std::printf("  process     %s (--pid)\n", trace::process_label(*t, *o.report.pid).c_str());
   for (const std::string& note : reports.notes) {
     std::printf("  note\n");
     trace::detail::print_wrapped(stdout, note, 4);  // names in it are clean (Trace::finalize)
@@ -185,21 +186,31 @@ int run_analyze(const AnalyzeOptions& o) {
   for (size_t i = 0; i < n; ++i) {
     const Report& r = reports.each[i];
     if (n > 1)
-      std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(t, r.pid).c_str(), i + 1, n);
+      std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(*t, r.pid).c_str(), i + 1, n);
     trace::print_report(r.a, stdout);
     if (!r.steady.text.empty()) std::printf("\nSteady state: %s\n", r.steady.text.c_str());
   }
   // The layer costs describe one run: a roofline for one process only (analyze_processes refused
   // --layers and --roofline-svg for several).
   std::optional<trace::Roofline> roof;
-  if (n == 1) roof = trace::roofline_for_trace(j, reports.each.front().a, o.file, o.layers, o.peak);
+  if (n == 1) roof = trace::roofline_for_trace(*j, reports.each.front().a, o.file, o.layers, o.peak);
   if (roof) trace::print_roofline(*roof, stdout);
   if (!roof && !o.roofline_svg.empty())
     throw trace::TraceError("--roofline-svg needs the layer costs: " + trace::layer_costs_path(o.file) +
                             " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
+  // The JSON report reads the analyses and, of the trace, only its threads' names (the analyses
+  // keep the NamePool their Names point into): unless the SVG timeline is still to be drawn, the
+  // join and the trace's rows go before it is built, not held under its objects (at 10^6 kernels
+  // ~230 MB of rows under ~30 MB of JSON).
+  if (json_out && o.svg.empty()) {
+    trace::Trace threads;
+    threads.thread_names = t->thread_names;
+    j.reset();
+    t = std::make_unique<const trace::Trace>(std::move(threads));
+  }
   if (json_out) {
     try {
-      nlohmann::json out = n > 1 ? processes_json(t, reports) : report_json(t, reports.each.front(), o.report.pid.has_value());
+      nlohmann::json out = n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
       if (roof) out["roofline"] = trace::roofline_to_json(*roof);
       trace::escape_json_strings(out);
       json_out->write(out.dump(2) + "\n");
@@ -208,7 +219,7 @@ int run_analyze(const AnalyzeOptions& o) {
       throw trace::TraceError(e.what());
     }
   }
-  if (!o.svg.empty()) trace::write_svg(j, reports.each.front().a, o.svg);
+  if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
                                    {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
