@@ -106,9 +106,10 @@ TEST_P(Processes, EachProcessIsItsOwnLoopAsTheReferenceComputesIt) {
     });
     EXPECT_EQ(noted, other * 100 > a.idle_in_iterations) << pid;
     // Its own kernels only: the union with the other processes' work (what one mixed report
-    // counts) is more, in every synthetic trace (built so that the processes' kernels overlap;
-    // the H200 capture's two loops happened not to).
-    if (synthetic && figures["busy_ns"].get<Ns>() > 0) {
+    // counts) is more, in every synthetic trace of several (built so that the processes' kernels
+    // overlap; the H200 capture's two loops happened not to).
+    const bool others = want["processes"].size() + want["gpu_work_without_iterations"].size() > 1;
+    if (synthetic && others && figures["busy_ns"].get<Ns>() > 0) {
       EXPECT_LT(figures["busy_ns"].get<Ns>(), figures["busy_all_processes_ns"].get<Ns>()) << pid;
     }
   }
@@ -116,7 +117,27 @@ TEST_P(Processes, EachProcessIsItsOwnLoopAsTheReferenceComputesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Processes,
                          testing::Values("two_ranks", "two_programs", "one_without", "late_start", "many",
-                                         "nsys_two_gpt2"));
+                                         "nsys_two_gpt2", "two_threads"));
+
+// Two loops in one process, each on its own thread: not split (a process is the unit), but said.
+TEST(Processes, TwoLoopsOnTwoThreadsOfOneProcessAreSaid) {
+  const Trace t = load_nsys_sqlite(trace_of("two_threads"));
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, {});
+  EXPECT_EQ(a.iterations.size(), 16u);
+  EXPECT_NE(std::find(a.notes.begin(), a.notes.end(),
+                      "The `forward` ranges run on 2 threads at once (main, worker; 15 ranges start while another "
+                      "thread's is open): they are read as one loop, their iterations interleaved; name one thread's "
+                      "ranges with --range if their names differ."),
+            a.notes.end());
+  // One thread's loop alone, or threads taking turns: no note.
+  for (const char* name : {"two_ranks", "late_start"}) {
+    const Trace t2 = load_nsys_sqlite(trace_of(name));
+    const TraceJoin j2(t2);
+    for (const ProcessIterations& p : choose_processes(j2, "", std::nullopt).reported)
+      EXPECT_EQ(interleaved_threads_note(t2, p.set), "") << name;
+  }
+}
 
 // The H200 capture of two `laptime bench gpt2` processes: every `forward` range nsys counts lies in
 // exactly one process's loop (nsys stats' nvtx_sum, committed beside it).

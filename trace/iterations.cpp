@@ -624,6 +624,32 @@ IterationSteadyState iteration_steady_state(const Iterations& a) {
   return r;
 }
 
+std::string interleaved_threads_note(const Trace& t, const IterationSet& s) {
+  std::vector<int> by_start = s.ranges;
+  std::sort(by_start.begin(), by_start.end(), [&](int x, int y) { return t.nvtx[x].start < t.nvtx[y].start; });
+  std::set<std::pair<uint32_t, uint32_t>> threads;
+  size_t overlaps = 0;
+  int latest = -1;  // the range reaching furthest so far
+  for (int r : by_start) {
+    const NvtxEvent& e = t.nvtx[r];
+    threads.insert({e.pid, e.tid});
+    if (latest >= 0 && e.start < t.nvtx[latest].end &&
+        (t.nvtx[latest].tid != e.tid || t.nvtx[latest].pid != e.pid))
+      ++overlaps;
+    if (latest < 0 || e.end > t.nvtx[latest].end) latest = r;
+  }
+  if (overlaps == 0) return "";
+  std::string names;
+  size_t shown = 0;
+  for (const auto& [pid, tid] : threads)
+    if (shown++ < 4) names += (names.empty() ? "" : ", ") + detail::clip(t.thread_name(pid, tid));
+  if (threads.size() > 4) names += " and " + std::to_string(threads.size() - 4) + " more";
+  return "The `" + detail::clip(s.name) + "` ranges run on " + std::to_string(threads.size()) + " threads at once (" +
+         names + "; " + plural(overlaps, "range starts", "ranges start") +
+         " while another thread's is open): they are read as one loop, their iterations interleaved; name one "
+         "thread's ranges with --range if their names differ.";
+}
+
 std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations) {
   // A graph launch with no GPU work at all, neither a replay traced whole nor its nodes' work
   // (an export without the graph trace), so iterations look idle. Only launches inside an

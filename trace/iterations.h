@@ -173,6 +173,12 @@ struct IterationSteadyState {
 };
 IterationSteadyState iteration_steady_state(const Iterations& a);
 
+// A note when the iteration ranges sit on several threads of one process and overlap in time
+// (two loops in one program, each on its own thread): they are read as one loop, their
+// iterations interleaved, and the note says so; "" otherwise (every loop on one thread, or the
+// threads taking turns).
+std::string interleaved_threads_note(const Trace& t, const IterationSet& s);
+
 // A note when CUDA Graphs were launched inside the iterations but the trace holds no GPU work of
 // theirs (neither a replay traced whole nor its nodes' work, trace/graph.h), which would make the
 // iterations look idle; "" otherwise.

@@ -232,6 +232,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
 
   // 1. The iterations, warm-up, and which are steady (needs the GPU spans of 2.).
   mark_warmup(t, iterations, o.skip_warmup, a, a.notes);
+  if (std::string note = interleaved_threads_note(t, iterations); !note.empty()) a.notes.push_back(std::move(note));
   if (std::string note = unexpanded_graph_note(j, a.iterations); !note.empty()) a.notes.push_back(std::move(note));
   const std::vector<std::vector<int>> ops_of = ops_by_iteration(j, iterations);
   std::vector<std::pair<int, Gap>> gaps = gpu_spans_and_gaps(j, ops_of, o.gap_us, a.iterations);
