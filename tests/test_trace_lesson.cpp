@@ -113,8 +113,9 @@ TEST_P(Lesson, SteadyStateTimeIsNsysOnTheSameIterations) {
   EXPECT_DOUBLE_EQ(a.lap_ms, a.host_ms.mean);
   // Steady means the host range is the lap: each one within 3% of the GPU's start to next start.
   for (const Iteration& it : a.iterations)
-    if (it.steady() && GetParam().rfind("gpt2", 0) == 0)
+    if (it.steady() && GetParam().rfind("gpt2", 0) == 0) {
       EXPECT_NEAR(it.duration() / 1e6, a.period_ms.median, 0.03 * a.period_ms.median) << "iteration " << it.index;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Captures, Lesson,
@@ -181,7 +182,9 @@ TEST(LessonCaptures, SyncCountPerIterationIsExact) {
     for (const SyncCall& s : a.syncs)
       if (s.api == p.api) ++counted[s.iteration];
     for (const Iteration& it : a.iterations)
-      if (it.steady()) EXPECT_EQ(counted[static_cast<int64_t>(it.index)], per_iteration) << p.name << " " << p.api << " iteration " << it.index;
+      if (it.steady()) {
+        EXPECT_EQ(counted[static_cast<int64_t>(it.index)], per_iteration) << p.name << " " << p.api << " iteration " << it.index;
+      }
     // Every call of that API is accounted for once, in the loop or outside it.
     size_t all = 0;
     for (const auto* list : {&a.syncs, &a.syncs_elsewhere})
@@ -200,7 +203,9 @@ TEST(LessonCaptures, MaxOnATensorStallsTheHostAndTheCostMatchesTheCleanRun) {
       ++long_stalls[s.iteration];
     }
   for (const Iteration& it : a.iterations)
-    if (it.steady()) EXPECT_EQ(long_stalls[static_cast<int64_t>(it.index)], 1u) << "iteration " << it.index;
+    if (it.steady()) {
+      EXPECT_EQ(long_stalls[static_cast<int64_t>(it.index)], 1u) << "iteration " << it.index;
+    }
   EXPECT_GT(a.sync_stall, 0);
   EXPECT_NE(a.verdict.find("for the compute stream's work to finish"), std::string::npos) << a.verdict;
   // The estimate of the lap without the syncs against the clean loop's measured lap: the
