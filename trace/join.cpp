@@ -12,6 +12,10 @@ namespace laptime::trace {
 
 TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
+  // Each thread's list sized first: grown by doubling, 10^7 calls on one thread held 67 MB for 42.
+  std::map<std::pair<uint32_t, uint32_t>, size_t> calls_on;
+  for (const ApiCall& c : t.api_calls) ++calls_on[{c.pid, c.tid}];
+  for (const auto& [thread, n] : calls_on) calls_by_thread_[thread].reserve(n);
   for (size_t i = 0; i < t.api_calls.size(); ++i)
     calls_by_thread_[{t.api_calls[i].pid, t.api_calls[i].tid}].push_back(static_cast<int>(i));
 

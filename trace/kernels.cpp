@@ -21,14 +21,23 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
   // Accumulated by interned name and range index (no string built or compared per op), then
   // ordered by text as the tables always were.
   std::unordered_map<const void*, KernelRow> kernels[kCategoryCount];
-  std::unordered_map<int, RangeRow> layers;  // by the layer's range index (-1: no range)
+  // By the layer's text (its Name's key; kNoRange's address for none), not by range: the tables
+  // below add rows up by text, and a million-kernel trace has tens of thousands of ranges (one
+  // per op with emit_nvtx) but few texts.
+  struct Layer {
+    const std::string* text = nullptr;
+    RangeRow row;
+  };
+  std::unordered_map<const void*, Layer> layers;
   for (size_t i = 0; i < iterations.size(); ++i) {
     if (!iterations[i].steady()) continue;
     for (int k : ops_of[i]) {
       const GpuOp& op = j.ops()[k];
       const Ns d = op.end - op.start;
       out.gpu_time += d;
-      RangeRow& rr = layers[op.layer];
+      auto [layer, fresh] = layers.try_emplace(op.layer < 0 ? &kNoRange : t.nvtx[op.layer].text.key());
+      if (fresh) layer->second.text = op.layer < 0 ? &kNoRange : &t.nvtx[op.layer].text.str();
+      RangeRow& rr = layer->second.row;
       ++rr.count;
       rr.time += d;
       // A replay traced whole is GPU time whose kernels the trace does not name: in no category.
@@ -61,7 +70,6 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
   std::stable_sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& x, const KernelRow& y) { return x.time > y.time; });
   // The layer, as it is and with block indices folded: each distinct name folded once.
   std::map<std::string, RangeRow> by_text, patterns;
-  std::unordered_map<const void*, std::string> folded;
   auto add = [](std::map<std::string, RangeRow>& table, const std::string& key, const RangeRow& r) {
     RangeRow& rr = table[key];
     rr.range = key;
@@ -70,12 +78,9 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
     rr.graph_replay_time += r.graph_replay_time;
     for (int c = 0; c < kCategoryCount; ++c) rr.time_by_category[c] += r.time_by_category[c];
   };
-  for (const auto& [range, row] : layers) {
-    const std::string& text = range < 0 ? kNoRange : t.nvtx[range].text.str();
-    auto [f, fresh] = folded.try_emplace(range < 0 ? static_cast<const void*>(&kNoRange) : t.nvtx[range].text.key());
-    if (fresh) f->second = detail::fold_indices(text);
-    add(by_text, text, row);
-    add(patterns, f->second, row);
+  for (const auto& [key, layer] : layers) {
+    add(by_text, *layer.text, layer.row);
+    add(patterns, detail::fold_indices(*layer.text), layer.row);  // once per distinct text
   }
   for (auto* table : {&by_text, &patterns}) {
     std::vector<RangeRow>& rows = table == &by_text ? out.ranges : out.range_patterns;
