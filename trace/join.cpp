@@ -12,12 +12,17 @@ namespace laptime::trace {
 
 TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
-  // Each thread's list sized first: grown by doubling, 10^7 calls on one thread held 67 MB for 42.
+  // Each thread's list sized first (grown by doubling, 10^7 calls on one thread held 67 MB for
+  // 42); none when one thread made every call (ThreadCalls).
   std::map<std::pair<uint32_t, uint32_t>, size_t> calls_on;
   for (const ApiCall& c : t.api_calls) ++calls_on[{c.pid, c.tid}];
-  for (const auto& [thread, n] : calls_on) calls_by_thread_[thread].reserve(n);
-  for (size_t i = 0; i < t.api_calls.size(); ++i)
-    calls_by_thread_[{t.api_calls[i].pid, t.api_calls[i].tid}].push_back(static_cast<int>(i));
+  if (calls_on.size() == 1) {
+    only_thread_ = calls_on.begin()->first;
+  } else {
+    for (const auto& [thread, n] : calls_on) calls_by_thread_[thread].reserve(n);
+    for (size_t i = 0; i < t.api_calls.size(); ++i)
+      calls_by_thread_[{t.api_calls[i].pid, t.api_calls[i].tid}].push_back(static_cast<int>(i));
+  }
 
   const GraphNodeIndex nodes(t);
   std::set<std::pair<uint32_t, uint64_t>> node_launches;  // (pid, correlation) of launches traced by node
@@ -136,10 +141,11 @@ std::vector<std::string> TraceJoin::range_chain(int range) const {
   return chain;
 }
 
-const std::vector<int>& TraceJoin::thread_calls(uint32_t pid, uint32_t tid) const {
-  static const std::vector<int> kNone;
+ThreadCalls TraceJoin::thread_calls(uint32_t pid, uint32_t tid) const {
+  if (only_thread_)
+    return *only_thread_ == std::make_pair(pid, tid) ? ThreadCalls(nullptr, t_.api_calls.size()) : ThreadCalls();
   auto it = calls_by_thread_.find({pid, tid});
-  return it == calls_by_thread_.end() ? kNone : it->second;
+  return it == calls_by_thread_.end() ? ThreadCalls() : ThreadCalls(it->second.data(), it->second.size());
 }
 
 }  // namespace laptime::trace

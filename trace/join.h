@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +42,55 @@ struct GpuOp {
   Category category = Category::Other;
 };
 
+// The API calls of one thread, indices into Trace::api_calls by start time. Where every call of
+// the trace is on that one thread (a training loop's usual capture) they are every index, held as
+// a count instead of 4 bytes a call (two calls a kernel).
+class ThreadCalls {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = int;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = int;
+    iterator() = default;
+    iterator(const int* list, difference_type i) : list_(list), i_(i) {}
+    int operator*() const { return list_ ? list_[i_] : static_cast<int>(i_); }
+    int operator[](difference_type n) const { return *(*this + n); }
+    iterator& operator++() { return *this += 1; }
+    iterator operator++(int) { iterator r = *this; ++*this; return r; }
+    iterator& operator--() { return *this -= 1; }
+    iterator operator--(int) { iterator r = *this; --*this; return r; }
+    iterator& operator+=(difference_type n) { i_ += n; return *this; }
+    iterator& operator-=(difference_type n) { i_ -= n; return *this; }
+    friend iterator operator+(iterator a, difference_type n) { return a += n; }
+    friend iterator operator+(difference_type n, iterator a) { return a += n; }
+    friend iterator operator-(iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const iterator& a, const iterator& b) { return a.i_ - b.i_; }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.i_ == b.i_; }
+    friend bool operator!=(const iterator& a, const iterator& b) { return a.i_ != b.i_; }
+    friend bool operator<(const iterator& a, const iterator& b) { return a.i_ < b.i_; }
+    friend bool operator>(const iterator& a, const iterator& b) { return a.i_ > b.i_; }
+    friend bool operator<=(const iterator& a, const iterator& b) { return a.i_ <= b.i_; }
+    friend bool operator>=(const iterator& a, const iterator& b) { return a.i_ >= b.i_; }
+
+   private:
+    const int* list_ = nullptr;  // null: the index itself
+    difference_type i_ = 0;
+  };
+  ThreadCalls() = default;
+  ThreadCalls(const int* list, size_t n) : list_(list), n_(n) {}  // list null: the calls 0 .. n-1
+  iterator begin() const { return {list_, 0}; }
+  iterator end() const { return {list_, static_cast<std::ptrdiff_t>(n_)}; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+
+ private:
+  const int* list_ = nullptr;
+  size_t n_ = 0;
+};
+
 class TraceJoin {
  public:
   explicit TraceJoin(const Trace& t);
@@ -61,11 +113,12 @@ class TraceJoin {
   // The range's text and its ancestors' texts, innermost first.
   std::vector<std::string> range_chain(int range) const;
   // API calls of one thread, indices into Trace::api_calls by start time (empty if none).
-  const std::vector<int>& thread_calls(uint32_t pid, uint32_t tid) const;
+  ThreadCalls thread_calls(uint32_t pid, uint32_t tid) const;
 
  private:
   const Trace& t_;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> ranges_by_thread_, calls_by_thread_;
+  std::optional<std::pair<uint32_t, uint32_t>> only_thread_;  // every call's, when one thread made them all
   std::vector<GpuOp> ops_;
   size_t replays_by_nodes_ = 0;
 };

@@ -64,7 +64,7 @@ bool nested_in_runtime_call(const TraceJoin& j, int c) {
   const Trace& t = j.trace();
   const ApiCall& call = t.api_calls[c];
   if (call.kind() != ApiKind::Driver) return false;
-  const std::vector<int>& calls = j.thread_calls(call.pid, call.tid);
+  const ThreadCalls calls = j.thread_calls(call.pid, call.tid);
   auto pos = std::upper_bound(calls.begin(), calls.end(), call.start,
                               [&](Ns v, int x) { return v < t.api_calls[x].start; });
   // The outer call started at or before this one; a few calls back is as far as it can be.
