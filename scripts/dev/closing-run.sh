@@ -15,7 +15,8 @@
 #   scripts/dev/closing-run.sh b   fp8's full probe alone on the GPU (its lap table is a timing).
 #   scripts/dev/closing-run.sh c   issue 22's speed rows side by side with torch.compile, and the real
 #                                  ncu / nsys tests the first part a could not pass (~5 min);
-#   scripts/dev/closing-run.sh d   analyzer-bench.sh (laptime analyze against nsys stats at 10^6 and
+#   scripts/dev/closing-run.sh d   the real-nsys test again and overlap-captures.sh (two processes at once);
+#   scripts/dev/closing-run.sh e   analyzer-bench.sh (laptime analyze against nsys stats at 10^6 and
 #                                  5*10^6 kernels, on the device's CPU), after the analyzer's speed work.
 #
 # Needs build/ (stripped binaries: bench/laptime, bench/liblaptime_gpu.so, bench/laptime_fp8_shapes,
@@ -23,7 +24,7 @@
 # unpacked from .carry/build.tar.xz, and .nsys-deps/. Each part packs $OUT/closing-PART.tgz and
 # copies its summary to $OUT/closing-PART.txt after every step.
 set -uo pipefail
-part=${1:?usage: closing-run.sh a|b|c|d}
+part=${1:?usage: closing-run.sh a|b|c|d|e}
 R=/tmp/closing/$part
 mkdir -p "$R"
 L=build/bench/laptime
@@ -144,6 +145,8 @@ d)
   echo "overlap captures: rc=$?" >>"$S"
   [[ -f $R/overlap.txt ]] && tail -30 "$R/overlap.txt" >>"$S"
   pack
+  ;;
+e)
   env PATH="$NSYS_DIR:$PATH" OUT="$R/analyzer" bash scripts/dev/analyzer-bench.sh >"$R/analyzer_bench.log" 2>&1
   echo "analyzer bench: rc=$?" >>"$S"
   tail -40 "$R/analyzer_bench.log" >>"$S"
