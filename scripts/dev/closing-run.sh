@@ -137,7 +137,7 @@ PY
   pack
   ;;
 d)
-  # The analyzer against nsys stats, on the device's CPU, after the analyzer's last speed work.
+  # The real-nsys export test with the carried binary named (its compiled-in path is the host's).
   env PATH="$NSYS_DIR:$PATH" LAPTIME_BINARY=$PWD/$L build/tests/test_host_cli --gtest_filter='NsysReport.Real*' >"$R/test_nsys_real.log" 2>&1
   echo "test_nsys_real: rc=$? $(gtest_line "$R/test_nsys_real.log")" >>"$S"
   # Two processes looping at the same time on the GPU (issue 20 item 4), before the CPU-heavy benchmark.
@@ -147,6 +147,7 @@ d)
   pack
   ;;
 e)
+  # The analyzer against nsys stats, on the device's CPU, after the analyzer's last speed work.
   env PATH="$NSYS_DIR:$PATH" OUT="$R/analyzer" bash scripts/dev/analyzer-bench.sh >"$R/analyzer_bench.log" 2>&1
   echo "analyzer bench: rc=$?" >>"$S"
   tail -40 "$R/analyzer_bench.log" >>"$S"
