@@ -2,8 +2,8 @@
 # Issue 20 item 4 on the H200, the case extra-captures.sh's two-process captures missed: two loops
 # running at the same time on one GPU. There each program spent ~0.4 s starting and its 33
 # iterations took 30 ms, so the loops never overlapped (tests/fixtures/nsys/two_gpt2.sqlite). Here
-# each process loops for several seconds and nsys records one second from 2 s in (--delay,
-# --duration), when both are in their loops:
+# each process loops 2000 times (about 2 s, against 0.4 s of start) and nsys records the whole run
+# (a first try recording one second from 2 s in with --delay/--duration got no NVTX ranges at all):
 #   two_gpt2_overlap     two `laptime bench gpt2 -b 1 -t 128` (two ranks of one job, the same names);
 #   gpt2_resnet50_overlap GPT-2 beside ResNet-50 B8 (two programs at different rates).
 # For each: laptime analyze (text and --json: one section per process, the shared-GPU note with
@@ -23,7 +23,7 @@ S=$R/summary.txt
 : >"$S"
 cap() {
   local name=$1; shift
-  nsys profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --delay=2 --duration=1 --force-overwrite=true \
+  nsys profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
     -o "$W/$name" "$@" >"$R/$name.log" 2>&1
   echo "$name: profile rc=$?" >>"$S"
   nsys export --type sqlite --force-overwrite=true -o "$W/$name.sqlite" "$W/$name.nsys-rep" >>"$R/$name.log" 2>&1
@@ -49,8 +49,8 @@ for p in procs:
                                r.get("idle_ns"), p["verdict"]["bound"], shared[0] if shared else "no shared-GPU note"))
 EOF
 }
-cap two_gpt2_overlap bash -c "$L bench gpt2 -b 1 -t 128 -w 3 -n 5000 & $L bench gpt2 -b 1 -t 128 -w 3 -n 5000 & wait"
-cap gpt2_resnet50_overlap bash -c "$L bench gpt2 -b 1 -t 128 -w 3 -n 5000 & $L bench resnet50 -b 8 -w 3 -n 5000 & wait"
+cap two_gpt2_overlap bash -c "$L bench gpt2 -b 1 -t 128 -w 3 -n 2000 & $L bench gpt2 -b 1 -t 128 -w 3 -n 2000 & wait"
+cap gpt2_resnet50_overlap bash -c "$L bench gpt2 -b 1 -t 128 -w 3 -n 2000 & $L bench resnet50 -b 8 -w 3 -n 2000 & wait"
 # The two ranks against each other, one capture on both sides.
 pids=$(python3 -c "import json; print(' '.join(str(p['pid']) for p in json.load(open('$R/two_gpt2_overlap.analyze.json')).get('processes', [])))")
 set -- $pids
