@@ -24,6 +24,75 @@ FirstRows<Row> first_rows(const std::vector<Row>& rows, std::optional<int> top) 
   return {rows, json_rows(top, rows.size())};
 }
 
+// Section 3: the categories, the top kernels, the by-layer tables and what CUDA Graphs ran.
+nlohmann::json kernel_mix_json(const Analysis& a) {
+  using nlohmann::json;
+  json cats = json::array();
+  for (const CategoryRow& c : a.categories)
+    cats.push_back({{"category", category_name(c.category)}, {"count", c.count}, {"time_ns", c.time}});
+  json kernels = json::array();
+  for (const KernelRow& k : first_rows(a.kernels, a.top))
+    kernels.push_back({{"name", k.name}, {"category", category_name(k.category)}, {"count", k.count},
+                       {"time_ns", k.time}, {"min_ns", k.min}, {"max_ns", k.max}});
+  auto range_rows = [&a](const std::vector<RangeRow>& rows) {
+    json out = json::array();
+    for (const RangeRow& r : first_rows(rows, a.top)) {
+      json by = json::object();
+      for (int c = 0; c < kCategoryCount; ++c)
+        if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
+      out.push_back({{"range", r.range}, {"count", r.count}, {"time_ns", r.time}, {"by_category_ns", by}});
+      if (r.graph_replay_time) out.back()["graph_replay_ns"] = r.graph_replay_time;
+    }
+    return out;
+  };
+  nlohmann::json mix = {{"gpu_time_ns", a.gpu_time},
+                        {"categories", cats},
+                        {"kernels", kernels},
+                        {"ranges", range_rows(a.ranges)},
+                        {"range_patterns", range_rows(a.range_patterns)}};
+  for (const auto& [key, total] : {std::pair<const char*, size_t>{"kernels", a.kernels.size()},
+                                   {"ranges", a.ranges.size()},
+                                   {"range_patterns", a.range_patterns.size()}})
+    if (json_rows(a.top, total) < total) mix[std::string(key) + "_omitted"] = total - json_rows(a.top, total);
+  if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
+    const GraphSummary& g = a.graphs;
+    mix["graphs"] = {{"replays", g.replays},
+                                 {"replay_ns", g.replay_time},
+                                 {"graph_ids", g.graphs},
+                                 {"node_ops", g.node_ops},
+                                 {"node_ops_named_by_creation", g.node_ops_named},
+                                 {"node_ns", g.node_time},
+                                 {"launches", g.launches},
+                                 {"exec_updates", g.updates},
+                                 {"kernels_traced", g.replays == 0}};
+  }
+  return mix;
+}
+
+// Section 4: every synchronization call inside and outside the steady iterations, and their sums.
+nlohmann::json sync_json(const Analysis& a) {
+  using nlohmann::json;
+  auto sync_call = [](const SyncCall& s) {
+    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api.str()}, {"iteration", s.iteration}, {"warmup", s.warmup},
+                {"range", s.range.str()}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
+                {"stream", s.stream}, {"effect", sync_effect_name(s.effect)}, {"pending_ns", s.pending}};
+  };
+  json calls = json::array(), elsewhere = json::array(), sums = json::array();
+  for (const SyncCall& s : a.syncs) calls.push_back(sync_call(s));
+  for (const SyncCall& s : a.syncs_elsewhere) elsewhere.push_back(sync_call(s));
+  for (const SyncSummary& s : a.sync_summary)
+    sums.push_back({{"kind", sync_kind_name(s.kind)}, {"count", s.count},
+                    {"per_iteration", a.steady_count ? double(s.count) / a.steady_count : 0.0},
+                    {"blocked_ns", s.blocked}, {"stalled_ns", s.stalled}, {"stalls", s.stalls},
+                    {"returned_at_once", s.returned_at_once}, {"ranges", s.ranges}});
+  json out = {{"api_trace", a.has_api_trace}, {"compute_stream", a.compute_stream},
+              {"host_wait_ns", a.sync_wait}, {"stall_ns", a.sync_stall},
+              {"gpu_floor_ms", a.gpu_floor_ms}, {"lap_without_ms", a.lap_without_syncs_ms}, {"summary", sums}};
+  out["calls"] = std::move(calls);  // an initializer list would copy them
+  out["outside_steady"] = std::move(elsewhere);
+  return out;
+}
+
 }  // namespace
 
 // --- JSON ----------------------------------------------------------------------------------------
@@ -90,63 +159,8 @@ nlohmann::json to_json(const Analysis& a) {
                       {"host_wait_gap_ns", host_wait},
                       {"host_wait_idle_ns", a.host_wait_idle},
                       {"largest_gaps", gaps}};
-  json cats = json::array();
-  for (const CategoryRow& c : a.categories)
-    cats.push_back({{"category", category_name(c.category)}, {"count", c.count}, {"time_ns", c.time}});
-  json kernels = json::array();
-  for (const KernelRow& k : first_rows(a.kernels, a.top))
-    kernels.push_back({{"name", k.name}, {"category", category_name(k.category)}, {"count", k.count},
-                       {"time_ns", k.time}, {"min_ns", k.min}, {"max_ns", k.max}});
-  auto range_rows = [&a](const std::vector<RangeRow>& rows) {
-    json out = json::array();
-    for (const RangeRow& r : first_rows(rows, a.top)) {
-      json by = json::object();
-      for (int c = 0; c < kCategoryCount; ++c)
-        if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
-      out.push_back({{"range", r.range}, {"count", r.count}, {"time_ns", r.time}, {"by_category_ns", by}});
-      if (r.graph_replay_time) out.back()["graph_replay_ns"] = r.graph_replay_time;
-    }
-    return out;
-  };
-  j["kernel_mix"] = {{"gpu_time_ns", a.gpu_time},
-                     {"categories", cats},
-                     {"kernels", kernels},
-                     {"ranges", range_rows(a.ranges)},
-                     {"range_patterns", range_rows(a.range_patterns)}};
-  for (const auto& [key, total] : {std::pair<const char*, size_t>{"kernels", a.kernels.size()},
-                                   {"ranges", a.ranges.size()},
-                                   {"range_patterns", a.range_patterns.size()}})
-    if (json_rows(a.top, total) < total) j["kernel_mix"][std::string(key) + "_omitted"] = total - json_rows(a.top, total);
-  if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
-    const GraphSummary& g = a.graphs;
-    j["kernel_mix"]["graphs"] = {{"replays", g.replays},
-                                 {"replay_ns", g.replay_time},
-                                 {"graph_ids", g.graphs},
-                                 {"node_ops", g.node_ops},
-                                 {"node_ops_named_by_creation", g.node_ops_named},
-                                 {"node_ns", g.node_time},
-                                 {"launches", g.launches},
-                                 {"exec_updates", g.updates},
-                                 {"kernels_traced", g.replays == 0}};
-  }
-  auto sync_call = [](const SyncCall& s) {
-    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api.str()}, {"iteration", s.iteration}, {"warmup", s.warmup},
-                {"range", s.range.str()}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
-                {"stream", s.stream}, {"effect", sync_effect_name(s.effect)}, {"pending_ns", s.pending}};
-  };
-  json calls = json::array(), elsewhere = json::array(), sums = json::array();
-  for (const SyncCall& s : a.syncs) calls.push_back(sync_call(s));
-  for (const SyncCall& s : a.syncs_elsewhere) elsewhere.push_back(sync_call(s));
-  for (const SyncSummary& s : a.sync_summary)
-    sums.push_back({{"kind", sync_kind_name(s.kind)}, {"count", s.count},
-                    {"per_iteration", a.steady_count ? double(s.count) / a.steady_count : 0.0},
-                    {"blocked_ns", s.blocked}, {"stalled_ns", s.stalled}, {"stalls", s.stalls},
-                    {"returned_at_once", s.returned_at_once}, {"ranges", s.ranges}});
-  j["synchronization"] = {{"api_trace", a.has_api_trace}, {"compute_stream", a.compute_stream},
-                          {"host_wait_ns", a.sync_wait}, {"stall_ns", a.sync_stall},
-                          {"gpu_floor_ms", a.gpu_floor_ms}, {"lap_without_ms", a.lap_without_syncs_ms}, {"summary", sums}};
-  j["synchronization"]["calls"] = std::move(calls);  // an initializer list would copy them
-  j["synchronization"]["outside_steady"] = std::move(elsewhere);
+  j["kernel_mix"] = kernel_mix_json(a);
+  j["synchronization"] = sync_json(a);
   j["verdict"] = {{"bound", bound_name(a.bound)}, {"text", a.verdict}};
   return j;
 }
