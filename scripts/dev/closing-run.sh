@@ -16,6 +16,8 @@
 #   scripts/dev/closing-run.sh c   issue 22's speed rows side by side with torch.compile, and the real
 #                                  ncu / nsys tests the first part a could not pass (~5 min);
 #   scripts/dev/closing-run.sh d   the real-nsys test again and overlap-captures.sh (two processes at once);
+#   scripts/dev/closing-run.sh f   the rest of issue 22's table (GPT-2 B1, ResNet-50 B32 and B1) with
+#                                  PyTorch eager, torch.compile and _scaled_mm beside it;
 #   scripts/dev/closing-run.sh e   analyzer-bench.sh (laptime analyze against nsys stats at 10^6 and
 #                                  5*10^6 kernels, on the device's CPU), after the analyzer's speed work.
 #
@@ -24,7 +26,7 @@
 # unpacked from .carry/build.tar.xz, and .nsys-deps/. Each part packs $OUT/closing-PART.tgz and
 # copies its summary to $OUT/closing-PART.txt after every step.
 set -uo pipefail
-part=${1:?usage: closing-run.sh a|b|c|d|e}
+part=${1:?usage: closing-run.sh a|b|c|d|e|f}
 R=/tmp/closing/$part
 mkdir -p "$R"
 L=build/bench/laptime
@@ -144,6 +146,46 @@ d)
   env PATH="$NSYS_DIR:$PATH" OUT="$R" bash scripts/dev/overlap-captures.sh build >"$R/overlap.log" 2>&1
   echo "overlap captures: rc=$?" >>"$S"
   [[ -f $R/overlap.txt ]] && tail -30 "$R/overlap.txt" >>"$S"
+  pack
+  ;;
+f)
+  # The rest of issue 22's table side by side: GPT-2 B1, ResNet-50 B32 and B1 (eager and --graph),
+  # with PyTorch eager, torch.compile and _scaled_mm at the same shapes; one row at a time.
+  mkdir -p "$R/json"
+  row() {  # row NAME LIMIT COMMAND...
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1
+    echo "$name: rc=$? $((SECONDS - t0))s $(grep -m1 'lap time' "$R/$name.log")" >>"$S"
+  }
+  loop="--nvtx iter --warmup 5 --iters 20"
+  for p in bf16 fp8; do
+    row laptime_gpt2_${p}_b1 60 "$L" bench gpt2 -p $p -b 1 $loop --json "$R/json/laptime_gpt2_${p}_b1.json"
+    row laptime_gpt2_${p}_b1_graph 60 "$L" bench gpt2 -p $p -b 1 --graph $loop --json "$R/json/laptime_gpt2_${p}_b1_graph.json"
+    for b in 32 1; do
+      row laptime_resnet50_${p}_b$b 60 "$L" bench resnet50 -p $p -b $b $loop --json "$R/json/laptime_resnet50_${p}_b$b.json"
+      row laptime_resnet50_${p}_b${b}_graph 60 "$L" bench resnet50 -p $p -b $b --graph $loop \
+        --json "$R/json/laptime_resnet50_${p}_b${b}_graph.json"
+    done
+  done
+  pack
+  row torch_gpt2_bf16_b1 90 python3 bench/torch_baseline.py gpt2 --precision bf16 -b 1 $loop --json "$R/json/torch_gpt2_bf16_b1.json"
+  row torch_gpt2_fp8_b1 90 python3 bench/torch_baseline.py gpt2 --precision fp8 -b 1 $loop --json "$R/json/torch_gpt2_fp8_b1.json"
+  row torch_gpt2_fp8_b8 90 python3 bench/torch_baseline.py gpt2 --precision fp8 $loop --json "$R/json/torch_gpt2_fp8_b8.json"
+  for b in 32 1; do
+    row torch_resnet50_bf16_b$b 90 python3 bench/torch_baseline.py resnet50 --precision bf16 -b $b $loop \
+      --json "$R/json/torch_resnet50_bf16_b$b.json"
+  done
+  pack
+  row compile_gpt2_bf16_b1 150 python3 bench/torch_baseline.py gpt2 --precision bf16 -b 1 --compile --warmup 5 --iters 20 \
+    --json "$R/json/compile_gpt2_bf16_b1.json"
+  pack
+  for b in 32 1; do
+    row compile_resnet50_bf16_b$b 150 python3 bench/torch_baseline.py resnet50 --precision bf16 -b $b --compile --warmup 5 \
+      --iters 20 --json "$R/json/compile_resnet50_bf16_b$b.json"
+    pack
+  done
+  echo "done at ${SECONDS}s" >>"$S"
   pack
   ;;
 e)
