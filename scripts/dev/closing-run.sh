@@ -42,6 +42,13 @@ S=$R/summary.txt
 pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/closing-$part.tgz" -C "$R" . 2>/dev/null; cp "$S" "$OUT/closing-$part.txt"; }; true; }
 par() { local name=$1 limit=$2; shift 2; (timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/par.txt") & }
 gtest_line() { grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$@" | tr '\n' ' '; }
+# row NAME LIMIT COMMAND...: one timed row alone, its rc, seconds and printed lap in the summary.
+row() {
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1
+  echo "$name: rc=$? $((SECONDS - t0))s $(grep -m1 'lap time' "$R/$name.log")" >>"$S"
+}
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())'
   nproc; date -u; } >"$S" 2>&1
@@ -106,12 +113,6 @@ c)
   # one row at a time on an otherwise idle machine; then the two device tests the first run of
   # part a could not pass (the real ncu's conversion, the real nsys export).
   mkdir -p "$R/json"
-  row() {  # row NAME LIMIT COMMAND...
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1
-    echo "$name: rc=$? $((SECONDS - t0))s $(grep -m1 -E '^lap time|lap time' "$R/$name.log")" >>"$S"
-  }
   loop="--nvtx iter --warmup 5 --iters 20"
   for p in bf16 fp8; do
     row laptime_gpt2_${p}_b8 60 "$L" bench gpt2 -p $p $loop --json "$R/json/laptime_gpt2_${p}_b8.json"
@@ -152,12 +153,6 @@ f)
   # The rest of issue 22's table side by side: GPT-2 B1, ResNet-50 B32 and B1 (eager and --graph),
   # with PyTorch eager, torch.compile and _scaled_mm at the same shapes; one row at a time.
   mkdir -p "$R/json"
-  row() {  # row NAME LIMIT COMMAND...
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1
-    echo "$name: rc=$? $((SECONDS - t0))s $(grep -m1 'lap time' "$R/$name.log")" >>"$S"
-  }
   loop="--nvtx iter --warmup 5 --iters 20"
   for p in bf16 fp8; do
     row laptime_gpt2_${p}_b1 60 "$L" bench gpt2 -p $p -b 1 $loop --json "$R/json/laptime_gpt2_${p}_b1.json"
