@@ -99,10 +99,10 @@ struct RowCosts {
     // entries disagree (or name none) keep the run's.
     std::optional<std::string> own;
     bool agree = true;
-    void add(const LayerCostEntry& e, const std::string& run_precision) {
+    void add(const LayerCostEntry& e, const LayerCosts& costs) {
       flops += e.flops;
       bytes += e.bytes();
-      const std::string& p = e.precision.empty() ? run_precision : e.precision;
+      const std::string& p = costs.precision_of(e);
       if (own && *own != p) agree = false;
       own = p;
     }
@@ -111,10 +111,10 @@ struct RowCosts {
   std::optional<Sum> top;
   RowCosts(const LayerCosts& costs, const DiffOptions& o) {
     for (const LayerCostEntry& e : costs.layers) {
-      by_name[o.by == LayerKey::Folded ? fold_block_indices(e.name) : e.name].add(e, costs.precision);
+      by_name[o.by == LayerKey::Folded ? fold_block_indices(e.name) : e.name].add(e, costs);
       if (e.parent.empty()) {
         if (!top) top.emplace();
-        top->add(e, costs.precision);
+        top->add(e, costs);
       }
     }
   }

@@ -241,7 +241,7 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
     }
     if (measured_parents.count(e.name)) continue;
     RooflineRow row{e.name, e.kind, 1, e.flops, e.bytes(), total_ns[i] / n_steady, {},
-                    e.precision.empty() ? costs.precision : e.precision};
+                    costs.precision_of(e)};
     row.point = roofline_point(row.flops, row.bytes, row.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, row.precision);
     r.layers.push_back(std::move(row));
   }

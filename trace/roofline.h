@@ -41,6 +41,8 @@ struct LayerCosts {
   std::string source;  // the file
   std::string model, precision, shape;
   std::vector<LayerCostEntry> layers;
+  // The precision `e` computes in, whose ceiling bounds it: its own, else the run's.
+  const std::string& precision_of(const LayerCostEntry& e) const { return e.precision.empty() ? precision : e.precision; }
 };
 
 // Where the bench puts the sidecar of a report or trace file: the same path with its
