@@ -26,7 +26,7 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include "bench/bench_result.h"
-#include "bench/cli.h"
+#include "bench/bench.h"
 #include "bench/interrupt.h"
 #include "bench/layer_costs.h"
 #include "core/buffer.h"
@@ -34,9 +34,9 @@
 #include "core/output_file.h"
 #include "core/stats.h"
 #include "core/timing.h"
-#include "trace/cupti_tracer.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/roofline.h"
+#include "trace/capture/cupti_tracer.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/roofline.h"
 
 namespace laptime {
 namespace {

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
+#include "cli/gpu_cli.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
 #include "core/context.h"
@@ -23,7 +23,7 @@
 #include "layers/layer_cost.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
-#include "trace/roofline.h"
+#include "trace/analyses/roofline.h"
 #include "tests/support/golden.h"
 
 namespace laptime {

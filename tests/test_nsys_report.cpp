@@ -1,4 +1,4 @@
-// `laptime analyze` and `diff` on an .nsys-rep (trace/nsys_report.h), through the real binary.
+// `laptime analyze` and `diff` on an .nsys-rep (trace/read/nsys_export.h), through the real binary.
 // The plumbing runs against a stand-in nsys on PATH (tests/support/fake-nsys/nsys: it copies a
 // committed export and logs each call), so every rule is checked here without Nsight Systems:
 // one export beside the report and reused, a newer report exported again, a newer export never

@@ -15,9 +15,9 @@
 
 #include "support/nsys_csv.h"
 #include "support/trace_testing.h"
-#include "trace/json_report.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/report.h"
+#include "trace/write/analysis_json.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/analyze.h"
 
 namespace laptime::trace {
 namespace {
