@@ -23,7 +23,7 @@
 #include "layers/layer_cost.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
-#include "trace/analyses/roofline.h"
+#include "trace/read/sidecars.h"
 #include "tests/support/golden.h"
 
 namespace laptime {

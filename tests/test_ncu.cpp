@@ -16,6 +16,7 @@
 #include <string>
 
 #include "trace/read/csv_reader.h"
+#include "trace/analyses/roofline.h"
 #include "cli/kernels_command.h"
 #include "trace/ncu/ncu_command.h"
 #include "trace/ncu/ncu_csv.h"

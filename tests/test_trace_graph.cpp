@@ -24,6 +24,7 @@
 #include "trace/write/diff_json.h"
 #include "trace/analyses/graph.h"
 #include "trace/analyses/graph_nodes.h"
+#include "trace/capture/nsys_writer.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/analyze.h"
