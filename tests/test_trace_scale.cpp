@@ -223,7 +223,7 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
   REQUIRE_TRACE(p);
   // 10^5 kernels (2.1 * 10^5 API calls): within 200 bytes a kernel held, and SQLite's pages,
   // the text and JSON reports and the allocator's slack on top. It needs ~30 MiB (2026-12-01: passes
-  // at 32, fails at 28; the bound was 64 before the rows were packed: docs/perf/notes-analyzer.md).
+  // at 32, fails at 28; the bound was 64 before the rows were packed: results/notes-analyzer.md).
   EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB, 60, [&] {
               const Trace t = load_nsys_sqlite(p);
               const TraceJoin j(t);
