@@ -64,13 +64,8 @@ R=$(cd "$R" && pwd)
 S=$R/summary.txt
 : >"$S"
 export LAPTIME_SOURCE_DIR=$REPO PYTHONUNBUFFERED=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$B/lib:${LD_LIBRARY_PATH:-}
-if [[ -d .nsys-deps ]]; then
-  for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
-  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-fi
-NCU_DIR=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}
-NSYS_DIR=${NSYS_DIR:-$NCU_DIR/host/target-linux-x64}
+# shellcheck source=scripts/dev/device-run.sh
+source "$REPO/scripts/dev/device-run.sh" --env "$B/lib"  # LD_LIBRARY_PATH, NCU_DIR, NSYS_DIR
 export PATH=$NSYS_DIR:$NCU_DIR:$PATH
 [[ -x $L ]] || { echo "captures: no $L: carry the build (scripts/dev/pack-carry.sh)." >&2; exit 2; }
 if [[ $part == ncu* ]]; then

@@ -46,6 +46,20 @@
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
+# device_env LIB: the device image's libraries and tools, for every part here and for captures.sh
+# (`source device-run.sh --env LIB`): the torch venv's cuDNN (the device has no system cuDNN), LIB
+# (the build's lib/: what pack-carry.sh copies because the device lacks it, RE2), the libraries of
+# .nsys-deps/*.deb when carried; NCU_DIR and NSYS_DIR.
+device_env() {
+  export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$1:${LD_LIBRARY_PATH:-}
+  if [[ -d .nsys-deps ]]; then
+    for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
+    export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+  fi
+  NCU_DIR=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}
+  NSYS_DIR=${NSYS_DIR:-$NCU_DIR/host/target-linux-x64}
+}
+if [[ ${1:-} == --env ]]; then device_env "${2:?--env LIB}"; return 0 2>/dev/null || exit 2; fi
 part=${1:-}
 shift || true
 case $part in
@@ -63,15 +77,7 @@ mkdir -p "$R/json"
 R=$(cd "$R" && pwd)  # absolute: the checks change directory
 S=$R/summary.txt
 export LAPTIME_SOURCE_DIR=$REPO PYTHONUNBUFFERED=1
-# The cuDNN of the torch venv (the device has no system cuDNN), and build/lib: the libraries
-# pack-carry.sh copies because the device lacks them (RE2).
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$REPO/$B/lib:${LD_LIBRARY_PATH:-}
-if [[ -d .nsys-deps ]]; then
-  for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
-  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-fi
-NCU_DIR=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}
-NSYS_DIR=${NSYS_DIR:-$NCU_DIR/host/target-linux-x64}
+device_env "$(realpath -m "$B")/lib"
 status=0
 
 say() { echo "$*" >>"$S"; }
