@@ -108,6 +108,7 @@ need() { [[ -x $1 ]] || { echo "device-run: no $1: carry the build (scripts/dev/
 # --- check ------------------------------------------------------------------------------------
 part_check() {
   need "$L"
+  : >"$R/par.txt"
   for p in fp32 tf32 bf16; do
     par "gpt2_layers_$p" "$T/test_gpt2_layers" --gtest_filter="*/$p"
     par "resnet50_layers_$p" "$T/test_resnet50_layers" --gtest_filter="*/$p"
