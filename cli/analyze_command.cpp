@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
@@ -30,8 +31,7 @@
 namespace laptime {
 
 CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "analyze", "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` file");
+  CLI::App* sub = app.add_subcommand("analyze", command_description("analyze"));
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
   cli::add_input_path(sub, "file", &o.file, "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys "

@@ -1,5 +1,4 @@
 #include "cli/diff_command.h"
-#include "trace/read/sidecars.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,27 +9,24 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
 #include "trace/compare/diff_input.h"
+#include "trace/model/error.h"
+#include "trace/model/text.h"
+#include "trace/read/nsys_export.h"
+#include "trace/read/sidecars.h"
 #include "trace/write/diff_json.h"
 #include "trace/write/diff_svg.h"
 #include "trace/write/diff_text.h"
-#include "trace/model/error.h"
-#include "trace/read/nsys_export.h"
-#include "trace/model/text.h"
 
 namespace laptime {
 
 CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "diff",
-      "compare two runs layer by layer: medians, 95% bootstrap interval of the change, and a label per layer.\n"
-      "Labels (t = --threshold, a = --min-change-us, relative to BEFORE's median): SLOWER / FASTER when the\n"
-      "interval is clear of zero and the change is beyond ±t and ±a; SAME when the interval lies within ±t\n"
-      "(or ±a); UNCLEAR otherwise. Exit 3 when --fail-if-slower trips, 1 on an error.");
+  CLI::App* sub = app.add_subcommand("diff", command_description("diff"));
   cli::add_input_path(sub, "before", &o.before,
                       "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
       ->required();

@@ -1,5 +1,4 @@
 #include "cli/kernels_command.h"
-#include "trace/read/sidecars.h"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -9,11 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/commands.h"
 #include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/output_file.h"
-#include "trace/ncu/ncu_diff.h"
 #include "trace/model/text.h"
+#include "trace/ncu/ncu_diff.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {
@@ -54,10 +55,7 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
 }  // namespace
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "kernels",
-      "read an Nsight Compute report per layer: time, DRAM bytes against what the layer must move, speed of light,\n"
-      "occupancy, stalls and a one-line diagnosis; compare two reports; or print the ncu command that makes one");
+  CLI::App* sub = app.add_subcommand("kernels", command_description("kernels"));
   sub->add_option("reports", o.reports,
                   "`ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH); two to compare")
       ->expected(0, 2);
