@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Issue 17, the bench/, core/ and layers/ half, on a GPU machine: is the restructured laptime
-# (the bench's BenchResult, core/timing.h, the layers publishing their own costs) the same as
-# the binary before it, and do the GPU suites pass?
+# A restructuring of bench/, core/, layers/ or models/ (issue 17; issue 26's GPU half: weights
+# uploaded on ctx.stream(), peak timed through core/timing.h, the environment switches in
+# core/env_switches.h, Conv2d's plan choice in layers/conv_plan.cpp), on a GPU machine: is the
+# new laptime the same as the binary before it, and do the GPU suites pass?
 #
 #   scripts/dev/struct-bench-check.sh [OLD_BIN] [BUILD_DIR]
 #
-#   OLD_BIN    the laptime from before the session (default: $OLD_LAPTIME, else
-#              build/laptime-base-477829a: copy /work/ref/laptime-base-477829a into the build
-#              folder, which is ignored, so that carrying build/ brings it)
-#   BUILD_DIR  the new build (default: build), with bench/laptime and tests/test_{gpt2,resnet50}_
-#              {layers,reference}, test_layer_costs, test_bench_report (about 31 MB of binaries)
+#   OLD_BIN    the laptime from before the change (default: $OLD_LAPTIME, else
+#              build/laptime-base-477829a), with its liblaptime_gpu.so beside it
+#   BUILD_DIR  the new build (default: build), with the laptime command (bench/ or cli/) and its
+#              module, and tests/test_{gpt2,resnet50}_{layers,reference}, test_layer_costs,
+#              test_bench_report, test_fp8_{layers,reference}, test_env_switches (a missing
+#              test binary is reported as missing, not run)
 #
 # 1. In the background, the GPU suites, split as h200-final.sh splits them: test_gpt2_layers
 #    and test_resnet50_layers per precision and the rest, test_gpt2_reference,
 #    test_resnet50_reference, test_layer_costs (the built models' costs against the committed
-#    sidecars, byte for byte), test_bench_report.
+#    sidecars, byte for byte), test_bench_report, test_fp8_layers, test_fp8_reference,
+#    test_env_switches.
 # 2. Meanwhile, the same bench rows with both binaries, old and new side by side, each in a
 #    folder of its own so both print the same relative paths: GPT-2 (B=8 T=1024) and ResNet-50
 #    (B=32), bf16 / tf32 / fp32, eager and --graph, every row with --trace t.sqlite and
@@ -23,25 +26,32 @@
 #    and the trace's kernels are deterministic and compared exactly; one more ResNet-50 row
 #    times them (the tuned path, through core/timing.h) and one GPT-2 row times its GEMMs
 #    (LAPTIME_GPT2_GEMM=timed, Gemm::autotune through core/timing.h): there what a timing
-#    chose is masked too. Three small GPT-2 rows run the pitfalls (sync, pageable, alloc), one
-#    writes --json - (standard output).
+#    chose is masked too. fp8 rows (GPT-2, ResNet-50 B=32) force e4m3 (LAPTIME_FP8_GEMM=fp8) so
+#    that the choice and the sidecars are deterministic; their plan lines, which carry measured
+#    milliseconds, are masked. Three small GPT-2 rows run the pitfalls (sync, pageable, alloc),
+#    one writes --json - (standard output), and `laptime peak --force` runs once a side (its
+#    lines and file compared with every number masked: the format, not the ceilings).
 #    scripts/dev/struct_bench_compare.py compares each row: text and JSON with only what
 #    measures time masked (its docstring lists every masked field), the sidecars byte for
 #    byte, the trace's NVTX range and kernel names with their counts, the exit status.
+# 3. Last, with the GPU otherwise idle, four rows timed one binary at a time, old and new in
+#    turn (GPT-2 bf16 and fp8 --graph, ResNet-50 bf16 B=256 eager and B=32 --graph): each
+#    side's "lap time:" line goes to the summary, for the lead to see the laps unchanged.
 #
-# Takes about 3 minutes on one H200 (the suites and the rows share the GPU; nothing here is a
-# timing). Results: $OUT/struct-bench-check.tgz (every log, output and diff) and
-# $OUT/summary.txt; without $OUT, $RESULTS (default /tmp/struct-bench-check). Exit 1 when a
-# row differs or a suite fails.
+# Takes about 5 minutes on one H200. Results: $OUT/struct-bench-check.tgz (every log, output
+# and diff) and $OUT/summary.txt; without $OUT, $RESULTS (default /tmp/struct-bench-check).
+# Exit 1 when a row differs or a suite fails (step 3 is information only).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
 OLD=${1:-${OLD_LAPTIME:-build/laptime-base-477829a}}
 BUILD=${2:-build}
 [[ -x $OLD ]] || { echo "struct-bench-check: no old laptime at $OLD (pass it as the first argument)." >&2; exit 2; }
-[[ -x $BUILD/bench/laptime ]] || { echo "struct-bench-check: no $BUILD/bench/laptime; build it first." >&2; exit 2; }
+NEW=""
+for c in "$BUILD/cli/laptime" "$BUILD/bench/laptime"; do [[ -x $c ]] && { NEW=$c; break; }; done
+[[ -n $NEW ]] || { echo "struct-bench-check: no laptime in $BUILD/cli or $BUILD/bench; build it first." >&2; exit 2; }
 OLD=$(readlink -f "$OLD")
-NEW=$(readlink -f "$BUILD/bench/laptime")
+NEW=$(readlink -f "$NEW")
 T=$(readlink -f "$BUILD/tests")
 R=${RESULTS:-/tmp/struct-bench-check}
 rm -rf "$R"
@@ -58,6 +68,7 @@ status=0
 suite() {  # suite NAME BINARY [gtest args...]
   local name=$1
   shift
+  [[ -x $1 ]] || { echo "$name: missing ($1)" >>"$R/suites/rc.txt"; return; }
   (timeout -k 5 300 "$@" >"$R/suites/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/suites/rc.txt") &
 }
 for p in fp32 tf32 bf16; do
@@ -70,6 +81,9 @@ suite gpt2_reference "$T/test_gpt2_reference"
 suite resnet50_reference "$T/test_resnet50_reference"
 suite layer_costs "$T/test_layer_costs"
 suite bench_report "$T/test_bench_report"
+suite fp8_layers "$T/test_fp8_layers"
+suite fp8_reference "$T/test_fp8_reference"
+suite env_switches "$T/test_env_switches"
 
 # 2. The rows: row NAME [--tuned-conv] [--json-stdout] -- [VAR=value...] bench ARGS...
 row() {
@@ -108,10 +122,32 @@ for pit in sync pageable alloc; do
     --trace t.sqlite --json r.json
 done
 row gpt2_json_stdout --json-stdout -- bench gpt2 --batch 1 --seq 64 --warmup 1 --iters 2 --json -
+FP8=LAPTIME_FP8_GEMM=fp8
+row gpt2_fp8_eager --tuned-conv -- $FP8 bench gpt2 --precision fp8 "${ROWS[@]}"
+row resnet50_fp8_b32_graph --tuned-conv -- $FP8 $TUNE_OFF bench resnet50 --precision fp8 --batch 32 --graph "${ROWS[@]}"
+row peak --peak -- peak --force --cache p.json
 echo "rows done at ${SECONDS}s" >>"$SUMMARY"
 
 # The suites' verdicts.
 wait
+
+# 3. Laps, one binary at a time on an idle GPU, old and new in turn.
+lap() {  # lap NAME bench ARGS...
+  local name=$1 side bin
+  shift
+  for side in old new; do
+    bin=$OLD
+    [[ $side == new ]] && bin=$NEW
+    mkdir -p "$R/laps/$name"
+    timeout -k 5 300 "$bin" "$@" >"$R/laps/$name/$side.txt" 2>&1
+    local rc=$?
+    echo "lap $name $side: $(grep -h '^lap time:' "$R/laps/$name/$side.txt" || echo "no lap time (exit $rc)")" >>"$SUMMARY"
+  done
+}
+lap gpt2_bf16_b8_graph bench gpt2 --precision bf16 --graph
+lap gpt2_fp8_b8_graph bench gpt2 --precision fp8 --graph
+lap resnet50_bf16_b256_eager bench resnet50 --precision bf16 --batch 256
+lap resnet50_bf16_b32_graph bench resnet50 --precision bf16 --batch 32 --graph
 sort "$R/suites/rc.txt" >>"$SUMMARY"
 grep -q 'rc=[^0]' "$R/suites/rc.txt" && status=1
 for f in "$R"/suites/*.log; do

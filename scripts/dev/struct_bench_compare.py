@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares one bench row run by two laptime binaries (scripts/dev/struct-bench-check.sh).
 
-    struct_bench_compare.py ROWDIR [--tuned-conv] [--json-stdout]
+    struct_bench_compare.py ROWDIR [--tuned-conv] [--json-stdout] [--peak]
 
 ROWDIR holds old/ and new/, each with stdout, stderr, rc and the files the run wrote (r.json,
 t.sqlite, their .layers.json sidecars). What must be equal is compared after masking what
@@ -25,6 +25,9 @@ measures time, and only that:
                  unless --json-stdout (then stderr carries the text report and is compared
                  like stdout).
   exit status    equal.
+
+--peak: the row is `laptime peak --cache p.json`: its text and p.json with every number (and
+the "measured" date line) masked, so that what is compared is the format, not the ceilings.
 
 Prints one line (OK, or FAIL and what differs) and writes ROWDIR/diff.txt; exits 1 when a check fails.
 """
@@ -94,6 +97,19 @@ def mask_json(j, tuned):
     return j
 
 
+def mask_numbers(text):
+    text = re.sub(r"^(  measured     ).*$", r"\1" + M, text, flags=re.M)
+    return re.sub(r" *\d+(?:\.\d+)?", " " + M, text)  # the spaces too: %8.1f pads by the value
+
+
+def mask_peak_json(j):
+    if isinstance(j, dict):
+        return {k: (M if k == "measured" else mask_peak_json(v)) for k, v in j.items()}
+    if isinstance(j, list):
+        return [mask_peak_json(v) for v in j]
+    return M if isinstance(j, (int, float)) and not isinstance(j, bool) else j
+
+
 def trace_counts(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     ranges = collections.Counter(
@@ -114,6 +130,7 @@ def main():
     row = Path(sys.argv[1])
     tuned = "--tuned-conv" in sys.argv
     json_stdout = "--json-stdout" in sys.argv
+    peak = "--peak" in sys.argv
     old, new = row / "old", row / "new"
     failed, notes, diffs = [], [], []
 
@@ -128,7 +145,8 @@ def main():
         failed.append(f"both exit {str(rc_new).strip()}")
 
     text_name = "stderr" if json_stdout else "stdout"  # with --json -, the text report is on stderr
-    a, b = mask_text(read(old, text_name) or "", tuned), mask_text(read(new, text_name) or "", tuned)
+    mask = mask_numbers if peak else lambda t: mask_text(t, tuned)
+    a, b = mask(read(old, text_name) or ""), mask(read(new, text_name) or "")
     if a != b:
         failed.append("text")
         diffs.append(unified(a, b, text_name))
@@ -138,11 +156,12 @@ def main():
             notes.append("stderr")
             diffs.append(unified(a, b, "stderr"))
 
-    json_name = "stdout" if json_stdout else "r.json"
+    json_name = "stdout" if json_stdout else "p.json" if peak else "r.json"
     ja, jb = read(old, json_name), read(new, json_name)
+    mask_j = mask_peak_json if peak else lambda j: mask_json(j, tuned)
     try:
-        a = json.dumps(mask_json(json.loads(ja), tuned), indent=1, sort_keys=True)
-        b = json.dumps(mask_json(json.loads(jb), tuned), indent=1, sort_keys=True)
+        a = json.dumps(mask_j(json.loads(ja)), indent=1, sort_keys=True)
+        b = json.dumps(mask_j(json.loads(jb)), indent=1, sort_keys=True)
         if a != b:
             failed.append("json")
             diffs.append(unified(a, b, json_name))
