@@ -59,7 +59,8 @@ mkdir -p "$R/rows" "$R/suites"
 SUMMARY=$R/summary.txt
 export LAPTIME_SOURCE_DIR=$REPO PYTHONUNBUFFERED=1
 # build/lib: the system libraries pack-carry.sh copies (RE2) where the device lacks them.
-export LD_LIBRARY_PATH=$REPO/$BUILD/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
+BUILD_LIB=$(readlink -f "$BUILD")/lib
+export LD_LIBRARY_PATH=$BUILD_LIB:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
   echo "old: $OLD"; echo "new: $NEW ($(git log -1 --format='%h %s' 2>/dev/null | cut -c1-80))"; } >"$SUMMARY"
 pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/struct-bench-check.tgz" -C "$R" . 2>/dev/null; cp "$SUMMARY" "$OUT/summary.txt"; }; true; }
