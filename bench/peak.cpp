@@ -20,6 +20,7 @@
 #include "kernels/fp8.cuh"
 #include "layers/gemm.h"
 #include "layers/linear.h"
+#include "trace/model/error.h"
 #include "trace/read/sidecars.h"
 
 namespace laptime {
