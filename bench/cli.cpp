@@ -33,7 +33,7 @@ std::string name_in(const std::map<std::string, Enum>& table, Enum value) {
   return "?";
 }
 
-void add_workload_options(CLI::App* app, WorkloadOptions* w) {
+void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::string>* kernel_words) {
   app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
   cli::add_input_file(app, "--weights", &w->weights, "laptime .safetensors file (weights/convert.py); default: seeded "
                                                       "random weights of the real shape");
@@ -58,6 +58,41 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
                                         "resnet50: the stem, cudnn (4x4 space-to-depth convolution, then max pool) or "
                                         "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
+  app->add_option("--kernel", *kernel_words,
+                  "NAME=VERSION (repeatable): run laptime lab's version of that kernel in the model (layernorm=v1; "
+                  "`laptime lab --list`); default: production");
+}
+
+// --kernel's words into the workload's choice, checked against the model and its precision.
+void resolve_kernel_choice(const std::vector<std::string>& words, WorkloadOptions* w) {
+  for (const std::string& word : words) {
+    const std::string why = lab::add_kernel_choice(word, &w->kernels);
+    require(why.empty(), why);
+  }
+  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision));
+  require(why.empty(), why);
+}
+
+void add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed) {
+  CLI::App* lab = app.add_subcommand("lab", gpu_command_description("lab"));
+  lab->add_option("kernel", l.kernel, "the kernel whose versions to run (`laptime lab --list`)");
+  cli::add_switch(lab, "--list", &l.list, "list the kernels and their versions (with --json: as JSON too)");
+  lab->add_option("--versions", l.versions, "all (default), or version ids separated by commas: v1,v3");
+  lab->add_option("--shape", l.shapes,
+                  "NAME=VALUE,... (repeatable): check and time at this shape instead of the models' ones; the "
+                  "dimensions not named keep the first model shape's values (rows=1000,C=771)");
+  lab->add_option("--precision,-p", l.precision, "fp32, bf16 or fp8 (default: the kernel's first)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp8"}));
+  cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
+                       true);
+  cli::add_input_file(lab, "--peak", &l.peak, "the ceilings from `laptime peak` (default: its cache for this GPU)");
+  cli::add_integer(lab, "--seed", seed, 0, UINT32_MAX, "seed of the inputs (default: a fresh one, printed)");
+  cli::add_positive_real(lab, "--target", &l.target, 0.5,
+                         "time until the median's 95% interval is within this fraction of it on each side (0.01)");
+  cli::add_switch(lab, "--once", &l.once,
+                  "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
+                  "lab KERNEL`); with --json, the layer costs beside it");
+  cli::add_integer(lab, "--device", &l.device, 0, limits::kMaxDevice, "CUDA device index");
 }
 
 }  // namespace
@@ -72,7 +107,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
 
   CLI::App* bench = app.add_subcommand("bench", gpu_command_description("bench"));
   BenchOptions& b = cmd.bench;
-  add_workload_options(bench, &b.workload);
+  std::vector<std::string> bench_kernels, forward_kernels;
+  add_workload_options(bench, &b.workload, &bench_kernels);
   cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
                    "warm-up iterations (marked, excluded from statistics)");
   cli::add_integer(bench, "--iters,-n", &b.iters, 1, limits::kMaxIters, "timed steady-state iterations");
@@ -98,7 +134,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
 
   CLI::App* fwd = app.add_subcommand("forward", gpu_command_description("forward"));
   ForwardOptions& f = cmd.forward;
-  add_workload_options(fwd, &f.workload);
+  add_workload_options(fwd, &f.workload, &forward_kernels);
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
   cli::add_input_file(fwd, "--input", &f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]");
   cli::add_output_file(fwd, "--output,-o", &f.output, "where to write the logits, raw little-endian fp32")->required();
@@ -115,6 +151,8 @@ Command parse_command_line(const std::vector<std::string>& args) {
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
   cli::add_output_file(peak, "--cache", &cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
+  std::optional<uint32_t> lab_seed;
+  add_lab_subcommand(app, cmd.lab, &lab_seed);
 
   const std::string error = parse_subcommands(app, args, &cmd.help_text);
   require(error.empty(), error);
@@ -131,6 +169,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
             "use --attention naive (or auto).");
   }
+  resolve_kernel_choice(bench->parsed() ? bench_kernels : forward_kernels, bench->parsed() ? &b.workload : &f.workload);
   if (bench->parsed()) {
     cmd.kind = Command::Kind::Bench;
     if (graph) b.graph = GraphMode::Graph;
@@ -147,6 +186,10 @@ Command parse_command_line(const std::vector<std::string>& args) {
     cmd.kind = Command::Kind::Kernels;
   } else if (peak->parsed()) {
     cmd.kind = Command::Kind::Peak;
+  } else if (app.get_subcommand("lab")->parsed()) {
+    cmd.kind = Command::Kind::Lab;
+    cmd.lab.seed = lab_seed;
+    lab::resolve_lab_options(cmd.lab);
   } else {
     cmd.kind = Command::Kind::Forward;
     limits::check_tokens(f.workload.batch, f.workload.seq);

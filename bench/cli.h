@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "trace/analyze.h"
+#include "bench/lab/lab.h"
 #include "bench/peak.h"
 #include "trace/diff_command.h"
 #include "trace/kernels_command.h"
@@ -48,13 +49,14 @@ struct ForwardOptions {
 };
 
 struct Command {
-  enum class Kind { Help, Bench, Forward, Analyze, Diff, Kernels, Peak } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Analyze, Diff, Kernels, Peak, Lab } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
   AnalyzeOptions analyze;
   DiffCommandOptions diff;
   KernelsOptions kernels;
   PeakOptions peak;
+  lab::LabOptions lab;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -23,6 +23,8 @@ inline constexpr GpuCommand kGpuCommands[] = {
     {"forward", "run one forward pass on given inputs and write the logits (fp32)"},
     {"peak", "measure the device's ceilings for the roofline (GEMM per precision, device copy) once, cache and "
              "print them"},
+    {"lab", "each hand-written kernel's versions side by side: checked against a CPU reference, timed against the "
+            "roofs (--list: the kernels)"},
 };
 
 // The description of a GPU subcommand, "" for any other word.

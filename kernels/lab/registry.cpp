@@ -54,7 +54,7 @@ KernelInfo layernorm() {
                {"fp32", "bf16"}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double rows = double(d[0]), C = double(d[1]), es = element_bytes(p);
-    return Cost{rows * C * es * 2 + 2 * C * es, 0};
+    return Cost{rows * C * es + 2 * C * es, rows * C * es, 0};
   };
   k.tolerance = kStorageTolerance;
   return k;
@@ -91,7 +91,7 @@ KernelInfo bias_gelu() {
                "kernels/gelu.cu after it (fp32): no bias + GELU kernel runs there to swap", {}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double rows = double(d[0]), C = double(d[1]), es = element_bytes(p);
-    return Cost{rows * C * es * 2 + C * es, 0};
+    return Cost{rows * C * es + C * es, rows * C * es, 0};
   };
   k.tolerance = kStorageTolerance;
   return k;
@@ -129,7 +129,7 @@ KernelInfo attention() {
                "not in tf32, whose attention runs cuDNN's fp16 core between fp16 projections", {"fp32", "bf16", "fp8"}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double B = double(d[0]), T = double(d[1]), H = double(d[2]), hd = double(d[3]), es = element_bytes(p);
-    return Cost{B * T * 4 * H * hd * es, 2 * B * H * T * (T + 1) * hd};
+    return Cost{B * T * 3 * H * hd * es, B * T * H * hd * es, 2 * B * H * T * (T + 1) * hd};
   };
   k.shape_error = [](const std::vector<int64_t>& d) -> std::string {
     if (d[3] % 8 != 0) return "attention's hd must be a multiple of 8 (16-byte rows), not " + std::to_string(d[3]) + ".";
@@ -164,7 +164,7 @@ KernelInfo embedding() {
   k.models = {{"gpt2", "wte + wpe at the start of every forward", true, "", {"fp32", "tf32", "bf16", "fp8"}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double B = double(d[0]), T = double(d[1]), C = double(d[2]), es = element_bytes(p);
-    return Cost{B * T * 4 + B * T * C * es + T * C * es + B * T * C * es, 0};
+    return Cost{B * T * 4 + B * T * C * es + T * C * es, B * T * C * es, 0};
   };
   k.tolerance = kStorageTolerance;
   return k;
@@ -193,7 +193,8 @@ KernelInfo residual() {
                "GPT-2 adds the residual inside the projection GEMMs (cuBLASLt, beta = 1): no residual kernel runs; "
                "this ladder is what that fusion saves", {}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
-    return Cost{3 * double(d[0]) * double(d[1]) * element_bytes(p), 0};
+    const double n = double(d[0]) * double(d[1]), es = element_bytes(p);
+    return Cost{2 * n * es, n * es, 0};
   };
   k.tolerance = kStorageTolerance;
   return k;
@@ -229,7 +230,7 @@ KernelInfo residual_layernorm() {
                "GPT-2 fuses the add into the projection GEMMs instead, and runs ln_2 alone after it", {}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double rows = double(d[0]), C = double(d[1]), es = element_bytes(p);
-    return Cost{rows * C * es * 4 + 2 * C * es, 0};
+    return Cost{rows * C * es * 2 + 2 * C * es, rows * C * es * 2, 0};
   };
   k.tolerance = kStorageTolerance;
   return k;
@@ -263,7 +264,8 @@ KernelInfo quantize() {
   k.models = {{"gpt2", "-p fp8: the input of each e4m3 GEMM whose producer writes bf16", false, note, {}},
               {"resnet50", "-p fp8: the input of each e4m3 convolution", false, note, {}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string&) {
-    return Cost{double(d[0]) * double(d[1]) * 3 + 4, 0};
+    const double n = double(d[0]) * double(d[1]);
+    return Cost{n * 2 + 4, n, 0};  // bf16 in and the scale, e4m3 out
   };
   k.tolerance = kExact;
   return k;
@@ -292,7 +294,9 @@ KernelInfo amax() {
   const std::string note = "calibration only: it runs once at build, never in a forward";
   k.models = {{"gpt2", "-p fp8 calibration: every e4m3 GEMM's input and weight", false, note, {}},
               {"resnet50", "-p fp8 calibration: every e4m3 convolution's input and weight", false, note, {}}};
-  k.cost = [](const std::vector<int64_t>& d, const std::string&) { return Cost{double(d[0]) * double(d[1]) * 2 + 4, 0}; };
+  k.cost = [](const std::vector<int64_t>& d, const std::string&) {
+    return Cost{double(d[0]) * double(d[1]) * 2 + 4, 4, 0};  // bf16 in and amax read, amax written
+  };
   k.tolerance = kExact;
   return k;
 }
@@ -331,7 +335,7 @@ KernelInfo maxpool() {
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double N = double(d[0]), C = double(d[3]), es = element_bytes(p);
     const double Ho = double((d[1] - 1) / 2 + 1), Wo = double((d[2] - 1) / 2 + 1);
-    return Cost{N * double(d[1]) * double(d[2]) * C * es + N * Ho * Wo * C * es, 0};
+    return Cost{N * double(d[1]) * double(d[2]) * C * es, N * Ho * Wo * C * es, 0};
   };
   k.tolerance = kExact;
   return k;
@@ -369,7 +373,7 @@ KernelInfo conv_epilogue() {
                "(layers/conv2d.h); this kernel is ConvRoute::Separate's", {}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double rows = double(d[0]), C = double(d[1]), es = element_bytes(p);
-    return Cost{rows * C * es * (2 + double(d[2])) + C * es, 0};
+    return Cost{rows * C * es * (1 + double(d[2])) + C * es, rows * C * es, 0};
   };
   k.tolerance = kStorageTolerance;
   return k;

@@ -64,7 +64,9 @@ struct ModelUse {
 
 // What one call must move and compute (the cost model at the top).
 struct Cost {
-  double bytes = 0, flops = 0;
+  double read = 0, written = 0;  // bytes
+  double flops = 0;
+  double bytes() const { return read + written; }
 };
 
 struct KernelInfo {
