@@ -71,6 +71,8 @@ void resolve_kernel_choice(const std::vector<std::string>& words, WorkloadOption
   }
   const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision));
   require(why.empty(), why);
+  require(!(w->kernels.count("attention") && w->attention != AttentionKind::Auto),
+          "--kernel attention and --attention both choose the attention core; give one.");
 }
 
 void add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed) {

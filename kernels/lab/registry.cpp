@@ -539,7 +539,7 @@ std::string check_kernel_choice(const KernelChoice& choice, const std::string& m
     }
     if (!use)
       return "--kernel " + name + ": " + model + " runs no " + name + " kernel (" + join(runs, " and ") +
-             " do; `laptime lab " + name + "` runs its versions alone).";
+             (runs.size() == 1 ? " does" : " do") + "; `laptime lab " + name + "` runs its versions alone).";
     if (!use->swappable)
       return "--kernel " + name + ": " + model + " cannot swap it: " + use->note + ". `laptime lab " + name +
              "` runs its versions alone.";
