@@ -861,6 +861,45 @@ TEST(NcuCommand, Resnet50AndRefusals) {
             "rm -rf /'.");
 }
 
+// `laptime kernels --command lab KERNEL`: ncu over `laptime lab KERNEL --once`, filtered on the
+// lab's ranges (lab > KERNEL > lab/KERNEL/vN), the sidecar beside its --json.
+TEST(NcuCommand, LabOneKernelsVersions) {
+  NcuCommandOptions o;
+  o.model = "lab";
+  o.lab_kernel = "layernorm";
+  const NcuCommand c = ncu_command(o);
+  EXPECT_EQ(c.ncu,
+            "ncu --nvtx --nvtx-include 'laptime@lab/layernorm/' --section SpeedOfLight --section "
+            "SpeedOfLight_RooflineChart --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section "
+            "Occupancy --section LaunchStats --section WarpStateStats -f -o lab_layernorm ./build/bench/laptime lab "
+            "layernorm --once --json lab_layernorm.json");
+  EXPECT_EQ(c.read, "laptime kernels lab_layernorm.ncu-rep");
+  EXPECT_EQ(c.costs, "lab_layernorm.layers.json");
+  EXPECT_EQ(c.kernels, 0);  // trace/ does not know the registry: no estimate
+  o.precision = "fp32";
+  o.csv = true;
+  EXPECT_NE(ncu_command(o).ncu.find("laptime lab layernorm -p fp32 --once --json lab_layernorm_fp32.json > "
+                                    "lab_layernorm_fp32.csv"),
+            std::string::npos);
+  auto error = [](NcuCommandOptions x) {
+    try {
+      ncu_command(x);
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  o.lab_kernel = "x;y";
+  EXPECT_EQ(error(o), "--command lab takes a kernel name of lower-case letters, digits and underscores, not 'x;y'.");
+  o.lab_kernel.clear();
+  EXPECT_EQ(error(o), "--command lab needs the kernel: `laptime kernels --command lab KERNEL` (`laptime lab --list`).");
+  o.lab_kernel = "layernorm";
+  o.seq = 3;
+  EXPECT_EQ(error(o),
+            "--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and --within "
+            "apply to gpt2 and resnet50.");
+}
+
 // --- Two reports --------------------------------------------------------------------------------
 
 TEST(NcuDiffs, TheStemBeforeAndAfter) {
