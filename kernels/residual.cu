@@ -105,8 +105,9 @@ void residual_forward(DType dtype, void* out, const void* x, const void* r, int6
     auto* o = static_cast<scalar_t*>(out);
     const auto* a = static_cast<const scalar_t*>(x);
     const auto* b = static_cast<const scalar_t*>(r);
-    if (aligned16({out, x, r}))  // two vectors a thread: half the threads of one vector each
-      residual_vec_kernel<scalar_t><<<grid_stride_blocks((n / kVec + 1) / 2 + 1, kThreads), kThreads, 0, stream>>>(o, a, b, n);
+    const unsigned vec_blocks = grid_stride_blocks((n / kVec + 1) / 2 + 1, kThreads);  // two vectors a thread
+    if (aligned16({out, x, r}))
+      residual_vec_kernel<scalar_t><<<vec_blocks, kThreads, 0, stream>>>(o, a, b, n);
     else
       residual_scalar_kernel<scalar_t><<<grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(o, a, b, n);
   });

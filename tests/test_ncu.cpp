@@ -803,6 +803,16 @@ TEST(NcuRep, TheRealNcuConvertsTheCommittedReport) {
 
 // --- The ncu command --------------------------------------------------------------------------
 
+// The sentence ncu_command refuses `o` with, "" when it builds a command.
+std::string ncu_command_error(const NcuCommandOptions& o) {
+  try {
+    ncu_command(o);
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(NcuCommand, Gpt2AtTheCommittedShapeAndItsMeasuredTime) {
   NcuCommandOptions o;
   o.model = "gpt2";
@@ -842,21 +852,13 @@ TEST(NcuCommand, Resnet50AndRefusals) {
   o.within = "conv1";
   o.stem = "cudnn";
   EXPECT_NEAR(ncu_command(o).seconds, 12.5, 1.5);  // capture.log: 11 and 14 s for the stems
-  auto error = [](NcuCommandOptions x) {
-    try {
-      ncu_command(x);
-    } catch (const TraceError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   NcuCommandOptions g;
   g.model = "gpt2";
   g.stem = "fused";
-  EXPECT_EQ(error(g), "--image-size and --stem apply to resnet50 only.");
+  EXPECT_EQ(ncu_command_error(g), "--image-size and --stem apply to resnet50 only.");
   g.stem.clear();
   g.within = "h.0; rm -rf /";
-  EXPECT_EQ(error(g),
+  EXPECT_EQ(ncu_command_error(g),
             "--within takes a range name of letters, digits, dots and underscores (h.0, conv1), not 'h.0; "
             "rm -rf /'.");
 }
@@ -881,21 +883,15 @@ TEST(NcuCommand, LabOneKernelsVersions) {
   EXPECT_NE(ncu_command(o).ncu.find("laptime lab layernorm -p fp32 --once --json lab_layernorm_fp32.json > "
                                     "lab_layernorm_fp32.csv"),
             std::string::npos);
-  auto error = [](NcuCommandOptions x) {
-    try {
-      ncu_command(x);
-    } catch (const TraceError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   o.lab_kernel = "x;y";
-  EXPECT_EQ(error(o), "--command lab takes a kernel name of lower-case letters, digits and underscores, not 'x;y'.");
+  EXPECT_EQ(ncu_command_error(o),
+            "--command lab takes a kernel name of lower-case letters, digits and underscores, not 'x;y'.");
   o.lab_kernel.clear();
-  EXPECT_EQ(error(o), "--command lab needs the kernel: `laptime kernels --command lab KERNEL` (`laptime lab --list`).");
+  EXPECT_EQ(ncu_command_error(o),
+            "--command lab needs the kernel: `laptime kernels --command lab KERNEL` (`laptime lab --list`).");
   o.lab_kernel = "layernorm";
   o.seq = 3;
-  EXPECT_EQ(error(o),
+  EXPECT_EQ(ncu_command_error(o),
             "--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and --within "
             "apply to gpt2 and resnet50.");
 }

@@ -107,7 +107,8 @@ void print_lab(const LabResult& r) {
                 100 * r.target);
   print_checks(r);
   for (size_t i = 0; i < r.shapes.size(); ++i) print_shape(r, static_cast<int>(i));
-  for (const std::string& s : r.sidecars) std::printf("\nlayer costs: %s (for `laptime kernels` beside the report)\n", s.c_str());
+  for (const std::string& s : r.sidecars)
+    std::printf("\nlayer costs: %s (for `laptime kernels` beside the report)\n", s.c_str());
   for (const VersionResult& v : r.versions)
     if (v.refusal.empty() && !v.passed())
       std::printf("\nlaptime lab: %s %s FAILED its checks: it was not timed.\n", r.kernel.c_str(), v.id.c_str());

@@ -147,7 +147,7 @@ constexpr int kVersions = 4;
 AttentionLaunch attention_version(int index) {
   static constexpr AttentionLaunch kLaunch[] = {v1, v2, v3, nullptr};  // v4: cuDNN, layers/sdpa_cudnn.h
   static_assert(std::size(kLaunch) == kVersions);
-  return index >= 0 && index < kVersions ? kLaunch[index] : nullptr;
+  return version_at(kLaunch, index);
 }
 
 std::string attention_refusal(int index, DType dtype, int hd) {

@@ -2,8 +2,6 @@
 //   v1  three passes, bias, residual, ReLU, one thread per element each (here)
 //   v2  one fused pass, grid-stride: kernels/conv_epilogue.cu's general kernel
 //   v3  fused, 16-byte vectors: production, conv_epilogue_forward
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/conv_epilogue.cuh"
@@ -60,7 +58,7 @@ void v3(const ConvEpilogueArgs& a, cudaStream_t stream) {
 
 ConvEpilogueLaunch conv_epilogue_version(int index) {
   static constexpr ConvEpilogueLaunch kVersions[] = {v1, v2, v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab

@@ -2,8 +2,6 @@
 //   v1  one thread per output element (here)
 //   v2  one block per token, threads striding the row: kernels/embedding.cu's general kernel
 //   v3  one block per token, 16-byte vectors: production, embedding_forward
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/embedding.cuh"
@@ -19,7 +17,8 @@ __global__ void embedding_flat_kernel(T* __restrict__ out, const int32_t* __rest
   if (idx >= n) return;
   const int64_t bt = idx / C;
   const int c = static_cast<int>(idx % C), t = static_cast<int>(bt % T_);
-  out[idx] = from_f32<T>(to_f32(wte[static_cast<int64_t>(tokens[bt]) * C + c]) + to_f32(wpe[static_cast<int64_t>(t) * C + c]));
+  const T tok = wte[static_cast<int64_t>(tokens[bt]) * C + c], pos = wpe[static_cast<int64_t>(t) * C + c];
+  out[idx] = from_f32<T>(to_f32(tok) + to_f32(pos));
 }
 
 void v1(const EmbeddingArgs& a, cudaStream_t stream) {
@@ -43,7 +42,7 @@ void v3(const EmbeddingArgs& a, cudaStream_t stream) {
 
 EmbeddingLaunch embedding_version(int index) {
   static constexpr EmbeddingLaunch kVersions[] = {v1, v2, v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab

@@ -6,8 +6,6 @@
 // amax compares float bits as unsigned integers: for non-negative floats their order is the
 // values' order, and a NaN's bits (sign cleared by fabsf) are above every finite value's, so a
 // NaN wins as production's does.
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/fp8.cuh"
@@ -65,13 +63,13 @@ void amax_v3(const AmaxArgs& a, cudaStream_t stream) { amax_forward(a.amax, DTyp
 
 QuantizeLaunch quantize_version(int index) {
   static constexpr QuantizeLaunch kVersions[] = {quantize_v1, quantize_v2, quantize_v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 AmaxLaunch amax_version(int index) {
   static constexpr AmaxLaunch kVersions[] = {amax_one_per_thread<amax_atomic_kernel>,
                                              amax_one_per_thread<amax_warp_kernel>, amax_v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab

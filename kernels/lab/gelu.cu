@@ -3,8 +3,6 @@
 //   v2  the two fused, one thread per element, the tanh form (here)
 //   v3  fused, the exp form (here)
 //   v4  fused, the exp form, 16-byte vectors, grid-stride: production, bias_gelu_forward
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/gelu.cuh"
@@ -70,7 +68,7 @@ void v4(const BiasGeluArgs& a, cudaStream_t stream) {
 
 BiasGeluLaunch bias_gelu_version(int index) {
   static constexpr BiasGeluLaunch kVersions[] = {v1, fused<false>, fused<true>, v4};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab

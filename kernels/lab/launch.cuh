@@ -9,6 +9,7 @@
 // the models' --kernel swap-in (layers/, models/) call these.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -17,6 +18,12 @@
 #include "core/dtype.h"
 
 namespace laptime::lab {
+
+// versions[index], nullptr past the end: every family's table lookup.
+template <class Launch, std::size_t N>
+Launch version_at(const Launch (&versions)[N], int index) {
+  return index >= 0 && static_cast<std::size_t>(index) < N ? versions[index] : nullptr;
+}
 
 struct LayerNormArgs {
   void* out;           // [rows, C] of dtype

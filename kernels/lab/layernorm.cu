@@ -2,8 +2,6 @@
 //   v1  one thread per row: the plain loop (here)
 //   v2  one warp per row, three passes: kernels/layernorm.cu's general kernel
 //   v3  one warp per row, the row in registers, 16-byte loads: production, layernorm_forward
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/lab/launch.cuh"
@@ -54,7 +52,7 @@ void v3(const LayerNormArgs& a, cudaStream_t stream) {
 
 LayerNormLaunch layernorm_version(int index) {
   static constexpr LayerNormLaunch kVersions[] = {v1, v2, v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab

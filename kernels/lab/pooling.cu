@@ -4,8 +4,6 @@
 //   v3  16-byte vectors, two outputs a thread: production, maxpool3x3s2_forward
 // v2, like production, runs the general kernel where C is not a whole number of vectors.
 #include <cfloat>
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/lab/launch.cuh"
@@ -71,7 +69,7 @@ void v3(const MaxPoolArgs& a, cudaStream_t stream) {
 
 MaxPoolLaunch maxpool_version(int index) {
   static constexpr MaxPoolLaunch kVersions[] = {v1, v2, v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab

@@ -3,8 +3,6 @@
 //                       v3 two vectors in flight a thread: production, residual_forward
 //   residual_layernorm  v1 residual v1 + layernorm v1; v2 residual v3 + layernorm v3;
 //                       v3 fused, one warp per row: production, residual_layernorm_forward
-#include <iterator>
-
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/lab/launch.cuh"
@@ -90,13 +88,13 @@ void residual_layernorm_v3(const ResidualLayerNormArgs& a, cudaStream_t stream) 
 
 ResidualLaunch residual_version(int index) {
   static constexpr ResidualLaunch kVersions[] = {residual_v1, residual_v2, residual_v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 ResidualLayerNormLaunch residual_layernorm_version(int index) {
   static constexpr ResidualLayerNormLaunch kVersions[] = {residual_layernorm_v1, residual_layernorm_v2,
                                                            residual_layernorm_v3};
-  return index >= 0 && index < static_cast<int>(std::size(kVersions)) ? kVersions[index] : nullptr;
+  return version_at(kVersions, index);
 }
 
 }  // namespace laptime::lab
