@@ -50,7 +50,6 @@ struct ShapeResult {
   Shape shape;
   std::string text;     // "rows=8192 C=768"
   Cost cost;            // what a call must move at this shape
-  std::string refusal;  // non-empty: nothing timed here
 };
 
 struct LabResult {

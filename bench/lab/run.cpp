@@ -209,7 +209,7 @@ LabResult start_result(const LabOptions& o, const KernelInfo& k, const Context& 
     }
     r.versions.push_back(vr);
   }
-  for (const Shape& s : o.timed_shapes) r.shapes.push_back({s, shape_text(k, s.dims), k.cost(s.dims, o.precision), ""});
+  for (const Shape& s : o.timed_shapes) r.shapes.push_back({s, shape_text(k, s.dims), k.cost(s.dims, o.precision)});
   return r;
 }
 
@@ -253,9 +253,11 @@ int run_lab(const LabOptions& o) {
   }
   const KernelInfo& k = *find_kernel(o.kernel);
   const std::string sidecar = o.once && !o.json.empty() && o.json != "-" ? trace::layer_costs_path(o.json) : "";
-  check_outputs({{"JSON report", o.json, true}, {"layer costs", sidecar}}, {o.peak});
+  std::vector<std::string> inputs;
+  if (!o.peak.empty()) inputs.push_back(o.peak);
+  check_outputs({{"JSON report", o.json, true}, {"layer costs", sidecar}}, inputs);  // before any GPU work
   std::optional<OutputFile> out;
-  if (!o.json.empty()) out.emplace(OutputSpec{"JSON report", o.json, true}, std::vector<std::string>{o.peak});
+  if (!o.json.empty()) out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
   Context ctx(o.device, StreamKind::Created, NvtxLevel::Layer);
   LabResult r = start_result(o, k, ctx);
   Runner run(o, k, ctx, r);
