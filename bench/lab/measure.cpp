@@ -106,31 +106,39 @@ Timing median_interval(std::vector<double> ms, uint64_t seed) {
 Timing time_calls(const Context& ctx, const std::function<void()>& call, const L2Flush& flush, const TimingPolicy& p,
                   uint64_t seed) {
   const cudaStream_t s = ctx.stream();
+  const EventPool events(2 * kBatch);
   for (int i = 0; i < kWarmup; ++i) {
     flush.run(s);
+    if (i + 1 == kWarmup) CUDA_CHECK(cudaEventRecord(events[0], s));
     call();
   }
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  const EventPool events(2 * kBatch);
+  CUDA_CHECK(cudaEventRecord(events[1], s));
+  CUDA_CHECK(cudaEventSynchronize(events[1]));
+  float first = 0.f;
+  CUDA_CHECK(cudaEventElapsedTime(&first, events[0], events[1]));
+  // A version slow enough that a batch would pass half the time allowed takes smaller batches
+  // (at least 5 calls): amax v1's serialised atomics take a tenth of a second a call.
+  const int batch = std::clamp(static_cast<int>(p.max_seconds * 1e3 / 2 / std::max(first, 1e-3f)), 5, kBatch);
+  const int min_runs = std::min(p.min_runs, batch);
   std::vector<double> ms;
   const auto start = std::chrono::steady_clock::now();
   Timing t;
   while (true) {
-    for (int k = 0; k < kBatch; ++k) {
+    for (int k = 0; k < batch; ++k) {
       flush.run(s);
       CUDA_CHECK(cudaEventRecord(events[2 * k], s));
       call();
       CUDA_CHECK(cudaEventRecord(events[2 * k + 1], s));
     }
-    CUDA_CHECK(cudaEventSynchronize(events[2 * kBatch - 1]));
-    for (int k = 0; k < kBatch; ++k) {
+    CUDA_CHECK(cudaEventSynchronize(events[2 * batch - 1]));
+    for (int k = 0; k < batch; ++k) {
       float e = 0.f;
       CUDA_CHECK(cudaEventElapsedTime(&e, events[2 * k], events[2 * k + 1]));
       ms.push_back(e);
     }
     const int n = static_cast<int>(ms.size());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (n < p.min_runs && n < p.max_runs && seconds < p.max_seconds) continue;
+    if (n < min_runs && n < p.max_runs && seconds < p.max_seconds) continue;
     t = median_interval(ms, seed);
     t.converged = (t.hi_ms - t.lo_ms) / 2 <= p.target * t.median_ms;
     if (t.converged || n >= p.max_runs || seconds >= p.max_seconds) return t;

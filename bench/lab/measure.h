@@ -7,11 +7,13 @@
 //
 // The timing: each call is timed alone between two CUDA events, after a write of twice the L2
 // cache's size (a memset) so that it starts cold, as it does in a model where the layer before
-// streamed other data through the cache. Three untimed calls first (module loading, clocks),
-// then batches of 25 until the 95% percentile-bootstrap interval of the median (core/stats.h's
-// resampled medians, 2000 resamples) is within `target` of the median on each side, or after
-// max_runs calls, or max_seconds. The median, not the mean or the minimum: robust to a stray slow
-// call, and what the bench reports for laps.
+// streamed other data through the cache. Three untimed calls first (module loading, clocks; the
+// last one's time sizes the batches), then batches of 25 (fewer, down to 5, for a version whose
+// batch would pass half of max_seconds) until the 95% percentile-bootstrap interval of the
+// median (core/stats.h's resampled medians, 2000 resamples) is within `target` of the median on
+// each side (its half-width over the median), or after max_runs calls, or max_seconds. The
+// median, not the mean or the minimum: robust to a stray slow call, and what the bench reports
+// for laps.
 #pragma once
 
 #include <cstdint>

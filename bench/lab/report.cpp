@@ -103,7 +103,7 @@ void print_lab(const LabResult& r) {
     std::printf("  roofs: %s\n", r.ceilings_note.c_str());
   if (!r.once)
     std::printf("  timing: each call alone between two events, the L2 cache flushed before it; the median of at least\n"
-                "  25 calls and its 95%% bootstrap interval, repeated until it is within ±%.1f%%; * marks production\n",
+                "  25 calls (5 for the slowest) and its 95%% bootstrap interval, until it is within ±%.1f%%; * production\n",
                 100 * r.target);
   print_checks(r);
   for (size_t i = 0; i < r.shapes.size(); ++i) print_shape(r, static_cast<int>(i));
