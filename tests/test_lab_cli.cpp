@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.h"
+#include "bench/lab/measure.h"
+#include "bench/lab/result.h"
 #include "core/check.h"
 #include "core/context.h"
 #include "tests/support/run_binary.h"
@@ -110,6 +112,51 @@ TEST(LabCli, NoGpuIsOneSentence) {
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.out, HasSubstr("laptime: no usable CUDA GPU"));
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+// The median and its bootstrap interval: the interval holds the median, and narrows as the
+// calls grow in number (the same spread of times, 25 and 2500 of them).
+TEST(LabTiming, MedianIntervalNarrowsWithMoreCalls) {
+  std::vector<double> few, many;
+  for (int i = 0; i < 2500; ++i) (i < 25 ? few : many).push_back(10.0 + (i * 7919 % 101) / 100.0);
+  many.insert(many.end(), few.begin(), few.end());
+  const lab::Timing a = lab::median_interval(few, 1), b = lab::median_interval(many, 1);
+  EXPECT_EQ(a.runs, 25);
+  EXPECT_LE(a.lo_ms, a.median_ms);
+  EXPECT_GE(a.hi_ms, a.median_ms);
+  EXPECT_LT(b.hi_ms - b.lo_ms, a.hi_ms - a.lo_ms);
+  EXPECT_NEAR(b.median_ms, 10.5, 0.02);
+  const lab::Timing same = lab::median_interval({3, 3, 3}, 1);
+  EXPECT_EQ(same.lo_ms, 3);
+  EXPECT_EQ(same.hi_ms, 3);
+}
+
+// Compute, then present: the JSON from a result made by hand, a failed version without timings.
+TEST(LabReport, JsonFromAResultMadeByHand) {
+  lab::LabResult r;
+  r.kernel = "layernorm";
+  r.precision = "bf16";
+  r.gpu = "a GPU";
+  r.seed = 9;
+  r.ceilings_note = "no peak cache";
+  r.shapes.push_back({{"gpt2", {8192, 768}}, "rows=8192 C=768", {100, 50, 0}});
+  lab::VersionResult ok, bad;
+  ok.id = "v3";
+  ok.production = true;
+  ok.checks.push_back({"rows=1 C=1", "random", true, false, 1e-3, 8e-3, 1, 1, ""});
+  ok.timings.push_back({0, 100, true, 6.0, 5.9, 6.1, 25.0, 0, -1, -1, 2.0, 1.0});
+  bad.id = "v1";
+  bad.checks.push_back({"rows=1 C=1", "zeros", false, false, 0.5, 8e-3, 1, 1, "worst [0, 0]: got 1, want 2"});
+  r.versions = {bad, ok};
+  const nlohmann::json j = lab::lab_to_json(r);
+  EXPECT_EQ(j["schema"], "laptime.lab/1");
+  EXPECT_TRUE(j["roofs"].is_null());
+  EXPECT_EQ(j["versions"][0]["status"], "FAILED");
+  EXPECT_TRUE(j["versions"][0]["timings"].empty());
+  EXPECT_EQ(j["versions"][1]["status"], "passed");
+  EXPECT_EQ(j["versions"][1]["timings"][0]["median_us"], 6.0);
+  EXPECT_TRUE(j["versions"][1]["timings"][0]["dram_pct"].is_null());
+  EXPECT_EQ(j["shapes"][0]["bytes"]["read"], 100.0);
 }
 
 }  // namespace
