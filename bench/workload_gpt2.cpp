@@ -42,6 +42,7 @@ class Gpt2Workload : public Workload {
       host = load_gpt2_weights(file, cfg);
       source_ = o.weights;
     }
+    cfg.kernels = o.kernels;
     B_ = o.batch ? o.batch : 8;
     T_ = o.seq ? o.seq : cfg.n_ctx;
     model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice());
@@ -51,6 +52,7 @@ class Gpt2Workload : public Workload {
     model_->upload_tokens(ctx, tokens, B_, T_);
     // fp8: the activation scales from this batch, in bf16, once (models/gpt2.h).
     model_->calibrate(ctx, B_, T_);
+    kernels_ = lab::kernel_choice_text(o.kernels);
   }
 
   void forward(const Context& ctx) override { model_->forward(ctx, B_, T_); }
@@ -60,13 +62,15 @@ class Gpt2Workload : public Workload {
   }
   std::string weights_source() const override { return source_; }
   std::string variant() const override {
-    return std::string("attention ") + attention_kind_name(model_->attention_kind(B_, T_)) +
+    const int lab_core = model_->attention_lab_core();
+    return std::string("attention ") +
+           (lab_core >= 0 ? "lab v" + std::to_string(lab_core + 1) : attention_kind_name(model_->attention_kind(B_, T_))) +
            (model_->attention_f16_core(B_, T_) ? " (fp16 core and projections)" : "") + ", GELU " +
            (model_->gelu_in_epilogue() ? "in the c_fc epilogue" : "kernel") +
            (model_->gemm_shapes_timed() ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) +
                                               " shapes, " + std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"
                                         : ", GEMM algorithms: heuristic") +
-           fp8_variant();
+           fp8_variant() + (kernels_.empty() ? "" : ", --kernel " + kernels_);
   }
   std::vector<std::string> plan_report() const override { return model_->describe_fp8(B_, T_); }
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
@@ -88,6 +92,7 @@ class Gpt2Workload : public Workload {
   }
 
   std::unique_ptr<GPT2> model_;
+  std::string kernels_ = "";  // laptime lab's versions swapped in, as --kernel named them
   std::string source_;
   int B_ = 0, T_ = 0;
 };

@@ -41,6 +41,9 @@ inline constexpr CommandInfo kCommands[] = {
     {"peak", Side::Gpu,
      "measure the device's ceilings for the roofline (GEMM per precision, device copy) once, cache and "
      "print them"},
+    {"lab", Side::Gpu,
+     "each hand-written kernel's versions side by side: checked against a CPU reference, timed against the "
+     "roofs (--list: the kernels)"},
 };
 
 // The table's row for `name`, nullptr for a word that is no subcommand.

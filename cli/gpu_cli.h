@@ -1,10 +1,11 @@
-// The GPU module's command line (bench, forward, peak): parsing, host only, tested without a GPU.
+// The GPU module's command line (bench, forward, peak, lab): parsing, host only, tested without a GPU.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/lab/lab.h"
 #include "bench/peak.h"
 
 namespace laptime {
@@ -12,10 +13,11 @@ namespace laptime {
 // A GPU subcommand's line, parsed (the executable parses analyze, diff and kernels itself and
 // never hands them over).
 struct Command {
-  enum class Kind { Help, Bench, Forward, Peak } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Peak, Lab } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
   PeakOptions peak;
+  lab::LabOptions lab;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -24,6 +24,10 @@ extern "C" __attribute__((visibility("default"))) int laptime_gpu_main(int argc,
         return run_forward(cmd.forward);
       case Command::Kind::Peak:
         return run_peak(cmd.peak);
+      case Command::Kind::Lab:
+        return lab::run_lab(cmd.lab);
+      case Command::Kind::Lab:
+        return lab::run_lab(cmd.lab);
     }
     return 1;
   });

@@ -75,8 +75,9 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--svg", o.svg, "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
-         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time")
-      ->check(CLI::IsMember({"gpt2", "resnet50"}));
+         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time; "
+         "lab KERNEL: laptime lab's versions of that kernel, one call each")
+      ->check(CLI::IsMember({"gpt2", "resnet50", "lab"}));
   // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
   cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
   cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
@@ -96,9 +97,12 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
 
 int run_kernels(const KernelsOptions& o) {
   if (o.command) {
-    if (!o.reports.empty())
+    trace::NcuCommandOptions ncu = o.ncu;
+    const size_t kernel = ncu.model == "lab" ? 1 : 0;  // --command lab KERNEL: the word after lab
+    if (o.reports.size() > kernel)
       throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
-    trace::print_ncu_command(trace::ncu_command(o.ncu), stdout);
+    if (kernel && !o.reports.empty()) ncu.lab_kernel = o.reports[0];
+    trace::print_ncu_command(trace::ncu_command(ncu), stdout);
     return 0;
   }
   const trace::NcuCommandOptions none;

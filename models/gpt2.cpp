@@ -5,7 +5,6 @@
 
 #include "core/check.h"
 #include "kernels/convert.cuh"
-#include "kernels/embedding.cuh"
 
 namespace laptime {
 
@@ -139,7 +138,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
                  : nullptr),
       embed_name_("wte"),
       head_name_("lm_head"),
-      ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
+      ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon, cfg.kernels),
       lm_head_weight_(static_cast<std::size_t>(vocab_stride_) * cfg.n_embd * dtype_size(activation_dtype(precision))),
       lm_head_(lm_head_weight_.data(), nullptr, activation_dtype(precision), cfg.n_embd, static_cast<int>(vocab_stride_),
                precision, vocab_stride_) {
@@ -152,7 +151,11 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   lm_head_.set_name("lm_head");
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
-    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu);
+    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu,
+                         cfg.kernels);
+  const lab::KernelInfo& embedding = *lab::find_kernel("embedding");
+  const auto chosen = cfg.kernels.find("embedding");
+  embedding_ = lab::embedding_version(chosen != cfg.kernels.end() ? chosen->second : embedding.production_index(dtype() == DType::F32 ? "fp32" : "bf16"));
 
   const std::size_t es = dtype_size(dtype());
   const std::size_t bt = static_cast<std::size_t>(max_batch) * max_seq;
@@ -252,7 +255,7 @@ void GPT2::forward(const Context& ctx, int B, int T) const {
   const int rows = B * T;
   {
     NvtxRange range(ctx, NvtxLevel::Layer, embed_name_);
-    embedding_forward(dtype(), x_, tokens_, wte_, wpe_, B, T, cfg_.n_embd, ctx.stream());
+    embedding_({x_, tokens_, wte_, wpe_, B, T, cfg_.n_embd, dtype()}, ctx.stream());
   }
   for (const TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
   const DType head_in = lm_head_.input_dtype(rows);

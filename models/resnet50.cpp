@@ -276,10 +276,12 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       s2d_(space_to_depth_stem(stem_shape_, activation_dtype(precision))),
       stem_weights_(ctx, stem_host_weights(weights, cfg, s2d_), activation_dtype(precision)),
       stem_(stem_weights_, "conv1", s2d_.conv(cfg.base_width), ConvActivation::Relu, precision),
-      maxpool_("maxpool", activation_dtype(precision)),
+      maxpool_("maxpool", activation_dtype(precision), cfg.kernels),
       stem_kind_(resolve_stem(stem, ctx, activation_dtype(precision), s2d_, cfg.base_width, image_size, &stem_refusal_)),
       fused_(stem_kind_ == StemKind::Fused ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width) : nullptr),
       head_(weights_, cfg.features(), cfg.num_classes, precision) {
+  require(!(fused_ && cfg.kernels.count("maxpool")),
+          "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
 

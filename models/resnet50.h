@@ -48,6 +48,9 @@ struct ResNetConfig {
   int num_classes = 1000;
   int image_size = 224;                   // the default input resolution, not a limit
   float bn_eps = 1e-5f;
+  // Not the architecture: laptime lab's kernel versions to run (--kernel maxpool=vN), production
+  // where none is named.
+  lab::KernelChoice kernels;
 
   static ResNetConfig resnet50() { return ResNetConfig{}; }
   // From the file's `resnet.*` metadata (weights/FORMAT.md); validated.

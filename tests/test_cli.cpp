@@ -125,7 +125,7 @@ TEST(Cli, KernelsParsesReportsAndTheCommand) {
   EXPECT_EQ(c.kernels.ncu.model, "resnet50");
   EXPECT_EQ(c.kernels.ncu.batch, 8);
   EXPECT_EQ(c.kernels.ncu.within, "conv1");
-  EXPECT_THAT(parse_error({"kernels", "--command", "bert"}), HasSubstr("bert not in {gpt2,resnet50}"));
+  EXPECT_THAT(parse_error({"kernels", "--command", "bert"}), HasSubstr("bert not in {gpt2,resnet50,lab}"));
   EXPECT_THAT(parse_error({"kernels", "a", "b", "c"}), HasSubstr("laptime --help"));
   EXPECT_THAT(parse_error({"kernals"}), HasSubstr("kernels"));  // the unknown-command sentence lists it
 }
