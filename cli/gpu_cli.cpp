@@ -51,15 +51,9 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
                                         "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
 }
-
-}  // namespace
-
-Command parse_command_line(const std::vector<std::string>& args) {
-  CLI::App app{kLaptimeDescription, "laptime"};
-  app.require_subcommand(1);
-  Command cmd;
-
-  CLI::App* bench = app.add_subcommand("bench", gpu_command_description("bench"));
+// `laptime bench`: its options into cmd.bench; `graph` is set when --graph was given.
+CLI::App* add_bench_subcommand(CLI::App& app, Command& cmd, bool* graph) {
+  CLI::App* bench = app.add_subcommand("bench", command_description("bench"));
   BenchOptions& b = cmd.bench;
   add_workload_options(bench, &b.workload);
   cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
@@ -68,8 +62,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
   bench->add_option_function<std::string>("--nvtx", [&b](const std::string& v) { b.nvtx = kNvtxLevels.at(v); },
                                           "NVTX ranges: none, iter, block or layer (default)")
       ->check(CLI::IsMember(kNvtxLevels));
-  bool graph = false;
-  cli::add_switch(bench, "--graph", &graph, "capture one forward in a CUDA Graph and replay it");
+  cli::add_switch(bench, "--graph", graph, "capture one forward in a CUDA Graph and replay it");
   bench->add_option_function<std::string>("--stream", [&b](const std::string& v) { b.stream = kStreams.at(v); },
                                           "created (a non-blocking stream, default) or default (legacy stream 0)")
       ->check(CLI::IsMember(kStreams));
@@ -85,7 +78,11 @@ Command parse_command_line(const std::vector<std::string>& args) {
                        "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
                        "not under nsys or ncu");
 
-  CLI::App* fwd = app.add_subcommand("forward", gpu_command_description("forward"));
+  return bench;
+}
+
+CLI::App* add_forward_subcommand(CLI::App& app, Command& cmd) {
+  CLI::App* fwd = app.add_subcommand("forward", command_description("forward"));
   ForwardOptions& f = cmd.forward;
   add_workload_options(fwd, &f.workload);
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
@@ -96,14 +93,37 @@ Command parse_command_line(const std::vector<std::string>& args) {
                       "(default: the input itself)");
   cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
 
-  CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
-  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
-  CLI::App* kernels = add_kernels_subcommand(app, cmd.kernels);
+  return fwd;
+}
 
-  CLI::App* peak = app.add_subcommand("peak", gpu_command_description("peak"));
+CLI::App* add_peak_subcommand(CLI::App& app, Command& cmd) {
+  CLI::App* peak = app.add_subcommand("peak", command_description("peak"));
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
   cli::add_output_file(peak, "--cache", &cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
+
+  return peak;
+}
+
+}  // namespace
+
+Command parse_command_line(const std::vector<std::string>& args) {
+  CLI::App app{kLaptimeDescription, "laptime"};
+  app.require_subcommand(1);
+  Command cmd;
+  // The table's Gpu rows, in its order (cli/commands.h); the executable parses the Host ones.
+  bool graph = false;
+  std::vector<std::pair<CLI::App*, Command::Kind>> subs;
+  for (const CommandInfo& c : kCommands) {
+    if (c.side != Side::Gpu) continue;
+    const std::string name = c.name;
+    if (name == "bench") subs.emplace_back(add_bench_subcommand(app, cmd, &graph), Command::Kind::Bench);
+    else if (name == "forward") subs.emplace_back(add_forward_subcommand(app, cmd), Command::Kind::Forward);
+    else if (name == "peak") subs.emplace_back(add_peak_subcommand(app, cmd), Command::Kind::Peak);
+    else throw std::logic_error("cli/commands.h lists a GPU subcommand the module has no parser for: " + name);
+  }
+  BenchOptions& b = cmd.bench;
+  ForwardOptions& f = cmd.forward;
 
   const std::string error = parse_subcommands(app, args, &cmd.help_text);
   require(error.empty(), error);
@@ -120,24 +140,16 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
             "use --attention naive (or auto).");
   }
-  if (bench->parsed()) {
-    cmd.kind = Command::Kind::Bench;
+  for (const auto& [sub, kind] : subs)
+    if (sub->parsed()) cmd.kind = kind;
+  if (cmd.kind == Command::Kind::Bench) {
     if (graph) b.graph = GraphMode::Graph;
     limits::check_tokens(b.workload.batch, b.workload.seq);
     require(!(b.graph == GraphMode::Graph && b.stream == StreamKind::Legacy),
             "--graph needs --stream created: the legacy default stream cannot be captured.");
     require(!(b.graph == GraphMode::Graph && b.pitfall != Pitfall::None),
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
-  } else if (analyze->parsed()) {
-    cmd.kind = Command::Kind::Analyze;
-  } else if (diff->parsed()) {
-    cmd.kind = Command::Kind::Diff;
-  } else if (kernels->parsed()) {
-    cmd.kind = Command::Kind::Kernels;
-  } else if (peak->parsed()) {
-    cmd.kind = Command::Kind::Peak;
-  } else {
-    cmd.kind = Command::Kind::Forward;
+  } else if (cmd.kind == Command::Kind::Forward) {
     limits::check_tokens(f.workload.batch, f.workload.seq);
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");
     require(f.workload.model != "resnet50" || !f.input.empty(), "laptime forward resnet50 needs --input FILE.");

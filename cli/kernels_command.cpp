@@ -1,5 +1,4 @@
 #include "cli/kernels_command.h"
-#include "trace/read/sidecars.h"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -9,10 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/commands.h"
+#include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/output_file.h"
-#include "trace/ncu/ncu_diff.h"
 #include "trace/model/text.h"
+#include "trace/ncu/ncu_diff.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {
@@ -50,24 +52,10 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
   return l;
 }
 
-void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
-  if (!out) return;
-  try {
-    trace::escape_json_strings(j);
-    out->write(j.dump(2) + "\n");
-    out->commit();
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
-}
-
 }  // namespace
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "kernels",
-      "read an Nsight Compute report per layer: time, DRAM bytes against what the layer must move, speed of light,\n"
-      "occupancy, stalls and a one-line diagnosis; compare two reports; or print the ncu command that makes one");
+  CLI::App* sub = app.add_subcommand("kernels", command_description("kernels"));
   sub->add_option("reports", o.reports,
                   "`ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH); two to compare")
       ->expected(0, 2);
@@ -133,12 +121,7 @@ int run_kernels(const KernelsOptions& o) {
   std::vector<std::string> inputs = o.reports;
   inputs.insert(inputs.end(), {o.costs, o.peak});
   std::optional<OutputFile> json_out;
-  try {
-    check_outputs({{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
-    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
   for (const std::string& r : o.reports)
     if (const std::string kind = non_regular_kind(r); !kind.empty())
       throw trace::TraceError(r + " is " + kind + ", not a regular file, so it cannot be a report.");
@@ -147,19 +130,17 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    write_json(json_out, trace::ncu_diff_to_json(d));
+    cli::write_json(json_out, trace::ncu_diff_to_json(d));
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    write_json(json_out, trace::ncu_layers_to_json(l));
+    cli::write_json(json_out, trace::ncu_layers_to_json(l));
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
-  for (const auto& [what, path] :
-       {std::pair<const char*, const std::string&>{"JSON report", o.json}, {"roofline SVG", o.svg}})
-    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s\n", what, trace::escape_name(path).c_str());
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  cli::Ending end;
+  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}});
+  end.finish();
   return 0;
 }
 
