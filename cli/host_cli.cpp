@@ -1,5 +1,7 @@
 #include "cli/host_cli.h"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
@@ -57,6 +59,10 @@ CLI::App* add_host_subcommand(CLI::App& app, const CommandInfo& c, HostCommand& 
 
 HostCommand parse_host_command_line(const std::vector<std::string>& args) {
   HostCommand cmd;
+  if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V")) {
+    cmd.help_text = std::string("laptime ") + LAPTIME_VERSION + "\n";
+    return cmd;
+  }
   if (!args.empty() && is_gpu_command(args[0])) {
     cmd.kind = HostCommand::Kind::Gpu;
     return cmd;
@@ -76,7 +82,22 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
     host.emplace_back(sub, kind);
   }
 
-  if (const std::string error = parse_subcommands(app, args, &cmd.help_text); !error.empty())
+  // `kernels --command --from TRACE -- PROGRAM ARGS`: what follows -- is the program to profile,
+  // not reports (without --from, -- still ends the options before a report's name).
+  std::vector<std::string> words = args;
+  if (!args.empty() && args[0] == "kernels") {
+    const auto dashes = std::find(args.begin(), args.end(), "--");
+    if (dashes != args.end() && std::any_of(args.begin(), dashes, [](const std::string& w) {
+          return w == "--from" || w.rfind("--from=", 0) == 0;
+        })) {
+      cmd.kernels.program.assign(dashes + 1, args.end());
+      if (cmd.kernels.program.empty())
+        throw CommandLineError("nothing follows -- : give the program to profile after it, or leave -- out. Run "
+                               "`laptime --help` for usage.");
+      words.assign(args.begin(), dashes);
+    }
+  }
+  if (const std::string error = parse_subcommands(app, words, &cmd.help_text); !error.empty())
     throw CommandLineError(error);
   if (!cmd.help_text.empty()) return cmd;
   for (const auto& [sub, kind] : host)
