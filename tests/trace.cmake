@@ -18,6 +18,9 @@ laptime_test(test_diff test_diff.cpp LIBS laptime_cli_host)
 # Many reports of one job (issue 28): each row against the single-file command's JSON, the
 # straggler against the generators' labels, the pool against one worker.
 laptime_test(test_job test_job.cpp LIBS laptime_cli_host)
+# The nsys -> ncu handoff for any program (kernels --command --from).
+laptime_test(test_ncu_handoff test_ncu_handoff.cpp LIBS laptime_trace)
+
 # Advice in the user's terms: who made a trace, and the remedies its verdict names.
 laptime_test(test_advice test_advice.cpp LIBS laptime_trace)
 add_test(NAME trace.job_fixtures_current
