@@ -82,23 +82,27 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
     host.emplace_back(sub, kind);
   }
 
-  // `kernels --command --from TRACE -- PROGRAM ARGS`: what follows -- is the program to profile,
-  // not reports (without --from, -- still ends the options before a report's name).
-  std::vector<std::string> words = args;
-  if (!args.empty() && args[0] == "kernels") {
+  // kernels: what follows -- is the program to profile with `--command --from TRACE -- PROGRAM
+  // ARGS`, else report names (which CLI11 hands to no subcommand's positional after --).
+  std::vector<std::string> words = args, after_dashes;
+  const bool kernels = !args.empty() && args[0] == "kernels";
+  if (kernels) {
     const auto dashes = std::find(args.begin(), args.end(), "--");
-    if (dashes != args.end() && std::any_of(args.begin(), dashes, [](const std::string& w) {
-          return w == "--from" || w.rfind("--from=", 0) == 0;
-        })) {
-      cmd.kernels.program.assign(dashes + 1, args.end());
-      if (cmd.kernels.program.empty())
-        throw CommandLineError("nothing follows -- : give the program to profile after it, or leave -- out. Run "
-                               "`laptime --help` for usage.");
+    if (dashes != args.end()) {
+      after_dashes.assign(dashes + 1, args.end());
       words.assign(args.begin(), dashes);
     }
   }
   if (const std::string error = parse_subcommands(app, words, &cmd.help_text); !error.empty())
     throw CommandLineError(error);
+  if (kernels && !after_dashes.empty()) {
+    const bool from = !cmd.kernels.from.empty();
+    std::vector<std::string>& to = from ? cmd.kernels.program : cmd.kernels.reports;
+    to.insert(to.end(), after_dashes.begin(), after_dashes.end());
+    if (!from && to.size() > 2)
+      throw CommandLineError("laptime kernels reads one report, or two to compare, not " + std::to_string(to.size()) +
+                             ". Run `laptime --help` for usage.");
+  }
   if (!cmd.help_text.empty()) return cmd;
   for (const auto& [sub, kind] : host)
     if (sub->parsed()) cmd.kind = kind;
