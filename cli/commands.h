@@ -10,7 +10,9 @@ namespace laptime {
 
 // The program's one-line description, at the top of `laptime --help` on both sides.
 inline constexpr const char* kLaptimeDescription =
-    "laptime: hand-written CUDA GPT-2 small and ResNet-50, built to be profiled.";
+    "laptime: a trace analyzer for any CUDA program's Nsight Systems and Nsight Compute reports (the lap, the GPU's\n"
+    "idle time, the kernels, the syncs; two runs or a whole job compared), and hand-written CUDA GPT-2 small and\n"
+    "ResNet-50 built to be profiled with it.";
 
 // Which half runs a subcommand: the host-only executable itself, or the GPU module it loads.
 enum class Side { Host, Gpu };

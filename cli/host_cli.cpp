@@ -1,5 +1,7 @@
 #include "cli/host_cli.h"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
@@ -57,6 +59,10 @@ CLI::App* add_host_subcommand(CLI::App& app, const CommandInfo& c, HostCommand& 
 
 HostCommand parse_host_command_line(const std::vector<std::string>& args) {
   HostCommand cmd;
+  if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V")) {
+    cmd.help_text = std::string("laptime ") + LAPTIME_VERSION + "\n";
+    return cmd;
+  }
   if (!args.empty() && is_gpu_command(args[0])) {
     cmd.kind = HostCommand::Kind::Gpu;
     return cmd;
@@ -76,8 +82,27 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
     host.emplace_back(sub, kind);
   }
 
-  if (const std::string error = parse_subcommands(app, args, &cmd.help_text); !error.empty())
+  // kernels: what follows -- is the program to profile with `--command --from TRACE -- PROGRAM
+  // ARGS`, else report names (which CLI11 hands to no subcommand's positional after --).
+  std::vector<std::string> words = args, after_dashes;
+  const bool kernels = !args.empty() && args[0] == "kernels";
+  if (kernels) {
+    const auto dashes = std::find(args.begin(), args.end(), "--");
+    if (dashes != args.end()) {
+      after_dashes.assign(dashes + 1, args.end());
+      words.assign(args.begin(), dashes);
+    }
+  }
+  if (const std::string error = parse_subcommands(app, words, &cmd.help_text); !error.empty())
     throw CommandLineError(error);
+  if (kernels && !after_dashes.empty()) {
+    const bool from = !cmd.kernels.from.empty();
+    std::vector<std::string>& to = from ? cmd.kernels.program : cmd.kernels.reports;
+    to.insert(to.end(), after_dashes.begin(), after_dashes.end());
+    if (!from && to.size() > 2)
+      throw CommandLineError("laptime kernels reads one report, or two to compare, not " + std::to_string(to.size()) +
+                             ". Run `laptime --help` for usage.");
+  }
   if (!cmd.help_text.empty()) return cmd;
   for (const auto& [sub, kind] : host)
     if (sub->parsed()) cmd.kind = kind;

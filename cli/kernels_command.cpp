@@ -14,6 +14,7 @@
 #include "core/output_file.h"
 #include "trace/model/text.h"
 #include "trace/ncu/ncu_diff.h"
+#include "trace/ncu/ncu_handoff.h"
 #include "trace/read/sidecars.h"
 
 namespace laptime {
@@ -76,8 +77,14 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
          "print the ncu command that profiles one forward of this model (with the shape flags below) and its time; "
-         "lab KERNEL: laptime lab's versions of that kernel, one call each")
-      ->check(CLI::IsMember({"gpt2", "resnet50", "lab"}));
+         "lab KERNEL: laptime lab's versions of that kernel, one call each; with --from TRACE and no model, one "
+         "steady iteration of the program that trace captured")
+      ->expected(0, 1)
+      ->check(CLI::IsMember({"gpt2", "resnet50", "lab", ""}));
+  cli::add_input_path(sub, "--from", &o.from,
+                      "--command: the nsys trace of the program to profile (its command line, iterations and kernel "
+                      "count); the program after -- replaces the captured one");
+  cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF, "--command --from: the process, when the capture holds several");
   // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
   cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
   cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
@@ -95,7 +102,36 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   return sub;
 }
 
+// `--command --from TRACE`: the ncu command for the traced program (trace/ncu/ncu_handoff.h).
+int run_handoff(const KernelsOptions& o) {
+  if (!o.ncu.model.empty())
+    throw trace::TraceError("--command " + o.ncu.model + " is laptime's own bench; --from TRACE is any program's: "
+                            "give one of them.");
+  const trace::NcuCommandOptions none;
+  if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
+      !o.ncu.stem.empty() || o.ncu.csv || o.ncu.binary != none.binary)
+    throw trace::TraceError("--from takes the program from the trace (or after --): the bench's shape flags do not "
+                            "apply.");
+  if (!o.reports.empty())
+    throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
+  trace::NcuHandoffOptions h;
+  h.trace = o.from;
+  h.program = o.program;
+  h.within = o.ncu.within;
+  h.output = o.ncu.output;
+  h.pid = o.pid;
+  trace::print_ncu_command(trace::ncu_handoff(h), stdout);
+  cli::Ending().finish();
+  return 0;
+}
+
 int run_kernels(const KernelsOptions& o) {
+  if (o.command && !o.from.empty()) return run_handoff(o);
+  if (!o.from.empty() || !o.program.empty() || o.pid)
+    throw trace::TraceError("--from, --pid and a program after -- go with --command: `laptime kernels --command --from "
+                            "TRACE [-- PROGRAM ARGS]`.");
+  if (o.command && o.ncu.model.empty())
+    throw trace::TraceError("--command takes gpt2 or resnet50 (laptime's own bench), or --from TRACE (any program).");
   if (o.command) {
     trace::NcuCommandOptions ncu = o.ncu;
     const size_t kernel = ncu.model == "lab" ? 1 : 0;  // --command lab KERNEL: the word after lab

@@ -32,6 +32,7 @@ namespace laptime {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Any command line, parsed by the half that parses it: the GPU module's parser for bench, forward
 // and peak, the executable's for the trace commands (cli/commands.h).
@@ -226,6 +227,13 @@ TEST(CliBinary, NoGpuIsAClearMessage) {
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("laptime: no usable CUDA GPU"));
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  // --trace starts CUPTI before anything else: its failure without a GPU says the same.
+  const std::string trace = testing::TempDir() + "laptime_cli_no_gpu.sqlite";
+  auto [trace_rc, trace_out] = run_laptime("bench gpt2 --batch 1 --seq 8 --iters 1 --warmup 0 --trace " + trace);
+  EXPECT_EQ(trace_rc, 1);
+  EXPECT_THAT(trace_out, HasSubstr("laptime: no usable CUDA GPU"));
+  EXPECT_THAT(trace_out, Not(HasSubstr("CUPTI")));
+  EXPECT_EQ(std::count(trace_out.begin(), trace_out.end(), '\n'), 1) << trace_out;
 }
 
 TEST(Context, NoGpuThrowsErrorNotCrash) {

@@ -98,7 +98,7 @@ TEST(HostCli, GpuSubcommandsSayTheyNeedTheCudaBuild) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "laptime: laptime " + word +
                          " needs the CUDA build of laptime: this one was built without the CUDA toolkit "
-                         "(LAPTIME_CUDA=OFF), so it runs analyze and diff only.\n");
+                         "(LAPTIME_CUDA=OFF), so it runs analyze, diff and kernels only.\n");
   }
 }
 #else

@@ -118,6 +118,8 @@ const std::vector<std::string>& ncu_sections() {
   return s;
 }
 
+double ncu_seconds_per_kernel() { return kGpt2.per_kernel_s; }
+
 NcuCommand ncu_command(const NcuCommandOptions& o) {
   if (o.model == "lab") return lab_command(o);
   if (o.model != "gpt2" && o.model != "resnet50")
@@ -191,9 +193,8 @@ void print_ncu_command(const NcuCommand& c, std::FILE* out) {
   if (c.kernels == 0)
     std::fprintf(out, "Profile each version once with Nsight Compute, then read it per version:\n\n");
   else
-    std::fprintf(out,
-                 "Profile one forward pass with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
-                 c.seconds, c.kernels);
+    std::fprintf(out, "Profile %s with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
+                 c.what.c_str(), c.seconds, c.kernels);
   std::fprintf(out, "  %s\n  %s\n\n", c.ncu.c_str(), c.read.c_str());
   for (const std::string& n : c.notes) detail::print_wrapped(out, "- " + n, 2);
 }

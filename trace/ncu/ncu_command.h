@@ -28,6 +28,10 @@ namespace laptime::trace {
 // The sections `laptime kernels` reads (trace/ncu/ncu_csv.h says which metric each one gives).
 const std::vector<std::string>& ncu_sections();
 
+// Seconds ncu takes per profiled kernel with those sections, as the committed H200 captures
+// measured it (GPT-2 B=1 T=256, 0.40 GB reachable per kernel): the handoff's estimate for any program.
+double ncu_seconds_per_kernel();
+
 struct NcuCommandOptions {
   std::string model;  // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
   std::string lab_kernel;  // lab: the kernel (`laptime lab --list`)
@@ -40,6 +44,7 @@ struct NcuCommandOptions {
 };
 
 struct NcuCommand {
+  std::string what = "one forward pass";  // what it profiles, for the heading
   std::string ncu;                 // the ncu command line
   std::string read;                // the laptime kernels command that reads its result
   std::string output;              // the report file it writes

@@ -384,6 +384,27 @@ void finish_layer(const NcuReport& r, const Acc& a, double report_time, NcuLayer
 
 }  // namespace
 
+namespace {
+
+// laptime's own ranges, else ATen's kernels or emit_nvtx's ranges (trace/analyses/program.h).
+Program report_program(const NcuReport& r) {
+  std::vector<char> looked(r.strings.size(), 0);
+  bool torch = false;
+  for (const NcuKernel& k : r.kernels) {
+    for (const NcuRange& x : k.ranges) {
+      if (x.domain >= 0 && r.str(x.domain) == "laptime") return Program::Laptime;
+      torch = torch || (x.name >= 0 && is_emit_nvtx_range(r.str(x.name)));
+    }
+    if (k.name >= 0 && !looked[static_cast<size_t>(k.name)]) {
+      looked[static_cast<size_t>(k.name)] = 1;
+      torch = torch || is_aten_kernel(r.str(k.name));
+    }
+  }
+  return torch ? Program::PyTorch : Program::Other;
+}
+
+}  // namespace
+
 NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCosts* costs, const Ceilings* ceilings,
                      const NcuThresholds& t) {
   NcuLayers out;
@@ -394,6 +415,7 @@ NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCo
   out.by = o.by;
   out.domain = resolve_domain(o.domain);
   out.notes = r.notes;
+  out.program = report_program(r);
   const int domain = domain_index(r, out.domain);
   Grouping g;
   for (size_t ki = 0; ki < r.kernels.size(); ++ki) add_kernel(r, ki, domain, o.by, out, g);
