@@ -35,8 +35,9 @@
 #include "core/stats.h"
 #include "core/timing.h"
 #include "trace/capture/cupti_tracer.h"
+#include "trace/capture/nsys_writer.h"
 #include "trace/read/nsys_sqlite.h"
-#include "trace/analyses/roofline.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {

@@ -19,7 +19,7 @@
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/processes.h"
-#include "trace/analyses/roofline.h"
+#include "trace/write/roofline.h"
 #include "trace/write/timeline_svg.h"
 #include "trace/model/text.h"
 #include "trace/write/analysis_text.h"

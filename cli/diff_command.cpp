@@ -1,4 +1,5 @@
 #include "cli/diff_command.h"
+#include "trace/read/sidecars.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,4 +1,5 @@
 #include "cli/kernels_command.h"
+#include "trace/read/sidecars.h"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>

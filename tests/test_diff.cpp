@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/compare/diff.h"
+#include "trace/analyses/roofline.h"
 #include "cli/diff_command.h"
 #include "trace/write/diff_json.h"
 #include "trace/write/diff_svg.h"

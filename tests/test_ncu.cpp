@@ -16,6 +16,7 @@
 #include <string>
 
 #include "trace/read/csv_reader.h"
+#include "trace/analyses/roofline.h"
 #include "cli/kernels_command.h"
 #include "trace/ncu/ncu_command.h"
 #include "trace/ncu/ncu_csv.h"
@@ -239,7 +240,7 @@ TEST(NcuLayers, TheSidecarsOfTheCommittedShapesAreJoinedWhenPresent) {
   // reports did not pass --json, so until they are captured this only says what is missing.
   for (const char* f : {"laptime_gpt2.layers.json", "laptime_resnet50.layers.json"})
     if (!std::ifstream(fixture(f)))
-      GTEST_SKIP() << "tests/fixtures/ncu/" << f << " is not committed yet (scripts/dev/ncu-sidecars.sh writes it)";
+      GTEST_SKIP() << "tests/fixtures/ncu/" << f << " is not committed yet (scripts/dev/captures.sh ncu-sidecars writes it)";
   const NcuReport r = read_ncu_report(fixture("laptime_gpt2.csv"));
   const LayerCosts c = read_layer_costs(fixture("laptime_gpt2.layers.json"));
   const NcuLayers l = ncu_layers(r, {}, &c, nullptr);

@@ -14,7 +14,7 @@
 #include "tests/support/trace_testing.h"
 #include "cli/analyze_command.h"
 #include "trace/read/nsys_sqlite.h"
-#include "trace/analyses/roofline.h"
+#include "trace/write/roofline.h"
 
 namespace laptime::trace {
 namespace {

@@ -19,6 +19,7 @@
 #include "cli/analyze_command.h"
 #include "tests/support/trace_testing.h"
 #include "trace/write/analysis_json.h"
+#include "trace/capture/nsys_writer.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/analyze.h"

@@ -24,6 +24,7 @@
 #include "trace/write/diff_json.h"
 #include "trace/analyses/graph.h"
 #include "trace/analyses/graph_nodes.h"
+#include "trace/capture/nsys_writer.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/analyze.h"
@@ -220,12 +221,12 @@ TEST(GraphCapture, TheOtherThreadsGraphIsNamedByItsOwnRange) {
   EXPECT_EQ(other, 2u * l.analysis.steady_count);
 }
 
-// laptime's own CUPTI capture of `bench resnet50 -b 32 --graph --trace` (scripts/dev/graph-check.sh
+// laptime's own CUPTI capture of `bench resnet50 -b 32 --graph --trace` (scripts/dev/captures.sh graph
 // makes it on a GPU, trimmed of its setup like the nsys node capture): the same answers.
 TEST(GraphCapture, LaptimesOwnCuptiCaptureOfAGraphRunNamesEveryLayer) {
   const std::string name = "graph/laptime_resnet50_graph_cupti.sqlite";
   if (!std::ifstream(fixture(name)))
-    GTEST_SKIP() << "tests/fixtures/" << name << " is not committed yet: scripts/dev/graph-check.sh captures it on a GPU";
+    GTEST_SKIP() << "tests/fixtures/" << name << " is not committed yet: scripts/dev/captures.sh graph captures it on a GPU";
   const json ref = reference();
   ASSERT_TRUE(ref.contains("laptime_resnet50_graph_cupti")) << "rerun tests/fixtures/graph/reference.py";
   check_against(name, ref["laptime_resnet50_graph_cupti"]);

@@ -20,7 +20,7 @@ add_test(NAME trace.diff_fixtures_current
 # The lesson's own PyTorch loop (tests/fixtures/lesson), analyzed with no flags and checked
 # against the `nsys stats` CSVs captured beside it; the rules that find iteration ranges, on the
 # traces make_pattern_traces.py writes with its own answers; laptime's own --pitfall captures
-# (scripts/dev/capture-pitfalls.sh; skipped, with the reason, until committed).
+# (scripts/dev/captures.sh pitfalls; skipped, with the reason, until committed).
 laptime_test(test_trace_lesson test_trace_lesson.cpp test_trace_patterns.cpp test_trace_pitfalls.cpp LIBS laptime_trace)
 target_include_directories(test_trace_lesson PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_test(NAME trace.pattern_fixtures_current

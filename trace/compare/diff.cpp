@@ -1,4 +1,5 @@
 #include "trace/compare/diff.h"
+#include "trace/analyses/roofline.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,5 @@
 #include "trace/compare/diff_input.h"
+#include "trace/read/sidecars.h"
 
 #include <algorithm>
 #include <cctype>

@@ -18,7 +18,7 @@
 #include "trace/model/category.h"
 #include "trace/model/error.h"
 #include "trace/analyses/join.h"
-#include "trace/analyses/roofline.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime::trace {
 

@@ -1,9 +1,7 @@
 #include "trace/ncu/ncu_csv.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,11 +14,10 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/os.h"
 #include "trace/read/csv_reader.h"
 #include "trace/model/text.h"
 #include "trace/model/error.h"
-
-extern char** environ;
 
 namespace laptime::trace {
 namespace {
@@ -71,11 +68,6 @@ static_assert(sizeof kColumns / sizeof kColumns[0] == kNcuMetricCount, "one colu
 
 constexpr const char* kStallPrefix = "smsp__average_warps_issue_stalled_";
 constexpr const char* kStallSuffix = "_per_issue_active.ratio";
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 
 // The quoted text of a cell in a message: escaped, and cut to a readable length.
 std::string shown(std::string_view cell) {
@@ -268,74 +260,29 @@ void read_row(const std::vector<std::string>& f, const Layout& l, size_t line, c
 
 // --- Finding and running ncu ----------------------------------------------------------------
 
-std::string find_on_path(const char* program) {
-  const char* path = std::getenv("PATH");
-  if (!path) return "";
-  std::string dirs = path;
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    const std::string dir = colon == start ? "." : dirs.substr(start, colon - start);
-    const std::string candidate = dir + "/" + program;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    start = colon + 1;
-  }
-  return "";
-}
-
 bool is_ncu_rep(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[4] = {};
   return f.read(magic, 4) && std::memcmp(magic, "NVR\0", 4) == 0;
 }
 
-// A temporary file, removed when this goes out of scope.
-class TempFile {
+// A temporary file for ncu's output, in $TMPDIR.
+class NcuTempFile : public TempFile {
  public:
-  TempFile() {
-    const char* dir = std::getenv("TMPDIR");
-    path_ = std::string(dir && *dir ? dir : "/tmp") + "/laptime-ncu-XXXXXX";
-    fd_ = ::mkstemp(path_.data());
-    if (fd_ < 0)
-      throw TraceError("cannot make a temporary file for ncu's CSV in " + path_.substr(0, path_.rfind('/')) + " (" +
-                       std::strerror(errno) + "); set TMPDIR to a writable folder.");
+  NcuTempFile() : TempFile(temp_dir(), "laptime-ncu-") {
+    if (!valid())
+      throw TraceError("cannot make a temporary file for ncu's CSV in " + temp_dir() + " (" + error() +
+                       "); set TMPDIR to a writable folder.");
   }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    ::unlink(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
 };
 
 // Runs `ncu --import rep --csv --page raw --print-units base` with its standard output in
 // `out` and its standard error in `err`; returns its exit status (or -1 when it did not run).
 int run_ncu_import(const std::string& ncu, const std::string& rep, const TempFile& out, const TempFile& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out.fd(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.fd(), STDERR_FILENO);
-  std::vector<std::string> args{ncu, "--import", rep, "--csv", "--page", "raw", "--print-units", "base"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, ncu.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const ProgramExit exit =
+      run_program({ncu, "--import", rep, "--csv", "--page", "raw", "--print-units", "base"}, -1, out.fd(), err.fd());
+  if (!exit.started || !exit.error.empty()) return -1;
+  return exit.signal != 0 ? 128 + exit.signal : exit.status;
 }
 
 std::string first_line_of(const std::string& path) {
@@ -554,7 +501,7 @@ NcuReport read_ncu_report(const std::string& path) {
   if (ncu.empty())
     throw TraceError(path + " is an Nsight Compute report file and there is no ncu on PATH to convert it: run `" +
                      command + "` where Nsight Compute is installed, then `laptime kernels " + stem + ".csv`.");
-  TempFile out, err;
+  NcuTempFile out, err;
   const int rc = run_ncu_import(ncu, path, out, err);
   if (rc != 0) {
     const std::string why = first_line_of(err.path());

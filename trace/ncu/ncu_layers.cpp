@@ -1,4 +1,5 @@
 #include "trace/ncu/ncu_layers.h"
+#include "trace/analyses/roofline.h"
 
 #include <algorithm>
 #include <map>

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/ncu/ncu_layers.h"
+#include "trace/analyses/roofline.h"
 #include "trace/write/roofline_svg.h"
 #include "trace/model/text.h"
 #include "trace/model/format.h"

@@ -1,9 +1,7 @@
 #include "trace/read/nsys_export.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,44 +12,14 @@
 #include <sstream>
 #include <vector>
 
+#include "core/os.h"
 #include "core/output_file.h"
-#include "trace/analyses/roofline.h"
+#include "trace/read/sidecars.h"
 #include "trace/model/text.h"
 #include "trace/model/error.h"
 
-extern char** environ;
-
 namespace laptime::trace {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-std::string folder_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// The first executable regular file named `name` in $PATH, "" when there is none.
-std::string find_on_path(const std::string& name) {
-  const char* env = std::getenv("PATH");
-  std::stringstream dirs(env ? env : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    struct stat st {};
-    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return "";
-}
 
 // The file's modification time, or nullopt-like {-1, 0} when it is missing or not regular.
 struct timespec regular_mtime(const std::string& path) {
@@ -80,38 +48,18 @@ std::string last_line(const std::string& log) {
 // (standard output is the report's). Returns "" on success, else why not, for a sentence.
 std::string run_nsys_export(const std::string& nsys, const std::string& report, const std::string& out,
                             const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> args{nsys, "export", "--type", "sqlite", "--output", out, report};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, nsys.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return std::string("could not start ") + nsys + ": " + std::strerror(spawned);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return std::string("could not wait for nsys: ") + std::strerror(errno);
+  const FileDescriptor log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!log_fd.valid()) return "could not open its log " + log + ": " + std::strerror(errno);
+  const ProgramExit exit =
+      run_program({nsys, "export", "--type", "sqlite", "--output", out, report}, -1, log_fd.get(), log_fd.get());
+  if (!exit.started) return std::string("could not start ") + nsys + ": " + exit.error;
+  if (!exit.error.empty()) return "could not wait for nsys: " + exit.error.substr(exit.error.find(": ") + 2);
   const std::string said = last_line(log);
-  if (WIFSIGNALED(status)) return "nsys was killed by signal " + std::to_string(WTERMSIG(status));
-  if (WEXITSTATUS(status) != 0)
-    return "nsys exited with status " + std::to_string(WEXITSTATUS(status)) + (said.empty() ? "" : ", saying: " + said);
+  if (exit.signal != 0) return "nsys was killed by signal " + std::to_string(exit.signal);
+  if (exit.status != 0)
+    return "nsys exited with status " + std::to_string(exit.status) + (said.empty() ? "" : ", saying: " + said);
   if (regular_mtime(out).tv_sec < 0) return "nsys exited with status 0 but wrote no " + base_name(out);
   return "";
-}
-
-// A new folder from TEMPLATE (ending XXXXXX), "" when it cannot be made.
-std::string make_folder(std::string templ) {
-  return mkdtemp(templ.data()) ? templ : std::string();
-}
-
-void remove_folder(const std::string& folder) {
-  std::error_code ignored;
-  if (!folder.empty()) std::filesystem::remove_all(folder, ignored);
 }
 
 }  // namespace
@@ -161,13 +109,12 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   }
   std::string folder;
   if (why_not_beside.empty()) {
-    folder = make_folder(folder_of(cache) + "/." + base_name(cache) + ".laptime-export-XXXXXX");
+    folder = make_temp_folder(folder_of(cache) + "/." + base_name(cache) + ".laptime-export-XXXXXX");
     if (folder.empty()) why_not_beside = "cannot make a folder beside it: " + std::string(std::strerror(errno)) + ".";
   }
   const bool beside = why_not_beside.empty();
   if (!beside) {
-    const char* tmp = std::getenv("TMPDIR");
-    folder = make_folder(std::string(tmp && *tmp ? tmp : "/tmp") + "/laptime-export-XXXXXX");
+    folder = make_temp_folder(temp_dir() + "/laptime-export-XXXXXX");
     if (folder.empty())
       throw TraceError("cannot export " + path + ": no temporary folder could be made (" + std::strerror(errno) + ").");
   }

@@ -1,7 +1,6 @@
-// Trace files: Nsight Systems' SQLite export, read into the trace model; and the same
-// schema written back, which is laptime's own trace format (the CUPTI tracer saves its
-// captures this way, so `laptime analyze` reads both through one path, and so does
-// anything else that reads nsys exports).
+// Nsight Systems' SQLite export, read into the trace model. laptime's own captures are written
+// in the same schema (capture/nsys_writer.h), so `laptime analyze` reads both through this path,
+// and so does anything else that reads nsys exports.
 //
 // The reader follows the schema nsys documents for `nsys export --type sqlite`:
 //   CUPTI_ACTIVITY_KIND_KERNEL / _MEMCPY / _MEMSET / _SYNCHRONIZATION  GPU side, by correlationId
@@ -15,6 +14,7 @@
 // tables, when present, decide what an enum number means.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "trace/model/error.h"
@@ -27,9 +27,13 @@ namespace laptime::trace {
 // or an SQLite database that is not an nsys export. The result is finalized.
 Trace load_nsys_sqlite(const std::string& path);
 
-// Writes `t` as the subset of the nsys schema that load_nsys_sqlite reads, replacing any
-// file at `path`. Thread ids are packed into globalTid as nsys packs them
-// ((pid << 24) | tid), so the file also opens in scripts written for nsys exports.
-void save_nsys_sqlite(const Trace& t, const std::string& path);
+// nsys packs process and thread into one "Serialized GlobalId": tid in the low 24 bits,
+// pid in the next 24 (the bits above name the VM / hardware, which a single-host trace
+// doesn't need).
+inline uint32_t pid_of(int64_t global_id) { return static_cast<uint32_t>((global_id >> 24) & 0xFFFFFF); }
+inline uint32_t tid_of(int64_t global_id) { return static_cast<uint32_t>(global_id & 0xFFFFFF); }
+inline int64_t global_tid(uint32_t pid, uint32_t tid) {
+  return (static_cast<int64_t>(pid & 0xFFFFFF) << 24) | (tid & 0xFFFFFF);
+}
 
 }  // namespace laptime::trace

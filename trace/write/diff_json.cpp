@@ -1,4 +1,5 @@
 #include "trace/write/diff_json.h"
+#include "trace/analyses/roofline.h"
 
 #include <utility>
 

@@ -1,4 +1,5 @@
 #include "trace/write/diff_text.h"
+#include "trace/analyses/roofline.h"
 
 #include <map>
 #include <optional>

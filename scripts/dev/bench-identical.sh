@@ -1,7 +1,62 @@
-#!/usr/bin/env python3
-"""Compares one bench row run by two laptime binaries (scripts/dev/struct-bench-check.sh).
+#!/usr/bin/env bash
+# Are two laptime binaries the same bench on a GPU (the bench rows of byte-identical.sh's host
+# reports), and do the GPU suites pass? For a change that must not move what the bench does:
+#
+#   scripts/dev/bench-identical.sh OLD_BIN [BUILD_DIR]
+#
+#   OLD_BIN    the laptime from before the change (default: $OLD_LAPTIME); put it inside the build
+#              folder (ignored) so that carrying the build brings it
+#   BUILD_DIR  the new build (default: build), with bench/laptime and tests/test_{gpt2,resnet50}_
+#              {layers,reference}, test_layer_costs, test_bench_report
+#
+# 1. In the background, the GPU suites, split as device-run.sh check splits them: test_gpt2_layers
+#    and test_resnet50_layers per precision and the rest, test_gpt2_reference,
+#    test_resnet50_reference, test_layer_costs (the built models' costs against the committed
+#    sidecars, byte for byte), test_bench_report.
+# 2. Meanwhile, the same bench rows with both binaries, old and new side by side, each in a
+#    folder of its own so both print the same relative paths: GPT-2 (B=8 T=1024) and ResNet-50
+#    (B=32), bf16 / tf32 / fp32, eager and --graph, every row with --trace t.sqlite and
+#    --json r.json (so each writes t.layers.json and r.layers.json). ResNet-50's rows choose
+#    their convolutions untimed (LAPTIME_CONV_TUNE=off), so that the plan lines, the workspace
+#    and the trace's kernels are deterministic and compared exactly; one more ResNet-50 row
+#    times them (the tuned path, through core/timing.h) and one GPT-2 row times its GEMMs
+#    (LAPTIME_GPT2_GEMM=timed): there what a timing chose is masked too. Three small GPT-2 rows
+#    run the pitfalls (sync, pageable, alloc), one writes --json - (standard output).
+#    Each row is compared by compare_py below: text and JSON with only what measures time
+#    masked (its docstring lists every masked field), the sidecars byte for byte, the trace's
+#    NVTX range and kernel names with their counts, the exit status.
+#
+# Takes about 3 minutes on one H200 (the suites and the rows share the GPU; nothing here is a
+# timing). Results: $OUT/bench-identical.tgz (every log, output and diff) and
+# $OUT/bench-identical.txt; without $OUT, $RESULTS (default /tmp/bench-identical). Exit 1 when a
+# row differs or a suite fails.
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 2
+OLD=${1:-${OLD_LAPTIME:-}}
+BUILD=${2:-build}
+[[ -x $OLD ]] || { echo "bench-identical: no old laptime at '$OLD' (pass it as the first argument)." >&2; exit 2; }
+[[ -x $BUILD/bench/laptime ]] || { echo "bench-identical: no $BUILD/bench/laptime; build it first." >&2; exit 2; }
+OLD=$(readlink -f "$OLD")
+NEW=$(readlink -f "$BUILD/bench/laptime")
+T=$(readlink -f "$BUILD/tests")
+R=${RESULTS:-/tmp/bench-identical}
+rm -rf "$R"
+mkdir -p "$R/rows" "$R/suites"
+SUMMARY=$R/summary.txt
+export LAPTIME_SOURCE_DIR=$REPO PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${NEW%/bench/laptime}/lib:${LD_LIBRARY_PATH:-}
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+  echo "old: $OLD"; echo "new: $NEW ($(git log -1 --format='%h %s' 2>/dev/null | cut -c1-80))"; } >"$SUMMARY"
+pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/bench-identical.tgz" -C "$R" . 2>/dev/null; cp "$SUMMARY" "$OUT/bench-identical.txt"; }; true; }
+status=0
 
-    struct_bench_compare.py ROWDIR [--tuned-conv] [--json-stdout]
+# compare.py ROWDIR [--tuned-conv] [--json-stdout]: one row's old/ and new/ side by side (written
+# into $R once; its docstring says what is masked and why).
+cat >"$R/compare.py" <<'PY'
+"""Compares one bench row run by two laptime binaries (scripts/dev/bench-identical.sh).
+
+    compare.py ROWDIR [--tuned-conv] [--json-stdout]
 
 ROWDIR holds old/ and new/, each with stdout, stderr, rc and the files the run wrote (r.json,
 t.sqlite, their .layers.json sidecars). What must be equal is compared after masking what
@@ -180,3 +235,73 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+PY
+
+# 1. The suites, in the background.
+suite() {  # suite NAME BINARY [gtest args...]
+  local name=$1
+  shift
+  (timeout -k 5 300 "$@" >"$R/suites/$name.log" 2>&1; echo "$name: rc=$?" >>"$R/suites/rc.txt") &
+}
+for p in fp32 tf32 bf16; do
+  suite gpt2_layers_$p "$T/test_gpt2_layers" --gtest_filter="*/$p"
+  suite resnet50_layers_$p "$T/test_resnet50_layers" --gtest_filter="*/$p"
+done
+suite gpt2_layers_rest "$T/test_gpt2_layers" --gtest_filter='-*/fp32:*/tf32:*/bf16'
+suite resnet50_layers_rest "$T/test_resnet50_layers" --gtest_filter='-*/fp32:*/tf32:*/bf16'
+suite gpt2_reference "$T/test_gpt2_reference"
+suite resnet50_reference "$T/test_resnet50_reference"
+suite layer_costs "$T/test_layer_costs"
+suite bench_report "$T/test_bench_report"
+
+# 2. The rows: row NAME [--tuned-conv] [--json-stdout] -- [VAR=value...] bench ARGS...
+row() {
+  local name=$1 flags=()
+  shift
+  while [[ $1 != -- ]]; do flags+=("$1"); shift; done
+  shift
+  local envs=()
+  while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+  local side bin pids=()
+  for side in old new; do  # side by side: correctness only, nothing here is a timing
+    bin=$OLD
+    [[ $side == new ]] && bin=$NEW
+    mkdir -p "$R/rows/$name/$side"
+    (cd "$R/rows/$name/$side" && env "${envs[@]}" timeout -k 5 120 "$bin" "$@" >stdout 2>stderr; echo $? >rc) &
+    pids+=($!)
+  done
+  wait "${pids[@]}"  # these two only: the suites run on
+  python3 "$R/compare.py" "$R/rows/$name" "${flags[@]}" | tee -a "$SUMMARY"
+  ((PIPESTATUS[0] == 0)) || status=1
+  pack
+}
+ROWS=(--warmup 1 --iters 3 --nvtx layer --trace t.sqlite --json r.json)
+TUNE_OFF=LAPTIME_CONV_TUNE=off
+for p in bf16 tf32 fp32; do
+  row gpt2_${p}_eager -- bench gpt2 --precision $p "${ROWS[@]}"
+  row gpt2_${p}_graph -- bench gpt2 --precision $p --graph "${ROWS[@]}"
+  row resnet50_${p}_b32_eager -- $TUNE_OFF bench resnet50 --precision $p --batch 32 "${ROWS[@]}"
+  row resnet50_${p}_b32_graph -- $TUNE_OFF bench resnet50 --precision $p --batch 32 --graph "${ROWS[@]}"
+done
+row gpt2_bf16_timed_gemm -- LAPTIME_GPT2_GEMM=timed bench gpt2 --precision bf16 "${ROWS[@]}"
+row resnet50_bf16_b32_tuned --tuned-conv -- bench resnet50 --precision bf16 --batch 32 "${ROWS[@]}"
+row resnet50_bf16_b32_cudnnstem -- $TUNE_OFF bench resnet50 --precision bf16 --batch 32 --stem cudnn "${ROWS[@]}"
+for pit in sync pageable alloc; do
+  row gpt2_pitfall_$pit -- bench gpt2 --batch 1 --seq 64 --pitfall $pit --warmup 1 --iters 2 --nvtx layer \
+    --trace t.sqlite --json r.json
+done
+row gpt2_json_stdout --json-stdout -- bench gpt2 --batch 1 --seq 64 --warmup 1 --iters 2 --json -
+echo "rows done at ${SECONDS}s" >>"$SUMMARY"
+
+# The suites' verdicts.
+wait
+sort "$R/suites/rc.txt" >>"$SUMMARY"
+grep -q 'rc=[^0]' "$R/suites/rc.txt" && status=1
+for f in "$R"/suites/*.log; do
+  echo "  ${f##*/}: $(grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$f" | tr '\n' ' ')" >>"$SUMMARY"
+done
+grep -hE '^\[  FAILED  \] [A-Za-z]' "$R"/suites/*.log | sort -u | head -20 >>"$SUMMARY"
+echo "done at ${SECONDS}s, exit $status" >>"$SUMMARY"
+pack
+cat "$SUMMARY"
+exit "$status"
