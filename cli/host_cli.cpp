@@ -47,15 +47,17 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
   app.add_subcommand(kGpuCommands[1].name, kGpuCommands[1].description);
   CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
   CLI::App* diff = add_diff_subcommand(app, cmd.diff);
-  add_kernels_subcommand(app, cmd.kernels);
+  CLI::App* kernels = add_kernels_subcommand(app, cmd.kernels);
+  add_scrub_subcommand(app, cmd.scrub);
   for (size_t i = 2; i < std::size(kGpuCommands); ++i) app.add_subcommand(kGpuCommands[i].name, kGpuCommands[i].description);
 
   if (const std::string error = parse_subcommands(app, args, &cmd.help_text); !error.empty())
     throw CommandLineError(error);
   if (!cmd.help_text.empty()) return cmd;
   cmd.kind = analyze->parsed() ? HostCommand::Kind::Analyze
-             : diff->parsed()  ? HostCommand::Kind::Diff
-                               : HostCommand::Kind::Kernels;
+             : diff->parsed()    ? HostCommand::Kind::Diff
+             : kernels->parsed() ? HostCommand::Kind::Kernels
+                                 : HostCommand::Kind::Scrub;
   return cmd;
 }
 
