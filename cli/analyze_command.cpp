@@ -17,6 +17,7 @@
 #include "core/output_file.h"
 #include "trace/model/error.h"
 #include "trace/analyses/iterations.h"
+#include "trace/capture/scrub.h"
 #include "trace/write/analysis_json.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
@@ -199,6 +200,9 @@ int run_analyze(const AnalyzeOptions& o) {
     throw trace::TraceError(e.what());
   }
   const trace::TraceSource source = trace::open_trace_source(o.file, stderr);
+  // On the notes stream, like the export's line: the report is the same before and after a scrub.
+  if (const std::string note = trace::environment_note(source.path()); !note.empty())
+    std::fprintf(stderr, "laptime: %s\n", note.c_str());
   auto t = std::make_unique<const trace::Trace>(trace::load_nsys_sqlite(source.path()));
   auto j = std::make_unique<const trace::TraceJoin>(*t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.

@@ -52,6 +52,10 @@ CLI::App* add_host_subcommand(CLI::App& app, const CommandInfo& c, HostCommand& 
     *kind = HostCommand::Kind::Kernels;
     return add_kernels_subcommand(app, cmd.kernels);
   }
+  if (name == "scrub") {
+    *kind = HostCommand::Kind::Scrub;
+    return add_scrub_subcommand(app, cmd.scrub);
+  }
   throw std::logic_error("cli/commands.h lists a host subcommand the executable has no parser for: " + name);
 }
 

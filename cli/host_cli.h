@@ -13,6 +13,7 @@
 #include "cli/analyze_command.h"
 #include "cli/diff_command.h"
 #include "cli/kernels_command.h"
+#include "cli/scrub_command.h"
 
 namespace CLI {
 class App;
@@ -27,10 +28,11 @@ class CommandLineError : public std::runtime_error {
 };
 
 struct HostCommand {
-  enum class Kind { Help, Analyze, Diff, Kernels, Gpu } kind = Kind::Help;
+  enum class Kind { Help, Analyze, Diff, Kernels, Scrub, Gpu } kind = Kind::Help;
   AnalyzeOptions analyze;
   DiffCommandOptions diff;
   KernelsOptions kernels;
+  ScrubOptions scrub;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
         return run_diff(cmd.diff);  // 3 when its --fail-if-slower gate trips
       case HostCommand::Kind::Kernels:
         return run_kernels(cmd.kernels);
+      case HostCommand::Kind::Scrub:
+        return run_scrub(cmd.scrub);
       case HostCommand::Kind::Gpu:
         break;
     }

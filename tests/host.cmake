@@ -1,7 +1,8 @@
 # The `laptime` executable in both builds: its own command line, that it maps no CUDA library
-# until a GPU subcommand runs, and reading .nsys-rep reports (a stand-in nsys on PATH; the real
-# one where installed). Host only: runs the binary, needs no GPU.
-laptime_test(test_host_cli test_host_cli.cpp test_nsys_report.cpp LIBS laptime_cli_host GTest::gmock)
+# until a GPU subcommand runs, reading .nsys-rep reports (a stand-in nsys on PATH; the real one
+# where installed), and `laptime scrub` (no committed trace holds an environment). Host only:
+# runs the binary, needs no GPU.
+laptime_test(test_host_cli test_host_cli.cpp test_nsys_report.cpp test_scrub.cpp LIBS laptime_cli_host GTest::gmock)
 target_compile_definitions(test_host_cli PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>"
                            $<$<NOT:$<BOOL:${LAPTIME_CUDA}>>:LAPTIME_HOST_ONLY>)
 add_dependencies(test_host_cli laptime)

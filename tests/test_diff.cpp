@@ -182,12 +182,21 @@ TEST(DiffSynthetic, SteadyStateAndTooShortWarmup) {
     SCOPED_TRACE(name);
     const DiffSide r = load_run(fixture(std::string("diff_") + name + ".sqlite"), {});
     EXPECT_EQ(r.steady.start, e["runs"][name]["steady_start"].get<size_t>());
-    EXPECT_EQ(r.warmup, e["runs"][name]["warmup"].get<size_t>());
+    // The bench's marks, extended to where the laps settle (issue 30 item 11).
+    EXPECT_EQ(r.warmup, e["runs"][name]["warmup_dropped"].get<size_t>());
+    EXPECT_EQ(r.iteration_ns.size(), e["runs"][name]["steady_iterations"].get<size_t>());
   }
+  // Settled from the data, the warm-up is long enough: no warning.
   const Diff d = diff_files("diff_base.sqlite", "diff_slow_start.sqlite");
-  bool warned = false;
-  for (const std::string& n : d.notes) warned |= n.find("Warm-up too short") != std::string::npos;
-  EXPECT_TRUE(warned);
+  for (const std::string& n : d.notes) EXPECT_EQ(n.find("Warm-up too short"), std::string::npos) << n;
+  // --skip-warmup wins over the data; one too short is warned about.
+  DiffOptions short_warmup;
+  short_warmup.skip_warmup = 1;
+  const DiffSide warned = load_run(fixture("diff_slow_start.sqlite"), short_warmup);
+  EXPECT_EQ(warned.warmup, 1u);
+  bool told = false;
+  for (const std::string& n : warned.notes) told |= n.find("Warm-up too short") != std::string::npos;
+  EXPECT_TRUE(told);
   // With the warm-up it asks for, the warning goes.
   DiffOptions o;
   o.skip_warmup = static_cast<int>(e["runs"]["slow_start"]["steady_start"].get<size_t>());
@@ -197,15 +206,25 @@ TEST(DiffSynthetic, SteadyStateAndTooShortWarmup) {
 
 TEST(DiffSynthetic, AnalyzeReportsWhereTheLapsSettle) {
   const json e = expected();
+  const size_t settles = e["runs"]["slow_start"]["steady_start"].get<size_t>();
   const Trace t = load_nsys_sqlite(fixture("diff_slow_start.sqlite"));
   const TraceJoin j(t);
-  const IterationSteadyState s = iteration_steady_state(analyze(j, {}));
-  EXPECT_EQ(s.steady.start, e["runs"]["slow_start"]["steady_start"].get<size_t>());
-  EXPECT_EQ(s.warmup, 1u);
-  EXPECT_NE(s.text.find("too short"), std::string::npos) << s.text;
-  EXPECT_NE(s.warning.find("--skip-warmup 6"), std::string::npos) << s.warning;
-  const json js = steady_state_json(s);
-  EXPECT_EQ(js["warmup_too_short"], true);
+  const Analysis a = analyze(j, {});
+  const IterationSteadyState s = iteration_steady_state(a);
+  EXPECT_EQ(s.steady.start, settles);
+  EXPECT_EQ(s.warmup, settles);  // the warm-up ends where the laps settle, though the bench marked 1
+  EXPECT_NE(a.warmup_rule.find("the first " + std::to_string(settles) + ", up to where"), std::string::npos)
+      << a.warmup_rule;
+  EXPECT_NE(a.warmup_rule.find("the bench marked 1"), std::string::npos) << a.warmup_rule;
+  EXPECT_NE(s.text.find("enough"), std::string::npos) << s.text;
+  EXPECT_TRUE(s.warning.empty()) << s.warning;
+  ReportOptions one;
+  one.skip_warmup = 1;
+  const IterationSteadyState given = iteration_steady_state(analyze(j, one));
+  EXPECT_EQ(given.warmup, 1u);
+  EXPECT_NE(given.text.find("too short"), std::string::npos) << given.text;
+  EXPECT_NE(given.warning.find("--skip-warmup " + std::to_string(settles)), std::string::npos) << given.warning;
+  EXPECT_EQ(steady_state_json(given)["warmup_too_short"], true);
   const Trace base = load_nsys_sqlite(fixture("diff_base.sqlite"));
   const TraceJoin jb(base);
   const IterationSteadyState ok = iteration_steady_state(analyze(jb, {}));

@@ -66,7 +66,7 @@ TEST(HostCli, GpuSubcommandsAreHandedOnByTheirFirstWord) {
 
 TEST(HostCli, ErrorsAreOneSentence) {
   EXPECT_EQ(parse_error({"anlyze", "x"}), "unknown command 'anlyze': choose one of bench, forward, analyze, diff, kernels, "
-                                          "peak, lab. "
+                                          "scrub, peak, lab. "
                                           "Run `laptime --help` for usage.");
   EXPECT_THAT(parse_error({"analyze", "x", "--gap-us", "nan"}),
               HasSubstr("--gap-us must be a positive number, got 'nan'."));
@@ -76,7 +76,8 @@ TEST(HostCli, ErrorsAreOneSentence) {
 TEST(HostCli, HelpListsEveryCommandAndLoadsNoCudaLibrary) {
   const auto r = run_shell(kLaptime + " --help 2>&1");
   EXPECT_EQ(r.status, 0);
-  for (const char* word : {"bench", "forward", "analyze", "diff", "kernels", "peak"}) EXPECT_THAT(r.out, HasSubstr(word));
+  for (const char* word : {"bench", "forward", "analyze", "diff", "kernels", "scrub", "peak"})
+    EXPECT_THAT(r.out, HasSubstr(word));
   const std::string libs = libraries_loaded("--help");
   ASSERT_THAT(libs, HasSubstr("libstdc++")) << "LD_DEBUG=libs reported nothing: the check below would prove nothing";
   EXPECT_FALSE(std::regex_search(libs, kCudaLibrary)) << libs;

@@ -962,7 +962,8 @@ TEST(RealCaptures, ThePerLayerSyncIsFoundOncePerLayer) {
 
 TEST(RealCaptures, ThePlantedPageableCopyIsFound) {
   const Analysis a = analyze_capture("pitfall_pageable");
-  ASSERT_EQ(a.syncs.size(), 5u);
+  ASSERT_GE(a.steady_count, 3u);
+  ASSERT_EQ(a.syncs.size(), a.steady_count);  // one planted copy per steady iteration
   for (const SyncCall& s : a.syncs) {
     EXPECT_EQ(s.kind, SyncKind::PageableCopy);
     EXPECT_EQ(s.api, "cudaMemcpyAsync");

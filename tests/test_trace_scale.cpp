@@ -154,6 +154,58 @@ INSTANTIATE_TEST_SUITE_P(ScaleHostile, Bounded,
                                          "scale_long_range_name", "scale_many_names",
                                          "scale_long_names_everywhere"));
 
+// 60,000 closed nested ranges before 60,000 launches (issue 30 item 6): the innermost range of a
+// launch is a binary search, not a walk up 60,000 closed parents per launch (15 s of CPU for
+// analyze alone before).
+TEST(ScaleHostile, ClosedNestingBeforeTheLaunchesStaysLinear) {
+  const std::string p = scale_trace("scale_closed_nesting");
+  REQUIRE_TRACE(p);
+  EXPECT_EQ(bounded(320 * kMiB, 8, [&] { analyze_and_diff(p); }), "") << p;
+  const Trace t = load_nsys_sqlite(p);
+  const TraceJoin j(t);
+  ReportOptions o;
+  o.skip_warmup = 0;
+  const Analysis a = analyze(j, o);
+  ASSERT_EQ(a.iterations.size(), 2u);
+  EXPECT_EQ(a.iterations[0].kernels, 60000u);
+  // Every launch sits in the iteration range itself, none in a closed `block`.
+  size_t in_blocks = 0;
+  for (const GpuOp& op : j.ops()) in_blocks += op.range < 0 || t.nvtx[op.range].text.str().rfind("Forward Pass Iter", 0) != 0;
+  EXPECT_EQ(in_blocks, 0u);
+}
+
+// innermost_range against its definition, walked naively: the last range started at or before
+// the time, or its first ancestor still open, on random nested and overlapping ranges.
+TEST(ScaleHostile, InnermostRangeIsItsDefinition) {
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  auto next = [&](uint64_t n) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return static_cast<Ns>(seed % n);
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    Trace t;
+    for (int i = 0; i < 300; ++i) {
+      NvtxEvent r;
+      r.pid = 1;
+      r.tid = 1 + static_cast<uint32_t>(next(2));
+      r.start = next(1000);
+      r.end = r.start + next(trial % 2 ? 40 : 400);  // short ranges overlap without nesting
+      r.text = t.intern("r" + std::to_string(i));
+      t.nvtx.push_back(r);
+    }
+    t.finalize();
+    const TraceJoin j(t);
+    for (uint32_t tid : {1u, 2u, 3u})
+      for (Ns at = -1; at <= 1450; ++at) {
+        int want = -1;
+        for (size_t r = 0; r < t.nvtx.size(); ++r)
+          if (t.nvtx[r].tid == tid && t.nvtx[r].start <= at) want = static_cast<int>(r);
+        while (want >= 0 && t.nvtx[want].end < at) want = t.nvtx[want].parent;
+        ASSERT_EQ(j.innermost_range(1, tid, at), want) << "trial " << trial << " tid " << tid << " at " << at;
+      }
+  }
+}
+
 TEST(ScaleHostile, ARegexRangeAgainstAHundredThousandCharacterName) {
   const std::string p = scale_trace("scale_long_range_name");
   REQUIRE_TRACE(p);

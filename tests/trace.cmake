@@ -66,6 +66,13 @@ add_test(NAME trace.graph_fixtures_current
 laptime_test(test_trace_graph test_trace_graph.cpp LIBS laptime_trace)
 target_include_directories(test_trace_graph PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 
+# The steady state chosen from the data (issue 30 items 11, 12): every graph, compiled and
+# several-process capture's headline against the GPU's own lap, and the torch.compile
+# reduce-overhead captures (tests/fixtures/compiled) against their independent reference.
+add_test(NAME trace.compiled_reference_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/compiled/reference.py --check)
+laptime_test(test_trace_steady test_trace_steady.cpp LIBS laptime_trace)
+
 
 # The analyzer at scale and on traces built to cost it memory or time (issues 20 and 21):
 # make_scale_hostile.py's small hostile traces and a capture grown to 10^5 kernels

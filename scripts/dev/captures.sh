@@ -30,6 +30,10 @@
 #               and --graph through CUPTI with their diff. CASES=all re-captures every case of
 #               capture.sh (nsys default and node-level graph traces, PyTorch's, graph_cases.cu).
 #               fixtures/ and reports/ come back.
+#   compiled    tests/fixtures/compiled/capture.sh: a torch.compile(mode="reduce-overhead") ResNet-50
+#               loop (default and node-level graph traces), trimmed and shrunk, its independent
+#               reference (reference.py) and `laptime analyze` of each; fixtures/ comes back: copy it
+#               into tests/fixtures/compiled/ (issue 30 item 11), then ctest -R 'Compiled|compiled'.
 #   ncu         tests/fixtures/ncu/capture.sh: the Nsight Compute CSVs and .ncu-rep of the fixtures.
 #   ncu-sidecars  the layer costs of the shapes ncu/capture.sh profiled (fixtures/: commit them
 #               under tests/fixtures/ncu/, then run its ncu_layers.py), test_ncu with the real ncu,
@@ -53,7 +57,7 @@ cd "$REPO" || exit 2
 part=${1:-}
 shift || true
 case $part in
-  pitfalls | processes | overlap | graph | ncu | ncu-sidecars | diff) ;;
+  pitfalls | processes | overlap | graph | compiled | ncu | ncu-sidecars | diff) ;;
   *) sed -n '4,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
 esac
 B=$(realpath -m "${BUILD:-build}")
@@ -81,6 +85,11 @@ fail() { echo "  FAIL  $*"; status=1; }
 stats() {
   nsys stats --force-export=false -q --format csv --report nvtx_sum,cuda_api_sum,cuda_gpu_kern_sum \
     -o "$2/$1" "$2/$1.sqlite" >/dev/null 2>&1
+}
+# scrub_trace FILE: FILE without the capturing machine's environment, host and paths (`laptime
+# scrub`, issue 30 item 14), in place: every trace that may be committed goes through it.
+scrub_trace() {
+  "$L" scrub "$1" "$1.scrubbed" >/dev/null && mv "$1.scrubbed" "$1" || fail "scrub $1"
 }
 # nsys_capture NAME DIR [NSYS OPTIONS --] COMMAND...: DIR/NAME.sqlite (the export), the
 # command's output in DIR/NAME.log; the .nsys-rep deleted. NSYS_TRACE: --trace (cuda,nvtx,osrt).
@@ -116,6 +125,7 @@ part_pitfalls() {
     NSYS_TRACE=cuda,nvtx nsys_capture "$name" "$R" -- "$L" bench "${args[@]}" "${extra[@]}" || continue
     stats "$name" "$R"
     python3 tests/fixtures/lesson/shrink_capture.py "$R/$name.sqlite" "$R/$name.sqlite"
+    scrub_trace "$R/$name.sqlite"
     "$L" analyze "$R/$name.sqlite" --json "$R/$name.analyze.json" >"$R/$name.analyze.txt" 2>&1 || true
   done
   echo
@@ -147,6 +157,7 @@ part_processes() {
   for n in sync_gpt2 sync_resnet50 two_gpt2 gpt2_resnet50; do
     [[ -f $R/$n.sqlite ]] || continue
     stats "$n" "$R"
+    scrub_trace "$R/$n.sqlite"
     "$L" analyze "$R/$n.sqlite" >"$R/$n.analyze.txt" 2>&1
     echo "$n analyze rc=$? ($(du -h "$R/$n.sqlite" | cut -f1))"
   done
@@ -258,6 +269,15 @@ part_graph() {
     || fail "GPT-2 B1 graph: $(grep '^Verdict' "$R/reports/gpt2_b1_graph_cupti.analyze.txt")"
   rm -rf "$tmp"
   ls -la "$R/fixtures" "$R/reports"
+}
+
+# --- compiled -----------------------------------------------------------------------------------
+part_compiled() {
+  mkdir -p "$R/fixtures"
+  timeout -k 5 560 tests/fixtures/compiled/capture.sh "$R/fixtures" "$(command -v nsys)" "$L" && pass "compiled/capture.sh" ||
+    fail "compiled/capture.sh"
+  grep -q '^Verdict: GPU-bound' "$R/fixtures/torch_compiled.analyze.txt" 2>/dev/null && pass "torch.compile loop GPU-bound" ||
+    fail "torch.compile loop: $(grep '^Verdict' "$R/fixtures/torch_compiled.analyze.txt" 2>/dev/null)"
 }
 
 # --- ncu, ncu-sidecars --------------------------------------------------------------------------

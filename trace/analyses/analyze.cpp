@@ -269,6 +269,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
   if (std::string note = unexpanded_graph_note(j, a.iterations); !note.empty()) a.notes.push_back(std::move(note));
   const std::vector<std::vector<int>> ops_of = ops_by_iteration(j, iterations);
   std::vector<std::pair<int, Gap>> gaps = gpu_spans_and_gaps(j, ops_of, o.gap_us, a.iterations);
+  settle_warmup(a);
   mark_host_ahead(a, a.notes);
   graph_launch_ranges(j, ops_of, a, a.notes);
   iteration_statistics(a);

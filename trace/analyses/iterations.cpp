@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <numeric>
 #include <functional>
 #include <optional>
@@ -464,6 +465,7 @@ void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_
       throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
     for (size_t i = 0; i < k; ++i) out.iterations[i].warmup = true;
     out.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
+    out.warmup_given = true;
   } else if (any_marked) {
     for (size_t i = 0; i < n; ++i) out.iterations[i].warmup = marked_warmup(t.nvtx[s.ranges[i]]);
     out.warmup_rule = "marked by the bench with NVTX category `warmup`";
@@ -480,6 +482,41 @@ void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_
     notes.push_back("The trace has a single `" + s.name +
                       "` iteration, not marked warm-up: it is measured, warm-up costs and all.");
   }
+}
+
+namespace {
+
+// Where the GPU span of every iteration with GPU work, warm-up included, settles:
+// stats::steady_state over it, its start mapped back to an index into r.iterations.
+stats::SteadyState settling(const Iterations& r) {
+  std::vector<double> series;
+  std::vector<size_t> position;  // series index -> index into r.iterations
+  for (size_t i = 0; i < r.iterations.size(); ++i) {
+    if (!r.iterations[i].has_gpu) continue;
+    series.push_back(double(r.iterations[i].gpu_span()));
+    position.push_back(i);
+  }
+  if (series.empty()) return {};
+  stats::SteadyState s = stats::steady_state(series);
+  s.start = s.start < position.size() ? position[s.start] : r.iterations.size();
+  return s;
+}
+
+}  // namespace
+
+void settle_warmup(Iterations& r) {
+  if (r.warmup_given || r.iterations.size() < 2) return;
+  size_t marked = 0;  // leading iterations already warm-up (the bench's marks, or the first)
+  while (marked < r.iterations.size() && r.iterations[marked].warmup) ++marked;
+  if (marked == 0) return;  // every iteration marked warm-up, so all are measured (mark_warmup's note)
+  const stats::SteadyState s = settling(r);
+  if (s.start <= marked) return;
+  for (size_t i = 0; i < s.start; ++i) r.iterations[i].warmup = true;
+  const bool by_marks = r.warmup_rule.rfind("marked", 0) == 0;
+  r.warmup_rule = format("the first %zu, up to where the per-iteration GPU time settles (band %.3f ms ± %.3f ms, "
+                         "from the last half; %s; --skip-warmup K to change)",
+                         s.start, s.median / 1e6, s.band / 1e6,
+                         by_marks ? format("the bench marked %zu", marked).c_str() : "not marked in the trace");
 }
 
 void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
@@ -533,11 +570,32 @@ void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
                   "the launch queue filled), so those ranges measure enqueue time, not the lap";
 }
 
+namespace {
+
+// Rule 12 (iteration_statistics' comment): whether the host ranges' mean and the GPU's start to
+// next start disagree beyond their noise, and the sentence that says so; "" when they agree.
+std::string host_range_disagrees(const Iterations& r, bool overlapping) {
+  const stats::Summary &h = r.host_ms, &p = r.period_ms;
+  if (overlapping || p.n == 0 || h.n == 0 || p.mean <= 0) return "";
+  const double d = p.mean - h.mean, rel = std::abs(d) / p.mean;
+  const double se = std::sqrt(h.stddev * h.stddev / double(h.n) + p.stddev * p.stddev / double(p.n));
+  const bool beyond = p.n < 3 ? rel > 0.01 : rel > 0.005 && std::abs(d) > 2 * se;
+  if (!beyond) return "";
+  return format("the host ranges, %.3f ms (mean), %s the GPU's start to next start by %.1f%%, ", h.mean,
+                d > 0 ? "fall short of" : "exceed", 100 * rel) +
+         (p.n < 3 ? "over 1% with too few iterations to measure their noise: " : "more than their noise allows: ") +
+         (d > 0 ? "the loop spends time outside its ranges, which only the GPU's start to next start counts"
+                : "a range outlasts the lap while the GPU catches up on queued work");
+}
+
+}  // namespace
+
 void iteration_statistics(Iterations& out) {
   out.steady_count = 0;
   for (const Iteration& it : out.iterations) out.steady_count += it.steady() ? 1 : 0;
   std::vector<double> host, gpu, busy, busy_ns, period;
   const Iteration* prev = nullptr;
+  bool overlapping = false;  // a steady range starts before the previous one ended
   std::vector<std::pair<Ns, int>> spans;
   for (size_t i = 0; i < out.iterations.size(); ++i) {
     const Iteration& it = out.iterations[i];
@@ -546,6 +604,7 @@ void iteration_statistics(Iterations& out) {
       continue;
     }
     host.push_back(double(it.duration()));
+    if (prev) overlapping = overlapping || it.start < prev->end;
     if (it.has_gpu) {
       gpu.push_back(double(it.gpu_span()));
       busy.push_back(it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0);
@@ -564,9 +623,11 @@ void iteration_statistics(Iterations& out) {
   out.busy_pct = stats::summarize(busy);
   out.busy_ms = to_ms(stats::summarize(busy_ns));
   out.period_ms = to_ms(stats::summarize(period));
-  if (out.lap_from_gpu && out.period_ms.n) {
+  out.lap_reason = out.lap_from_gpu ? "" : host_range_disagrees(out, overlapping);
+  if ((out.lap_from_gpu || !out.lap_reason.empty()) && out.period_ms.n) {
     out.lap_ms = out.period_ms.mean;
     out.lap_source = "GPU start to next start, mean";
+    out.lap_from_gpu = true;
   } else {
     out.lap_ms = out.host_ms.mean;
     out.lap_source = "NVTX range on the host, mean";
@@ -587,21 +648,13 @@ std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std
 
 IterationSteadyState iteration_steady_state(const Iterations& a) {
   IterationSteadyState r;
-  std::vector<double> series;
-  std::vector<size_t> position;  // series index -> index into a.iterations
   bool leading = true;
-  for (size_t i = 0; i < a.iterations.size(); ++i) {
-    const Iteration& it = a.iterations[i];
+  for (const Iteration& it : a.iterations) {
     if (it.warmup && leading) ++r.warmup;
     leading = leading && it.warmup;
-    if (!it.has_gpu) continue;
-    series.push_back(double(it.gpu_span()));
-    position.push_back(i);
   }
-  if (series.empty()) return r;
-  r.steady = stats::steady_state(series);
-  const size_t start_series = r.steady.start;
-  r.steady.start = start_series < position.size() ? position[start_series] : a.iterations.size();
+  if (std::none_of(a.iterations.begin(), a.iterations.end(), [](const Iteration& it) { return it.has_gpu; })) return r;
+  r.steady = settling(a);
   r.text = format("per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "
                   "max(5 x 1.4826 MAD, 2%%) of the last half); warm-up dropped %zu%s",
                   r.steady.start, a.iterations.size(), r.steady.median / 1e6, r.steady.band / 1e6, r.warmup,

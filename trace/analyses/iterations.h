@@ -15,13 +15,20 @@
 // Push/pop and start/end ranges alike, in any domain, on any thread.
 //
 // Steady iterations: warm-up is dropped (--skip-warmup, else the bench's NVTX category marks,
-// else the first), and so are the iterations in which the host ran ahead of the GPU: until
+// else the first; then, unless --skip-warmup said, extended to where the per-iteration GPU time
+// settles: settle_warmup), and so are the iterations in which the host ran ahead of the GPU: until
 // the launch queue fills, a loop without synchronization enqueues an iteration in a fraction
 // of its GPU time, so its NVTX range measures enqueue time, not the lap. That phase shows as
 // the lag (GPU end minus host end) growing from one iteration to the next; the iterations up
 // to the last one where it grew by more than a tenth of the GPU lap are left out. When fewer
 // than two iterations are left after that, the host ran ahead to the end of the capture: all
 // are kept, and the lap is the GPU's start to next start instead of the host range.
+//
+// The lap is the loop's: the host range's mean, unless the GPU's start to next start over the
+// same iterations disagrees with it beyond their noise (iteration_statistics says how it
+// decides); then the GPU's, the host range shown beside it with the reason. Time the loop
+// spends between its ranges (a data loader, a timer read) is part of the lap, and only the
+// GPU's start to next start counts it.
 #pragma once
 
 #include <map>
@@ -65,6 +72,7 @@ struct Iterations {
   std::string range_name;   // `forward`, `Forward Pass Iter *`, or --range as given
   std::string range_rule;   // how the iteration ranges were found, in words
   std::string warmup_rule;  // how warm-up was decided, in words
+  bool warmup_given = false;  // --skip-warmup decided it: the data does not move it
   std::string steady_rule;  // which iterations are measured and why the others are not
 
   std::vector<Iteration> iterations;  // all, in order; steady() tells the measured ones
@@ -73,9 +81,12 @@ struct Iterations {
   stats::Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
   stats::Summary period_ms;  // GPU start to next iteration's GPU start: the throughput lap
   stats::Summary busy_ms;    // union of GPU work per steady iteration
-  double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period when the host never caught up
+  double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period (module comment)
   bool lap_from_gpu = false;
   std::string lap_source;  // which of the two, in words
+  // When the lap is the GPU's because the host ranges disagree with it (not because the host
+  // ran ahead or only launched graphs, which the notes say): the host's figure and why, else "".
+  std::string lap_reason;
 };
 
 // --range as given: "re:REGEX" (RE2's syntax, matched against the whole name in time linear in
@@ -145,10 +156,19 @@ std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const s
 // the report go to `notes`. Throws TraceError when --skip-warmup leaves nothing to measure.
 void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_warmup, Iterations& r,
                  std::vector<std::string>& notes);
+// Once the GPU spans are known (utilization.h), unless --skip-warmup decided the warm-up: it
+// ends where the per-iteration GPU time settles (the rule of iteration_steady_state below) when
+// that is later than the bench's marks (or the first iteration) end; the warm-up rule says so.
+void settle_warmup(Iterations& r);
 // Once the GPU spans are known (utilization.h): marks the iterations whose host ran ahead of
 // the GPU.
 void mark_host_ahead(Iterations& r, std::vector<std::string>& notes);
-// Host, GPU and period summaries over the steady iterations, and the lap.
+// Host, GPU and period summaries over the steady iterations, and the lap. The host range's mean
+// and the GPU's start to next start (mean over consecutive steady pairs) disagree when they
+// differ by more than 0.5% of the GPU's lap and by more than twice the standard error of their
+// difference, sqrt(s_host^2 / n_host + s_period^2 / n_period); with fewer than three pairs there
+// is no noise to measure, and 1% is the bar. Ranges that overlap one another (two threads'
+// loops read as one) have no lap of their own: the host range stays.
 void iteration_statistics(Iterations& r);
 
 // The warning for a run whose laps settle after its warm-up ends, or "" when they do not.

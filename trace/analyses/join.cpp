@@ -10,8 +10,42 @@
 
 namespace laptime::trace {
 
+namespace {
+
+// innermost_range's steps for one thread's ranges (by start, as Trace::nvtx holds them): after
+// each range starts, it is the answer until it ends, then the first ancestor open after that,
+// and so on, until the next range starts.
+void build_timeline(const std::vector<NvtxEvent>& nvtx, const std::vector<int>& rs, std::vector<Ns>& starts,
+                    std::vector<int>& ranges) {
+  starts.reserve(rs.size() + 8);
+  ranges.reserve(rs.size() + 8);
+  for (size_t k = 0; k < rs.size(); ++k) {
+    const bool last = k + 1 == rs.size();
+    const Ns next = last ? 0 : nvtx[rs[k + 1]].start;
+    int a = rs[k];
+    starts.push_back(nvtx[a].start);
+    ranges.push_back(a);
+    // `a` answers until its end; past it, the first ancestor still open (ends only grow upward).
+    while (a >= 0 && (last || nvtx[a].end < next - 1)) {
+      const Ns t = nvtx[a].end + 1;
+      while (a >= 0 && nvtx[a].end < t) a = nvtx[a].parent;
+      starts.push_back(t);
+      ranges.push_back(a);
+    }
+  }
+}
+
+}  // namespace
+
 TraceJoin::TraceJoin(const Trace& t) : t_(t) {
-  for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
+  {
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> by_thread;
+    for (size_t i = 0; i < t.nvtx.size(); ++i) by_thread[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
+    for (const auto& [thread, rs] : by_thread) {
+      Timeline& tl = timelines_[thread];
+      build_timeline(t.nvtx, rs, tl.starts, tl.ranges);
+    }
+  }
   // Each thread's list sized first (grown by doubling, 10^7 calls on one thread held 67 MB for
   // 42); none when one thread made every call (ThreadCalls).
   std::map<std::pair<uint32_t, uint32_t>, size_t> calls_on;
@@ -133,16 +167,11 @@ int TraceJoin::api_range(int api) const {
 }
 
 int TraceJoin::innermost_range(uint32_t pid, uint32_t tid, Ns at) const {
-  auto it = ranges_by_thread_.find({pid, tid});
-  if (it == ranges_by_thread_.end()) return -1;
-  const std::vector<int>& rs = it->second;  // by start time (Trace::finalize sorted them)
-  // The last range that started at or before `at`; if it has ended, one of its ancestors
-  // may still be open (ranges nest, so whatever contains `at` contains it too).
-  auto pos = std::upper_bound(rs.begin(), rs.end(), at, [&](Ns v, int r) { return v < t_.nvtx[r].start; });
-  if (pos == rs.begin()) return -1;
-  for (int r = *(pos - 1); r >= 0; r = t_.nvtx[r].parent)
-    if (t_.nvtx[r].end >= at) return r;
-  return -1;
+  auto it = timelines_.find({pid, tid});
+  if (it == timelines_.end()) return -1;
+  const std::vector<Ns>& starts = it->second.starts;
+  const auto pos = std::upper_bound(starts.begin(), starts.end(), at);
+  return pos == starts.begin() ? -1 : it->second.ranges[static_cast<size_t>(pos - starts.begin()) - 1];
 }
 
 std::vector<std::string> TraceJoin::range_chain(int range) const {

@@ -96,7 +96,10 @@ class TraceJoin {
   explicit TraceJoin(const Trace& t);
   const Trace& trace() const { return t_; }
   const std::vector<GpuOp>& ops() const { return ops_; }  // by start time
-  // The innermost NVTX range on thread (pid, tid) that contains time `at`, or -1.
+  // The innermost NVTX range on thread (pid, tid) that contains time `at`, or -1: of the ranges
+  // that started at or before `at`, the last (Trace::nvtx's order), or the first of its
+  // ancestors still open at `at`. A binary search in the thread's timeline (below), however deep
+  // the nesting.
   int innermost_range(uint32_t pid, uint32_t tid, Ns at) const;
   // The innermost NVTX range around API call `api` (an index into Trace::api_calls), or -1.
   int api_range(int api) const;
@@ -122,7 +125,17 @@ class TraceJoin {
   void merge_ops(size_t copies, size_t memsets, size_t replays);
 
   const Trace& t_;
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> ranges_by_thread_, calls_by_thread_;
+  // Per thread, the answer of innermost_range as a step function of time: from each `starts[k]`
+  // on (until the next), the range `ranges[k]` (or -1). At most two steps per range, found in one
+  // sweep that visits each range a bounded number of times: a range closed before the next one
+  // starts is never again on a chain (a parent ends no earlier than its child), so 60,000 nested
+  // ranges followed by 60,000 launches cost 120,000 steps, not 60,000 walks of 60,000 parents.
+  struct Timeline {
+    std::vector<Ns> starts;
+    std::vector<int> ranges;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, Timeline> timelines_;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> calls_by_thread_;
   std::optional<std::pair<uint32_t, uint32_t>> only_thread_;  // every call's, when one thread made them all
   std::vector<GpuOp> ops_;
   size_t replays_by_nodes_ = 0;

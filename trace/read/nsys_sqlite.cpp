@@ -19,20 +19,7 @@
 #include "trace/model/validate.h"
 
 namespace laptime::trace {
-namespace {
 
-using sqlite::Db;
-using sqlite::Query;
-using sqlite::Schema;
-using sqlite::Stmt;
-using sqlite::quoted;
-using sqlite::read_only_uri;
-
-
-// --- Reading ---------------------------------------------------------------------------
-
-// One sentence for anything that is not an SQLite file, before SQLite gets to say "file is
-// not a database" in its own words.
 void check_is_sqlite(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw TraceError("cannot open " + path + ": no such file, or it is not readable.");
@@ -49,6 +36,24 @@ void check_is_sqlite(const std::string& path) {
   throw TraceError(path + " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export "
               "--type sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
 }
+
+bool table_read_by_laptime(const std::string& name) {
+  return name == "StringIds" || name == "META_DATA_EXPORT" || name == "ANALYSIS_DETAILS" || name == "ThreadNames" ||
+         name == "TARGET_INFO_GPU" || starts_with(name, "ENUM_") || starts_with(name, "CUPTI_") ||
+         starts_with(name, "NVTX_") || name.find("GRAPH") != std::string::npos;
+}
+
+namespace {
+
+using sqlite::Db;
+using sqlite::Query;
+using sqlite::Schema;
+using sqlite::Stmt;
+using sqlite::quoted;
+using sqlite::read_only_uri;
+
+
+// --- Reading ---------------------------------------------------------------------------
 
 // id -> symbol name of an ENUM_* table, empty when the export has none.
 std::map<int64_t, std::string> read_enum(sqlite3* db, Schema& schema, const std::string& table) {
@@ -211,12 +216,8 @@ class Reader {
     Stmt s(db_.get(), "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name");
     while (s.step()) {
       const std::string name = s.text(0);
-      const bool read_here = name == "StringIds" || name == "META_DATA_EXPORT" || name == "ANALYSIS_DETAILS" ||
-                             name == "ThreadNames" || name.rfind("TARGET_INFO_", 0) == 0 ||
-                             name.rfind("ENUM_", 0) == 0 || name.rfind("CUPTI_", 0) == 0 ||
-                             name.rfind("NVTX_", 0) == 0 || name.find("GRAPH") != std::string::npos;
       const std::string kind = schema_.not_a_table(name);
-      if (read_here && !kind.empty())
+      if (table_read_by_laptime(name) && !kind.empty())
         throw TraceError(path_ + " is not an Nsight Systems export: its " + name + " is " + kind +
                          ", where nsys writes a table.");
     }

@@ -27,6 +27,14 @@ namespace laptime::trace {
 // or an SQLite database that is not an nsys export. The result is finalized.
 Trace load_nsys_sqlite(const std::string& path);
 
+// Throws TraceError with one sentence when `path` is missing, empty, or not an SQLite file (an
+// .nsys-rep gets the export command to run).
+void check_is_sqlite(const std::string& path);
+
+// Whether load_nsys_sqlite reads the table of that name: what `laptime scrub` keeps
+// (trace/capture/scrub.h), and what must be a plain table, not a view.
+bool table_read_by_laptime(const std::string& name);
+
 // nsys packs process and thread into one "Serialized GlobalId": tid in the low 24 bits,
 // pid in the next 24 (the bits above name the VM / hardware, which a single-host trace
 // doesn't need).

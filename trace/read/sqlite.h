@@ -145,7 +145,7 @@ class Schema {
   // that is its row count), but never more than the file could hold.
   size_t rows_at_most(const std::string& table, size_t file_bytes) const {
     if (!has(table)) return 0;
-    Stmt s(db_, "SELECT MAX(rowid) FROM " + quoted(table));
+    Stmt s(db_, "SELECT MAX(rowid) FROM " + sqlite::quoted(table));
     const int64_t n = s.step() && s.type(0) == SQLITE_INTEGER ? s.i64(0) : 0;
     return static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(n, static_cast<int64_t>(file_bytes / 8))));
   }
@@ -155,7 +155,7 @@ class Schema {
     if (it == columns_.end()) {
       std::set<std::string> cols;
       if (has(table)) {
-        Stmt s(db_, "PRAGMA table_info(" + quoted(table) + ")");
+        Stmt s(db_, "PRAGMA table_info(" + sqlite::quoted(table) + ")");
         while (s.step()) cols.insert(s.text(1));  // columns: cid, name, type, notnull, dflt, pk
       }
       it = columns_.emplace(table, std::move(cols)).first;
@@ -244,12 +244,12 @@ class Query {
       if (required && !present)
         throw TraceError("table " + table + " has no `" + name + "` column: this SQLite file is not an Nsight Systems "
                     "export laptime can read.");
-      sql += (i ? ", " : "") + (present ? quoted(name) : "NULL AS " + quoted(name));
+      sql += (i ? ", " : "") + (present ? sqlite::quoted(name) : "NULL AS " + sqlite::quoted(name));
       index_[name] = static_cast<int>(i);
       if (present) present_.insert(name);
     }
     resolved_.reserve(2 * columns.size() + 8);  // references col() returns stay valid in a reader's loop
-    return sql + " FROM " + quoted(table);
+    return sql + " FROM " + sqlite::quoted(table);
   }
 
   std::map<std::string, int> index_;  // filled by build() before stmt_ is constructed

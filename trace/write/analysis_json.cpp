@@ -136,6 +136,7 @@ nlohmann::json to_json(const Analysis& a) {
   j["iterations"] = std::move(iters);
   j["time_ms"] = {{"host", summary(a.host_ms)}, {"gpu", summary(a.gpu_ms)}, {"period", summary(a.period_ms)},
                   {"busy", summary(a.busy_ms)}, {"lap", a.lap_ms}, {"lap_source", a.lap_source}};
+  if (!a.lap_reason.empty()) j["time_ms"]["lap_reason"] = a.lap_reason;
   Ns gap_time = 0, host_wait = 0;
   for (const Gap& g : a.gaps) {
     gap_time += g.duration();

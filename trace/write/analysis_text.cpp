@@ -86,6 +86,7 @@ void print_lap(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
   std::fprintf(out, "\n1. Steady-state time per iteration (ms, %zu iterations)\n", iters);
   std::fprintf(out, "  lap         %.3f ms (%s)\n", a.lap_ms, a.lap_source.c_str());
+  if (!a.lap_reason.empty()) print_wrapped(out, "not the host range: " + a.lap_reason + ".", 14);
   Table t1({"", "mean", "median", "min", "max"}, "lrrrr");
   auto srow = [&](const std::string& name, const stats::Summary& s) {
     if (s.n) t1.row({name, format("%.3f", s.mean), format("%.3f", s.median), format("%.3f", s.min), format("%.3f", s.max)});

@@ -1,0 +1,163 @@
+// `laptime scrub` (trace/capture/scrub.h, issue 30 item 14): no committed trace carries the
+// capturing machine's environment or identifiers; a trace planted with them (environment
+// variables with a token, the host name, a process list, the program's output, the export's
+// user and paths, the GPU's UUID) comes out without any of them and reads exactly as it did;
+// analyze says when a trace carries an environment; and the command's refusals are one sentence.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_binary.h"
+#include "tests/support/trace_testing.h"
+#include "trace/analyses/analyze.h"
+#include "trace/analyses/processes.h"
+#include "trace/capture/scrub.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/read/sqlite.h"
+#include "trace/write/analysis_json.h"
+
+namespace laptime::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing_support::error_of;
+using testing_support::fixture;
+using testing_support::read_file;
+using testing_support::report_text;
+using laptime::testing_support::run_shell;
+using testing_support::temp_path;
+
+const std::string kLaptime = LAPTIME_BINARY;
+const char* const kSecrets[] = {"hunter2-token", "build-host-17", "alice-secret-output", "GPU-0badc0de", "/home/alice"};
+
+// Every SQLite file committed under tests/fixtures.
+std::vector<std::string> committed_traces() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(fixture("")))
+    if (e.is_regular_file() && e.path().extension() == ".sqlite") out.push_back(e.path().string());
+  return out;
+}
+
+TEST(Scrub, NoCommittedTraceHoldsAnEnvironmentRow) {
+  const std::vector<std::string> traces = committed_traces();
+  ASSERT_GT(traces.size(), 50u);
+  for (const std::string& path : traces) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(environment_rows(path), 0u) << "run `laptime scrub` on it before committing";
+    sqlite::Db db(path, SQLITE_OPEN_READONLY, sqlite::read_only_uri(path));
+    sqlite::Stmt s(db.get(), "SELECT name FROM sqlite_master WHERE type = 'table'");
+    while (s.step())
+      for (const char* table : {"META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "PROCESSES", "ANALYSIS_FILE"})
+        EXPECT_NE(s.text(0), table);
+  }
+}
+
+// A committed capture with everything scrub must remove planted back into it.
+std::string dirty_copy(const std::string& name) {
+  const std::string path = temp_path("scrub", name + ".dirty.sqlite");
+  fs::copy_file(fixture("nsys/" + name + ".sqlite"), path, fs::copy_options::overwrite_existing);
+  sqlite::Db db(path, SQLITE_OPEN_READWRITE);
+  db.exec(R"SQL(
+    CREATE TABLE META_DATA_CAPTURE (name TEXT NOT NULL, value TEXT);
+    INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'API_TOKEN=hunter2-token'),
+      ('PROCESS_0:ENVIRONMENT_VARIABLE', 'HOME=/home/alice'), ('PROCESS_0:WORKING_DIR', '/home/alice/run');
+    CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT, nameEnum INTEGER, value TEXT);
+    INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'Hostname', 619, 'build-host-17'),
+      (1, 'Local', 'DeviceEnvironment', 610, 'API_TOKEN=hunter2-token;HOME=/home/alice');
+    CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+    INSERT INTO PROCESSES VALUES (1, 4242, 'ssh alice@build-host-17');
+    CREATE TABLE ANALYSIS_FILE (id INTEGER, filename TEXT, contentId INTEGER, globalPid INTEGER);
+    INSERT INTO StringIds VALUES (990001, 'alice-secret-output');
+    INSERT INTO ANALYSIS_FILE VALUES (0, '/home/alice/stdout.log', 990001, 1);
+    INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_HOST', 'build-host-17'), ('EXPORT_PARAM_INPUT_PATH', '/home/alice/r.nsys-rep');
+    UPDATE TARGET_INFO_GPU SET uuid = 'GPU-0badc0de', busLocation = '0000:00:06.0';
+  )SQL");
+  return path;
+}
+
+std::string json_of(const Analysis& a) { return to_json(a).dump(); }
+
+TEST(Scrub, RemovesWhatIdentifiesTheMachineAndReadsTheSame) {
+  for (const char* name : {"gpt2_bf16", "two_gpt2"}) {
+    SCOPED_TRACE(name);
+    const std::string dirty = dirty_copy(name), clean = temp_path("scrub", std::string(name) + ".clean.sqlite");
+    EXPECT_EQ(environment_rows(dirty), 3u);
+    EXPECT_THAT(environment_note(dirty), HasSubstr("laptime scrub"));
+    fs::remove(clean);
+    const auto r = run_shell(kLaptime + " scrub " + dirty + " " + clean + " 2>&1");
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(environment_rows(clean), 0u);
+    EXPECT_EQ(environment_note(clean), "");
+    const std::string bytes = read_file(clean);
+    for (const char* secret : kSecrets) EXPECT_EQ(bytes.find(secret), std::string::npos) << secret;
+    // Everything analyze reads, read the same: every process's report, text and JSON.
+    const Trace before = load_nsys_sqlite(dirty), after = load_nsys_sqlite(clean);
+    const TraceJoin jb(before), ja(after);
+    const ProcessChoice pb = choose_processes(jb, "", std::nullopt), pa = choose_processes(ja, "", std::nullopt);
+    ASSERT_EQ(pb.reported.size(), pa.reported.size());
+    for (size_t i = 0; i < pb.reported.size(); ++i) {
+      const Analysis x = analyze(jb, {}, pb.reported[i].set), y = analyze(ja, {}, pa.reported[i].set);
+      EXPECT_TRUE(report_text(x) == report_text(y)) << "process " << pb.reported[i].pid;
+      EXPECT_TRUE(json_of(x) == json_of(y)) << "process " << pb.reported[i].pid;
+    }
+    // Scrubbing a scrubbed copy changes nothing that is read.
+    const std::string twice = temp_path("scrub", std::string(name) + ".twice.sqlite");
+    fs::remove(twice);
+    ASSERT_EQ(run_shell(kLaptime + " scrub " + clean + " " + twice + " >/dev/null 2>&1").status, 0);
+    const auto once_json = run_shell(kLaptime + " analyze " + clean + " --json - 2>/dev/null");
+    EXPECT_EQ(once_json.status, 0);
+    EXPECT_TRUE(once_json.out == run_shell(kLaptime + " analyze " + twice + " --json - 2>/dev/null").out);
+  }
+}
+
+TEST(Scrub, AnalyzeNotesAnEnvironmentOnTheNotesStream) {
+  const std::string dirty = dirty_copy("gpt2_bf16");
+  const auto noted = run_shell(kLaptime + " analyze " + dirty + " 2>&1 >/dev/null");
+  EXPECT_EQ(noted.status, 0);
+  EXPECT_THAT(noted.out, HasSubstr("laptime: the trace records the capturing process's environment (3 rows"));
+  const auto clean = run_shell(kLaptime + " analyze " + fixture("nsys/gpt2_bf16.sqlite") + " 2>&1 >/dev/null");
+  EXPECT_EQ(clean.out, "");
+}
+
+TEST(Scrub, RefusesInOneSentence) {
+  const std::string in = fixture("nsys/gpt2_bf16.sqlite");
+  const std::string view = temp_path("scrub", "view.sqlite");
+  fs::remove(view);
+  {
+    sqlite::Db db(view, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec("CREATE TABLE k (start INTEGER); CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM k;");
+  }
+  const std::string other = temp_path("scrub", "other.sqlite");
+  fs::remove(other);
+  { sqlite::Db db(other, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); db.exec("CREATE TABLE t (x INTEGER);"); }
+  const std::string out = temp_path("scrub", "out.sqlite");
+  struct Case {
+    std::string in, out, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {in, in, "is the same file as the input"},
+           {in, out + ".nsys-rep", "name it .sqlite"},
+           {fixture("not_a_trace.txt"), out, "is not an SQLite file"},
+           {temp_path("scrub", "missing.sqlite"), out, "no such file"},
+           {view, out, "is a view, where nsys writes a table"},
+           {other, out, "is not an Nsight Systems export with CUDA or NVTX data"},
+       }) {
+    SCOPED_TRACE(c.in + " -> " + c.out);
+    fs::remove(out);
+    const auto r = run_shell(kLaptime + " scrub '" + c.in + "' '" + c.out + "' 2>&1");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_THAT(r.out, HasSubstr(c.says));
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << "nothing is left behind";
+  }
+  EXPECT_EQ(read_file(in).substr(0, 15), "SQLite format 3");
+}
+
+}  // namespace
+}  // namespace laptime::trace
