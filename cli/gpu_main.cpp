@@ -26,8 +26,6 @@ extern "C" __attribute__((visibility("default"))) int laptime_gpu_main(int argc,
         return run_peak(cmd.peak);
       case Command::Kind::Lab:
         return lab::run_lab(cmd.lab);
-      case Command::Kind::Lab:
-        return lab::run_lab(cmd.lab);
     }
     return 1;
   });

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/gpu_cli.h"
+#include "cli/host_cli.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
 #include "core/context.h"

@@ -8,7 +8,8 @@ set -euo pipefail
 src=${1:-build}
 src80=${2:-build80}
 tests=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_reference test_layer_costs
-       test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli)
+       test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli
+       test_lab_kernels test_lab_cli)
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/work} CCACHE_DIR=${CCACHE_DIR:-/work/.ccache}
 cmake --build "$src" -j2 --target laptime laptime_fp8_shapes "${tests[@]}"
 [[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime test_gpt2_layers test_resnet50_layers test_fp8_layers
