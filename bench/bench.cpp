@@ -26,7 +26,7 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include "bench/bench_result.h"
-#include "bench/cli.h"
+#include "bench/bench.h"
 #include "bench/interrupt.h"
 #include "bench/layer_costs.h"
 #include "core/buffer.h"
@@ -34,9 +34,10 @@
 #include "core/output_file.h"
 #include "core/stats.h"
 #include "core/timing.h"
-#include "trace/cupti_tracer.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/roofline.h"
+#include "trace/capture/cupti_tracer.h"
+#include "trace/capture/nsys_writer.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {

@@ -2,8 +2,8 @@
 // the full-size checks (tests/e2e) to compare with PyTorch on the same inputs.
 #include <cstring>
 
-#include "bench/cli.h"
-#include "bench/cli_limits.h"
+#include "bench/bench.h"
+#include "bench/limits.h"
 #include "core/check.h"
 #include "core/input_file.h"
 #include "core/output_file.h"

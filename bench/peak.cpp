@@ -19,7 +19,7 @@
 #include "kernels/fp8.cuh"
 #include "layers/gemm.h"
 #include "layers/linear.h"
-#include "trace/roofline.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {

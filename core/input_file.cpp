@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/os.h"
 #include "core/output_file.h"
 
 namespace laptime {
@@ -29,20 +30,6 @@ std::string kind_problem(const std::string& path) {
   throw InputError("cannot read the " + without_article(what) + " " + path + ": " +
                    problem.substr(problem.find(": ") + 2) + ".");
 }
-
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -67,7 +54,7 @@ bool check_input(const std::string& path, const std::string& what, Missing missi
 
 std::string read_input(const std::string& path, const std::string& what, size_t max_bytes) {
   check_input(path, what);  // a device is never opened, its open may have effects
-  const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) refuse(path, what, std::string("cannot be read: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) refuse(path, what, std::string("cannot be read: ") + std::strerror(errno));

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "core/os.h"
+
 namespace laptime {
 namespace {
 
@@ -38,11 +40,6 @@ const char* kind_of(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISSOCK(mode)) return "a socket";
   return "not a regular file";
-}
-
-std::string folder_of(const std::string& path) {
-  const std::string parent = fs::path(path).parent_path().string();
-  return parent.empty() ? "." : parent;
 }
 
 std::string name_of(const std::string& path) { return fs::path(path).filename().string(); }

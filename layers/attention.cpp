@@ -35,15 +35,14 @@ bool flash_supported(DType dtype, int hd) {
   return dtype == DType::F32 ? flash_attention_f32_supported(hd) : flash_attention_supported(dtype, hd);
 }
 
-// Auto's first choice, per precision: the fastest on an H200 (docs/perf/notes-gpt2.md).
+// Auto's first choice, per precision: the fastest on an H200 (results/notes-gpt2.md; the laps
+// in docs/PERF.md, run 2).
 //   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
 //              the shape)
-//   tf32       cuDNN in fp16 with fp16 projections around it (layers/attention.h), measured:
-//              B8 T1024 8.5 ms against naive's 13.6 with the fp16 core alone (H200, 2026-11-30);
-//              falls back like bf16
+//   tf32       cuDNN in fp16 with fp16 projections around it (layers/attention.h), measured
+//              faster than naive and than our fp32 flash kernel in tf32; falls back like bf16
 //   fp32       our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
-//              the causal half skipped (kernels/flash_attention_f32.cu), measured: 512 µs a B8
-//              T1024 layer against naive's 964, fp32 55.3 -> 49.8 ms (H200, 2026-11-30)
+//              the causal half skipped (kernels/flash_attention_f32.cu), measured faster than naive
 //   fp8        as bf16 (the core stays bf16: layers/attention.h)
 AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
   if (precision == Precision::BF16 || precision == Precision::FP8 || f16_core(precision, dtype))

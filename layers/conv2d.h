@@ -41,11 +41,10 @@
 // layers share that choice through the ConvPlanCache. fp8_report() says what was measured.
 // Every other convolution (3×3, the stride-2 1×1 downsamples, the stem) stays bf16, because
 // cuDNN's fp8 convolution graphs (conv on e4m3 x and w → · descales → + bias [→ + residual] →
-// ReLU → · scale → e4m3 or bf16 y) measured slower than bf16 on every ResNet-50 shape at B256 on
-// the H200 (cuDNN 9.19, laptime_fp8_shapes, 2026-12-01): 1.2-3x, e.g. layer1's 3×3 125.8 → 276.2
-// µs, layer3's 81.3 → 218.2, layer4's 75.1 → 92.6, the 1×1 ones 1.2-3x too (layer1 conv3 with its
-// residual 408 → 640). No engine of those graphs reached bf16's, so building that route would
-// only add candidates that always lose; revisit with a cuDNN that lists faster fp8 engines.
+// ReLU → · scale → e4m3 or bf16 y) measured slower than bf16 on every ResNet-50 shape, no engine
+// of theirs reaching bf16's (docs/PERF.md, fp8's first probe: laptime_fp8_shapes' table), so
+// building that route would only add candidates that always lose; revisit with a cuDNN that
+// lists faster fp8 engines.
 //
 // Precision: fp32 is strict, no TF32 — engines that cuDNN notes as using tensor cores are
 // excluded (on fp32 data a tensor core means TF32), and cuBLASLt computes in CUBLAS_COMPUTE_32F;

@@ -255,8 +255,7 @@ StemKind resolve_stem(StemKind asked, const Context& ctx, DType dtype, const Spa
   why->clear();
   if (asked == StemKind::Cudnn) return StemKind::Cudnn;
   // Auto: the fused kernel wherever it runs, measured faster on the H200 at every batch size
-  // (bf16, 2026-11-30: B256 5.716 -> 5.381 ms, B32 graph 0.994 -> 0.950, B1 graph 0.302 ->
-  // 0.299); silently cuDNN where it cannot (fp32, tf32, other widths).
+  // (docs/PERF.md, run 2: the fused stem); silently cuDNN where it cannot (fp32, tf32, other widths).
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device()));
   const std::string refusal =

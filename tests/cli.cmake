@@ -1,6 +1,6 @@
 # The laptime CLI: parsing and error messages (host only), plus runs of the real binary.
 if(LAPTIME_CUDA)
-  laptime_test(test_cli test_cli.cpp LIBS laptime_bench GTest::gmock)
+  laptime_test(test_cli test_cli.cpp LIBS laptime_cli_gpu GTest::gmock)
   target_compile_definitions(test_cli PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>")
   add_dependencies(test_cli laptime)
   # bench/bench_result: the bench's text and JSON from a result made by hand or read from a

@@ -155,7 +155,7 @@ TEST(BenchReport, InterruptedDuringWarmup) {
 // --graph): the same result, summarized again and written again, is the same JSON, every
 // statistic to the last bit.
 TEST(BenchReport, ACommittedReportIsReproduced) {
-  const std::string path = test::source_dir() + "/docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b1_graph.json";
+  const std::string path = test::source_dir() + "/results/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b1_graph.json";
   std::ifstream f(path);
   ASSERT_TRUE(f) << path;
   const nlohmann::json want = nlohmann::json::parse(f);

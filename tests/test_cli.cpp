@@ -19,7 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
+#include "cli/gpu_cli.h"
 #include "bench/interrupt.h"
 #include "bench/stats.h"
 #include "core/check.h"
@@ -213,7 +213,7 @@ TEST(Context, NoGpuThrowsErrorNotCrash) {
 }
 
 
-// --- Numbers, switches and input files (core/cli_numbers.h, bench/cli_limits.h) ------------------
+// --- Numbers, switches and input files (core/cli_numbers.h, bench/limits.h) ------------------
 
 // The whole message, as main() prints it after "laptime: ".
 std::string usage(const std::string& sentence) { return sentence + " Run `laptime --help` for usage."; }

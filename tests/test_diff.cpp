@@ -13,14 +13,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "trace/diff.h"
-#include "trace/diff_command.h"
-#include "trace/diff_json.h"
-#include "trace/diff_svg.h"
-#include "trace/diff_text.h"
-#include "trace/json_report.h"
+#include "trace/compare/diff.h"
+#include "trace/analyses/roofline.h"
+#include "cli/diff_command.h"
+#include "trace/write/diff_json.h"
+#include "trace/write/diff_svg.h"
+#include "trace/write/diff_text.h"
+#include "trace/write/analysis_json.h"
 #include "tests/support/trace_testing.h"
-#include "trace/nsys_sqlite.h"
+#include "trace/read/nsys_sqlite.h"
 
 namespace laptime::trace {
 namespace {
@@ -421,7 +422,7 @@ TEST(DiffReal, ResNetAgainstGpt2HasNoCommonLayers) {
   EXPECT_NE(row(d, "layer1.*.conv2"), nullptr);
 }
 
-// --top (trace/top.h): the text shows the iteration and 15 layers unless told, with a line for the
+// --top (trace/write/top.h): the text shows the iteration and 15 layers unless told, with a line for the
 // rest and for the kernel changes of the rows left out; the JSON every row unless --top is given;
 // the verdict counts every layer either way.
 TEST(DiffReal, TopCutsTheTextAndTheJsonOnlyWhenAsked) {

@@ -1,4 +1,4 @@
-// The `laptime` executable's own command line (bench/host_cli.h, bench/gpu_module.h), in both
+// The `laptime` executable's own command line (cli/host_cli.h, cli/gpu_module.h), in both
 // builds: the trace subcommands parse here, the GPU ones go to the module by their first word;
 // --help lists all; and the executable maps no CUDA library until a GPU subcommand runs (the
 // dynamic loader's own record, LD_DEBUG=libs, is what is checked). In the host-only build the
@@ -9,7 +9,7 @@
 #include <regex>
 #include <string>
 
-#include "bench/host_cli.h"
+#include "cli/host_cli.h"
 #include "tests/support/run_binary.h"
 #include "tests/support/trace_testing.h"
 

@@ -4,7 +4,7 @@
 // On the host: the formulas every layer uses against counts made by hand, and the sidecar's
 // writer against the committed sidecars. On a GPU: the built models' costs against hand counts
 // and published totals, and, byte for byte, against the sidecars the bench wrote for those
-// runs before the layers published their own (docs/perf/2026-11-30-run3-*, tests/fixtures/nsys).
+// runs before the layers published their own (results/2026-11-30-run3-*, tests/fixtures/nsys).
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
+#include "cli/gpu_cli.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
 #include "core/context.h"
@@ -23,7 +23,7 @@
 #include "layers/layer_cost.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
-#include "trace/roofline.h"
+#include "trace/read/sidecars.h"
 #include "tests/support/golden.h"
 
 namespace laptime {
@@ -172,26 +172,26 @@ struct CommittedSidecar {
   int variant;  // GPT-2: GeluPlacement; ResNet-50: StemKind
 };
 const CommittedSidecar kGpt2Sidecars[] = {
-    {"docs/perf/2026-11-30-run3-gpt2/laptime_gpt2_bf16_b8.layers.json", Precision::BF16, 8, int(GeluPlacement::Auto)},
-    {"docs/perf/2026-11-30-run3-gpt2/laptime_gpt2_bf16_b1_graph.layers.json", Precision::BF16, 1,
+    {"results/2026-11-30-run3-gpt2/laptime_gpt2_bf16_b8.layers.json", Precision::BF16, 8, int(GeluPlacement::Auto)},
+    {"results/2026-11-30-run3-gpt2/laptime_gpt2_bf16_b1_graph.layers.json", Precision::BF16, 1,
      int(GeluPlacement::Auto)},
-    {"docs/perf/2026-11-30-run3-gpt2/laptime_gpt2_tf32_b8.layers.json", Precision::TF32, 8, int(GeluPlacement::Auto)},
-    {"docs/perf/2026-11-30-run3-gpt2/laptime_gpt2_fp32_b8.layers.json", Precision::FP32, 8, int(GeluPlacement::Auto)},
+    {"results/2026-11-30-run3-gpt2/laptime_gpt2_tf32_b8.layers.json", Precision::TF32, 8, int(GeluPlacement::Auto)},
+    {"results/2026-11-30-run3-gpt2/laptime_gpt2_fp32_b8.layers.json", Precision::FP32, 8, int(GeluPlacement::Auto)},
     {"tests/fixtures/nsys/gpt2_bf16.layers.json", Precision::BF16, 8, int(GeluPlacement::Kernel)},
 };
 const CommittedSidecar kResnetSidecars[] = {
-    {"docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b256.layers.json", Precision::BF16, 256,
+    {"results/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b256.layers.json", Precision::BF16, 256,
      int(StemKind::Auto)},
-    {"docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b32_graph.layers.json", Precision::BF16, 32,
+    {"results/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b32_graph.layers.json", Precision::BF16, 32,
      int(StemKind::Auto)},
-    {"docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b1_graph.layers.json", Precision::BF16, 1,
+    {"results/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b1_graph.layers.json", Precision::BF16, 1,
      int(StemKind::Auto)},
-    {"docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b256_cudnnstem.layers.json", Precision::BF16, 256,
+    {"results/2026-11-30-run3-resnet50/laptime_resnet50_bf16_b256_cudnnstem.layers.json", Precision::BF16, 256,
      int(StemKind::Cudnn)},
     {"tests/fixtures/nsys/resnet50_bf16.layers.json", Precision::BF16, 256, int(StemKind::Cudnn)},
-    {"docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_tf32_b256.layers.json", Precision::TF32, 256,
+    {"results/2026-11-30-run3-resnet50/laptime_resnet50_tf32_b256.layers.json", Precision::TF32, 256,
      int(StemKind::Auto)},
-    {"docs/perf/2026-11-30-run3-resnet50/laptime_resnet50_fp32_b256.layers.json", Precision::FP32, 256,
+    {"results/2026-11-30-run3-resnet50/laptime_resnet50_fp32_b256.layers.json", Precision::FP32, 256,
      int(StemKind::Auto)},
 };
 

@@ -1,5 +1,5 @@
-// `laptime kernels`: Nsight Compute's raw CSV read (trace/ncu_csv.h) and grouped per layer
-// (trace/ncu_layers.h), checked against tests/fixtures/ncu/ncu_layers.py, which sums the same
+// `laptime kernels`: Nsight Compute's raw CSV read (trace/ncu/ncu_csv.h) and grouped per layer
+// (trace/ncu/ncu_layers.h), checked against tests/fixtures/ncu/ncu_layers.py, which sums the same
 // reports with Python's csv module; the diagnosis rules at their thresholds on constructed rows;
 // malformed reports; the .ncu-rep conversion through a fake ncu (and the real one where found).
 #include <gtest/gtest.h>
@@ -15,13 +15,14 @@
 #include <sstream>
 #include <string>
 
-#include "trace/csv_reader.h"
-#include "trace/kernels_command.h"
-#include "trace/ncu_command.h"
-#include "trace/ncu_csv.h"
-#include "trace/ncu_diff.h"
-#include "trace/ncu_layers.h"
-#include "trace/error.h"
+#include "trace/read/csv_reader.h"
+#include "trace/analyses/roofline.h"
+#include "cli/kernels_command.h"
+#include "trace/ncu/ncu_command.h"
+#include "trace/ncu/ncu_csv.h"
+#include "trace/ncu/ncu_diff.h"
+#include "trace/ncu/ncu_layers.h"
+#include "trace/model/error.h"
 
 namespace laptime::trace {
 namespace {
@@ -239,7 +240,7 @@ TEST(NcuLayers, TheSidecarsOfTheCommittedShapesAreJoinedWhenPresent) {
   // reports did not pass --json, so until they are captured this only says what is missing.
   for (const char* f : {"laptime_gpt2.layers.json", "laptime_resnet50.layers.json"})
     if (!std::ifstream(fixture(f)))
-      GTEST_SKIP() << "tests/fixtures/ncu/" << f << " is not committed yet (scripts/dev/ncu-sidecars.sh writes it)";
+      GTEST_SKIP() << "tests/fixtures/ncu/" << f << " is not committed yet (scripts/dev/captures.sh ncu-sidecars writes it)";
   const NcuReport r = read_ncu_report(fixture("laptime_gpt2.csv"));
   const LayerCosts c = read_layer_costs(fixture("laptime_gpt2.layers.json"));
   const NcuLayers l = ncu_layers(r, {}, &c, nullptr);

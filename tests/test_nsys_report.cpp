@@ -1,4 +1,4 @@
-// `laptime analyze` and `diff` on an .nsys-rep (trace/nsys_report.h), through the real binary.
+// `laptime analyze` and `diff` on an .nsys-rep (trace/read/nsys_export.h), through the real binary.
 // The plumbing runs against a stand-in nsys on PATH (tests/support/fake-nsys/nsys: it copies a
 // committed export and logs each call), so every rule is checked here without Nsight Systems:
 // one export beside the report and reused, a newer report exported again, a newer export never
@@ -33,7 +33,7 @@ using trace::testing_support::read_file;
 using trace::testing_support::source_dir;
 
 // The build's binary; LAPTIME_BINARY in the environment names another (a device machine runs a
-// stripped copy unpacked elsewhere: scripts/dev/host-build-check.sh sets it).
+// stripped copy unpacked elsewhere: scripts/dev/device-run.sh host-build sets it).
 const std::string kLaptime = std::getenv("LAPTIME_BINARY") ? std::getenv("LAPTIME_BINARY") : LAPTIME_BINARY;
 const std::string kReport = "graph/graph_cases.nsys-rep";  // any report: the stand-in does not read it
 const std::string kExport = "synthetic_trace.sqlite";        // what the stand-in "exports"

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/trace_testing.h"
-#include "trace/analyze.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/roofline.h"
+#include "cli/analyze_command.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/write/roofline.h"
 
 namespace laptime::trace {
 namespace {

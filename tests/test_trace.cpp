@@ -16,13 +16,14 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "trace/analyze.h"
+#include "cli/analyze_command.h"
 #include "tests/support/trace_testing.h"
-#include "trace/json_report.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/perfetto.h"
-#include "trace/report.h"
-#include "trace/svg.h"
+#include "trace/write/analysis_json.h"
+#include "trace/capture/nsys_writer.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/write/perfetto.h"
+#include "trace/analyses/analyze.h"
+#include "trace/write/timeline_svg.h"
 #include "tests/support/nsys_csv.h"
 
 namespace laptime::trace {
@@ -758,7 +759,7 @@ TEST(AnalyzeCli, DefaultsAndBadValues) {
     AnalyzeOptions o;
     add_analyze_subcommand(app, o);
     app.parse(std::vector<std::string>{"base.sqlite", "analyze"});
-    EXPECT_EQ(o.report.range, "");  // found by the rules in trace/iterations.h
+    EXPECT_EQ(o.report.range, "");  // found by the rules in trace/analyses/iterations.h
     EXPECT_FALSE(o.report.skip_warmup.has_value());
     EXPECT_DOUBLE_EQ(o.report.gap_us, 5.0);
   }
@@ -995,7 +996,7 @@ TEST(RealCaptures, ResNet50IsConvolutionsAndWaitsOnTheHost) {
   EXPECT_GT(a.host_wait_idle * 2, a.idle_in_iterations);
 }
 
-// --top (trace/top.h): the text shows 15 rows of each table unless told, with a line for the rest;
+// --top (trace/write/top.h): the text shows 15 rows of each table unless told, with a line for the rest;
 // the JSON every row unless --top is given, and then how many it left out.
 TEST(RealCaptures, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
   Analysis a = analyze_capture("resnet50_bf16");

@@ -1,4 +1,4 @@
-// CUDA Graph replays analyzed as eager runs are (issue 18, trace/graph.h), checked against figures
+// CUDA Graph replays analyzed as eager runs are (issue 18, trace/analyses/graph.h), checked against figures
 // computed without the C++:
 //   - the H200 captures in tests/fixtures/graph (nsys's default graph trace and --cuda-graph-trace=node
 //     of a PyTorch torch.cuda.graph loop, laptime --graph ResNet-50 and GPT-2, the edge-case program
@@ -19,16 +19,17 @@
 #include <nlohmann/json.hpp>
 
 #include "support/trace_testing.h"
-#include "trace/diff.h"
-#include "trace/diff_input.h"
-#include "trace/diff_json.h"
-#include "trace/graph.h"
-#include "trace/graph_nodes.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/perfetto.h"
-#include "trace/report.h"
-#include "trace/roofline.h"
-#include "trace/svg.h"
+#include "trace/compare/diff.h"
+#include "trace/compare/diff_input.h"
+#include "trace/write/diff_json.h"
+#include "trace/analyses/graph.h"
+#include "trace/analyses/graph_nodes.h"
+#include "trace/capture/nsys_writer.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/write/perfetto.h"
+#include "trace/analyses/analyze.h"
+#include "trace/analyses/roofline.h"
+#include "trace/write/timeline_svg.h"
 
 namespace laptime::trace {
 namespace {
@@ -220,12 +221,12 @@ TEST(GraphCapture, TheOtherThreadsGraphIsNamedByItsOwnRange) {
   EXPECT_EQ(other, 2u * l.analysis.steady_count);
 }
 
-// laptime's own CUPTI capture of `bench resnet50 -b 32 --graph --trace` (scripts/dev/graph-check.sh
+// laptime's own CUPTI capture of `bench resnet50 -b 32 --graph --trace` (scripts/dev/captures.sh graph
 // makes it on a GPU, trimmed of its setup like the nsys node capture): the same answers.
 TEST(GraphCapture, LaptimesOwnCuptiCaptureOfAGraphRunNamesEveryLayer) {
   const std::string name = "graph/laptime_resnet50_graph_cupti.sqlite";
   if (!std::ifstream(fixture(name)))
-    GTEST_SKIP() << "tests/fixtures/" << name << " is not committed yet: scripts/dev/graph-check.sh captures it on a GPU";
+    GTEST_SKIP() << "tests/fixtures/" << name << " is not committed yet: scripts/dev/captures.sh graph captures it on a GPU";
   const json ref = reference();
   ASSERT_TRUE(ref.contains("laptime_resnet50_graph_cupti")) << "rerun tests/fixtures/graph/reference.py";
   check_against(name, ref["laptime_resnet50_graph_cupti"]);

@@ -17,13 +17,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "trace/analyze.h"
+#include "cli/analyze_command.h"
 #include "tests/support/trace_testing.h"
-#include "trace/json_report.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/report.h"
-#include "trace/text.h"
-#include "trace/validate.h"
+#include "trace/write/analysis_json.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/analyze.h"
+#include "trace/model/text.h"
+#include "trace/model/validate.h"
 
 namespace laptime::trace {
 namespace {

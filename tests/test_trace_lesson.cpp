@@ -16,9 +16,9 @@
 #include <gtest/gtest.h>
 
 #include "support/nsys_csv.h"
-#include "trace/iterations.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/report.h"
+#include "trace/analyses/iterations.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/analyze.h"
 
 namespace laptime::trace {
 namespace {

@@ -1,4 +1,4 @@
-// The rules that find the iteration ranges (trace/iterations.h), on small traces written by
+// The rules that find the iteration ranges (trace/analyses/iterations.h), on small traces written by
 // tests/fixtures/make_pattern_traces.py with the answers it computes on its own: numbering
 // with gaps, nested families, two threads and two streams, emit_nvtx's suffixed names, a tie,
 // and no family at all.
@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "trace/iterations.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/report.h"
-#include "trace/text_util.h"
+#include "trace/analyses/iterations.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/analyze.h"
+#include "trace/model/format.h"
 
 namespace laptime::trace {
 namespace {

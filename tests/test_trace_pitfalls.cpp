@@ -1,4 +1,4 @@
-// laptime's own `--pitfall sync` under Nsight Systems, as scripts/dev/capture-pitfalls.sh
+// laptime's own `--pitfall sync` under Nsight Systems, as scripts/dev/captures.sh pitfalls
 // captures it on a GPU machine (files under tests/fixtures/nsys/): at every layer end the
 // bench copies a value to the host on the compute stream and waits for that stream, as
 // `.item()` and Python's max() do. The analyzer must see the host wait for the forward pass.
@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "support/nsys_csv.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/report.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/analyze.h"
 
 namespace laptime::trace {
 namespace {
@@ -25,7 +25,7 @@ std::string nsys_fixture(const std::string& name) {
 #define SKIP_WITHOUT(name)                                                                                     \
   if (!std::filesystem::exists(nsys_fixture(std::string(name) + ".sqlite")))                                  \
   GTEST_SKIP() << "tests/fixtures/nsys/" << (name) << ".sqlite is not committed yet: capture it on a GPU "     \
-                  "machine with scripts/dev/capture-pitfalls.sh"
+                  "machine with scripts/dev/captures.sh pitfalls"
 
 struct Captured {
   Trace trace;

@@ -1,4 +1,4 @@
-// Several processes in one capture (trace/processes.h, issue 20 item 4): each process's loop found
+// Several processes in one capture (trace/analyses/processes.h, issue 20 item 4): each process's loop found
 // and analyzed on its own, checked against tests/fixtures/process_reference.py's figures for the
 // traces make_process_traces.py writes (two ranks of one job, two programs at different rates, a
 // process with iterations beside two without, a process that starts late); the command's text
@@ -15,12 +15,12 @@
 
 #include "tests/support/nsys_csv.h"
 #include "tests/support/trace_testing.h"
-#include "trace/analyze.h"
-#include "trace/diff_command.h"
-#include "trace/diff_input.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/processes.h"
-#include "trace/utilization.h"
+#include "cli/analyze_command.h"
+#include "cli/diff_command.h"
+#include "trace/compare/diff_input.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/processes.h"
+#include "trace/analyses/utilization.h"
 
 namespace laptime::trace {
 namespace {

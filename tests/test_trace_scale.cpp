@@ -20,14 +20,14 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/trace_testing.h"
-#include "trace/diff.h"
-#include "trace/diff_json.h"
-#include "trace/diff_text.h"
-#include "trace/json_report.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/processes.h"
-#include "trace/report.h"
-#include "trace/text_report.h"
+#include "trace/compare/diff.h"
+#include "trace/write/diff_json.h"
+#include "trace/write/diff_text.h"
+#include "trace/write/analysis_json.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/processes.h"
+#include "trace/analyses/analyze.h"
+#include "trace/write/analysis_text.h"
 
 namespace laptime::trace {
 namespace {
@@ -83,7 +83,7 @@ std::string bounded(size_t budget, int cpu_s, const std::function<void()>& work)
 }
 
 // Everything laptime analyze and diff do with a trace, outputs thrown away: for each process with
-// iterations, as both read a capture of several (trace/processes.h).
+// iterations, as both read a capture of several (trace/analyses/processes.h).
 void analyze_and_diff(const std::string& path, const std::string& range = "") {
   const Trace t = load_nsys_sqlite(path);
   const TraceJoin j(t);
@@ -222,8 +222,8 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
   const std::string p = scale_trace("grown_1e5");
   REQUIRE_TRACE(p);
   // 10^5 kernels (2.1 * 10^5 API calls): within 200 bytes a kernel held, and SQLite's pages,
-  // the text and JSON reports and the allocator's slack on top. It needs ~30 MiB (2026-12-01: passes
-  // at 32, fails at 28; the bound was 64 before the rows were packed: docs/perf/notes-analyzer.md).
+  // the text and JSON reports and the allocator's slack on top. The bound sits about a quarter above
+  // what the analyzer needs (docs/PERF.md, the analyzer at scale), so more bytes a kernel fail here.
   EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB, 60, [&] {
               const Trace t = load_nsys_sqlite(p);
               const TraceJoin j(t);

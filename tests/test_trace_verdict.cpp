@@ -15,9 +15,9 @@
 
 #include "support/nsys_csv.h"
 #include "support/trace_testing.h"
-#include "trace/json_report.h"
-#include "trace/nsys_sqlite.h"
-#include "trace/report.h"
+#include "trace/write/analysis_json.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/analyses/analyze.h"
 
 namespace laptime::trace {
 namespace {
@@ -109,7 +109,7 @@ TEST(Verdict, PitfallSyncIsSyncBoundAndSaysWhere) {
   }
 }
 
-// The real thing, captured on the H200 by scripts/dev/extra-captures.sh (`laptime bench gpt2 -b 8
+// The real thing, captured on the H200 by scripts/dev/captures.sh processes (`laptime bench gpt2 -b 8
 // --pitfall sync`, `bench resnet50 -b 32 --pitfall sync`; the bench's own report beside each,
 // .bench.log): a read-back and a stream synchronize at every layer's end. The counts come from the
 // capture: one per layer range in every steady iteration (GPT-2: 9 per block, 12 blocks, and wte,

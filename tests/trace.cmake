@@ -1,7 +1,7 @@
 # trace/ (nsys SQLite reader, analysis, Perfetto/SVG/JSON) and the `laptime analyze`
 # command line. Host-only: runs without a GPU, against the synthetic traces in
 # tests/fixtures (make_synthetic_trace.py) and the real captures beside them.
-laptime_test(test_trace test_trace.cpp test_trace_hostile.cpp LIBS laptime_analyze)
+laptime_test(test_trace test_trace.cpp test_trace_hostile.cpp LIBS laptime_cli_host)
 
 # The committed damaged traces (make_hostile_traces.py) are what the generator writes today.
 add_test(NAME trace.hostile_fixtures_current
@@ -13,14 +13,14 @@ add_test(NAME trace.synthetic_fixtures_current
 
 # `laptime diff` and the steady-state rule (issue 9): synthetic trace pairs with known shifts
 # (tests/fixtures/make_diff_fixtures.py) and the real captures.
-laptime_test(test_diff test_diff.cpp LIBS laptime_analyze)
+laptime_test(test_diff test_diff.cpp LIBS laptime_cli_host)
 add_test(NAME trace.diff_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_diff_fixtures.py --check)
 
 # The lesson's own PyTorch loop (tests/fixtures/lesson), analyzed with no flags and checked
 # against the `nsys stats` CSVs captured beside it; the rules that find iteration ranges, on the
 # traces make_pattern_traces.py writes with its own answers; laptime's own --pitfall captures
-# (scripts/dev/capture-pitfalls.sh; skipped, with the reason, until committed).
+# (scripts/dev/captures.sh pitfalls; skipped, with the reason, until committed).
 laptime_test(test_trace_lesson test_trace_lesson.cpp test_trace_patterns.cpp test_trace_pitfalls.cpp LIBS laptime_trace)
 target_include_directories(test_trace_lesson PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_test(NAME trace.pattern_fixtures_current
@@ -29,7 +29,7 @@ add_test(NAME trace.pattern_fixtures_current
 # Several processes in one capture (issue 20 item 4): each process's loop against the figures
 # process_reference.py computes from the SQLite of the traces make_process_traces.py writes; the
 # command's sections, JSON, --pid, and diff's refusal and pairing.
-laptime_test(test_trace_processes test_trace_processes.cpp LIBS laptime_analyze)
+laptime_test(test_trace_processes test_trace_processes.cpp LIBS laptime_cli_host)
 add_test(NAME trace.process_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_process_traces.py --check)
 

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/os.h"
 #include "core/check.h"
 
 namespace laptime {
@@ -25,21 +26,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kMetadataKey = "__metadata__";
-
-// Owns a file descriptor for the few lines between open() and mmap().
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 struct Unmap {
   std::size_t size = 0;

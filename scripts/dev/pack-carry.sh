@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Packs what a device call needs of the builds into .carry/build.tar.xz (ignored; carry ".carry"
-# and unpack with `tar xJf .carry/build.tar.xz` first): stripped copies of the binaries only, since
-# build/ itself is over the 64 MiB a call may carry. Builds the targets first.
-#   scripts/dev/pack-carry.sh [SRC_BUILD (default build-cc)] [SRC_BUILD80 (default build80)]
+# and unpack with `tar xJf .carry/build.tar.xz` first): stripped copies of the binaries that
+# device-run.sh, captures.sh and bench-identical.sh run, since build/ itself is over the 64 MiB a
+# call may carry. Builds the targets first. Run it here, not on the device:
+#   scripts/dev/pack-carry.sh [SRC_BUILD (default build)] [SRC_BUILD80 (default build80: sm_80, optional)]
 set -euo pipefail
-src=${1:-build-cc}
+src=${1:-build}
 src80=${2:-build80}
 tests=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_reference test_layer_costs
        test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli
@@ -27,7 +28,7 @@ copy "$src" build bench/laptime bench/liblaptime_gpu.so bench/laptime_fp8_shapes
 [[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so tests/test_gpt2_layers \
   tests/test_resnet50_layers tests/test_fp8_layers
 # The system libraries the binaries link that the device lacks (RE2: libre2-dev is not there);
-# closing-run.sh puts build/lib first on LD_LIBRARY_PATH.
+# device-run.sh, captures.sh and bench-identical.sh put build/lib on LD_LIBRARY_PATH.
 mkdir -p "$stage/build/lib"
 for lib in $(ldd "$src/bench/laptime" | awk '/libre2/ {print $3}'); do cp -L "$lib" "$stage/build/lib/"; done
 mkdir -p .carry

@@ -262,7 +262,7 @@ def test_command_line_exit_codes(tmp_path):
 
 
 def test_layer_cost_sidecars_beside_the_reports_are_left_out(tmp_path, capsys):
-    # `compare.py docs/perf/<run>/*.json` sees the bench's R.layers.json beside each R.json.
+    # `compare.py results/<run>/*.json` sees the bench's R.layers.json beside each R.json.
     sidecar = {"schema": "laptime.layers/1", "layers": []}
     files = [
         write(tmp_path, "laptime.json", report("laptime", 4.0)),

@@ -12,10 +12,10 @@
 
 #include <gtest/gtest.h>
 
-#include "trace/error.h"
-#include "trace/report.h"
-#include "trace/text_report.h"
-#include "trace/trace.h"
+#include "trace/model/error.h"
+#include "trace/analyses/analyze.h"
+#include "trace/write/analysis_text.h"
+#include "trace/model/trace.h"
 
 namespace laptime::trace::testing_support {
 

@@ -1,0 +1,41 @@
+// `laptime analyze FILE`: answer the baseline questions from a trace — steady-state time
+// per iteration, GPU utilization and its gaps, the kernel mix, synchronizations inside the
+// loop — and optionally export it for Perfetto or draw one iteration as SVG.
+//
+// FILE is Nsight Systems' SQLite export (`nsys export --type sqlite REPORT.nsys-rep`), the
+// report itself (read through that export, trace/read/nsys_export.h), or a trace written by
+// `laptime bench --trace`. The work lives in trace/ (laptime_trace, host-only);
+// this file is the command line around it.
+#pragma once
+
+#include <string>
+
+#include "trace/model/error.h"
+#include "trace/analyses/analyze.h"
+
+namespace CLI {
+class App;
+}
+
+namespace laptime {
+
+struct AnalyzeOptions {
+  std::string file;
+  trace::ReportOptions report;  // --range, --pid, --skip-warmup, --gap-us, --top
+  std::string json;             // the same numbers as JSON (schema laptime.analyze/1)
+  std::string perfetto;         // Chrome Trace Event JSON of the whole trace
+  std::string svg;              // one steady iteration as a timeline
+  std::string layers;           // layer costs sidecar (default: beside the trace, trace/analyses/roofline.h)
+  std::string peak;             // ceilings from `laptime peak` (default: the cache of the trace's GPU)
+  std::string roofline_svg;     // the per-layer roofline plot
+};
+
+// Adds the `analyze` subcommand to `app`, filling `o` when it is parsed; returns it so the
+// caller can ask parsed().
+CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o);
+
+// Prints the report to stdout and writes the files asked for. A trace that cannot be read
+// or analyzed throws laptime::TraceError with one sentence.
+int run_analyze(const AnalyzeOptions& o);
+
+}  // namespace laptime

@@ -1,0 +1,133 @@
+#include "cli/diff_command.h"
+#include "trace/read/sidecars.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/cli_numbers.h"
+#include "core/input_file.h"
+#include "core/output_file.h"
+#include "trace/compare/diff_input.h"
+#include "trace/write/diff_json.h"
+#include "trace/write/diff_svg.h"
+#include "trace/write/diff_text.h"
+#include "trace/model/error.h"
+#include "trace/read/nsys_export.h"
+#include "trace/model/text.h"
+
+namespace laptime {
+
+CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "diff",
+      "compare two runs layer by layer: medians, 95% bootstrap interval of the change, and a label per layer.\n"
+      "Labels (t = --threshold, a = --min-change-us, relative to BEFORE's median): SLOWER / FASTER when the\n"
+      "interval is clear of zero and the change is beyond ±t and ±a; SAME when the interval lies within ±t\n"
+      "(or ±a); UNCLEAR otherwise. Exit 3 when --fail-if-slower trips, 1 on an error.");
+  cli::add_input_path(sub, "before", &o.before,
+                      "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
+      ->required();
+  cli::add_input_path(sub, "after", &o.after, "the same, for the run to compare")->required();
+  sub->add_option_function<std::string>(
+         "--by", [&o](const std::string& v) { o.diff.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
+         "match layers with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
+      ->check(CLI::IsMember({"layer", "block"}));
+  cli::add_input_path(sub, "--peak", &o.diff.peak,
+                      "ceilings for the roofline columns (`laptime peak`'s file; default: this GPU's cache, if any); "
+                      "the columns appear when a side has the bench's layer costs beside it (RUN.layers.json)");
+  sub->add_option("--range", o.diff.range,
+                  "NVTX ranges that mark the iterations, as analyze's --range: a name, a glob or re:REGEX (default: "
+                  "laptime's `forward`, else a family of ranges numbered by iteration)");
+  CLI::Option* pid = cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
+                                      "compare this process on both sides (captures of several processes, each with "
+                                      "its own loop, are refused without it)");
+  cli::add_integer(sub, "--pid-before", &o.pid_before, 0, 0xFFFFFF, "the process of BEFORE to compare")->excludes(pid);
+  cli::add_integer(sub, "--pid-after", &o.pid_after, 0, 0xFFFFFF, "the process of AFTER to compare")->excludes(pid);
+  // Every number through core/cli_numbers, as analyze's: CLI11's own checks let "nan" through
+  // (--fail-if-slower nan passed a 10% regression) and answer "inf" with a 300-digit bound.
+  cli::add_integer(sub, "--skip-warmup", &o.diff.skip_warmup, 0, 1000000000,
+                   "drop the first K iterations on both sides (default: as analyze decides per side)");
+  cli::add_positive_real(sub, "--threshold", &o.diff.threshold_pct, 1e6,
+                         "percent: the SAME band and the smallest change labelled FASTER/SLOWER");
+  cli::add_non_negative_real(sub, "--min-change-us", &o.diff.min_change_us, 1e9,
+                             "microseconds: the smallest absolute change labelled FASTER/SLOWER");
+  cli::add_integer(sub, "--resamples", &o.diff.resamples, 100, 1000000, "bootstrap resamples per row");
+  cli::add_integer(sub, "--seed", &o.diff.seed, 0, std::numeric_limits<int64_t>::max(), "bootstrap seed");
+  cli::add_non_negative_real(sub, "--fail-if-slower", &o.diff.fail_if_slower_pct, 1e6,
+                             "exit 3 when the iteration or a layer is SLOWER by more than PCT percent (interval "
+                             "clear of zero)");
+  cli::add_integer(sub, "--top", &o.diff.top, 0, 1000000,
+                   "layer rows shown, largest change first (default 15 in the text, every row in the JSON; 0: every "
+                   "row); the verdict and the gate count every layer");
+  cli::add_output_file(sub, "--json", &o.json, "also write the diff as JSON (schema laptime.diff/1); - for standard output",
+                       true);
+  cli::add_output_file(sub, "--svg", &o.svg, "draw both median iterations on one time axis, layers joined");
+  return sub;
+}
+
+int run_diff(const DiffCommandOptions& o) {
+  // Every output and input before either run is read: no output onto an input (the trace was
+  // replaced by the JSON before), none on a device or FIFO, two outputs on one name refused;
+  // inputs and their layer costs files that are FIFOs, folders or devices refused (a FIFO
+  // blocked forever).
+  std::optional<OutputFile> json_out;
+  try {
+    std::vector<std::string> inputs{o.before, o.after, trace::layer_costs_path(o.before),
+                                    trace::layer_costs_path(o.after), o.diff.peak};
+    for (const std::string& run : {o.before, o.after})  // the SQLite export read for a report
+      if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
+    check_outputs({{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
+    for (const std::string& run : {o.before, o.after})
+      if (!check_input(run, "a trace or a bench report", Missing::Allow))
+        throw trace::TraceError("cannot open " + run + ": no such file, or not readable.");
+    for (const std::string& run : {o.before, o.after}) trace::check_layer_costs_beside(run);
+    if (!o.diff.peak.empty()) check_input(o.diff.peak, "a peak file");
+    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON diff", o.json, true}, inputs);
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  } catch (const InputError& e) {
+    throw trace::TraceError(e.what());
+  }
+  // An .nsys-rep is read through its SQLite export (trace/read/nsys_export.h); the diff names the user's file.
+  auto load = [&o](const std::string& path, std::optional<uint32_t> pid) {
+    const trace::TraceSource source = trace::open_trace_source(path, stderr);
+    trace::DiffSide side = trace::load_run(source.path(), o.diff, pid);
+    side.file = path;
+    return side;
+  };
+  trace::DiffSide before = load(o.before, o.pid ? o.pid : o.pid_before);
+  trace::DiffSide after = load(o.after, o.pid ? o.pid : o.pid_after);
+  const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
+  std::printf("laptime diff %s %s\n", trace::escape_name(o.before).c_str(), trace::escape_name(o.after).c_str());
+  trace::print_diff(d, stdout);
+  if (json_out) {
+    try {
+      nlohmann::json j = trace::diff_to_json(d);
+      trace::escape_json_strings(j);  // a path that is not UTF-8 would make dump() throw
+      json_out->write(j.dump(2) + "\n");
+      json_out->commit();
+    } catch (const OutputError& e) {
+      throw trace::TraceError(e.what());
+    }
+    // With `--json -` standard output stays pointed at standard error until json_out goes out
+    // of scope, so nothing printed below lands after the JSON.
+    if (!json_out->is_stdout()) std::printf("\nwrote JSON diff: %s\n", trace::escape_name(o.json).c_str());
+  }
+  if (!o.svg.empty()) {
+    trace::write_diff_svg(d, o.svg);
+    std::printf("%swrote SVG diff: %s\n", o.json.empty() || o.json == "-" ? "\n" : "",
+                trace::escape_name(o.svg).c_str());
+  }
+  // The report itself: standard output to a full disk or a closed pipe is a failure too.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  return d.gate_failed ? kExitGateFailed : 0;
+}
+
+}  // namespace laptime

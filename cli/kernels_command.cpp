@@ -1,0 +1,166 @@
+#include "cli/kernels_command.h"
+#include "trace/read/sidecars.h"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "core/cli_numbers.h"
+#include "core/output_file.h"
+#include "trace/ncu/ncu_diff.h"
+#include "trace/model/text.h"
+
+namespace laptime {
+namespace {
+
+bool exists(const std::string& p) { return static_cast<bool>(std::ifstream(p)); }
+
+// The ceilings: --peak, or the cache of the report's GPU when it exists (a damaged cache is a
+// note, as in analyze: the roofline columns are left out).
+std::optional<trace::Ceilings> ceilings_for(const std::string& peak, const std::string& gpu,
+                                            std::vector<std::string>& notes) {
+  if (!peak.empty()) return trace::read_ceilings(peak);
+  if (gpu.empty() || !exists(trace::default_peak_path(gpu))) return std::nullopt;
+  try {
+    return trace::read_ceilings(trace::default_peak_path(gpu));
+  } catch (const trace::TraceError& e) {
+    notes.push_back(std::string(e.what()) + " Run `laptime peak --force` to measure again.");
+    return std::nullopt;
+  }
+}
+
+trace::NcuLayers layers_of(const std::string& report, const std::string& costs_file, const KernelsOptions& o) {
+  const trace::NcuReport r = trace::read_ncu_report(report);
+  std::optional<trace::LayerCosts> costs;
+  const std::string beside = trace::layer_costs_path(report);
+  if (!costs_file.empty())
+    costs = trace::read_layer_costs(costs_file);
+  else if (exists(beside))
+    costs = trace::read_layer_costs(beside);
+  std::vector<std::string> notes;
+  const std::optional<trace::Ceilings> ceilings = ceilings_for(o.peak, r.gpu, notes);
+  trace::NcuLayers l = trace::ncu_layers(r, o.layers, costs ? &*costs : nullptr, ceilings ? &*ceilings : nullptr);
+  l.notes.insert(l.notes.end(), notes.begin(), notes.end());
+  if (ceilings && !r.gpu.empty() && ceilings->gpu != r.gpu)
+    l.notes.push_back("the ceilings were measured on " + ceilings->gpu + ", the report ran on " + r.gpu + ".");
+  return l;
+}
+
+void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
+  if (!out) return;
+  try {
+    trace::escape_json_strings(j);
+    out->write(j.dump(2) + "\n");
+    out->commit();
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+}
+
+}  // namespace
+
+CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "kernels",
+      "read an Nsight Compute report per layer: time, DRAM bytes against what the layer must move, speed of light,\n"
+      "occupancy, stalls and a one-line diagnosis; compare two reports; or print the ncu command that makes one");
+  sub->add_option("reports", o.reports,
+                  "`ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH); two to compare")
+      ->expected(0, 2);
+  sub->add_option_function<std::string>(
+         "--by",
+         [&o](const std::string& v) { o.layers.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
+         "group with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
+      ->check(CLI::IsMember({"layer", "block"}));
+  sub->add_option("--domain", o.layers.domain,
+                  "only ranges of this NVTX domain count (`default` for ranges pushed without one); default: any");
+  sub->add_option(
+      "--layers", o.costs,
+      "the bench's layer costs (default: REPORT's stem + .layers.json, when present): moved/must, roofline");
+  sub->add_option("--peak", o.peak,
+                  "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
+  sub->add_option("--json", o.json, "also write the numbers as JSON (laptime.kernels/1); - for standard output");
+  sub->add_option("--svg", o.svg, "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
+  sub->add_option_function<std::string>(
+         "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
+         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time")
+      ->check(CLI::IsMember({"gpt2", "resnet50"}));
+  // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
+  cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
+  cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
+  cli::add_integer(sub, "--image-size", &o.ncu.image_size, 1, 8192, "--command, resnet50: input height = width");
+  sub->add_option("--precision,-p", o.ncu.precision, "--command: fp32, tf32, bf16 or fp8")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp8"}));
+  sub->add_option("--attention", o.ncu.attention, "--command, gpt2: auto, cudnn, flash or naive")
+      ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
+  sub->add_option("--stem", o.ncu.stem, "--command, resnet50: auto, cudnn or fused")
+      ->check(CLI::IsMember({"auto", "cudnn", "fused"}));
+  sub->add_option("--within", o.ncu.within, "--command: profile only the kernels inside this range (h.0, conv1)");
+  sub->add_option("--output,-o", o.ncu.output, "--command: the files' stem (default: the model and shape)");
+  cli::add_switch(sub, "--csv", &o.ncu.csv, "--command: write the raw CSV (--csv --page raw) instead of a .ncu-rep");
+  sub->add_option("--binary", o.ncu.binary, "--command: the laptime binary to profile")->capture_default_str();
+  return sub;
+}
+
+int run_kernels(const KernelsOptions& o) {
+  if (o.command) {
+    if (!o.reports.empty())
+      throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
+    trace::print_ncu_command(trace::ncu_command(o.ncu), stdout);
+    return 0;
+  }
+  const trace::NcuCommandOptions none;
+  if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
+      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv || o.ncu.binary != none.binary)
+    throw trace::TraceError(
+        "the shape flags (-b, -t, --within, ...) describe the run --command profiles: give "
+        "--command MODEL with them.");
+  if (o.reports.empty())
+    throw trace::TraceError(
+        "laptime kernels needs a report (`ncu --csv --page raw` output or a .ncu-rep), two to "
+        "compare, or --command MODEL for the ncu command that makes one.");
+  const bool two = o.reports.size() == 2;
+  if (two && !o.costs.empty())
+    throw trace::TraceError(
+        "--layers names one report's costs: with two reports each side's RUN.layers.json is found "
+        "beside it.");
+  if (two && !o.svg.empty()) throw trace::TraceError("--svg draws one report's roofline: give one report.");
+  // Every output is checked before any report is read (core/output_file.h).
+  std::vector<std::string> inputs = o.reports;
+  inputs.insert(inputs.end(), {o.costs, o.peak});
+  std::optional<OutputFile> json_out;
+  try {
+    check_outputs({{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
+    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+  for (const std::string& r : o.reports)
+    if (const std::string kind = non_regular_kind(r); !kind.empty())
+      throw trace::TraceError(r + " is " + kind + ", not a regular file, so it cannot be a report.");
+  if (two) {
+    const trace::NcuDiff d = trace::ncu_diff(layers_of(o.reports[0], "", o), layers_of(o.reports[1], "", o));
+    std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
+                trace::escape_name(o.reports[1]).c_str());
+    trace::print_ncu_diff(d, stdout);
+    write_json(json_out, trace::ncu_diff_to_json(d));
+  } else {
+    const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
+    std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
+    trace::print_ncu_layers(l, stdout);
+    write_json(json_out, trace::ncu_layers_to_json(l));
+    if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
+  }
+  for (const auto& [what, path] :
+       {std::pair<const char*, const std::string&>{"JSON report", o.json}, {"roofline SVG", o.svg}})
+    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s\n", what, trace::escape_name(path).c_str());
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  return 0;
+}
+
+}  // namespace laptime

@@ -1,0 +1,674 @@
+#include "trace/analyses/iterations.h"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <functional>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include <re2/re2.h>
+
+#include "trace/model/error.h"
+#include "trace/model/format.h"
+
+namespace laptime::trace {
+
+using detail::format;
+using detail::plural;
+
+// --- Matching names ------------------------------------------------------------------------
+
+bool glob_match(const std::string& p, const std::string& s) {
+  // Greedy with one backtrack point: the last `*` seen and where it started matching.
+  size_t i = 0, j = 0, star = std::string::npos, mark = 0;
+  while (j < s.size()) {
+    if (i < p.size() && (p[i] == '?' || p[i] == s[j])) {
+      ++i;
+      ++j;
+    } else if (i < p.size() && p[i] == '*') {
+      star = i++;
+      mark = j;
+    } else if (star != std::string::npos) {
+      i = star + 1;
+      j = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.size() && p[i] == '*') ++i;
+  return i == p.size();
+}
+
+RangePattern::RangePattern(const std::string& spec) {
+  if (spec.rfind("re:", 0) == 0) {
+    kind_ = Kind::Regex;
+    text_ = spec.substr(3);
+    RE2::Options options;
+    options.set_log_errors(false);
+    options.set_max_mem(64 << 20);  // a pattern's own automaton, bounded; the text never grows it
+    auto re = std::make_shared<RE2>(text_, options);
+    if (!re->ok())
+      throw TraceError("--range " + spec + " is not a regular expression that compiles (" + re->error() + ").");
+    re_ = std::move(re);
+  } else {
+    kind_ = spec.find_first_of("*?") == std::string::npos ? Kind::Exact : Kind::Glob;
+    text_ = spec;
+  }
+}
+
+bool RangePattern::matches(const std::string& text) const {
+  switch (kind_) {
+    case Kind::Exact: return text == text_;
+    case Kind::Glob: return glob_match(text_, text);
+    case Kind::Regex: return RE2::FullMatch(text, *re_);
+  }
+  return false;
+}
+
+int IterationSet::iteration_of_range(const Trace& t, int range) const {
+  if (range < 0) return -1;
+  // Once per range, parents first (Trace::nvtx holds a parent before its children): a kernel
+  // in a range 6,000 deep walks no chain.
+  if (of_range_.size() != t.nvtx.size()) {
+    of_range_.assign(t.nvtx.size(), -1);
+    for (size_t r = 0; r < t.nvtx.size(); ++r) {
+      auto it = by_range.find(static_cast<int>(r));
+      const int parent = t.nvtx[r].parent;
+      of_range_[r] = it != by_range.end() ? it->second : parent >= 0 ? of_range_[parent] : -1;
+    }
+  }
+  return of_range_[range];
+}
+
+namespace {
+
+// The runs of decimal digits in a name: (position, length). Runs too long for 64 bits are
+// not numbers anyone counts iterations with.
+std::vector<std::pair<size_t, size_t>> digit_runs(const std::string& s) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < s.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
+    size_t k = i;
+    while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+    if (k - i <= 18) runs.emplace_back(i, k - i);
+    i = k;
+  }
+  return runs;
+}
+
+// A name without PyTorch emit_nvtx's annotations ("step_7, op_id = 12" -> "step_7").
+std::string user_name(const std::string& text) {
+  size_t cut = text.size();
+  for (const char* mark : {", seq = ", ", op_id = ", ", sizes = "}) cut = std::min(cut, text.find(mark));
+  return text.substr(0, cut);
+}
+
+// Launch calls (API calls that put GPU work in a queue) per thread, by start time.
+std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> launches_by_thread(const TraceJoin& j) {
+  const Trace& t = j.trace();
+  std::vector<int> launches;
+  launches.reserve(j.ops().size());
+  for (const GpuOp& op : j.ops())
+    if (op.api >= 0) launches.push_back(op.api);
+  std::sort(launches.begin(), launches.end());
+  launches.erase(std::unique(launches.begin(), launches.end()), launches.end());
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>> out;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> count;  // each thread's list sized first: a million launches
+  for (int c : launches) ++count[{t.api_calls[c].pid, t.api_calls[c].tid}];
+  for (const auto& [thread, n] : count) out[thread].reserve(n);
+  for (int c : launches) out[{t.api_calls[c].pid, t.api_calls[c].tid}].push_back(t.api_calls[c].start);
+  for (auto& [thread, v] : out) std::sort(v.begin(), v.end());
+  return out;
+}
+
+size_t launches_inside(const std::map<std::pair<uint32_t, uint32_t>, std::vector<Ns>>& by_thread, const NvtxEvent& r) {
+  auto it = by_thread.find({r.pid, r.tid});
+  if (it == by_thread.end()) return 0;
+  const std::vector<Ns>& v = it->second;
+  return std::upper_bound(v.begin(), v.end(), r.end) - std::lower_bound(v.begin(), v.end(), r.start);
+}
+
+bool better(const RangeFamily& a, const RangeFamily& b) {
+  if (a.gpu_launches != b.gpu_launches) return a.gpu_launches > b.gpu_launches;
+  if (a.depth != b.depth) return a.depth < b.depth;
+  return a.covered > b.covered;
+}
+
+std::string describe(const Trace& t, const RangeFamily& f) {
+  return "`" + f.glob + "` (" + std::to_string(f.ranges.size()) + " on " + t.thread_name(f.pid, f.tid) + ", " +
+         std::to_string(f.gpu_launches) + " GPU launches)";
+}
+
+// Outermost only: a match nested in another match is part of that iteration, not one more.
+// Each distinct name is matched once; whether a range sits inside a match is carried down
+// from its parent (parents come first), not walked up per range.
+std::vector<int> outermost_matches(const Trace& t, const RangePattern& p) {
+  std::unordered_map<const void*, bool> by_name;
+  std::vector<char> match(t.nvtx.size(), 0), inside(t.nvtx.size(), 0);  // inside: some ancestor matches
+  std::vector<int> out;
+  for (size_t i = 0; i < t.nvtx.size(); ++i) {
+    auto [it, fresh] = by_name.try_emplace(t.nvtx[i].text.key());
+    if (fresh) it->second = p.matches(t.nvtx[i].text);
+    match[i] = it->second;
+    const int parent = t.nvtx[i].parent;
+    inside[i] = parent >= 0 && (match[parent] || inside[parent]);
+    if (match[i] && !inside[i]) out.push_back(static_cast<int>(i));
+  }
+  return out;  // by start time (Trace::finalize sorted the ranges)
+}
+
+std::string frequent_ranges(const Trace& t) {
+  std::unordered_map<const void*, std::pair<Name, size_t>> by_name;
+  for (const NvtxEvent& r : t.nvtx) {
+    auto& [name, n] = by_name[r.text.key()];
+    name = r.text;
+    ++n;
+  }
+  std::map<Name, size_t> counts;  // by text, as before: ties keep that order
+  for (const auto& [key, entry] : by_name) counts[entry.first] += entry.second;
+  std::vector<std::pair<size_t, Name>> by_count;
+  for (const auto& [text, n] : counts) by_count.emplace_back(n, text);
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string list;
+  for (size_t i = 0; i < by_count.size() && i < 6; ++i)
+    list += (i ? ", `" : "`") + detail::clip(by_count[i].second) + "` (" + std::to_string(by_count[i].first) + ")";
+  return list;
+}
+
+[[noreturn]] void no_nvtx() {
+  throw TraceError("the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
+                   "--trace=cuda,nvtx` and run `laptime bench` with --nvtx iter or finer (or wrap each iteration in "
+                   "an NVTX range, e.g. torch.cuda.nvtx.range_push(f\"Forward Pass Iter {i}\")).");
+}
+
+}  // namespace
+
+std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
+  const Trace& t = j.trace();
+  // Per distinct name, once: the families it could belong to, as templates (text before the
+  // number, text after it) and the number. Only the last kMaxRuns digit runs are candidates:
+  // iteration numbers sit at the end of a name, and a name of 30,000 numbers would otherwise
+  // cost 30,000 copies of itself.
+  constexpr size_t kMaxRuns = 8;
+  struct Template {
+    std::string before, after;
+  };
+  std::vector<Template> templates;
+  std::map<std::pair<std::string, std::string>, int> template_ids;
+  std::unordered_map<const void*, std::vector<std::pair<int, uint64_t>>> candidates;  // name -> (template, number)
+  // (pid, tid, template) -> (range, number)
+  std::map<std::tuple<uint32_t, uint32_t, int>, std::vector<std::pair<int, uint64_t>>> by_template;
+  for (size_t i = 0; i < t.nvtx.size(); ++i) {
+    const NvtxEvent& r = t.nvtx[i];
+    auto [c, fresh] = candidates.try_emplace(r.text.key());
+    if (fresh) {
+      // PyTorch's emit_nvtx appends ", seq = N" / ", op_id = N" to record_function names: the
+      // name the user gave is what comes before, and those counters are not iteration numbers.
+      const std::string name = user_name(r.text);
+      const std::string rest = name.size() < r.text.size() ? ", *" : "";
+      std::vector<std::pair<size_t, size_t>> runs = digit_runs(name);
+      if (runs.size() > kMaxRuns) runs.erase(runs.begin(), runs.end() - kMaxRuns);
+      for (const auto& [pos, len] : runs) {
+        auto key = std::make_pair(name.substr(0, pos), name.substr(pos + len) + rest);
+        auto [id, added] = template_ids.try_emplace(std::move(key), static_cast<int>(templates.size()));
+        if (added) templates.push_back({id->first.first, id->first.second});
+        c->second.emplace_back(id->second, std::stoull(name.substr(pos, len)));
+      }
+    }
+    for (const auto& [id, number] : c->second) by_template[{r.pid, r.tid, id}].emplace_back(static_cast<int>(i), number);
+  }
+  // In the order of (pid, tid, before, after), as families were always listed before ranking.
+  using Key = std::tuple<uint32_t, uint32_t, std::string, std::string>;
+  std::vector<std::pair<Key, std::vector<std::pair<int, uint64_t>>>> groups;
+  for (auto& [key, members] : by_template) {
+    const Template& tp = templates[std::get<2>(key)];
+    groups.emplace_back(Key{std::get<0>(key), std::get<1>(key), tp.before, tp.after}, std::move(members));
+  }
+  std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  const auto launches = launches_by_thread(j);
+  std::vector<RangeFamily> out;
+  for (auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    // Non-overlapping on the thread: sorted by start, each ends before the next begins.
+    std::sort(members.begin(), members.end(), [&](const auto& x, const auto& y) { return t.nvtx[x.first].start < t.nvtx[y.first].start; });
+    bool ok = true;
+    for (size_t k = 1; k < members.size() && ok; ++k) ok = t.nvtx[members[k - 1].first].end <= t.nvtx[members[k].first].start;
+    if (!ok) continue;
+    std::sort(members.begin(), members.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    for (size_t k = 1; k < members.size() && ok; ++k) ok = members[k - 1].second != members[k].second;
+    if (!ok) continue;  // the same number twice: not one iteration each
+    RangeFamily f;
+    f.pid = std::get<0>(key);
+    f.tid = std::get<1>(key);
+    f.glob = std::get<2>(key) + "*" + std::get<3>(key);
+    for (const auto& [r, number] : members) {
+      f.ranges.push_back(r);
+      f.numbers.push_back(number);
+      f.gpu_launches += launches_inside(launches, t.nvtx[r]);
+      f.depth += t.nvtx[r].depth;
+      f.covered += t.nvtx[r].end - t.nvtx[r].start;
+    }
+    f.depth /= members.size();
+    out.push_back(std::move(f));
+  }
+  std::stable_sort(out.begin(), out.end(), better);
+  return out;
+}
+
+namespace {
+
+// The ranges the rules choose from, found once for the whole trace: the outermost matches of
+// --range (else of laptime's `forward`), and rule 2's families, best first, computed only when
+// some process has no `forward` range.
+class Candidates {
+ public:
+  Candidates(const TraceJoin& j, const std::string& spec)
+      : j_(j), spec_(spec), matches_(outermost_matches(j.trace(), RangePattern(spec.empty() ? "forward" : spec))) {}
+  const std::vector<int>& matches() const { return matches_; }
+  const std::vector<RangeFamily>& families() {
+    if (!families_) families_ = numbered_families(j_);
+    return *families_;
+  }
+
+ private:
+  const TraceJoin& j_;
+  std::string spec_;
+  std::vector<int> matches_;
+  std::optional<std::vector<RangeFamily>> families_;
+};
+
+// Rules 1 to 3 (the module comment) over the ranges of one process, or of every process when
+// `pid` is unset; `matches` and `families` are the candidates of that process (or all).
+IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std::optional<uint32_t> pid,
+                               std::vector<int> matches, const std::function<std::vector<RangeFamily>()>& families) {
+  const Trace& t = j.trace();
+  IterationSet s;
+  s.pid = pid;
+  // Who the sentences below are about: the trace, or one process of it.
+  const std::string who = pid ? "process " + process_label(t, *pid) : "the trace";
+  auto number_by_name = [&](const std::vector<int>& ranges) {
+    // The last number in each name (emit_nvtx's counters dropped), when every name has one
+    // and no two share it.
+    std::vector<uint64_t> numbers;
+    std::unordered_map<const void*, std::optional<uint64_t>> by_name;  // each distinct name read once
+    for (int r : ranges) {
+      auto [it, fresh] = by_name.try_emplace(t.nvtx[r].text.key());
+      if (fresh) {
+        const std::string name = user_name(t.nvtx[r].text);
+        const auto runs = digit_runs(name);
+        if (!runs.empty()) it->second = std::stoull(name.substr(runs.back().first, runs.back().second));
+      }
+      if (!it->second) return std::vector<uint64_t>{};
+      numbers.push_back(*it->second);
+    }
+    std::vector<uint64_t> sorted = numbers;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return std::vector<uint64_t>{};
+    return numbers;
+  };
+  auto take = [&](std::vector<int> ranges, std::vector<uint64_t> numbers) {
+    if (numbers.empty()) {  // laptime's payload (the iteration index), else the position
+      bool payloads = std::all_of(ranges.begin(), ranges.end(), [&](int r) { return t.nvtx[r].has_payload; });
+      for (size_t i = 0; i < ranges.size(); ++i) numbers.push_back(payloads ? t.nvtx[ranges[i]].payload : i);
+    } else {  // in the order of their numbers
+      std::vector<size_t> order(ranges.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return numbers[x] < numbers[y]; });
+      std::vector<int> r2;
+      std::vector<uint64_t> n2;
+      for (size_t k : order) {
+        r2.push_back(ranges[k]);
+        n2.push_back(numbers[k]);
+      }
+      ranges.swap(r2);
+      numbers.swap(n2);
+    }
+    s.ranges = std::move(ranges);
+    s.numbers = std::move(numbers);
+    for (size_t i = 0; i < s.ranges.size(); ++i) s.by_range[s.ranges[i]] = static_cast<int>(i);
+  };
+
+  if (!spec.empty()) {
+    if (matches.empty())
+      throw TraceError(who + " has no NVTX range matching `" + spec + "`; " +
+                       (pid ? "the trace's" : "its") + " most frequent ranges are " + frequent_ranges(t) +
+                       ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+    std::vector<uint64_t> numbers = spec == "forward" ? std::vector<uint64_t>{} : number_by_name(matches);
+    s.name = spec;
+    s.rule = numbers.empty() ? "--range, in time order" : "--range, in the order of the numbers in their names";
+    take(std::move(matches), std::move(numbers));
+    return s;
+  }
+
+  // Rule 1: laptime's own iteration ranges.
+  if (!matches.empty()) {
+    s.name = "forward";
+    s.rule = "laptime's `forward` ranges";
+    take(std::move(matches), {});
+    return s;
+  }
+  // Rule 2: a numbered family.
+  const std::vector<RangeFamily> fams = families();
+  if (!fams.empty()) {
+    const RangeFamily& f = fams.front();
+    if (fams.size() > 1 && !better(f, fams[1]))
+      throw TraceError("two families of numbered NVTX ranges fit the iterations " + (pid ? "of " + who + " " : "") +
+                       "equally, " + describe(t, f) + " and " + describe(t, fams[1]) + ": choose one with --range '" +
+                       f.glob + "'.");
+    s.name = f.glob;
+    s.rule = "ranges named alike but for a number, on " + t.thread_name(f.pid, f.tid) + ", in number order";
+    if (fams.size() > 1) {
+      const RangeFamily& next = fams[1];
+      s.rule += "; of " + plural(fams.size(), "family", "families") + ", the " +
+                (f.gpu_launches != next.gpu_launches ? "one holding the most GPU launches"
+                 : f.depth != next.depth            ? "outermost (`" + next.glob + "` nests in it)"
+                                                    : "one covering the most time") +
+                " (--range to choose another)";
+    }
+    take(f.ranges, f.numbers);
+    return s;
+  }
+  if (pid)
+    throw TraceError(who + " has no NVTX range that marks the iterations: no `forward` range and no family of ranges "
+                     "numbered by iteration (like `Forward Pass Iter 3`) on one of its threads.");
+  throw TraceError("no NVTX range marks the iterations: there is no `forward` range and no family of ranges numbered "
+                   "by iteration (like `Forward Pass Iter 3`) on one thread; the most frequent ranges are " +
+                   frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+}
+
+}  // namespace
+
+IterationSet find_iterations(const TraceJoin& j, const std::string& spec, std::optional<uint32_t> pid) {
+  const Trace& t = j.trace();
+  if (t.nvtx.empty()) no_nvtx();
+  Candidates c(j, spec);
+  std::vector<int> matches = c.matches();
+  if (pid) matches.erase(std::remove_if(matches.begin(), matches.end(), [&](int r) { return t.nvtx[r].pid != *pid; }),
+                         matches.end());
+  return choose_iterations(j, spec, pid, std::move(matches), [&] {
+    std::vector<RangeFamily> f = spec.empty() ? c.families() : std::vector<RangeFamily>{};
+    if (pid) f.erase(std::remove_if(f.begin(), f.end(), [&](const RangeFamily& x) { return x.pid != *pid; }), f.end());
+    return f;
+  });
+}
+
+std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const std::string& spec) {
+  const Trace& t = j.trace();
+  std::vector<ProcessIterations> out;
+  if (t.nvtx.empty()) return out;
+  Candidates c(j, spec);
+  // Each process's candidates, grouped once: the work stays linear in the trace however many
+  // processes it holds.
+  std::map<uint32_t, std::vector<int>> matches;
+  for (int r : c.matches()) matches[t.nvtx[r].pid].push_back(r);
+  // Rule 2's families only when some process with ranges has no `forward` one (a laptime capture
+  // never pays for them, as before).
+  std::set<uint32_t> with_ranges;
+  for (const NvtxEvent& r : t.nvtx) with_ranges.insert(r.pid);
+  const bool need_families = spec.empty() && std::any_of(with_ranges.begin(), with_ranges.end(),
+                                                          [&](uint32_t pid) { return !matches.count(pid); });
+  std::map<uint32_t, std::vector<RangeFamily>> families;
+  if (need_families)
+    for (const RangeFamily& f : c.families()) families[f.pid].push_back(f);  // best first, as found
+  std::set<uint32_t> pids;
+  for (const auto& [pid, m] : matches) pids.insert(pid);
+  for (const auto& [pid, f] : families) pids.insert(pid);
+  const auto launches = launches_by_thread(j);
+  for (uint32_t pid : pids) {
+    ProcessIterations p;
+    p.pid = pid;
+    auto m = matches.find(pid);
+    try {
+      p.set = choose_iterations(j, spec, pid, m == matches.end() ? std::vector<int>{} : m->second,
+                                [&] { return families[pid]; });
+      for (int r : p.set.ranges) p.gpu_launches += launches_inside(launches, t.nvtx[r]);
+    } catch (const TraceError& e) {
+      p.error = e.what();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string process_name(const Trace& t, uint32_t pid) {
+  auto it = t.thread_names.find({pid, pid});  // the main thread's name is the program's
+  if (it != t.thread_names.end() && !it->second.empty()) return it->second;
+  // Else its first named thread (a trace written by another tool may number threads otherwise).
+  for (it = t.thread_names.lower_bound({pid, 0}); it != t.thread_names.end() && it->first.first == pid; ++it)
+    if (!it->second.empty()) return it->second;
+  return "";
+}
+
+std::string process_label(const Trace& t, uint32_t pid) {
+  const std::string name = process_name(t, pid);
+  return std::to_string(pid) + (name.empty() ? "" : " (" + detail::clip(name) + ")");
+}
+
+// --- Warm-up and the steady state ------------------------------------------------------------
+
+void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_warmup, Iterations& out,
+                 std::vector<std::string>& notes) {
+  out.range_name = s.name;
+  out.range_rule = s.rule;
+  const size_t n = s.ranges.size();
+  for (size_t i = 0; i < n; ++i) {
+    const NvtxEvent& r = t.nvtx[s.ranges[i]];
+    Iteration it;
+    it.nvtx = s.ranges[i];
+    it.index = s.numbers[i];
+    it.start = r.start;
+    it.end = r.end;
+    out.iterations.push_back(it);
+  }
+  auto marked_warmup = [&](const NvtxEvent& r) {
+    const std::string name = t.category_name(r);
+    return name.empty() ? r.category == 1 : name == "warmup";
+  };
+  bool any_marked = false;
+  for (int r : s.ranges) any_marked = any_marked || t.nvtx[r].category != 0;
+  const std::string iters = plural(n, "`" + s.name + "` range", "`" + s.name + "` ranges");
+  if (skip_warmup) {
+    const size_t k = static_cast<size_t>(std::max(0, *skip_warmup));
+    if (k >= n)
+      throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
+    for (size_t i = 0; i < k; ++i) out.iterations[i].warmup = true;
+    out.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
+  } else if (any_marked) {
+    for (size_t i = 0; i < n; ++i) out.iterations[i].warmup = marked_warmup(t.nvtx[s.ranges[i]]);
+    out.warmup_rule = "marked by the bench with NVTX category `warmup`";
+    if (std::all_of(out.iterations.begin(), out.iterations.end(), [](const Iteration& it) { return it.warmup; })) {
+      for (Iteration& it : out.iterations) it.warmup = false;
+      out.warmup_rule = "none: every iteration is marked warm-up, so all are measured";
+      notes.push_back("Every iteration is marked warm-up; the numbers below include warm-up costs.");
+    }
+  } else if (n > 1) {
+    out.iterations[0].warmup = true;
+    out.warmup_rule = "the first 1 (not marked in the trace; --skip-warmup K to change)";
+  } else {
+    out.warmup_rule = "none";
+    notes.push_back("The trace has a single `" + s.name +
+                      "` iteration, not marked warm-up: it is measured, warm-up costs and all.");
+  }
+}
+
+void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
+  // Consecutive pairs (i-1, i) with GPU work, both past warm-up (a warm-up iteration's host
+  // time is its own story: lazy loading, first-call setup): the lag's growth, and the GPU lap
+  // (start to next start) it is measured against.
+  std::vector<size_t> cand;
+  std::vector<Ns> growth, period;
+  for (size_t i = 1; i < out.iterations.size(); ++i) {
+    const Iteration &p = out.iterations[i - 1], &it = out.iterations[i];
+    if (p.warmup || it.warmup || !it.has_gpu || !p.has_gpu) continue;
+    cand.push_back(i);
+    growth.push_back((it.gpu_end - it.end) - (p.gpu_end - p.end));
+    period.push_back(it.gpu_start - p.gpu_start);
+  }
+  out.steady_rule = "all after warm-up";
+  if (cand.size() < 2) return;
+  std::vector<Ns> sorted = period;
+  std::sort(sorted.begin(), sorted.end());
+  const Ns lap = sorted[sorted.size() / 2];
+  size_t last = cand.size();  // the last iteration where the host gained more than a tenth of a lap
+  for (size_t k = 0; k < cand.size(); ++k) {
+    const Iteration& it = out.iterations[cand[k]];
+    if (growth[k] * 10 > lap && (it.gpu_end - it.end) * 10 > lap) last = k;
+  }
+  if (last == cand.size()) return;
+  const auto ahead_of = [&](size_t upto) {
+    std::vector<uint64_t> v;
+    for (size_t i = 0; i <= upto; ++i)
+      if (!out.iterations[i].warmup) v.push_back(out.iterations[i].index);
+    return v;
+  };
+  // Ahead to the end, or but for one iteration (too few to call the queue full): the host
+  // ranges never measure the lap.
+  if (last + 2 >= cand.size()) {
+    out.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
+    notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
+                      "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "
+                      "the GPU's start to next start.");
+    out.lap_from_gpu = true;
+    return;
+  }
+  const std::vector<uint64_t> ahead = ahead_of(cand[last]);
+  for (size_t i = 0; i <= cand[last]; ++i)
+    if (!out.iterations[i].warmup) out.iterations[i].host_ahead = true;
+  std::vector<uint64_t> steady;
+  for (const Iteration& it : out.iterations)
+    if (it.steady()) steady.push_back(it.index);
+  out.steady_rule = detail::number_runs(steady) + "; in " + detail::number_runs(ahead) +
+                  " the host ran ahead of the GPU (the GPU's lag, from range end to GPU end, grew until "
+                  "the launch queue filled), so those ranges measure enqueue time, not the lap";
+}
+
+void iteration_statistics(Iterations& out) {
+  out.steady_count = 0;
+  for (const Iteration& it : out.iterations) out.steady_count += it.steady() ? 1 : 0;
+  std::vector<double> host, gpu, busy, busy_ns, period;
+  const Iteration* prev = nullptr;
+  std::vector<std::pair<Ns, int>> spans;
+  for (size_t i = 0; i < out.iterations.size(); ++i) {
+    const Iteration& it = out.iterations[i];
+    if (!it.steady()) {
+      prev = nullptr;
+      continue;
+    }
+    host.push_back(double(it.duration()));
+    if (it.has_gpu) {
+      gpu.push_back(double(it.gpu_span()));
+      busy.push_back(it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0);
+      busy_ns.push_back(double(it.busy));
+      spans.emplace_back(it.gpu_span(), static_cast<int>(i));
+      if (prev && prev->has_gpu) period.push_back(double(it.gpu_start - prev->gpu_start));
+    }
+    prev = &it;
+  }
+  auto to_ms = [](stats::Summary s) {
+    for (double* x : {&s.mean, &s.median, &s.min, &s.max, &s.p10, &s.p90, &s.stddev}) *x /= 1e6;
+    return s;
+  };
+  out.host_ms = to_ms(stats::summarize(host));
+  out.gpu_ms = to_ms(stats::summarize(gpu));
+  out.busy_pct = stats::summarize(busy);
+  out.busy_ms = to_ms(stats::summarize(busy_ns));
+  out.period_ms = to_ms(stats::summarize(period));
+  if (out.lap_from_gpu && out.period_ms.n) {
+    out.lap_ms = out.period_ms.mean;
+    out.lap_source = "GPU start to next start, mean";
+  } else {
+    out.lap_ms = out.host_ms.mean;
+    out.lap_source = "NVTX range on the host, mean";
+    out.lap_from_gpu = false;
+  }
+  if (!spans.empty()) {
+    std::sort(spans.begin(), spans.end());
+    out.svg_iteration = spans[spans.size() / 2].second;  // the upper median: a real iteration
+  }
+}
+
+std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std::string& what) {
+  if (s.start <= warmup) return "";
+  return format("Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
+                "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
+                what.c_str(), warmup, s.start, s.median / 1e6, s.band / 1e6, s.start);
+}
+
+IterationSteadyState iteration_steady_state(const Iterations& a) {
+  IterationSteadyState r;
+  std::vector<double> series;
+  std::vector<size_t> position;  // series index -> index into a.iterations
+  bool leading = true;
+  for (size_t i = 0; i < a.iterations.size(); ++i) {
+    const Iteration& it = a.iterations[i];
+    if (it.warmup && leading) ++r.warmup;
+    leading = leading && it.warmup;
+    if (!it.has_gpu) continue;
+    series.push_back(double(it.gpu_span()));
+    position.push_back(i);
+  }
+  if (series.empty()) return r;
+  r.steady = stats::steady_state(series);
+  const size_t start_series = r.steady.start;
+  r.steady.start = start_series < position.size() ? position[start_series] : a.iterations.size();
+  r.text = format("per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "
+                  "max(5 x 1.4826 MAD, 2%%) of the last half); warm-up dropped %zu%s",
+                  r.steady.start, a.iterations.size(), r.steady.median / 1e6, r.steady.band / 1e6, r.warmup,
+                  r.steady.start > r.warmup ? ": too short" : ": enough");
+  r.warning = warmup_warning(r.steady, r.warmup, "this trace");
+  return r;
+}
+
+std::string interleaved_threads_note(const Trace& t, const IterationSet& s) {
+  std::vector<int> by_start = s.ranges;
+  std::sort(by_start.begin(), by_start.end(), [&](int x, int y) { return t.nvtx[x].start < t.nvtx[y].start; });
+  std::set<std::pair<uint32_t, uint32_t>> threads;
+  size_t overlaps = 0;
+  int latest = -1;  // the range reaching furthest so far
+  for (int r : by_start) {
+    const NvtxEvent& e = t.nvtx[r];
+    threads.insert({e.pid, e.tid});
+    if (latest >= 0 && e.start < t.nvtx[latest].end &&
+        (t.nvtx[latest].tid != e.tid || t.nvtx[latest].pid != e.pid))
+      ++overlaps;
+    if (latest < 0 || e.end > t.nvtx[latest].end) latest = r;
+  }
+  if (overlaps == 0) return "";
+  std::string names;
+  size_t shown = 0;
+  for (const auto& [pid, tid] : threads)
+    if (shown++ < 4) names += (names.empty() ? "" : ", ") + detail::clip(t.thread_name(pid, tid));
+  if (threads.size() > 4) names += " and " + std::to_string(threads.size() - 4) + " more";
+  return "The `" + detail::clip(s.name) + "` ranges run on " + std::to_string(threads.size()) + " threads at once (" +
+         names + "; " + plural(overlaps, "range starts", "ranges start") +
+         " while another thread's is open): they are read as one loop, their iterations interleaved; name one "
+         "thread's ranges with --range if their names differ.";
+}
+
+std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteration>& iterations) {
+  // A graph launch with no GPU work at all, neither a replay traced whole nor its nodes' work
+  // (an export without the graph trace), so iterations look idle. Only launches inside an
+  // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
+  const Trace& t = j.trace();
+  std::vector<char> launched(t.api_calls.size(), 0);  // by call: launched GPU work the trace has
+  for (const GpuOp& op : j.ops())
+    if (op.api >= 0) launched[op.api] = 1;
+  for (size_t c = 0; c < t.api_calls.size(); ++c) {
+    const ApiCall& call = t.api_calls[c];
+    if ((call.name != "cudaGraphLaunch" && call.name != "cuGraphLaunch") || launched[c]) continue;
+    const bool in_loop = std::any_of(iterations.begin(), iterations.end(), [&](const Iteration& it) {
+      return call.start >= it.start && call.start <= it.end && call.pid == t.nvtx[it.nvtx].pid;
+    });
+    if (in_loop)
+      return "Some CUDA Graph launches have no kernels in the trace: capture with `nsys profile "
+             "--cuda-graph-trace=node` to see the kernels inside the graphs.";
+  }
+  return "";
+}
+
+}  // namespace laptime::trace

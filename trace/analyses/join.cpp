@@ -1,0 +1,151 @@
+#include "trace/analyses/join.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "trace/analyses/graph_nodes.h"
+
+namespace laptime::trace {
+
+TraceJoin::TraceJoin(const Trace& t) : t_(t) {
+  for (size_t i = 0; i < t.nvtx.size(); ++i) ranges_by_thread_[{t.nvtx[i].pid, t.nvtx[i].tid}].push_back(static_cast<int>(i));
+  // Each thread's list sized first (grown by doubling, 10^7 calls on one thread held 67 MB for
+  // 42); none when one thread made every call (ThreadCalls).
+  std::map<std::pair<uint32_t, uint32_t>, size_t> calls_on;
+  for (const ApiCall& c : t.api_calls) ++calls_on[{c.pid, c.tid}];
+  if (calls_on.size() == 1) {
+    only_thread_ = calls_on.begin()->first;
+  } else {
+    for (const auto& [thread, n] : calls_on) calls_by_thread_[thread].reserve(n);
+    for (size_t i = 0; i < t.api_calls.size(); ++i)
+      calls_by_thread_[{t.api_calls[i].pid, t.api_calls[i].tid}].push_back(static_cast<int>(i));
+  }
+
+  const GraphNodeIndex nodes(t);
+  std::set<std::pair<uint32_t, uint64_t>> node_launches;  // (pid, correlation) of launches traced by node
+  ops_.reserve(t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.graph_replays.size());
+  auto add = [&](GpuOp::Kind kind, int index, const GpuWork& w, Name label) {
+    GpuOp op;
+    op.kind = kind;
+    op.index = index;
+    op.start = w.start;
+    op.end = w.end;
+    op.pid = w.pid;
+    op.device = w.device;
+    op.stream = w.stream;
+    op.api = w.api;
+    op.range = api_range(op.api);
+    op.layer = op.range;
+    op.in_graph = kind == GpuOp::Kind::GraphReplay || w.graph_node != kNoGraphNode;
+    if (w.graph_node != kNoGraphNode) {
+      node_launches.insert({w.pid, w.correlation});
+      if (const GraphNode* n = nodes.origin(w.pid, w.graph_node))
+        if (const int r = innermost_range(n->pid, n->tid, n->created); r >= 0) op.layer = r;
+    }
+    op.label = label;
+    ops_.push_back(std::move(op));
+  };
+  for (size_t i = 0; i < t.kernels.size(); ++i)
+    add(GpuOp::Kind::Kernel, static_cast<int>(i), t.kernels[i], t.kernels[i].short_name);
+  const size_t copies = ops_.size();
+  std::map<CopyKind, Name> copy_labels;  // interned once per kind
+  for (size_t i = 0; i < t.memcpys.size(); ++i) {
+    auto [label, fresh] = copy_labels.try_emplace(t.memcpys[i].kind);
+    if (fresh) label->second = t.names->intern(std::string("[CUDA memcpy ") + copy_kind_name(t.memcpys[i].kind) + "]");
+    add(GpuOp::Kind::Memcpy, static_cast<int>(i), t.memcpys[i], label->second);
+  }
+  const size_t memsets = ops_.size();
+  const Name memset_label = t.names->intern("[CUDA memset]");
+  for (size_t i = 0; i < t.memsets.size(); ++i) add(GpuOp::Kind::Memset, static_cast<int>(i), t.memsets[i], memset_label);
+  const size_t replays = ops_.size();
+  // A replay whose nodes were traced too is already there, node by node.
+  for (size_t i = 0; i < t.graph_replays.size(); ++i) {
+    const GraphReplay& g = t.graph_replays[i];
+    if (node_launches.count({g.pid, g.correlation})) {
+      ++replays_by_nodes_;
+      continue;
+    }
+    add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g, t.names->intern("[CUDA graph " + std::to_string(g.graph) + "]"));
+  }
+  // classify_kernel, rule by rule, each once per distinct name: the category a range gives (its
+  // own rule, else its parent's: parents come first in Trace::nvtx), then per kernel name.
+  std::unordered_map<const void*, std::optional<Category>> by_range_name;
+  std::vector<std::optional<Category>> range_category(t.nvtx.size());
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    auto [it, fresh] = by_range_name.try_emplace(t.nvtx[r].text.key());
+    if (fresh) it->second = category_by_range(t.nvtx[r].text);
+    const int parent = t.nvtx[r].parent;
+    range_category[r] = it->second ? it->second : parent >= 0 ? range_category[parent] : std::nullopt;
+  }
+  struct ByName {
+    std::optional<Category> library;
+    Category generic = Category::Other;
+  };
+  std::map<std::pair<const void*, const void*>, ByName> by_kernel_name;
+  for (GpuOp& op : ops_) {
+    if (op.kind == GpuOp::Kind::Kernel) {
+      const Kernel& k = t.kernels[op.index];
+      auto [it, fresh] = by_kernel_name.try_emplace({k.short_name.key(), k.name.key()});
+      if (fresh) {
+        it->second.library = category_by_library_name(k.short_name, k.name);
+        it->second.generic = category_by_generic_name(k.short_name);
+      }
+      const std::optional<Category> from_range = op.layer >= 0 ? range_category[op.layer] : std::nullopt;
+      op.category = it->second.library ? *it->second.library : from_range ? *from_range : it->second.generic;
+    } else if (op.kind == GpuOp::Kind::GraphReplay) {
+      op.category = Category::Other;  // its kernels are not in the trace; the kernel mix counts replays apart
+    } else {
+      op.category = Category::MemcpyMemset;
+    }
+  }
+  // Each list is sorted by start (Trace::finalize): merged, ties kept kernels, copies, memsets,
+  // replays, as a stable sort of the four one after the other keeps them, without sorting a
+  // million ops.
+  const auto by_start = [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; };
+  const auto at = [&](size_t i) { return ops_.begin() + static_cast<long>(i); };
+  const bool sorted_lists = std::is_sorted(at(replays), ops_.end(), by_start);
+  if (sorted_lists) {
+    std::inplace_merge(ops_.begin(), at(copies), at(memsets), by_start);
+    std::inplace_merge(ops_.begin(), at(memsets), at(replays), by_start);
+    std::inplace_merge(ops_.begin(), at(replays), ops_.end(), by_start);
+  } else {
+    std::stable_sort(ops_.begin(), ops_.end(), by_start);
+  }
+}
+
+int TraceJoin::api_range(int api) const {
+  if (api < 0) return -1;
+  const ApiCall& c = t_.api_calls[api];
+  return innermost_range(c.pid, c.tid, c.start);
+}
+
+int TraceJoin::innermost_range(uint32_t pid, uint32_t tid, Ns at) const {
+  auto it = ranges_by_thread_.find({pid, tid});
+  if (it == ranges_by_thread_.end()) return -1;
+  const std::vector<int>& rs = it->second;  // by start time (Trace::finalize sorted them)
+  // The last range that started at or before `at`; if it has ended, one of its ancestors
+  // may still be open (ranges nest, so whatever contains `at` contains it too).
+  auto pos = std::upper_bound(rs.begin(), rs.end(), at, [&](Ns v, int r) { return v < t_.nvtx[r].start; });
+  if (pos == rs.begin()) return -1;
+  for (int r = *(pos - 1); r >= 0; r = t_.nvtx[r].parent)
+    if (t_.nvtx[r].end >= at) return r;
+  return -1;
+}
+
+std::vector<std::string> TraceJoin::range_chain(int range) const {
+  std::vector<std::string> chain;
+  for (int r = range; r >= 0; r = t_.nvtx[r].parent) chain.push_back(t_.nvtx[r].text);
+  return chain;
+}
+
+ThreadCalls TraceJoin::thread_calls(uint32_t pid, uint32_t tid) const {
+  if (only_thread_)
+    return *only_thread_ == std::make_pair(pid, tid) ? ThreadCalls(nullptr, t_.api_calls.size()) : ThreadCalls();
+  auto it = calls_by_thread_.find({pid, tid});
+  return it == calls_by_thread_.end() ? ThreadCalls() : ThreadCalls(it->second.data(), it->second.size());
+}
+
+}  // namespace laptime::trace

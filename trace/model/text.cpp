@@ -1,0 +1,147 @@
+#include "trace/model/text.h"
+
+#include "core/output_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/model/error.h"
+
+namespace laptime::trace {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (Unicode's table 3-7), or 0 when the
+// bytes there are not one.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const size_t left = s.size() - i;
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+    return k < left && b(k) >= lo && b(k) <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;  // no surrogates
+  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+bool control(unsigned char c) { return c < 0x20 || c == 0x7F; }
+
+// U+FFFE and U+FFFF (EF BF BE, EF BF BF): valid UTF-8, but not characters XML allows.
+bool nonchar(std::string_view s, size_t i, size_t n) {
+  return n == 3 && static_cast<unsigned char>(s[i]) == 0xEF && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
+         static_cast<unsigned char>(s[i + 2]) >= 0xBE;
+}
+
+void append_hex(std::string& out, unsigned char c) {
+  static const char kHex[] = "0123456789ABCDEF";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 0xF];
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+bool needs_escape(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0 || (n == 1 && control(static_cast<unsigned char>(s[i]))) || nonchar(s, i, n)) return true;
+    i += n;
+  }
+  return false;
+}
+
+std::string escape_name(std::string_view s) {
+  if (!needs_escape(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0 || (n == 1 && control(static_cast<unsigned char>(s[i])))) {
+      append_hex(out, static_cast<unsigned char>(s[i]));  // one byte at a time: resynchronize on the next
+      ++i;
+    } else if (nonchar(s, i, n)) {
+      for (size_t k = 0; k < n; ++k) append_hex(out, static_cast<unsigned char>(s[i + k]));
+      i += n;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : escape_name(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string utf8_prefix(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // s[n] starts the cut-off part
+  return s.substr(0, n);
+}
+
+void escape_json_strings(nlohmann::json& j) {
+  if (j.is_string()) {
+    std::string& s = j.get_ref<std::string&>();
+    if (needs_escape(s)) s = escape_name(s);
+  } else if (j.is_array()) {
+    for (auto& v : j) escape_json_strings(v);
+  } else if (j.is_object()) {
+    bool bad_key = false;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      bad_key = bad_key || needs_escape(it.key());
+      escape_json_strings(it.value());
+    }
+    if (bad_key) {
+      nlohmann::json fixed = nlohmann::json::object();
+      for (auto it = j.begin(); it != j.end(); ++it) fixed[escape_name(it.key())] = std::move(it.value());
+      j = std::move(fixed);
+    }
+  }
+}
+
+void write_output(const std::string& path, const std::string& what, const std::string& content) {
+  // One way to write a file (core/output_file.h): never onto an input or a non-regular file, a
+  // temporary renamed when complete, every write and the close checked. `what` reads "the SVG
+  // timeline"; OutputFile's messages add the article themselves.
+  const std::string noun = what.rfind("the ", 0) == 0 ? what.substr(4) : what;
+  try {
+    OutputFile f({noun, path});
+    f.write(content);
+    f.commit();
+  } catch (const OutputError& e) {
+    throw TraceError(e.what());
+  }
+}
+
+}  // namespace laptime::trace

@@ -1,0 +1,134 @@
+#include "trace/read/sidecars.h"
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_file.h"
+#include "trace/model/error.h"
+
+namespace laptime::trace {
+namespace {
+
+// A layer costs or peak file is a few hundred KB at most; a FIFO, a folder or a device is
+// refused before it is opened (core/input_file.h), a file past the bound before it is read.
+constexpr size_t kMaxSidecarBytes = 64u << 20;
+
+nlohmann::json read_json(const std::string& path, const char* what) {
+  std::string text;
+  try {
+    text = read_input(path, "a " + std::string(what) + " file", kMaxSidecarBytes);
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(path + " is not a JSON " + what + " file.");
+  }
+}
+
+}  // namespace
+
+// --- The sidecar ------------------------------------------------------------------------
+
+std::string layer_costs_path(const std::string& report_or_trace) {
+  const size_t slash = report_or_trace.find_last_of('/'), dot = report_or_trace.find_last_of('.');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;  // a leading dot is no extension
+  const bool has_ext = dot != std::string::npos && dot > base;
+  return (has_ext ? report_or_trace.substr(0, dot) : report_or_trace) + ".layers.json";
+}
+
+LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& source) {
+  const std::string bad = source + " is not a laptime layer costs file (schema laptime.layers/1)";
+  if (!j.is_object() || j.value("schema", "") != "laptime.layers/1" || !j.contains("layers") || !j["layers"].is_array())
+    throw TraceError(bad + ".");
+  LayerCosts c;
+  c.source = source;
+  try {
+    c.model = j.at("model").get<std::string>();
+    c.precision = j.at("precision").get<std::string>();
+    c.shape = j.value("shape", "");
+    for (const auto& l : j["layers"]) {
+      LayerCostEntry e;
+      e.name = l.at("name").get<std::string>();
+      e.parent = l.value("parent", "");
+      e.kind = l.value("kind", "");
+      e.precision = l.value("precision", "");
+      e.flops = l.at("flops").get<double>();
+      e.weight_bytes = l.at("bytes").at("weights").get<double>();
+      e.input_bytes = l.at("bytes").at("inputs").get<double>();
+      e.output_bytes = l.at("bytes").at("outputs").get<double>();
+      if (!(e.flops >= 0 && e.weight_bytes >= 0 && e.input_bytes >= 0 && e.output_bytes >= 0))
+        throw TraceError(bad + ": layer " + e.name + " has a negative count.");
+      c.layers.push_back(std::move(e));
+    }
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(bad + ": a field is missing or of the wrong type.");
+  }
+  return c;
+}
+
+LayerCosts read_layer_costs(const std::string& path) { return layer_costs_from_json(read_json(path, "layer costs"), path); }
+
+// --- The ceilings -----------------------------------------------------------------------
+
+double Ceilings::tflops(const std::string& precision) const {
+  if (precision == "bf16" || precision == "fp16") return bf16_tflops;
+  if (precision == "tf32") return tf32_tflops;
+  if (precision == "fp32") return fp32_tflops;
+  if (precision == "fp8") {
+    if (fp8_tflops > 0) return fp8_tflops;
+    throw TraceError("the ceilings in " + source + " have no fp8 rate (measured before fp8 existed): run `laptime peak --force`.");
+  }
+  throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
+}
+
+std::string default_peak_path(const std::string& gpu_name) {
+  std::string dir;
+  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/laptime";
+  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/laptime";
+  else dir = ".";
+  std::string key;
+  for (char c : gpu_name) key += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  return dir + "/peak-" + (key.empty() ? "unknown" : key) + ".json";
+}
+
+nlohmann::json ceilings_to_json(const Ceilings& c) {
+  nlohmann::json j{{"schema", "laptime.peak/1"},
+                   {"gpu", {{"name", c.gpu}, {"uuid", c.uuid}}},
+                   {"tflops", {{"bf16", c.bf16_tflops}, {"tf32", c.tf32_tflops}, {"fp32", c.fp32_tflops}}},
+                   {"copy_gbps", c.copy_gbps},
+                   {"measured", c.measured}};
+  if (c.fp8_tflops > 0) j["tflops"]["fp8"] = c.fp8_tflops;  // older files have none
+  return j;
+}
+
+Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) {
+  const std::string bad = source + " is not a laptime peak file (schema laptime.peak/1, from `laptime peak`)";
+  if (!j.is_object() || j.value("schema", "") != "laptime.peak/1") throw TraceError(bad + ".");
+  Ceilings c;
+  c.source = source;
+  try {
+    c.gpu = j.at("gpu").at("name").get<std::string>();
+    c.uuid = j.at("gpu").value("uuid", "");
+    c.bf16_tflops = j.at("tflops").at("bf16").get<double>();
+    c.tf32_tflops = j.at("tflops").at("tf32").get<double>();
+    c.fp32_tflops = j.at("tflops").at("fp32").get<double>();
+    c.fp8_tflops = j.at("tflops").value("fp8", 0.0);
+    c.copy_gbps = j.at("copy_gbps").get<double>();
+    c.measured = j.value("measured", "");
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(bad + ": a field is missing or of the wrong type.");
+  }
+  for (double v : {c.bf16_tflops, c.tf32_tflops, c.fp32_tflops, c.copy_gbps})
+    if (!(v > 0 && std::isfinite(v))) throw TraceError(bad + ": every ceiling must be a positive number.");
+  if (j.at("tflops").contains("fp8") && !(c.fp8_tflops > 0 && std::isfinite(c.fp8_tflops)))
+    throw TraceError(bad + ": every ceiling must be a positive number.");
+  return c;
+}
+
+Ceilings read_ceilings(const std::string& path) { return ceilings_from_json(read_json(path, "peak"), path); }
+
+}  // namespace laptime::trace

@@ -1,0 +1,179 @@
+#include "trace/write/analysis_json.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/write/top.h"
+#include "trace/model/validate.h"
+
+namespace laptime::trace {
+
+namespace {
+
+// The first rows of a table that the JSON holds (trace/write/top.h), as a range to loop over.
+template <class Row>
+struct FirstRows {
+  const std::vector<Row>& rows;
+  size_t n;
+  auto begin() const { return rows.begin(); }
+  auto end() const { return rows.begin() + static_cast<std::ptrdiff_t>(n); }
+};
+template <class Row>
+FirstRows<Row> first_rows(const std::vector<Row>& rows, std::optional<int> top) {
+  return {rows, json_rows(top, rows.size())};
+}
+
+// Section 3: the categories, the top kernels, the by-layer tables and what CUDA Graphs ran.
+nlohmann::json kernel_mix_json(const Analysis& a) {
+  using nlohmann::json;
+  json cats = json::array();
+  for (const CategoryRow& c : a.categories)
+    cats.push_back({{"category", category_name(c.category)}, {"count", c.count}, {"time_ns", c.time}});
+  json kernels = json::array();
+  for (const KernelRow& k : first_rows(a.kernels, a.top))
+    kernels.push_back({{"name", k.name}, {"category", category_name(k.category)}, {"count", k.count},
+                       {"time_ns", k.time}, {"min_ns", k.min}, {"max_ns", k.max}});
+  auto range_rows = [&a](const std::vector<RangeRow>& rows) {
+    json out = json::array();
+    for (const RangeRow& r : first_rows(rows, a.top)) {
+      json by = json::object();
+      for (int c = 0; c < kCategoryCount; ++c)
+        if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
+      out.push_back({{"range", r.range}, {"count", r.count}, {"time_ns", r.time}, {"by_category_ns", by}});
+      if (r.graph_replay_time) out.back()["graph_replay_ns"] = r.graph_replay_time;
+    }
+    return out;
+  };
+  nlohmann::json mix = {{"gpu_time_ns", a.gpu_time},
+                        {"categories", cats},
+                        {"kernels", kernels},
+                        {"ranges", range_rows(a.ranges)},
+                        {"range_patterns", range_rows(a.range_patterns)}};
+  for (const auto& [key, total] : {std::pair<const char*, size_t>{"kernels", a.kernels.size()},
+                                   {"ranges", a.ranges.size()},
+                                   {"range_patterns", a.range_patterns.size()}})
+    if (json_rows(a.top, total) < total) mix[std::string(key) + "_omitted"] = total - json_rows(a.top, total);
+  if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
+    const GraphSummary& g = a.graphs;
+    mix["graphs"] = {{"replays", g.replays},
+                                 {"replay_ns", g.replay_time},
+                                 {"graph_ids", g.graphs},
+                                 {"node_ops", g.node_ops},
+                                 {"node_ops_named_by_creation", g.node_ops_named},
+                                 {"node_ns", g.node_time},
+                                 {"launches", g.launches},
+                                 {"exec_updates", g.updates},
+                                 {"kernels_traced", g.replays == 0}};
+  }
+  return mix;
+}
+
+// Section 4: every synchronization call inside and outside the steady iterations, and their sums.
+nlohmann::json sync_json(const Analysis& a) {
+  using nlohmann::json;
+  auto sync_call = [](const SyncCall& s) {
+    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api.str()}, {"iteration", s.iteration}, {"warmup", s.warmup},
+                {"range", s.range.str()}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
+                {"stream", s.stream}, {"effect", sync_effect_name(s.effect)}, {"pending_ns", s.pending}};
+  };
+  json calls = json::array(), elsewhere = json::array(), sums = json::array();
+  for (const SyncCall& s : a.syncs) calls.push_back(sync_call(s));
+  for (const SyncCall& s : a.syncs_elsewhere) elsewhere.push_back(sync_call(s));
+  for (const SyncSummary& s : a.sync_summary)
+    sums.push_back({{"kind", sync_kind_name(s.kind)}, {"count", s.count},
+                    {"per_iteration", a.steady_count ? double(s.count) / a.steady_count : 0.0},
+                    {"blocked_ns", s.blocked}, {"stalled_ns", s.stalled}, {"stalls", s.stalls},
+                    {"returned_at_once", s.returned_at_once}, {"ranges", s.ranges}});
+  json out = {{"api_trace", a.has_api_trace}, {"compute_stream", a.compute_stream},
+              {"host_wait_ns", a.sync_wait}, {"stall_ns", a.sync_stall},
+              {"gpu_floor_ms", a.gpu_floor_ms}, {"lap_without_ms", a.lap_without_syncs_ms}, {"summary", sums}};
+  out["calls"] = std::move(calls);  // an initializer list would copy them
+  out["outside_steady"] = std::move(elsewhere);
+  return out;
+}
+
+}  // namespace
+
+// --- JSON ----------------------------------------------------------------------------------------
+
+nlohmann::json to_json(const Analysis& a) {
+  using nlohmann::json;
+  auto summary = [](const stats::Summary& s) {
+    return json{{"n", s.n}, {"mean", s.mean}, {"median", s.median}, {"min", s.min}, {"max", s.max}};
+  };
+  json j;
+  j["schema"] = "laptime.analyze/1";
+  j["source"] = a.source;
+  j["gpu"] = a.gpu;
+  j["notes"] = a.notes;
+  j["range"] = a.range_name;
+  j["dropped_rows"] = dropped_json(a.dropped);
+  j["range_rule"] = a.range_rule;
+  j["warmup_rule"] = a.warmup_rule;
+  j["steady_rule"] = a.steady_rule;
+  j["gap_threshold_us"] = a.gap_threshold_us;
+  j["steady_iterations"] = a.steady_count;
+  json iters = json::array();
+  for (const Iteration& it : a.iterations) {
+    json x{{"index", it.index}, {"warmup", it.warmup}, {"host_ahead", it.host_ahead}, {"steady", it.steady()},
+           {"start_ns", it.start}, {"host_ns", it.duration()},
+           {"kernels", it.kernels}};
+    if (it.has_gpu) {
+      x["gpu_start_ns"] = it.gpu_start;
+      x["gpu_ns"] = it.gpu_span();
+      x["busy_ns"] = it.busy;
+      x["busy_pct"] = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;
+      x["gaps"] = it.gaps;
+      x["gap_ns"] = it.gap_time;
+      x["host_wait_ns"] = it.host_wait;
+    }
+    iters.push_back(std::move(x));
+  }
+  // Moved, not copied, here and below: a million-kernel trace's iterations and calls are tens of
+  // megabytes of objects.
+  j["iterations"] = std::move(iters);
+  j["time_ms"] = {{"host", summary(a.host_ms)}, {"gpu", summary(a.gpu_ms)}, {"period", summary(a.period_ms)},
+                  {"busy", summary(a.busy_ms)}, {"lap", a.lap_ms}, {"lap_source", a.lap_source}};
+  Ns gap_time = 0, host_wait = 0;
+  for (const Gap& g : a.gaps) {
+    gap_time += g.duration();
+    host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
+  }
+  json gaps = json::array();
+  for (size_t i = 0; i < text_rows(a.top, a.gaps.size()); ++i) {  // the text's cut (trace/write/top.h)
+    const Gap& g = a.gaps[i];
+    gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
+                    {"cause", gap_cause_name(g.cause)}, {"before", g.before.str()}, {"after", g.after.str()},
+                    {"launch", g.launch.str()}, {"launch_start_ns", g.launch_start}, {"cpu_api", g.cpu_api.str()},
+                    {"cpu_in_cuda_ns", g.cpu_in_cuda},
+                    {"cpu_range", g.cpu_range.str()}});
+  }
+  j["utilization"] = {{"busy_pct", summary(a.busy_pct)},
+                      {"idle_in_iterations_ns", a.idle_in_iterations},
+                      {"between_iterations_ns", a.between_iterations},
+                      {"input_wait_ns", a.input_wait},
+                      {"htod_ns", a.htod_time},
+                      {"gap_count", a.gaps.size()},
+                      {"gap_ns", gap_time},
+                      {"host_wait_gap_ns", host_wait},
+                      {"host_wait_idle_ns", a.host_wait_idle},
+                      {"largest_gaps", gaps}};
+  j["kernel_mix"] = kernel_mix_json(a);
+  j["synchronization"] = sync_json(a);
+  j["verdict"] = {{"bound", bound_name(a.bound)}, {"text", a.verdict}};
+  return j;
+}
+
+nlohmann::json steady_state_json(const IterationSteadyState& s) {
+  return nlohmann::json{{"start", s.steady.start},
+                        {"median_ns", s.steady.median},
+                        {"band_ns", s.steady.band},
+                        {"outside_band_after_start", s.steady.outside_late},
+                        {"warmup", s.warmup},
+                        {"warmup_too_short", s.steady.start > s.warmup},
+                        {"rule", "median ± max(5 x 1.4826 MAD, 2% of the median) of the last half; starts after the "
+                                 "last iteration of the first half outside that band"}};
+}
+
+}  // namespace laptime::trace
