@@ -41,17 +41,17 @@ else()
   endforeach()
   find_path(CUTLASS_INCLUDE_DIR cutlass/version.h
     HINTS ${laptime_cutlass_hints} ENV CUTLASS_ROOT PATH_SUFFIXES include)
-  if(NOT CUTLASS_INCLUDE_DIR)
-    set(laptime_cutlass_why "no CUTLASS headers (scripts/setup.sh installs them: pip install --no-deps nvidia-cutlass; "
-                            "or -DCUTLASS_INCLUDE_DIR=<folder holding cutlass/version.h>)")
+  if(NOT CUTLASS_INCLUDE_DIR OR NOT EXISTS ${CUTLASS_INCLUDE_DIR}/cutlass/version.h)
+    string(CONCAT laptime_cutlass_why "no CUTLASS headers (scripts/setup.sh installs them: "
+      "pip install --no-deps nvidia-cutlass==4.2.0.0, or -DCUTLASS_INCLUDE_DIR=<folder holding cutlass/version.h>)")
   else()
     file(STRINGS ${CUTLASS_INCLUDE_DIR}/cutlass/version.h laptime_cutlass_version_lines
       REGEX "#define CUTLASS_(MAJOR|MINOR|PATCH) [0-9]+")
     string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3"
       LAPTIME_CUTLASS_VERSION "${laptime_cutlass_version_lines}")
     if(LAPTIME_CUTLASS_VERSION VERSION_LESS LAPTIME_CUTLASS_MIN_VERSION)
-      set(laptime_cutlass_why "CUTLASS ${LAPTIME_CUTLASS_VERSION} in ${CUTLASS_INCLUDE_DIR} is older than "
-                              "${LAPTIME_CUTLASS_MIN_VERSION} (scripts/setup.sh installs the pinned version)")
+      string(CONCAT laptime_cutlass_why "CUTLASS ${LAPTIME_CUTLASS_VERSION} in ${CUTLASS_INCLUDE_DIR} is older than "
+        "${LAPTIME_CUTLASS_MIN_VERSION} (scripts/setup.sh installs the pinned version)")
     endif()
   endif()
 endif()
