@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
+#include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
@@ -29,8 +31,7 @@
 namespace laptime {
 
 CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "analyze", "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` file");
+  CLI::App* sub = app.add_subcommand("analyze", command_description("analyze"));
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
   cli::add_input_path(sub, "file", &o.file, "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys "
@@ -144,21 +145,15 @@ nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
 int run_analyze(const AnalyzeOptions& o) {
   // Every output is checked before the trace is read: none may be the trace itself, a
   // device or a FIFO, or sit in a folder that cannot be written (core/output_file.h).
-  std::optional<OutputFile> json_out;
   // An .nsys-rep is read through its SQLite export (trace/read/nsys_export.h): no output onto that either.
   const std::string export_of_report = trace::is_nsys_report(o.file) ? trace::export_path_for(o.file) : "";
-  try {
-    check_outputs({{"JSON report", o.json, true},
-                   {"Perfetto trace", o.perfetto},
-                   {"SVG timeline", o.svg},
-                   {"roofline SVG", o.roofline_svg}},
-                  {o.file, o.layers, o.peak, export_of_report});
-    if (!o.json.empty())
-      json_out.emplace(OutputSpec{"JSON report", o.json, true},
-                       std::vector<std::string>{o.file, o.layers, o.peak, export_of_report});
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
+  std::optional<OutputFile> json_out;
+  cli::open_outputs(json_out,
+                    {{"JSON report", o.json, true},
+                     {"Perfetto trace", o.perfetto},
+                     {"SVG timeline", o.svg},
+                     {"roofline SVG", o.roofline_svg}},
+                    {o.file, o.layers, o.peak, export_of_report});
   // Every input, before the trace is read: a FIFO would block its reader forever, a device or
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
   try {
@@ -209,28 +204,18 @@ int run_analyze(const AnalyzeOptions& o) {
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
   if (json_out) {
-    try {
-      nlohmann::json out = n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
-      if (roof) out["roofline"] = trace::roofline_to_json(*roof);
-      trace::escape_json_strings(out);
-      json_out->write(out.dump(2) + "\n");
-      json_out->commit();
-    } catch (const OutputError& e) {
-      throw trace::TraceError(e.what());
-    }
+    nlohmann::json out = n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
+    if (roof) out["roofline"] = trace::roofline_to_json(*roof);
+    cli::write_json(json_out, std::move(out));
   }
   if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
-  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
-                                   {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
-                                   {"SVG timeline", o.svg},
-                                   {"roofline SVG", o.roofline_svg}})
-    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s", what, trace::escape_name(path).c_str());
-  if ((!o.json.empty() && o.json != "-") || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty())
-    std::printf("\n");
-  // The report itself: standard output to a full disk or a closed pipe is a failure too.
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  cli::Ending end;
+  end.wrote({{"JSON report", o.json},
+             {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
+             {"SVG timeline", o.svg},
+             {"roofline SVG", o.roofline_svg}});
+  end.finish();
   return 0;
 }
 

@@ -1,5 +1,4 @@
 #include "cli/kernels_command.h"
-#include "trace/read/sidecars.h"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -9,10 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/commands.h"
+#include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/output_file.h"
-#include "trace/ncu/ncu_diff.h"
 #include "trace/model/text.h"
+#include "trace/ncu/ncu_diff.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {
@@ -50,24 +52,10 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
   return l;
 }
 
-void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
-  if (!out) return;
-  try {
-    trace::escape_json_strings(j);
-    out->write(j.dump(2) + "\n");
-    out->commit();
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
-}
-
 }  // namespace
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "kernels",
-      "read an Nsight Compute report per layer: time, DRAM bytes against what the layer must move, speed of light,\n"
-      "occupancy, stalls and a one-line diagnosis; compare two reports; or print the ncu command that makes one");
+  CLI::App* sub = app.add_subcommand("kernels", command_description("kernels"));
   sub->add_option("reports", o.reports,
                   "`ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH); two to compare")
       ->expected(0, 2);
@@ -87,8 +75,9 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--svg", o.svg, "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
-         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time")
-      ->check(CLI::IsMember({"gpt2", "resnet50"}));
+         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time; "
+         "lab KERNEL: laptime lab's versions of that kernel, one call each")
+      ->check(CLI::IsMember({"gpt2", "resnet50", "lab"}));
   // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
   cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
   cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
@@ -108,9 +97,12 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
 
 int run_kernels(const KernelsOptions& o) {
   if (o.command) {
-    if (!o.reports.empty())
+    trace::NcuCommandOptions ncu = o.ncu;
+    const size_t kernel = ncu.model == "lab" ? 1 : 0;  // --command lab KERNEL: the word after lab
+    if (o.reports.size() > kernel)
       throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
-    trace::print_ncu_command(trace::ncu_command(o.ncu), stdout);
+    if (kernel && !o.reports.empty()) ncu.lab_kernel = o.reports[0];
+    trace::print_ncu_command(trace::ncu_command(ncu), stdout);
     return 0;
   }
   const trace::NcuCommandOptions none;
@@ -133,12 +125,7 @@ int run_kernels(const KernelsOptions& o) {
   std::vector<std::string> inputs = o.reports;
   inputs.insert(inputs.end(), {o.costs, o.peak});
   std::optional<OutputFile> json_out;
-  try {
-    check_outputs({{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
-    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
   for (const std::string& r : o.reports)
     if (const std::string kind = non_regular_kind(r); !kind.empty())
       throw trace::TraceError(r + " is " + kind + ", not a regular file, so it cannot be a report.");
@@ -147,19 +134,17 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    write_json(json_out, trace::ncu_diff_to_json(d));
+    cli::write_json(json_out, trace::ncu_diff_to_json(d));
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    write_json(json_out, trace::ncu_layers_to_json(l));
+    cli::write_json(json_out, trace::ncu_layers_to_json(l));
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
-  for (const auto& [what, path] :
-       {std::pair<const char*, const std::string&>{"JSON report", o.json}, {"roofline SVG", o.svg}})
-    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s\n", what, trace::escape_name(path).c_str());
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  cli::Ending end;
+  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}});
+  end.finish();
   return 0;
 }
 

@@ -5,6 +5,7 @@
 //   laptime kernels A B    [--by ...] [--domain D] [--peak FILE] [--json F]
 //   laptime kernels --command gpt2|resnet50 [-b B] [-t T] [--image-size S] [--precision P]
 //                   [--attention A] [--stem S] [--within RANGE] [-o NAME] [--csv]
+//   laptime kernels --command lab KERNEL [--precision P] [-o NAME] [--csv]
 //
 // REPORT is `ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH). Host
 // only, like analyze and diff; the work lives in trace/, this is the command line around it.

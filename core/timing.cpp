@@ -52,20 +52,28 @@ void CudaGraph::launch(cudaStream_t stream) const {
   CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }
 
-namespace {
-// One replay of `graph` (or, without one, one direct run) between two events: milliseconds
-// per run, negative when the direct run refuses.
-float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* graph, const std::function<bool()>& run) {
+float time_enqueued(cudaStream_t stream, const EventPool& ev, const std::function<void()>& work) {
   CUDA_CHECK(cudaEventRecord(ev[0], stream));
-  if (graph) {
-    graph->launch(stream);
-  } else if (!run()) {
-    return -1.f;
-  }
+  work();
   CUDA_CHECK(cudaEventRecord(ev[1], stream));
   CUDA_CHECK(cudaEventSynchronize(ev[1]));
   float ms = 0.f;
   CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  return ms;
+}
+
+namespace {
+// One replay of `graph` (or, without one, one direct run) between two events: milliseconds
+// per run, negative when the direct run refuses.
+float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* graph, const std::function<bool()>& run) {
+  bool ran = true;
+  const float ms = time_enqueued(stream, ev, [&] {
+    if (graph)
+      graph->launch(stream);
+    else
+      ran = run();
+  });
+  if (!ran) return -1.f;
   return graph ? ms / kCandidateGraphRuns : ms;
 }
 }  // namespace

@@ -1,6 +1,6 @@
-// Timing on the GPU: the events of the bench's loop, CUDA Graph capture, and the one way
-// laptime times a candidate (a cuBLASLt algorithm, a cuDNN plan) when a layer chooses
-// between several at build.
+// Timing on the GPU: the events of the bench's loop, CUDA Graph capture, one event-pair
+// measurement (time_enqueued: `laptime peak`'s ceilings), and the one way laptime times a
+// candidate (a cuBLASLt algorithm, a cuDNN plan) when a layer chooses between several at build.
 //
 // time_candidate's method. One direct run first (it reports a refusal, loads modules, pays
 // lazy initialisation); then kCandidateGraphRuns runs captured in one CUDA graph, launched
@@ -66,6 +66,11 @@ class CudaGraph {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };
+
+// Milliseconds of GPU time between ev[0] and ev[1], recorded on `stream` before and after what
+// `work` enqueues there: the one event-pair measurement the candidate timing below and
+// `laptime peak` share. Synchronizes with ev[1]; an exception from `work` propagates.
+float time_enqueued(cudaStream_t stream, const EventPool& ev, const std::function<void()>& work);
 
 // Runs of the candidate per captured graph, and timed replays of it (see the top of this file).
 constexpr int kCandidateGraphRuns = 5;

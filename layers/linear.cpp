@@ -89,7 +89,7 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   f.ab_dtype = DType::F8E4M3;
   f.a_scale = fp8_.input_scale();
   f.b_scale = fp8_.weight_scale();
-  f.fp8_fast_accum = fp8_fast_accum();
+  f.fp8_fast_accum = env::fp8_fast_accum();
   p.quantize = fp8_input_ == Fp8Input::Quantize;
   std::string refused;
   try {
@@ -164,7 +164,7 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
   // What a pair's owner compares (layers/mlp.h): this layer writing e4m3, or reading it.
   if (p.fp8_out8) c.fp8_out8_ms = fp8_run(*p.fp8_out8, p.quantize, &out8_why);
   if (p.quantize) c.fp8_gemm_ms = fp8_run(*p.fp8, false, &gemm_why);
-  const Fp8Policy policy = fp8_gemm_policy();
+  const Fp8Policy policy = env::fp8_gemm();
   std::vector<std::string> notes;
   if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + fp8_why);
   if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to run: " + bf16_why);

@@ -66,7 +66,7 @@ TEST(HostCli, GpuSubcommandsAreHandedOnByTheirFirstWord) {
 
 TEST(HostCli, ErrorsAreOneSentence) {
   EXPECT_EQ(parse_error({"anlyze", "x"}), "unknown command 'anlyze': choose one of bench, forward, analyze, diff, kernels, "
-                                          "peak. "
+                                          "peak, lab. "
                                           "Run `laptime --help` for usage.");
   EXPECT_THAT(parse_error({"analyze", "x", "--gap-us", "nan"}),
               HasSubstr("--gap-us must be a positive number, got 'nan'."));

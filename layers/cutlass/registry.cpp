@@ -3,10 +3,10 @@
 // cutlass_kernel_list.h with one LAPTIME_CUTLASS_KERNEL(name) per layers/cutlass/<name>.cu it
 // compiles, and nothing where it compiles none (no sm_90 in CMAKE_CUDA_ARCHITECTURES, or no
 // CUTLASS headers).
-#include <cstdlib>
 #include <string>
 
 #include "core/check.h"
+#include "core/env_switches.h"
 #include "layers/cutlass/cutlass_gemm.h"
 
 namespace laptime {
@@ -16,22 +16,6 @@ namespace sm90 {
 #include "cutlass_kernel_list.h"
 #undef LAPTIME_CUTLASS_KERNEL
 }  // namespace sm90
-
-namespace {
-
-// LAPTIME_CUTLASS=auto|off, read once: off keeps every GEMM on cuBLASLt (the A/B baseline).
-bool cutlass_enabled() {
-  static const bool on = [] {
-    const char* env = std::getenv("LAPTIME_CUTLASS");
-    const std::string v = env ? env : "";
-    if (v.empty() || v == "auto") return true;
-    if (v == "off") return false;
-    throw Error("LAPTIME_CUTLASS must be 'auto' or 'off', not '" + v + "'.");
-  }();
-  return on;
-}
-
-}  // namespace
 
 std::vector<const CutlassGemmKernel*> cutlass_built_kernels() {
   return {
@@ -47,7 +31,7 @@ std::vector<const CutlassGemmKernel*> cutlass_gemm_kernels(int device) {
   int major = 0, minor = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (major != 9 || minor != 0 || !cutlass_enabled()) return {};  // sm_90a code runs on 9.0 alone
+  if (major != 9 || minor != 0 || !env::cutlass()) return {};  // sm_90a code runs on 9.0 alone
   return cutlass_built_kernels();
 }
 

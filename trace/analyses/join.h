@@ -116,6 +116,11 @@ class TraceJoin {
   ThreadCalls thread_calls(uint32_t pid, uint32_t tid) const;
 
  private:
+  void classify_ops();
+  // ops_ holds kernels, then copies from `copies`, memsets from `memsets`, replays from `replays`,
+  // each list sorted by start: merged into one order by start.
+  void merge_ops(size_t copies, size_t memsets, size_t replays);
+
   const Trace& t_;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> ranges_by_thread_, calls_by_thread_;
   std::optional<std::pair<uint32_t, uint32_t>> only_thread_;  // every call's, when one thread made them all

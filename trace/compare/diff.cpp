@@ -1,5 +1,4 @@
 #include "trace/compare/diff.h"
-#include "trace/analyses/roofline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include <unordered_map>
 
 #include "trace/analyses/kernel_mix.h"
+#include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
 
 namespace laptime::trace {

@@ -71,6 +71,40 @@ std::string shape_text(const NcuCommandOptions& o) {
   return "B=" + (o.batch ? std::to_string(*o.batch) : std::string("256")) + " " + s + "x" + s;
 }
 
+// `laptime kernels --command lab KERNEL`: ncu over `laptime lab KERNEL --once`, which makes one
+// call a version and shape inside lab > KERNEL > lab/KERNEL/vN and writes the sidecar beside its
+// --json; trace/ knows nothing of the registry, so the count of kernels is not estimated.
+NcuCommand lab_command(const NcuCommandOptions& o) {
+  if (o.lab_kernel.empty())
+    throw TraceError("--command lab needs the kernel: `laptime kernels --command lab KERNEL` (`laptime lab --list`).");
+  for (char c : o.lab_kernel)
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
+      throw TraceError("--command lab takes a kernel name of lower-case letters, digits and underscores, not '" +
+                       escape_name(o.lab_kernel) + "'.");
+  if (o.batch || o.seq || o.image_size || !o.attention.empty() || !o.stem.empty() || !o.within.empty())
+    throw TraceError("--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and "
+                     "--within apply to gpt2 and resnet50.");
+  if (o.precision == "tf32") throw TraceError("laptime lab runs fp32, bf16 or fp8, not tf32.");
+  NcuCommand c;
+  const std::string stem = o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision)
+                                            : o.output;
+  const std::string lab = o.binary + " lab " + o.lab_kernel + (o.precision.empty() ? "" : " -p " + o.precision) +
+                          " --once --json " + stem + ".json";
+  std::string ncu = "ncu --nvtx --nvtx-include 'laptime@lab/" + o.lab_kernel + "/'";
+  for (const std::string& s : ncu_sections()) ncu += " --section " + s;
+  c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
+  c.costs = stem + ".layers.json";
+  c.ncu = ncu + (o.csv ? " --csv --page raw --print-units base " + lab + " > " + c.output : " -f -o " + stem + " " + lab);
+  c.read = "laptime kernels " + c.output;
+  c.notes.push_back("--once makes one call a version and shape (the checks run outside the ranges and are not "
+                    "profiled); ncu replays each kernel alone, about a second each on an H200, after the program's own "
+                    "start.");
+  c.notes.push_back("--json " + stem + ".json makes the lab write " + c.costs +
+                    " beside it: what each version must move, which `laptime kernels` finds beside " + c.output +
+                    " (one row a version, lab/" + o.lab_kernel + "/vN).");
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& ncu_sections() {
@@ -85,8 +119,9 @@ const std::vector<std::string>& ncu_sections() {
 }
 
 NcuCommand ncu_command(const NcuCommandOptions& o) {
+  if (o.model == "lab") return lab_command(o);
   if (o.model != "gpt2" && o.model != "resnet50")
-    throw TraceError("--command takes gpt2 or resnet50, not '" + escape_name(o.model) + "'.");
+    throw TraceError("--command takes gpt2, resnet50 or lab, not '" + escape_name(o.model) + "'.");
   if (o.model == "gpt2" && (o.image_size || !o.stem.empty()))
     throw TraceError("--image-size and --stem apply to resnet50 only.");
   if (o.model == "resnet50" && (o.seq || !o.attention.empty()))
@@ -153,9 +188,12 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
 }
 
 void print_ncu_command(const NcuCommand& c, std::FILE* out) {
-  std::fprintf(out,
-               "Profile one forward pass with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
-               c.seconds, c.kernels);
+  if (c.kernels == 0)
+    std::fprintf(out, "Profile each version once with Nsight Compute, then read it per version:\n\n");
+  else
+    std::fprintf(out,
+                 "Profile one forward pass with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
+                 c.seconds, c.kernels);
   std::fprintf(out, "  %s\n  %s\n\n", c.ncu.c_str(), c.read.c_str());
   for (const std::string& n : c.notes) detail::print_wrapped(out, "- " + n, 2);
 }

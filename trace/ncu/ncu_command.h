@@ -29,7 +29,8 @@ namespace laptime::trace {
 const std::vector<std::string>& ncu_sections();
 
 struct NcuCommandOptions {
-  std::string model;  // gpt2 or resnet50
+  std::string model;  // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
+  std::string lab_kernel;  // lab: the kernel (`laptime lab --list`)
   std::string binary = "./build/bench/laptime";
   std::optional<int> batch, seq, image_size;
   std::string precision, attention, stem;  // passed to the bench as given; empty: its defaults
@@ -43,12 +44,14 @@ struct NcuCommand {
   std::string read;                // the laptime kernels command that reads its result
   std::string output;              // the report file it writes
   std::string costs;               // the layer costs file the bench writes beside it
-  int kernels = 0;                 // the kernels it will profile (as counted in the committed reports)
+  int kernels = 0;                 // the kernels it will profile (as counted in the committed reports); 0: not known here (lab)
   double seconds = 0;              // the estimate
   std::vector<std::string> notes;  // what the estimate rests on, and why the command is so
 };
 
-// Throws TraceError for a model other than gpt2 and resnet50, or a shape flag of the other model.
+// Throws TraceError for a model other than gpt2, resnet50 and lab, or a shape flag of the other
+// model (of any model, for lab). For lab: `laptime lab KERNEL --once` under ncu, filtered on its
+// ranges (lab > KERNEL > lab/KERNEL/vN, bench/lab/lab.h), the layer costs written beside it.
 NcuCommand ncu_command(const NcuCommandOptions& o);
 void print_ncu_command(const NcuCommand& c, std::FILE* out);
 

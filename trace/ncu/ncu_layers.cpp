@@ -1,14 +1,14 @@
 #include "trace/ncu/ncu_layers.h"
-#include "trace/analyses/roofline.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "trace/model/error.h"
 #include "trace/analyses/kernel_mix.h"
-#include "trace/model/text.h"
+#include "trace/analyses/roofline.h"
+#include "trace/model/error.h"
 #include "trace/model/format.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 namespace {
