@@ -10,7 +10,8 @@
 #
 # The kernels: one instantiation per translation unit (layers/cutlass/<name>.cu), compiled for
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
-# be an empty trap), in a library of their own. Each costs ~35 s of one core to compile.
+# be an empty trap), in a library of their own. Each costs ~45 s of one core and ~3.5 GB to compile
+# (nvcc 13.0, CUTLASS 4.2): the nine add ~7 CPU-minutes, ~3.5 minutes of a 2-core build.
 # LAPTIME_CUTLASS_KERNELS is the one list: the registry's header is written from it.
 set(LAPTIME_CUTLASS_KERNELS
   gemm_bf16_bias_128x256_coop
