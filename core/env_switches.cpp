@@ -81,4 +81,9 @@ bool gpt2_gemm_timed() {
   return timed;
 }
 
+bool cutlass() {
+  static const bool on = word(kCutlass, true, {{"auto", true}, {"off", false}});
+  return on;
+}
+
 }  // namespace laptime::env

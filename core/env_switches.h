@@ -67,6 +67,11 @@ inline constexpr Switch kGpt2Gemm{
     "LAPTIME_GPT2_GEMM", "timed / heuristic", "heuristic",
     "bench and forward, GPT-2: the linear layers' cuBLASLt algorithms timed at build (GemmTuner) or "
     "cuBLASLt's first heuristic answer. layers/gemm_tuner.h."};
+inline constexpr Switch kCutlass{
+    "LAPTIME_CUTLASS", "auto / off", "auto",
+    "H100/H200 builds with sm_90: CUTLASS's sm_90a GEMMs offered to every timed GEMM choice beside "
+    "cuBLASLt's algorithms (auto), or withheld, every GEMM on cuBLASLt, for an A/B (off). "
+    "layers/cutlass/cutlass_gemm.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{
     "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
@@ -74,8 +79,8 @@ inline constexpr Switch kCacheDir{
 
 // Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
 // that the two name the same switches).
-inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum,         kFp8Mlp,   kConvTune,
-                                          kCudnnDeselectEngines, kGpt2Gelu, kGpt2Gemm, kCacheDir};
+inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
+                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kCacheDir};
 
 Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
 bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM=1
@@ -84,6 +89,7 @@ bool conv_tune();                                        // LAPTIME_CONV_TUNE is
 const std::vector<std::string>& cudnn_deselect_engines();  // LAPTIME_CUDNN_DESELECT_ENGINES, empty items dropped
 Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
 bool gpt2_gemm_timed();                                  // LAPTIME_GPT2_GEMM=timed
+bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
 
 // The text `s` is set to now, "" when unset: for a report that says which switches a run had.
 std::string text(const Switch& s);

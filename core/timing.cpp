@@ -1,5 +1,6 @@
 #include "core/timing.h"
 
+#include <chrono>
 #include <memory>
 
 #include "core/check.h"
@@ -107,6 +108,26 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std:
   } catch (const Error& e) {
     (void)cudaGetLastError();  // a launch error of the refused candidate is not a later call's
     return refused(e.what());  // a candidate the library lists but will not run here: passed over
+  }
+}
+
+float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::string* why) {
+  try {
+    if (!run()) {
+      if (why) *why = "the candidate refused to run";
+      return -1.f;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCandidateHostRuns; ++i)
+      if (!run()) throw Error("the candidate refused to run on a timed call");
+    const auto t1 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return static_cast<float>(std::chrono::duration<double, std::milli>(t1 - t0).count() / kCandidateHostRuns);
+  } catch (const Error& e) {
+    (void)cudaGetLastError();
+    if (why) *why = e.what();
+    return -1.f;
   }
 }
 

@@ -84,4 +84,12 @@ constexpr int kCandidateTimedReplays = 3;
 // plan line) instead of vanishing. Synchronizes.
 float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
 
+// Milliseconds of host time that one call of `run` takes to enqueue its work on `stream`: the
+// launches' CPU cost, what an eager loop pays per call where the GPU is faster than the host (a
+// batch-1 layer), and what a CUDA graph's replay does not pay. One untimed call, then
+// kCandidateHostRuns calls back to back with no wait between them, timed on the host's steady
+// clock; the mean. Negative (and `why` filled) when `run` refuses, as time_candidate. Synchronizes.
+constexpr int kCandidateHostRuns = 20;
+float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
+
 }  // namespace laptime

@@ -167,6 +167,15 @@ TEST(EnvSwitches, Gpt2GemmRefusesAnotherWord) {
   });
 }
 
+TEST(EnvSwitches, CutlassRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kCutlass.name, "on", 1);
+    EXPECT_EQ(refusal_of([] { env::cutlass(); }), "LAPTIME_CUTLASS must be 'auto' or 'off', not 'on'.");
+    setenv(env::kCutlass.name, "off", 1);
+    EXPECT_FALSE(env::cutlass());
+  });
+}
+
 TEST(EnvSwitches, Gpt2GeluEmptyIsTheModelsChoice) {
   in_fresh_process([] {
     setenv(env::kGpt2Gelu.name, "", 1);
@@ -200,6 +209,7 @@ TEST(EnvSwitches, UnsetGivesTheDefaults) {
     EXPECT_TRUE(env::cudnn_deselect_engines().empty());
     EXPECT_EQ(env::gpt2_gelu(), Gpt2Gelu::Measured);
     EXPECT_FALSE(env::gpt2_gemm_timed());
+    EXPECT_TRUE(env::cutlass());
   });
 }
 
