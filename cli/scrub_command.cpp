@@ -43,7 +43,7 @@ int run_scrub(const ScrubOptions& o) {
     OutputFile out(spec, {o.in, export_of_report, source.path()});
     const trace::ScrubResult r = trace::scrub_trace(source.path(), out.temp_path());
     out.commit();
-    std::printf("laptime scrub: wrote %s: %zu tables kept, %zu dropped (%zu environment rows among them), %zu strings "
+    std::printf("laptime scrub: wrote %s: %zu tables kept, %zu dropped, %zu environment rows removed, %zu strings "
                 "no kept table names removed\n",
                 trace::escape_name(o.out).c_str(), r.tables_kept, r.tables_dropped, r.environment_rows,
                 r.strings_dropped);
