@@ -78,13 +78,18 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
       ->check(CLI::IsMember({"layer", "block"}));
   sub->add_option("--domain", o.layers.domain,
                   "only ranges of this NVTX domain count (`default` for ranges pushed without one); default: any");
-  sub->add_option(
-      "--layers", o.costs,
+  cli::add_integer(sub, "--pid", &o.layers.pid, 0, 0xFFFFFFFFll,
+                   "read this process's kernels only (a report of several processes is refused without it)");
+  // Named files refuse an empty name, as analyze's and diff's do: `--json ''` wrote nothing and exited 0.
+  cli::add_input_path(
+      sub, "--layers", &o.costs,
       "the bench's layer costs (default: REPORT's stem + .layers.json, when present): moved/must, roofline");
-  sub->add_option("--peak", o.peak,
-                  "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
-  sub->add_option("--json", o.json, "also write the numbers as JSON (laptime.kernels/1); - for standard output");
-  sub->add_option("--svg", o.svg, "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
+  cli::add_input_path(sub, "--peak", &o.peak,
+                      "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
+  cli::add_output_file(sub, "--json", &o.json, "also write the numbers as JSON (laptime.kernels/1); - for standard output",
+                       true);
+  cli::add_output_file(sub, "--svg", &o.svg,
+                       "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
          "print the ncu command that profiles one forward of this model (with the shape flags below) and its time")
@@ -147,12 +152,12 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    write_json(json_out, trace::ncu_diff_to_json(d));
+    if (json_out) write_json(json_out, trace::ncu_diff_to_json(d));  // built only when asked for: 3M rows are 3 GB of JSON
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    write_json(json_out, trace::ncu_layers_to_json(l));
+    if (json_out) write_json(json_out, trace::ncu_layers_to_json(l));
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
   for (const auto& [what, path] :

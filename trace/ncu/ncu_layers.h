@@ -58,6 +58,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct NcuLayerOptions {
   LayerKey by = LayerKey::Folded;
   std::string domain;  // only ranges of this domain ("<default domain>" or "default" for none); empty: any
+  // The process whose kernels are read (--pid). Unset: the report's only one; a report of
+  // several processes is refused, naming them (each is a run of its own, as analyze says).
+  std::optional<uint32_t> pid;
 };
 
 struct NcuThresholds {
@@ -115,7 +118,7 @@ const char* stall_gloss(const std::string& reason);
 
 struct NcuLayerKernel {
   int64_t id = 0;
-  std::string name;  // short name
+  uint32_t name = 0;  // its short name: an index into its layer's kernel_names
   double time_ns = 0;
   double dram_bytes = kNaN;
 };
@@ -147,6 +150,7 @@ struct NcuLayer {
 
 struct NcuLayers {
   std::string source, converted_by, gpu;
+  std::string process;  // the program the kernels ran in, as ncu names it ("" when it does not)
   int sm_count = 0;
   LayerKey by = LayerKey::Folded;
   std::string domain;
@@ -160,7 +164,8 @@ struct NcuLayers {
 };
 
 // Groups, sums and diagnoses. `costs` and `ceilings` may be null. Throws TraceError when
-// --domain names a domain no kernel has a range in.
+// --domain names a domain no kernel has a range in, when the report holds several processes and
+// no --pid, or when --pid names none of them.
 NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCosts* costs, const Ceilings* ceilings,
                      const NcuThresholds& t = {});
 

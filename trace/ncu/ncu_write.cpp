@@ -147,7 +147,8 @@ nlohmann::json ncu_layer_to_json(const NcuLayer& x) {
   for (const NcuStall& st : m.stalls) s.push_back({{"reason", st.reason}, {"cycles_per_instruction", st.cycles}});
   nlohmann::json kernels = nlohmann::json::array();
   for (const NcuLayerKernel& k : x.rows)
-    kernels.push_back({{"id", k.id}, {"name", k.name}, {"time_ns", k.time_ns}, {"dram_bytes", value(k.dram_bytes)}});
+    kernels.push_back(
+        {{"id", k.id}, {"name", x.kernel_names[k.name]}, {"time_ns", k.time_ns}, {"dram_bytes", value(k.dram_bytes)}});
   nlohmann::json row{{"name", x.name},
                      {"domain", x.domain},
                      {"ranges", x.ranges},
