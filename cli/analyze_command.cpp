@@ -18,6 +18,7 @@
 #include "trace/write/analysis_json.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/sidecars.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/processes.h"
 #include "trace/write/roofline.h"
@@ -149,14 +150,17 @@ int run_analyze(const AnalyzeOptions& o) {
   // An .nsys-rep is read through its SQLite export (trace/read/nsys_export.h): no output onto that either.
   const std::string export_of_report = trace::is_nsys_report(o.file) ? trace::export_path_for(o.file) : "";
   try {
+    // Every file the command reads, named or found: the layer costs beside the trace, the peak
+    // cache (any GPU's: the trace's is not known yet), the export of a report (not made yet).
+    std::vector<std::string> inputs{o.file, o.layers.empty() ? trace::layer_costs_path(o.file) : o.layers, o.peak,
+                                    export_of_report};
+    for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
     check_outputs({{"JSON report", o.json, true},
                    {"Perfetto trace", o.perfetto},
                    {"SVG timeline", o.svg},
                    {"roofline SVG", o.roofline_svg}},
-                  {o.file, o.layers, o.peak, export_of_report});
-    if (!o.json.empty())
-      json_out.emplace(OutputSpec{"JSON report", o.json, true},
-                       std::vector<std::string>{o.file, o.layers, o.peak, export_of_report});
+                  inputs);
+    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
   }

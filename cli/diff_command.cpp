@@ -82,6 +82,7 @@ int run_diff(const DiffCommandOptions& o) {
                                     trace::layer_costs_path(o.after), o.diff.peak};
     for (const std::string& run : {o.before, o.after})  // the SQLite export read for a report
       if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
+    for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));  // read for the GPU
     check_outputs({{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
     for (const std::string& run : {o.before, o.after})
       if (!check_input(run, "a trace or a bench report", Missing::Allow))

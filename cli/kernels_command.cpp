@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/cli_numbers.h"
+#include "core/os.h"
 #include "core/output_file.h"
 #include "trace/ncu/ncu_diff.h"
 #include "trace/model/text.h"
@@ -17,7 +18,7 @@
 namespace laptime {
 namespace {
 
-bool exists(const std::string& p) { return static_cast<bool>(std::ifstream(p)); }
+bool exists(const std::string& p) { return path_exists(p); }  // never opened to look: a FIFO would block
 
 // The ceilings: --peak, or the cache of the report's GPU when it exists (a damaged cache is a
 // note, as in analyze: the roofline columns are left out).
@@ -135,8 +136,12 @@ int run_kernels(const KernelsOptions& o) {
         "beside it.");
   if (two && !o.svg.empty()) throw trace::TraceError("--svg draws one report's roofline: give one report.");
   // Every output is checked before any report is read (core/output_file.h).
+  // Every file the command reads, named or found: the reports, the layer costs beside each, the
+  // peak cache (any GPU's: the report's is not known yet).
   std::vector<std::string> inputs = o.reports;
   inputs.insert(inputs.end(), {o.costs, o.peak});
+  for (const std::string& r : o.reports) inputs.push_back(trace::layer_costs_path(r));
+  for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
   std::optional<OutputFile> json_out;
   try {
     check_outputs({{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);

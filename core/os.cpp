@@ -108,4 +108,9 @@ void remove_folder(const std::string& folder) {
   if (!folder.empty()) std::filesystem::remove_all(folder, ignored);
 }
 
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 }  // namespace laptime

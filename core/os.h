@@ -15,6 +15,10 @@ inline bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
+// Whether anything is at `path` (links followed), found with stat, never by opening it: opening a
+// FIFO to see whether it is there blocks until someone writes to it.
+bool path_exists(const std::string& path);
+
 // "a/b/c" -> "a/b", "c" -> ".", "/c" -> "/".
 std::string folder_of(const std::string& path);
 // "a/b/c" -> "c".

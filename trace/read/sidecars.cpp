@@ -1,6 +1,7 @@
 #include "trace/read/sidecars.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -22,13 +23,35 @@ nlohmann::json read_json(const std::string& path, const char* what) {
     throw TraceError(e.what());
   }
   try {
-    return nlohmann::json::parse(text);
+    return parse_untrusted_json(text, path);
   } catch (const nlohmann::json::exception&) {
     throw TraceError(path + " is not a JSON " + what + " file.");
   }
 }
 
 }  // namespace
+
+nlohmann::json parse_untrusted_json(const std::string& text, const std::string& path) {
+  // One pass over the text, strings skipped: the deepest nesting of [ and {.
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw TraceError(path + " nests deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels of JSON arrays and objects: it is no file laptime writes.");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return nlohmann::json::parse(text);
+}
 
 // --- The sidecar ------------------------------------------------------------------------
 
@@ -84,12 +107,33 @@ double Ceilings::tflops(const std::string& precision) const {
   throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
 }
 
+namespace {
+
+std::string peak_cache_dir() {
+  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/laptime";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/laptime";
+  return ".";
+}
+
+}  // namespace
+
+std::vector<std::string> peak_cache_files() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const std::string dir = peak_cache_dir();
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("peak-", 0) == 0 && name.size() > 10 && name.compare(name.size() - 5, 5, ".json") == 0)
+      out.push_back(it->path().string());
+    if (out.size() >= 4096) break;  // a cache holds one file a GPU model
+  }
+  return out;
+}
+
 std::string default_peak_path(const std::string& gpu_name) {
-  std::string dir;
-  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) dir = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/laptime";
-  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/laptime";
-  else dir = ".";
+  const std::string dir = peak_cache_dir();
   std::string key;
   for (char c : gpu_name) key += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   return dir + "/peak-" + (key.empty() ? "unknown" : key) + ".json";
