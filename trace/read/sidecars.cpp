@@ -7,13 +7,19 @@
 
 #include "core/input_file.h"
 #include "trace/model/error.h"
+#include "trace/model/format.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 namespace {
 
+using detail::clip;
+
 // A layer costs or peak file is a few hundred KB at most; a FIFO, a folder or a device is
 // refused before it is opened (core/input_file.h), a file past the bound before it is read.
 constexpr size_t kMaxSidecarBytes = 64u << 20;
+constexpr double kMaxCount = 1e18, kMinCount = 1e-3;  // FLOPs or bytes of one layer, when not 0
+constexpr double kMaxCeiling = 1e6;   // TFLOP/s or GB/s
 
 nlohmann::json read_json(const std::string& path, const char* what) {
   std::string text;
@@ -83,7 +89,13 @@ LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& sou
       e.input_bytes = l.at("bytes").at("inputs").get<double>();
       e.output_bytes = l.at("bytes").at("outputs").get<double>();
       if (!(e.flops >= 0 && e.weight_bytes >= 0 && e.input_bytes >= 0 && e.output_bytes >= 0))
-        throw TraceError(bad + ": layer " + e.name + " has a negative count.");
+        throw TraceError(bad + ": layer " + escape_name(clip(e.name)) + " has a negative count.");
+      // Counts of FLOPs and bytes a layer can have (5e-324 FLOPs or 1e308 bytes once sent the
+      // roofline plot's decade loop on for ever).
+      for (double v : {e.flops, e.weight_bytes, e.input_bytes, e.output_bytes})
+        if (!(v <= kMaxCount) || (v > 0 && v < kMinCount))
+          throw TraceError(bad + ": layer " + escape_name(clip(e.name)) +
+                           " has a count that is no number of FLOPs or bytes (0, or 0.001 to 1e18).");
       c.layers.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception&) {
@@ -166,10 +178,13 @@ Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) 
   } catch (const nlohmann::json::exception&) {
     throw TraceError(bad + ": a field is missing or of the wrong type.");
   }
+  // A ceiling no device reaches (1e308 TFLOP/s once sent the roofline plot's decade loop on for
+  // ever): 1e6 TFLOP/s and 1e6 GB/s are a thousand times today's largest GPU.
+  const auto ceiling = [](double v) { return v > 0 && v <= kMaxCeiling; };
   for (double v : {c.bf16_tflops, c.tf32_tflops, c.fp32_tflops, c.copy_gbps})
-    if (!(v > 0 && std::isfinite(v))) throw TraceError(bad + ": every ceiling must be a positive number.");
-  if (j.at("tflops").contains("fp8") && !(c.fp8_tflops > 0 && std::isfinite(c.fp8_tflops)))
-    throw TraceError(bad + ": every ceiling must be a positive number.");
+    if (!ceiling(v)) throw TraceError(bad + ": every ceiling must be a positive number of at most 1e6.");
+  if (j.at("tflops").contains("fp8") && !ceiling(c.fp8_tflops))
+    throw TraceError(bad + ": every ceiling must be a positive number of at most 1e6.");
   return c;
 }
 
