@@ -309,7 +309,9 @@ bool is_ncu_rep(const std::string& path) {
 // A temporary file for ncu's output, in $TMPDIR.
 class NcuTempFile : public TempFile {
  public:
-  NcuTempFile() : TempFile(temp_dir(), "laptime-ncu-") {
+  static constexpr const char* kPrefix = "laptime-ncu-";
+  // Named for this process; those of runs stopped by Ctrl-C are removed first.
+  NcuTempFile() : TempFile(temp_dir(), (remove_dead_temporaries(temp_dir(), kPrefix), owned_prefix(kPrefix))) {
     if (!valid())
       throw TraceError("cannot make a temporary file for ncu's CSV in " + temp_dir() + " (" + error() +
                        "); set TMPDIR to a writable folder.");
