@@ -117,6 +117,8 @@ int run_kernels(const KernelsOptions& o) {
     if (!o.reports.empty())
       throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
     trace::print_ncu_command(trace::ncu_command(o.ncu), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))  // to a full disk or a closed pipe: a failure
+      throw trace::TraceError(std::string("cannot write the command to standard output: ") + std::strerror(errno) + ".");
     return 0;
   }
   const trace::NcuCommandOptions none;

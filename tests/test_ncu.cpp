@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/run_binary.h"
 #include "trace/read/csv_reader.h"
 #include "trace/analyses/roofline.h"
 #include "cli/kernels_command.h"
@@ -917,6 +919,28 @@ TEST(NcuCommand, Gpt2AtTheCommittedShapeAndItsMeasuredTime) {
             std::string::npos)
       << b.ncu;
   EXPECT_NEAR(b.seconds, 13, 1.5);  // capture.log: 13 s
+}
+
+// The printed command is pasted into a shell (issue 30 item 8): every word comes back whole,
+// nothing in a name runs, and a name no shell line can carry is refused.
+TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
+  const std::string dir = ::testing::TempDir() + "laptime_ncu_quoting";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  NcuCommandOptions o;
+  o.model = "gpt2";
+  o.output = "x$(touch X) it's";
+  o.binary = "/opt/my tools/laptime";
+  const NcuCommand c = ncu_command(o);
+  // The shell splits the line into words; printed one a line, they are what was meant.
+  const auto words = laptime::testing_support::run_shell("sh -c 'cd " + dir +
+                                                         " && for w in \"$@\"; do echo \"$w\"; done' _ " + c.ncu.substr(4));
+  EXPECT_NE(words.out.find("\n-o\nx$(touch X) it's\n/opt/my tools/laptime\nbench\n"), std::string::npos) << words.out;
+  EXPECT_NE(words.out.find("\n--json\nx$(touch X) it's.json\n"), std::string::npos) << words.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/X") || std::filesystem::exists("X")) << "a name ran as a command";
+  EXPECT_EQ(c.read, "laptime kernels 'x$(touch X) it'\\''s.ncu-rep'");
+  o.output = "two\nlines";
+  EXPECT_THAT(error_of([&] { ncu_command(o); }), HasSubstr("--output holds a control character"));
 }
 
 TEST(NcuCommand, Resnet50AndRefusals) {

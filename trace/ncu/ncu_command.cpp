@@ -1,6 +1,8 @@
 #include "trace/ncu/ncu_command.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "trace/model/text.h"
 #include "trace/model/format.h"
@@ -71,6 +73,27 @@ std::string shape_text(const NcuCommandOptions& o) {
   return "B=" + (o.batch ? std::to_string(*o.batch) : std::string("256")) + " " + s + "x" + s;
 }
 
+// A word as the shell reads it back whole: as it is when it holds only characters no shell treats
+// specially, else in single quotes (a quote inside written '\''). `-o 'my run'` split in two and
+// `-o 'x$(touch X)'` ran the touch when the line was pasted.
+std::string shell_word(const std::string& w, bool always = false) {
+  const bool plain = !always && !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./:@%+=,", c);
+  });
+  if (plain) return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// What a shell line cannot carry when pasted: a control character (a newline ends the line).
+void require_quotable(const char* flag, const std::string& w) {
+  for (char c : w)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      throw TraceError(std::string(flag) + " holds a control character ('" + escape_name(w) +
+                       "'), which no shell line can carry: give a plain name.");
+}
+
 }  // namespace
 
 const std::vector<std::string>& ncu_sections() {
@@ -112,21 +135,33 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
       stem += "_" + w;
     }
   }
-  std::string bench = o.binary + " bench " + o.model;
-  if (o.batch) bench += " -b " + std::to_string(*o.batch);
-  if (o.seq) bench += " -t " + std::to_string(*o.seq);
-  if (o.image_size) bench += " --image-size " + std::to_string(*o.image_size);
-  if (!o.precision.empty()) bench += " --precision " + o.precision;
-  if (!o.attention.empty()) bench += " --attention " + o.attention;
-  if (!o.stem.empty()) bench += " --stem " + o.stem;
-  bench += " -w 0 -n 1 --json " + stem + ".json";
-  std::string ncu = "ncu --nvtx --nvtx-include 'laptime@forward/" + (o.within.empty() ? "" : o.within + "/") + "'";
-  for (const std::string& s : ncu_sections()) ncu += " --section " + s;
+  require_quotable("--binary", o.binary);
+  require_quotable("--output", stem);
+  for (const std::string* w : {&o.precision, &o.attention, &o.stem}) require_quotable("--command", *w);
+  // Every word quoted for the shell: the line is pasted as it is printed.
+  std::vector<std::string> bench{o.binary, "bench", o.model};
+  if (o.batch) bench.insert(bench.end(), {"-b", std::to_string(*o.batch)});
+  if (o.seq) bench.insert(bench.end(), {"-t", std::to_string(*o.seq)});
+  if (o.image_size) bench.insert(bench.end(), {"--image-size", std::to_string(*o.image_size)});
+  if (!o.precision.empty()) bench.insert(bench.end(), {"--precision", o.precision});
+  if (!o.attention.empty()) bench.insert(bench.end(), {"--attention", o.attention});
+  if (!o.stem.empty()) bench.insert(bench.end(), {"--stem", o.stem});
+  bench.insert(bench.end(), {"-w", "0", "-n", "1", "--json", stem + ".json"});
+  std::vector<std::string> ncu{"ncu", "--nvtx", "--nvtx-include", "laptime@forward/" + (o.within.empty() ? "" : o.within + "/")};
+  for (const std::string& sec : ncu_sections()) ncu.insert(ncu.end(), {"--section", sec});
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
-  c.ncu = ncu +
-          (o.csv ? " --csv --page raw --print-units base " + bench + " > " + c.output : " -f -o " + stem + " " + bench);
-  c.read = "laptime kernels " + c.output;
+  if (o.csv) ncu.insert(ncu.end(), {"--csv", "--page", "raw", "--print-units", "base"});
+  else ncu.insert(ncu.end(), {"-f", "-o", stem});
+  ncu.insert(ncu.end(), bench.begin(), bench.end());
+  // `always`: the word quoted whatever it holds (the NVTX filter, as ncu's documentation writes it).
+  const auto line = [](const std::vector<std::string>& words, size_t always = SIZE_MAX) {
+    std::string out;
+    for (size_t i = 0; i < words.size(); ++i) out += (i ? " " : "") + shell_word(words[i], i == always);
+    return out;
+  };
+  c.ncu = line(ncu, 3) + (o.csv ? " > " + shell_word(c.output) : "");
+  c.read = line({"laptime", "kernels", c.output});
   const Measured& m = o.model == "gpt2" ? kGpt2 : kResnet;
   c.kernels = kernels_of(o);
   c.seconds = m.start_s + c.kernels * m.per_kernel_s;
