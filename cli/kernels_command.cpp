@@ -51,11 +51,13 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
   return l;
 }
 
-void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
+// The JSON text made by DeferredKernelLists (the per-kernel rows written one by one: three
+// million of them as a tree were 3 GB).
+void write_json(std::optional<OutputFile>& out, const std::string& text) {
   if (!out) return;
   try {
-    trace::escape_json_strings(j);
-    out->write(j.dump(2) + "\n");
+    out->write(text);
+    out->write("\n");
     out->commit();
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
@@ -159,12 +161,18 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    if (json_out) write_json(json_out, trace::ncu_diff_to_json(d));  // built only when asked for: 3M rows are 3 GB of JSON
+    if (json_out) {  // built only when asked for
+      trace::DeferredKernelLists rows;
+      write_json(json_out, rows.text(trace::ncu_diff_to_json(d, &rows)));
+    }
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    if (json_out) write_json(json_out, trace::ncu_layers_to_json(l));
+    if (json_out) {
+      trace::DeferredKernelLists rows;
+      write_json(json_out, rows.text(trace::ncu_layers_to_json(l, &rows)));
+    }
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
   for (const auto& [what, path] :

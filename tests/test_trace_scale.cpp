@@ -192,6 +192,14 @@ TEST(ScaleHostile, ThreeMillionNcuRowsStayLean) {
               if (l.kernels != 3000000u) _exit(5);
             }),
             "");
+  // And its JSON, every kernel's row in it, written as text row by row (a tree was 3 GB).
+  EXPECT_EQ(bounded(2048 * kMiB, 60, [&] {
+              const NcuLayers l = ncu_layers(read_ncu_report(path), {}, nullptr, nullptr);
+              DeferredKernelLists rows;
+              const std::string text = rows.text(ncu_layers_to_json(l, &rows));
+              if (text.find("\"kernel_list\": [") == std::string::npos) _exit(6);
+            }),
+            "");
   std::remove(path.c_str());
 }
 

@@ -176,7 +176,7 @@ void print_ncu_diff(const NcuDiff& d, std::FILE* out) {
   }
 }
 
-nlohmann::json ncu_diff_to_json(const NcuDiff& d) {
+nlohmann::json ncu_diff_to_json(const NcuDiff& d, DeferredKernelLists* deferred) {
   nlohmann::json j{{"schema", "laptime.kernels.diff/1"},
                    {"a", side(d.a)},
                    {"b", side(d.b)},
@@ -187,8 +187,8 @@ nlohmann::json ncu_diff_to_json(const NcuDiff& d) {
     const NcuLayer* a = c.a >= 0 ? &d.a.layers[static_cast<size_t>(c.a)] : nullptr;
     const NcuLayer* b = c.b >= 0 ? &d.b.layers[static_cast<size_t>(c.b)] : nullptr;
     nlohmann::json row{{"name", c.name},
-                       {"a", a ? ncu_layer_to_json(*a) : nlohmann::json(nullptr)},
-                       {"b", b ? ncu_layer_to_json(*b) : nlohmann::json(nullptr)},
+                       {"a", a ? ncu_layer_to_json(*a, deferred) : nlohmann::json(nullptr)},
+                       {"b", b ? ncu_layer_to_json(*b, deferred) : nlohmann::json(nullptr)},
                        {"gone", c.gone},
                        {"new", c.added}};
     if (a && b) {

@@ -172,6 +172,24 @@ NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCo
 void print_ncu_layers(const NcuLayers& l, std::FILE* out);
 nlohmann::json ncu_layers_to_json(const NcuLayers& l);
 nlohmann::json ncu_layer_to_json(const NcuLayer& x);  // one row of it
+
+// The JSON text of a report or a diff as `j.dump(2)` writes it, strings escaped
+// (escape_json_strings), with every layer's per-kernel list written row by row instead of held
+// as a tree: a million kernels' rows are a gigabyte of nlohmann objects and a few hundred MB of
+// text. `j` is made by the functions above with a DeferredKernelLists: each layer's
+// `kernel_list` is then a marker that this replaces with the layer's rows.
+class DeferredKernelLists {
+ public:
+  DeferredKernelLists();
+  nlohmann::json marker(const NcuLayer& x);  // the placeholder for x's rows, remembered
+  std::string text(nlohmann::json j) const;
+
+ private:
+  std::string prefix_;
+  std::vector<const NcuLayer*> layers_;
+};
+nlohmann::json ncu_layers_to_json(const NcuLayers& l, DeferredKernelLists* deferred);
+nlohmann::json ncu_layer_to_json(const NcuLayer& x, DeferredKernelLists* deferred);
 // The roofline of the layers with costs, at their measured traffic (filled points) and at the
 // traffic the sidecar assumes (hollow, joined by a line). Needs costs and ceilings.
 void write_ncu_roofline_svg(const NcuLayers& l, const std::string& path);
