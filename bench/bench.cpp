@@ -31,6 +31,7 @@
 #include "bench/layer_costs.h"
 #include "core/buffer.h"
 #include "core/check.h"
+#include "core/context.h"
 #include "core/output_file.h"
 #include "core/stats.h"
 #include "core/timing.h"
@@ -69,6 +70,9 @@ std::unique_ptr<trace::CuptiTracer> start_tracer(const BenchOptions& o) {
   try {
     return std::make_unique<trace::CuptiTracer>();
   } catch (const trace::TraceError& e) {
+    // Without a GPU, CUPTI's own first failure (cuptiSetThreadIdType ...) says nothing useful:
+    // say what every other command says. Asked only now: CUDA must not start before CUPTI.
+    if (std::string why; !gpu_available(&why)) throw Error(why + ".");
     throw Error(e.what());
   }
 }

@@ -90,8 +90,8 @@ std::string gemm_row(Context& ctx, const Shape& s, int N, DeviceBuffer& pool) {
   fill_uniform(DType::BF16, bias, s.cout, 5, st);
   fill_uniform(DType::BF16, res, M * s.cout, 6, st);
   const float h_one = 1.f;
-  CUDA_CHECK(cudaMemcpy(one, &h_one, sizeof h_one, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaDeviceSynchronize());  // legacy stream: not ordered with the context's
+  CUDA_CHECK(cudaMemcpyAsync(one, &h_one, sizeof h_one, cudaMemcpyHostToDevice, st));
+  CUDA_CHECK(cudaStreamSynchronize(st));  // h_one is read by the copy
   GemmSpec g;
   g.M = static_cast<int>(M);
   g.N = s.cout;
@@ -152,8 +152,8 @@ float conv_time(Context& ctx, const Shape& s, int N, bool fp8, fe::DataType_t y_
   fill_uniform(DType::BF16, bias, K, 3, ctx.stream());
   fill_uniform(io, res, int64_t{N} * Ho * Ho * K, 4, ctx.stream());
   const float h_scales[4] = {1.f, 1.f, 1.f, 1.f};
-  CUDA_CHECK(cudaMemcpy(scales, h_scales, sizeof h_scales, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaDeviceSynchronize());  // legacy stream: not ordered with the context's
+  CUDA_CHECK(cudaMemcpyAsync(scales, h_scales, sizeof h_scales, cudaMemcpyHostToDevice, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // h_scales is read by the copy
 
   using T = fe::graph::Tensor_attributes;
   using PW = fe::graph::Pointwise_attributes;

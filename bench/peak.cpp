@@ -16,9 +16,11 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/output_file.h"
+#include "core/timing.h"
 #include "kernels/fp8.cuh"
 #include "layers/gemm.h"
 #include "layers/linear.h"
+#include "trace/model/error.h"
 #include "trace/read/sidecars.h"
 
 namespace laptime {
@@ -28,47 +30,40 @@ constexpr int kGemmSide = 8192;
 constexpr std::size_t kCopyBytes = std::size_t{1} << 30;
 constexpr int kWarmup = 3, kRuns = 10;
 
-// The shortest of kRuns timed runs of `work` after kWarmup untimed ones, in seconds.
+// The shortest of kRuns timed runs of `work` after kWarmup untimed ones, in seconds; each run
+// between two events on the context's stream (core/timing.h's time_enqueued).
 double best_seconds(const Context& ctx, const std::function<void()>& work) {
   for (int i = 0; i < kWarmup; ++i) work();
-  cudaEvent_t start = nullptr, stop = nullptr;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
+  const EventPool events(2);
   float best = 0;
   for (int i = 0; i < kRuns; ++i) {
-    CUDA_CHECK(cudaEventRecord(start, ctx.stream()));
-    work();
-    CUDA_CHECK(cudaEventRecord(stop, ctx.stream()));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    const float ms = time_enqueued(ctx.stream(), events, work);
     best = i == 0 ? ms : std::min(best, ms);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return best * 1e-3;
 }
 
-// Operands of varied, bounded values (a GEMM on zeros draws less power and may clock higher).
-void fill(void* dst, DType t, std::size_t n, uint32_t seed) {
+// Operands of varied, bounded values (a GEMM on zeros draws less power and may clock higher),
+// copied up on the context's stream; waits for the copy (its host staging goes on return).
+void fill(const Context& ctx, void* dst, DType t, std::size_t n, uint32_t seed) {
   std::vector<float> v(n);
   uint32_t x = seed * 2654435761u + 1;
   for (float& f : v) {
     x = x * 1664525u + 1013904223u;
     f = static_cast<float>(x >> 8) / 16777216.f - 0.5f;
   }
+  std::vector<uint16_t> h;  // bf16: the top half of each float
   if (t == DType::BF16) {
-    std::vector<uint16_t> h(n);
+    h.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       uint32_t bits;
       std::memcpy(&bits, &v[i], sizeof bits);
       h[i] = static_cast<uint16_t>(bits >> 16);
     }
-    CUDA_CHECK(cudaMemcpy(dst, h.data(), n * sizeof(uint16_t), cudaMemcpyHostToDevice));
-  } else {
-    CUDA_CHECK(cudaMemcpy(dst, v.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   }
-  CUDA_CHECK(cudaDeviceSynchronize());  // a legacy-stream copy, read next on the context's stream
+  const void* src = h.empty() ? static_cast<const void*>(v.data()) : h.data();
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, n * dtype_size(t), cudaMemcpyHostToDevice, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
 // fp8: e4m3 operands (uniform in [-1, 1), made on the device), bf16 out, per-tensor scales of 1,
@@ -81,10 +76,9 @@ double gemm_tflops(Context& ctx, Precision p) {
     fill_uniform(ab, a.data(), static_cast<int64_t>(n), 1, ctx.stream());
     fill_uniform(ab, b.data(), static_cast<int64_t>(n), 2, ctx.stream());
   } else {
-    fill(a.data(), t, n, 1);
-    fill(b.data(), t, n, 2);
+    fill(ctx, a.data(), t, n, 1);
+    fill(ctx, b.data(), t, n, 2);
   }
-  CUDA_CHECK(cudaDeviceSynchronize());  // a pageable copy may return before its DMA lands
   GemmSpec s;
   s.M = s.N = s.K = kGemmSide;
   s.b_layout = BLayout::NK;

@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "kernels/lab/registry.h"
 #include "layers/attention_kind.h"
 #include "layers/layer_cost.h"
 #include "layers/stem_kind.h"
@@ -25,6 +26,7 @@ struct WorkloadOptions {
   Precision precision = Precision::BF16;
   AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
   StemKind stem = StemKind::Auto;                 // resnet50: the stem implementation (--stem)
+  lab::KernelChoice kernels;  // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
 };
 
 class Workload {

@@ -3,42 +3,30 @@
 // FLOPs and bytes per layer: published by the layers for the shapes built (GPT2::layer_costs,
 // layers/layer_cost.h); FLOPs per forward is their sum: per block 24·N·C² for the four matrix products (N = B·T
 // tokens) plus 4·B·T²·C for attention's full T×T square, and 2·N·C·vocab for the LM head.
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <utility>
 
 #include "bench/workload.h"
 #include "core/check.h"
+#include "core/env_switches.h"
 #include "models/gpt2.h"
 
 namespace laptime {
 namespace {
 
-// An override from the environment: unset or empty gives `unset`, either word its value,
-// anything else an error naming both.
-template <class E>
-E env_choice(const char* name, E unset, std::pair<const char*, E> a, std::pair<const char*, E> b) {
-  const char* v = std::getenv(name);
-  const std::string s = v ? v : "";
-  if (s.empty()) return unset;
-  if (s == a.first) return a.second;
-  if (s == b.first) return b.second;
-  throw Error(std::string(name) + " must be '" + a.first + "' or '" + b.first + "', not '" + s + "'.");
-}
-
-// LAPTIME_GPT2_GELU=epilogue|kernel overrides where the GELU runs (default: the measured
-// choice per precision, layers/mlp.h), for before/after timings of that fusion.
+// The GPT-2 switches of core/env_switches.h (LAPTIME_GPT2_GELU, LAPTIME_GPT2_GEMM) as the
+// model's own choices, for before/after timings of the GELU fusion and of timed GEMM algorithms.
 GeluPlacement gelu_placement() {
-  return env_choice("LAPTIME_GPT2_GELU", GeluPlacement::Auto, {"epilogue", GeluPlacement::Epilogue},
-                    {"kernel", GeluPlacement::Kernel});
+  switch (env::gpt2_gelu()) {
+    case Gpt2Gelu::Epilogue: return GeluPlacement::Epilogue;
+    case Gpt2Gelu::Kernel: return GeluPlacement::Kernel;
+    case Gpt2Gelu::Measured: break;
+  }
+  return GeluPlacement::Auto;
 }
 
-// LAPTIME_GPT2_GEMM=timed|heuristic overrides how the linear layers' algorithms are chosen.
-GemmChoice gemm_choice() {
-  return env_choice("LAPTIME_GPT2_GEMM", GemmChoice::Heuristic, {"timed", GemmChoice::Timed},
-                    {"heuristic", GemmChoice::Heuristic});
-}
+GemmChoice gemm_choice() { return env::gpt2_gemm_timed() ? GemmChoice::Timed : GemmChoice::Heuristic; }
 
 class Gpt2Workload : public Workload {
  public:
@@ -54,6 +42,7 @@ class Gpt2Workload : public Workload {
       host = load_gpt2_weights(file, cfg);
       source_ = o.weights;
     }
+    cfg.kernels = o.kernels;
     B_ = o.batch ? o.batch : 8;
     T_ = o.seq ? o.seq : cfg.n_ctx;
     model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice());
@@ -63,6 +52,7 @@ class Gpt2Workload : public Workload {
     model_->upload_tokens(ctx, tokens, B_, T_);
     // fp8: the activation scales from this batch, in bf16, once (models/gpt2.h).
     model_->calibrate(ctx, B_, T_);
+    kernels_ = lab::kernel_choice_text(o.kernels);
   }
 
   void forward(const Context& ctx) override { model_->forward(ctx, B_, T_); }
@@ -72,13 +62,15 @@ class Gpt2Workload : public Workload {
   }
   std::string weights_source() const override { return source_; }
   std::string variant() const override {
-    return std::string("attention ") + attention_kind_name(model_->attention_kind(B_, T_)) +
+    const int lab_core = model_->attention_lab_core();
+    return std::string("attention ") +
+           (lab_core >= 0 ? "lab v" + std::to_string(lab_core + 1) : attention_kind_name(model_->attention_kind(B_, T_))) +
            (model_->attention_f16_core(B_, T_) ? " (fp16 core and projections)" : "") + ", GELU " +
            (model_->gelu_in_epilogue() ? "in the c_fc epilogue" : "kernel") +
            (model_->gemm_shapes_timed() ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) +
                                               " shapes, " + std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"
                                         : ", GEMM algorithms: heuristic") +
-           fp8_variant();
+           fp8_variant() + (kernels_.empty() ? "" : ", --kernel " + kernels_);
   }
   std::vector<std::string> plan_report() const override { return model_->describe_fp8(B_, T_); }
   int64_t items_per_forward() const override { return int64_t{B_} * T_; }
@@ -94,12 +86,13 @@ class Gpt2Workload : public Workload {
     if (model_->precision() != Precision::FP8) return "";
     const int gemms = 4 * model_->config().n_layer + 1;
     std::string s = ", fp8 GEMMs " + std::to_string(model_->fp8_layers(B_, T_).size()) + " of " + std::to_string(gemms);
-    for (const char* env : {"LAPTIME_FP8_GEMM", "LAPTIME_FP8_FAST_ACCUM", "LAPTIME_FP8_MLP"})
-      if (const char* v = std::getenv(env); v && *v) s += std::string(" (") + env + "=" + v + ")";
+    for (const env::Switch& sw : {env::kFp8Gemm, env::kFp8FastAccum, env::kFp8Mlp})
+      if (const std::string v = env::text(sw); !v.empty()) s += std::string(" (") + sw.name + "=" + v + ")";
     return s;
   }
 
   std::unique_ptr<GPT2> model_;
+  std::string kernels_ = "";  // laptime lab's versions swapped in, as --kernel named them
   std::string source_;
   int B_ = 0, T_ = 0;
 };

@@ -31,6 +31,7 @@ class Resnet50Workload : public Workload {
     B_ = o.batch ? o.batch : 256;
     S_ = o.image_size ? o.image_size : cfg.image_size;
     check_resnet50_input(cfg, B_, S_);  // before drawing a few hundred MB of images
+    cfg.kernels = o.kernels;
     model_ = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, B_, S_, o.stem);
     WeightRng rng(o.seed + 1);
     model_->upload_input(ctx, rng.normal(int64_t{B_} * 3 * S_ * S_, 0.f, 1.f), B_);
@@ -55,7 +56,10 @@ class Resnet50Workload : public Workload {
     for (std::string& line : model_->describe_fp8(B_)) v.push_back("fp8 " + line);
     return v;
   }
-  std::string variant() const override { return model_->stem_variant(); }
+  std::string variant() const override {
+    const std::string kernels = lab::kernel_choice_text(model_->config().kernels);
+    return model_->stem_variant() + (kernels.empty() ? "" : ", --kernel " + kernels);
+  }
 
  private:
   std::unique_ptr<ResNet50> model_;

@@ -9,6 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
+#include "cli/diff_command.h"
+#include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
@@ -20,24 +23,43 @@
 #include "trace/read/nsys_sqlite.h"
 #include "trace/read/sidecars.h"
 #include "trace/write/perfetto.h"
+#include "trace/analyses/per_process.h"
 #include "trace/analyses/processes.h"
+#include "trace/compare/job.h"
 #include "trace/write/roofline.h"
 #include "trace/write/timeline_svg.h"
 #include "trace/model/text.h"
 #include "trace/write/analysis_text.h"
+#include "trace/write/job_json.h"
+#include "trace/write/job_text.h"
 #include "trace/model/format.h"
 #include "trace/model/validate.h"
 
 namespace laptime {
 
 CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "analyze", "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` file");
+  CLI::App* sub = app.add_subcommand("analyze", command_description("analyze"));
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
-  cli::add_input_path(sub, "file", &o.file, "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys "
-                                             "when needed), an `nsys export --type sqlite` output, or laptime's own")
+  // No ExistingFile check: the trace reader says what is wrong with a path in one sentence.
+  sub->add_option_function<std::vector<std::string>>(
+         "files",
+         [&o](const std::vector<std::string>& files) {
+           for (const std::string& f : files)
+             if (f.empty()) throw CLI::ValidationError("file: a file name is empty; give a file.");
+           o.files = files;
+           o.file = files.front();
+         },
+         "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys when needed), an `nsys export "
+         "--type sqlite` output, or laptime's own. Several, a folder or a glob: the job view, one row per report "
+         "(and process), the spread and the straggler (docs/PROFILING.md 8.10)")
+      ->type_name("FILE...")
       ->required();
+  cli::add_switch(sub, "--job", &o.job, "the job view even for one report");
+  cli::add_integer(sub, "--workers", &o.workers, 1, 4096,
+                   "reports read at once in the job view (default: the machine's cores); memory grows with it");
+  cli::add_non_negative_real(sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
+                             "job view: exit 3 when the slowest report's lap is more than PCT% above the median report's");
   sub->add_option("--range", o.report.range,
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
                   "re:REGEX, matching whole names (default: laptime's `forward`, else a family of ranges numbered by "
@@ -52,7 +74,9 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   cli::add_integer(sub, "--top", &o.report.top, 0, 1000000,
                    "rows in the kernel, layer, gap and synchronization tables (default 15 in the text, every row in "
                    "the JSON; 0: every row)");
-  cli::add_output_file(sub, "--json", &o.json, "also write the numbers as JSON (schema laptime.analyze/1); - for standard output",
+  cli::add_output_file(sub, "--json", &o.json,
+                       "also write the numbers as JSON (schema laptime.analyze/1; the job view's laptime.job/1); - for "
+                       "standard output",
                        true);
   cli::add_output_file(sub, "--perfetto", &o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
@@ -65,57 +89,22 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
 
 namespace {
 
-// One process's report (or the whole trace's, when no process qualifies on its own).
-struct Report {
-  uint32_t pid = 0;
-  trace::Analysis a;
-  trace::IterationSteadyState steady;
-};
+using Report = trace::ProcessReport;
+using Reports = trace::ProcessReports;
 
-struct Reports {
-  std::vector<Report> each;
-  // With several processes: the sentence that says so, then those left out (said once, above
-  // the sections; with one, the notes go into its report).
-  std::vector<std::string> notes;
-};
-
-// The processes to report (trace/analyses/processes.h), each analyzed on its own: one with --pid or when
-// only one has iterations (its report as it always was), else one per process.
+// The processes to report (trace/analyses/per_process.h), each analyzed on its own: one with --pid
+// or when only one has iterations (its report as it always was), else one per process; what
+// draws or costs one run is refused for several, before any analysis.
 Reports analyze_processes(const trace::TraceJoin& j, const AnalyzeOptions& o) {
-  const trace::Trace& t = j.trace();
-  trace::ProcessChoice procs = trace::choose_processes(j, o.report.range, o.report.pid);
-  const size_t n = procs.reported.size();
-  const std::string which = "; the trace holds " + std::to_string(n) + " processes with iterations (" +
-                            trace::process_list(t, procs.reported, 6) + "): name one with --pid N.";
-  if (n > trace::kMaxProcessesReported) throw trace::TraceError("too many processes to report one by one" + which);
-  if (n > 1) {  // one iteration drawn, one run's layer costs: these need the process named
+  const trace::ProcessChoice procs = trace::choose_processes(j, o.report.range, o.report.pid);
+  if (procs.reported.size() > 1 && procs.reported.size() <= trace::kMaxProcessesReported) {
+    const std::string which = trace::several_processes_tail(j.trace(), procs);
     if (!o.svg.empty()) throw trace::TraceError("--svg draws one process's iteration" + which);
     if (!o.layers.empty() || !o.roofline_svg.empty())
       throw trace::TraceError(std::string(o.layers.empty() ? "--roofline-svg" : "--layers") +
                               " needs one run's layer costs" + which);
   }
-  Reports out;
-  auto add = [&](uint32_t pid, const trace::IterationSet& set) {
-    Report r;
-    r.pid = pid;
-    r.a = trace::analyze(j, o.report, set);
-    r.steady = trace::iteration_steady_state(r.a);
-    if (!r.steady.warning.empty()) r.a.notes.push_back(r.steady.warning);
-    out.each.push_back(std::move(r));
-  };
-  if (n == 0) add(0, trace::find_iterations(j, o.report.range));  // the whole trace: its sentence says why
-  for (const trace::ProcessIterations& p : procs.reported) {
-    try {
-      add(p.pid, p.set);
-    } catch (const trace::TraceError& e) {
-      if (n == 1) throw;
-      throw trace::TraceError("process " + trace::process_label(t, p.pid) + ": " + e.what());
-    }
-  }
-  std::vector<std::string>& notes = n > 1 ? out.notes : out.each.front().a.notes;
-  if (n > 1) notes.push_back(procs.summary);
-  notes.insert(notes.end(), procs.notes.begin(), procs.notes.end());
-  return out;
+  return trace::analyze_per_process(j, o.report, procs);
 }
 
 // The report as JSON: one process's as it always was (with its pid when --pid chose it), or,
@@ -143,27 +132,69 @@ nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
 
 }  // namespace
 
+namespace {
+
+// Whether the arguments ask for the job view: several, a folder, a glob laptime expands, or --job.
+bool is_job(const AnalyzeOptions& o) {
+  if (o.job || o.files.size() > 1) return true;
+  std::vector<std::string> notes;
+  const std::string& only = o.files.empty() ? o.file : o.files.front();
+  const std::vector<std::string> expanded = trace::expand_report_inputs({only}, notes);
+  return expanded.size() != 1 || expanded.front() != only;
+}
+
+// `laptime analyze A B C ...`: the job view (trace/compare/job.h), its JSON laptime.job/1.
+int run_job(const AnalyzeOptions& o) {
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--perfetto", o.perfetto},
+                                    {"--svg", o.svg},
+                                    {"--layers", o.layers},
+                                    {"--peak", o.peak},
+                                    {"--roofline-svg", o.roofline_svg}})
+    if (!value.empty())
+      throw trace::TraceError(std::string(flag) + " is for one report: the job view takes --json, --range, --pid, "
+                              "--skip-warmup, --gap-us, --top, --workers and --fail-if-spread.");
+  trace::JobOptions jo;
+  jo.report = o.report;
+  jo.workers = static_cast<unsigned>(o.workers.value_or(0));
+  jo.fail_if_spread_pct = o.fail_if_spread;
+  std::vector<std::string> notes;
+  const std::vector<std::string> files = trace::expand_report_inputs(o.files.empty() ? std::vector<std::string>{o.file} : o.files, notes);
+  // No output onto any report or the export it is read through.
+  std::vector<std::string> inputs = files;
+  for (const std::string& f : files)
+    if (trace::is_nsys_report(f)) inputs.push_back(trace::export_path_for(f));
+  std::optional<OutputFile> json_out;
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}}, inputs);
+  trace::Job job = trace::analyze_job(files, jo);
+  job.notes.insert(job.notes.begin(), notes.begin(), notes.end());
+  trace::print_job(job, stdout);
+  if (json_out) cli::write_json(json_out, trace::job_to_json(job));
+  cli::Ending end;
+  end.wrote({{"JSON report", o.json}});
+  end.finish();
+  return job.gate_failed ? kExitGateFailed : 0;
+}
+
+}  // namespace
+
 int run_analyze(const AnalyzeOptions& o) {
+  if (is_job(o)) return run_job(o);
   // Every output is checked before the trace is read: none may be the trace itself, a
   // device or a FIFO, or sit in a folder that cannot be written (core/output_file.h).
-  std::optional<OutputFile> json_out;
   // An .nsys-rep is read through its SQLite export (trace/read/nsys_export.h): no output onto that either.
   const std::string export_of_report = trace::is_nsys_report(o.file) ? trace::export_path_for(o.file) : "";
-  try {
-    // Every file the command reads, named or found: the layer costs beside the trace, the peak
-    // cache (any GPU's: the trace's is not known yet), the export of a report (not made yet).
-    std::vector<std::string> inputs{o.file, o.layers.empty() ? trace::layer_costs_path(o.file) : o.layers, o.peak,
-                                    export_of_report};
-    for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
-    check_outputs({{"JSON report", o.json, true},
-                   {"Perfetto trace", o.perfetto},
-                   {"SVG timeline", o.svg},
-                   {"roofline SVG", o.roofline_svg}},
-                  inputs);
-    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
+  // Every file the command reads, named or found: the layer costs beside the trace, the peak
+  // cache (any GPU's: the trace's is not known yet), the export of a report (not made yet).
+  std::vector<std::string> inputs{o.file, o.layers.empty() ? trace::layer_costs_path(o.file) : o.layers, o.peak,
+                                  export_of_report};
+  for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
+  std::optional<OutputFile> json_out;
+  cli::open_outputs(json_out,
+                    {{"JSON report", o.json, true},
+                     {"Perfetto trace", o.perfetto},
+                     {"SVG timeline", o.svg},
+                     {"roofline SVG", o.roofline_svg}},
+                    inputs);
   // Every input, before the trace is read: a FIFO would block its reader forever, a device or
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
   try {
@@ -217,28 +248,18 @@ int run_analyze(const AnalyzeOptions& o) {
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
   if (json_out) {
-    try {
-      nlohmann::json out = n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
-      if (roof) out["roofline"] = trace::roofline_to_json(*roof);
-      trace::escape_json_strings(out);
-      json_out->write(out.dump(2) + "\n");
-      json_out->commit();
-    } catch (const OutputError& e) {
-      throw trace::TraceError(e.what());
-    }
+    nlohmann::json out = n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
+    if (roof) out["roofline"] = trace::roofline_to_json(*roof);
+    cli::write_json(json_out, std::move(out));
   }
   if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
-  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"JSON report", o.json},
-                                   {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
-                                   {"SVG timeline", o.svg},
-                                   {"roofline SVG", o.roofline_svg}})
-    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s", what, trace::escape_name(path).c_str());
-  if ((!o.json.empty() && o.json != "-") || !o.perfetto.empty() || !o.svg.empty() || !o.roofline_svg.empty())
-    std::printf("\n");
-  // The report itself: standard output to a full disk or a closed pipe is a failure too.
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  cli::Ending end;
+  end.wrote({{"JSON report", o.json},
+             {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
+             {"SVG timeline", o.svg},
+             {"roofline SVG", o.roofline_svg}});
+  end.finish();
   return 0;
 }
 

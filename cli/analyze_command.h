@@ -4,11 +4,14 @@
 //
 // FILE is Nsight Systems' SQLite export (`nsys export --type sqlite REPORT.nsys-rep`), the
 // report itself (read through that export, trace/read/nsys_export.h), or a trace written by
-// `laptime bench --trace`. The work lives in trace/ (laptime_trace, host-only);
-// this file is the command line around it.
+// `laptime bench --trace`. Several files, a folder or a glob (or --job) give the job view instead:
+// one row per report and process, the spread, the straggler (trace/compare/job.h). The work lives
+// in trace/ (laptime_trace, host-only); this file is the command line around it.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "trace/model/error.h"
 #include "trace/analyses/analyze.h"
@@ -20,7 +23,11 @@ class App;
 namespace laptime {
 
 struct AnalyzeOptions {
-  std::string file;
+  std::string file;                // the first of `files` (the one trace, outside the job view)
+  std::vector<std::string> files;  // as given: several, a folder or a glob make the job view
+  bool job = false;                // --job: the job view even for one report
+  std::optional<int> workers;      // --workers: reports read at once (default: the cores)
+  std::optional<double> fail_if_spread;  // --fail-if-spread PCT: exit 3 (kExitGateFailed) above it
   trace::ReportOptions report;  // --range, --pid, --skip-warmup, --gap-us, --top
   std::string json;             // the same numbers as JSON (schema laptime.analyze/1)
   std::string perfetto;         // Chrome Trace Event JSON of the whole trace

@@ -1,5 +1,4 @@
 #include "cli/diff_command.h"
-#include "trace/read/sidecars.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,26 +9,24 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
+#include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
 #include "trace/compare/diff_input.h"
+#include "trace/model/error.h"
+#include "trace/model/text.h"
+#include "trace/read/nsys_export.h"
+#include "trace/read/sidecars.h"
 #include "trace/write/diff_json.h"
 #include "trace/write/diff_svg.h"
 #include "trace/write/diff_text.h"
-#include "trace/model/error.h"
-#include "trace/read/nsys_export.h"
-#include "trace/model/text.h"
 
 namespace laptime {
 
 CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "diff",
-      "compare two runs layer by layer: medians, 95% bootstrap interval of the change, and a label per layer.\n"
-      "Labels (t = --threshold, a = --min-change-us, relative to BEFORE's median): SLOWER / FASTER when the\n"
-      "interval is clear of zero and the change is beyond ±t and ±a; SAME when the interval lies within ±t\n"
-      "(or ±a); UNCLEAR otherwise. Exit 3 when --fail-if-slower trips, 1 on an error.");
+  CLI::App* sub = app.add_subcommand("diff", command_description("diff"));
   cli::add_input_path(sub, "before", &o.before,
                       "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
       ->required();
@@ -76,22 +73,19 @@ int run_diff(const DiffCommandOptions& o) {
   // replaced by the JSON before), none on a device or FIFO, two outputs on one name refused;
   // inputs and their layer costs files that are FIFOs, folders or devices refused (a FIFO
   // blocked forever).
+  std::vector<std::string> inputs{o.before, o.after, trace::layer_costs_path(o.before),
+                                  trace::layer_costs_path(o.after), o.diff.peak};
+  for (const std::string& run : {o.before, o.after})  // the SQLite export read for a report
+    if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
+  for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));  // read for the GPU
   std::optional<OutputFile> json_out;
+  cli::open_outputs(json_out, {{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
   try {
-    std::vector<std::string> inputs{o.before, o.after, trace::layer_costs_path(o.before),
-                                    trace::layer_costs_path(o.after), o.diff.peak};
-    for (const std::string& run : {o.before, o.after})  // the SQLite export read for a report
-      if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
-    for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));  // read for the GPU
-    check_outputs({{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
     for (const std::string& run : {o.before, o.after})
       if (!check_input(run, "a trace or a bench report", Missing::Allow))
         throw trace::TraceError("cannot open " + run + ": no such file, or not readable.");
     for (const std::string& run : {o.before, o.after}) trace::check_layer_costs_beside(run);
     if (!o.diff.peak.empty()) check_input(o.diff.peak, "a peak file");
-    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON diff", o.json, true}, inputs);
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
   }
@@ -107,27 +101,14 @@ int run_diff(const DiffCommandOptions& o) {
   const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
   std::printf("laptime diff %s %s\n", trace::escape_name(o.before).c_str(), trace::escape_name(o.after).c_str());
   trace::print_diff(d, stdout);
-  if (json_out) {
-    try {
-      nlohmann::json j = trace::diff_to_json(d);
-      trace::escape_json_strings(j);  // a path that is not UTF-8 would make dump() throw
-      json_out->write(j.dump(2) + "\n");
-      json_out->commit();
-    } catch (const OutputError& e) {
-      throw trace::TraceError(e.what());
-    }
-    // With `--json -` standard output stays pointed at standard error until json_out goes out
-    // of scope, so nothing printed below lands after the JSON.
-    if (!json_out->is_stdout()) std::printf("\nwrote JSON diff: %s\n", trace::escape_name(o.json).c_str());
-  }
-  if (!o.svg.empty()) {
-    trace::write_diff_svg(d, o.svg);
-    std::printf("%swrote SVG diff: %s\n", o.json.empty() || o.json == "-" ? "\n" : "",
-                trace::escape_name(o.svg).c_str());
-  }
-  // The report itself: standard output to a full disk or a closed pipe is a failure too.
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  // With `--json -` standard output stays pointed at standard error until json_out goes out of
+  // scope, so nothing printed below lands after the JSON.
+  cli::Ending end;
+  cli::write_json(json_out, trace::diff_to_json(d));
+  end.wrote({{"JSON diff", o.json}});
+  if (!o.svg.empty()) trace::write_diff_svg(d, o.svg);
+  end.wrote({{"SVG diff", o.svg}});
+  end.finish();
   return d.gate_failed ? kExitGateFailed : 0;
 }
 

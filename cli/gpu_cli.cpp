@@ -25,7 +25,7 @@ const std::map<std::string, StemKind> kStems{
     {"auto", StemKind::Auto}, {"cudnn", StemKind::Cudnn}, {"fused", StemKind::Fused}};
 const std::map<std::string, StreamKind>& kStreams = stream_words();
 
-void add_workload_options(CLI::App* app, WorkloadOptions* w) {
+void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::string>* kernel_words) {
   app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
   cli::add_input_file(app, "--weights", &w->weights, "laptime .safetensors file (weights/convert.py); default: seeded "
                                                       "random weights of the real shape");
@@ -50,26 +50,65 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w) {
                                         "resnet50: the stem, cudnn (4x4 space-to-depth convolution, then max pool) or "
                                         "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
+  app->add_option("--kernel", *kernel_words,
+                  "NAME=VERSION (repeatable): run laptime lab's version of that kernel in the model (layernorm=v1; "
+                  "`laptime lab --list`); default: production");
 }
 
-}  // namespace
+// --kernel's words into the workload's choice, checked against the model and its precision.
+void resolve_kernel_choice(const std::vector<std::string>& words, WorkloadOptions* w) {
+  for (const std::string& word : words) {
+    const std::string why = lab::add_kernel_choice(word, &w->kernels);
+    require(why.empty(), why);
+  }
+  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision));
+  require(why.empty(), why);
+  require(!(w->kernels.count("attention") && w->attention != AttentionKind::Auto),
+          "--kernel attention and --attention both choose the attention core; give one.");
+}
 
-Command parse_command_line(const std::vector<std::string>& args) {
-  CLI::App app{kLaptimeDescription, "laptime"};
-  app.require_subcommand(1);
-  Command cmd;
+CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed) {
+  CLI::App* lab = app.add_subcommand("lab", command_description("lab"));
+  lab->add_option("kernel", l.kernel, "the kernel whose versions to run (`laptime lab --list`)");
+  cli::add_switch(lab, "--list", &l.list, "list the kernels and their versions (with --json: as JSON too)");
+  lab->add_option("--versions", l.versions, "all (default), or version ids separated by commas: v1,v3");
+  lab->add_option("--shape", l.shapes,
+                  "NAME=VALUE,... (repeatable): check and time at this shape instead of the models' ones; the "
+                  "dimensions not named keep the first model shape's values (rows=1000,C=771)");
+  lab->add_option("--precision,-p", l.precision, "fp32, bf16 or fp8 (default: the kernel's first)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp8"}));
+  cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
+                       true);
+  cli::add_input_file(lab, "--peak", &l.peak, "the ceilings from `laptime peak` (default: its cache for this GPU)");
+  cli::add_integer(lab, "--seed", seed, 0, UINT32_MAX, "seed of the inputs (default: a fresh one, printed)");
+  cli::add_positive_real(lab, "--target", &l.target, 0.5,
+                         "time until the median's 95% interval is within this fraction of it on each side (0.01)");
+  cli::add_switch(lab, "--once", &l.once,
+                  "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
+                  "lab KERNEL`); with --json, the layer costs beside it");
+  cli::add_integer(lab, "--device", &l.device, 0, limits::kMaxDevice, "CUDA device index");
+  return lab;
+}
+// What the parse collects before it can be checked and put into a Command.
+struct Words {
+  bool graph = false;                      // bench --graph
+  std::vector<std::string> bench_kernels;  // bench --kernel NAME=VERSION, each
+  std::vector<std::string> forward_kernels;
+  std::optional<uint32_t> lab_seed;
+};
 
-  CLI::App* bench = app.add_subcommand("bench", gpu_command_description("bench"));
+// `laptime bench`: its options into cmd.bench.
+CLI::App* add_bench_subcommand(CLI::App& app, Command& cmd, Words* words) {
+  CLI::App* bench = app.add_subcommand("bench", command_description("bench"));
   BenchOptions& b = cmd.bench;
-  add_workload_options(bench, &b.workload);
+  add_workload_options(bench, &b.workload, &words->bench_kernels);
   cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
                    "warm-up iterations (marked, excluded from statistics)");
   cli::add_integer(bench, "--iters,-n", &b.iters, 1, limits::kMaxIters, "timed steady-state iterations");
   bench->add_option_function<std::string>("--nvtx", [&b](const std::string& v) { b.nvtx = kNvtxLevels.at(v); },
                                           "NVTX ranges: none, iter, block or layer (default)")
       ->check(CLI::IsMember(kNvtxLevels));
-  bool graph = false;
-  cli::add_switch(bench, "--graph", &graph, "capture one forward in a CUDA Graph and replay it");
+  cli::add_switch(bench, "--graph", &words->graph, "capture one forward in a CUDA Graph and replay it");
   bench->add_option_function<std::string>("--stream", [&b](const std::string& v) { b.stream = kStreams.at(v); },
                                           "created (a non-blocking stream, default) or default (legacy stream 0)")
       ->check(CLI::IsMember(kStreams));
@@ -85,9 +124,13 @@ Command parse_command_line(const std::vector<std::string>& args) {
                        "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
                        "not under nsys or ncu");
 
-  CLI::App* fwd = app.add_subcommand("forward", gpu_command_description("forward"));
+  return bench;
+}
+
+CLI::App* add_forward_subcommand(CLI::App& app, Command& cmd, Words* words) {
+  CLI::App* fwd = app.add_subcommand("forward", command_description("forward"));
   ForwardOptions& f = cmd.forward;
-  add_workload_options(fwd, &f.workload);
+  add_workload_options(fwd, &f.workload, &words->forward_kernels);
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
   cli::add_input_file(fwd, "--input", &f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]");
   cli::add_output_file(fwd, "--output,-o", &f.output, "where to write the logits, raw little-endian fp32")->required();
@@ -96,14 +139,38 @@ Command parse_command_line(const std::vector<std::string>& args) {
                       "(default: the input itself)");
   cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
 
-  CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
-  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
-  CLI::App* kernels = add_kernels_subcommand(app, cmd.kernels);
+  return fwd;
+}
 
-  CLI::App* peak = app.add_subcommand("peak", gpu_command_description("peak"));
+CLI::App* add_peak_subcommand(CLI::App& app, Command& cmd) {
+  CLI::App* peak = app.add_subcommand("peak", command_description("peak"));
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
   cli::add_output_file(peak, "--cache", &cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
+
+  return peak;
+}
+
+}  // namespace
+
+Command parse_command_line(const std::vector<std::string>& args) {
+  CLI::App app{kLaptimeDescription, "laptime"};
+  app.require_subcommand(1);
+  Command cmd;
+  // The table's Gpu rows, in its order (cli/commands.h); the executable parses the Host ones.
+  Words words;
+  std::vector<std::pair<CLI::App*, Command::Kind>> subs;
+  for (const CommandInfo& c : kCommands) {
+    if (c.side != Side::Gpu) continue;
+    const std::string name = c.name;
+    if (name == "bench") subs.emplace_back(add_bench_subcommand(app, cmd, &words), Command::Kind::Bench);
+    else if (name == "forward") subs.emplace_back(add_forward_subcommand(app, cmd, &words), Command::Kind::Forward);
+    else if (name == "peak") subs.emplace_back(add_peak_subcommand(app, cmd), Command::Kind::Peak);
+    else if (name == "lab") subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed), Command::Kind::Lab);
+    else throw std::logic_error("cli/commands.h lists a GPU subcommand the module has no parser for: " + name);
+  }
+  BenchOptions& b = cmd.bench;
+  ForwardOptions& f = cmd.forward;
 
   const std::string error = parse_subcommands(app, args, &cmd.help_text);
   require(error.empty(), error);
@@ -120,24 +187,21 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
             "use --attention naive (or auto).");
   }
-  if (bench->parsed()) {
-    cmd.kind = Command::Kind::Bench;
-    if (graph) b.graph = GraphMode::Graph;
+  for (const auto& [sub, kind] : subs)
+    if (sub->parsed()) cmd.kind = kind;
+  if (cmd.kind == Command::Kind::Bench) resolve_kernel_choice(words.bench_kernels, &b.workload);
+  if (cmd.kind == Command::Kind::Forward) resolve_kernel_choice(words.forward_kernels, &f.workload);
+  if (cmd.kind == Command::Kind::Bench) {
+    if (words.graph) b.graph = GraphMode::Graph;
     limits::check_tokens(b.workload.batch, b.workload.seq);
     require(!(b.graph == GraphMode::Graph && b.stream == StreamKind::Legacy),
             "--graph needs --stream created: the legacy default stream cannot be captured.");
     require(!(b.graph == GraphMode::Graph && b.pitfall != Pitfall::None),
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
-  } else if (analyze->parsed()) {
-    cmd.kind = Command::Kind::Analyze;
-  } else if (diff->parsed()) {
-    cmd.kind = Command::Kind::Diff;
-  } else if (kernels->parsed()) {
-    cmd.kind = Command::Kind::Kernels;
-  } else if (peak->parsed()) {
-    cmd.kind = Command::Kind::Peak;
-  } else {
-    cmd.kind = Command::Kind::Forward;
+  } else if (cmd.kind == Command::Kind::Lab) {
+    cmd.lab.seed = words.lab_seed;
+    lab::resolve_lab_options(cmd.lab);
+  } else if (cmd.kind == Command::Kind::Forward) {
     limits::check_tokens(f.workload.batch, f.workload.seq);
     require(f.workload.model != "gpt2" || !f.tokens.empty(), "laptime forward gpt2 needs --tokens FILE.");
     require(f.workload.model != "resnet50" || !f.input.empty(), "laptime forward resnet50 needs --input FILE.");

@@ -1,25 +1,23 @@
-// The `laptime` command line: parsing (host only, tested without a GPU) and dispatch.
+// The GPU module's command line (bench, forward, peak, lab): parsing, host only, tested without a GPU.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "cli/analyze_command.h"
 #include "bench/bench.h"
+#include "bench/lab/lab.h"
 #include "bench/peak.h"
-#include "cli/diff_command.h"
-#include "cli/kernels_command.h"
 
 namespace laptime {
 
+// A GPU subcommand's line, parsed (the executable parses analyze, diff and kernels itself and
+// never hands them over).
 struct Command {
-  enum class Kind { Help, Bench, Forward, Analyze, Diff, Kernels, Peak } kind = Kind::Help;
+  enum class Kind { Help, Bench, Forward, Peak, Lab } kind = Kind::Help;
   BenchOptions bench;
   ForwardOptions forward;
-  AnalyzeOptions analyze;
-  DiffCommandOptions diff;
-  KernelsOptions kernels;
   PeakOptions peak;
+  lab::LabOptions lab;
   std::string help_text;  // for Kind::Help: what --help printed
 };
 

@@ -22,14 +22,10 @@ extern "C" __attribute__((visibility("default"))) int laptime_gpu_main(int argc,
         return run_bench(cmd.bench);
       case Command::Kind::Forward:
         return run_forward(cmd.forward);
-      case Command::Kind::Analyze:  // the executable runs these itself; kept so any line parses to a run
-        return run_analyze(cmd.analyze);
-      case Command::Kind::Diff:
-        return run_diff(cmd.diff);
-      case Command::Kind::Kernels:
-        return run_kernels(cmd.kernels);
       case Command::Kind::Peak:
         return run_peak(cmd.peak);
+      case Command::Kind::Lab:
+        return lab::run_lab(cmd.lab);
     }
     return 1;
   });

@@ -43,7 +43,7 @@ int run_gpu_command(int argc, char** argv) {
   (void)argc;
   throw CommandLineError(std::string("laptime ") + argv[1] +
                          " needs the CUDA build of laptime: this one was built without the CUDA toolkit "
-                         "(LAPTIME_CUDA=OFF), so it runs analyze and diff only.");
+                         "(LAPTIME_CUDA=OFF), so it runs analyze, diff and kernels only.");
 }
 #endif
 

@@ -1,5 +1,7 @@
 #include "cli/host_cli.h"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
@@ -33,31 +35,81 @@ std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& arg
   return "";
 }
 
+namespace {
+
+// The executable's parser for each Host row of the table (cli/commands.h).
+CLI::App* add_host_subcommand(CLI::App& app, const CommandInfo& c, HostCommand& cmd, HostCommand::Kind* kind) {
+  const std::string name = c.name;
+  if (name == "analyze") {
+    *kind = HostCommand::Kind::Analyze;
+    return add_analyze_subcommand(app, cmd.analyze);
+  }
+  if (name == "diff") {
+    *kind = HostCommand::Kind::Diff;
+    return add_diff_subcommand(app, cmd.diff);
+  }
+  if (name == "kernels") {
+    *kind = HostCommand::Kind::Kernels;
+    return add_kernels_subcommand(app, cmd.kernels);
+  }
+  if (name == "scrub") {
+    *kind = HostCommand::Kind::Scrub;
+    return add_scrub_subcommand(app, cmd.scrub);
+  }
+  throw std::logic_error("cli/commands.h lists a host subcommand the executable has no parser for: " + name);
+}
+
+}  // namespace
+
 HostCommand parse_host_command_line(const std::vector<std::string>& args) {
   HostCommand cmd;
+  if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V")) {
+    cmd.help_text = std::string("laptime ") + LAPTIME_VERSION + "\n";
+    return cmd;
+  }
   if (!args.empty() && is_gpu_command(args[0])) {
     cmd.kind = HostCommand::Kind::Gpu;
     return cmd;
   }
   CLI::App app{kLaptimeDescription, "laptime"};
   app.require_subcommand(1);
-  // The GPU subcommands appear in the help in the order the full parser lists them (bench,
-  // forward, analyze, diff, kernels, peak); their options are the module's to parse.
-  app.add_subcommand(kGpuCommands[0].name, kGpuCommands[0].description);
-  app.add_subcommand(kGpuCommands[1].name, kGpuCommands[1].description);
-  CLI::App* analyze = add_analyze_subcommand(app, cmd.analyze);
-  CLI::App* diff = add_diff_subcommand(app, cmd.diff);
-  CLI::App* kernels = add_kernels_subcommand(app, cmd.kernels);
-  add_scrub_subcommand(app, cmd.scrub);
-  for (size_t i = 2; i < std::size(kGpuCommands); ++i) app.add_subcommand(kGpuCommands[i].name, kGpuCommands[i].description);
+  // Every row of the table, in its order; the GPU subcommands by name only (their options are
+  // the module's to parse).
+  std::vector<std::pair<CLI::App*, HostCommand::Kind>> host;
+  for (const CommandInfo& c : kCommands) {
+    if (c.side == Side::Gpu) {
+      app.add_subcommand(c.name, c.description);
+      continue;
+    }
+    HostCommand::Kind kind{};
+    CLI::App* sub = add_host_subcommand(app, c, cmd, &kind);
+    host.emplace_back(sub, kind);
+  }
 
-  if (const std::string error = parse_subcommands(app, args, &cmd.help_text); !error.empty())
+  // kernels: what follows -- is the program to profile with `--command --from TRACE -- PROGRAM
+  // ARGS`, else report names (which CLI11 hands to no subcommand's positional after --).
+  std::vector<std::string> words = args, after_dashes;
+  const bool kernels = !args.empty() && args[0] == "kernels";
+  if (kernels) {
+    const auto dashes = std::find(args.begin(), args.end(), "--");
+    if (dashes != args.end()) {
+      after_dashes.assign(dashes + 1, args.end());
+      words.assign(args.begin(), dashes);
+    }
+  }
+  if (const std::string error = parse_subcommands(app, words, &cmd.help_text); !error.empty())
     throw CommandLineError(error);
+  if (kernels && !after_dashes.empty()) {
+    const bool from = !cmd.kernels.from.empty();
+    std::vector<std::string>& to = from ? cmd.kernels.program : cmd.kernels.reports;
+    to.insert(to.end(), after_dashes.begin(), after_dashes.end());
+    if (!from && to.size() > 2)
+      throw CommandLineError("laptime kernels reads one report, or two to compare, not " + std::to_string(to.size()) +
+                             ". Run `laptime --help` for usage.");
+  }
   if (!cmd.help_text.empty()) return cmd;
-  cmd.kind = analyze->parsed() ? HostCommand::Kind::Analyze
-             : diff->parsed()    ? HostCommand::Kind::Diff
-             : kernels->parsed() ? HostCommand::Kind::Kernels
-                                 : HostCommand::Kind::Scrub;
+  for (const auto& [sub, kind] : host)
+    if (sub->parsed()) cmd.kind = kind;
   return cmd;
 }
 

@@ -1,5 +1,4 @@
 #include "cli/kernels_command.h"
-#include "trace/read/sidecars.h"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -9,11 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/commands.h"
+#include "cli/ending.h"
 #include "core/cli_numbers.h"
 #include "core/os.h"
 #include "core/output_file.h"
-#include "trace/ncu/ncu_diff.h"
 #include "trace/model/text.h"
+#include "trace/ncu/ncu_diff.h"
+#include "trace/ncu/ncu_handoff.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime {
 namespace {
@@ -44,33 +47,19 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
     costs = trace::read_layer_costs(beside);
   std::vector<std::string> notes;
   const std::optional<trace::Ceilings> ceilings = ceilings_for(o.peak, r.gpu, notes);
-  trace::NcuLayers l = trace::ncu_layers(r, o.layers, costs ? &*costs : nullptr, ceilings ? &*ceilings : nullptr);
+  trace::NcuLayerOptions lo = o.layers;
+  lo.pid = o.pid;  // a report of several processes: the one named
+  trace::NcuLayers l = trace::ncu_layers(r, lo, costs ? &*costs : nullptr, ceilings ? &*ceilings : nullptr);
   l.notes.insert(l.notes.end(), notes.begin(), notes.end());
   if (ceilings && !r.gpu.empty() && ceilings->gpu != r.gpu)
     l.notes.push_back("the ceilings were measured on " + ceilings->gpu + ", the report ran on " + r.gpu + ".");
   return l;
 }
 
-// The JSON text made by DeferredKernelLists (the per-kernel rows written one by one: three
-// million of them as a tree were 3 GB).
-void write_json(std::optional<OutputFile>& out, const std::string& text) {
-  if (!out) return;
-  try {
-    out->write(text);
-    out->write("\n");
-    out->commit();
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
-}
-
 }  // namespace
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "kernels",
-      "read an Nsight Compute report per layer: time, DRAM bytes against what the layer must move, speed of light,\n"
-      "occupancy, stalls and a one-line diagnosis; compare two reports; or print the ncu command that makes one");
+  CLI::App* sub = app.add_subcommand("kernels", command_description("kernels"));
   sub->add_option("reports", o.reports,
                   "`ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH); two to compare")
       ->expected(0, 2);
@@ -81,8 +70,6 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
       ->check(CLI::IsMember({"layer", "block"}));
   sub->add_option("--domain", o.layers.domain,
                   "only ranges of this NVTX domain count (`default` for ranges pushed without one); default: any");
-  cli::add_integer(sub, "--pid", &o.layers.pid, 0, 0xFFFFFFFFll,
-                   "read this process's kernels only (a report of several processes is refused without it)");
   // Named files refuse an empty name, as analyze's and diff's do: `--json ''` wrote nothing and exited 0.
   cli::add_input_path(
       sub, "--layers", &o.costs,
@@ -95,8 +82,17 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
                        "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
-         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time")
-      ->check(CLI::IsMember({"gpt2", "resnet50"}));
+         "print the ncu command that profiles one forward of this model (with the shape flags below) and its time; "
+         "lab KERNEL: laptime lab's versions of that kernel, one call each; with --from TRACE and no model, one "
+         "steady iteration of the program that trace captured")
+      ->expected(0, 1)
+      ->check(CLI::IsMember({"gpt2", "resnet50", "lab", ""}));
+  cli::add_input_path(sub, "--from", &o.from,
+                      "--command: the nsys trace of the program to profile (its command line, iterations and kernel "
+                      "count); the program after -- replaces the captured one");
+  cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
+                   "the process: of a report holding several, whose kernels are read (refused without it); with "
+                   "--command --from, of the capture");
   // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
   cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
   cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
@@ -114,13 +110,44 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   return sub;
 }
 
+// `--command --from TRACE`: the ncu command for the traced program (trace/ncu/ncu_handoff.h).
+int run_handoff(const KernelsOptions& o) {
+  if (!o.ncu.model.empty())
+    throw trace::TraceError("--command " + o.ncu.model + " is laptime's own bench; --from TRACE is any program's: "
+                            "give one of them.");
+  const trace::NcuCommandOptions none;
+  if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
+      !o.ncu.stem.empty() || o.ncu.csv || o.ncu.binary != none.binary)
+    throw trace::TraceError("--from takes the program from the trace (or after --): the bench's shape flags do not "
+                            "apply.");
+  if (!o.reports.empty())
+    throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
+  trace::NcuHandoffOptions h;
+  h.trace = o.from;
+  h.program = o.program;
+  h.within = o.ncu.within;
+  h.output = o.ncu.output;
+  h.pid = o.pid;
+  trace::print_ncu_command(trace::ncu_handoff(h), stdout);
+  cli::Ending().finish();
+  return 0;
+}
+
 int run_kernels(const KernelsOptions& o) {
+  if (o.command && !o.from.empty()) return run_handoff(o);
+  if (!o.from.empty() || !o.program.empty() || (o.command && o.pid))
+    throw trace::TraceError("--from, --pid and a program after -- go with --command: `laptime kernels --command --from "
+                            "TRACE [-- PROGRAM ARGS]`.");
+  if (o.command && o.ncu.model.empty())
+    throw trace::TraceError("--command takes gpt2 or resnet50 (laptime's own bench), or --from TRACE (any program).");
   if (o.command) {
-    if (!o.reports.empty())
+    trace::NcuCommandOptions ncu = o.ncu;
+    const size_t kernel = ncu.model == "lab" ? 1 : 0;  // --command lab KERNEL: the word after lab
+    if (o.reports.size() > kernel)
       throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
-    trace::print_ncu_command(trace::ncu_command(o.ncu), stdout);
-    if (std::fflush(stdout) != 0 || std::ferror(stdout))  // to a full disk or a closed pipe: a failure
-      throw trace::TraceError(std::string("cannot write the command to standard output: ") + std::strerror(errno) + ".");
+    if (kernel && !o.reports.empty()) ncu.lab_kernel = o.reports[0];
+    trace::print_ncu_command(trace::ncu_command(ncu), stdout);
+    cli::Ending().finish();  // to a full disk or a closed pipe: a failure, not exit 0
     return 0;
   }
   const trace::NcuCommandOptions none;
@@ -147,12 +174,7 @@ int run_kernels(const KernelsOptions& o) {
   for (const std::string& r : o.reports) inputs.push_back(trace::layer_costs_path(r));
   for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
   std::optional<OutputFile> json_out;
-  try {
-    check_outputs({{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
-    if (!o.json.empty()) json_out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
-  } catch (const OutputError& e) {
-    throw trace::TraceError(e.what());
-  }
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
   for (const std::string& r : o.reports)
     if (const std::string kind = non_regular_kind(r); !kind.empty())
       throw trace::TraceError(r + " is " + kind + ", not a regular file, so it cannot be a report.");
@@ -161,9 +183,9 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    if (json_out) {  // built only when asked for
+    if (json_out) {  // the per-kernel rows written as text, one at a time
       trace::DeferredKernelLists rows;
-      write_json(json_out, rows.text(trace::ncu_diff_to_json(d, &rows)));
+      cli::write_json_text(json_out, rows.text(trace::ncu_diff_to_json(d, &rows)));
     }
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
@@ -171,15 +193,13 @@ int run_kernels(const KernelsOptions& o) {
     trace::print_ncu_layers(l, stdout);
     if (json_out) {
       trace::DeferredKernelLists rows;
-      write_json(json_out, rows.text(trace::ncu_layers_to_json(l, &rows)));
+      cli::write_json_text(json_out, rows.text(trace::ncu_layers_to_json(l, &rows)));
     }
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
-  for (const auto& [what, path] :
-       {std::pair<const char*, const std::string&>{"JSON report", o.json}, {"roofline SVG", o.svg}})
-    if (!path.empty() && path != "-") std::printf("\nwrote %s: %s\n", what, trace::escape_name(path).c_str());
-  if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+  cli::Ending end;
+  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}});
+  end.finish();
   return 0;
 }
 

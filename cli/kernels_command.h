@@ -5,11 +5,15 @@
 //   laptime kernels A B    [--by ...] [--domain D] [--peak FILE] [--json F]
 //   laptime kernels --command gpt2|resnet50 [-b B] [-t T] [--image-size S] [--precision P]
 //                   [--attention A] [--stem S] [--within RANGE] [-o NAME] [--csv]
+//   laptime kernels --command lab KERNEL [--precision P] [-o NAME] [--csv]
+//   laptime kernels --command --from TRACE [--within RANGE] [-o NAME] [--pid N] [-- PROGRAM ARGS]
+//                   (any program: trace/ncu/ncu_handoff.h)
 //
 // REPORT is `ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH). Host
 // only, like analyze and diff; the work lives in trace/, this is the command line around it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +35,9 @@ struct KernelsOptions {
   std::string svg;                   // the measured roofline
   bool command = false;              // --command was given: print the ncu command instead
   trace::NcuCommandOptions ncu;      // its model and shape
+  std::string from;                  // --command --from TRACE: the traced program's ncu command
+  std::vector<std::string> program;  // after -- (with --from): the program instead of the captured one
+  std::optional<uint32_t> pid;       // the process: of a report of several, or (--from) of the capture
 };
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o);

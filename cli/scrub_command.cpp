@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/os.h"
@@ -18,9 +19,7 @@
 namespace laptime {
 
 CLI::App* add_scrub_subcommand(CLI::App& app, ScrubOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "scrub", "copy a trace without the capturing machine's environment, host names, paths and program output, "
-               "keeping everything analyze, diff and kernels read");
+  CLI::App* sub = app.add_subcommand("scrub", command_description("scrub"));
   cli::add_input_path(sub, "in", &o.in, "trace: an nsys SQLite export, REPORT.nsys-rep, or a `laptime bench --trace` file")
       ->required();
   cli::add_output_file(sub, "out", &o.out, "the scrubbed copy (SQLite)")->required();
@@ -44,7 +43,7 @@ int run_scrub(const ScrubOptions& o) {
     OutputFile out(spec, {o.in, export_of_report, source.path()});
     const trace::ScrubResult r = trace::scrub_trace(source.path(), out.temp_path());
     out.commit();
-    std::printf("laptime scrub: wrote %s: %zu tables kept, %zu dropped (%zu environment rows among them), %zu strings "
+    std::printf("laptime scrub: wrote %s: %zu tables kept, %zu dropped, %zu environment rows removed, %zu strings "
                 "no kept table names removed\n",
                 trace::escape_name(o.out).c_str(), r.tables_kept, r.tables_dropped, r.environment_rows,
                 r.strings_dropped);

@@ -1,6 +1,7 @@
 // `laptime scrub IN OUT`: a copy of a trace without the capturing machine's environment, host,
-// user, paths, program output and device identifiers, which analyze, diff and kernels read as
-// they read IN (trace/capture/scrub.h). IN is an nsys SQLite export, a laptime trace, or an
+// user, the export's paths, program output and device identifiers, which analyze, diff and
+// kernels read as they read IN (trace/capture/scrub.h; the captured command line and its working
+// folder stay, for kernels). IN is an nsys SQLite export, a laptime trace, or an
 // .nsys-rep (read through its export, as analyze reads it); OUT is always SQLite, written through
 // core/output_file.h, and may be no file the command reads.
 #pragma once

@@ -1,5 +1,6 @@
 #include "core/timing.h"
 
+#include <chrono>
 #include <memory>
 
 #include "core/check.h"
@@ -51,20 +52,28 @@ void CudaGraph::launch(cudaStream_t stream) const {
   CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }
 
-namespace {
-// One replay of `graph` (or, without one, one direct run) between two events: milliseconds
-// per run, negative when the direct run refuses.
-float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* graph, const std::function<bool()>& run) {
+float time_enqueued(cudaStream_t stream, const EventPool& ev, const std::function<void()>& work) {
   CUDA_CHECK(cudaEventRecord(ev[0], stream));
-  if (graph) {
-    graph->launch(stream);
-  } else if (!run()) {
-    return -1.f;
-  }
+  work();
   CUDA_CHECK(cudaEventRecord(ev[1], stream));
   CUDA_CHECK(cudaEventSynchronize(ev[1]));
   float ms = 0.f;
   CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  return ms;
+}
+
+namespace {
+// One replay of `graph` (or, without one, one direct run) between two events: milliseconds
+// per run, negative when the direct run refuses.
+float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* graph, const std::function<bool()>& run) {
+  bool ran = true;
+  const float ms = time_enqueued(stream, ev, [&] {
+    if (graph)
+      graph->launch(stream);
+    else
+      ran = run();
+  });
+  if (!ran) return -1.f;
   return graph ? ms / kCandidateGraphRuns : ms;
 }
 }  // namespace
@@ -99,6 +108,26 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std:
   } catch (const Error& e) {
     (void)cudaGetLastError();  // a launch error of the refused candidate is not a later call's
     return refused(e.what());  // a candidate the library lists but will not run here: passed over
+  }
+}
+
+float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::string* why) {
+  try {
+    if (!run()) {
+      if (why) *why = "the candidate refused to run";
+      return -1.f;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCandidateHostRuns; ++i)
+      if (!run()) throw Error("the candidate refused to run on a timed call");
+    const auto t1 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return static_cast<float>(std::chrono::duration<double, std::milli>(t1 - t0).count() / kCandidateHostRuns);
+  } catch (const Error& e) {
+    (void)cudaGetLastError();
+    if (why) *why = e.what();
+    return -1.f;
   }
 }
 

@@ -1,6 +1,6 @@
-// Timing on the GPU: the events of the bench's loop, CUDA Graph capture, and the one way
-// laptime times a candidate (a cuBLASLt algorithm, a cuDNN plan) when a layer chooses
-// between several at build.
+// Timing on the GPU: the events of the bench's loop, CUDA Graph capture, one event-pair
+// measurement (time_enqueued: `laptime peak`'s ceilings), and the one way laptime times a
+// candidate (a cuBLASLt algorithm, a cuDNN plan) when a layer chooses between several at build.
 //
 // time_candidate's method. One direct run first (it reports a refusal, loads modules, pays
 // lazy initialisation); then kCandidateGraphRuns runs captured in one CUDA graph, launched
@@ -67,6 +67,11 @@ class CudaGraph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// Milliseconds of GPU time between ev[0] and ev[1], recorded on `stream` before and after what
+// `work` enqueues there: the one event-pair measurement the candidate timing below and
+// `laptime peak` share. Synchronizes with ev[1]; an exception from `work` propagates.
+float time_enqueued(cudaStream_t stream, const EventPool& ev, const std::function<void()>& work);
+
 // Runs of the candidate per captured graph, and timed replays of it (see the top of this file).
 constexpr int kCandidateGraphRuns = 5;
 constexpr int kCandidateTimedReplays = 3;
@@ -78,5 +83,13 @@ constexpr int kCandidateTimedReplays = 3;
 // library's own words when it threw, so that a refused candidate can be reported (a layer's
 // plan line) instead of vanishing. Synchronizes.
 float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
+
+// Milliseconds of host time that one call of `run` takes to enqueue its work on `stream`: the
+// launches' CPU cost, what an eager loop pays per call where the GPU is faster than the host (a
+// batch-1 layer), and what a CUDA graph's replay does not pay. One untimed call, then
+// kCandidateHostRuns calls back to back with no wait between them, timed on the host's steady
+// clock; the mean. Negative (and `why` filled) when `run` refuses, as time_candidate. Synchronizes.
+constexpr int kCandidateHostRuns = 20;
+float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
 
 }  // namespace laptime

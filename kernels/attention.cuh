@@ -1,5 +1,5 @@
 // The non-GEMM parts of causal multi-head self-attention. The two GEMMs (Q·Kᵀ and P·V) run
-// through cuBLASLt as strided-batched products over B·H heads (layers/attention.cu); these
+// through cuBLASLt as strided-batched products over B·H heads (layers/attention.cpp); these
 // kernels move data between the [B, T, 3, H, hd] layout the QKV projection writes and the
 // per-head [B, H, T, hd] layout the batched GEMMs read, and compute the causal softmax.
 #pragma once

@@ -17,5 +17,9 @@ enum class ConvActivation { None, Relu };
 // residual: [rows, C] or nullptr. All of `dtype` (F32 or BF16); the sum is formed in fp32.
 void conv_epilogue_forward(DType dtype, void* y, const void* bias, const void* residual, int64_t rows, int C,
                            ConvActivation act, cudaStream_t stream);
+// The same with the general kernel alone (one element a thread-step, grid-stride):
+// conv_epilogue_forward's fallback, laptime lab's conv_epilogue v2.
+void conv_epilogue_forward_general(DType dtype, void* y, const void* bias, const void* residual, int64_t rows, int C,
+                                   ConvActivation act, cudaStream_t stream);
 
 }  // namespace laptime

@@ -1,5 +1,6 @@
-// Element-type conversions and fills on the device: weights are converted on upload, test
-// outputs are poisoned with NaN before each run, results are widened to fp32 for checks.
+// Element-type conversions and fills on the device: logits are widened to fp32 before they are
+// read back, test inputs narrowed from fp32 and outputs poisoned with NaN before each run.
+// (Weights are converted on the host, in DeviceWeights' staging: one copy, no device pass.)
 #pragma once
 
 #include <cstdint>

@@ -14,5 +14,9 @@ namespace laptime {
 // (GPT2::upload_tokens); the kernel trusts them.
 void embedding_forward(DType dtype, void* out, const int32_t* tokens, const void* wte, const void* wpe,
                        int B, int T, int C, cudaStream_t stream);
+// The general kernel alone (one element a thread-step): embedding_forward's fallback, laptime
+// lab's embedding v2.
+void embedding_forward_general(DType dtype, void* out, const int32_t* tokens, const void* wte, const void* wpe, int B,
+                               int T, int C, cudaStream_t stream);
 
 }  // namespace laptime

@@ -73,26 +73,31 @@ __global__ void dequantize_kernel(float* __restrict__ dst, const __nv_fp8_e4m3* 
 }
 
 template <class T>
-__global__ void fill_uniform_kernel(T* __restrict__ dst, int64_t n, uint32_t seed) {
+__global__ void fill_uniform_kernel(T* __restrict__ dst, int64_t n, uint32_t seed, float offset, float scale) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ (static_cast<uint32_t>(i >> 32) + seed * 0x9e3779b9u);
     h ^= h >> 16;
     h *= 0x85ebca6bu;
     h ^= h >> 13;
-    dst[i] = from_f32<T>(static_cast<float>(h >> 8) * (2.f / 16777216.f) - 1.f);
+    dst[i] = from_f32<T>(offset + scale * (static_cast<float>(h >> 8) * (2.f / 16777216.f) - 1.f));
   }
 }
 
 }  // namespace
 
 void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, cudaStream_t stream) {
+  fill_uniform(dtype, dst, n, seed, 0.f, 1.f, stream);
+}
+
+void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, float offset, float scale, cudaStream_t stream) {
   if (n == 0) return;
   const unsigned blocks = grid_stride_blocks(n, 256);
   if (dtype == DType::F8E4M3)
-    fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(dst), n, seed);
+    fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(dst), n, seed, offset, scale);
   else
-    LAPTIME_DISPATCH_FLOAT(dtype, fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<scalar_t*>(dst), n, seed));
+    LAPTIME_DISPATCH_FLOAT(dtype, fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<scalar_t*>(dst), n, seed,
+                                                                                  offset, scale));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -103,10 +108,14 @@ void amax_forward(float* amax, DType dtype, const void* x, int64_t n, cudaStream
   CUDA_CHECK_LAUNCH();
 }
 
-void quantize_fp8(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n, cudaStream_t stream) {
+namespace {
+enum class Path { Auto, General };
+
+void quantize(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n, Path path,
+              cudaStream_t stream) {
   if (n == 0) return;
   auto* d = static_cast<__nv_fp8_e4m3*>(dst);
-  const bool vec = src_dtype == DType::BF16 && n % 8 == 0 &&
+  const bool vec = path == Path::Auto && src_dtype == DType::BF16 && n % 8 == 0 &&
                    (reinterpret_cast<uintptr_t>(src) % 16 == 0) && (reinterpret_cast<uintptr_t>(dst) % 8 == 0);
   if (vec) {
     quantize_bf16_vec8_kernel<<<grid_stride_blocks(n / 8, 256), 256, 0, stream>>>(
@@ -116,6 +125,16 @@ void quantize_fp8(void* dst, const float* inv_scale, DType src_dtype, const void
                                           d, inv_scale, static_cast<const scalar_t*>(src), n));
   }
   CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+void quantize_fp8(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n, cudaStream_t stream) {
+  quantize(dst, inv_scale, src_dtype, src, n, Path::Auto, stream);
+}
+
+void quantize_fp8_general(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n,
+                          cudaStream_t stream) {
+  quantize(dst, inv_scale, src_dtype, src, n, Path::General, stream);
 }
 
 void dequantize_fp8(float* dst, const void* src, const float* scale, int64_t n, cudaStream_t stream) {

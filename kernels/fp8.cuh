@@ -26,10 +26,16 @@ void amax_forward(float* amax, DType dtype, const void* x, int64_t n, cudaStream
 // dst[i] = e4m3(src[i] · *inv_scale), rounded to nearest even and saturated to ±448; n
 // elements, src of `src_dtype` (F32 or BF16); dst 1 byte each.
 void quantize_fp8(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n, cudaStream_t stream);
+// The same with the general kernel alone (one element a thread-step, grid-stride): quantize_fp8's
+// fallback, laptime lab's quantize v2.
+void quantize_fp8_general(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n,
+                          cudaStream_t stream);
 
 // n elements of `dtype` (F32, BF16 or F8E4M3) drawn uniformly from [-1, 1) by a hash of the
 // index and `seed`: operands for timing GEMM candidates (zeros would run faster than data).
 void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, cudaStream_t stream);
+// The same drawn from [offset - scale, offset + scale) (laptime lab's inputs).
+void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, float offset, float scale, cudaStream_t stream);
 
 // dst[i] = float(src[i]) · *scale: e4m3 back to fp32 (for checks; nothing in a forward pass).
 void dequantize_fp8(float* dst, const void* src, const float* scale, int64_t n, cudaStream_t stream);

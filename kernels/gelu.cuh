@@ -12,5 +12,7 @@ namespace laptime {
 
 // out, in: n elements of `dtype` (F32 or BF16); out may equal in.
 void gelu_forward(DType dtype, void* out, const void* in, int64_t n, cudaStream_t stream);
+// out = gelu(in + bias[c]): out, in [rows, C], bias [C]; out may equal in.
+void bias_gelu_forward(DType dtype, void* out, const void* in, const void* bias, int rows, int C, cudaStream_t stream);
 
 }  // namespace laptime

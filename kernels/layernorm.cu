@@ -21,6 +21,7 @@
 
 #include "core/check.h"
 #include "kernels/common.cuh"
+#include "kernels/layernorm_registers.cuh"
 
 namespace laptime {
 namespace {
@@ -55,13 +56,7 @@ __global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
   }
 }
 
-constexpr int kMaxVecPerLane = 8;
-
-// kVec elements of the output type, stored with one access (16 bytes, or 8 for fp32 -> fp16).
-template <class To, int kVec>
-struct alignas(sizeof(To) * kVec) OutVec {
-  To e[kVec];
-};
+constexpr int kMaxVecPerLane = kLayerNormMaxVecPerLane;
 
 template <class T, class To>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
@@ -73,10 +68,7 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
   if (row >= rows) return;
   const int n_vec = C / kVec;  // whole vectors in the row; the launcher checked
   const uint4* x = reinterpret_cast<const uint4*>(in + static_cast<size_t>(row) * C);
-  auto* y = reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C);
-
   float v[kMaxVecPerLane][kVec];
-  float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < kMaxVecPerLane; ++i) {
     const int idx = i * 32 + lane;
@@ -84,47 +76,23 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
       uint4 raw = x[idx];
       const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        v[i][k] = to_f32(e[k]);
-        sum += v[i][k];
-      }
+      for (int k = 0; k < kVec; ++k) v[i][k] = to_f32(e[k]);
     }
   }
-  const float mean = warp_sum(sum) / C;
-  float sq = 0.f;
-#pragma unroll
-  for (int i = 0; i < kMaxVecPerLane; ++i)
-    if (i * 32 + lane < n_vec)
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) {
-        const float d = v[i][k] - mean;
-        sq += d * d;
-      }
-  const float rstd = rsqrtf(warp_sum(sq) / C + eps);
-  const float qs = out_scale ? *out_scale : 1.f;
-#pragma unroll
-  for (int i = 0; i < kMaxVecPerLane; ++i) {
-    const int idx = i * 32 + lane;
-    if (idx < n_vec) {
-      uint4 w_raw = reinterpret_cast<const uint4*>(weight)[idx];
-      uint4 b_raw = reinterpret_cast<const uint4*>(bias)[idx];
-      const T* w = reinterpret_cast<const T*>(&w_raw);
-      const T* b = reinterpret_cast<const T*>(&b_raw);
-      OutVec<To, kVec> o;
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) o.e[k] = from_f32<To>(((v[i][k] - mean) * rstd * to_f32(w[k]) + to_f32(b[k])) * qs);
-      y[idx] = o;
-    }
-  }
+  layernorm_registers<T, To, kVec>(reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C), v, weight,
+                                   bias, n_vec, C, eps, out_scale ? *out_scale : 1.f, lane);
 }
+
+// Path::General runs the general kernel whatever the shape (laptime lab's layernorm v2).
+enum class Path { Auto, General };
 
 template <class T, class To>
 void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, const float* out_scale,
-            cudaStream_t stream) {
+            cudaStream_t stream, Path path = Path::Auto) {
   const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
                         reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
   constexpr int vec = 16 / sizeof(T);
-  if (aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
+  if (path == Path::Auto && aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
     layernorm_vec_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias,
                                                                                                    rows, C, eps, out_scale);
   else
@@ -153,6 +121,14 @@ void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, 
   LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
                                        static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
                                        eps, nullptr, stream));
+}
+
+void layernorm_forward_general(DType dtype, void* out, const void* in, const void* weight, const void* bias, int rows,
+                               int C, float eps, cudaStream_t stream) {
+  if (rows == 0) return;
+  LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
+                                       static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
+                                       eps, nullptr, stream, Path::General));
 }
 
 void layernorm_forward_fp8(void* out, const float* out_inv_scale, DType dtype, const void* in, const void* weight,

@@ -105,9 +105,9 @@ __global__ void global_avgpool_kernel(T* __restrict__ out, const T* __restrict__
   out[i] = from_f32<T>(sum / HW);
 }
 
-}  // namespace
+enum class Path { Auto, General };
 
-void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream) {
+void maxpool(DType dtype, void* out, const void* in, int N, int H, int W, int C, Path path, cudaStream_t stream) {
   const int Ho = pool_out_size(H, 3, 2, 1), Wo = pool_out_size(W, 3, 2, 1);
   const int64_t total = static_cast<int64_t>(N) * Ho * Wo * C;
   if (total == 0) return;
@@ -116,7 +116,7 @@ void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, 
     constexpr int kVec = 16 / sizeof(scalar_t);
     auto* y = static_cast<scalar_t*>(out);
     const auto* x = static_cast<const scalar_t*>(in);
-    if (aligned && C % kVec == 0) {
+    if (path == Path::Auto && aligned && C % kVec == 0) {
       const int64_t threads = static_cast<int64_t>(N) * Ho * ((Wo + 1) / 2) * (C / kVec);
       maxpool3x3s2_pair_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
     } else {
@@ -124,6 +124,17 @@ void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, 
     }
   });
   CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream) {
+  maxpool(dtype, out, in, N, H, W, C, Path::Auto, stream);
+}
+
+void maxpool3x3s2_forward_general(DType dtype, void* out, const void* in, int N, int H, int W, int C,
+                                  cudaStream_t stream) {
+  maxpool(dtype, out, in, N, H, W, C, Path::General, stream);
 }
 
 void global_avgpool_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream) {

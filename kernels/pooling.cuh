@@ -14,6 +14,10 @@ inline int pool_out_size(int in, int k, int stride, int pad) { return (in + 2 * 
 // out: [N, Ho, Wo, C]; in: [N, H, W, C]. 3×3 window, stride 2, padding 1 (PyTorch's
 // MaxPool2d(3, 2, 1): padded positions never win), Ho = pool_out_size(H, 3, 2, 1).
 void maxpool3x3s2_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream);
+// The same with the general kernel alone (one output element a thread): maxpool3x3s2_forward's
+// fallback, laptime lab's maxpool v1.
+void maxpool3x3s2_forward_general(DType dtype, void* out, const void* in, int N, int H, int W, int C,
+                                  cudaStream_t stream);
 
 // out: [N, C] = mean over H·W of in: [N, H, W, C], summed in fp32.
 void global_avgpool_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream);

@@ -8,12 +8,14 @@
 #include "kernels/attention.cuh"
 #include "kernels/flash_attention.cuh"
 #include "kernels/flash_attention_f32.cuh"
+#include "kernels/lab/launch.cuh"
 #include "layers/sdpa_cudnn.h"
 
 namespace laptime {
 
 struct CausalSelfAttention::Plan {
   AttentionKind kind = AttentionKind::Naive;
+  int lab = -1;                       // laptime lab's core version (v1, v2) instead of kind's
   bool f16 = false;                   // cuDNN core in fp16 around fp32 storage (tf32)
   CudnnSdpa sdpa;                     // kind == Cudnn
   std::optional<Gemm> scores, pv;     // kind == Naive
@@ -50,6 +52,20 @@ AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
   return flash_supported(dtype, hd) ? AttentionKind::Flash : AttentionKind::Naive;
 }
 
+// --kernel attention=vN: v3 is our flash kernel, v4 cuDNN's, as --attention would choose them;
+// v1 and v2 (lab_core_of) run from kernels/lab/ in the core's place.
+AttentionKind kind_of(const lab::KernelChoice& kernels, AttentionKind kind) {
+  const auto it = kernels.find("attention");
+  if (it == kernels.end()) return kind;
+  require(kind == AttentionKind::Auto, "--kernel attention and --attention both choose the attention core; give one.");
+  return it->second == 2 ? AttentionKind::Flash : it->second == 3 ? AttentionKind::Cudnn : AttentionKind::Auto;
+}
+
+int lab_core_of(const lab::KernelChoice& kernels) {
+  const auto it = kernels.find("attention");
+  return it != kernels.end() && it->second < 2 ? it->second : -1;
+}
+
 void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
   if (kind == AttentionKind::Cudnn)
     require(dtype == DType::BF16 || f16_core(precision, dtype),
@@ -66,7 +82,7 @@ void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
 bool CausalSelfAttention::uses_f16_core(int B, int T) const { return plan(B, T).f16; }
 
 CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head,
-                                         Precision precision, AttentionKind kind)
+                                         Precision precision, AttentionKind kind, const lab::KernelChoice& kernels)
     : name_(prefix),
       c_attn_name_(prefix + ".c_attn"),
       core_name_(prefix + ".core"),
@@ -76,7 +92,8 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
       hd_(C / std::max(n_head, 1)),
       precision_(precision),
       dtype_(w.dtype()),
-      requested_(kind),
+      requested_(kind_of(kernels, kind)),
+      lab_core_(lab_core_of(kernels)),
       c_attn_(w, prefix + ".c_attn", C, 3 * C, precision, HasBias::Yes),
       c_proj_(w, prefix + ".c_proj", C, C, precision, HasBias::Yes),
       w_attn_(w.get(prefix + ".c_attn.weight")),
@@ -85,7 +102,11 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
       b_proj_(w.get(prefix + ".c_proj.bias")) {
   require(n_head > 0 && C % n_head == 0, "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" +
                                              std::to_string(n_head) + ").");
-  check_kind(kind, precision, dtype_, hd_);
+  check_kind(requested_, precision, dtype_, hd_);
+  if (lab_core_ >= 0) {
+    const std::string why = lab::attention_refusal(lab_core_, dtype_, hd_);
+    require(why.empty(), "--kernel attention=v" + std::to_string(lab_core_ + 1) + " cannot run '" + prefix + "': " + why);
+  }
   c_proj_.set_fp8_input(Fp8Input::Quantize);  // the heads come from the core in bf16
 }
 
@@ -126,9 +147,10 @@ CausalSelfAttention::Slots CausalSelfAttention::slots(int B, int T, bool materia
 std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const {
   // Auto ends at the naive core only where flash cannot run either (both of auto_kind's
   // chains, cuDNN -> flash -> naive and flash -> naive, do).
-  const bool may_materialise = requested_ == AttentionKind::Naive ||
-                               (requested_ == AttentionKind::Auto && !flash_supported(dtype_, hd_));
-  const bool may_f16 = f16_core(precision_, dtype_) &&
+  const bool may_materialise = lab_core_ < 0 ? requested_ == AttentionKind::Naive ||
+                                                   (requested_ == AttentionKind::Auto && !flash_supported(dtype_, hd_))
+                                             : lab_core_ == 0;  // lab v1 keeps its scores where naive's go
+  const bool may_f16 = lab_core_ < 0 && f16_core(precision_, dtype_) &&
                       (requested_ == AttentionKind::Cudnn ||
                        (requested_ == AttentionKind::Auto && auto_kind(precision_, dtype_, hd_) == AttentionKind::Cudnn));
   return slots(B, T, may_materialise, may_f16).total;
@@ -139,6 +161,13 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
   if (plans_.count(key)) return;
   auto p = std::make_unique<Plan>();
   AttentionKind kind = requested_;
+  if (lab_core_ >= 0) {  // the projections in the storage type around laptime lab's core, no core plan
+    p->lab = lab_core_;
+    c_attn_.prepare(ctx, B * T, tuner);
+    c_proj_.prepare(ctx, B * T, tuner);
+    plans_.emplace(key, std::move(p));
+    return;
+  }
   if (kind == AttentionKind::Auto) kind = auto_kind(precision_, dtype_, hd_);
   if (kind == AttentionKind::Cudnn) {
     std::string why;
@@ -233,7 +262,7 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
                                   Accumulate acc, std::optional<DType> x_dtype) const {
   const Plan& p = plan(B, T);
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  const Slots s = slots(B, T, p.kind == AttentionKind::Naive, p.f16);
+  const Slots s = slots(B, T, p.lab < 0 ? p.kind == AttentionKind::Naive : p.lab == 0, p.f16);
   auto at = [scratch](std::size_t off) { return static_cast<char*>(scratch) + off; };
   const cudaStream_t st = ctx.stream();
   const DType xt = x_dtype.value_or(dtype_);
@@ -264,23 +293,29 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
   }
   {
     NvtxRange r(ctx, NvtxLevel::Layer, core_name_);
-    switch (p.kind) {
-      case AttentionKind::Cudnn: p.sdpa.run(ctx, at(s.heads), at(s.qkv)); break;
-      case AttentionKind::Flash:
-        if (dtype_ == DType::F32)
-          flash_attention_f32_forward(reinterpret_cast<float*>(at(s.heads)), reinterpret_cast<const float*>(at(s.qkv)),
-                                      B, T, H_, hd_, st);
-        else
-          flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st);
-        break;
-      default: {
-        split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);
-        const float scale = 1.f / std::sqrt(static_cast<float>(hd_));
-        p.scores->run(ctx, at(s.scores), at(s.q), at(s.k), nullptr, scale, 0.f);
-        causal_softmax(dtype_, at(s.probs), reinterpret_cast<const float*>(at(s.scores)), B * H_, T, st);
-        // The P·V output reuses the q slot: q is dead once the scores exist.
-        p.pv->run(ctx, at(s.q), at(s.probs), at(s.v));
-        merge_heads(dtype_, at(s.heads), at(s.q), B, T, H_, hd_, st);
+    if (p.lab >= 0) {  // laptime lab's v1 (its scores and probabilities in naive's slots) or v2
+      lab::attention_version(p.lab)({at(s.heads), at(s.qkv), reinterpret_cast<float*>(at(s.scores)), at(s.probs), B, T,
+                                     H_, hd_, dtype_},
+                                    st);
+    } else {
+      switch (p.kind) {
+        case AttentionKind::Cudnn: p.sdpa.run(ctx, at(s.heads), at(s.qkv)); break;
+        case AttentionKind::Flash:
+          if (dtype_ == DType::F32)
+            flash_attention_f32_forward(reinterpret_cast<float*>(at(s.heads)), reinterpret_cast<const float*>(at(s.qkv)),
+                                        B, T, H_, hd_, st);
+          else
+            flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st);
+          break;
+        default: {
+          split_qkv_heads(dtype_, at(s.q), at(s.k), at(s.v), at(s.qkv), B, T, H_, hd_, st);
+          const float scale = 1.f / std::sqrt(static_cast<float>(hd_));
+          p.scores->run(ctx, at(s.scores), at(s.q), at(s.k), nullptr, scale, 0.f);
+          causal_softmax(dtype_, at(s.probs), reinterpret_cast<const float*>(at(s.scores)), B * H_, T, st);
+          // The P·V output reuses the q slot: q is dead once the scores exist.
+          p.pv->run(ctx, at(s.q), at(s.probs), at(s.v));
+          merge_heads(dtype_, at(s.heads), at(s.q), B, T, H_, hd_, st);
+        }
       }
     }
   }

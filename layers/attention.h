@@ -34,6 +34,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/nvtx.h"
+#include "kernels/lab/registry.h"
 #include "layers/attention_kind.h"
 #include "layers/device_weights.h"
 #include "layers/linear.h"
@@ -43,9 +44,12 @@ namespace laptime {
 class CausalSelfAttention {
  public:
   // Weights `<prefix>.c_attn.{weight,bias}` [3C, C], [3C] and `<prefix>.c_proj.{weight,bias}` [C, C], [C].
-  // Throws one sentence when `kind` cannot run this precision or head size.
+  // Throws one sentence when `kind` cannot run this precision or head size. `kernels` may name
+  // laptime lab's attention version (--kernel attention=vN, kernels/lab/registry.h): v3 and v4 are
+  // Flash and Cudnn; v1 (the scores materialised by plain kernels) and v2 (online softmax, a warp
+  // per query) run from kernels/lab/ in the core's place; with it, `kind` must be Auto.
   CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head, Precision precision,
-                      AttentionKind kind = AttentionKind::Auto);
+                      AttentionKind kind = AttentionKind::Auto, const lab::KernelChoice& kernels = {});
   ~CausalSelfAttention();
   CausalSelfAttention(CausalSelfAttention&&) noexcept;
 
@@ -74,6 +78,8 @@ class CausalSelfAttention {
 
   // The core prepare() chose for (B, T) (never Auto); whether it is cuDNN's in fp16 (tf32).
   AttentionKind kind(int B, int T) const;
+  // laptime lab's version index running the core (0: v1, 1: v2), -1 when kind() runs it.
+  int lab_core() const { return lab_core_; }
   bool uses_f16_core(int B, int T) const;
 
   // Its range and the three inside it (c_attn, core, c_proj) at (B, T), as prepared, with what
@@ -93,6 +99,7 @@ class CausalSelfAttention {
   Precision precision_;
   DType dtype_;
   AttentionKind requested_;
+  int lab_core_ = -1;  // --kernel attention=v1|v2
   Linear c_attn_;  // [3C, C]
   Linear c_proj_;  // [C, C]
   // tf32's fp16 core: fp16 copies of W_attn, b_attn and W_proj (made in the first prepare()

@@ -14,22 +14,13 @@
 // convolution's graph is built once per input shape at build (prepare), cuDNN's plan chosen
 // and its workspace reserved then; forward() only hands the plan its pointers.
 //
-// Routes. The cuDNN graph is conv_fprop → add bias → [add residual] → [ReLU], fp32 in between
-// and fp32 accumulation, the storage type at both ends (ConvRoute::Fused); or the convolution
-// alone followed by our conv_epilogue kernel (Separate: same math, one more pass over y); or,
-// for a 1×1 stride-1 convolution, which in NHWC is the GEMM y[N·H·W, out] = x[N·H·W, in] ·
-// Wᵀ, cuBLASLt with D = ReLU(x·Wᵀ + bias + 1·residual) in its epilogue (Gemm).
-//
-// Choice by measurement (ConvRoute::Auto): prepare() builds the candidates of every route the
-// shape allows (cuDNN's heuristics A and B plus its fallback list, deduplicated, each passing the
-// precision's filter below; cuBLASLt's first few algorithms), times each on the context's stream
-// on the forward's own buffers with time_candidate (core/timing.h: inside a CUDA graph, the
-// GPU's time alone, where direct runs would rank small convolutions by host overhead), and
-// keeps the fastest. A ConvPlanCache shared
-// by the layers of a model makes that once per distinct shape: identical layers share one plan
-// (the weights are bound at run time, not in the plan). LAPTIME_CONV_TUNE=off restores the
-// untimed choice (cuDNN's first supported fused plan, else the first separate one), for
-// comparison. route() and describe() say which route and engine each layer got, and its time.
+// Routes and the choice between them (layers/conv_plan.h): one cuDNN graph with bias, residual
+// and ReLU fused (ConvRoute::Fused), the convolution alone then our epilogue kernel (Separate),
+// or, for a 1×1 stride-1 convolution (in NHWC the GEMM y[N·H·W, out] = x[N·H·W, in] · Wᵀ),
+// cuBLASLt with all three in its epilogue (Gemm). ConvRoute::Auto times the candidates of every
+// route the shape allows at prepare() and keeps the fastest; a ConvPlanCache shared by a model's
+// layers makes that once per distinct shape. route() and describe() say which route and engine
+// each layer got, and its time.
 //
 // fp8 (Precision::FP8: bf16 storage). A 1×1 stride-1 unpadded convolution also gets an e4m3
 // candidate: its input quantized to e4m3 (per-tensor static scale from the calibration pass) and
@@ -46,10 +37,7 @@
 // building that route would only add candidates that always lose; revisit with a cuDNN that
 // lists faster fp8 engines.
 //
-// Precision: fp32 is strict, no TF32 — engines that cuDNN notes as using tensor cores are
-// excluded (on fp32 data a tensor core means TF32), and cuBLASLt computes in CUBLAS_COMPUTE_32F;
-// tf32 allows them; bf16 uses them. No precision accepts an engine that down-converts its inputs
-// (fp32 to fp16, say).
+// Precision: which engines each precision accepts is in layers/conv_plan.h.
 #pragma once
 
 #include <map>
@@ -62,22 +50,12 @@
 #include "core/context.h"
 #include "core/nvtx.h"
 #include "kernels/conv_epilogue.cuh"
+#include "layers/conv_plan.h"
 #include "layers/device_weights.h"
 #include "layers/fp8_weight.h"
 #include "layers/layer_cost.h"
 
 namespace laptime {
-
-// A square-kernel 2-D convolution's geometry (dilation 1, one group: all ResNet-50 uses).
-struct ConvShape {
-  int in_channels = 0;
-  int out_channels = 0;
-  int kernel = 1;  // kh = kw
-  int stride = 1;
-  int pad = 0;
-  int out_size(int in) const { return (in + 2 * pad - kernel) / stride + 1; }
-  int64_t weight_count() const { return int64_t{out_channels} * kernel * kernel * in_channels; }
-};
 
 // What a convolution of shape `s` computes and moves (layers/layer_cost.h) on an input
 // [N, H, W, in] of `dtype`: the folded weights and bias, the input pixels its windows touch
@@ -85,39 +63,6 @@ struct ConvShape {
 // output's shape read and added (a bottleneck's conv3).
 LayerCost conv_cost(const std::string& name, const std::string& parent, const ConvShape& s, int N, int H, int W,
                     bool residual, DType dtype);
-
-// The route (see the top of this file).
-//   Auto:     the fastest candidate of every route this shape allows, measured in prepare().
-//   Fused:    one cuDNN graph, conv → bias → [residual] → [ReLU]; prepare() throws when cuDNN cannot run it.
-//   Separate: a cuDNN graph of the convolution alone, then conv_epilogue_forward.
-//   Gemm:     cuBLASLt, bias, residual and ReLU in its epilogue; 1×1 stride-1 unpadded only.
-enum class ConvRoute { Auto, Fused, Separate, Gemm };
-const char* conv_route_name(ConvRoute r);
-
-class Conv2d;
-
-// Plans shared between the convolutions of one model: one per distinct (shape, input size,
-// storage type, precision, activation, residual, route, stream). Also the build's account:
-// how many plans were built and reused, candidates timed, seconds spent.
-class ConvPlanCache {
- public:
-  ConvPlanCache();
-  ~ConvPlanCache();
-  ConvPlanCache(const ConvPlanCache&) = delete;
-  ConvPlanCache& operator=(const ConvPlanCache&) = delete;
-
-  int built() const { return built_; }
-  int reused() const { return reused_; }
-  int candidates_timed() const { return timed_; }
-  double seconds() const { return seconds_; }
-
- private:
-  friend class Conv2d;
-  struct Entries;  // key → plan; defined in conv2d.cpp
-  std::unique_ptr<Entries> entries_;
-  int built_ = 0, reused_ = 0, timed_ = 0;
-  double seconds_ = 0;
-};
 
 struct FoldedConv {
   std::vector<float> weight;  // [out, kh, kw, in] (KRSC)
@@ -162,8 +107,8 @@ class Conv2d {
                const void* residual = nullptr) const;
 
   const std::string& name() const { return name_.str(); }
-  const ConvShape& shape() const { return shape_; }  // the convolution as the weights file has it
-  ConvActivation activation() const { return act_; }
+  const ConvShape& shape() const { return problem_.shape; }  // the convolution as the weights file has it
+  ConvActivation activation() const { return problem_.act; }
   // The route prepare() chose for this shape, and one line on it: route, engine (cuDNN's plan
   // name or cuBLASLt's algorithm), workspace, measured time and candidates, and cuDNN's reason
   // when a route it was asked for was refused; in fp8, the e4m3 candidate's fp8_report().
@@ -190,28 +135,16 @@ class Conv2d {
   std::pair<float, float> fp8_scales(const Context& ctx) const { return fp8_.scales(ctx); }
 
  private:
-  friend class ConvPlanCache;
-  struct Plan;     // holds cudnn-frontend's graph: only conv2d.cpp includes the frontend's headers
-  struct Chooser;  // choose()'s search over the candidates of one shape (conv2d.cpp)
   struct Fp8Plan;  // the e4m3 GEMM of one shape and the measured choice (conv2d.cpp)
-  const Plan& plan(int N, int H, int W) const;
+  const ConvPlan& plan(int N, int H, int W) const;
   bool fp8_candidate() const;  // fp8 precision and a 1×1 stride-1 unpadded shape
-  // Builds and times the e4m3 candidate for this shape against `chosen`, on these buffers.
-  void prepare_fp8(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual, const Plan& chosen,
-                   const std::string& key, ConvPlanCache* cache);
-  // The chosen plan of `route` (Auto: of every route allowed) for this shape, candidates
-  // built, run on these buffers and timed; throws a sentence when none can run.
-  std::shared_ptr<Plan> choose(Context& ctx, ConvRoute route, int N, int H, int W, void* y, const void* x,
-                               const void* residual, int* timed) const;
+  // Builds the e4m3 candidate for this shape and has it timed against `chosen`, on these buffers.
+  void prepare_fp8(Context& ctx, int N, int H, int W, void* y, const void* x, const void* residual,
+                   const ConvPlan& chosen, const std::string& key, ConvPlanCache* cache);
 
   NvtxName name_;
-  ConvShape shape_;
-  ConvActivation act_;
-  Precision precision_;
-  DType dtype_;
-  const void* weight_;  // [out, k, k, in]
-  const void* bias_;    // [out]
-  std::map<std::tuple<int, int, int>, std::shared_ptr<Plan>> plans_;  // by (N, H, W)
+  ConvProblem problem_;  // shape, storage type, precision, activation, weight [out, k, k, in] and bias [out]
+  std::map<std::tuple<int, int, int>, std::shared_ptr<ConvPlan>> plans_;  // by (N, H, W)
   // fp8 only.
   Fp8Weight fp8_;                                                       // W8 [out, in] and the scales
   std::map<std::tuple<int, int, int>, std::unique_ptr<Fp8Plan>> fp8_plans_;  // by (N, H, W): per layer (its scales)

@@ -37,7 +37,7 @@ int64_t HostWeights::param_count() const {
   return n;
 }
 
-DeviceWeights::DeviceWeights(const HostWeights& host, DType dtype) : dtype_(dtype) {
+DeviceWeights::DeviceWeights(const Context& ctx, const HostWeights& host, DType dtype) : dtype_(dtype) {
   require(dtype == DType::F32 || dtype == DType::BF16, std::string("weights cannot be stored as ") + dtype_name(dtype) + ".");
   ArenaLayout layout;
   for (const auto& [name, t] : host.all()) {
@@ -45,23 +45,22 @@ DeviceWeights::DeviceWeights(const HostWeights& host, DType dtype) : dtype_(dtyp
     params_ += static_cast<int64_t>(t.values.size());
   }
   buffer_ = DeviceBuffer(layout.bytes());
-  // Build time: plain synchronous copies from converted host staging.
-  std::vector<std::byte> staging;
+  // The whole allocation's image on the host (the alignment gaps zero), then one copy.
+  std::vector<std::byte> staging(layout.bytes());
   for (const auto& [name, t] : host.all()) {
+    std::byte* dst = staging.data() + offsets_.at(name);
     const std::size_t n = t.values.size();
-    staging.resize(n * dtype_size(dtype));
     if (dtype == DType::F32) {
-      std::memcpy(staging.data(), t.values.data(), n * sizeof(float));
+      std::memcpy(dst, t.values.data(), n * sizeof(float));
     } else {
-      auto* dst = reinterpret_cast<__nv_bfloat16*>(staging.data());
-      for (std::size_t i = 0; i < n; ++i) dst[i] = __float2bfloat16_rn(t.values[i]);
+      auto* d16 = reinterpret_cast<__nv_bfloat16*>(dst);
+      for (std::size_t i = 0; i < n; ++i) d16[i] = __float2bfloat16_rn(t.values[i]);
     }
-    CUDA_CHECK(cudaMemcpy(buffer_.as<std::byte>(offsets_.at(name)), staging.data(), staging.size(),
-                          cudaMemcpyHostToDevice));
   }
-  // A copy from pageable memory may return before its DMA lands, and the legacy stream it ran on
-  // is not ordered with the model's non-blocking stream: wait once, at build time.
-  CUDA_CHECK(cudaDeviceSynchronize());
+  if (staging.empty()) return;
+  CUDA_CHECK(cudaMemcpyAsync(buffer_.data(), staging.data(), staging.size(), cudaMemcpyHostToDevice, ctx.stream()));
+  // The copy reads `staging`, which goes at the end of this scope: wait for it, once.
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
 const void* DeviceWeights::get(const std::string& name) const {

@@ -2,6 +2,10 @@
 // host as fp32 (HostWeights: read from a file and validated, folded, re-laid out, or drawn
 // at random), then uploads them all at once, converted to the run's storage type, into one
 // device allocation (DeviceWeights). Layers keep plain pointers into it.
+//
+// The upload is build-time device work, so it runs on ctx.stream() like everything after it
+// (DESIGN.md's build contract): what a model enqueues next on that stream (copies of the
+// weights, fp8 quantization, prepare()'s trial runs) is ordered after it without an event.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +14,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/context.h"
 #include "core/dtype.h"
 #include "weights/safetensors.h"
 
@@ -36,8 +41,10 @@ class HostWeights {
 class DeviceWeights {
  public:
   DeviceWeights() = default;
-  // One allocation for all of `host`, each tensor converted to `dtype` (F32 or BF16).
-  DeviceWeights(const HostWeights& host, DType dtype);
+  // One allocation for all of `host`, each tensor converted to `dtype` (F32 or BF16) in one
+  // host staging buffer and copied up with one cudaMemcpyAsync on ctx.stream(); synchronizes
+  // with that stream once, before the staging buffer goes. Build time.
+  DeviceWeights(const Context& ctx, const HostWeights& host, DType dtype);
 
   const void* get(const std::string& name) const;  // throws when absent
   DType dtype() const { return dtype_; }

@@ -1,8 +1,6 @@
 #include "layers/fp8_weight.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -47,45 +45,6 @@ std::string fp8_refusal(const Context& ctx) {
     return std::string("-p fp8 needs a build with sm_89 or newer code; this one was built for CMAKE_CUDA_ARCHITECTURES=") +
            LAPTIME_CUDA_ARCHITECTURES + " (rebuild with 90 for Hopper).";
   return "";
-}
-
-namespace {
-// A word from the environment: unset or empty gives the first word's value; one that is not
-// listed throws "NAME must be 'a', 'b' or 'c', not 'x'." (docs/ERRORS.md).
-template <class E>
-E env_word(const char* name, std::initializer_list<std::pair<const char*, E>> words) {
-  const char* env = std::getenv(name);
-  const std::string v = env ? env : "";
-  if (v.empty()) return words.begin()->second;
-  std::string list;
-  std::size_t i = 0;
-  for (const auto& [word, value] : words) {
-    if (v == word) return value;
-    list += std::string(i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + "'" + word + "'";
-    ++i;
-  }
-  throw Error(std::string(name) + " must be " + list + ", not '" + v + "'.");
-}
-}  // namespace
-
-Fp8Policy fp8_gemm_policy() {
-  static const Fp8Policy p = env_word<Fp8Policy>(
-      "LAPTIME_FP8_GEMM", {{"auto", Fp8Policy::Auto}, {"fp8", Fp8Policy::Always}, {"bf16", Fp8Policy::Never}});
-  return p;
-}
-
-Fp8Pairing fp8_mlp_pairing() {
-  static const Fp8Pairing p =
-      env_word<Fp8Pairing>("LAPTIME_FP8_MLP", {{"pair", Fp8Pairing::Pair}, {"apart", Fp8Pairing::Apart}});
-  return p;
-}
-
-bool fp8_fast_accum() {
-  static const bool on = [] {
-    const char* env = std::getenv("LAPTIME_FP8_FAST_ACCUM");
-    return env && std::string(env) == "1";
-  }();
-  return on;
 }
 
 void Fp8Weight::make(const Context& ctx, const void* weight, DType dtype, int64_t n, const std::string& name) {

@@ -13,12 +13,8 @@
 // cuBLASLt refuses, at run time and with NOT_SUPPORTED, a scale at base + 4 (the first H200 probe:
 // every fp8 Linear plan failed to run with its two scales packed side by side).
 //
-// LAPTIME_FP8_GEMM=auto|fp8|bf16 (fp8_gemm_policy): every such layer's fp8-or-bf16 choice measured
-// per shape (default), forced to fp8 (tests: the arithmetic, not the timing), or never fp8 (the fp8
-// build's bf16 baseline). LAPTIME_FP8_FAST_ACCUM=1: cuBLASLt's fast fp8 accumulation (layers/gemm.h).
-// LAPTIME_FP8_MLP=pair|apart (fp8_mlp_pairing): GPT-2's c_fc and mlp.c_proj chosen together, c_fc
-// writing e4m3 for c_proj where that pair measured faster (default), or each on its own as the
-// first fp8 probes did (layers/mlp.h).
+// The switches that steer the choice (LAPTIME_FP8_GEMM, LAPTIME_FP8_FAST_ACCUM, LAPTIME_FP8_MLP)
+// and their enums (Fp8Policy, Fp8Pairing) are in core/env_switches.h, with every other switch.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +24,7 @@
 #include "core/buffer.h"
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/env_switches.h"
 
 namespace laptime {
 
@@ -36,15 +33,9 @@ namespace laptime {
 std::string fp8_refusal(const Context& ctx);
 bool fp8_in_build();  // this build has sm_89+ code (CMAKE_CUDA_ARCHITECTURES)
 
-enum class Fp8Policy { Auto, Always, Never };
-
 // The activations' margin over the calibration batch's amax: s_x maps amax to 448 / 2, leaving one
 // binade for batches that reach further (values beyond saturate to ±448 instead of becoming NaN).
 constexpr float kFp8ActivationMargin = 2.f;
-Fp8Policy fp8_gemm_policy();  // LAPTIME_FP8_GEMM, read once; a wrong word throws a sentence
-bool fp8_fast_accum();        // LAPTIME_FP8_FAST_ACCUM=1, read once
-enum class Fp8Pairing { Pair, Apart };
-Fp8Pairing fp8_mlp_pairing();  // LAPTIME_FP8_MLP, read once; a wrong word throws a sentence
 
 class Fp8Weight {
  public:

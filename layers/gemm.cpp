@@ -147,18 +147,61 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
     if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_.push_back(results[i].algo);
   if (candidates_.empty()) candidates_.push_back(results[0].algo);
   algo_ = results[s.algo_index].algo;
+  find_cutlass(workspace_bytes);
+}
+
+// The CUTLASS kernels that compute this spec exactly as cuBLASLt does (layers/cutlass/cutlass_gemm.h):
+// one product, B as NK, bf16 or e4m3 operands without fast accumulation, a bf16 or e4m3 D, the
+// bias or GELU+bias epilogue (or none: a null bias), and a workspace that fits.
+void Gemm::find_cutlass(std::size_t workspace_bytes) {
+  const GemmSpec& s = spec_;
+  const bool fp8 = s.ab_dtype == DType::F8E4M3;
+  if (s.batch != 1 || s.b_layout != BLayout::NK || s.epilogue == Epilogue::BiasRelu || s.M == 0 || s.N == 0) return;
+  if ((s.ab_dtype != DType::BF16 && !fp8) || (fp8 && s.fp8_fast_accum)) return;
+  if (s.d_dtype != DType::BF16 && s.d_dtype != DType::F8E4M3) return;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const CutlassEpilogue epi = s.epilogue == Epilogue::GeluBias ? CutlassEpilogue::GeluBias : CutlassEpilogue::Bias;
+  CutlassGemmArgs shape;
+  shape.M = s.M;
+  shape.N = s.N;
+  shape.K = s.K;
+  shape.ldd = s.ldd;
+  for (const CutlassGemmKernel* k : cutlass_gemm_kernels(device)) {
+    if (k->ab_dtype() != s.ab_dtype || k->d_dtype() != s.d_dtype || k->epilogue() != epi || !k->refusal(shape).empty())
+      continue;
+    for (const CutlassSchedule& sched : cutlass_schedules())
+      if (k->workspace_bytes(shape, sched) <= workspace_bytes) cutlass_.push_back({k, sched});
+  }
+}
+
+Gemm::Choice Gemm::candidate(int i) const {
+  const int n = static_cast<int>(candidates_.size());
+  if (i < n) return {candidates_[i], nullptr, {}};
+  return {algo_, cutlass_.at(i - n).kernel, cutlass_.at(i - n).schedule};
+}
+
+void Gemm::set_choice(const Choice& c) {
+  algo_ = c.algo;
+  cutlass_kernel_ = c.cutlass;
+  cutlass_schedule_ = c.schedule;
+}
+
+std::string Gemm::backend() const {
+  if (!cutlass_kernel_) return "cuBLASLt";
+  return "CUTLASS " + cutlass_kernel_->name() + ", " + schedule_name(cutlass_schedule_);
 }
 
 int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms) {
-  if (spec_.M == 0 || spec_.N == 0 || candidates_.size() < 2) {
+  if (spec_.M == 0 || spec_.N == 0 || candidate_count() < 2) {
     *best_ms = 0.f;
     return 0;
   }
-  const cublasLtMatmulAlgo_t keep = algo_;
+  const Choice keep = choice();
   int best = -1;
   float best_time = 0.f;
-  for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
-    algo_ = candidates_[i];  // what run() enqueues, and so what the timing's graph captures
+  for (int i = 0; i < candidate_count(); ++i) {
+    set_choice(candidate(i));  // what run() enqueues, and so what the timing's graph captures
     // A candidate the library lists but will not run here throws from run(): passed over.
     const float ms = time_candidate(ctx.stream(), [&] {
       run(ctx, d, a, b, bias, 1.f, 0.f);
@@ -169,7 +212,7 @@ int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, co
       best_time = ms;
     }
   }
-  algo_ = best >= 0 ? candidates_[best] : keep;
+  set_choice(best >= 0 ? candidate(best) : keep);
   *best_ms = best >= 0 ? best_time : 0.f;
   return best >= 0 ? best : 0;
 }
@@ -177,7 +220,11 @@ int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, co
 Gemm::Gemm(Gemm&& o) noexcept
     : spec_(o.spec_), op_(std::exchange(o.op_, nullptr)), a_(std::exchange(o.a_, nullptr)),
       b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), c_(std::exchange(o.c_, nullptr)), algo_(o.algo_),
-      candidates_(std::move(o.candidates_)) {}
+      candidates_(std::move(o.candidates_)),
+      cutlass_(std::move(o.cutlass_)),
+      cutlass_kernel_(o.cutlass_kernel_),
+      cutlass_schedule_(o.cutlass_schedule_),
+      cutlass_cache_(std::move(o.cutlass_cache_)) {}
 
 Gemm::~Gemm() {
   if (c_) cublasLtMatrixLayoutDestroy(c_);
@@ -190,6 +237,10 @@ Gemm::~Gemm() {
 void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha,
                float beta, const void* c) const {
   if (spec_.M == 0 || spec_.N == 0) return;
+  if (cutlass_kernel_) {
+    run_cutlass(ctx, d, a, b, bias, alpha, beta, c);
+    return;
+  }
   if (spec_.epilogue != Epilogue::None)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   // An fp8 D has a BF16 C of its own layout (c_), so C can never be D itself: cuBLASLt refuses a
@@ -208,6 +259,30 @@ void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const 
        << ", epilogue " << epilogue_name(spec_.epilogue) << ", beta " << beta << "): " << cublasLtGetStatusString(st) << ".";
     throw Error(os.str());
   }
+}
+
+// The same product through the chosen CUTLASS kernel: C is `c`, else D itself (the residual added
+// in place), as cuBLASLt's run above; an e4m3 D has none.
+void Gemm::run_cutlass(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha,
+                       float beta, const void* c) const {
+  CutlassGemmArgs args;
+  args.M = spec_.M;
+  args.N = spec_.N;
+  args.K = spec_.K;
+  args.alpha = alpha;
+  args.a = a;
+  args.b = b;
+  args.d = d;
+  args.ldd = spec_.ldd;
+  args.c = c ? c : d;
+  args.beta = beta;
+  args.bias = spec_.epilogue == Epilogue::None ? nullptr : bias;
+  if (spec_.ab_dtype == DType::F8E4M3) {
+    args.a_scale = spec_.a_scale;
+    args.b_scale = spec_.b_scale;
+    args.d_scale = spec_.d_dtype == DType::F8E4M3 ? spec_.d_scale : nullptr;
+  }
+  cutlass_kernel_->run(args, cutlass_schedule_, cutlass_cache_, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
 }
 
 }  // namespace laptime

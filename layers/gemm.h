@@ -5,15 +5,23 @@
 // a column-major [C, R] one, so the row-major product D = A · op(B) is computed as the
 // column-major Dᵀ = op(B)ᵀ · Aᵀ: cuBLASLt's "A" is our B and its "B" is our A, with m = N,
 // n = M, k = K. No data moves; only the roles swap.
+//
+// Beside cuBLASLt's candidates a plan may hold CUTLASS's sm_90a kernels for the same product
+// (layers/cutlass/cutlass_gemm.h: bf16 and fp8 operands, B as NK, the bias / GELU+bias epilogues,
+// one product a call): autotune() times them with cuBLASLt's and keeps the fastest of all, so a
+// CUTLASS kernel runs only where it measured faster on the real shape. Without autotune() run()
+// stays on cuBLASLt's heuristic pick.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <cublasLt.h>
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "layers/cutlass/cutlass_gemm.h"
 
 namespace laptime {
 
@@ -72,15 +80,28 @@ class Gemm {
   const GemmSpec& spec() const { return spec_; }
 
   // The heuristic's ranked candidates (up to kMaxCandidates; run() uses the first unless
-  // autotune() chose another). Build time only, like everything below.
+  // autotune() chose another), then the CUTLASS kernels that can run this spec on this GPU,
+  // each with every schedule of cutlass_schedules(). Build time only, like everything below.
   static constexpr int kMaxCandidates = 8;
-  int candidate_count() const { return static_cast<int>(candidates_.size()); }
+  int candidate_count() const { return static_cast<int>(candidates_.size() + cutlass_.size()); }
+  int cutlass_candidate_count() const { return static_cast<int>(cutlass_.size()); }
   // Times every candidate on these operands with time_candidate (core/timing.h: on
   // ctx.stream(), inside a CUDA graph, the GPU's time alone; synchronizes) and keeps the
   // fastest. Returns its index; *best_ms gets its time. Operands as for run(), with beta = 0.
   int autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms);
-  const cublasLtMatmulAlgo_t& algo() const { return algo_; }
-  void set_algo(const cublasLtMatmulAlgo_t& algo) { algo_ = algo; }
+
+  // What run() enqueues: cuBLASLt's `algo`, or, when `cutlass` is set, that kernel with its schedule.
+  struct Choice {
+    cublasLtMatmulAlgo_t algo{};
+    const CutlassGemmKernel* cutlass = nullptr;
+    CutlassSchedule schedule;
+  };
+  Choice choice() const { return {algo_, cutlass_kernel_, cutlass_schedule_}; }
+  void set_choice(const Choice& c);
+  // Candidate i of candidate_count() (cuBLASLt's first, then CUTLASS's).
+  Choice candidate(int i) const;
+  // "cuBLASLt" or "CUTLASS <kernel>, <schedule>": what run() enqueues (plan lines, the probe).
+  std::string backend() const;
 
  private:
   GemmSpec spec_;
@@ -89,6 +110,17 @@ class Gemm {
   cublasLtMatrixLayout_t c_ = nullptr;  // C when its type is not D's (BF16 beside an F8E4M3 D), else nullptr
   cublasLtMatmulAlgo_t algo_{};
   std::vector<cublasLtMatmulAlgo_t> candidates_;  // heuristic order
+  struct CutlassCandidate {
+    const CutlassGemmKernel* kernel;
+    CutlassSchedule schedule;
+  };
+  std::vector<CutlassCandidate> cutlass_;             // kernels that accept this spec
+  const CutlassGemmKernel* cutlass_kernel_ = nullptr;  // chosen: run() enqueues it instead of algo_
+  CutlassSchedule cutlass_schedule_;
+  mutable CutlassLaunchCache cutlass_cache_;  // its prepared launch, for the last operands
+  void find_cutlass(std::size_t workspace_bytes);
+  void run_cutlass(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha, float beta,
+                   const void* c) const;
 };
 
 }  // namespace laptime

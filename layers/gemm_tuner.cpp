@@ -1,9 +1,11 @@
 #include "layers/gemm_tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
 #include "core/check.h"
+#include "core/timing.h"
 
 namespace laptime {
 
@@ -21,7 +23,7 @@ void GemmTuner::tune(const Context& ctx, Gemm& gemm, const void* b, const void* 
       << ' ' << int(s.precision) << ' ' << int(s.epilogue) << ' ' << s.ldd << ' ' << s.fp8_fast_accum;
   const auto it = cache_.find(key.str());
   if (it != cache_.end()) {
-    gemm.set_algo(it->second);
+    gemm.set_choice(it->second);
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -33,8 +35,15 @@ void GemmTuner::tune(const Context& ctx, Gemm& gemm, const void* b, const void* 
   CUDA_CHECK(cudaMemsetAsync(a, 0, a_bytes, ctx.stream()));
   float ms = 0.f;
   gemm.autotune(ctx, d, a, b, bias, &ms);
-  cache_.emplace(key.str(), gemm.algo());
+  cache_.emplace(key.str(), gemm.choice());
   build_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+float GemmTuner::charge(const Context& ctx, const std::function<bool()>& run, std::string* why) const {
+  const float gpu = time_candidate(ctx.stream(), run, why);
+  if (gpu < 0.f || replay_ == Replay::Graph) return gpu;
+  const float host = enqueue_ms(ctx.stream(), run, why);
+  return host < 0.f ? host : std::max(gpu, host);
 }
 
 }  // namespace laptime

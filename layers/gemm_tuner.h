@@ -1,8 +1,9 @@
-// Chooses each GEMM's cuBLASLt algorithm by timing, once per shape, at model build.
+// Chooses each GEMM's algorithm by timing, once per shape, at model build.
 //
 // cuBLASLt's heuristic ranks algorithms from a model of the GPU; its first pick is usually
 // good but not always the fastest for a given shape. The tuner runs the top candidates
-// (Gemm::kMaxCandidates) on scratch operands of the real shape (the real weights as B), times
+// (Gemm::kMaxCandidates, then the CUTLASS sm_90a kernels that compute the same product on an
+// H100/H200: layers/cutlass/cutlass_gemm.h) on scratch operands of the real shape (the real weights as B), times
 // them as every candidate in laptime is timed (Gemm::autotune, core/timing.h's time_candidate:
 // inside a CUDA graph) and keeps the fastest; shapes repeat across a model's blocks (GPT-2
 // small: 5 distinct linear shapes for 49 layers), so each is timed once and the choice is
@@ -10,6 +11,7 @@
 // state.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -25,6 +27,19 @@ class GemmTuner {
   // tuner then only carries fp8's per-shape choices (below), which fp8 always makes.
   explicit GemmTuner(bool time_algorithms = true) : time_algorithms_(time_algorithms) {}
   bool times_algorithms() const { return time_algorithms_; }
+
+  // How the model will run, for the choices between plans whose launch counts differ (fp8 with
+  // its quantize pass against bf16; issue 29's item 3). Graph (the default): the GPU's time
+  // alone decides, as a replayed CUDA graph pays no launch. Eager: each candidate is charged
+  // max(its GPU time, its host enqueue time), since an eager loop whose host is slower than the
+  // GPU (batch 1) runs at the host's pace; an extra launch then costs what it costs there. Set
+  // before the first prepare() (the owner knows whether it will be captured).
+  enum class Replay { Graph, Eager };
+  void set_replay(Replay r) { replay_ = r; }
+  Replay replay() const { return replay_; }
+  // A candidate's time under replay(): core/timing.h's time_candidate, and in Eager also its
+  // enqueue_ms, the larger. Negative (why filled) when it refuses. Synchronizes.
+  float charge(const Context& ctx, const std::function<bool()>& run, std::string* why = nullptr) const;
 
   // Picks gemm's algorithm: from the cache when this shape was timed, else by timing it with
   // A and D on the tuner's scratch and `b`, `bias` the layer's own.
@@ -55,7 +70,8 @@ class GemmTuner {
   void* scratch(DeviceBuffer& buf, std::size_t bytes);
 
   bool time_algorithms_ = true;
-  std::map<std::string, cublasLtMatmulAlgo_t> cache_;  // by a description of the spec
+  Replay replay_ = Replay::Graph;
+  std::map<std::string, Gemm::Choice> cache_;  // by a description of the spec
   std::map<std::string, Fp8Choice> fp8_choices_;
   DeviceBuffer a_, d_;
   double build_ms_ = 0;

@@ -6,6 +6,8 @@
 
 #include "core/context.h"
 #include "core/nvtx.h"
+#include "kernels/lab/launch.cuh"
+#include "kernels/lab/registry.h"
 #include "layers/device_weights.h"
 #include "layers/layer_cost.h"
 
@@ -13,7 +15,9 @@ namespace laptime {
 
 class LayerNorm {
  public:
-  LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps);
+  // `kernels` may name laptime lab's version to run (--kernel layernorm=vN, kernels/lab/registry.h);
+  // it writes the storage type only, so forward() then refuses another y_dtype.
+  LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps, const lab::KernelChoice& kernels = {});
   // y, x: [rows, C]. One NVTX range named by the prefix (`h.3.ln_1`). y is of `y_dtype`: the
   // weights' type, F16 from F32 storage (what tf32's fp16 attention projections read), or
   // F8E4M3 from BF16 (fp8's GEMM inputs: y = e4m3(layernorm(x) · *y_inv_scale), the consuming
@@ -31,6 +35,7 @@ class LayerNorm {
   int C_;
   float eps_;
   DType dtype_;
+  lab::LayerNormLaunch lab_ = nullptr;  // --kernel layernorm=vN; nullptr: production (layernorm_forward)
 };
 
 }  // namespace laptime

@@ -1,5 +1,6 @@
 #include "layers/linear.h"
 
+#include <functional>
 #include <iomanip>
 #include <sstream>
 #include <utility>
@@ -88,7 +89,7 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   f.ab_dtype = DType::F8E4M3;
   f.a_scale = fp8_.input_scale();
   f.b_scale = fp8_.weight_scale();
-  f.fp8_fast_accum = fp8_fast_accum();
+  f.fp8_fast_accum = env::fp8_fast_accum();
   p.quantize = fp8_input_ == Fp8Input::Quantize;
   std::string refused;
   try {
@@ -120,7 +121,7 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   } else if (!p.fp8) {
     c.note = "cuBLASLt has no fp8 plan: " + refused;
   } else {
-    c = time_fp8_choice(ctx, rows, p);
+    c = time_fp8_choice(ctx, rows, p, tuner);
     if (!refused.empty()) c.note = refused + (c.note.empty() ? "" : "; " + c.note);
   }
   if (tuner && !cached) tuner->set_fp8_choice(key.str(), c);
@@ -129,7 +130,7 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   if (p.fp8_chosen && p.quantize) p.x8 = DeviceBuffer(static_cast<std::size_t>(rows) * in_);
 }
 
-GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const Plan& p) const {
+GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const Plan& p, const GemmTuner* tuner) const {
   // Operands of the real shape with random values (zeros would run faster than data).
   const int64_t ld = ldy_ ? ldy_ : out_, n = int64_t{rows} * in_;
   DeviceBuffer x(static_cast<std::size_t>(n) * dtype_size(dtype_)), x8(static_cast<std::size_t>(n)),
@@ -138,11 +139,14 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
   quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x.data(), n, ctx.stream());
   GemmTuner::Fp8Choice c;
   std::string bf16_why, fp8_why, out8_why, gemm_why;
-  // core/timing's one way of timing a candidate (in a CUDA graph, the GPU's time alone).
-  // `gemm` with `quantize`: the fp8 candidate as forward() runs it.
+  // core/timing's one way of timing a candidate (in a CUDA graph, the GPU's time alone), and
+  // with a tuner that expects an eager loop its host cost too (GemmTuner::charge: the quantize
+  // pass is one more launch). `gemm` with `quantize`: the fp8 candidate as forward() runs it.
+  auto timed = [&](const std::function<bool()>& run, std::string* why) {
+    return tuner ? tuner->charge(ctx, run, why) : time_candidate(ctx.stream(), run, why);
+  };
   auto fp8_run = [&](const Gemm& gemm, bool quantize, std::string* why) {
-    return time_candidate(
-        ctx.stream(),
+    return timed(
         [&] {
           if (quantize) quantize_fp8(x8.data(), fp8_.input_inv_scale(), dtype_, x.data(), n, ctx.stream());
           gemm.run(ctx, y.data(), x8.data(), fp8_.weight8(), bias_);
@@ -150,8 +154,7 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
         },
         why);
   };
-  c.bf16_ms = time_candidate(
-      ctx.stream(),
+  c.bf16_ms = timed(
       [&] {
         p.bf16->run(ctx, y.data(), x.data(), weight_, bias_);
         return true;
@@ -161,13 +164,14 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
   // What a pair's owner compares (layers/mlp.h): this layer writing e4m3, or reading it.
   if (p.fp8_out8) c.fp8_out8_ms = fp8_run(*p.fp8_out8, p.quantize, &out8_why);
   if (p.quantize) c.fp8_gemm_ms = fp8_run(*p.fp8, false, &gemm_why);
-  const Fp8Policy policy = fp8_gemm_policy();
+  const Fp8Policy policy = env::fp8_gemm();
   std::vector<std::string> notes;
   if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + fp8_why);
   if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to run: " + bf16_why);
   if (p.fp8_out8 && c.fp8_out8_ms < 0.f) notes.push_back("the fp8 plan with an e4m3 output failed to run: " + out8_why);
   if (p.quantize && c.fp8_gemm_ms < 0.f) notes.push_back("the fp8 GEMM without its quantize failed to run: " + gemm_why);
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
+  if (tuner && tuner->replay() == GemmTuner::Replay::Eager) notes.push_back("eager: each time is max(GPU, host enqueue)");
   for (const std::string& n8 : notes) c.note += (c.note.empty() ? "" : "; ") + n8;
   c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
                               (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
@@ -237,6 +241,12 @@ const GemmTuner::Fp8Choice& Linear::fp8_choice(int rows) const { return plan(row
 
 bool Linear::runs_fp8(int rows) const { return precision_ == Precision::FP8 && plan(rows).fp8_chosen; }
 
+std::string Linear::backend(int rows) const {
+  const Plan& p = plan(rows);
+  if (!runs_fp8(rows)) return p.bf16->backend();
+  return (p.out_fp8 ? *p.fp8_out8 : *p.fp8).backend();
+}
+
 DType Linear::input_dtype(int rows) const {
   if (precision_ != Precision::FP8 || calibrating_) return dtype_;
   const Plan& p = plan(rows);
@@ -275,6 +285,7 @@ std::string Linear::fp8_report(int rows) const {
   os << std::fixed << std::setprecision(1);
   const GemmTuner::Fp8Choice& c = p.choice;
   os << (p.fp8_chosen ? "fp8" : "bf16");
+  if (const std::string b = backend(rows); b != "cuBLASLt") os << " (" << b << ")";
   if (p.fp8_chosen && p.out_fp8) os << " (e4m3 out)";
   if (p.fp8_chosen && p.quantize) os << " (quantizes its input)";
   if (p.fp8_chosen && !p.quantize && fp8_input_ == Fp8Input::Quantize) os << " (its producer writes e4m3)";

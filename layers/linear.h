@@ -114,6 +114,9 @@ class Linear {
   const GemmTuner::Fp8Choice& fp8_choice(int rows) const;
   // True when forward(rows) runs the fp8 GEMM (calibrated or not).
   bool runs_fp8(int rows) const;
+  // What the GEMM that forward(rows) runs is: "cuBLASLt", or the CUTLASS kernel the tuner kept
+  // (layers/gemm.h's Gemm::backend), for plan lines.
+  std::string backend(int rows) const;
   // What forward(rows) reads and writes: F8E4M3 or the storage type. Both are the storage type
   // while calibrating.
   DType input_dtype(int rows) const;
@@ -137,7 +140,7 @@ class Linear {
   struct Plan;
   const Plan& plan(int rows) const;
   void prepare_fp8(const Context& ctx, int rows, const GemmSpec& bf16_spec, Plan& p, GemmTuner* tuner);
-  GemmTuner::Fp8Choice time_fp8_choice(const Context& ctx, int rows, const Plan& p) const;
+  GemmTuner::Fp8Choice time_fp8_choice(const Context& ctx, int rows, const Plan& p, const GemmTuner* tuner) const;
 
   std::string name_;
   const void* weight_;  // [out, in]

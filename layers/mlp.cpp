@@ -59,12 +59,12 @@ void MLP::prepare(const Context& ctx, int rows, GemmTuner* tuner) {
     c_fc_.prepare(ctx, rows, tuner);
     return;
   }
-  const Fp8Pairing pairing = fp8_mlp_pairing();
+  const Fp8Pairing pairing = env::fp8_mlp();
   // Apart, as the first probes ran it: c_fc is offered the e4m3 output only where c_proj chose fp8 alone.
   const bool offer = pairing == Fp8Pairing::Pair || c_proj_.runs_fp8(rows);
   c_fc_.set_fp8_output(offer ? c_proj_.input_inv_scale() : nullptr);
   c_fc_.prepare(ctx, rows, tuner);
-  Fp8PairChoice pair = choose_fp8_pair(c_fc_.fp8_choice(rows), c_proj_.fp8_choice(rows), fp8_gemm_policy(), pairing);
+  Fp8PairChoice pair = choose_fp8_pair(c_fc_.fp8_choice(rows), c_proj_.fp8_choice(rows), env::fp8_gemm(), pairing);
   pair.pair = pair.pair && c_fc_.can_write_fp8_output(rows) && c_proj_.can_read_fp8_input(rows);
   if (pair.pair) {
     c_fc_.write_fp8_output(rows);

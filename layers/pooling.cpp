@@ -4,13 +4,23 @@
 
 namespace laptime {
 
-MaxPool::MaxPool(const std::string& name, DType dtype) : name_(name), dtype_(dtype) {}
+namespace {
+lab::MaxPoolLaunch maxpool_launch(const lab::KernelChoice& kernels, DType dtype) {
+  const auto it = kernels.find("maxpool");
+  return lab::maxpool_version(it != kernels.end() ? it->second
+                                                  : lab::find_kernel("maxpool")->production_index(
+                                                        dtype == DType::F32 ? "fp32" : "bf16"));
+}
+}  // namespace
+
+MaxPool::MaxPool(const std::string& name, DType dtype, const lab::KernelChoice& kernels)
+    : name_(name), dtype_(dtype), launch_(maxpool_launch(kernels, dtype)) {}
 
 int MaxPool::out_size(int in) { return pool_out_size(in, 3, 2, 1); }
 
 void MaxPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const {
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  maxpool3x3s2_forward(dtype_, y, x, N, H, W, C, ctx.stream());
+  launch_({y, x, N, H, W, C, dtype_}, ctx.stream());
 }
 
 LayerCost MaxPool::cost(const std::string& parent, int N, int H, int W, int C) const {

@@ -7,13 +7,17 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/nvtx.h"
+#include "kernels/lab/launch.cuh"
+#include "kernels/lab/registry.h"
 #include "layers/layer_cost.h"
 
 namespace laptime {
 
 class MaxPool {
  public:
-  MaxPool(const std::string& name, DType dtype);
+  // `kernels` may name laptime lab's version to run (--kernel maxpool=vN, kernels/lab/registry.h);
+  // production's otherwise.
+  MaxPool(const std::string& name, DType dtype, const lab::KernelChoice& kernels = {});
   static int out_size(int in);  // 3×3 window, stride 2, padding 1
   // y: [N, out_size(H), out_size(W), C]; x: [N, H, W, C].
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const;
@@ -23,6 +27,7 @@ class MaxPool {
  private:
   NvtxName name_;
   DType dtype_;
+  lab::MaxPoolLaunch launch_;
 };
 
 class GlobalAvgPool {

@@ -3,11 +3,12 @@ target_sources(laptime_layers PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/bottleneck.cpp
   ${CMAKE_CURRENT_LIST_DIR}/classifier.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv2d.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/conv_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fused_stem.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/space_to_depth.cpp)
 
-# cudnn-frontend, the C++ face of cuDNN's graph API, for Conv2d. Header-only; the PyPI package
+# cudnn-frontend, the C++ face of cuDNN's graph API, for Conv2d's plans (conv_plan.cpp). Header-only; the PyPI package
 # nvidia-cudnn-frontend ships its headers in <site-packages>/include, so look in the site
 # folders of the Python on PATH (system and user), then in $CUDNN_FRONTEND_ROOT/include; or
 # pass -DCUDNN_FRONTEND_INCLUDE_DIR=<folder holding cudnn_frontend.h>.
@@ -40,10 +41,11 @@ if(LAPTIME_FE_VERSION VERSION_LESS LAPTIME_CUDNN_FRONTEND_MIN_VERSION)
                       "${LAPTIME_CUDNN_FRONTEND_MIN_VERSION} laptime needs: pip install -U nvidia-cudnn-frontend.")
 endif()
 message(STATUS "cudnn-frontend ${LAPTIME_FE_VERSION}: ${CUDNN_FRONTEND_INCLUDE_DIR}")
-# Private, and SYSTEM so that our warning flags stay off its headers; only conv2d.cpp includes them.
+# Private, and SYSTEM so that our warning flags stay off its headers. Two sources include them:
+# conv_plan.cpp and gpt2.cmake's sdpa_cudnn.cpp (bench's laptime_fp8_shapes adds the folder itself).
 target_include_directories(laptime_layers SYSTEM PRIVATE ${CUDNN_FRONTEND_INCLUDE_DIR})
 # No JSON (de)serialization of graphs: unused here, and the heaviest part of the headers.
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/conv2d.cpp PROPERTIES
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/conv_plan.cpp PROPERTIES
   COMPILE_DEFINITIONS CUDNN_FRONTEND_SKIP_JSON_LIB)
 # The frontend's headers also hold engines that it compiles at run time through NVRTC, and a
 # library loader (dlopen): no convolution uses them, but their symbols must resolve at link.

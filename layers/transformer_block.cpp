@@ -5,13 +5,14 @@
 namespace laptime {
 
 TransformerBlock::TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
-                                   Precision precision, AttentionKind attention, GeluPlacement gelu)
+                                   Precision precision, AttentionKind attention, GeluPlacement gelu,
+                                   const lab::KernelChoice& kernels)
     : name_(prefix),
       C_(C),
       dtype_(w.dtype()),
-      ln_1_(w, prefix + ".ln_1", C, eps),
-      attn_(w, prefix + ".attn", C, n_head, precision, attention),
-      ln_2_(w, prefix + ".ln_2", C, eps),
+      ln_1_(w, prefix + ".ln_1", C, eps, kernels),
+      attn_(w, prefix + ".attn", C, n_head, precision, attention, kernels),
+      ln_2_(w, prefix + ".ln_2", C, eps, kernels),
       mlp_(w, prefix + ".mlp", C, precision, gelu) {}
 
 std::size_t TransformerBlock::scratch_bytes(int B, int T) const {

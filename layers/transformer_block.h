@@ -21,15 +21,17 @@ namespace laptime {
 class TransformerBlock {
  public:
   // `prefix` is `h.<i>`; sub-layers are `<prefix>.ln_1`, `.attn`, `.ln_2`, `.mlp`.
+  // `kernels`: laptime lab's versions swapped in (--kernel layernorm=vN, attention=vN).
   TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
                    Precision precision, AttentionKind attention = AttentionKind::Auto,
-                   GeluPlacement gelu = GeluPlacement::Auto);
+                   GeluPlacement gelu = GeluPlacement::Auto, const lab::KernelChoice& kernels = {});
 
   std::size_t scratch_bytes(int B, int T) const;
   void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
   // x: [B, T, C], updated in place. One NVTX range at block level (`h.3`). (B, T) prepared.
   void forward(const Context& ctx, void* x, int B, int T, void* scratch) const;
   AttentionKind attention_kind(int B, int T) const { return attn_.kind(B, T); }
+  int attention_lab_core() const { return attn_.lab_core(); }
   bool gelu_in_epilogue() const { return mlp_.gelu_in_epilogue(); }
   bool attention_f16_core(int B, int T) const { return attn_.uses_f16_core(B, T); }
   // Its range and every range inside it at (B, T), as prepared, with what each computes and

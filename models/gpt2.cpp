@@ -5,7 +5,6 @@
 
 #include "core/check.h"
 #include "kernels/convert.cuh"
-#include "kernels/embedding.cuh"
 
 namespace laptime {
 
@@ -131,7 +130,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
       max_batch_(max_batch),
       max_seq_(max_seq),
       vocab_stride_((cfg.vocab_size + 127) / 128 * 128),
-      weights_(weights, activation_dtype(precision)),
+      weights_(ctx, weights, activation_dtype(precision)),
       wte_(weights_.get("wte.weight")),
       wpe_(weights_.get("wpe.weight")),
       tuner_(gemm == GemmChoice::Timed || precision == Precision::FP8
@@ -139,29 +138,24 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
                  : nullptr),
       embed_name_("wte"),
       head_name_("lm_head"),
-      ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon),
+      ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon, cfg.kernels),
       lm_head_weight_(static_cast<std::size_t>(vocab_stride_) * cfg.n_embd * dtype_size(activation_dtype(precision))),
       lm_head_(lm_head_weight_.data(), nullptr, activation_dtype(precision), cfg.n_embd, static_cast<int>(vocab_stride_),
                precision, vocab_stride_) {
-  // Build-time device work runs on ctx.stream(), as forward() does. DeviceWeights uploaded
-  // through cudaMemcpy on the legacy stream, which a non-blocking stream is not ordered
-  // after: an event orders that upload before everything below, without a host wait.
+  // Build-time device work runs on ctx.stream(), as forward() does, after the weights' upload
+  // (DeviceWeights, on the same stream).
   const cudaStream_t st = ctx.stream();
-  {
-    cudaEvent_t uploaded = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming));
-    const cudaError_t rec = cudaEventRecord(uploaded, cudaStreamLegacy);
-    const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(st, uploaded, 0) : rec;
-    cudaEventDestroy(uploaded);
-    CUDA_CHECK(wait);
-  }
   const std::size_t wte_bytes = static_cast<std::size_t>(cfg.vocab_size) * cfg.n_embd * dtype_size(dtype());
   CUDA_CHECK(cudaMemsetAsync(lm_head_weight_.data(), 0, lm_head_weight_.bytes(), st));
   CUDA_CHECK(cudaMemcpyAsync(lm_head_weight_.data(), wte_, wte_bytes, cudaMemcpyDeviceToDevice, st));
   lm_head_.set_name("lm_head");
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
-    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu);
+    blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu,
+                         cfg.kernels);
+  const lab::KernelInfo& embedding = *lab::find_kernel("embedding");
+  const auto chosen = cfg.kernels.find("embedding");
+  embedding_ = lab::embedding_version(chosen != cfg.kernels.end() ? chosen->second : embedding.production_index(dtype() == DType::F32 ? "fp32" : "bf16"));
 
   const std::size_t es = dtype_size(dtype());
   const std::size_t bt = static_cast<std::size_t>(max_batch) * max_seq;
@@ -179,7 +173,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, arena_.bytes(), st));  // valid token ids before the first upload
 
   prepare(ctx, max_batch, max_seq);
-  CUDA_CHECK(cudaStreamSynchronize(st));  // the one synchronize of the build
+  CUDA_CHECK(cudaStreamSynchronize(st));  // the build's device work done before the constructor returns
 }
 
 void GPT2::prepare(Context& ctx, int B, int T) {
@@ -261,7 +255,7 @@ void GPT2::forward(const Context& ctx, int B, int T) const {
   const int rows = B * T;
   {
     NvtxRange range(ctx, NvtxLevel::Layer, embed_name_);
-    embedding_forward(dtype(), x_, tokens_, wte_, wpe_, B, T, cfg_.n_embd, ctx.stream());
+    embedding_({x_, tokens_, wte_, wpe_, B, T, cfg_.n_embd, dtype()}, ctx.stream());
   }
   for (const TransformerBlock& b : blocks_) b.forward(ctx, x_, B, T, scratch_);
   const DType head_in = lm_head_.input_dtype(rows);

@@ -27,6 +27,8 @@
 
 #include "core/buffer.h"
 #include "core/context.h"
+#include "kernels/lab/launch.cuh"
+#include "kernels/lab/registry.h"
 #include "layers/device_weights.h"
 #include "layers/layernorm.h"
 #include "layers/linear.h"
@@ -46,6 +48,9 @@ struct GPT2Config {
   int vocab_size = 50257;
   int n_ctx = 1024;
   float layer_norm_epsilon = 1e-5f;
+  // Not the architecture: laptime lab's kernel versions to run (--kernel NAME=VERSION; layernorm,
+  // attention, embedding), production where none is named.
+  lab::KernelChoice kernels;
 
   // GPT-2 small (124M), the default.
   static GPT2Config small() { return GPT2Config{}; }
@@ -75,6 +80,7 @@ class GPT2 {
   // The attention core the blocks run at (B, T), once prepared; whether the GELU is in the
   // c_fc GEMM's epilogue.
   AttentionKind attention_kind(int B, int T) const { return blocks_.at(0).attention_kind(B, T); }
+  int attention_lab_core() const { return blocks_.at(0).attention_lab_core(); }  // -1, or lab v1 (0) / v2 (1)
   bool gelu_in_epilogue() const { return blocks_.at(0).gelu_in_epilogue(); }
   bool attention_f16_core(int B, int T) const { return blocks_.at(0).attention_f16_core(B, T); }
   // fp8: the activation scales from one bf16 pass over tokens()[0 : B·T] ((B, T) prepared);
@@ -133,6 +139,7 @@ class GPT2 {
   DeviceWeights weights_;
   const void* wte_ = nullptr;  // weights_ "wte.weight", "wpe.weight": looked up once, at build
   const void* wpe_ = nullptr;
+  lab::EmbeddingLaunch embedding_ = nullptr;  // cfg.kernels' version, else production's (v3)
   std::set<std::pair<int, int>> prepared_;  // (B, T)
   std::unique_ptr<GemmTuner> tuner_;         // GemmChoice::Timed, and fp8 (its per-shape choices)
   bool calibrated_ = false;                  // fp8: calibrate() ran

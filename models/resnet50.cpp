@@ -271,24 +271,17 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       precision_(precision),
       max_batch_(max_batch),
       image_size_(image_size),
-      weights_(weights, activation_dtype(precision)),
+      weights_(ctx, weights, activation_dtype(precision)),
       stem_shape_(stem_shape(cfg)),
       s2d_(space_to_depth_stem(stem_shape_, activation_dtype(precision))),
-      stem_weights_(stem_host_weights(weights, cfg, s2d_), activation_dtype(precision)),
+      stem_weights_(ctx, stem_host_weights(weights, cfg, s2d_), activation_dtype(precision)),
       stem_(stem_weights_, "conv1", s2d_.conv(cfg.base_width), ConvActivation::Relu, precision),
-      maxpool_("maxpool", activation_dtype(precision)),
+      maxpool_("maxpool", activation_dtype(precision), cfg.kernels),
       stem_kind_(resolve_stem(stem, ctx, activation_dtype(precision), s2d_, cfg.base_width, image_size, &stem_refusal_)),
       fused_(stem_kind_ == StemKind::Fused ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width) : nullptr),
       head_(weights_, cfg.features(), cfg.num_classes, precision) {
-  // The weights went up with cudaMemcpy, on the legacy stream, which ctx's non-blocking stream
-  // does not wait for: order them before everything below without blocking the host.
-  {
-    cudaEvent_t uploaded = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventRecord(uploaded, nullptr));
-    CUDA_CHECK(cudaStreamWaitEvent(ctx.stream(), uploaded, 0));
-    CUDA_CHECK(cudaEventDestroy(uploaded));
-  }
+  require(!(fused_ && cfg.kernels.count("maxpool")),
+          "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
 
@@ -317,7 +310,7 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
   // Zeros rather than leftovers: prepare() runs each convolution on these buffers.
   CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, arena_.bytes(), ctx.stream()));
   prepare(ctx, max_batch);
-  // The one synchronize of the build: everything above ran on ctx.stream().
+  // Everything above ran on ctx.stream(), the weights' upload (DeviceWeights) included.
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 

@@ -16,8 +16,9 @@
 // one activation arena, every cuDNN algorithm and workspace and cuBLASLt plan for that
 // shape, each convolution's chosen by timing its candidates (Conv2d, one plan per distinct
 // shape; progress and the build time on stderr). All build-time device work runs on ctx's
-// stream and the constructor ends with one synchronize. forward() enqueues the whole pass on ctx.stream() and never allocates,
-// synchronizes or copies from the host, so it can be captured in a CUDA Graph.
+// stream (the weights' upload included) and the constructor ends with one synchronize.
+// forward() enqueues the whole pass on ctx.stream() and never allocates, synchronizes or copies
+// from the host, so it can be captured in a CUDA Graph.
 #pragma once
 
 #include <array>
@@ -47,6 +48,9 @@ struct ResNetConfig {
   int num_classes = 1000;
   int image_size = 224;                   // the default input resolution, not a limit
   float bn_eps = 1e-5f;
+  // Not the architecture: laptime lab's kernel versions to run (--kernel maxpool=vN), production
+  // where none is named.
+  lab::KernelChoice kernels;
 
   static ResNetConfig resnet50() { return ResNetConfig{}; }
   // From the file's `resnet.*` metadata (weights/FORMAT.md); validated.

@@ -6,8 +6,8 @@
 #   scripts/setup.sh --check   check only: list what is missing, exit 1 if anything is
 #   scripts/setup.sh --host-only [--check]
 #                              the same for the host-only build (cmake -DLAPTIME_CUDA=OFF: the
-#                              trace analyzer and its tests), which needs no CUDA toolkit, cuDNN
-#                              or cudnn-frontend
+#                              trace analyzer and its tests), which needs no CUDA toolkit, cuDNN,
+#                              cudnn-frontend or CUTLASS
 #
 # It checks first and installs nothing when everything is there (well under a second). On
 # Debian or Ubuntu it installs the missing pieces: apt packages (as root, or through sudo) and
@@ -27,6 +27,9 @@ for arg in "$@"; do
 done
 
 say() { echo "setup.sh: $*" >&2; }
+# CUTLASS's headers (layers/cutlass/: the sm_90a GEMMs), one version on every machine: the
+# kernels are tuned and checked against it.
+cutlass_pin=nvidia-cutlass==4.2.0.0
 
 apt_missing=()   # Debian package names
 pip_missing=()   # PyPI names
@@ -62,13 +65,14 @@ check() {
   if ! have python3; then
     apt_missing+=(python3 python3-pip ca-certificates)
     pip_missing+=(numpy safetensors pytest)
-    [[ $host_only == 1 ]] || pip_missing+=(nvidia-cudnn-frontend)
+    [[ $host_only == 1 ]] || pip_missing+=(nvidia-cudnn-frontend "$cutlass_pin")
   else
     # One interpreter start for every Python check: pip, the modules, then cudnn-frontend's
     # headers where CMake looks for them (layers/resnet50.cmake: <site>/include,
-    # $CUDNN_FRONTEND_ROOT).
+    # $CUDNN_FRONTEND_ROOT) and CUTLASS's (layers/cutlass/cutlass.cmake:
+    # <site>/cutlass_library/source/include, $CUTLASS_ROOT/include).
     local py
-    py=$(LAPTIME_SETUP_HOST_ONLY=$host_only python3 - <<'EOF'
+    py=$(LAPTIME_SETUP_HOST_ONLY=$host_only LAPTIME_CUTLASS_PIN=$cutlass_pin python3 - <<'EOF'
 import importlib.util, os, re, site, sysconfig
 for name, module in (("@pip", "pip"), ("numpy", "numpy"), ("safetensors", "safetensors"), ("pytest", "pytest")):
     if importlib.util.find_spec(module) is None:
@@ -86,8 +90,21 @@ for r in roots:
     ok = ok or tuple(v) >= (1, 32)
 if not ok and os.environ.get("LAPTIME_SETUP_HOST_ONLY") != "1":
     print("nvidia-cudnn-frontend")
+cutlass = [os.path.join(p, "cutlass_library", "source", "include") for p in (sysconfig.get_paths()["purelib"], site.getusersitepackages())]
+if os.environ.get("CUTLASS_ROOT"):
+    cutlass.append(os.path.join(os.environ["CUTLASS_ROOT"], "include"))
+ok = False
+for r in cutlass:
+    try:
+        text = open(os.path.join(r, "cutlass", "version.h")).read()
+    except OSError:
+        continue
+    v = [int(re.search(r"#define CUTLASS_%s (\d+)" % k, text).group(1)) for k in ("MAJOR", "MINOR")]
+    ok = ok or tuple(v) >= (4, 2)
+if not ok and os.environ.get("LAPTIME_SETUP_HOST_ONLY") != "1":
+    print(os.environ["LAPTIME_CUTLASS_PIN"])
 EOF
-    ) || py="@pip numpy safetensors pytest$([[ $host_only == 1 ]] || echo ' nvidia-cudnn-frontend')"
+    ) || py="@pip numpy safetensors pytest$([[ $host_only == 1 ]] || echo " nvidia-cudnn-frontend $cutlass_pin")"
     local p
     for p in $py; do
       if [[ $p == @pip ]]; then apt_missing+=(python3-pip ca-certificates); else pip_missing+=("$p"); fi
@@ -109,7 +126,7 @@ EOF
 
 report() {
   ((${#apt_missing[@]})) && say "missing system packages (Debian/Ubuntu names): ${apt_missing[*]}"
-  ((${#pip_missing[@]})) && say "missing Python packages: ${pip_missing[*]} (pip install; nvidia-cudnn-frontend with --no-deps: only its C++ headers are used)"
+  ((${#pip_missing[@]})) && say "missing Python packages: ${pip_missing[*]} (pip install; nvidia-cudnn-frontend and nvidia-cutlass with --no-deps: only their C++ headers are used)"
   local m
   for m in "${other_missing[@]}"; do say "missing: $m"; done
 }
@@ -149,14 +166,15 @@ if ((${#pip_missing[@]})); then
   if python3 -c 'import sys, sysconfig, os; sys.exit(not (sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))'; then
     pip+=(--break-system-packages)
   fi
-  regular=() frontend=()
+  regular=() headers=()
   for p in "${pip_missing[@]}"; do
-    if [[ $p == nvidia-cudnn-frontend ]]; then frontend=("$p"); else regular+=("$p"); fi
+    if [[ $p == nvidia-cudnn-frontend || $p == "$cutlass_pin" ]]; then headers+=("$p"); else regular+=("$p"); fi
   done
   say "installing with pip: ${pip_missing[*]}"
   ((${#regular[@]})) && "${pip[@]}" "${regular[@]}"
-  # Only its C++ headers are used; --no-deps skips ~530 MB of Python DSL packages.
-  ((${#frontend[@]})) && "${pip[@]}" -U --no-deps nvidia-cudnn-frontend
+  # Only their C++ headers are used; --no-deps skips their Python packages (cudnn-frontend's
+  # ~530 MB DSL, CUTLASS's cuda-python, scipy, networkx...).
+  ((${#headers[@]})) && "${pip[@]}" -U --no-deps "${headers[@]}"
 fi
 
 check

@@ -19,7 +19,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
 #include "cli/gpu_cli.h"
+#include "cli/host_cli.h"
 #include "bench/interrupt.h"
 #include "bench/stats.h"
 #include "core/check.h"
@@ -30,13 +32,38 @@ namespace laptime {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-Command parse(std::vector<std::string> args) { return parse_command_line(args); }
+// Any command line, parsed by the half that parses it: the GPU module's parser for bench, forward
+// and peak, the executable's for the trace commands (cli/commands.h).
+struct Parsed : Command {
+  AnalyzeOptions analyze;
+  DiffCommandOptions diff;
+  KernelsOptions kernels;
+};
 
+Parsed parse(std::vector<std::string> args) {
+  Parsed p;
+  if (args.empty() || !is_gpu_command(args[0])) {
+    HostCommand h = parse_host_command_line(args);
+    p.analyze = std::move(h.analyze);
+    p.diff = std::move(h.diff);
+    p.kernels = std::move(h.kernels);
+    p.help_text = std::move(h.help_text);
+    return p;
+  }
+  static_cast<Command&>(p) = parse_command_line(args);
+  return p;
+}
+
+// The sentence either parser refuses the line with (Error from the module's, CommandLineError
+// from the executable's).
 std::string parse_error(std::vector<std::string> args) {
   try {
     parse(std::move(args));
   } catch (const Error& e) {
+    return e.what();
+  } catch (const CommandLineError& e) {
     return e.what();
   }
   return "(no error)";
@@ -88,17 +115,18 @@ TEST(Cli, ForwardCalibrate) {
 }
 
 TEST(Cli, KernelsParsesReportsAndTheCommand) {
-  const Command k = parse({"kernels", "a.csv", "b.ncu-rep", "--by", "block", "--domain", "default"});
-  EXPECT_EQ(k.kind, Command::Kind::Kernels);
+  const HostCommand k = parse_host_command_line({"kernels", "a.csv", "b.ncu-rep", "--by", "block", "--domain", "default"});
+  EXPECT_EQ(k.kind, HostCommand::Kind::Kernels);
   EXPECT_EQ(k.kernels.reports, (std::vector<std::string>{"a.csv", "b.ncu-rep"}));
   EXPECT_EQ(k.kernels.layers.by, trace::LayerKey::Block);
   EXPECT_EQ(k.kernels.layers.domain, "default");
-  const Command c = parse({"kernels", "--command", "resnet50", "-b", "8", "--stem", "cudnn", "--within", "conv1"});
+  const HostCommand c =
+      parse_host_command_line({"kernels", "--command", "resnet50", "-b", "8", "--stem", "cudnn", "--within", "conv1"});
   EXPECT_TRUE(c.kernels.command);
   EXPECT_EQ(c.kernels.ncu.model, "resnet50");
   EXPECT_EQ(c.kernels.ncu.batch, 8);
   EXPECT_EQ(c.kernels.ncu.within, "conv1");
-  EXPECT_THAT(parse_error({"kernels", "--command", "bert"}), HasSubstr("bert not in {gpt2,resnet50}"));
+  EXPECT_THAT(parse_error({"kernels", "--command", "bert"}), HasSubstr("bert not in {gpt2,resnet50,lab}"));
   EXPECT_THAT(parse_error({"kernels", "a", "b", "c"}), HasSubstr("laptime --help"));
   EXPECT_THAT(parse_error({"kernals"}), HasSubstr("kernels"));  // the unknown-command sentence lists it
 }
@@ -199,6 +227,13 @@ TEST(CliBinary, NoGpuIsAClearMessage) {
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("laptime: no usable CUDA GPU"));
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  // --trace starts CUPTI before anything else: its failure without a GPU says the same.
+  const std::string trace = testing::TempDir() + "laptime_cli_no_gpu.sqlite";
+  auto [trace_rc, trace_out] = run_laptime("bench gpt2 --batch 1 --seq 8 --iters 1 --warmup 0 --trace " + trace);
+  EXPECT_EQ(trace_rc, 1);
+  EXPECT_THAT(trace_out, HasSubstr("laptime: no usable CUDA GPU"));
+  EXPECT_THAT(trace_out, Not(HasSubstr("CUPTI")));
+  EXPECT_EQ(std::count(trace_out.begin(), trace_out.end(), '\n'), 1) << trace_out;
 }
 
 TEST(Context, NoGpuThrowsErrorNotCrash) {
@@ -262,7 +297,7 @@ TEST(CliNumbers, AnalyzeNumbers) {
   EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.top.has_value());  // 15 in the text, all in the JSON
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--skip-warmup", "-1"}),
             usage("--skip-warmup must be a non-negative integer, got '-1'."));
-  const Command c = parse({"analyze", "t.sqlite", "--gap-us", "0.5", "--top", "3", "--skip-warmup", "0"});
+  const Parsed c = parse({"analyze", "t.sqlite", "--gap-us", "0.5", "--top", "3", "--skip-warmup", "0"});
   EXPECT_DOUBLE_EQ(c.analyze.report.gap_us, 0.5);
   EXPECT_EQ(c.analyze.report.top, 3);
   ASSERT_TRUE(c.analyze.report.skip_warmup.has_value());

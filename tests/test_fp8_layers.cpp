@@ -173,7 +173,7 @@ TEST_F(Fp8Test, LinearMatchesTheQuantizedProduct) {
       HostWeights hw;
       hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
       hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
-      DeviceWeights w(hw, DType::BF16);
+      DeviceWeights w(*ctx, hw, DType::BF16);
       Linear fc(w, "fc", in, out, Precision::FP8, HasBias::Yes);
       fc.set_fp8_input(mode);
       fc.prepare(*ctx, rows);
@@ -282,7 +282,7 @@ TEST_F(Fp8Test, LinearWritesE4m3ForTheNextLayer) {
   HostWeights hw;
   hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
   hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
-  DeviceWeights w(hw, DType::BF16);
+  DeviceWeights w(*ctx, hw, DType::BF16);
   for (const float inv : {4.f, 4000.f}) {
     SCOPED_TRACE(::testing::Message() << "output inverse scale " << inv);
     const DeviceBuffer dinv = device_floats({inv});
@@ -338,7 +338,7 @@ TEST_F(Fp8Test, MlpRunsThePairAgainstTheRecipe) {
   hw.add("mlp.c_fc.bias", {4 * C}, test::random_vec(4 * C, seed + 2, 0.1f));
   hw.add("mlp.c_proj.weight", {C, 4 * C}, test::random_vec(size_t(4) * C * C, seed + 3, 0.03f));
   hw.add("mlp.c_proj.bias", {C}, test::random_vec(C, seed + 4, 0.1f));
-  DeviceWeights w(hw, DType::BF16);
+  DeviceWeights w(*ctx, hw, DType::BF16);
   for (const int rows : {1, 77, 256}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows);
     MLP mlp(w, "mlp", C, Precision::FP8);
@@ -465,7 +465,7 @@ TEST_F(Fp8Test, Conv1x1RunsTheE4m3Gemm) {
     HostWeights hw;
     hw.add("conv.weight", {k.out, 1, 1, k.in}, test::random_vec(static_cast<size_t>(k.out) * k.in, seed + 1, 0.05f));
     hw.add("conv.bias", {k.out}, test::random_vec(k.out, seed + 2));
-    DeviceWeights w(hw, DType::BF16);
+    DeviceWeights w(*ctx, hw, DType::BF16);
     Conv2d conv(w, "conv", ConvShape{k.in, k.out, 1, 1, 0}, k.act, Precision::FP8);
     const auto x = test::random_vec(static_cast<size_t>(rows) * k.in, seed);
     const auto z = bf16_rounded(test::random_vec(static_cast<size_t>(rows) * k.out, seed + 3));

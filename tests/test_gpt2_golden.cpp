@@ -23,7 +23,7 @@ class Gpt2Golden : public ::testing::TestWithParam<Precision> {
     acts = SafeTensors::open(test::golden_path("gpt2_tiny_activations.safetensors"));
     cfg = GPT2Config::from_file(file);
     host = load_gpt2_weights(file, cfg);
-    w = std::make_unique<DeviceWeights>(host, dtype());
+    w = std::make_unique<DeviceWeights>(*ctx, host, dtype());
     B = static_cast<int>(acts.meta_int("B"));
     T = static_cast<int>(acts.meta_int("T"));
   }

@@ -44,12 +44,12 @@ TEST_P(Gpt2LayerTest, Embedding) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C);
     const int vocab = 101;
     HostWeights hw = tiny_weights(1, C, vocab, T, seed);
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     std::mt19937 gen(static_cast<uint32_t>(seed));
     std::vector<int32_t> tokens(B * T);
     for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, vocab - 1)(gen);
     DeviceBuffer tok(tokens.size() * sizeof(int32_t));
-    CUDA_CHECK(cudaMemcpy(tok.data(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpyAsync(tok.data(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice, ctx->stream()));
     DeviceArray y(dtype(), static_cast<size_t>(B) * T * C);
     y.poison();
     embedding_forward(dtype(), y.data(), tok.as<int32_t>(), w.get("wte.weight"), w.get("wpe.weight"), B, T, C,
@@ -92,7 +92,7 @@ TEST_P(Gpt2LayerTest, LayerNorm) {
     HostWeights hw;
     hw.add("ln.weight", {C}, test::random_vec(C, seed + 1, 0.5f));
     hw.add("ln.bias", {C}, test::random_vec(C, seed + 2, 0.5f));
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     LayerNorm ln(w, "ln", C, 1e-5f);
     // A large common offset: catches E[x²] - mean² cancellation.
     std::vector<float> x = test::random_vec(static_cast<size_t>(rows) * C, seed);
@@ -111,7 +111,7 @@ TEST_P(Gpt2LayerTest, LinearWithBiasAndAccumulate) {
     HostWeights hw;
     hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
     hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     Linear fc(w, "fc", in, out, precision(), HasBias::Yes);
     EXPECT_THROW(fc.forward(*ctx, nullptr, nullptr, rows), Error);  // not prepared: refused, nothing planned
     fc.prepare(*ctx, rows);
@@ -141,7 +141,7 @@ TEST_P(Gpt2LayerTest, LinearTimedAlgorithm) {
     HostWeights hw;
     hw.add("fc.weight", {out, in}, test::random_vec(static_cast<size_t>(out) * in, seed + 1, 0.05f));
     hw.add("fc.bias", {out}, test::random_vec(out, seed + 2));
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     const auto x = test::random_vec(static_cast<size_t>(rows) * in, seed);
     const auto ref = ref::linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out);
     for (int copy = 0; copy < 2; ++copy) {
@@ -172,7 +172,7 @@ TEST_P(Gpt2LayerTest, CausalSelfAttention) {
   for (auto [B, T, C, H] : {std::tuple{1, 1, 64, 4}, {3, 77, 128, 4}, {2, 64, 64, 2}, {1, 300, 768, 12},
                             {3, 77, 256, 4}, {2, 130, 128, 2}, {1, 1, 128, 2}, {2, 1024, 768, 12}, {5, 33, 768, 12}}) {
     HostWeights hw = tiny_weights(1, C, 8, T, seed);
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
     const auto want = ref::attention(x, hw, "h.0.attn", B, T, C, H);
     for (AttentionKind kind : attention_kinds(precision(), C / H)) {
@@ -208,7 +208,7 @@ TEST_P(Gpt2LayerTest, CausalSelfAttention) {
 // device work; Auto falls back to naive where flash lacks the head size.
 TEST_P(Gpt2LayerTest, UnsupportedAttentionIsRefused) {
   HostWeights hw = tiny_weights(1, 128, 8, 4, seed);
-  DeviceWeights w(hw, dtype());
+  DeviceWeights w(*ctx, hw, dtype());
   if (precision() == Precision::FP32) {
     EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Cudnn), Error);
   }
@@ -281,7 +281,7 @@ TEST_P(Gpt2LayerTest, Mlp) {
   for (auto [rows, C] : {std::pair{7, 64}, {231, 128}, {64, 768}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " C=" << C);
     HostWeights hw = tiny_weights(1, C, 8, 4, seed);
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     const auto x = test::random_vec(static_cast<size_t>(rows) * C, seed);
     const auto want = ref::mlp(x, hw, "h.0.mlp", rows, C);
     // The GELU in cuBLASLt's epilogue and as its own kernel, both against the oracle.
@@ -302,7 +302,7 @@ TEST_P(Gpt2LayerTest, TransformerBlock) {
   for (auto [B, T, C, H] : {std::tuple{1, 5, 64, 2}, {3, 77, 128, 4}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C << " H=" << H);
     HostWeights hw = tiny_weights(1, C, 8, T, seed);
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     TransformerBlock blk(w, "h.0", C, H, 1e-5f, precision());
     const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
     DeviceArray dx(dtype(), x);

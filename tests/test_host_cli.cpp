@@ -66,7 +66,7 @@ TEST(HostCli, GpuSubcommandsAreHandedOnByTheirFirstWord) {
 
 TEST(HostCli, ErrorsAreOneSentence) {
   EXPECT_EQ(parse_error({"anlyze", "x"}), "unknown command 'anlyze': choose one of bench, forward, analyze, diff, kernels, "
-                                          "scrub, peak. "
+                                          "scrub, peak, lab. "
                                           "Run `laptime --help` for usage.");
   EXPECT_THAT(parse_error({"analyze", "x", "--gap-us", "nan"}),
               HasSubstr("--gap-us must be a positive number, got 'nan'."));
@@ -99,7 +99,7 @@ TEST(HostCli, GpuSubcommandsSayTheyNeedTheCudaBuild) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, "laptime: laptime " + word +
                          " needs the CUDA build of laptime: this one was built without the CUDA toolkit "
-                         "(LAPTIME_CUDA=OFF), so it runs analyze and diff only.\n");
+                         "(LAPTIME_CUDA=OFF), so it runs analyze, diff and kernels only.\n");
   }
 }
 #else

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/gpu_cli.h"
+#include "cli/host_cli.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
 #include "core/context.h"
@@ -409,12 +410,12 @@ TEST(RooflineCommandLine, PeakAndAnalyzeOptionsParse) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "--device must be a non-negative integer, got '-1'. Run `laptime --help` for usage.");
   }
-  c = parse_command_line({"analyze", "t.sqlite", "--layers", "t.layers.json", "--peak", "p.json", "--roofline-svg",
-                          "r.svg"});
-  EXPECT_EQ(c.kind, Command::Kind::Analyze);
-  EXPECT_EQ(c.analyze.layers, "t.layers.json");
-  EXPECT_EQ(c.analyze.peak, "p.json");
-  EXPECT_EQ(c.analyze.roofline_svg, "r.svg");
+  const HostCommand a = parse_host_command_line(
+      {"analyze", "t.sqlite", "--layers", "t.layers.json", "--peak", "p.json", "--roofline-svg", "r.svg"});
+  EXPECT_EQ(a.kind, HostCommand::Kind::Analyze);
+  EXPECT_EQ(a.analyze.layers, "t.layers.json");
+  EXPECT_EQ(a.analyze.peak, "p.json");
+  EXPECT_EQ(a.analyze.roofline_svg, "r.svg");
 }
 
 }  // namespace

@@ -892,6 +892,16 @@ TEST(NcuRep, TheRealNcuConvertsTheCommittedReport) {
 
 // --- The ncu command --------------------------------------------------------------------------
 
+// The sentence ncu_command refuses `o` with, "" when it builds a command.
+std::string ncu_command_error(const NcuCommandOptions& o) {
+  try {
+    ncu_command(o);
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(NcuCommand, Gpt2AtTheCommittedShapeAndItsMeasuredTime) {
   NcuCommandOptions o;
   o.model = "gpt2";
@@ -953,23 +963,48 @@ TEST(NcuCommand, Resnet50AndRefusals) {
   o.within = "conv1";
   o.stem = "cudnn";
   EXPECT_NEAR(ncu_command(o).seconds, 12.5, 1.5);  // capture.log: 11 and 14 s for the stems
-  auto error = [](NcuCommandOptions x) {
-    try {
-      ncu_command(x);
-    } catch (const TraceError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   NcuCommandOptions g;
   g.model = "gpt2";
   g.stem = "fused";
-  EXPECT_EQ(error(g), "--image-size and --stem apply to resnet50 only.");
+  EXPECT_EQ(ncu_command_error(g), "--image-size and --stem apply to resnet50 only.");
   g.stem.clear();
   g.within = "h.0; rm -rf /";
-  EXPECT_EQ(error(g),
+  EXPECT_EQ(ncu_command_error(g),
             "--within takes a range name of letters, digits, dots and underscores (h.0, conv1), not 'h.0; "
             "rm -rf /'.");
+}
+
+// `laptime kernels --command lab KERNEL`: ncu over `laptime lab KERNEL --once`, filtered on the
+// lab's ranges (lab > KERNEL > lab/KERNEL/vN), the sidecar beside its --json.
+TEST(NcuCommand, LabOneKernelsVersions) {
+  NcuCommandOptions o;
+  o.model = "lab";
+  o.lab_kernel = "layernorm";
+  const NcuCommand c = ncu_command(o);
+  EXPECT_EQ(c.ncu,
+            "ncu --nvtx --nvtx-include 'laptime@lab/layernorm/' --section SpeedOfLight --section "
+            "SpeedOfLight_RooflineChart --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section "
+            "Occupancy --section LaunchStats --section WarpStateStats -f -o lab_layernorm ./build/bench/laptime lab "
+            "layernorm --once --json lab_layernorm.json");
+  EXPECT_EQ(c.read, "laptime kernels lab_layernorm.ncu-rep");
+  EXPECT_EQ(c.costs, "lab_layernorm.layers.json");
+  EXPECT_EQ(c.kernels, 0);  // trace/ does not know the registry: no estimate
+  o.precision = "fp32";
+  o.csv = true;
+  EXPECT_NE(ncu_command(o).ncu.find("laptime lab layernorm -p fp32 --once --json lab_layernorm_fp32.json > "
+                                    "lab_layernorm_fp32.csv"),
+            std::string::npos);
+  o.lab_kernel = "x;y";
+  EXPECT_EQ(ncu_command_error(o),
+            "--command lab takes a kernel name of lower-case letters, digits and underscores, not 'x;y'.");
+  o.lab_kernel.clear();
+  EXPECT_EQ(ncu_command_error(o),
+            "--command lab needs the kernel: `laptime kernels --command lab KERNEL` (`laptime lab --list`).");
+  o.lab_kernel = "layernorm";
+  o.seq = 3;
+  EXPECT_EQ(ncu_command_error(o),
+            "--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and --within "
+            "apply to gpt2 and resnet50.");
 }
 
 // --- Two reports --------------------------------------------------------------------------------

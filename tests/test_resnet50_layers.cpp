@@ -95,7 +95,7 @@ TEST_P(Resnet50LayerTest, Conv2d) {
       WeightRng rng(seed);
       HostWeights raw, folded;
       add_conv_bn(&raw, &folded, "conv", "conv", "bn", s, &rng);
-      DeviceWeights w(folded, dtype());
+      DeviceWeights w(*ctx, folded, dtype());
       Conv2d conv(w, "conv", s, c.act, precision());
       const int Ho = s.out_size(c.H), Wo = s.out_size(c.W);
       const size_t n_out = static_cast<size_t>(c.N) * Ho * Wo * s.out_channels;
@@ -127,7 +127,7 @@ TEST_P(Resnet50LayerTest, SharedPlans) {
   HostWeights raw, folded;
   add_conv_bn(&raw, &folded, "a", "a", "a_bn", s, &rng);
   add_conv_bn(&raw, &folded, "b", "b", "b_bn", s, &rng);
-  DeviceWeights w(folded, dtype());
+  DeviceWeights w(*ctx, folded, dtype());
   Conv2d a(w, "a", s, ConvActivation::Relu, precision()), b(w, "b", s, ConvActivation::Relu, precision());
   const auto x = test::random_vec(static_cast<size_t>(N) * H * W * s.in_channels, seed + 1);
   const size_t n_out = static_cast<size_t>(N) * H * W * s.out_channels;
@@ -166,7 +166,7 @@ TEST_P(Resnet50LayerTest, SpaceToDepthStem) {
     h.add("conv1.weight", {stem.out_channels, 4, 4, s2d.stored_channels},
           space_to_depth_weight(s2d, folded.at("conv1.weight").values, stem.out_channels));
     h.add("conv1.bias", {stem.out_channels}, folded.at("conv1.bias").values);
-    DeviceWeights w(h, dtype());
+    DeviceWeights w(*ctx, h, dtype());
     Conv2d conv(w, "conv1", s2d.conv(stem.out_channels), ConvActivation::Relu, precision());
     const int Hs = s2d.side(S), So = s2d.out_size(S);
     const auto images = test::random_vec(static_cast<size_t>(N) * S * S * 3, seed + S);  // NHWC
@@ -213,7 +213,7 @@ TEST_P(Resnet50LayerTest, FusedStem) {
     HostWeights h;
     h.add("conv1.weight", {C, 4, 4, s2d.stored_channels}, space_to_depth_weight(s2d, folded.at("conv1.weight").values, C));
     h.add("conv1.bias", {C}, folded.at("conv1.bias").values);
-    DeviceWeights w(h, dtype());
+    DeviceWeights w(*ctx, h, dtype());
     FusedStem fused(w, "conv1", C);
     const int Hs = s2d.side(S), So = s2d.out_size(S), Po = MaxPool::out_size(So);
     for (int N : batches) fused.prepare(*ctx, N, Hs);
@@ -272,7 +272,7 @@ TEST_P(Resnet50LayerTest, Classifier) {
     WeightRng rng(seed);
     hw.add("fc.weight", {classes, C}, rng.uniform(int64_t{classes} * C, -b, b));
     hw.add("fc.bias", {classes}, rng.uniform(classes, -b, b));
-    DeviceWeights w(hw, dtype());
+    DeviceWeights w(*ctx, hw, dtype());
     Classifier head(w, C, classes, precision());
     head.prepare(*ctx, N);
     auto x = test::random_vec(static_cast<size_t>(N) * H * H * C, seed + 1);
@@ -305,7 +305,7 @@ TEST_P(Resnet50LayerTest, Bottleneck) {
       if (stride != 1 || Cin != out)
         add_conv_bn(&raw, &folded, q + ".downsample", q + ".downsample.0", q + ".downsample.1", {Cin, out, 1, stride, 0},
                     &rng);
-      DeviceWeights w(folded, dtype());
+      DeviceWeights w(*ctx, folded, dtype());
       Bottleneck block(w, q, Cin, width, stride, precision());
       EXPECT_EQ(block.has_downsample(), stride != 1 || Cin != out);
       const int Ho = block.out_size(H), Wo = block.out_size(W);
@@ -426,7 +426,7 @@ class Resnet50Golden : public ::testing::TestWithParam<Precision> {
     ctx = std::make_unique<Context>();
     cfg = ResNetConfig::from_file(*file);
     host = load_resnet50_weights(*file, cfg);
-    w = std::make_unique<DeviceWeights>(host, dtype());
+    w = std::make_unique<DeviceWeights>(*ctx, host, dtype());
     B = static_cast<int>(acts->meta_int("B"));
     S = static_cast<int>(acts->meta_int("S"));
     blocks = ref::blocks(cfg, S);

@@ -1,7 +1,8 @@
 // `laptime scrub` (trace/capture/scrub.h, issue 30 item 14): no committed trace carries the
 // capturing machine's environment or identifiers; a trace planted with them (environment
 // variables with a token, the host name, a process list, the program's output, the export's
-// user and paths, the GPU's UUID) comes out without any of them and reads exactly as it did;
+// user and paths, the GPU's UUID) comes out without any of them and reads exactly as it did,
+// the command line kernels rebuilds included;
 // analyze says when a trace carries an environment; and the command's refusals are one sentence.
 #include <algorithm>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "trace/analyses/analyze.h"
 #include "trace/analyses/processes.h"
 #include "trace/capture/scrub.h"
+#include "trace/ncu/ncu_handoff.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/read/sqlite.h"
 #include "trace/write/analysis_json.h"
@@ -34,7 +36,8 @@ using laptime::testing_support::run_shell;
 using testing_support::temp_path;
 
 const std::string kLaptime = LAPTIME_BINARY;
-const char* const kSecrets[] = {"hunter2-token", "build-host-17", "alice-secret-output", "GPU-0badc0de", "/home/alice"};
+const char* const kSecrets[] = {"hunter2-token", "build-host-17", "alice-secret-output", "GPU-0badc0de", "/home/alice",
+                                "alice-login"};
 
 // Every SQLite file committed under tests/fixtures.
 std::vector<std::string> committed_traces() {
@@ -44,29 +47,52 @@ std::vector<std::string> committed_traces() {
   return out;
 }
 
+// Whether a META_DATA_CAPTURE row is one scrub keeps: the command line and its working folder.
+bool command_row(const std::string& name) {
+  const std::string arg = "PROCESS_0:ARGUMENT_";
+  return name == "PROCESS_0:COMMAND" || name == "PROCESS_0:WORKING_DIR" ||
+         (name.rfind(arg, 0) == 0 && name.size() > arg.size() &&
+          name.find_first_not_of("0123456789", arg.size()) == std::string::npos);
+}
+
 TEST(Scrub, NoCommittedTraceHoldsAnEnvironmentRow) {
   const std::vector<std::string> traces = committed_traces();
   ASSERT_GT(traces.size(), 50u);
+  size_t with_command = 0;
   for (const std::string& path : traces) {
     SCOPED_TRACE(path);
     EXPECT_EQ(environment_rows(path), 0u) << "run `laptime scrub` on it before committing";
     sqlite::Db db(path, SQLITE_OPEN_READONLY, sqlite::read_only_uri(path));
-    sqlite::Stmt s(db.get(), "SELECT name FROM sqlite_master WHERE type = 'table'");
-    while (s.step())
-      for (const char* table : {"META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "PROCESSES", "ANALYSIS_FILE"})
-        EXPECT_NE(s.text(0), table);
+    bool capture = false;
+    {
+      sqlite::Stmt s(db.get(), "SELECT name FROM sqlite_master WHERE type = 'table'");
+      while (s.step()) {
+        capture = capture || s.text(0) == "META_DATA_CAPTURE";
+        for (const char* table : {"TARGET_INFO_SYSTEM_ENV", "PROCESSES", "ANALYSIS_FILE"}) EXPECT_NE(s.text(0), table);
+      }
+    }
+    if (!capture) continue;
+    ++with_command;
+    sqlite::Stmt s(db.get(), "SELECT name FROM META_DATA_CAPTURE");
+    while (s.step()) EXPECT_TRUE(command_row(s.text(0))) << s.text(0) << ": run `laptime scrub` on it before committing";
   }
+  EXPECT_GT(with_command, 0u) << "the nsys captures keep their command lines (kernels --command --from reads them)";
 }
 
-// A committed capture with everything scrub must remove planted back into it.
+// A committed capture with everything scrub must remove planted back into it; named for the
+// test too, since CTest runs the tests that plant it at once.
 std::string dirty_copy(const std::string& name) {
-  const std::string path = temp_path("scrub", name + ".dirty.sqlite");
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string path = temp_path("scrub", test + "." + name + ".dirty.sqlite");
   fs::copy_file(fixture("nsys/" + name + ".sqlite"), path, fs::copy_options::overwrite_existing);
   sqlite::Db db(path, SQLITE_OPEN_READWRITE);
   db.exec(R"SQL(
-    CREATE TABLE META_DATA_CAPTURE (name TEXT NOT NULL, value TEXT);
-    INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'API_TOKEN=hunter2-token'),
-      ('PROCESS_0:ENVIRONMENT_VARIABLE', 'HOME=/home/alice'), ('PROCESS_0:WORKING_DIR', '/home/alice/run');
+    CREATE TABLE IF NOT EXISTS META_DATA_CAPTURE (name TEXT NOT NULL, value TEXT);
+    DELETE FROM META_DATA_CAPTURE;  -- the committed command rows, replaced by a command of its own
+    INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:COMMAND', 'python3'), ('PROCESS_0:USER_NAME', 'alice-login'),
+      ('PROCESS_0:ENVIRONMENT_VARIABLE', 'API_TOKEN=hunter2-token'), ('PROCESS_0:ARGUMENT_0', 'train.py'),
+      ('PROCESS_0:ENVIRONMENT_VARIABLE', 'HOME=/home/alice'), ('PROCESS_0:ARGUMENT_1', '--steps=3'),
+      ('PROCESS_0:ARGUMENT_X', 'alice-login'), ('PROCESS_0:WORKING_DIR', '/work/run');
     CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT, nameEnum INTEGER, value TEXT);
     INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'Hostname', 619, 'build-host-17'),
       (1, 'Local', 'DeviceEnvironment', 610, 'API_TOKEN=hunter2-token;HOME=/home/alice');
@@ -96,6 +122,11 @@ TEST(Scrub, RemovesWhatIdentifiesTheMachineAndReadsTheSame) {
     EXPECT_EQ(environment_note(clean), "");
     const std::string bytes = read_file(clean);
     for (const char* secret : kSecrets) EXPECT_EQ(bytes.find(secret), std::string::npos) << secret;
+    // The command line kernels rebuilds, read the same.
+    const CapturedCommand cb = captured_command(dirty), ca = captured_command(clean);
+    EXPECT_EQ(ca.argv, (std::vector<std::string>{"python3", "train.py", "--steps=3"}));
+    EXPECT_EQ(ca.argv, cb.argv);
+    EXPECT_EQ(ca.working_dir, "/work/run");
     // Everything analyze reads, read the same: every process's report, text and JSON.
     const Trace before = load_nsys_sqlite(dirty), after = load_nsys_sqlite(clean);
     const TraceJoin jb(before), ja(after);

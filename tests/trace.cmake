@@ -14,6 +14,22 @@ add_test(NAME trace.synthetic_fixtures_current
 # `laptime diff` and the steady-state rule (issue 9): synthetic trace pairs with known shifts
 # (tests/fixtures/make_diff_fixtures.py) and the real captures.
 laptime_test(test_diff test_diff.cpp LIBS laptime_cli_host)
+
+# Many reports of one job (issue 28): each row against the single-file command's JSON, the
+# straggler against the generators' labels, the pool against one worker.
+laptime_test(test_job test_job.cpp LIBS laptime_cli_host)
+# The nsys -> ncu handoff for any program (kernels --command --from).
+laptime_test(test_ncu_handoff test_ncu_handoff.cpp LIBS laptime_trace)
+
+# Advice in the user's terms: who made a trace, and the remedies its verdict names.
+laptime_test(test_advice test_advice.cpp LIBS laptime_trace)
+# The job view's scale: reports read in parallel within 2x of the largest alone x reports / cores,
+# memory bounded by the reports in flight (tests/fixtures/job_scale.py; docs/PERF.md has 100 of them).
+add_test(NAME trace.job_scale
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/job_scale.py $<TARGET_FILE:laptime>
+    ${CMAKE_CURRENT_BINARY_DIR}/job_scale --reports 24)
+add_test(NAME trace.job_fixtures_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_job_traces.py --check)
 add_test(NAME trace.diff_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_diff_fixtures.py --check)
 

@@ -1,32 +1,45 @@
-"""laptime's trace analyzer from Python: `laptime analyze` and `laptime diff` as functions that
-return their JSON reports (schemas laptime.analyze/1 and laptime.diff/1) as Python objects.
+"""laptime's trace analyzer from Python: `laptime analyze`, `diff` and `kernels` as functions that
+return their JSON reports as Python objects, and analyze_many() for the reports of a whole job.
 
     import laptime
     report = laptime.analyze("my_model.nsys-rep")   # or its SQLite export, or `laptime bench --trace`'s file
-    report["steady_state"], report["kernel_mix"], report["verdict"]
+    report["time_ms"]["lap"], report["kernel_mix"], report["verdict"]
+    report.to_pandas("iterations")                 # pandas views (pip install laptime[pandas])
     change = laptime.diff("before.nsys-rep", "after.nsys-rep", threshold=3)
+    layers = laptime.kernels("run.ncu-rep")         # an Nsight Compute report per layer
+    job = laptime.analyze_many("runs/")             # one report per rank: the spread and the straggler
+    job = laptime.analyze_many("runs/", client=Client("scheduler:8786"))   # on a Dask cluster's workers
 
 Keyword options are the command's flags: skip_warmup=2 is --skip-warmup 2, a True value is a
 switch, None or False leaves the flag out. Each call runs the laptime executable installed with
-this package, the same program as the `laptime` command, so the numbers are the command's. A
-refusal (a missing file, a bad option, a trace laptime cannot read) raises LaptimeError, whose
+this package, the same program as the `laptime` command, so the numbers are the command's; paths
+are passed after `--`, so a file named like a flag is a file. Every failure (a missing file, a bad
+option, a trace laptime cannot read, an executable that cannot run) raises LaptimeError, whose
 message is laptime's one sentence.
 """
 
+import glob as _glob
 import json
 import os
+import re
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["analyze", "diff", "LaptimeError", "executable"]
+__all__ = ["analyze", "analyze_many", "diff", "kernels", "Report", "LaptimeError", "executable"]
 __version__ = "0.1.0"
+
+# Options no function takes: what they return is the report itself, and help is the command's.
+_REFUSED = {"json": "what the function returns", "help": "the command's own (run `laptime COMMAND --help`)",
+            "h": "the command's own (run `laptime COMMAND --help`)"}
 
 
 class LaptimeError(Exception):
-    """laptime refused or failed. str(error) is its sentence; returncode is its exit status."""
+    """laptime refused or failed. str(error) is its sentence; returncode is its exit status (None when
+    the executable did not run)."""
 
-    def __init__(self, sentence, returncode):
+    def __init__(self, sentence, returncode=None):
         super().__init__(sentence)
         self.returncode = returncode
 
@@ -39,15 +52,17 @@ def executable():
 def _flags(options):
     args = []
     for key, value in options.items():
-        if key == "json":
-            raise TypeError("json= is what analyze() and diff() return; pass no json option")
+        if key in _REFUSED:
+            if key == "json":
+                raise TypeError("json= is what analyze(), diff() and kernels() return; pass no json option")
+            raise LaptimeError("%s= is not an option here: help is %s." % (key, _REFUSED[key]))
         flag = "--" + key.replace("_", "-")
         if value is None or value is False:
             continue
         if value is True:
             args.append(flag)
-        else:
-            args += [flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
+        else:  # one word, so a value that looks like a flag stays the flag's value
+            args.append(flag + "=" + (os.fspath(value) if isinstance(value, os.PathLike) else str(value)))
     return args
 
 
@@ -59,17 +74,29 @@ def _sentence(stderr, returncode):
     return stderr.strip() or "laptime exited with status %d and said nothing" % returncode
 
 
+def _run(args):
+    try:
+        return subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError as e:
+        raise LaptimeError("cannot run %s: %s." % (args[0], e.strerror or e)) from None
+
+
 def _report(command, paths, options, ok_codes=(0,)):
+    args_flags = _flags(options)
     with tempfile.TemporaryDirectory(prefix="laptime-") as folder:
         out = os.path.join(folder, "report.json")
-        args = [executable(), command, *map(os.fspath, paths), *_flags(options), "--json", out]
+        args = [executable(), command, *args_flags, "--json", out, "--", *map(os.fspath, paths)]
         # The text report is not wanted here; notes and errors come on standard error.
-        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = _run(args)
         stderr = proc.stderr.decode("utf-8", errors="replace")
         if proc.returncode not in ok_codes:
             raise LaptimeError(_sentence(stderr, proc.returncode), proc.returncode)
-        with open(out, encoding="utf-8") as f:
-            return json.load(f)
+        try:
+            with open(out, encoding="utf-8") as f:
+                return Report(json.load(f))
+        except (OSError, ValueError) as e:
+            raise LaptimeError("laptime %s exited with status %d but wrote no readable report (%s)"
+                               % (command, proc.returncode, e), proc.returncode) from None
 
 
 def analyze(path, **options):
@@ -93,3 +120,55 @@ def diff(before, after, **options):
     whether or not the gate trips (its "gate" says).
     """
     return _report("diff", [before, after], options, ok_codes=(0, 3))
+
+
+def kernels(report, other=None, **options):
+    """`laptime kernels REPORT [OTHER]` as a dict: an Nsight Compute report (`ncu --csv --page raw`
+    output or a .ncu-rep) per layer (schema laptime.kernels/1), or two compared
+    (laptime.kernels.diff/1). options: by="block", domain="laptime", layers="run.layers.json",
+    peak="peak.json".
+    """
+    return _report("kernels", [report] + ([other] if other is not None else []), options)
+
+
+def analyze_many(paths, client=None, **options):
+    """The reports of one job (one per rank, or a fleet's), as `laptime analyze A B C --job` writes
+    them: a dict (schema laptime.job/1) with "reports" (one per report and process: lap, busy,
+    verdict, iterations, layers) and "job" (the spread, the straggler's layers against the median
+    report's with diff's intervals, the gate).
+
+    paths: a file, folder or glob, or a list of them (folders: their .sqlite, .nsys-rep and .qdrep
+    files). options: analyze's flags, and fail_if_spread=PCT (the dict is returned whether or not
+    the gate trips: its "gate" says), workers=N (reports in flight on this machine).
+
+    client=None: the laptime command does it all on this machine's cores. client=a
+    dask.distributed.Client (pip install laptime[dask]): each report is analyzed on the cluster's
+    workers (where the files must be readable under the same paths), the straggler's diff too, and
+    the summary is put together here by the command's rules: the same dict as without a client.
+    """
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    options = dict(options, job=True)
+    if client is None:
+        return _report("analyze", paths, options, ok_codes=(0, 3))
+    from . import _job  # the summary's rules, mirrored from trace/compare/job.cpp
+
+    return _job.on_dask(client, [os.fspath(p) for p in paths], options)
+
+
+class Report(dict):
+    """A report as the command's JSON has it (a dict), with tables as pandas DataFrames."""
+
+    def tables(self):
+        """The names to_pandas() takes for this report."""
+        from . import _tables
+
+        return sorted(_tables.TABLES.get(self.get("schema"), {}))
+
+    def to_pandas(self, table):
+        """One table of the report as a pandas DataFrame (pip install laptime[pandas]):
+        analyze: "iterations", "layers", "kernels" (a column "pid" when the capture has several
+        processes); analyze_many: "reports", "iterations", "layers", "straggler" (a column "file"
+        and "pid"); diff: "layers"; kernels: "layers"."""
+        from . import _tables
+
+        return _tables.to_pandas(self, table)

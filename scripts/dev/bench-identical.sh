@@ -20,8 +20,12 @@
 #    their convolutions untimed (LAPTIME_CONV_TUNE=off), so that the plan lines, the workspace
 #    and the trace's kernels are deterministic and compared exactly; one more ResNet-50 row
 #    times them (the tuned path, through core/timing.h) and one GPT-2 row times its GEMMs
-#    (LAPTIME_GPT2_GEMM=timed): there what a timing chose is masked too. Three small GPT-2 rows
-#    run the pitfalls (sync, pageable, alloc), one writes --json - (standard output).
+#    (LAPTIME_GPT2_GEMM=timed): there what a timing chose is masked too. fp8 rows (GPT-2,
+#    ResNet-50 B=32) force e4m3 (LAPTIME_FP8_GEMM=fp8) so that the choice and the sidecars are
+#    deterministic; their plan lines, which carry measured milliseconds, are masked. Three small
+#    GPT-2 rows run the pitfalls (sync, pageable, alloc), one writes --json - (standard output),
+#    and `laptime peak --force` runs once a side (its lines and file with every number masked:
+#    the format must not move, the ceilings may).
 #    Each row is compared by compare_py below: text and JSON with only what measures time
 #    masked (its docstring lists every masked field), the sidecars byte for byte, the trace's
 #    NVTX range and kernel names with their counts, the exit status.
@@ -51,12 +55,12 @@ export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudn
 pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/bench-identical.tgz" -C "$R" . 2>/dev/null; cp "$SUMMARY" "$OUT/bench-identical.txt"; }; true; }
 status=0
 
-# compare.py ROWDIR [--tuned-conv] [--json-stdout]: one row's old/ and new/ side by side (written
+# compare.py ROWDIR [--tuned-conv] [--json-stdout] [--peak]: one row's old/ and new/ side by side (written
 # into $R once; its docstring says what is masked and why).
 cat >"$R/compare.py" <<'PY'
 """Compares one bench row run by two laptime binaries (scripts/dev/bench-identical.sh).
 
-    compare.py ROWDIR [--tuned-conv] [--json-stdout]
+    compare.py ROWDIR [--tuned-conv] [--json-stdout] [--peak]
 
 ROWDIR holds old/ and new/, each with stdout, stderr, rc and the files the run wrote (r.json,
 t.sqlite, their .layers.json sidecars). What must be equal is compared after masking what
@@ -80,6 +84,9 @@ measures time, and only that:
                  unless --json-stdout (then stderr carries the text report and is compared
                  like stdout).
   exit status    equal.
+
+--peak: the row is `laptime peak --cache p.json`: its text and p.json with every number (and
+the "measured" date line) masked, so that what is compared is the format, not the ceilings.
 
 Prints one line (OK, or FAIL and what differs) and writes ROWDIR/diff.txt; exits 1 when a check fails.
 """
@@ -149,6 +156,19 @@ def mask_json(j, tuned):
     return j
 
 
+def mask_numbers(text):
+    text = re.sub(r"^(  measured     ).*$", r"\1" + M, text, flags=re.M)
+    return re.sub(r" *\d+(?:\.\d+)?", " " + M, text)  # the spaces too: %8.1f pads by the value
+
+
+def mask_peak_json(j):
+    if isinstance(j, dict):
+        return {k: (M if k == "measured" else mask_peak_json(v)) for k, v in j.items()}
+    if isinstance(j, list):
+        return [mask_peak_json(v) for v in j]
+    return M if isinstance(j, (int, float)) and not isinstance(j, bool) else j
+
+
 def trace_counts(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     ranges = collections.Counter(
@@ -169,6 +189,7 @@ def main():
     row = Path(sys.argv[1])
     tuned = "--tuned-conv" in sys.argv
     json_stdout = "--json-stdout" in sys.argv
+    peak = "--peak" in sys.argv
     old, new = row / "old", row / "new"
     failed, notes, diffs = [], [], []
 
@@ -183,7 +204,8 @@ def main():
         failed.append(f"both exit {str(rc_new).strip()}")
 
     text_name = "stderr" if json_stdout else "stdout"  # with --json -, the text report is on stderr
-    a, b = mask_text(read(old, text_name) or "", tuned), mask_text(read(new, text_name) or "", tuned)
+    mask = mask_numbers if peak else lambda t: mask_text(t, tuned)
+    a, b = mask(read(old, text_name) or ""), mask(read(new, text_name) or "")
     if a != b:
         failed.append("text")
         diffs.append(unified(a, b, text_name))
@@ -193,11 +215,12 @@ def main():
             notes.append("stderr")
             diffs.append(unified(a, b, "stderr"))
 
-    json_name = "stdout" if json_stdout else "r.json"
+    json_name = "stdout" if json_stdout else "p.json" if peak else "r.json"
+    mask_j = mask_peak_json if peak else lambda j: mask_json(j, tuned)
     ja, jb = read(old, json_name), read(new, json_name)
     try:
-        a = json.dumps(mask_json(json.loads(ja), tuned), indent=1, sort_keys=True)
-        b = json.dumps(mask_json(json.loads(jb), tuned), indent=1, sort_keys=True)
+        a = json.dumps(mask_j(json.loads(ja)), indent=1, sort_keys=True)
+        b = json.dumps(mask_j(json.loads(jb)), indent=1, sort_keys=True)
         if a != b:
             failed.append("json")
             diffs.append(unified(a, b, json_name))
@@ -254,7 +277,7 @@ suite resnet50_reference "$T/test_resnet50_reference"
 suite layer_costs "$T/test_layer_costs"
 suite bench_report "$T/test_bench_report"
 
-# 2. The rows: row NAME [--tuned-conv] [--json-stdout] -- [VAR=value...] bench ARGS...
+# 2. The rows: row NAME [--tuned-conv] [--json-stdout] [--peak] -- [VAR=value...] bench|peak ARGS...
 row() {
   local name=$1 flags=()
   shift
@@ -291,6 +314,10 @@ for pit in sync pageable alloc; do
     --trace t.sqlite --json r.json
 done
 row gpt2_json_stdout --json-stdout -- bench gpt2 --batch 1 --seq 64 --warmup 1 --iters 2 --json -
+FP8=LAPTIME_FP8_GEMM=fp8
+row gpt2_fp8_eager --tuned-conv -- $FP8 bench gpt2 --precision fp8 "${ROWS[@]}"
+row resnet50_fp8_b32_graph --tuned-conv -- $FP8 $TUNE_OFF bench resnet50 --precision fp8 --batch 32 --graph "${ROWS[@]}"
+row peak --peak -- peak --force --cache p.json
 echo "rows done at ${SECONDS}s" >>"$SUMMARY"
 
 # The suites' verdicts.

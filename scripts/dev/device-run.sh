@@ -35,6 +35,12 @@
 #               two binaries' lap rows alternated (before, after, before, ...), so that clock and
 #               thermal drift fall on both alike
 #   analyzer    scripts/dev/analyzer-bench.sh with the device's nsys (the device's CPU, no GPU)
+#   cutlass     issue 29's CUTLASS measurement (~2 minutes): its suites in parallel (every sm_90a
+#               kernel against the CPU reference, the tuner's launch charging, test_gpt2_layers'
+#               timed-GEMM tests and test_fp8_layers, where the tuner now weighs CUTLASS), then
+#               laptime_cutlass_probe alone (GPT-2's GEMM shapes, every kernel beside cuBLASLt's
+#               best, checked and timed; its JSON as cutlass_probe.json), then GPT-2 lap rows with
+#               LAPTIME_GPT2_GEMM=timed, LAPTIME_CUTLASS=off against on (ROWS replaces them, as in laps)
 #
 # Each part writes under $RESULTS/PART (default /tmp/device-run/PART): a log a step, json/ with
 # every --json report, summary.txt (the machine first, then each step's status and figures).
@@ -63,7 +69,7 @@ if [[ ${1:-} == --env ]]; then device_env "${2:?--env LIB}"; return 0 2>/dev/nul
 part=${1:-}
 shift || true
 case $part in
-  check | interrupt | io | host-build | laps | compile | layers | roofline | ab | analyzer) ;;
+  check | interrupt | io | host-build | laps | compile | layers | roofline | ab | analyzer | cutlass) ;;
   *) sed -n '4,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
 esac
 B=${BUILD:-build}
@@ -591,6 +597,35 @@ part_ab() {
 part_analyzer() {
   step analyzer_bench 560 env PATH="$NSYS_DIR:$PATH" bash scripts/dev/analyzer-bench.sh "$R" "$L"
   tail -12 "$R/analyzer-bench.txt" >>"$S" 2>&1
+}
+
+# --- cutlass: issue 29, CUTLASS's GEMMs beside cuBLASLt --------------------------------------------
+# The integration's A/B: the same timed build with CUTLASS's candidates withheld, then offered.
+CUTLASS_ROWS="laptime_gpt2_bf16_b8_cublaslt:LAPTIME_GPT2_GEMM=timed,LAPTIME_CUTLASS=off:gpt2 -p bf16
+laptime_gpt2_bf16_b8_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16
+laptime_gpt2_fp8_b8_cublaslt:LAPTIME_GPT2_GEMM=timed,LAPTIME_CUTLASS=off:gpt2 -p fp8
+laptime_gpt2_fp8_b8_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p fp8
+laptime_gpt2_bf16_b1_graph_cublaslt:LAPTIME_GPT2_GEMM=timed,LAPTIME_CUTLASS=off:gpt2 -p bf16 -b 1 --graph
+laptime_gpt2_bf16_b1_graph_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16 -b 1 --graph"
+part_cutlass() {
+  need "$B/bench/laptime_cutlass_probe"
+  : >"$R/par.txt"
+  par cutlass_gemm "$T/test_cutlass_gemm"
+  par gemm_tuner "$T/test_gemm_tuner"
+  par gpt2_timed "$T/test_gpt2_layers" --gtest_filter='*LinearTimedAlgorithm*:*WholeModelInGraph*'
+  par fp8_layers "$T/test_fp8_layers"
+  wait
+  sort "$R/par.txt" >>"$S"
+  grep -q 'rc=[^0]' "$R/par.txt" && status=1
+  local f
+  for f in cutlass_gemm gemm_tuner gpt2_timed fp8_layers; do say "  $f: $(gtest_line "$R/$f.log")"; done
+  grep -hE -A4 "Failure$" "$R"/{cutlass_gemm,gemm_tuner,gpt2_timed,fp8_layers}.log 2>/dev/null | cut -c1-300 | head -30 >>"$S"
+  # Alone on the GPU; not in json/ (bench/compare.py reads that folder's lap reports).
+  step cutlass_probe 120 "$B/bench/laptime_cutlass_probe" --json "$R/cutlass_probe.json"
+  cat "$R/cutlass_probe.log" >>"$S"
+  ROWS=${ROWS:-$CUTLASS_ROWS} part_laps
+  say "fp8 plans with CUTLASS offered (B8):"
+  sed -n '/^  plans/,/^  layers/p' "$R/laptime_gpt2_fp8_b8_cutlass.log" 2>/dev/null | grep -v '^  layers' | cut -c1-400 >>"$S"
 }
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader

@@ -1,9 +1,12 @@
 """The `laptime` Python package as `pip install .` installs it (python/laptime, pyproject.toml).
 
-Run with the virtual environment's interpreter after the install (.ci/run does):
+Run with the virtual environment's interpreter after the install (.ci/run does, with the dask and
+pandas extras):
     VENV/bin/python -m pytest tests/pip
-The numbers are checked against the generators' own answers committed beside the fixtures
-(make_synthetic_trace.py, make_diff_fixtures.py), not only against the command's JSON.
+Elsewhere (`python3 -m pytest` at the repository root) the module is not installed and these tests
+skip, saying so. The numbers are checked against the generators' own answers committed beside the
+fixtures (make_synthetic_trace.py, make_diff_fixtures.py, make_job_traces.py), not only against the
+command's JSON.
 """
 
 import json
@@ -15,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-import laptime
+laptime = pytest.importorskip(
+    "laptime", reason="the laptime module is what `pip install .` installs: run these with that environment's python")
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -96,6 +100,123 @@ def test_errors_are_laptimes_sentence():
         laptime.analyze(SYNTHETIC, gap_us="nan")
     with pytest.raises(TypeError):
         laptime.analyze(SYNTHETIC, json="x.json")
+
+
+def test_paths_are_paths_and_help_is_refused(tmp_path, monkeypatch):
+    # A trace named like a flag is a trace (the paths go after `--`).
+    with pytest.raises(laptime.LaptimeError, match=r"^cannot open -h: no such file"):
+        laptime.analyze("-h")
+    with pytest.raises(laptime.LaptimeError, match=r"^cannot open -h: no such file"):
+        laptime.diff("-h", SYNTHETIC)
+    with pytest.raises(laptime.LaptimeError, match=r"^cannot read --version \(No such file"):
+        laptime.kernels("--version")
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SYNTHETIC, tmp_path / "-h")
+    assert laptime.analyze("-h")["time_ms"] == laptime.analyze(SYNTHETIC)["time_ms"]
+    for refused in ({"help": True}, {"h": True}):
+        with pytest.raises(laptime.LaptimeError, match=r"is not an option here: help is the command's own"):
+            laptime.analyze(SYNTHETIC, **refused)
+    # A value that looks like a flag stays the flag's value.
+    with pytest.raises(laptime.LaptimeError, match=r"no NVTX range matching `--help`"):
+        laptime.analyze(SYNTHETIC, range="--help")
+
+
+def test_every_failure_is_a_laptime_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAPTIME_EXECUTABLE", str(tmp_path / "no-such-laptime"))
+    with pytest.raises(laptime.LaptimeError, match=r"^cannot run .*no-such-laptime"):
+        laptime.analyze(SYNTHETIC)
+    # A program that exits 0 and writes no report.
+    fake = tmp_path / "fake-laptime"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("LAPTIME_EXECUTABLE", str(fake))
+    with pytest.raises(laptime.LaptimeError, match=r"wrote no readable report"):
+        laptime.analyze(SYNTHETIC)
+
+
+def test_kernels_reads_an_ncu_report_in_the_users_terms():
+    k = laptime.kernels(FIXTURES / "ncu" / "torch_resnet50_layers.csv")
+    assert k["schema"] == "laptime.kernels/1"
+    assert k["program"] == "PyTorch"
+    assert sum(layer["kernels"] for layer in k["layers"]) == 85  # the CSV's rows (85 profiled kernels)
+    two = laptime.kernels(FIXTURES / "ncu" / "laptime_resnet50_stem_cudnn.csv",
+                          FIXTURES / "ncu" / "laptime_resnet50_stem_fused.csv")
+    assert two["schema"] == "laptime.kernels.diff/1"
+
+
+JOB = FIXTURES / "job"
+
+
+def _job_expected():
+    return json.loads((JOB / "job.expected.json").read_text())
+
+
+def test_analyze_many_names_the_straggler_the_generator_made():
+    expected = _job_expected()
+    job = laptime.analyze_many(JOB)
+    assert job["schema"] == "laptime.job/1"
+    names = [os.path.basename(r["file"]) for r in job["reports"]]
+    assert names == sorted(expected["ranks"])
+    for r, name in zip(job["reports"], names):
+        assert r["lap_ms"] == pytest.approx(expected["ranks"][name]["lap_ms"], rel=1e-12)
+        # Each row is the single-file analysis, exactly.
+        assert r["lap_ms"] == laptime.analyze(r["file"])["time_ms"]["lap"]
+    summary = job["job"]
+    assert os.path.basename(summary["spread"]["slowest"]["file"]) == expected["slowest"]
+    assert os.path.basename(summary["spread"]["median"]["file"]) == expected["median"]
+    assert summary["straggler"]["layer"] == expected["layer"]
+    # A glob laptime expands itself, and the files one by one, give the same job.
+    assert laptime.analyze_many(str(JOB / "rank_*.sqlite"))["job"]["straggler"]["layer"] == expected["layer"]
+    pct = summary["spread"]["slowest_over_median_pct"]
+    assert laptime.analyze_many(JOB, fail_if_spread=pct * 0.99)["job"]["gate"]["failed"] is True
+    assert laptime.analyze_many(JOB, fail_if_spread=pct * 1.01)["job"]["gate"]["failed"] is False
+
+
+def test_analyze_many_on_a_two_worker_local_cluster_gives_the_same_job():
+    distributed = pytest.importorskip("distributed", reason="pip install .[dask] for the cluster test")
+    files = [JOB / "rank_0.sqlite", str(JOB / "rank_[123].sqlite"), FIXTURES / "process_two_ranks.sqlite"]
+    local = laptime.analyze_many(files, fail_if_spread=5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            on_cluster = laptime.analyze_many(files, client=client, fail_if_spread=5)
+            with pytest.raises(laptime.LaptimeError, match=r"cannot open /nonexistent/r.sqlite"):
+                laptime.analyze_many([JOB / "rank_0.sqlite", "/nonexistent/r.sqlite"], client=client)
+    assert on_cluster == local
+    assert len(local["reports"]) == 6 and local["job"]["gate"]["failed"] is True
+
+
+def test_to_pandas_views():
+    pandas = pytest.importorskip("pandas", reason="pip install .[pandas] for the tables")
+    report = laptime.analyze(SYNTHETIC)
+    iterations = report.to_pandas("iterations")
+    assert list(iterations["busy_ns"]) == [it["busy_ns"] for it in report["iterations"]]
+    assert set(report.tables()) == {"iterations", "layers", "kernels"}
+    two = laptime.analyze(FIXTURES / "process_two_ranks.sqlite").to_pandas("iterations")
+    assert sorted(set(two["pid"])) == [4100, 4200]
+    job = laptime.analyze_many(JOB)
+    reports = job.to_pandas("reports")
+    assert isinstance(reports, pandas.DataFrame)
+    assert list(reports["lap_ms"]) == [r["lap_ms"] for r in job["reports"]]
+    layers = job.to_pandas("layers")
+    assert set(layers["file"]) == {r["file"] for r in job["reports"]}
+    assert (job.to_pandas("straggler")["name"] == job["job"]["straggler"]["layer"]).any()
+    with pytest.raises(laptime.LaptimeError, match=r"has no table 'gaps': choose one of"):
+        report.to_pandas("gaps")
+
+
+def test_the_installed_command_carries_sqlite_and_re2_inside():
+    ldd = shutil.which("ldd")
+    if not ldd:
+        pytest.skip("no ldd on this machine")
+    for exe in (COMMAND, laptime.executable()):
+        out = subprocess.run([ldd, exe], capture_output=True, text=True).stdout
+        assert "libsqlite3" not in out and "libre2" not in out, out
+
+
+def test_version_and_help_describe_the_analyzer():
+    out = subprocess.run([COMMAND, "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("laptime " + laptime.__version__)
+    assert "trace" in subprocess.run([COMMAND, "--help"], capture_output=True, text=True).stdout.splitlines()[0]
 
 
 def test_an_nsys_report_without_nsys_names_the_command(tmp_path, monkeypatch):

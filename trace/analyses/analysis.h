@@ -15,6 +15,7 @@
 
 #include "trace/analyses/iterations.h"
 #include "trace/analyses/kernel_mix.h"
+#include "trace/analyses/program.h"
 #include "trace/analyses/sync.h"
 #include "trace/model/trace.h"
 #include "trace/analyses/utilization.h"
@@ -32,6 +33,7 @@ struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   std::vector<std::string> notes;  // the reader's notes and the analysis's own
   DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
   std::optional<int> top;          // rows the tables show (ReportOptions::top, trace/write/top.h)
+  Program program = Program::Other;  // who made the trace: the verdict's advice is in its terms
 
   Bound bound = Bound::NoGpuWork;
   std::string verdict;  // plain words, several sentences

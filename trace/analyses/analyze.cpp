@@ -111,6 +111,39 @@ std::string sync_verdict(const Analysis& a) {
   return v;
 }
 
+// A remedy in the terms of the program that ran: laptime's flags, PyTorch's calls, CUDA's own.
+struct Remedy {
+  const char *laptime, *pytorch, *other;
+  const char* for_program(Program p) const { return p == Program::Laptime ? laptime : p == Program::PyTorch ? pytorch : other; }
+};
+
+// What would take the launches off the critical path.
+constexpr Remedy kLaunchRemedy{
+    " Less host work per launch, fewer and larger kernels, or a CUDA Graph (`laptime bench --graph`) take the "
+    "launches off the critical path.",
+    " Fewer launches take them off the critical path: capture the step in a CUDA Graph (`torch.cuda.graphs`: "
+    "torch.cuda.CUDAGraph or torch.cuda.make_graphed_callables), or let `torch.compile(mode=\"reduce-overhead\")` "
+    "fuse kernels and capture the graph for you.",
+    " Less host work per launch, fewer and larger kernels, or a CUDA Graph (capture the iteration's stream once, then "
+    "one cudaGraphLaunch per iteration) take the launches off the critical path."};
+
+// What lets the host enqueue ahead again after a synchronization that stalls it.
+constexpr Remedy kSyncRemedy{
+    " laptime's loop reads nothing back unless `--pitfall sync` asks it to: run without it, and the host enqueues "
+    "ahead of the GPU again.",
+    " Move `.item()`, `.cpu()`, `.tolist()` and printing a tensor out of the loop (keep running values on the GPU, "
+    "read them once after it), and the host can enqueue ahead of the GPU again.",
+    " Read values back once per iteration, after the forward pass (or keep them on the GPU), and the host can "
+    "enqueue ahead of the GPU again."};
+
+// What lets the input overlap the previous iteration.
+constexpr Remedy kInputRemedy{
+    " laptime's inputs stay on the GPU unless `--pitfall pageable` asks otherwise: run without it.",
+    " Load batches into pinned memory (`DataLoader(..., pin_memory=True)`, enough `num_workers`) and copy them with "
+    "`.to(device, non_blocking=True)`, so the copy overlaps the previous step.",
+    " Copy from pinned host memory (cudaHostAlloc or cudaHostRegister) with cudaMemcpyAsync, so the copy overlaps "
+    "the previous iteration."};
+
 void write_verdict(Analysis& a) {
   Ns span_total = 0, busy_total = 0;
   size_t with_gpu = 0;
@@ -149,7 +182,8 @@ void write_verdict(Analysis& a) {
     } else if (input_frac >= 0.5 * (1 - busy_frac)) {
       a.bound = Bound::InputBound;
       v = "Input-bound: " + busy_words + format("; %.0f%%", 100 * input_frac) +
-          " of it the GPU waits for input (host busy outside the iteration ranges, or host-to-device copies).";
+          " of it the GPU waits for input (host busy outside the iteration ranges, or host-to-device copies)." +
+          kInputRemedy.for_program(a.program);
     } else if (idle > 0 && host_wait >= idle / 2 && a.sync_idle > host_wait - a.sync_idle) {
       a.bound = Bound::SyncBound;
       const double launch_pct = 100.0 * (host_wait - a.sync_idle) / idle;
@@ -159,8 +193,7 @@ void write_verdict(Analysis& a) {
                  "again)",
                  100.0 * a.sync_idle / idle) +
           (launch_pct >= 0.5 ? format(", and %.0f%% waits for launches alone.", launch_pct) : ".") +
-          " Read values back once per iteration, after the forward pass (or keep them on the GPU), and the host can "
-          "enqueue ahead of the GPU again.";
+          kSyncRemedy.for_program(a.program);
     } else if (idle > 0 && host_wait >= idle / 2) {
       a.bound = Bound::LaunchBound;
       const Ns launch_wait = host_wait - a.sync_idle;
@@ -186,8 +219,7 @@ void write_verdict(Analysis& a) {
              (worst->second.second * 2 < worst->second.first ? "; the host was in its own code, not CUDA calls)."
                                                              : "; the host was inside CUDA calls).");
       if (a.sync_stall < 0.05 * a.lap_ms * 1e6 * std::max<size_t>(a.steady_count, 1))
-        v += " Less host work per launch, fewer and larger kernels, or a CUDA Graph (`laptime bench --graph`) take "
-             "the launches off the critical path.";
+        v += kLaunchRemedy.for_program(a.program);
       else
         v += " Here the synchronizations below empty the queue, so every launch after one is on the critical path.";
     } else {
@@ -224,6 +256,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
     a.gpu += (a.gpu.empty() ? "" : "; ") + g.name + (g.sm_count ? ", " + std::to_string(g.sm_count) + " SMs" : "");
   a.notes = t.notes;
   a.dropped = t.dropped;
+  a.program = identify_program(t, iterations.pid);
   a.gap_threshold_us = o.gap_us;
   a.top = o.top;
   if (t.api_calls.empty())

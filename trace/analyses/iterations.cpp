@@ -436,20 +436,6 @@ std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const s
   return out;
 }
 
-std::string process_name(const Trace& t, uint32_t pid) {
-  auto it = t.thread_names.find({pid, pid});  // the main thread's name is the program's
-  if (it != t.thread_names.end() && !it->second.empty()) return it->second;
-  // Else its first named thread (a trace written by another tool may number threads otherwise).
-  for (it = t.thread_names.lower_bound({pid, 0}); it != t.thread_names.end() && it->first.first == pid; ++it)
-    if (!it->second.empty()) return it->second;
-  return "";
-}
-
-std::string process_label(const Trace& t, uint32_t pid) {
-  const std::string name = process_name(t, pid);
-  return std::to_string(pid) + (name.empty() ? "" : " (" + detail::clip(name) + ")");
-}
-
 // --- Warm-up and the steady state ------------------------------------------------------------
 
 void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_warmup, Iterations& out,

@@ -151,12 +151,6 @@ struct ProcessIterations {
 };
 std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const std::string& spec);
 
-// A process's name as the trace records it: its main thread's (nsys names it after the
-// program), else its first named thread's, "" when the trace names none.
-std::string process_name(const Trace& t, uint32_t pid);
-// "4100 (python)": the pid and that name (clipped), or the pid alone.
-std::string process_label(const Trace& t, uint32_t pid);
-
 // Fills r.iterations from the set (host times only), its name and rule, and marks warm-up:
 // the first `skip_warmup` when set, else as the trace marks them (module comment). Notes for
 // the report go to `notes`. Throws TraceError when --skip-warmup leaves nothing to measure.

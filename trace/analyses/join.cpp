@@ -104,7 +104,14 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
     }
     add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g, t.names->intern("[CUDA graph " + std::to_string(g.graph) + "]"));
   }
-  // classify_kernel, rule by rule, each once per distinct name: the category a range gives (its
+  classify_ops();
+  merge_ops(copies, memsets, replays);
+}
+
+// Each op's category: classify_kernel, rule by rule, each once per distinct name.
+void TraceJoin::classify_ops() {
+  const Trace& t = t_;
+  // The category a range gives (its
   // own rule, else its parent's: parents come first in Trace::nvtx), then per kernel name.
   std::unordered_map<const void*, std::optional<Category>> by_range_name;
   std::vector<std::optional<Category>> range_category(t.nvtx.size());
@@ -135,6 +142,9 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
       op.category = Category::MemcpyMemset;
     }
   }
+}
+
+void TraceJoin::merge_ops(size_t copies, size_t memsets, size_t replays) {
   // Each list is sorted by start (Trace::finalize): merged, ties kept kernels, copies, memsets,
   // replays, as a stable sort of the four one after the other keeps them, without sorting a
   // million ops.

@@ -119,6 +119,11 @@ class TraceJoin {
   ThreadCalls thread_calls(uint32_t pid, uint32_t tid) const;
 
  private:
+  void classify_ops();
+  // ops_ holds kernels, then copies from `copies`, memsets from `memsets`, replays from `replays`,
+  // each list sorted by start: merged into one order by start.
+  void merge_ops(size_t copies, size_t memsets, size_t replays);
+
   const Trace& t_;
   // Per thread, the answer of innermost_range as a step function of time: from each `starts[k]`
   // on (until the next), the range `ranges[k]` (or -1). At most two steps per range, found in one

@@ -37,6 +37,8 @@ struct CuptiState {
   CUpti_SubscriberHandle subscriber = nullptr;  // the graph-node callbacks, while subscribed
 
   void consume(const CUpti_Activity* record);
+  void consume_marker(const CUpti_ActivityMarker2* r);
+  void consume_marker_data(const CUpti_ActivityMarkerData2* r);
 };
 
 namespace {
@@ -256,51 +258,57 @@ void CuptiState::consume(const CUpti_Activity* record) {
       trace.syncs.push_back(s);
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MARKER: {
-      const auto* r = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
-      const bool thread = r->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
-      const uint32_t p = r->objectId.pt.processId, t = thread ? r->objectId.pt.threadId : 0;
-      if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-        NvtxEvent range;
-        range.text = trace.intern(r->name ? r->name : "");
-        range.domain = trace.intern(r->domain ? r->domain : "");
-        range.pid = p;
-        range.tid = t;
-        range.start = static_cast<Ns>(r->timestamp);
-        open[r->id] = std::move(range);
-      } else if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-        auto it = open.find(r->id);
-        if (it == open.end()) break;  // its START came before the tracer did
-        NvtxEvent range = std::move(it->second);
-        open.erase(it);
-        range.end = static_cast<Ns>(r->timestamp);
-        // CUPTI reports push/pop and start/end ranges alike; only push/pop ranges must end
-        // on the thread that opened them, and those are what nesting is computed over.
-        range.kind = thread && t == range.tid ? NvtxKind::PushPop : NvtxKind::StartEnd;
-        trace.nvtx.push_back(std::move(range));
-        closed_ids.push_back(r->id);
-      }
-      break;  // instantaneous markers (nvtxMark) are not ranges
-    }
-    case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
-      const auto* r = reinterpret_cast<const CUpti_ActivityMarkerData2*>(record);
-      Data& d = data[r->id];
-      d.category = r->category;
-      switch (r->payloadKind) {
-        case CUPTI_METRIC_VALUE_KIND_UINT64:
-          d.has_payload = true;
-          d.payload = r->payload.metricValueUint64;
-          break;
-        case CUPTI_METRIC_VALUE_KIND_INT64:
-          d.has_payload = true;
-          d.payload = static_cast<uint64_t>(r->payload.metricValueInt64);
-          break;
-        default:  // doubles, extended payloads: not an iteration index
-          break;
-      }
+    case CUPTI_ACTIVITY_KIND_MARKER:  // instantaneous markers (nvtxMark) are not ranges
+      consume_marker(reinterpret_cast<const CUpti_ActivityMarker2*>(record));
       break;
-    }
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+      consume_marker_data(reinterpret_cast<const CUpti_ActivityMarkerData2*>(record));
+      break;
     default:
+      break;
+  }
+}
+
+// An NVTX range's start or end (push/pop and start/end alike).
+void CuptiState::consume_marker(const CUpti_ActivityMarker2* r) {
+  const bool thread = r->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
+  const uint32_t p = r->objectId.pt.processId, t = thread ? r->objectId.pt.threadId : 0;
+  if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+    NvtxEvent range;
+    range.text = trace.intern(r->name ? r->name : "");
+    range.domain = trace.intern(r->domain ? r->domain : "");
+    range.pid = p;
+    range.tid = t;
+    range.start = static_cast<Ns>(r->timestamp);
+    open[r->id] = std::move(range);
+  } else if (r->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    auto it = open.find(r->id);
+    if (it == open.end()) return;  // its START came before the tracer did
+    NvtxEvent range = std::move(it->second);
+    open.erase(it);
+    range.end = static_cast<Ns>(r->timestamp);
+    // CUPTI reports push/pop and start/end ranges alike; only push/pop ranges must end
+    // on the thread that opened them, and those are what nesting is computed over.
+    range.kind = thread && t == range.tid ? NvtxKind::PushPop : NvtxKind::StartEnd;
+    trace.nvtx.push_back(std::move(range));
+    closed_ids.push_back(r->id);
+  }
+}
+
+// The category and payload of a range (the bench's iteration index rides in the payload).
+void CuptiState::consume_marker_data(const CUpti_ActivityMarkerData2* r) {
+  Data& d = data[r->id];
+  d.category = r->category;
+  switch (r->payloadKind) {
+    case CUPTI_METRIC_VALUE_KIND_UINT64:
+      d.has_payload = true;
+      d.payload = r->payload.metricValueUint64;
+      break;
+    case CUPTI_METRIC_VALUE_KIND_INT64:
+      d.has_payload = true;
+      d.payload = static_cast<uint64_t>(r->payload.metricValueInt64);
+      break;
+    default:  // doubles, extended payloads: not an iteration index
       break;
   }
 }

@@ -22,6 +22,12 @@ const std::set<std::string> kStringColumns = {"nameId", "textId", "jsonTextId", 
                                               "mangledName"};
 // TARGET_INFO_GPU's columns that name one machine's device rather than describe it.
 const std::set<std::string> kGpuIdentifiers = {"uuid", "luid", "busLocation", "ctxswDevPath", "ctrlDevPath"};
+// The rows of META_DATA_CAPTURE kept: the captured command line and its working folder, which
+// `laptime kernels --command --from` rebuilds the command from (trace/ncu/ncu_handoff.h); the
+// environment, user name, pid and capture options go.
+const char* const kCaptureCommandRows =
+    " WHERE name IN ('PROCESS_0:COMMAND', 'PROCESS_0:WORKING_DIR') OR (name GLOB 'PROCESS_0:ARGUMENT_[0-9]*' AND "
+    "substr(name, 20) NOT GLOB '*[^0-9]*')";
 
 struct Column {
   std::string name, type;
@@ -43,6 +49,15 @@ std::vector<Column> columns_of(sqlite3* db, const std::string& table) {
   Stmt s(db, "PRAGMA src.table_info(" + quoted(table) + ")");
   while (s.step()) out.push_back({s.text(1), plain_type(s.text(2))});
   return out;
+}
+
+bool has_name_and_value(sqlite3* db, const std::string& table) {
+  bool name = false, value = false;
+  for (const Column& c : columns_of(db, table)) {
+    name = name || c.name == "name";
+    value = value || c.name == "value";
+  }
+  return name && value;
 }
 
 // The SELECT list copying `table`: every column as it is, but the GPU's identifiers.
@@ -117,7 +132,11 @@ ScrubResult scrub_trace(const std::string& in, const std::string& temp) {
     while (s.step()) {
       const std::string name = s.text(0);
       if (starts_with(name, "sqlite_")) continue;
-      if (!table_read_by_laptime(name)) {
+      // The command's table is kept when it is a table with nsys's columns (kernels reads nothing
+      // else: a view, or a table of another shape, goes as unread).
+      const bool command_table = name == "META_DATA_CAPTURE" && s.text(1) == "table" &&
+                                 s.text(2) != "CREATE VIRTUAL" && has_name_and_value(out.get(), name);
+      if (!table_read_by_laptime(name) && !command_table) {
         ++r.tables_dropped;
         continue;
       }
@@ -140,12 +159,14 @@ ScrubResult scrub_trace(const std::string& in, const std::string& temp) {
     if (table == "META_DATA_EXPORT")
       where = " WHERE substr(name, 1, 15) = 'EXPORT_PRODUCT_' OR substr(name, 1, 14) = 'EXPORT_SCHEMA_' OR "
               "name = 'LAPTIME_TRACE'";
+    if (table == "META_DATA_CAPTURE") where = kCaptureCommandRows;
     copy_table(out, table, where);
   }
   for (const std::string& table : kept)
     if (table == "META_DATA_EXPORT")
       out.exec("INSERT INTO main.META_DATA_EXPORT (name, value) VALUES ('LAPTIME_SCRUBBED', 'environment, host, "
-               "user, paths, program output and device identifiers removed by laptime scrub')");
+               "user, the export''s paths, program output and device identifiers removed by laptime scrub; the "
+               "captured command line and its working folder kept')");
   r.strings_dropped = std::find(kept.begin(), kept.end(), "StringIds") == kept.end()
                           ? 0
                           : count(out.get(), "SELECT (SELECT count(*) FROM src.StringIds) - "

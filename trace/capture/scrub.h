@@ -9,6 +9,10 @@
 //     tables), each with its columns, types and rows in the order they were stored;
 //   - of META_DATA_EXPORT, the product and schema versions (and laptime's own mark), and one row
 //     LAPTIME_SCRUBBED saying it was scrubbed;
+//   - of META_DATA_CAPTURE (when it is a table of name and value), the captured command line
+//     and its working folder only (PROCESS_0:COMMAND, ARGUMENT_n, WORKING_DIR), which `laptime
+//     kernels --command --from` reads: every environment row, the user name, pid and capture
+//     options go;
 //   - of TARGET_INFO_GPU, every column but the identifiers (uuid, luid, busLocation, the device
 //     paths), which are NULL;
 //   - of StringIds, the strings a kept column names (the kernel, API, thread and NVTX names);
@@ -25,7 +29,7 @@ namespace laptime::trace {
 
 struct ScrubResult {
   size_t tables_kept = 0, tables_dropped = 0;
-  size_t environment_rows = 0;  // META_DATA_CAPTURE rows naming an environment variable, dropped
+  size_t environment_rows = 0;  // environment rows (environment_rows below), dropped
   size_t strings_dropped = 0;   // StringIds rows no kept column names
 };
 

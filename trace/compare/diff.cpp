@@ -1,8 +1,5 @@
 #include "trace/compare/diff.h"
 
-#include "core/os.h"
-#include "trace/analyses/roofline.h"
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -11,7 +8,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/os.h"
 #include "trace/analyses/kernel_mix.h"
+#include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
 
 namespace laptime::trace {

@@ -1,5 +1,4 @@
 #include "trace/compare/diff_input.h"
-#include "trace/read/sidecars.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,11 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
+#include "trace/analyses/analyze.h"
 #include "trace/analyses/iterations.h"
 #include "trace/analyses/kernel_mix.h"
-#include "trace/read/nsys_sqlite.h"
 #include "trace/analyses/processes.h"
-#include "trace/analyses/analyze.h"
+#include "trace/read/nsys_sqlite.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime::trace {
 

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "trace/model/format.h"
 #include "trace/model/text.h"
 
 namespace laptime::trace {
@@ -264,6 +265,20 @@ std::string Trace::thread_name(uint32_t pid, uint32_t tid) const {
 std::string Trace::category_name(const NvtxEvent& r) const {
   auto it = category_names.find({r.domain, r.category});
   return it == category_names.end() ? std::string() : it->second;
+}
+
+std::string process_name(const Trace& t, uint32_t pid) {
+  auto it = t.thread_names.find({pid, pid});  // the main thread's name is the program's
+  if (it != t.thread_names.end() && !it->second.empty()) return it->second;
+  // Else its first named thread (a trace written by another tool may number threads otherwise).
+  for (it = t.thread_names.lower_bound({pid, 0}); it != t.thread_names.end() && it->first.first == pid; ++it)
+    if (!it->second.empty()) return it->second;
+  return "";
+}
+
+std::string process_label(const Trace& t, uint32_t pid) {
+  const std::string name = process_name(t, pid);
+  return std::to_string(pid) + (name.empty() ? "" : " (" + detail::clip(name) + ")");
 }
 
 }  // namespace laptime::trace

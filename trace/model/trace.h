@@ -279,4 +279,10 @@ std::string demangle(const std::string& mangled);
 // layernorm_kernel<__nv_bfloat16>(__nv_bfloat16*, int)" -> "layernorm_kernel").
 std::string short_kernel_name(const std::string& demangled);
 
+// A process's name as the trace records it: its main thread's (nsys names it after the
+// program), else its first named thread's, "" when the trace names none.
+std::string process_name(const Trace& t, uint32_t pid);
+// "4100 (python)": the pid and that name (clipped), or the pid alone.
+std::string process_label(const Trace& t, uint32_t pid);
+
 }  // namespace laptime::trace

@@ -73,25 +73,62 @@ std::string shape_text(const NcuCommandOptions& o) {
   return "B=" + (o.batch ? std::to_string(*o.batch) : std::string("256")) + " " + s + "x" + s;
 }
 
-// A word as the shell reads it back whole: as it is when it holds only characters no shell treats
-// specially, else in single quotes (a quote inside written '\''). `-o 'my run'` split in two and
-// `-o 'x$(touch X)'` ran the touch when the line was pasted.
-std::string shell_word(const std::string& w, bool always = false) {
-  const bool plain = !always && !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./:@%+=,", c);
-  });
-  if (plain) return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // What a shell line cannot carry when pasted: a control character (a newline ends the line).
 void require_quotable(const char* flag, const std::string& w) {
   for (char c : w)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
       throw TraceError(std::string(flag) + " holds a control character ('" + escape_name(w) +
                        "'), which no shell line can carry: give a plain name.");
+}
+
+// `ncu FILTER SECTIONS (-f -o STEM | --csv ...) PROGRAM... [> OUTPUT]`, every word quoted for the
+// shell; the NVTX filter in single quotes as ncu's documentation writes it (it holds only
+// letters, digits, `@`, `/`, `.` and `_`: checked before).
+std::string ncu_line(const std::string& filter, bool csv, const std::string& stem,
+                     const std::vector<std::string>& program, const std::string& output) {
+  std::vector<std::string> words{"ncu", "--nvtx"};
+  for (const std::string& s : ncu_sections()) words.insert(words.end(), {"--section", s});
+  if (csv) words.insert(words.end(), {"--csv", "--page", "raw", "--print-units", "base"});
+  else words.insert(words.end(), {"-f", "-o", stem});
+  words.insert(words.end(), program.begin(), program.end());
+  std::string line = detail::shell_words(words);
+  line.insert(std::string("ncu --nvtx").size(), " --nvtx-include '" + filter + "'");
+  return line + (csv ? " > " + detail::shell_word(output) : "");
+}
+
+// `laptime kernels --command lab KERNEL`: ncu over `laptime lab KERNEL --once`, which makes one
+// call a version and shape inside lab > KERNEL > lab/KERNEL/vN and writes the sidecar beside its
+// --json; trace/ knows nothing of the registry, so the count of kernels is not estimated.
+NcuCommand lab_command(const NcuCommandOptions& o) {
+  if (o.lab_kernel.empty())
+    throw TraceError("--command lab needs the kernel: `laptime kernels --command lab KERNEL` (`laptime lab --list`).");
+  for (char c : o.lab_kernel)
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
+      throw TraceError("--command lab takes a kernel name of lower-case letters, digits and underscores, not '" +
+                       escape_name(o.lab_kernel) + "'.");
+  if (o.batch || o.seq || o.image_size || !o.attention.empty() || !o.stem.empty() || !o.within.empty())
+    throw TraceError("--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and "
+                     "--within apply to gpt2 and resnet50.");
+  if (o.precision == "tf32") throw TraceError("laptime lab runs fp32, bf16 or fp8, not tf32.");
+  NcuCommand c;
+  const std::string stem = o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision)
+                                            : o.output;
+  require_quotable("--binary", o.binary);
+  require_quotable("--output", stem);
+  std::vector<std::string> lab{o.binary, "lab", o.lab_kernel};
+  if (!o.precision.empty()) lab.insert(lab.end(), {"-p", o.precision});
+  lab.insert(lab.end(), {"--once", "--json", stem + ".json"});
+  c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
+  c.costs = stem + ".layers.json";
+  c.ncu = ncu_line("laptime@lab/" + o.lab_kernel + "/", o.csv, stem, lab, c.output);
+  c.read = detail::shell_words({"laptime", "kernels", c.output});
+  c.notes.push_back("--once makes one call a version and shape (the checks run outside the ranges and are not "
+                    "profiled); ncu replays each kernel alone, about a second each on an H200, after the program's own "
+                    "start.");
+  c.notes.push_back("--json " + stem + ".json makes the lab write " + c.costs +
+                    " beside it: what each version must move, which `laptime kernels` finds beside " + c.output +
+                    " (one row a version, lab/" + o.lab_kernel + "/vN).");
+  return c;
 }
 
 }  // namespace
@@ -107,9 +144,12 @@ const std::vector<std::string>& ncu_sections() {
   return s;
 }
 
+double ncu_seconds_per_kernel() { return kGpt2.per_kernel_s; }
+
 NcuCommand ncu_command(const NcuCommandOptions& o) {
+  if (o.model == "lab") return lab_command(o);
   if (o.model != "gpt2" && o.model != "resnet50")
-    throw TraceError("--command takes gpt2 or resnet50, not '" + escape_name(o.model) + "'.");
+    throw TraceError("--command takes gpt2, resnet50 or lab, not '" + escape_name(o.model) + "'.");
   if (o.model == "gpt2" && (o.image_size || !o.stem.empty()))
     throw TraceError("--image-size and --stem apply to resnet50 only.");
   if (o.model == "resnet50" && (o.seq || !o.attention.empty()))
@@ -147,21 +187,10 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
   if (!o.attention.empty()) bench.insert(bench.end(), {"--attention", o.attention});
   if (!o.stem.empty()) bench.insert(bench.end(), {"--stem", o.stem});
   bench.insert(bench.end(), {"-w", "0", "-n", "1", "--json", stem + ".json"});
-  std::vector<std::string> ncu{"ncu", "--nvtx", "--nvtx-include", "laptime@forward/" + (o.within.empty() ? "" : o.within + "/")};
-  for (const std::string& sec : ncu_sections()) ncu.insert(ncu.end(), {"--section", sec});
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
-  if (o.csv) ncu.insert(ncu.end(), {"--csv", "--page", "raw", "--print-units", "base"});
-  else ncu.insert(ncu.end(), {"-f", "-o", stem});
-  ncu.insert(ncu.end(), bench.begin(), bench.end());
-  // `always`: the word quoted whatever it holds (the NVTX filter, as ncu's documentation writes it).
-  const auto line = [](const std::vector<std::string>& words, size_t always = SIZE_MAX) {
-    std::string out;
-    for (size_t i = 0; i < words.size(); ++i) out += (i ? " " : "") + shell_word(words[i], i == always);
-    return out;
-  };
-  c.ncu = line(ncu, 3) + (o.csv ? " > " + shell_word(c.output) : "");
-  c.read = line({"laptime", "kernels", c.output});
+  c.ncu = ncu_line("laptime@forward/" + (o.within.empty() ? "" : o.within + "/"), o.csv, stem, bench, c.output);
+  c.read = detail::shell_words({"laptime", "kernels", c.output});
   const Measured& m = o.model == "gpt2" ? kGpt2 : kResnet;
   c.kernels = kernels_of(o);
   c.seconds = m.start_s + c.kernels * m.per_kernel_s;
@@ -188,9 +217,11 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
 }
 
 void print_ncu_command(const NcuCommand& c, std::FILE* out) {
-  std::fprintf(out,
-               "Profile one forward pass with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
-               c.seconds, c.kernels);
+  if (c.kernels == 0)
+    std::fprintf(out, "Profile each version once with Nsight Compute, then read it per version:\n\n");
+  else
+    std::fprintf(out, "Profile %s with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
+                 c.what.c_str(), c.seconds, c.kernels);
   std::fprintf(out, "  %s\n  %s\n\n", c.ncu.c_str(), c.read.c_str());
   for (const std::string& n : c.notes) detail::print_wrapped(out, "- " + n, 2);
 }

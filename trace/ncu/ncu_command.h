@@ -28,8 +28,13 @@ namespace laptime::trace {
 // The sections `laptime kernels` reads (trace/ncu/ncu_csv.h says which metric each one gives).
 const std::vector<std::string>& ncu_sections();
 
+// Seconds ncu takes per profiled kernel with those sections, as the committed H200 captures
+// measured it (GPT-2 B=1 T=256, 0.40 GB reachable per kernel): the handoff's estimate for any program.
+double ncu_seconds_per_kernel();
+
 struct NcuCommandOptions {
-  std::string model;  // gpt2 or resnet50
+  std::string model;  // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
+  std::string lab_kernel;  // lab: the kernel (`laptime lab --list`)
   std::string binary = "./build/bench/laptime";
   std::optional<int> batch, seq, image_size;
   std::string precision, attention, stem;  // passed to the bench as given; empty: its defaults
@@ -39,16 +44,19 @@ struct NcuCommandOptions {
 };
 
 struct NcuCommand {
+  std::string what = "one forward pass";  // what it profiles, for the heading
   std::string ncu;                 // the ncu command line
   std::string read;                // the laptime kernels command that reads its result
   std::string output;              // the report file it writes
   std::string costs;               // the layer costs file the bench writes beside it
-  int kernels = 0;                 // the kernels it will profile (as counted in the committed reports)
+  int kernels = 0;                 // the kernels it will profile (as counted in the committed reports); 0: not known here (lab)
   double seconds = 0;              // the estimate
   std::vector<std::string> notes;  // what the estimate rests on, and why the command is so
 };
 
-// Throws TraceError for a model other than gpt2 and resnet50, or a shape flag of the other model.
+// Throws TraceError for a model other than gpt2, resnet50 and lab, or a shape flag of the other
+// model (of any model, for lab). For lab: `laptime lab KERNEL --once` under ncu, filtered on its
+// ranges (lab > KERNEL > lab/KERNEL/vN, bench/lab/lab.h), the layer costs written beside it.
 NcuCommand ncu_command(const NcuCommandOptions& o);
 void print_ncu_command(const NcuCommand& c, std::FILE* out);
 

@@ -1,5 +1,4 @@
 #include "trace/ncu/ncu_layers.h"
-#include "trace/analyses/roofline.h"
 
 #include <algorithm>
 #include <map>
@@ -7,10 +6,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "trace/model/error.h"
 #include "trace/analyses/kernel_mix.h"
-#include "trace/model/text.h"
+#include "trace/analyses/roofline.h"
+#include "trace/model/error.h"
 #include "trace/model/format.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 namespace {
@@ -418,6 +418,23 @@ uint32_t chosen_process(const NcuReport& r, const NcuLayerOptions& o) {
   return r.processes.empty() ? 0 : r.processes.begin()->first;
 }
 
+// laptime's own ranges, else ATen's kernels or emit_nvtx's ranges (trace/analyses/program.h).
+Program report_program(const NcuReport& r) {
+  std::vector<char> looked(r.strings.size(), 0);
+  bool torch = false;
+  for (const NcuKernel& k : r.kernels) {
+    for (const NcuRange& x : k.ranges()) {
+      if (x.domain >= 0 && r.str(x.domain) == "laptime") return Program::Laptime;
+      torch = torch || (x.name >= 0 && is_emit_nvtx_range(r.str(x.name)));
+    }
+    if (k.name >= 0 && !looked[static_cast<size_t>(k.name)]) {
+      looked[static_cast<size_t>(k.name)] = 1;
+      torch = torch || is_aten_kernel(r.str(k.name));
+    }
+  }
+  return torch ? Program::PyTorch : Program::Other;
+}
+
 }  // namespace
 
 NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCosts* costs, const Ceilings* ceilings,
@@ -431,6 +448,7 @@ NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCo
   out.by = o.by;
   out.domain = resolve_domain(o.domain);
   out.notes = r.notes;
+  out.program = report_program(r);
   const int domain = domain_index(r, out.domain);
   Grouping g;
   if (const auto p = r.processes.find(pid); p != r.processes.end()) out.process = p->second;

@@ -49,6 +49,7 @@
 
 #include "trace/compare/diff_input.h"
 #include "trace/ncu/ncu_csv.h"
+#include "trace/analyses/program.h"
 #include "trace/analyses/roofline.h"
 
 namespace laptime::trace {
@@ -161,6 +162,9 @@ struct NcuLayers {
   std::optional<LayerCosts> costs;
   std::optional<Ceilings> ceilings;
   std::vector<std::string> notes;
+  // Who made the report (trace/analyses/program.h's rules on its kernels and ranges): what a
+  // missing piece is said in terms of.
+  Program program = Program::Other;
 };
 
 // Groups, sums and diagnoses. `costs` and `ceilings` may be null. Throws TraceError when

@@ -52,6 +52,23 @@ std::string limiter_text(const NcuLayerMetrics& m) {
   return s;
 }
 
+// What the moved/must columns and the roofline need, said to whoever made the report.
+std::string missing_costs(Program p) {
+  switch (p) {
+    case Program::Laptime:
+      return "`laptime bench ... --json RUN.json` writes RUN.layers.json beside it; pass --layers FILE (moved/must "
+             "and the roofline need it).";
+    case Program::PyTorch:
+      return "moved/must and the roofline need each layer's FLOPs and the bytes it must move (weights, inputs, "
+             "outputs), keyed by the NVTX range names: write them as a laptime.layers/1 file (docs/PROFILING.md "
+             "11.1; torch.utils.flop_counter.FlopCounterMode counts a module's FLOPs, the nbytes of its parameters, "
+             "inputs and outputs its bytes) and pass --layers FILE.";
+    case Program::Other: break;
+  }
+  return "moved/must and the roofline need each layer's FLOPs and the bytes it must move, keyed by the NVTX range "
+         "names: write them as a laptime.layers/1 file (docs/PROFILING.md 11.1) and pass --layers FILE.";
+}
+
 void print_header(const NcuLayers& l, std::FILE* out) {
   std::fprintf(out, "  report     %s on %s%s, %.3f ms of GPU time, %s from DRAM\n",
                detail::plural(l.kernels, "kernel", "kernels").c_str(),
@@ -68,9 +85,7 @@ void print_header(const NcuLayers& l, std::FILE* out) {
                  escape_name(l.costs->source).c_str(), escape_name(l.costs->model).c_str(),
                  escape_name(l.costs->precision).c_str(), escape_name(l.costs->shape).c_str());
   else
-    std::fprintf(out,
-                 "  costs      none: `laptime bench ... --json RUN.json` writes RUN.layers.json beside it; pass "
-                 "--layers FILE (moved/must and the roofline need it)\n");
+    std::fprintf(out, "  costs      none: %s\n", missing_costs(l.program).c_str());
   if (l.ceilings)
     std::fprintf(out, "  ceilings   %s: bf16 %.1f, tf32 %.1f, fp32 %.1f TFLOP/s, device copy %.0f GB/s (%s)\n",
                  escape_name(l.ceilings->gpu).c_str(), l.ceilings->bf16_tflops, l.ceilings->tf32_tflops,
@@ -259,6 +274,7 @@ nlohmann::json ncu_layers_to_json(const NcuLayers& l, DeferredKernelLists* defer
   nlohmann::json j{{"schema", "laptime.kernels/1"},
                    {"source", l.source},
                    {"gpu", l.gpu},
+                   {"program", program_name(l.program)},
                    {"sm_count", l.sm_count},
                    {"grouping", {{"by", l.by == LayerKey::Folded ? "layer" : "block"}, {"domain", l.domain}}},
                    {"time", "ncu's per-kernel duration: each kernel replayed alone, caches flushed, clocks locked"},
@@ -290,9 +306,10 @@ nlohmann::json ncu_layers_to_json(const NcuLayers& l, DeferredKernelLists* defer
 
 void write_ncu_roofline_svg(const NcuLayers& l, const std::string& path) {
   if (!l.costs)
-    throw TraceError(
-        "the roofline plot needs the layer costs: pass --layers RUN.layers.json (`laptime bench ... --json "
-        "RUN.json` writes it).");
+    throw TraceError("the roofline plot needs the layer costs: " +
+                     (l.program == Program::Laptime ? std::string("pass --layers RUN.layers.json (`laptime bench ... "
+                                                                  "--json RUN.json` writes it).")
+                                                    : missing_costs(l.program)));
   if (!l.ceilings)
     throw TraceError("the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.");
   const Ceilings& c = *l.ceilings;

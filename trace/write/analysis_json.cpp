@@ -106,6 +106,7 @@ nlohmann::json to_json(const Analysis& a) {
   j["schema"] = "laptime.analyze/1";
   j["source"] = a.source;
   j["gpu"] = a.gpu;
+  j["program"] = program_name(a.program);
   j["notes"] = a.notes;
   j["range"] = a.range_name;
   j["dropped_rows"] = dropped_json(a.dropped);

@@ -1,10 +1,10 @@
 #include "trace/write/diff_json.h"
-#include "trace/analyses/roofline.h"
 
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "trace/analyses/roofline.h"
 #include "trace/write/top.h"
 
 namespace laptime::trace {

@@ -1,11 +1,11 @@
 #include "trace/write/diff_text.h"
-#include "trace/analyses/roofline.h"
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
 #include "trace/write/top.h"
 

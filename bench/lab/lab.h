@@ -1,0 +1,59 @@
+// `laptime lab`: the kernel workbench (docs/KERNELS.md). Each hand-written kernel of the models
+// as a ladder of versions (the registry, kernels/lab/registry.h), run side by side:
+//
+//   laptime lab --list [--json FILE]
+//   laptime lab KERNEL [--versions all|v1,v3] [--shape NAME=V,...]... [-p fp32|bf16|fp8]
+//                      [--json FILE] [--peak FILE] [--seed N] [--target F] [--once] [--device N]
+//
+// Per version, first the checks: against the CPU reference (kernels/lab/reference.h) on fresh
+// random inputs at every shape, and on zeros and huge values at small shapes that are not a
+// multiple of any block or vector; the outputs are poisoned (NaN) before each call, the bound is
+// the registry's for the precision, and a version that fails one is FAILED and never timed.
+// Then, at the models' shapes (or those given), the timing (bench/lab/measure.h): the L2 cache
+// flushed before each call, warm-up, repeats until the 95% interval of the median is within
+// --target of it; median and interval, GB/s and TFLOP/s from what the call must move, % of the
+// DRAM and compute roofs of `laptime peak`'s cached ceilings (GB/s alone without them), and the
+// speed-up over the version before and over production. Each version's timed calls run inside
+// the NVTX ranges lab > KERNEL > lab/KERNEL/vN of the laptime domain, so that
+// `ncu --nvtx --nvtx-include 'laptime@lab/KERNEL/'` profiles them and `laptime kernels` reads the
+// report by version; --once makes one call a version and shape (what ncu wants) and, with
+// --json, writes the layer costs beside it (RUN.layers.json) for `laptime kernels`.
+//
+// --list and every bad argument are answered without a GPU (the registry is host-only).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/lab/registry.h"
+
+namespace laptime::lab {
+
+struct LabOptions {
+  bool list = false;
+  std::string kernel;
+  std::string versions = "all";
+  std::vector<std::string> shapes;  // --shape texts
+  std::string precision;            // "" before resolve: the kernel's first
+  std::string json;                 // the report (for --list too); "-" for standard output
+  std::string peak;                 // the ceilings; "": `laptime peak`'s cache for this GPU
+  std::optional<uint32_t> seed;     // unset: a fresh one, printed
+  double target = 0.01;             // relative half-width of the median's 95% interval
+  bool once = false;
+  int device = 0;
+
+  // Filled by resolve_lab_options from the words above.
+  std::vector<int> version_indices;
+  std::vector<Shape> timed_shapes;  // the model shapes, or the --shape ones
+};
+
+// Checks the words against the registry and fills the resolved fields. Throws Error with one
+// sentence (unknown kernel, version, precision or dimension; a shape out of bounds). Host-only.
+void resolve_lab_options(LabOptions& o);
+
+// Runs the lab (or prints the list); returns the exit status: 0, or 1 when a version failed.
+int run_lab(const LabOptions& o);
+
+}  // namespace laptime::lab

@@ -1,0 +1,59 @@
+#include "cli/ending.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/model/error.h"
+#include "trace/model/text.h"
+
+namespace laptime::cli {
+
+void open_outputs(std::optional<OutputFile>& json, const std::vector<OutputSpec>& outputs,
+                  const std::vector<std::string>& inputs) {
+  try {
+    check_outputs(outputs, inputs);
+    if (!outputs.empty() && !outputs.front().path.empty()) json.emplace(outputs.front(), inputs);
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+}
+
+void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
+  if (!out) return;
+  try {
+    trace::escape_json_strings(j);  // a path that is not UTF-8 would make dump() throw
+    out->write(j.dump(2) + "\n");
+    out->commit();
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+}
+
+void write_json_text(std::optional<OutputFile>& out, const std::string& text) {
+  if (!out) return;
+  try {
+    out->write(text);
+    out->write("\n");
+    out->commit();
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+}
+
+void Ending::wrote(std::initializer_list<Written> written) {
+  for (const Written& w : written) {
+    if (w.path.empty() || w.path == "-") continue;
+    std::printf("%swrote %s: %s\n", any_ ? "" : "\n", w.what, trace::escape_name(w.path).c_str());
+    any_ = true;
+  }
+}
+
+void Ending::finish() const {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw trace::TraceError(std::string("cannot write the report to standard output: ") + std::strerror(errno) + ".");
+}
+
+}  // namespace laptime::cli

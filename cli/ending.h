@@ -1,0 +1,49 @@
+// The beginning and the end every trace command (analyze, diff, kernels) shares, so the three
+// cannot drift apart again: before any input is read, every output is checked against every
+// input and the JSON's temporary made (core/output_file.h); at the end, the JSON written
+// (strings escaped, every write checked, renamed into place), one "wrote WHAT: PATH" line per
+// file written, and standard output flushed and checked (a full disk or a closed pipe is a
+// failure too). Every OutputError becomes the command's one sentence (a TraceError).
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/output_file.h"
+
+namespace laptime::cli {
+
+// Checks `outputs` (the JSON first, "-" allowed for it) against `inputs`, and opens the JSON's
+// temporary into `json` when one was asked for (outputs.front().path not empty).
+void open_outputs(std::optional<OutputFile>& json, const std::vector<OutputSpec>& outputs,
+                  const std::vector<std::string>& inputs);
+
+// Writes `j` into `out` (when there is one) and commits it.
+void write_json(std::optional<OutputFile>& out, nlohmann::json j);
+// The same for JSON already written as text (escaped: trace/ncu/ncu_layers.h's
+// DeferredKernelLists, which writes a million kernels' rows without holding them as a tree).
+void write_json_text(std::optional<OutputFile>& out, const std::string& text);
+
+struct Written {
+  const char* what;         // "JSON report", "SVG timeline", ...
+  const std::string& path;  // "" (not asked for) and "-" (standard output) print nothing
+};
+
+// The command's last lines on standard output.
+class Ending {
+ public:
+  // One "wrote WHAT: PATH" line per file, a blank line before the first of the command; called
+  // once a file is in place, so a later failure still leaves the line of what was written.
+  void wrote(std::initializer_list<Written> written);
+  // Standard output flushed and checked: throws TraceError when the report did not get out.
+  void finish() const;
+
+ private:
+  bool any_ = false;
+};
+
+}  // namespace laptime::cli

@@ -1,0 +1,98 @@
+// Every LAPTIME_* environment variable laptime reads, in one place: its name, the values it
+// takes, its default and what it changes, then one accessor each. Nothing else calls getenv on
+// a LAPTIME_* name (docs/DESIGN-NOTES.md, "Environment switches", is the same table for readers).
+//
+// Why the environment and not a flag: these are a developer's levers on choices made at build
+// time (prepare()), deep in the layers, for before/after timings and for bisecting a library's
+// engine without rebuilding; a flag would thread each of them through every constructor above.
+// The command line stays the interface for everything a run means to do.
+//
+// Each accessor reads its variable once, on first call, and keeps that value for the process
+// (a run sees one setting from its first layer to its last). Unset or empty gives the default.
+// A word switch given a word it does not list throws laptime::Error, one sentence:
+// "LAPTIME_FP8_MLP must be 'pair' or 'apart', not 'joint'." (docs/ERRORS.md).
+//
+// The header is plain C++ (no CUDA), so that host-only code may name a switch; the accessors
+// live in laptime_core (the CUDA build).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace laptime {
+
+// fp8 (Precision::FP8): how each GEMM-shaped layer (Linear, 1×1 Conv2d) chooses e4m3 or bf16.
+enum class Fp8Policy { Auto, Always, Never };
+// fp8: GPT-2's c_fc and mlp.c_proj chosen together or each on its own (layers/mlp.h).
+enum class Fp8Pairing { Pair, Apart };
+// GPT-2 (bench): where the GELU runs; Measured leaves it to the model's per-precision default.
+enum class Gpt2Gelu { Measured, Epilogue, Kernel };
+
+namespace env {
+
+struct Switch {
+  const char* name;
+  const char* values;     // what it takes
+  const char* fallback;   // unset or empty
+  const char* meaning;
+};
+
+inline constexpr Switch kFp8Gemm{
+    "LAPTIME_FP8_GEMM", "auto / fp8 / bf16", "auto",
+    "fp8 runs: each GEMM-shaped layer's fp8-or-bf16 choice measured per shape (auto), forced to fp8 "
+    "(tests: the arithmetic, not the timing), or never fp8 (the fp8 build's bf16 baseline). "
+    "layers/linear.h, layers/conv2d.h."};
+inline constexpr Switch kFp8FastAccum{
+    "LAPTIME_FP8_FAST_ACCUM", "1", "off",
+    "fp8 runs: cuBLASLt's fast fp8 accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM) in every e4m3 GEMM; "
+    "any other value leaves it off. layers/gemm.h."};
+inline constexpr Switch kFp8Mlp{
+    "LAPTIME_FP8_MLP", "pair / apart", "pair",
+    "fp8 GPT-2: c_fc and mlp.c_proj chosen together, c_fc writing e4m3 for c_proj where that pair "
+    "measured faster (pair), or each on its own as the first fp8 probes did (apart). layers/mlp.h."};
+inline constexpr Switch kConvTune{
+    "LAPTIME_CONV_TUNE", "off", "on",
+    "ResNet-50: off skips timing the convolution candidates and keeps cuDNN's first supported plan "
+    "(fused, else separate; no cuBLASLt route), for comparison; any other value times them. "
+    "layers/conv_plan.h."};
+inline constexpr Switch kCudnnDeselectEngines{
+    "LAPTIME_CUDNN_DESELECT_ENGINES", "engine names, comma-separated (eng4,eng39)", "none",
+    "ResNet-50: cuDNN engines left out of every convolution plan, for bisecting a wrong or slow "
+    "engine without rebuilding. layers/conv_plan.h."};
+inline constexpr Switch kGpt2Gelu{
+    "LAPTIME_GPT2_GELU", "epilogue / kernel", "per precision (layers/mlp.h)",
+    "bench and forward, GPT-2: the GELU in c_fc's cuBLASLt epilogue or in its own kernel, for "
+    "before/after timings of that fusion. layers/mlp.h."};
+inline constexpr Switch kGpt2Gemm{
+    "LAPTIME_GPT2_GEMM", "timed / heuristic", "heuristic",
+    "bench and forward, GPT-2: the linear layers' cuBLASLt algorithms timed at build (GemmTuner) or "
+    "cuBLASLt's first heuristic answer. layers/gemm_tuner.h."};
+inline constexpr Switch kCutlass{
+    "LAPTIME_CUTLASS", "auto / off", "auto",
+    "H100/H200 builds with sm_90: CUTLASS's sm_90a GEMMs offered to every timed GEMM choice beside "
+    "cuBLASLt's algorithms (auto), or withheld, every GEMM on cuBLASLt, for an A/B (off). "
+    "layers/cutlass/cutlass_gemm.h."};
+// Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
+inline constexpr Switch kCacheDir{
+    "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
+    "where `laptime peak` caches the device's ceilings and the roofline looks for them."};
+
+// Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
+// that the two name the same switches).
+inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
+                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kCacheDir};
+
+Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
+bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM=1
+Fp8Pairing fp8_mlp();                                    // LAPTIME_FP8_MLP
+bool conv_tune();                                        // LAPTIME_CONV_TUNE is not "off"
+const std::vector<std::string>& cudnn_deselect_engines();  // LAPTIME_CUDNN_DESELECT_ENGINES, empty items dropped
+Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
+bool gpt2_gemm_timed();                                  // LAPTIME_GPT2_GEMM=timed
+bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
+
+// The text `s` is set to now, "" when unset: for a report that says which switches a run had.
+std::string text(const Switch& s);
+
+}  // namespace env
+}  // namespace laptime

@@ -1,0 +1,141 @@
+// laptime lab's launchers: one signature per kernel family (an Args struct, then the stream), and
+// per version of the registry (kernels/lab/registry.h) the function that enqueues it. The
+// production versions are the models' own launchers in kernels/ (layernorm_forward, ...), not
+// copies; the plainer versions live in kernels/lab/<family>.cu. A version index is 0 for v1.
+//
+// Args fields read as the launchers do everywhere: outputs first, then inputs, then the named
+// dimensions. A version that cannot run a case says why through the family's *_refusal
+// (a non-empty sentence), and its launcher is then not called. `laptime lab` (bench/lab/) and
+// the models' --kernel swap-in (layers/, models/) call these.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "core/dtype.h"
+
+namespace laptime::lab {
+
+// versions[index], nullptr past the end: every family's table lookup.
+template <class Launch, std::size_t N>
+Launch version_at(const Launch (&versions)[N], int index) {
+  return index >= 0 && static_cast<std::size_t>(index) < N ? versions[index] : nullptr;
+}
+
+struct LayerNormArgs {
+  void* out;           // [rows, C] of dtype
+  const void* in;      // [rows, C]
+  const void* weight;  // [C]
+  const void* bias;    // [C]
+  int rows, C;
+  float eps;
+  DType dtype;  // F32 or BF16
+};
+using LayerNormLaunch = void (*)(const LayerNormArgs&, cudaStream_t);
+LayerNormLaunch layernorm_version(int index);  // nullptr past the last
+
+struct BiasGeluArgs {
+  void* out;         // [rows, C]
+  const void* in;    // [rows, C]; out may not alias it (v1 writes x + b to out first)
+  const void* bias;  // [C]
+  int rows, C;
+  DType dtype;
+};
+using BiasGeluLaunch = void (*)(const BiasGeluArgs&, cudaStream_t);
+BiasGeluLaunch bias_gelu_version(int index);
+
+struct AttentionArgs {
+  void* out;        // [B, T, C], C = H·hd
+  const void* qkv;  // [B, T, 3C]: q | k | v, each (head, dim)
+  float* scores;    // v1 only: [B·H, T, T] fp32 (attention_scratch_bytes)
+  void* probs;      // v1 only: [B·H, T, T] of dtype
+  int B, T, H, hd;
+  DType dtype;
+};
+using AttentionLaunch = void (*)(const AttentionArgs&, cudaStream_t);
+// nullptr for a version whose launcher lives with its library (v4, cuDNN: the lab runs it through
+// layers/sdpa_cudnn.h) and past the last.
+AttentionLaunch attention_version(int index);
+std::string attention_refusal(int index, DType dtype, int hd);  // "" when the version runs it
+// Bytes of scores + probs version `index` needs at (B, T, H) (0 for all but v1); probs start at
+// attention_probs_offset into the same allocation.
+std::size_t attention_scratch_bytes(int index, int B, int T, int H, DType dtype);
+std::size_t attention_probs_offset(int B, int T, int H);
+
+struct EmbeddingArgs {
+  void* out;              // [B, T, C]
+  const int32_t* tokens;  // [B, T], each in [0, vocab)
+  const void* wte;        // [vocab, C]
+  const void* wpe;        // [>= T, C]
+  int B, T, C;
+  DType dtype;
+};
+using EmbeddingLaunch = void (*)(const EmbeddingArgs&, cudaStream_t);
+EmbeddingLaunch embedding_version(int index);
+
+struct ResidualArgs {
+  void* out;       // [n]; may equal x
+  const void* x;   // [n]
+  const void* r;   // [n]
+  int64_t n;
+  DType dtype;
+};
+using ResidualLaunch = void (*)(const ResidualArgs&, cudaStream_t);
+ResidualLaunch residual_version(int index);
+
+struct ResidualLayerNormArgs {
+  void* x_out;         // [rows, C] = x + r; may equal x
+  void* y;             // [rows, C] = layernorm(x + r)
+  const void* x;       // [rows, C]
+  const void* r;       // [rows, C]
+  const void* weight;  // [C]
+  const void* bias;    // [C]
+  int rows, C;
+  float eps;
+  DType dtype;
+};
+using ResidualLayerNormLaunch = void (*)(const ResidualLayerNormArgs&, cudaStream_t);
+ResidualLayerNormLaunch residual_layernorm_version(int index);
+
+struct QuantizeArgs {
+  void* out;                // [n] e4m3
+  const float* inv_scale;   // device, one float
+  const void* in;           // [n] bf16
+  int64_t n;
+};
+using QuantizeLaunch = void (*)(const QuantizeArgs&, cudaStream_t);
+QuantizeLaunch quantize_version(int index);
+
+struct AmaxArgs {
+  float* amax;     // device, one float; accumulates: the caller zeroes it first
+  const void* in;  // [n] bf16
+  int64_t n;
+};
+using AmaxLaunch = void (*)(const AmaxArgs&, cudaStream_t);
+AmaxLaunch amax_version(int index);
+
+struct MaxPoolArgs {
+  void* out;       // [N, Ho, Wo, C], Ho = (H - 1) / 2 + 1
+  const void* in;  // [N, H, W, C]
+  int N, H, W, C;
+  DType dtype;
+};
+using MaxPoolLaunch = void (*)(const MaxPoolArgs&, cudaStream_t);
+MaxPoolLaunch maxpool_version(int index);
+
+struct ConvEpilogueArgs {
+  void* y;               // [rows, C], updated in place
+  const void* bias;      // [C]
+  const void* residual;  // [rows, C] or nullptr
+  int64_t rows;
+  int C;
+  bool relu;
+  DType dtype;
+};
+using ConvEpilogueLaunch = void (*)(const ConvEpilogueArgs&, cudaStream_t);
+ConvEpilogueLaunch conv_epilogue_version(int index);
+
+}  // namespace laptime::lab

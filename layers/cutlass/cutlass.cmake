@@ -1,0 +1,84 @@
+# CUTLASS's Hopper GEMMs (layers/cutlass/cutlass_gemm.h), included by layers/CMakeLists.txt after
+# resnet50.cmake (whose LAPTIME_PYTHON_SITES it reuses).
+#
+# Built only when CMAKE_CUDA_ARCHITECTURES asks for sm_90 and the CUTLASS headers are found; else
+# the layers keep cuBLASLt alone and this says why in one line (the sm_80 build, a build without
+# the headers: nothing else changes). The headers: the PyPI package nvidia-cutlass (header-only
+# for us; scripts/setup.sh installs it with --no-deps, pinned) ships them in
+# <site-packages>/cutlass_library/source/include; or $CUTLASS_ROOT/include, or
+# -DCUTLASS_INCLUDE_DIR=<folder holding cutlass/ and cute/>.
+#
+# The kernels: one instantiation per translation unit (layers/cutlass/<name>.cu), compiled for
+# sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
+# be an empty trap), in a library of their own. Each costs ~45 s of one core and ~3.5 GB to compile
+# (nvcc 13.0, CUTLASS 4.2): the nine add ~7 CPU-minutes, ~3.5 minutes of a 2-core build.
+# LAPTIME_CUTLASS_KERNELS is the one list: the registry's header is written from it.
+set(LAPTIME_CUTLASS_KERNELS
+  gemm_bf16_bias_128x256_coop
+  gemm_bf16_bias_128x128_pingpong
+  gemm_bf16_gelu_128x256_coop
+  gemm_bf16_gelu_128x128_pingpong
+  gemm_fp8_bias_128x256_coop
+  gemm_fp8_bias_128x128_pingpong
+  gemm_fp8_gelu_e4m3_128x256_coop
+  gemm_fp8_gelu_e4m3_128x128_pingpong
+  gemm_fp8_gelu_bf16_128x256_coop)
+set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
+
+set(laptime_cutlass_why "")
+set(laptime_cutlass_sm90 OFF)
+foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+  string(REGEX MATCH "^[0-9]+" arch_number "${arch}")
+  if(arch_number STREQUAL "90")
+    set(laptime_cutlass_sm90 ON)
+  endif()
+endforeach()
+if(NOT laptime_cutlass_sm90)
+  set(laptime_cutlass_why "CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES} has no sm_90")
+else()
+  set(laptime_cutlass_hints "")
+  foreach(site IN LISTS LAPTIME_PYTHON_SITES)
+    list(APPEND laptime_cutlass_hints ${site}/cutlass_library/source/include)
+  endforeach()
+  find_path(CUTLASS_INCLUDE_DIR cutlass/version.h
+    HINTS ${laptime_cutlass_hints} ENV CUTLASS_ROOT PATH_SUFFIXES include)
+  if(NOT CUTLASS_INCLUDE_DIR OR NOT EXISTS ${CUTLASS_INCLUDE_DIR}/cutlass/version.h)
+    string(CONCAT laptime_cutlass_why "no CUTLASS headers (scripts/setup.sh installs them: "
+      "pip install --no-deps nvidia-cutlass==4.2.0.0, or -DCUTLASS_INCLUDE_DIR=<folder holding cutlass/version.h>)")
+  else()
+    file(STRINGS ${CUTLASS_INCLUDE_DIR}/cutlass/version.h laptime_cutlass_version_lines
+      REGEX "#define CUTLASS_(MAJOR|MINOR|PATCH) [0-9]+")
+    string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3"
+      LAPTIME_CUTLASS_VERSION "${laptime_cutlass_version_lines}")
+    if(LAPTIME_CUTLASS_VERSION VERSION_LESS LAPTIME_CUTLASS_MIN_VERSION)
+      string(CONCAT laptime_cutlass_why "CUTLASS ${LAPTIME_CUTLASS_VERSION} in ${CUTLASS_INCLUDE_DIR} is older than "
+        "${LAPTIME_CUTLASS_MIN_VERSION} (scripts/setup.sh installs the pinned version)")
+    endif()
+  endif()
+endif()
+
+set(laptime_cutlass_list "// Written by layers/cutlass/cutlass.cmake: the kernels this build compiles.\n")
+if(laptime_cutlass_why STREQUAL "")
+  set(laptime_cutlass_sources "")
+  foreach(k IN LISTS LAPTIME_CUTLASS_KERNELS)
+    list(APPEND laptime_cutlass_sources ${CMAKE_CURRENT_LIST_DIR}/${k}.cu)
+    string(APPEND laptime_cutlass_list "LAPTIME_CUTLASS_KERNEL(${k})\n")
+  endforeach()
+  add_library(laptime_cutlass STATIC ${laptime_cutlass_sources})
+  laptime_target_defaults(laptime_cutlass)
+  target_link_libraries(laptime_cutlass PRIVATE laptime_core)
+  target_include_directories(laptime_cutlass SYSTEM PRIVATE ${CUTLASS_INCLUDE_DIR})
+  set_target_properties(laptime_cutlass PROPERTIES CUDA_ARCHITECTURES OFF)
+  # NDEBUG in every build type: CUTLASS's device asserts are calls inside the wgmma pipeline, and
+  # ptxas then serializes the wgmma instructions (its warning C7510).
+  target_compile_options(laptime_cutlass PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+  target_compile_definitions(laptime_cutlass PRIVATE NDEBUG)
+  target_link_libraries(laptime_layers PRIVATE laptime_cutlass)
+  list(LENGTH LAPTIME_CUTLASS_KERNELS laptime_cutlass_count)
+  message(STATUS "CUTLASS ${LAPTIME_CUTLASS_VERSION}: ${CUTLASS_INCLUDE_DIR} (${laptime_cutlass_count} sm_90a GEMMs)")
+else()
+  message(STATUS "CUTLASS GEMMs not built: ${laptime_cutlass_why}; every GEMM stays on cuBLASLt.")
+endif()
+file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/cutlass/cutlass_kernel_list.h CONTENT "${laptime_cutlass_list}" @ONLY)
+target_sources(laptime_layers PRIVATE ${CMAKE_CURRENT_LIST_DIR}/registry.cpp)
+target_include_directories(laptime_layers PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/cutlass)

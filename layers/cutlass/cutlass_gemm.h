@@ -1,0 +1,95 @@
+// CUTLASS's Hopper GEMMs beside cuBLASLt: warp-specialized TMA + wgmma kernels (CUTLASS 3.x
+// collective builders) whose epilogue is a visitor tree we pick, compiled for sm_90a only, one
+// instantiation per translation unit (layers/cutlass/*.cu). This header names no CUTLASS type,
+// so layers/gemm.cpp (host C++) can hold one as a candidate beside cuBLASLt's algorithms.
+//
+// What every kernel computes, in cuBLASLt's own terms (layers/gemm.h), so either can replace
+// the other in a plan:
+//   Z = s_a · s_b · (A · Bᵀ) + bias + beta · C          (fp32; s_a, s_b 1 unless fp8 scales)
+//   D = act(Z)                                          (bf16 D)
+//   D = e4m3(act(Z) · d_scale), saturated to ±448       (e4m3 D: the next layer's 1/s)
+// act: identity (CutlassEpilogue::Bias) or GELU's tanh form (GeluBias, GPT-2's gelu_new).
+// A [M, K] row-major (activations), B [N, K] row-major (nn.Linear's weight [out, in], used
+// transposed: CUTLASS's "TN"), C and D [M, N] with row stride ldd, C bf16 (the residual: C may
+// be D itself, read when beta != 0), bias [N] bf16 or none. fp32 accumulation; fp8 operands
+// promote the tensor cores' partial sums to fp32 every 4 k-blocks (no "fast accumulation",
+// as laptime's cuBLASLt fp8 plans run by default).
+//
+// Who chooses: Gemm::autotune (layers/gemm.h) times these beside cuBLASLt's candidates on the
+// real shape and keeps the fastest; without timing nothing here runs. A build without sm_90
+// code, or without the CUTLASS headers (CMake says which), holds none; a GPU other than
+// compute capability 9.0 is offered none (sm_90a code runs there alone).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "core/dtype.h"
+
+namespace laptime {
+
+enum class CutlassEpilogue { Bias, GeluBias };
+
+struct CutlassGemmArgs {
+  int M = 0, N = 0, K = 0;
+  float alpha = 1.f;           // Z = alpha · s_a · s_b · A·Bᵀ + ...
+  const void* a = nullptr;     // [M, K] row-major, the kernel's AB type
+  const void* b = nullptr;     // [N, K] row-major
+  void* d = nullptr;           // [M, N], row stride ldd, the kernel's D type
+  int64_t ldd = 0;             // 0: N
+  const void* c = nullptr;     // [M, N] bf16, row stride ldd; read when beta != 0 (may be d)
+  float beta = 0.f;
+  const void* bias = nullptr;  // [N] bf16, or nullptr (none)
+  const float* a_scale = nullptr;  // device scalars, fp8 kernels only; nullptr: 1
+  const float* b_scale = nullptr;
+  const float* d_scale = nullptr;  // e4m3 D only
+};
+
+// A compiled kernel's run-time knobs: the persistent scheduler's raster order and swizzle
+// (how consecutive tiles walk the output, which decides L2 reuse). No recompilation.
+enum class CutlassRaster { Heuristic, AlongM, AlongN };
+struct CutlassSchedule {
+  CutlassRaster raster = CutlassRaster::Heuristic;
+  int swizzle = 1;  // 1, 2, 4 or 8
+};
+std::string schedule_name(const CutlassSchedule& s);  // "along N, swizzle 4"
+
+// The launch parameters a kernel prepared for one set of arguments (TMA descriptors are
+// encoded on the host), kept by the caller so that a repeated call only launches.
+struct CutlassLaunchCache {
+  std::shared_ptr<void> prepared;
+};
+
+class CutlassGemmKernel {
+ public:
+  virtual ~CutlassGemmKernel() = default;
+  virtual std::string name() const = 0;  // "bf16 128x256x64 2x1 cooperative, bias"
+  virtual DType ab_dtype() const = 0;    // BF16 or F8E4M3
+  virtual DType d_dtype() const = 0;     // BF16 or F8E4M3 (then no C: beta must be 0)
+  virtual CutlassEpilogue epilogue() const = 0;
+  // "" when the kernel can run these arguments (alignment, shape); else why not. Pointers may
+  // be null here (a plan is checked before its operands exist).
+  virtual std::string refusal(const CutlassGemmArgs& args) const = 0;
+  virtual std::size_t workspace_bytes(const CutlassGemmArgs& args, const CutlassSchedule& s) const = 0;
+  // Enqueues D on `stream`. Throws Error when CUTLASS refuses the arguments or the launch fails.
+  virtual void run(const CutlassGemmArgs& args, const CutlassSchedule& s, CutlassLaunchCache& cache,
+                   void* workspace, std::size_t workspace_bytes, cudaStream_t stream) const = 0;
+};
+
+// The kernels this build holds that can run on `device` (compute capability 9.0); empty on
+// other GPUs, in a build without them, and with LAPTIME_CUTLASS=off (every GEMM on cuBLASLt: the
+// A/B baseline; a word other than auto or off throws a sentence).
+std::vector<const CutlassGemmKernel*> cutlass_gemm_kernels(int device);
+// Every kernel this build compiled, whatever the GPU (names, tests' parameters); empty when CMake
+// built none (no sm_90 asked for, or no CUTLASS headers).
+std::vector<const CutlassGemmKernel*> cutlass_built_kernels();
+bool cutlass_in_build();
+// The run-time knobs each kernel is tried with when a plan times its candidates.
+std::vector<CutlassSchedule> cutlass_schedules();
+
+}  // namespace laptime

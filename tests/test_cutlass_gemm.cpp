@@ -1,0 +1,194 @@
+// CUTLASS's sm_90a GEMMs (layers/cutlass/cutlass_gemm.h), one test per kernel of the build, run
+// the way the layers run them: through a Gemm plan (layers/gemm.h) whose choice is set to the
+// kernel, against the CPU reference (tests/reference: double sums, the tanh GELU, e4m3 rounding
+// from the format's definition). Fresh random operands each run (the seed is printed), outputs
+// poisoned with NaN, shapes that are not multiples of any tile (M = 200, N = 776, K = 336) beside
+// GPT-2's c_attn width, with and without the residual added in place (beta = 1, C = D), and with
+// fp8 scales that are not 1, so a kernel that ignored one fails.
+//
+// Bounds, from the output type (not picked by hand): a bf16 D is one rounding of an fp32 sum,
+// within half a unit in its last place, 2^-9, of the exact value; 2^-8 leaves the fp32 sums'
+// order and tanh.approx's error (2^-11) their room. An e4m3 D is compared with the reference
+// rounded to e4m3 itself: the two differ only where the fp32 sum and the exact one fall on
+// either side of a rounding boundary, one unit (2^-3) in a few elements; 2^-6 allows one in 64.
+//
+// Skips without a GPU and on GPUs other than compute capability 9.0 (sm_90a code runs there
+// alone); a build without the kernels (sm_80, no CUTLASS headers) runs the registry's tests alone.
+#include <cctype>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/check.h"
+#include "core/timing.h"
+#include "layers/cutlass/cutlass_gemm.h"
+#include "layers/gemm.h"
+#include "tests/reference/fp8_ref.h"
+#include "tests/reference/gpt2_ref.h"
+#include "tests/support/compare.h"
+
+namespace laptime {
+namespace {
+
+struct Shape {
+  int M, N, K;
+};
+const Shape kShapes[] = {{200, 776, 336}, {384, 2304, 768}};
+
+// Host values in [-1, 1) rounded to what the device stores: bf16, or e4m3.
+std::vector<float> operand(DType t, size_t n, uint64_t seed) {
+  std::vector<float> v = test::random_vec(n, seed, 0.5f);
+  for (float& x : v) x = t == DType::F8E4M3 ? ref::round_e4m3(x) : ref::round_bf16(x);
+  return v;
+}
+
+DeviceBuffer upload(DType t, const std::vector<float>& v) {
+  if (t == DType::BF16) {
+    test::DeviceArray a(DType::BF16, v);
+    DeviceBuffer b(v.size() * 2);
+    CUDA_CHECK(cudaMemcpy(b.data(), a.data(), b.bytes(), cudaMemcpyDeviceToDevice));
+    return b;
+  }
+  std::vector<uint8_t> bits(v.size());
+  for (size_t i = 0; i < v.size(); ++i) bits[i] = ref::e4m3_bits(v[i]);
+  DeviceBuffer b(bits.size());
+  CUDA_CHECK(cudaMemcpy(b.data(), bits.data(), bits.size(), cudaMemcpyHostToDevice));
+  return b;
+}
+
+std::vector<float> download(DType t, const void* p, size_t n) {
+  if (t == DType::BF16) return test::download_f32(DType::BF16, p, n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint8_t> bits(n);
+  CUDA_CHECK(cudaMemcpy(bits.data(), p, n, cudaMemcpyDeviceToHost));
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = ref::e4m3_value(bits[i]);
+  return v;
+}
+
+class CutlassGemmTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    LAPTIME_REQUIRE_GPU();
+    ctx = std::make_unique<Context>();
+    if (ctx->props().major != 9 || ctx->props().minor != 0)
+      GTEST_SKIP() << "CUTLASS's sm_90a kernels run on compute capability 9.0 alone; this "
+                   << ctx->props().name << " is " << ctx->props().major << "." << ctx->props().minor;
+    kernel = cutlass_built_kernels().at(GetParam());
+    seed = test::fresh_seed();
+  }
+  // One product through a Gemm plan set to this kernel, against the reference. `in_graph`: its
+  // first run is inside a CUDA graph's capture (the launch parameters prepared there, as a model
+  // captured before any eager pass does), then the graph is launched.
+  void check(const Shape& sh, bool residual, bool in_graph = false);
+
+  std::unique_ptr<Context> ctx;
+  const CutlassGemmKernel* kernel = nullptr;
+  uint64_t seed = 0;
+};
+
+void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
+  SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) + " K=" +
+               std::to_string(sh.K) + (residual ? " +residual" : "") + (in_graph ? " in a graph" : "") + " seed " +
+               std::to_string(seed));
+  const DType ab = kernel->ab_dtype(), dt = kernel->d_dtype();
+  const bool fp8 = ab == DType::F8E4M3, gelu = kernel->epilogue() == CutlassEpilogue::GeluBias;
+  const float s_a = fp8 ? 0.5f : 1.f, s_b = fp8 ? 0.25f : 1.f, d_scale = dt == DType::F8E4M3 ? 16.f : 1.f;
+  const std::vector<float> x = operand(ab, size_t(sh.M) * sh.K, seed), w = operand(ab, size_t(sh.N) * sh.K, seed + 1),
+                           bias = operand(DType::BF16, sh.N, seed + 2),
+                           c = operand(DType::BF16, size_t(sh.M) * sh.N, seed + 3);
+  // The reference: Z = s_a·s_b·x·Wᵀ + bias (+ C), act(Z), then for e4m3 · d_scale, rounded.
+  std::vector<float> want = ref::linear(x, w, {}, sh.M, sh.K, sh.N);
+  for (size_t i = 0; i < want.size(); ++i) {
+    want[i] = s_a * s_b * want[i] + bias[i % sh.N] + (residual ? c[i] : 0.f);
+  }
+  if (gelu) want = ref::gelu(want);
+  if (dt == DType::F8E4M3)
+    for (float& v : want) v = ref::round_e4m3(v * d_scale);
+
+  const DeviceBuffer dx = upload(ab, x), dw = upload(ab, w), dbias = upload(DType::BF16, bias);
+  const float h_scales[12] = {s_a, 0, 0, 0, s_b, 0, 0, 0, d_scale, 0, 0, 0};
+  DeviceBuffer scales(sizeof h_scales);
+  CUDA_CHECK(cudaMemcpy(scales.data(), h_scales, sizeof h_scales, cudaMemcpyHostToDevice));
+  DeviceBuffer dd = residual ? upload(DType::BF16, c) : DeviceBuffer(size_t(sh.M) * sh.N * dtype_size(dt));
+  if (!residual) CUDA_CHECK(cudaMemset(dd.data(), 0xff, dd.bytes()));  // NaN in bf16 and in e4m3
+  CUDA_CHECK(cudaDeviceSynchronize());  // the legacy stream's copies, before the context's stream reads
+
+  GemmSpec s;
+  s.M = sh.M;
+  s.N = sh.N;
+  s.K = sh.K;
+  s.ab_dtype = ab;
+  s.d_dtype = dt;
+  s.precision = fp8 ? Precision::FP8 : Precision::BF16;
+  s.epilogue = gelu ? Epilogue::GeluBias : Epilogue::Bias;
+  if (fp8) {
+    s.a_scale = scales.as<float>();
+    s.b_scale = scales.as<float>() + 4;
+    s.d_scale = dt == DType::F8E4M3 ? scales.as<float>() + 8 : nullptr;
+  }
+  Gemm g(ctx->cublaslt(), s, ctx->workspace_bytes());
+  int index = -1;
+  for (int i = 0; i < g.candidate_count(); ++i)
+    if (g.candidate(i).cutlass == kernel) index = i;
+  ASSERT_GE(index, 0) << "the plan does not offer " << kernel->name();
+  g.set_choice(g.candidate(index));
+  auto run = [&] { g.run(*ctx, dd.data(), dx.data(), dw.data(), dbias.data(), 1.f, residual ? 1.f : 0.f); };
+  if (in_graph) {
+    CudaGraph graph;
+    graph.capture(ctx->stream(), run);
+    graph.launch(ctx->stream());
+  } else {
+    run();
+  }
+  CUDA_CHECK(cudaStreamSynchronize(ctx->stream()));
+  const std::vector<float> got = download(dt, dd.data(), size_t(sh.M) * sh.N);
+  EXPECT_TRUE(test::close(got, want, dt == DType::F8E4M3 ? 0x1p-6 : 0x1p-8));
+}
+
+TEST_P(CutlassGemmTest, MatchesTheReference) {
+  check(kShapes[0], false, true);
+  for (const Shape& sh : kShapes) {
+    check(sh, false);
+    if (kernel->d_dtype() == DType::BF16 && kernel->epilogue() == CutlassEpilogue::Bias) check(sh, true);
+  }
+}
+
+// "bf16_128x256x64_cluster_2x1_cooperative_GELU_bias_bf16": the name, one '_' between words.
+std::string kernel_label(const ::testing::TestParamInfo<int>& info) {
+  std::string label;
+  for (char ch : cutlass_built_kernels().at(info.param)->name()) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      label += ch;
+    else if (!label.empty() && label.back() != '_')
+      label += '_';
+  }
+  while (!label.empty() && label.back() == '_') label.pop_back();
+  return label;
+}
+
+INSTANTIATE_TEST_SUITE_P(EachKernel, CutlassGemmTest,
+                         ::testing::Range(0, static_cast<int>(cutlass_built_kernels().size())), kernel_label);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CutlassGemmTest);
+
+// The registry's rules, on any machine: a GPU other than 9.0 is offered nothing.
+TEST(CutlassRegistry, OffersKernelsOnComputeCapability90Alone) {
+  LAPTIME_REQUIRE_GPU();
+  Context ctx;
+  const bool hopper = ctx.props().major == 9 && ctx.props().minor == 0;
+  EXPECT_EQ(cutlass_gemm_kernels(ctx.device()).size(), hopper ? cutlass_built_kernels().size() : 0u);
+}
+
+// A schedule is named in the plan lines; every one that is tried has a name of its own.
+TEST(CutlassRegistry, SchedulesHaveDistinctNames) {
+  const std::vector<CutlassSchedule> s = cutlass_schedules();
+  ASSERT_FALSE(s.empty());
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = i + 1; j < s.size(); ++j) EXPECT_NE(schedule_name(s[i]), schedule_name(s[j]));
+}
+
+}  // namespace
+}  // namespace laptime

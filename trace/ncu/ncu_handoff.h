@@ -1,0 +1,47 @@
+// `laptime kernels --command --from TRACE [-- PROGRAM ARGS]`: the nsys -> ncu step for any program.
+// The Nsight Systems trace already knows what ran and where its steady iterations are; this turns
+// that into the Nsight Compute command line that profiles one steady iteration of the same program:
+//
+//   - the program: the capture's own command line (nsys's META_DATA_CAPTURE: PROCESS_0:COMMAND,
+//     PROCESS_0:ARGUMENT_n, PROCESS_0:WORKING_DIR, run from that folder), or the one given after --;
+//   - which kernels: --nvtx --nvtx-include on the iteration analyze takes as the median steady one
+//     ("Forward Pass Iter 5/": a numbered family names one iteration; a range every iteration shares,
+//     laptime's `forward`, gets --launch-skip and --launch-count of that iteration's kernels, as
+//     the trace counted them), or --within a layer inside it ("Forward Pass Iter 5/h.0/");
+//   - what `laptime kernels` reads: ncu_sections(), --print-units base, -o REPORT (-f);
+//   - every word quoted for a POSIX shell (detail::shell_words), so names with spaces, quotes or
+//     $(...) paste back as themselves;
+//   - how long it runs: the program's own start as the trace saw it (capture start to the first
+//     iteration) plus ncu's seconds per profiled kernel (ncu_seconds_per_kernel()).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/ncu/ncu_command.h"
+
+namespace laptime::trace {
+
+// The command line a capture recorded; argv empty when the export has none (older exports,
+// laptime's own CUPTI traces).
+struct CapturedCommand {
+  std::vector<std::string> argv;
+  std::string working_dir;
+};
+// Throws TraceError when `sqlite_path` cannot be opened as SQLite.
+CapturedCommand captured_command(const std::string& sqlite_path);
+
+struct NcuHandoffOptions {
+  std::string trace;                 // an .nsys-rep or its SQLite export (or laptime's own trace)
+  std::vector<std::string> program;  // after --: replaces the captured command line
+  std::string within;                // a layer range inside the iteration (h.0, "Layer 4"); empty: all of it
+  std::string output;                // the report's stem; empty: the trace's stem + "_ncu"
+  std::optional<uint32_t> pid;       // the process, when the capture holds several loops
+};
+
+// Throws TraceError: no iterations, no command recorded and none given, a --within that no
+// iteration holds.
+NcuCommand ncu_handoff(const NcuHandoffOptions& o);
+
+}  // namespace laptime::trace
