@@ -21,6 +21,7 @@
 #include "trace/write/analysis_json.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/sidecars.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/per_process.h"
 #include "trace/analyses/processes.h"
@@ -182,13 +183,18 @@ int run_analyze(const AnalyzeOptions& o) {
   // device or a FIFO, or sit in a folder that cannot be written (core/output_file.h).
   // An .nsys-rep is read through its SQLite export (trace/read/nsys_export.h): no output onto that either.
   const std::string export_of_report = trace::is_nsys_report(o.file) ? trace::export_path_for(o.file) : "";
+  // Every file the command reads, named or found: the layer costs beside the trace, the peak
+  // cache (any GPU's: the trace's is not known yet), the export of a report (not made yet).
+  std::vector<std::string> inputs{o.file, o.layers.empty() ? trace::layer_costs_path(o.file) : o.layers, o.peak,
+                                  export_of_report};
+  for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
   std::optional<OutputFile> json_out;
   cli::open_outputs(json_out,
                     {{"JSON report", o.json, true},
                      {"Perfetto trace", o.perfetto},
                      {"SVG timeline", o.svg},
                      {"roofline SVG", o.roofline_svg}},
-                    {o.file, o.layers, o.peak, export_of_report});
+                    inputs);
   // Every input, before the trace is read: a FIFO would block its reader forever, a device or
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
   try {

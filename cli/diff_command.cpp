@@ -77,6 +77,7 @@ int run_diff(const DiffCommandOptions& o) {
                                   trace::layer_costs_path(o.after), o.diff.peak};
   for (const std::string& run : {o.before, o.after})  // the SQLite export read for a report
     if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
+  for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));  // read for the GPU
   std::optional<OutputFile> json_out;
   cli::open_outputs(json_out, {{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
   try {

@@ -32,6 +32,17 @@ void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
   }
 }
 
+void write_json_text(std::optional<OutputFile>& out, const std::string& text) {
+  if (!out) return;
+  try {
+    out->write(text);
+    out->write("\n");
+    out->commit();
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+}
+
 void Ending::wrote(std::initializer_list<Written> written) {
   for (const Written& w : written) {
     if (w.path.empty() || w.path == "-") continue;

@@ -24,6 +24,9 @@ void open_outputs(std::optional<OutputFile>& json, const std::vector<OutputSpec>
 
 // Writes `j` into `out` (when there is one) and commits it.
 void write_json(std::optional<OutputFile>& out, nlohmann::json j);
+// The same for JSON already written as text (escaped: trace/ncu/ncu_layers.h's
+// DeferredKernelLists, which writes a million kernels' rows without holding them as a tree).
+void write_json_text(std::optional<OutputFile>& out, const std::string& text);
 
 struct Written {
   const char* what;         // "JSON report", "SVG timeline", ...

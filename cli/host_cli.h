@@ -14,6 +14,7 @@
 #include "cli/diff_command.h"
 #include "cli/kernels_command.h"
 #include "cli/scrub_command.h"
+#include "trace/model/text.h"
 
 namespace CLI {
 class App;
@@ -56,7 +57,7 @@ int catching(Command& command) {
   try {
     return catching<Rest...>(command);
   } catch (const First& e) {
-    std::fprintf(stderr, "laptime: %s\n", e.what());
+    std::fprintf(stderr, "laptime: %s\n", trace::one_line(e.what()).c_str());
     return 1;
   }
 }
@@ -71,7 +72,7 @@ int run_command(Command&& command) {
   try {
     return detail::catching<Sentences...>(command);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "laptime: unexpected error: %s\n", e.what());
+    std::fprintf(stderr, "laptime: unexpected error: %s\n", trace::one_line(e.what()).c_str());
     return 1;
   }
 }

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/ending.h"
 #include "core/cli_numbers.h"
+#include "core/os.h"
 #include "core/output_file.h"
 #include "trace/model/text.h"
 #include "trace/ncu/ncu_diff.h"
@@ -20,7 +21,7 @@
 namespace laptime {
 namespace {
 
-bool exists(const std::string& p) { return static_cast<bool>(std::ifstream(p)); }
+bool exists(const std::string& p) { return path_exists(p); }  // never opened to look: a FIFO would block
 
 // The ceilings: --peak, or the cache of the report's GPU when it exists (a damaged cache is a
 // note, as in analyze: the roofline columns are left out).
@@ -46,7 +47,9 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
     costs = trace::read_layer_costs(beside);
   std::vector<std::string> notes;
   const std::optional<trace::Ceilings> ceilings = ceilings_for(o.peak, r.gpu, notes);
-  trace::NcuLayers l = trace::ncu_layers(r, o.layers, costs ? &*costs : nullptr, ceilings ? &*ceilings : nullptr);
+  trace::NcuLayerOptions lo = o.layers;
+  lo.pid = o.pid;  // a report of several processes: the one named
+  trace::NcuLayers l = trace::ncu_layers(r, lo, costs ? &*costs : nullptr, ceilings ? &*ceilings : nullptr);
   l.notes.insert(l.notes.end(), notes.begin(), notes.end());
   if (ceilings && !r.gpu.empty() && ceilings->gpu != r.gpu)
     l.notes.push_back("the ceilings were measured on " + ceilings->gpu + ", the report ran on " + r.gpu + ".");
@@ -67,13 +70,16 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
       ->check(CLI::IsMember({"layer", "block"}));
   sub->add_option("--domain", o.layers.domain,
                   "only ranges of this NVTX domain count (`default` for ranges pushed without one); default: any");
-  sub->add_option(
-      "--layers", o.costs,
+  // Named files refuse an empty name, as analyze's and diff's do: `--json ''` wrote nothing and exited 0.
+  cli::add_input_path(
+      sub, "--layers", &o.costs,
       "the bench's layer costs (default: REPORT's stem + .layers.json, when present): moved/must, roofline");
-  sub->add_option("--peak", o.peak,
-                  "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
-  sub->add_option("--json", o.json, "also write the numbers as JSON (laptime.kernels/1); - for standard output");
-  sub->add_option("--svg", o.svg, "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
+  cli::add_input_path(sub, "--peak", &o.peak,
+                      "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
+  cli::add_output_file(sub, "--json", &o.json, "also write the numbers as JSON (laptime.kernels/1); - for standard output",
+                       true);
+  cli::add_output_file(sub, "--svg", &o.svg,
+                       "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
          "print the ncu command that profiles one forward of this model (with the shape flags below) and its time; "
@@ -84,7 +90,9 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   cli::add_input_path(sub, "--from", &o.from,
                       "--command: the nsys trace of the program to profile (its command line, iterations and kernel "
                       "count); the program after -- replaces the captured one");
-  cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF, "--command --from: the process, when the capture holds several");
+  cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
+                   "the process: of a report holding several, whose kernels are read (refused without it); with "
+                   "--command --from, of the capture");
   // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
   cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
   cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
@@ -127,7 +135,7 @@ int run_handoff(const KernelsOptions& o) {
 
 int run_kernels(const KernelsOptions& o) {
   if (o.command && !o.from.empty()) return run_handoff(o);
-  if (!o.from.empty() || !o.program.empty() || o.pid)
+  if (!o.from.empty() || !o.program.empty() || (o.command && o.pid))
     throw trace::TraceError("--from, --pid and a program after -- go with --command: `laptime kernels --command --from "
                             "TRACE [-- PROGRAM ARGS]`.");
   if (o.command && o.ncu.model.empty())
@@ -139,6 +147,7 @@ int run_kernels(const KernelsOptions& o) {
       throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
     if (kernel && !o.reports.empty()) ncu.lab_kernel = o.reports[0];
     trace::print_ncu_command(trace::ncu_command(ncu), stdout);
+    cli::Ending().finish();  // to a full disk or a closed pipe: a failure, not exit 0
     return 0;
   }
   const trace::NcuCommandOptions none;
@@ -158,8 +167,12 @@ int run_kernels(const KernelsOptions& o) {
         "beside it.");
   if (two && !o.svg.empty()) throw trace::TraceError("--svg draws one report's roofline: give one report.");
   // Every output is checked before any report is read (core/output_file.h).
+  // Every file the command reads, named or found: the reports, the layer costs beside each, the
+  // peak cache (any GPU's: the report's is not known yet).
   std::vector<std::string> inputs = o.reports;
   inputs.insert(inputs.end(), {o.costs, o.peak});
+  for (const std::string& r : o.reports) inputs.push_back(trace::layer_costs_path(r));
+  for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
   std::optional<OutputFile> json_out;
   cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
   for (const std::string& r : o.reports)
@@ -170,12 +183,18 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    cli::write_json(json_out, trace::ncu_diff_to_json(d));
+    if (json_out) {  // the per-kernel rows written as text, one at a time
+      trace::DeferredKernelLists rows;
+      cli::write_json_text(json_out, rows.text(trace::ncu_diff_to_json(d, &rows)));
+    }
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    cli::write_json(json_out, trace::ncu_layers_to_json(l));
+    if (json_out) {
+      trace::DeferredKernelLists rows;
+      cli::write_json_text(json_out, rows.text(trace::ncu_layers_to_json(l, &rows)));
+    }
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
   cli::Ending end;

@@ -37,7 +37,7 @@ struct KernelsOptions {
   trace::NcuCommandOptions ncu;      // its model and shape
   std::string from;                  // --command --from TRACE: the traced program's ncu command
   std::vector<std::string> program;  // after -- (with --from): the program instead of the captured one
-  std::optional<uint32_t> pid;       // --from: the process, when the capture holds several loops
+  std::optional<uint32_t> pid;       // the process: of a report of several, or (--from) of the capture
 };
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o);

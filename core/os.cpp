@@ -1,6 +1,7 @@
 #include "core/os.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -106,6 +107,31 @@ std::string make_temp_folder(std::string templ) { return ::mkdtemp(templ.data())
 void remove_folder(const std::string& folder) {
   std::error_code ignored;
   if (!folder.empty()) std::filesystem::remove_all(folder, ignored);
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string owned_prefix(const std::string& prefix) { return prefix + std::to_string(::getpid()) + "-"; }
+
+int remove_dead_temporaries(const std::string& folder, const std::string& prefix) {
+  int removed = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(folder, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    size_t end = prefix.size();
+    while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+    if (end == prefix.size() || end >= name.size() || name[end] != '-' || end - prefix.size() > 9) continue;
+    const long pid = std::stol(name.substr(prefix.size(), end - prefix.size()));
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code gone;
+    if (std::filesystem::remove_all(it->path(), gone) > 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace laptime

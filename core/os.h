@@ -15,6 +15,10 @@ inline bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
+// Whether anything is at `path` (links followed), found with stat, never by opening it: opening a
+// FIFO to see whether it is there blocks until someone writes to it.
+bool path_exists(const std::string& path);
+
 // "a/b/c" -> "a/b", "c" -> ".", "/c" -> "/".
 std::string folder_of(const std::string& path);
 // "a/b/c" -> "c".
@@ -74,6 +78,14 @@ class TempFile {
 
 // A new folder made with mkdtemp from `templ` (ending XXXXXX): its path, "" when it cannot be made.
 std::string make_temp_folder(std::string templ);
+
+// Temporaries a killed run leaves behind (Ctrl-C during an export or an ncu conversion): each is
+// named `prefix` + the making process's id + "-" + a random part, so a later run can tell its
+// own from a dead one's. owned_prefix(prefix) is what this process names them with;
+// remove_dead_temporaries removes, in `folder`, every file or folder named `prefix` + PID + "-"...
+// whose process no longer exists, and returns how many.
+std::string owned_prefix(const std::string& prefix);
+int remove_dead_temporaries(const std::string& folder, const std::string& prefix);
 // Removes a folder and everything in it, quietly ("" is nothing).
 void remove_folder(const std::string& folder);
 

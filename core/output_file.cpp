@@ -109,6 +109,11 @@ void check_one(const OutputSpec& o, const std::vector<std::string>& inputs) {
   } else if (lstat_error != ENOENT && lstat_error != ENOTDIR && lstat_error != ENAMETOOLONG) {
     throw OutputError("cannot write " + to + ": " + std::strerror(lstat_error) + ".");  // a loop in its folders, no access
   }
+  // The same directory entry as an input, whether either exists yet: an export the command is
+  // about to make (R.nsys-rep's R.sqlite) is an input too.
+  for (const std::string& in : inputs)
+    if (!in.empty() && in != "-" && !stat_of(in) && identity_of(in) == identity_of(path))
+      throw OutputError("refusing to write " + to + ": it is the file the command reads as its input " + in + ".");
   const std::string name = name_of(path);
   if (name.empty() || name == "." || name == "..")
     throw OutputError("cannot write " + to + ": it names a folder, not a file.");

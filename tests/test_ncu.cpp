@@ -2,12 +2,14 @@
 // (trace/ncu/ncu_layers.h), checked against tests/fixtures/ncu/ncu_layers.py, which sums the same
 // reports with Python's csv module; the diagnosis rules at their thresholds on constructed rows;
 // malformed reports; the .ncu-rep conversion through a fake ncu (and the real one where found).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/run_binary.h"
 #include "trace/read/csv_reader.h"
 #include "trace/analyses/roofline.h"
 #include "cli/kernels_command.h"
@@ -26,6 +29,8 @@
 
 namespace laptime::trace {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string fixture(const std::string& name) {
   const char* root = std::getenv("LAPTIME_SOURCE_DIR");
@@ -44,6 +49,17 @@ std::string parse_error(const std::string& text) {
   std::istringstream in(text);
   try {
     parse_ncu_csv(in, "bad.csv");
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The sentence a TraceError carries, or "" when `f` throws none.
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
   } catch (const TraceError& e) {
     return e.what();
   }
@@ -171,9 +187,9 @@ TEST(NcuReports, LaptimeGpt2ReadsEveryKernelWithItsRanges) {
   EXPECT_EQ(k.id, 0);
   EXPECT_EQ(k.pid, 1592u);
   EXPECT_EQ(ncu_short_name(r.str(k.name)), "embedding_kernel");
-  ASSERT_EQ(k.ranges.size(), 2u);
-  EXPECT_EQ(r.str(k.ranges[0].domain), "laptime");
-  EXPECT_EQ(r.str(k.ranges[1].name), "wte");
+  ASSERT_EQ(k.ranges().size(), 2u);
+  EXPECT_EQ(r.str(k.ranges()[0].domain), "laptime");
+  EXPECT_EQ(r.str(k.ranges()[1].name), "wte");
   EXPECT_EQ(k.at(NcuMetric::Time), 4288.0);
   EXPECT_DOUBLE_EQ(k.at(NcuMetric::DramBytesPerSecond), 184417910447.76);
   EXPECT_EQ(k.at(NcuMetric::GridSize), 256.0);
@@ -288,7 +304,7 @@ TEST(NcuLayers, Gpt2RowsCarryTheLongestKernelsLaunchAndWeightedMeans) {
   double lo = 1e9, hi = 0;
   for (const NcuKernel& k : r.kernels)
     if (ncu_short_name(r.str(k.name)) == "layernorm_vec_kernel" &&
-        r.str(k.ranges.back().name).find("ln_1") != std::string::npos)
+        r.str(k.ranges().back().name).find("ln_1") != std::string::npos)
       lo = std::min(lo, k.at(NcuMetric::DramPct)), hi = std::max(hi, k.at(NcuMetric::DramPct));
   EXPECT_GE(ln.m.dram_pct, lo);
   EXPECT_LE(ln.m.dram_pct, hi);
@@ -478,6 +494,78 @@ TEST(NcuReports, MalformedReportsAreOneSentence) {
   EXPECT_EQ(parse_error("kernel,time\nk,1\n"),
             "bad.csv has no Nsight Compute header row (a line that begins with "
             "\"ID\",): it is not the CSV that `ncu --csv --page raw` prints.");
+}
+
+// Values no GPU can produce (issue 30 item 4): refused with the row named, before a 1e308 ns
+// kernel prints a 300-digit time, an inf% bandwidth or -nan% shares.
+TEST(NcuReports, ValuesNoGpuCanProduceAreRefusedWithTheRow) {
+  struct Case {
+    const char* column;
+    const char* value;
+  };
+  for (const Case& c : {Case{"gpu__time_duration.sum", "1e308"}, Case{"dram__bytes.sum.per_second", "1e30"},
+                        Case{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "5e5"},
+                        Case{"launch__grid_size", "1e300"}}) {
+    Table t("laptime_gpt2_attn_cudnn.csv");
+    t.at(0, c.column) = c.value;
+    const std::string e = error_of([&] { t.parse(); });
+    EXPECT_THAT(e, HasSubstr(std::string("t.csv line 3 (kernel layernorm_vec_kernel): column ") + c.column + " holds '" +
+                             c.value + "', more than any GPU produces"));
+    EXPECT_EQ(e.find('\n'), std::string::npos);
+  }
+  Table stall("laptime_gpt2_attn_cudnn.csv");
+  stall.at(1, "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio") = "1e100";
+  EXPECT_THAT(error_of([&] { stall.parse(); }), HasSubstr("t.csv line 4"));
+}
+
+// A report of two processes (issue 30 item 4): read as one, every layer moved "1.7x the bytes it
+// must"; now refused with both named, and --pid reads one.
+TEST(NcuReports, TwoProcessesAreNamedAndPidReadsOne) {
+  Table t("laptime_gpt2_attn_cudnn.csv");
+  const size_t n = t.rows.size() - 2;
+  for (size_t k = 0; k < n; k += 2) {
+    t.at(k, "Process ID") = "7000";
+    t.at(k, "Process Name") = "python";
+  }
+  const NcuReport r = t.parse();
+  EXPECT_EQ(r.processes.size(), 2u);
+  EXPECT_EQ(error_of([&] { ncu_layers(r, {}, nullptr, nullptr); }),
+            "t.csv holds the kernels of 2 processes, 6932 (laptime), 7000 (python): each is a run of its own; name "
+            "one with --pid N.");
+  NcuLayerOptions o;
+  o.pid = 7000;
+  const NcuLayers python = ncu_layers(r, o, nullptr, nullptr);
+  EXPECT_EQ(python.kernels, (n + 1) / 2);
+  EXPECT_EQ(python.process, "python");
+  o.pid = 6932;
+  EXPECT_EQ(ncu_layers(r, o, nullptr, nullptr).kernels, n / 2);
+  o.pid = 1;
+  EXPECT_THAT(error_of([&] { ncu_layers(r, o, nullptr, nullptr); }),
+              HasSubstr("t.csv has no kernel of process 1; its processes: 6932 (laptime), 7000 (python)."));
+}
+
+// `kernels A B` of two different programs (issue 30 item 4) says what differs, as diff does.
+TEST(NcuDiffs, TwoDifferentProgramsSayWhatDiffers) {
+  const auto layers_of = [](const char* report) {
+    const NcuReport r = read_ncu_report(fixture(report));
+    const LayerCosts costs = read_layer_costs(layer_costs_path(fixture(report)));
+    return ncu_layers(r, {}, &costs, nullptr);
+  };
+  const NcuDiff d = ncu_diff(layers_of("laptime_gpt2.csv"), layers_of("laptime_resnet50.csv"));
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_THAT(d.notes.front(), HasSubstr("The two reports differ in model (gpt2 -> resnet50) and shape"));
+  Table torch("laptime_gpt2_attn_cudnn.csv");
+  for (size_t k = 0; k + 2 < torch.rows.size(); ++k) {
+    torch.at(k, "Process Name") = "python";
+    torch.at(k, kNvtx) = stack_of({"step", "conv" + std::to_string(k)});
+  }
+  const NcuDiff other = ncu_diff(ncu_layers(Table("laptime_gpt2_attn_cudnn.csv").parse(), {}, nullptr, nullptr),
+                                 ncu_layers(torch.parse(), {}, nullptr, nullptr));
+  ASSERT_FALSE(other.notes.empty());
+  EXPECT_THAT(other.notes.front(), HasSubstr("differ in program (laptime -> python)"));
+  // The same program against itself: nothing differs, nothing said.
+  const NcuDiff same = ncu_diff(layers_of("laptime_gpt2.csv"), layers_of("laptime_gpt2.csv"));
+  EXPECT_TRUE(same.notes.empty());
 }
 
 TEST(NcuReports, NotAvailableCellsLeaveWhatNeedsThemOut) {
@@ -841,6 +929,28 @@ TEST(NcuCommand, Gpt2AtTheCommittedShapeAndItsMeasuredTime) {
             std::string::npos)
       << b.ncu;
   EXPECT_NEAR(b.seconds, 13, 1.5);  // capture.log: 13 s
+}
+
+// The printed command is pasted into a shell (issue 30 item 8): every word comes back whole,
+// nothing in a name runs, and a name no shell line can carry is refused.
+TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
+  const std::string dir = ::testing::TempDir() + "laptime_ncu_quoting";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  NcuCommandOptions o;
+  o.model = "gpt2";
+  o.output = "x$(touch X) it's";
+  o.binary = "/opt/my tools/laptime";
+  const NcuCommand c = ncu_command(o);
+  // The shell splits the line into words; printed one a line, they are what was meant.
+  const auto words = laptime::testing_support::run_shell("sh -c 'cd " + dir +
+                                                         " && for w in \"$@\"; do echo \"$w\"; done' _ " + c.ncu.substr(4));
+  EXPECT_NE(words.out.find("\n-o\nx$(touch X) it's\n/opt/my tools/laptime\nbench\n"), std::string::npos) << words.out;
+  EXPECT_NE(words.out.find("\n--json\nx$(touch X) it's.json\n"), std::string::npos) << words.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/X") || std::filesystem::exists("X")) << "a name ran as a command";
+  EXPECT_EQ(c.read, "laptime kernels 'x$(touch X) it'\\''s.ncu-rep'");
+  o.output = "two\nlines";
+  EXPECT_THAT(error_of([&] { ncu_command(o); }), HasSubstr("--output holds a control character"));
 }
 
 TEST(NcuCommand, Resnet50AndRefusals) {

@@ -228,6 +228,55 @@ TEST(NsysReport, DiffReadsTwoReports) {
   EXPECT_THAT(r.out, HasSubstr("laptime diff " + a + " " + b));
 }
 
+// An export laptime cannot read (issue 30 item 7): refused, not kept as R.sqlite for every
+// later run; the next run exports again.
+TEST(NsysReport, AnUnreadableExportIsNotKept) {
+  Folder dir;
+  const std::string rep = dir / "run.nsys-rep", log = dir / "nsys.log";
+  fs::copy_file(fixture(kReport), rep);
+  for (const char* garbage : {"not_a_trace.txt", "foreign.sqlite"}) {
+    SCOPED_TRACE(garbage);
+    const auto r = run_shell(with_fake_nsys(fixture(garbage), log) + kLaptime + " analyze " + rep + " 2>&1");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_THAT(r.out, HasSubstr("laptime: cannot export " + rep + " to SQLite: nsys wrote run.sqlite, but "));
+    EXPECT_THAT(r.out, HasSubstr("; it is not kept.\n"));
+    EXPECT_EQ(r.out.find(".laptime-export-"), std::string::npos) << "the message names the temporary: " << r.out;
+    EXPECT_EQ(dir.names(), (std::vector<std::string>{"nsys.log", "run.nsys-rep"}));
+  }
+  const auto good = run_shell(with_fake_nsys(fixture(kExport), log) + kLaptime + " analyze " + rep + " 2>/dev/null");
+  EXPECT_EQ(good.status, 0);
+  EXPECT_EQ(lines_in(log), 3) << "each run exported: no bad export was kept";
+}
+
+// A run stopped by Ctrl-C leaves its export folder (and ncu's temporary): the next export
+// removes those of processes no longer alive, never a live one's.
+TEST(NsysReport, FoldersOfKilledExportsAreRemoved) {
+  Folder dir;
+  const std::string rep = dir / "run.nsys-rep", log = dir / "nsys.log";
+  fs::copy_file(fixture(kReport), rep);
+  // A pid no process has (above the kernel's pid_max), and this test's own (alive).
+  const std::string dead = dir / ".run.sqlite.laptime-export-99999999-abc123";
+  const std::string alive = dir / (".run.sqlite.laptime-export-" + std::to_string(getpid()) + "-abc123");
+  fs::create_directories(dead);
+  std::ofstream(dead + "/run.sqlite") << "half";
+  fs::create_directories(alive);
+  const auto r = run_shell(with_fake_nsys(fixture(kExport), log) + kLaptime + " analyze " + rep + " >/dev/null 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(alive));
+}
+
+// A report stamped in the future (issue 30 item 7): exported once, then read.
+TEST(NsysReport, AReportFromTheFutureIsExportedOnce) {
+  Folder dir;
+  const std::string rep = dir / "run.nsys-rep", log = dir / "nsys.log";
+  fs::copy_file(fixture(kReport), rep);
+  set_mtime(rep, time(nullptr) + 365 * 24 * 3600);
+  const std::string env = with_fake_nsys(fixture(kExport), log);
+  for (int run = 0; run < 3; ++run) EXPECT_EQ(run_shell(env + kLaptime + " analyze " + rep + " >/dev/null 2>&1").status, 0);
+  EXPECT_EQ(lines_in(log), 1);
+}
+
 // The real thing, where Nsight Systems is installed: the committed report, exported by nsys,
 // reads as the export committed beside it (the `source` line names the exporting nsys).
 TEST(NsysReport, RealNsysExportMatchesTheCommittedExport) {

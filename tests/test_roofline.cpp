@@ -15,6 +15,7 @@
 #include "cli/analyze_command.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/roofline.h"
+#include "trace/write/roofline_svg.h"
 
 namespace laptime::trace {
 namespace {
@@ -352,7 +353,7 @@ TEST(RooflineFiles, PeakRoundTripsAndBadFilesAreOneSentence) {
   zero["copy_gbps"] = 0;
   EXPECT_EQ(error_of([&] { ceilings_from_json(zero, "z"); }),
             "z is not a laptime peak file (schema laptime.peak/1, from `laptime peak`): every ceiling must be a "
-            "positive number.");
+            "positive number of at most 1e6.");
   json neg = toy_sidecar("bf16");
   neg["layers"][1]["flops"] = -1;
   EXPECT_EQ(error_of([&] { layer_costs_from_json(neg, "n"); }),
@@ -364,6 +365,35 @@ TEST(RooflineFiles, PeakRoundTripsAndBadFilesAreOneSentence) {
   setenv("XDG_CACHE_HOME", "/xdg", 1);
   EXPECT_EQ(default_peak_path("NVIDIA H200"), "/xdg/laptime/peak-NVIDIA_H200.json");
   unsetenv("XDG_CACHE_HOME");
+}
+
+// Numbers no device or layer has (issue 30 item 5: a ceiling of 1e308, 5e-324 FLOPs or 1e308
+// bytes sent the plot's decade loop past 8 GB): refused when the file is read, and the plot's
+// axes bounded for any caller.
+TEST(RooflineFiles, NumbersNoDeviceHasAreRefusedAndThePlotIsBounded) {
+  const Ceilings c = ceilings_from_json(ceilings_to_json(toy_ceilings()), "c");
+  for (const char* field : {"bf16", "fp32"}) {
+    json huge = ceilings_to_json(c);
+    huge["tflops"][field] = 1e308;
+    EXPECT_NE(error_of([&] { ceilings_from_json(huge, "h"); }).find("at most 1e6"), std::string::npos) << field;
+  }
+  json fast = ceilings_to_json(c);
+  fast["copy_gbps"] = 1e308;
+  EXPECT_NE(error_of([&] { ceilings_from_json(fast, "h"); }).find("at most 1e6"), std::string::npos);
+  for (double v : {5e-324, 1e308}) {
+    json tiny = toy_sidecar("bf16");
+    tiny["layers"][1]["flops"] = v;
+    EXPECT_EQ(error_of([&] { layer_costs_from_json(tiny, "n"); }),
+              "n is not a laptime layer costs file (schema laptime.layers/1): layer a has a count that is no number "
+              "of FLOPs or bytes (0, or 0.001 to 1e18).");
+  }
+  RoofPlot p;
+  p.peak_tflops = 1e308;
+  p.copy_gbps = 3e3;
+  p.ridge = 1e308 / 3e3 * 1e3;
+  p.points.push_back({"x", "x", 5e-324, 1e-300, false, false, -1});
+  const std::string svg = roofline_plot_svg(p);
+  EXPECT_LT(svg.size(), 200000u);  // at most 25 decades a side
 }
 
 TEST(RooflineFiles, JsonAndAWellFormedSvg) {

@@ -28,6 +28,8 @@
 #include "trace/analyses/processes.h"
 #include "trace/analyses/analyze.h"
 #include "trace/write/analysis_text.h"
+#include "trace/ncu/ncu_csv.h"
+#include "trace/ncu/ncu_layers.h"
 
 namespace laptime::trace {
 namespace {
@@ -172,6 +174,33 @@ TEST(ScaleHostile, ClosedNestingBeforeTheLaunchesStaysLinear) {
   size_t in_blocks = 0;
   for (const GpuOp& op : j.ops()) in_blocks += op.range < 0 || t.nvtx[op.range].text.str().rfind("Forward Pass Iter", 0) != 0;
   EXPECT_EQ(in_blocks, 0u);
+}
+
+// 3,000,000 minimal Nsight Compute rows (issue 30 item 6: 3.3 GB before, an array of every metric
+// and two vectors per row): read and grouped into layers within 600 MB, the rows as lean as the
+// nsys reader's.
+TEST(ScaleHostile, ThreeMillionNcuRowsStayLean) {
+  const std::string path = testing_support::temp_path("scale", "ncu_3m.csv");
+  {
+    std::ofstream f(path);
+    f << "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n";
+    for (int i = 0; i < 3000000; ++i) f << '"' << i << "\",\"k\",\"" << 1000 + i % 7 << "\"\n";
+  }
+  EXPECT_EQ(bounded(600 * kMiB, 30, [&] {
+              const NcuReport r = read_ncu_report(path);
+              const NcuLayers l = ncu_layers(r, {}, nullptr, nullptr);
+              if (l.kernels != 3000000u) _exit(5);
+            }),
+            "");
+  // And its JSON, every kernel's row in it, written as text row by row (a tree was 3 GB).
+  EXPECT_EQ(bounded(2048 * kMiB, 60, [&] {
+              const NcuLayers l = ncu_layers(read_ncu_report(path), {}, nullptr, nullptr);
+              DeferredKernelLists rows;
+              const std::string text = rows.text(ncu_layers_to_json(l, &rows));
+              if (text.find("\"kernel_list\": [") == std::string::npos) _exit(6);
+            }),
+            "");
+  std::remove(path.c_str());
 }
 
 // innermost_range against its definition, walked naively: the last range started at or before

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/os.h"
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
@@ -137,7 +138,7 @@ void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const 
   const std::string& gpu = after.gpu.empty() ? before.gpu : after.gpu;
   if (!o.peak.empty()) {
     d.ceilings = read_ceilings(o.peak);  // named: a bad file is an error
-  } else if (!gpu.empty() && std::ifstream(default_peak_path(gpu))) {
+  } else if (!gpu.empty() && path_exists(default_peak_path(gpu))) {  // not opened to look: a FIFO blocks
     try {
       d.ceilings = read_ceilings(default_peak_path(gpu));
     } catch (const TraceError& e) {

@@ -91,7 +91,7 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
     throw TraceError(e.what());
   }
   try {
-    j = json::parse(text);
+    j = parse_untrusted_json(text, path);
   } catch (const json::exception&) {
     throw TraceError(path + " is not valid JSON: expected a trace (nsys SQLite export) or a `laptime bench --json` report.");
   }

@@ -2,6 +2,7 @@
 
 #include "core/output_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -84,6 +85,29 @@ std::string escape_name(std::string_view s) {
       out.append(s.substr(i, n));
       i += n;
     }
+  }
+  return out;
+}
+
+std::string one_line(std::string_view sentence) {
+  constexpr size_t kRun = 200;
+  const std::string escaped = escape_name(sentence);
+  std::string out;
+  out.reserve(std::min(escaped.size(), size_t{4096}));
+  for (size_t i = 0; i < escaped.size();) {
+    size_t end = escaped.find(' ', i);
+    if (end == std::string::npos) end = escaped.size();
+    std::string_view run(escaped.data() + i, end - i);
+    if (run.size() > kRun) {
+      size_t cut = kRun;
+      while (cut > 0 && (static_cast<unsigned char>(run[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+      out.append(run.substr(0, cut));
+      out += "... (" + std::to_string(run.size()) + " characters)";
+    } else {
+      out.append(run);
+    }
+    if (end < escaped.size()) out += ' ';
+    i = end + 1;
   }
   return out;
 }

@@ -25,6 +25,13 @@ std::string escape_name(std::string_view s);
 // True when escape_name(s) would change s.
 bool needs_escape(std::string_view s);
 
+// A sentence for a terminal, as `laptime: SENTENCE` prints every failure: through escape_name (a
+// newline or an ESC inside a file name can neither split the line, so that a second one seems to
+// begin "laptime:", nor reach the terminal raw), and every run of more than 200 bytes without a
+// space cut as names are cut ("... (N characters)"), so a 100,000-character value is not
+// echoed whole. Idempotent: a sentence already printable comes back unchanged.
+std::string one_line(std::string_view sentence);
+
 // escape_name, then the XML specials (& < > " ') as entities: text and attribute values of
 // an SVG.
 std::string xml_escape(std::string_view s);

@@ -1,6 +1,8 @@
 #include "trace/ncu/ncu_command.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "trace/model/text.h"
 #include "trace/model/format.h"
@@ -71,6 +73,29 @@ std::string shape_text(const NcuCommandOptions& o) {
   return "B=" + (o.batch ? std::to_string(*o.batch) : std::string("256")) + " " + s + "x" + s;
 }
 
+// What a shell line cannot carry when pasted: a control character (a newline ends the line).
+void require_quotable(const char* flag, const std::string& w) {
+  for (char c : w)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      throw TraceError(std::string(flag) + " holds a control character ('" + escape_name(w) +
+                       "'), which no shell line can carry: give a plain name.");
+}
+
+// `ncu FILTER SECTIONS (-f -o STEM | --csv ...) PROGRAM... [> OUTPUT]`, every word quoted for the
+// shell; the NVTX filter in single quotes as ncu's documentation writes it (it holds only
+// letters, digits, `@`, `/`, `.` and `_`: checked before).
+std::string ncu_line(const std::string& filter, bool csv, const std::string& stem,
+                     const std::vector<std::string>& program, const std::string& output) {
+  std::vector<std::string> words{"ncu", "--nvtx"};
+  for (const std::string& s : ncu_sections()) words.insert(words.end(), {"--section", s});
+  if (csv) words.insert(words.end(), {"--csv", "--page", "raw", "--print-units", "base"});
+  else words.insert(words.end(), {"-f", "-o", stem});
+  words.insert(words.end(), program.begin(), program.end());
+  std::string line = detail::shell_words(words);
+  line.insert(std::string("ncu --nvtx").size(), " --nvtx-include '" + filter + "'");
+  return line + (csv ? " > " + detail::shell_word(output) : "");
+}
+
 // `laptime kernels --command lab KERNEL`: ncu over `laptime lab KERNEL --once`, which makes one
 // call a version and shape inside lab > KERNEL > lab/KERNEL/vN and writes the sidecar beside its
 // --json; trace/ knows nothing of the registry, so the count of kernels is not estimated.
@@ -88,14 +113,15 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
   NcuCommand c;
   const std::string stem = o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision)
                                             : o.output;
-  const std::string lab = o.binary + " lab " + o.lab_kernel + (o.precision.empty() ? "" : " -p " + o.precision) +
-                          " --once --json " + stem + ".json";
-  std::string ncu = "ncu --nvtx --nvtx-include 'laptime@lab/" + o.lab_kernel + "/'";
-  for (const std::string& s : ncu_sections()) ncu += " --section " + s;
+  require_quotable("--binary", o.binary);
+  require_quotable("--output", stem);
+  std::vector<std::string> lab{o.binary, "lab", o.lab_kernel};
+  if (!o.precision.empty()) lab.insert(lab.end(), {"-p", o.precision});
+  lab.insert(lab.end(), {"--once", "--json", stem + ".json"});
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
-  c.ncu = ncu + (o.csv ? " --csv --page raw --print-units base " + lab + " > " + c.output : " -f -o " + stem + " " + lab);
-  c.read = "laptime kernels " + c.output;
+  c.ncu = ncu_line("laptime@lab/" + o.lab_kernel + "/", o.csv, stem, lab, c.output);
+  c.read = detail::shell_words({"laptime", "kernels", c.output});
   c.notes.push_back("--once makes one call a version and shape (the checks run outside the ranges and are not "
                     "profiled); ncu replays each kernel alone, about a second each on an H200, after the program's own "
                     "start.");
@@ -149,21 +175,22 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
       stem += "_" + w;
     }
   }
-  std::string bench = o.binary + " bench " + o.model;
-  if (o.batch) bench += " -b " + std::to_string(*o.batch);
-  if (o.seq) bench += " -t " + std::to_string(*o.seq);
-  if (o.image_size) bench += " --image-size " + std::to_string(*o.image_size);
-  if (!o.precision.empty()) bench += " --precision " + o.precision;
-  if (!o.attention.empty()) bench += " --attention " + o.attention;
-  if (!o.stem.empty()) bench += " --stem " + o.stem;
-  bench += " -w 0 -n 1 --json " + stem + ".json";
-  std::string ncu = "ncu --nvtx --nvtx-include 'laptime@forward/" + (o.within.empty() ? "" : o.within + "/") + "'";
-  for (const std::string& s : ncu_sections()) ncu += " --section " + s;
+  require_quotable("--binary", o.binary);
+  require_quotable("--output", stem);
+  for (const std::string* w : {&o.precision, &o.attention, &o.stem}) require_quotable("--command", *w);
+  // Every word quoted for the shell: the line is pasted as it is printed.
+  std::vector<std::string> bench{o.binary, "bench", o.model};
+  if (o.batch) bench.insert(bench.end(), {"-b", std::to_string(*o.batch)});
+  if (o.seq) bench.insert(bench.end(), {"-t", std::to_string(*o.seq)});
+  if (o.image_size) bench.insert(bench.end(), {"--image-size", std::to_string(*o.image_size)});
+  if (!o.precision.empty()) bench.insert(bench.end(), {"--precision", o.precision});
+  if (!o.attention.empty()) bench.insert(bench.end(), {"--attention", o.attention});
+  if (!o.stem.empty()) bench.insert(bench.end(), {"--stem", o.stem});
+  bench.insert(bench.end(), {"-w", "0", "-n", "1", "--json", stem + ".json"});
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
-  c.ncu = ncu +
-          (o.csv ? " --csv --page raw --print-units base " + bench + " > " + c.output : " -f -o " + stem + " " + bench);
-  c.read = "laptime kernels " + c.output;
+  c.ncu = ncu_line("laptime@forward/" + (o.within.empty() ? "" : o.within + "/"), o.csv, stem, bench, c.output);
+  c.read = detail::shell_words({"laptime", "kernels", c.output});
   const Measured& m = o.model == "gpt2" ? kGpt2 : kResnet;
   c.kernels = kernels_of(o);
   c.seconds = m.start_s + c.kernels * m.per_kernel_s;

@@ -16,6 +16,7 @@
 
 #include "core/os.h"
 #include "trace/read/csv_reader.h"
+#include "trace/model/format.h"
 #include "trace/model/text.h"
 #include "trace/model/error.h"
 
@@ -23,46 +24,50 @@ namespace laptime::trace {
 namespace {
 
 using M = NcuMetric;
+using detail::format;
 
 // In NcuMetric's order. The section is the one `laptime kernels --command` asks for that
-// collects the metric, named in the note when a report lacks it.
+// collects the metric, named in the note when a report lacks it; the bound, far above what any
+// GPU reaches (an hour's kernel, 10 PB/s, a grid of 2^31 x 65535^2 blocks), refuses a value no
+// GPU can produce before it prints a 300-digit time or an inf% share.
 constexpr NcuColumn kColumns[] = {
-    {M::Time, "gpu__time_duration.sum", "ns", "SpeedOfLight"},
-    {M::DramBytesPerSecond, "dram__bytes.sum.per_second", "byte/s", "SpeedOfLight_RooflineChart"},
-    {M::DramPeakBytesPerCycle, "dram__bytes.sum.peak_sustained", "byte/cycle", "SpeedOfLight_RooflineChart"},
-    {M::DramCyclesPerSecond, "dram__cycles_elapsed.avg.per_second", "hz", "SpeedOfLight_RooflineChart"},
-    {M::DramPct, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%", "SpeedOfLight"},
-    {M::MemoryPct, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "%", "SpeedOfLight"},
-    {M::ComputePct, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "SpeedOfLight"},
-    {M::TensorPct, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "%", "ComputeWorkloadAnalysis"},
+    {M::Time, "gpu__time_duration.sum", "ns", "SpeedOfLight", 1e13},
+    {M::DramBytesPerSecond, "dram__bytes.sum.per_second", "byte/s", "SpeedOfLight_RooflineChart", 1e16},
+    {M::DramPeakBytesPerCycle, "dram__bytes.sum.peak_sustained", "byte/cycle", "SpeedOfLight_RooflineChart", 1e7},
+    {M::DramCyclesPerSecond, "dram__cycles_elapsed.avg.per_second", "hz", "SpeedOfLight_RooflineChart", 1e12},
+    {M::DramPct, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%", "SpeedOfLight", 1e3},
+    {M::MemoryPct, "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "%", "SpeedOfLight", 1e3},
+    {M::ComputePct, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "SpeedOfLight", 1e3},
+    {M::TensorPct, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "%", "ComputeWorkloadAnalysis",
+     1e3},
     {M::FaddRate, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", "inst/cycle",
-     "SpeedOfLight_RooflineChart"},
+     "SpeedOfLight_RooflineChart", 1e7},
     {M::FmulRate, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", "inst/cycle",
-     "SpeedOfLight_RooflineChart"},
+     "SpeedOfLight_RooflineChart", 1e7},
     {M::FfmaRate, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", "inst/cycle",
-     "SpeedOfLight_RooflineChart"},
+     "SpeedOfLight_RooflineChart", 1e7},
     {M::DaddRate, "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed", "inst/cycle",
-     "SpeedOfLight_RooflineChart"},
+     "SpeedOfLight_RooflineChart", 1e7},
     {M::DmulRate, "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed", "inst/cycle",
-     "SpeedOfLight_RooflineChart"},
+     "SpeedOfLight_RooflineChart", 1e7},
     {M::DfmaRate, "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum.per_cycle_elapsed", "inst/cycle",
-     "SpeedOfLight_RooflineChart"},
-    {M::SmspCyclesPerSecond, "smsp__cycles_elapsed.avg.per_second", "hz", "SpeedOfLight_RooflineChart"},
-    {M::OccupancyPct, "sm__warps_active.avg.pct_of_peak_sustained_active", "%", "Occupancy"},
-    {M::TheoreticalOccupancyPct, "sm__maximum_warps_per_active_cycle_pct", "%", "Occupancy"},
-    {M::WarpsActive, "sm__warps_active.avg.per_cycle_active", "warp", "Occupancy"},
-    {M::LimitRegisters, "launch__occupancy_limit_registers", "block", "Occupancy"},
-    {M::LimitSharedMemory, "launch__occupancy_limit_shared_mem", "block", "Occupancy"},
-    {M::LimitWarps, "launch__occupancy_limit_warps", "block", "Occupancy"},
-    {M::LimitBlocks, "launch__occupancy_limit_blocks", "block", "Occupancy"},
-    {M::LimitBarriers, "launch__occupancy_limit_barriers", "block", "Occupancy"},
-    {M::Registers, "launch__registers_per_thread", "register/thread", "LaunchStats"},
-    {M::SharedMemoryPerBlock, "launch__shared_mem_per_block", "byte/block", "LaunchStats"},
-    {M::BlockSize, "launch__block_size", "", "LaunchStats"},
-    {M::GridSize, "launch__grid_size", "", "LaunchStats"},
-    {M::Waves, "launch__waves_per_multiprocessor", "", "LaunchStats"},
-    {M::InstExecuted, "inst_executed", "inst", "WarpStateStats"},
-    {M::IssueActive, "smsp__issue_active.avg.per_cycle_active", "", "WarpStateStats"},
+     "SpeedOfLight_RooflineChart", 1e7},
+    {M::SmspCyclesPerSecond, "smsp__cycles_elapsed.avg.per_second", "hz", "SpeedOfLight_RooflineChart", 1e12},
+    {M::OccupancyPct, "sm__warps_active.avg.pct_of_peak_sustained_active", "%", "Occupancy", 1e3},
+    {M::TheoreticalOccupancyPct, "sm__maximum_warps_per_active_cycle_pct", "%", "Occupancy", 1e3},
+    {M::WarpsActive, "sm__warps_active.avg.per_cycle_active", "warp", "Occupancy", 1e5},
+    {M::LimitRegisters, "launch__occupancy_limit_registers", "block", "Occupancy", 1e7},
+    {M::LimitSharedMemory, "launch__occupancy_limit_shared_mem", "block", "Occupancy", 1e7},
+    {M::LimitWarps, "launch__occupancy_limit_warps", "block", "Occupancy", 1e7},
+    {M::LimitBlocks, "launch__occupancy_limit_blocks", "block", "Occupancy", 1e7},
+    {M::LimitBarriers, "launch__occupancy_limit_barriers", "block", "Occupancy", 1e7},
+    {M::Registers, "launch__registers_per_thread", "register/thread", "LaunchStats", 1e5},
+    {M::SharedMemoryPerBlock, "launch__shared_mem_per_block", "byte/block", "LaunchStats", 1e10},
+    {M::BlockSize, "launch__block_size", "", "LaunchStats", 1e7},
+    {M::GridSize, "launch__grid_size", "", "LaunchStats", 1e19},
+    {M::Waves, "launch__waves_per_multiprocessor", "", "LaunchStats", 1e13},
+    {M::InstExecuted, "inst_executed", "inst", "WarpStateStats", 1e20},
+    {M::IssueActive, "smsp__issue_active.avg.per_cycle_active", "", "WarpStateStats", 1e3},
 };
 static_assert(sizeof kColumns / sizeof kColumns[0] == kNcuMetricCount, "one column per NcuMetric");
 
@@ -94,7 +99,7 @@ class Interner {
 // The columns of the header that the reader uses.
 struct Layout {
   size_t fields = 0;
-  size_t id = 0, pid = SIZE_MAX, kernel = SIZE_MAX, nvtx = SIZE_MAX;
+  size_t id = 0, pid = SIZE_MAX, process = SIZE_MAX, kernel = SIZE_MAX, nvtx = SIZE_MAX;
   size_t gpu = SIZE_MAX, sms = SIZE_MAX, schedulers = SIZE_MAX;
   std::array<size_t, kNcuMetricCount> metric;
   std::vector<size_t> stalls;
@@ -145,6 +150,7 @@ Layout read_layout(const std::vector<std::string>& header, const std::vector<std
                      " has no \"Kernel Name\" column: it is not the raw page of an Nsight Compute report "
                      "(`ncu --csv --page raw`, as ncu 2025.3 writes it).");
   l.pid = find("Process ID");
+  l.process = find("Process Name");
   l.gpu = find("device__attribute_display_name");
   l.sms = find("device__attribute_multiprocessor_count");
   l.schedulers = find("device__attribute_num_schedulers_per_multiprocessor");
@@ -199,23 +205,54 @@ void note_missing(NcuReport& r) {
 }
 
 double metric_cell(const std::string& cell, const std::string& source, size_t line, const std::string& kernel,
-                   const char* column) {
+                   const char* column, double max) {
   if (is_missing(cell)) return std::numeric_limits<double>::quiet_NaN();
   double v = 0;
-  if (!parse_ncu_number(cell, &v) || !std::isfinite(v) || v < 0)
-    throw TraceError(source + " line " + std::to_string(line) + " (kernel " + escape_name(ncu_short_name(kernel)) +
-                     "): column " + column + " holds " + shown(cell) + ", not a non-negative number.");
+  const auto where = [&] {
+    return source + " line " + std::to_string(line) + " (kernel " + escape_name(ncu_short_name(kernel)) + "): column " +
+           column + " holds " + shown(cell);
+  };
+  if (!parse_ncu_number(cell, &v) || !std::isfinite(v) || v < 0) throw TraceError(where() + ", not a non-negative number.");
+  if (v > max) throw TraceError(where() + format(", more than any GPU produces (at most %g): not a measurement.", max));
   return v;
 }
 
+// The report's rows, held lean (NcuValues): the slots of the metrics it has, then its stalls.
+void lay_out_values(const Layout& l, NcuValues& v) {
+  size_t n = 0;
+  for (size_t m = 0; m < kNcuMetricCount; ++m) v.slot[m] = l.metric[m] == SIZE_MAX ? -1 : static_cast<int>(n++);
+  v.stall_base = n;
+  v.per_row = n + l.stalls.size();
+  v.stacks.emplace_back();  // [0]: no range open
+}
+
+// A push/pop stack, interned: most kernels of a report share a few dozen.
+class StackInterner {
+ public:
+  explicit StackInterner(NcuValues& v) : v_(v) {}
+  uint32_t operator()(std::vector<NcuRange> stack) {
+    if (stack.empty()) return 0;
+    auto [it, fresh] = index_.try_emplace(stack, static_cast<uint32_t>(v_.stacks.size()));
+    if (fresh) v_.stacks.push_back(std::move(stack));
+    return it->second;
+  }
+
+ private:
+  NcuValues& v_;
+  std::map<std::vector<NcuRange>, uint32_t> index_;
+};
+
 void read_row(const std::vector<std::string>& f, const Layout& l, size_t line, const NcuLimits& limits,
-              const std::string& source, Interner& intern, NcuReport& r) {
+              const std::string& source, Interner& intern, StackInterner& stacks, NcuReport& r) {
   if (f.size() != l.fields)
     throw TraceError(source + " line " + std::to_string(line) + " has " + std::to_string(f.size()) +
                      " fields where the header has " + std::to_string(l.fields) +
                      " (a file cut short, or two reports joined).");
+  NcuValues& values = *r.values;
   NcuKernel k;
+  k.values = &values;
   k.line = line;
+  k.row = static_cast<uint32_t>(r.kernels.size());
   double id = 0;
   if (!parse_ncu_number(f[l.id], &id) || id != std::floor(id) || id < 0 || id > 9e15)
     throw TraceError(source + " line " + std::to_string(line) + ": the ID column holds " + shown(f[l.id]) +
@@ -224,21 +261,21 @@ void read_row(const std::vector<std::string>& f, const Layout& l, size_t line, c
   double pid = 0;
   if (l.pid != SIZE_MAX && parse_ncu_number(f[l.pid], &pid) && pid >= 0 && pid <= 4294967295.0)
     k.pid = static_cast<uint32_t>(pid);
+  if (auto [p, fresh] = r.processes.try_emplace(k.pid); fresh && l.process != SIZE_MAX)
+    p->second = f[l.process].substr(0, 200);
   const std::string& name = f[l.kernel];
   if (name.empty()) throw TraceError(source + " line " + std::to_string(line) + " has no kernel name.");
   k.name = intern(name);
   for (const NcuColumn& c : kColumns) {
     const size_t i = l.metric[static_cast<size_t>(c.metric)];
-    k.metric[static_cast<size_t>(c.metric)] =
-        i == SIZE_MAX ? std::numeric_limits<double>::quiet_NaN() : metric_cell(f[i], source, line, name, c.name);
+    if (i != SIZE_MAX) values.values.push_back(metric_cell(f[i], source, line, name, c.name, c.max));
   }
   if (!k.has(M::Time))
     throw TraceError(source + " line " + std::to_string(line) + " (kernel " + escape_name(ncu_short_name(name)) +
                      ") has no duration (gpu__time_duration.sum is " + shown(f[l.metric[0]]) +
                      "): ncu did not measure it; profile it again.");
-  k.stalls.reserve(l.stalls.size());
   for (size_t s = 0; s < l.stalls.size(); ++s)
-    k.stalls.push_back(metric_cell(f[l.stalls[s]], source, line, name, "of a stall reason"));
+    values.values.push_back(metric_cell(f[l.stalls[s]], source, line, name, "of a stall reason", 1e7));
   if (l.nvtx != SIZE_MAX) {
     std::vector<std::pair<std::string, std::string>> stack;
     try {
@@ -246,7 +283,10 @@ void read_row(const std::vector<std::string>& f, const Layout& l, size_t line, c
     } catch (const TraceError& e) {
       throw TraceError(source + " line " + std::to_string(line) + ": " + e.what());
     }
-    for (const auto& [domain, range] : stack) k.ranges.push_back({intern(domain), intern(range)});
+    std::vector<NcuRange> ranges;
+    ranges.reserve(stack.size());
+    for (const auto& [domain, range] : stack) ranges.push_back({intern(domain), intern(range)});
+    k.stack = stacks(std::move(ranges));
   }
   if (r.kernels.empty()) {
     if (l.gpu != SIZE_MAX) r.gpu = f[l.gpu];
@@ -255,7 +295,7 @@ void read_row(const std::vector<std::string>& f, const Layout& l, size_t line, c
     if (l.schedulers != SIZE_MAX && parse_ncu_number(f[l.schedulers], &v) && v >= 1 && v < 1e3)
       r.schedulers = static_cast<int>(v);
   }
-  r.kernels.push_back(std::move(k));
+  r.kernels.push_back(k);
 }
 
 // --- Finding and running ncu ----------------------------------------------------------------
@@ -269,7 +309,9 @@ bool is_ncu_rep(const std::string& path) {
 // A temporary file for ncu's output, in $TMPDIR.
 class NcuTempFile : public TempFile {
  public:
-  NcuTempFile() : TempFile(temp_dir(), "laptime-ncu-") {
+  static constexpr const char* kPrefix = "laptime-ncu-";
+  // Named for this process; those of runs stopped by Ctrl-C are removed first.
+  NcuTempFile() : TempFile(temp_dir(), (remove_dead_temporaries(temp_dir(), kPrefix), owned_prefix(kPrefix))) {
     if (!valid())
       throw TraceError("cannot make a temporary file for ncu's CSV in " + temp_dir() + " (" + error() +
                        "); set TMPDIR to a writable folder.");
@@ -468,12 +510,17 @@ NcuReport parse_ncu_csv(std::istream& in, const std::string& source, const NcuLi
                      "--nvtx-include filter and the kernel filters).");
   Interner intern(r.strings);
   const Layout layout = read_layout(header, units, source, r);
+  r.values = std::make_shared<NcuValues>();
+  lay_out_values(layout, *r.values);
+  StackInterner stacks(*r.values);
   while (csv.next(fields)) {
     if (fields.size() == 1 && fields[0].empty()) continue;  // a blank line
     if (r.kernels.size() >= limits.kernels)
       throw TraceError(source + " has more than " + std::to_string(limits.kernels) + " kernels.");
-    read_row(fields, layout, csv.record_line(), limits, source, intern, r);
+    read_row(fields, layout, csv.record_line(), limits, source, intern, stacks, r);
   }
+  r.kernels.shrink_to_fit();
+  r.values->values.shrink_to_fit();
   if (r.kernels.empty())
     throw TraceError(source +
                      " holds no kernel: ncu profiled nothing (check the --nvtx-include filter and the "

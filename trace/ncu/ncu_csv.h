@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <istream>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -69,12 +71,14 @@ enum class NcuMetric {
 };
 constexpr size_t kNcuMetricCount = static_cast<size_t>(NcuMetric::Count);
 
-// The CSV column, its base unit and the ncu section that collects it.
+// The CSV column, its base unit, the ncu section that collects it, and the largest value a GPU
+// can produce there (a row beyond it is refused, named).
 struct NcuColumn {
   NcuMetric metric;
   const char* name;
   const char* unit;
   const char* section;
+  double max;
 };
 const NcuColumn& ncu_column(NcuMetric m);
 
@@ -82,18 +86,55 @@ const NcuColumn& ncu_column(NcuMetric m);
 struct NcuRange {
   int domain = -1;
   int name = -1;
+  bool operator<(const NcuRange& o) const { return domain != o.domain ? domain < o.domain : name < o.name; }
+};
+
+// A kernel's push/pop stack, outermost first: a view of a stack the report holds once however
+// many kernels share it.
+struct NcuStack {
+  const NcuRange* first = nullptr;
+  size_t n = 0;
+  const NcuRange* begin() const { return first; }
+  const NcuRange* end() const { return first + n; }
+  size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  const NcuRange& operator[](size_t i) const { return first[i]; }
+  const NcuRange& back() const { return first[n - 1]; }
+};
+
+// The values of every row, held once for the report, as lean as the nsys reader's rows (a
+// million minimal rows once took 1.09 GB as a 248-byte array of metrics and two vectors each):
+// per row, only the metrics the report has columns for, then its stall ratios; the NVTX stacks
+// interned. Behind a shared pointer, so that a kernel's pointer to it outlives moving the report.
+struct NcuValues {
+  std::array<int, kNcuMetricCount> slot{};  // a metric's place within a row, -1 for a column the report lacks
+  size_t per_row = 0;                       // metrics present + stall reasons
+  size_t stall_base = 0;                    // where the stall ratios start within a row
+  std::vector<double> values;               // row-major
+  std::vector<std::vector<NcuRange>> stacks;  // distinct push/pop stacks; [0] is the empty one
 };
 
 struct NcuKernel {
   int64_t id = 0;  // ncu's ID column: the order in which kernels were profiled
+  const NcuValues* values = nullptr;
+  size_t line = 0;  // its line in the file, for messages
   uint32_t pid = 0;
-  int name = -1;                 // the demangled name as ncu prints it, index into NcuReport::strings
-  size_t line = 0;               // its line in the file, for messages
-  std::vector<NcuRange> ranges;  // the launching thread's push/pop stack, as ncu lists it
-  std::array<double, kNcuMetricCount> metric;
-  std::vector<double> stalls;  // per NcuReport::stall_names, cycles a warp stalls per issued instruction
-  double at(NcuMetric m) const { return metric[static_cast<size_t>(m)]; }
+  int name = -1;       // the demangled name as ncu prints it, index into NcuReport::strings
+  uint32_t row = 0;    // into values
+  uint32_t stack = 0;  // into values->stacks
+  // NaN where the row has no value (n/a, no data) or the report has no such column.
+  double at(NcuMetric m) const {
+    const int s = values->slot[static_cast<size_t>(m)];
+    return s < 0 ? std::nan("") : values->values[row * values->per_row + static_cast<size_t>(s)];
+  }
   bool has(NcuMetric m) const { return !std::isnan(at(m)); }
+  // Cycles a warp stalls per issued instruction, per NcuReport::stall_names.
+  double stall(size_t s) const { return values->values[row * values->per_row + values->stall_base + s]; }
+  // The launching thread's push/pop stack, as ncu lists it.
+  NcuStack ranges() const {
+    const std::vector<NcuRange>& st = values->stacks[stack];
+    return {st.data(), st.size()};
+  }
 };
 
 struct NcuReport {
@@ -108,6 +149,8 @@ struct NcuReport {
   std::vector<std::string> stall_names;  // "long_scoreboard", ... (smsp__average_warps_issue_stalled_*)
   std::vector<std::string> strings;      // interned kernel, domain and range names
   std::vector<NcuKernel> kernels;        // in the file's order
+  std::shared_ptr<NcuValues> values;     // what the kernels' values point into
+  std::map<uint32_t, std::string> processes;  // the Process ID of each kernel, and its Process Name
   std::vector<std::string> notes;        // columns the report lacks, and what that leaves out
   const std::string& str(int i) const { return strings[static_cast<size_t>(i)]; }
 };

@@ -49,6 +49,35 @@ nlohmann::json side(const NcuLayers& l) {
   return {{"source", l.source}, {"kernels", l.kernels}, {"time_ns", l.time_ns}, {"dram_bytes", value(l.dram_bytes)}};
 }
 
+// What differs between the two runs, as `laptime diff` says it (trace/compare/diff.h): the program
+// ncu profiled, and the model, precision and shape of the layer costs beside each report; and
+// a pair that shares no layer at all compares unrelated kernels. "" when nothing is known to differ.
+std::string differences_note(const NcuDiff& d) {
+  const NcuLayers &a = d.a, &b = d.b;
+  std::vector<std::string> parts;
+  auto compare = [&](const char* what, const std::string& x, const std::string& y) {
+    if (!x.empty() && !y.empty() && x != y) parts.push_back(std::string(what) + " (" + x + " -> " + y + ")");
+  };
+  compare("program", a.process, b.process);
+  if (a.costs && b.costs) {
+    compare("model", a.costs->model, b.costs->model);
+    compare("precision", a.costs->precision, b.costs->precision);
+    compare("shape", a.costs->shape, b.costs->shape);
+  }
+  const bool shared = std::any_of(d.rows.begin(), d.rows.end(),
+                                  [](const NcuLayerChange& c) { return c.a >= 0 && c.b >= 0 && c.name != "(no range)"; });
+  const bool ranged = std::any_of(a.layers.begin(), a.layers.end(), [](const NcuLayer& x) { return x.name != "(no range)"; });
+  if (parts.empty())
+    return shared || !ranged ? ""
+                             : "A and B share no layer: they ran different programs or different NVTX ranges, so the "
+                               "change of GPU time compares unrelated kernels.";
+  std::string list;
+  for (size_t i = 0; i < parts.size(); ++i) list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return "The two reports differ in " + list +
+         ": the change below is all of these at once, not the effect of one change; compare reports that differ in "
+         "one thing only to attribute it.";
+}
+
 }  // namespace
 
 NcuDiff ncu_diff(NcuLayers a, NcuLayers b) {
@@ -83,6 +112,7 @@ NcuDiff ncu_diff(NcuLayers a, NcuLayers b) {
       c.added = d.b.layers[i].kernel_names;
       d.rows.push_back(std::move(c));
     }
+  if (const std::string n = differences_note(d); !n.empty()) d.notes.push_back(n);
   if (!d.a.gpu.empty() && !d.b.gpu.empty() && d.a.gpu != d.b.gpu)
     d.notes.push_back("A ran on " + d.a.gpu + ", B on " + d.b.gpu + ": the change is not the kernels' alone.");
   return d;
@@ -146,7 +176,7 @@ void print_ncu_diff(const NcuDiff& d, std::FILE* out) {
   }
 }
 
-nlohmann::json ncu_diff_to_json(const NcuDiff& d) {
+nlohmann::json ncu_diff_to_json(const NcuDiff& d, DeferredKernelLists* deferred) {
   nlohmann::json j{{"schema", "laptime.kernels.diff/1"},
                    {"a", side(d.a)},
                    {"b", side(d.b)},
@@ -157,8 +187,8 @@ nlohmann::json ncu_diff_to_json(const NcuDiff& d) {
     const NcuLayer* a = c.a >= 0 ? &d.a.layers[static_cast<size_t>(c.a)] : nullptr;
     const NcuLayer* b = c.b >= 0 ? &d.b.layers[static_cast<size_t>(c.b)] : nullptr;
     nlohmann::json row{{"name", c.name},
-                       {"a", a ? ncu_layer_to_json(*a) : nlohmann::json(nullptr)},
-                       {"b", b ? ncu_layer_to_json(*b) : nlohmann::json(nullptr)},
+                       {"a", a ? ncu_layer_to_json(*a, deferred) : nlohmann::json(nullptr)},
+                       {"b", b ? ncu_layer_to_json(*b, deferred) : nlohmann::json(nullptr)},
                        {"gone", c.gone},
                        {"new", c.added}};
     if (a && b) {

@@ -35,6 +35,6 @@ struct NcuDiff {
 // Throws TraceError when the two were grouped differently (a caller's mistake).
 NcuDiff ncu_diff(NcuLayers a, NcuLayers b);
 void print_ncu_diff(const NcuDiff& d, std::FILE* out);
-nlohmann::json ncu_diff_to_json(const NcuDiff& d);
+nlohmann::json ncu_diff_to_json(const NcuDiff& d, DeferredKernelLists* deferred = nullptr);
 
 }  // namespace laptime::trace

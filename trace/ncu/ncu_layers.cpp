@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/roofline.h"
@@ -47,6 +49,8 @@ struct Acc {
   std::vector<double> stall_cycles, stall_inst;
   size_t longest = SIZE_MAX;  // kernel index
   std::set<std::string> domains;
+  std::unordered_map<std::string, uint32_t> kernel_names;  // its layer's kernel_names, found in O(1)
+  std::unordered_set<std::string> ranges;                  // its layer's ranges, likewise
 };
 
 double dram_bytes(const NcuKernel& k) { return k.at(M::DramBytesPerSecond) * k.at(M::Time) * 1e-9; }
@@ -62,8 +66,8 @@ std::string resolve_domain(const std::string& d) { return d == "default" ? "<def
 
 // The innermost range of kernel `k` (of `domain` when given), or -1.
 int innermost(const NcuReport& r, const NcuKernel& k, int domain) {
-  for (size_t i = k.ranges.size(); i-- > 0;)
-    if (domain < 0 || k.ranges[i].domain == domain) return static_cast<int>(i);
+  for (size_t i = k.ranges().size(); i-- > 0;)
+    if (domain < 0 || k.ranges()[i].domain == domain) return static_cast<int>(i);
   return -1;
 }
 
@@ -284,7 +288,7 @@ int domain_index(const NcuReport& r, const std::string& domain) {
   std::set<std::string> seen;
   int index = -1;
   for (const NcuKernel& k : r.kernels)
-    for (const NcuRange& g : k.ranges) {
+    for (const NcuRange& g : k.ranges()) {
       seen.insert(r.str(g.domain));
       if (r.str(g.domain) == domain) index = g.domain;
     }
@@ -298,6 +302,7 @@ int domain_index(const NcuReport& r, const std::string& domain) {
 // The layers in order of first appearance, with what each one's numbers are summed from.
 struct Grouping {
   std::map<std::string, size_t> index;
+  std::unordered_map<int, std::string> short_names;  // by kernel name (NcuReport::strings), made once
   std::vector<Acc> acc;
   std::set<std::string> measured;  // exact ranges that are some kernel's innermost
   Total dram;
@@ -307,7 +312,7 @@ struct Grouping {
 void add_kernel(const NcuReport& r, size_t ki, int domain, LayerKey by, NcuLayers& out, Grouping& g) {
   const NcuKernel& k = r.kernels[ki];
   const int inner = innermost(r, k, domain);
-  const std::string exact = inner < 0 ? "(no range)" : r.str(k.ranges[static_cast<size_t>(inner)].name);
+  const std::string exact = inner < 0 ? "(no range)" : r.str(k.ranges()[static_cast<size_t>(inner)].name);
   const std::string key = by == LayerKey::Folded && inner >= 0 ? fold_block_indices(exact) : exact;
   auto [it, fresh] = g.index.try_emplace(key, out.layers.size());
   if (fresh) {
@@ -321,9 +326,9 @@ void add_kernel(const NcuReport& r, size_t ki, int domain, LayerKey by, NcuLayer
   Acc& a = g.acc[it->second];
   if (inner >= 0) {
     g.measured.insert(exact);
-    a.domains.insert(r.str(k.ranges[static_cast<size_t>(inner)].domain));
+    a.domains.insert(r.str(k.ranges()[static_cast<size_t>(inner)].domain));
   }
-  if (std::find(l.ranges.begin(), l.ranges.end(), exact) == l.ranges.end()) l.ranges.push_back(exact);
+  if (a.ranges.insert(exact).second) l.ranges.push_back(exact);
   const double time = k.at(M::Time), bytes = dram_bytes(k);
   ++l.kernels;
   l.time_ns += time;
@@ -338,15 +343,16 @@ void add_kernel(const NcuReport& r, size_t ki, int domain, LayerKey by, NcuLayer
   a.theoretical.add(k.at(M::TheoreticalOccupancyPct), time);
   a.warps.add(r.schedulers > 0 ? k.at(M::WarpsActive) / r.schedulers : kNaN, time);
   for (size_t s = 0; s < r.stall_names.size(); ++s)
-    if (known(k.stalls[s]) && k.has(M::InstExecuted)) {
-      a.stall_cycles[s] += k.stalls[s] * k.at(M::InstExecuted);
+    if (known(k.stall(s)) && k.has(M::InstExecuted)) {
+      a.stall_cycles[s] += k.stall(s) * k.at(M::InstExecuted);
       a.stall_inst[s] += k.at(M::InstExecuted);
     }
   if (a.longest == SIZE_MAX || time > r.kernels[a.longest].at(M::Time)) a.longest = ki;
-  const std::string name = ncu_short_name(r.str(k.name));
-  if (std::find(l.kernel_names.begin(), l.kernel_names.end(), name) == l.kernel_names.end())
-    l.kernel_names.push_back(name);
-  l.rows.push_back({k.id, name, time, bytes});
+  auto [short_name, fresh_name] = g.short_names.try_emplace(k.name);
+  if (fresh_name) short_name->second = ncu_short_name(r.str(k.name));
+  auto [named, new_in_layer] = a.kernel_names.try_emplace(short_name->second, static_cast<uint32_t>(l.kernel_names.size()));
+  if (new_in_layer) l.kernel_names.push_back(short_name->second);
+  l.rows.push_back({k.id, named->second, time, bytes});
   ++out.kernels;
   out.time_ns += time;
   if (!known(out.dram_peak_gbps) && k.has(M::DramPeakBytesPerCycle) && k.has(M::DramCyclesPerSecond))
@@ -386,12 +392,38 @@ void finish_layer(const NcuReport& r, const Acc& a, double report_time, NcuLayer
 
 namespace {
 
+// "1592 (laptime), 1600 (python)": the first few processes of a report.
+std::string process_list(const NcuReport& r) {
+  std::string list;
+  size_t shown = 0;
+  for (const auto& [pid, name] : r.processes) {
+    if (shown++ == 6) break;
+    list += (list.empty() ? "" : ", ") + std::to_string(pid) + (name.empty() ? "" : " (" + escape_name(name) + ")");
+  }
+  if (r.processes.size() > 6) list += " and " + std::to_string(r.processes.size() - 6) + " more";
+  return list;
+}
+
+// The process whose kernels are read: --pid, else the only one (checked: one sentence otherwise).
+uint32_t chosen_process(const NcuReport& r, const NcuLayerOptions& o) {
+  if (o.pid) {
+    if (!r.processes.count(*o.pid))
+      throw TraceError(r.source + " has no kernel of process " + std::to_string(*o.pid) + "; its processes: " +
+                       process_list(r) + ".");
+    return *o.pid;
+  }
+  if (r.processes.size() > 1)
+    throw TraceError(r.source + " holds the kernels of " + std::to_string(r.processes.size()) + " processes, " +
+                     process_list(r) + ": each is a run of its own; name one with --pid N.");
+  return r.processes.empty() ? 0 : r.processes.begin()->first;
+}
+
 // laptime's own ranges, else ATen's kernels or emit_nvtx's ranges (trace/analyses/program.h).
 Program report_program(const NcuReport& r) {
   std::vector<char> looked(r.strings.size(), 0);
   bool torch = false;
   for (const NcuKernel& k : r.kernels) {
-    for (const NcuRange& x : k.ranges) {
+    for (const NcuRange& x : k.ranges()) {
       if (x.domain >= 0 && r.str(x.domain) == "laptime") return Program::Laptime;
       torch = torch || (x.name >= 0 && is_emit_nvtx_range(r.str(x.name)));
     }
@@ -407,6 +439,7 @@ Program report_program(const NcuReport& r) {
 
 NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCosts* costs, const Ceilings* ceilings,
                      const NcuThresholds& t) {
+  const uint32_t pid = chosen_process(r, o);
   NcuLayers out;
   out.source = r.source;
   out.converted_by = r.converted_by;
@@ -418,7 +451,9 @@ NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCo
   out.program = report_program(r);
   const int domain = domain_index(r, out.domain);
   Grouping g;
-  for (size_t ki = 0; ki < r.kernels.size(); ++ki) add_kernel(r, ki, domain, o.by, out, g);
+  if (const auto p = r.processes.find(pid); p != r.processes.end()) out.process = p->second;
+  for (size_t ki = 0; ki < r.kernels.size(); ++ki)
+    if (r.kernels[ki].pid == pid) add_kernel(r, ki, domain, o.by, out, g);
   out.dram_bytes = g.dram.value();
   for (size_t i = 0; i < out.layers.size(); ++i) finish_layer(r, g.acc[i], out.time_ns, out.layers[i], out.notes);
   if (costs) {

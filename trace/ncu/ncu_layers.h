@@ -59,6 +59,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct NcuLayerOptions {
   LayerKey by = LayerKey::Folded;
   std::string domain;  // only ranges of this domain ("<default domain>" or "default" for none); empty: any
+  // The process whose kernels are read (--pid). Unset: the report's only one; a report of
+  // several processes is refused, naming them (each is a run of its own, as analyze says).
+  std::optional<uint32_t> pid;
 };
 
 struct NcuThresholds {
@@ -116,7 +119,7 @@ const char* stall_gloss(const std::string& reason);
 
 struct NcuLayerKernel {
   int64_t id = 0;
-  std::string name;  // short name
+  uint32_t name = 0;  // its short name: an index into its layer's kernel_names
   double time_ns = 0;
   double dram_bytes = kNaN;
 };
@@ -148,6 +151,7 @@ struct NcuLayer {
 
 struct NcuLayers {
   std::string source, converted_by, gpu;
+  std::string process;  // the program the kernels ran in, as ncu names it ("" when it does not)
   int sm_count = 0;
   LayerKey by = LayerKey::Folded;
   std::string domain;
@@ -164,13 +168,32 @@ struct NcuLayers {
 };
 
 // Groups, sums and diagnoses. `costs` and `ceilings` may be null. Throws TraceError when
-// --domain names a domain no kernel has a range in.
+// --domain names a domain no kernel has a range in, when the report holds several processes and
+// no --pid, or when --pid names none of them.
 NcuLayers ncu_layers(const NcuReport& r, const NcuLayerOptions& o, const LayerCosts* costs, const Ceilings* ceilings,
                      const NcuThresholds& t = {});
 
 void print_ncu_layers(const NcuLayers& l, std::FILE* out);
 nlohmann::json ncu_layers_to_json(const NcuLayers& l);
 nlohmann::json ncu_layer_to_json(const NcuLayer& x);  // one row of it
+
+// The JSON text of a report or a diff as `j.dump(2)` writes it, strings escaped
+// (escape_json_strings), with every layer's per-kernel list written row by row instead of held
+// as a tree: a million kernels' rows are a gigabyte of nlohmann objects and a few hundred MB of
+// text. `j` is made by the functions above with a DeferredKernelLists: each layer's
+// `kernel_list` is then a marker that this replaces with the layer's rows.
+class DeferredKernelLists {
+ public:
+  DeferredKernelLists();
+  nlohmann::json marker(const NcuLayer& x);  // the placeholder for x's rows, remembered
+  std::string text(nlohmann::json j) const;
+
+ private:
+  std::string prefix_;
+  std::vector<const NcuLayer*> layers_;
+};
+nlohmann::json ncu_layers_to_json(const NcuLayers& l, DeferredKernelLists* deferred);
+nlohmann::json ncu_layer_to_json(const NcuLayer& x, DeferredKernelLists* deferred);
 // The roofline of the layers with costs, at their measured traffic (filled points) and at the
 // traffic the sidecar assumes (hollow, joined by a line). Needs costs and ceilings.
 void write_ncu_roofline_svg(const NcuLayers& l, const std::string& path);

@@ -1,6 +1,8 @@
 // The writers of `laptime kernels REPORT`: text, JSON and the measured roofline. They only read
 // an NcuLayers (trace/ncu/ncu_layers.h), so the three cannot disagree.
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "trace/ncu/ncu_layers.h"
@@ -156,13 +158,68 @@ void print_ncu_layers(const NcuLayers& l, std::FILE* out) {
   }
 }
 
-nlohmann::json ncu_layer_to_json(const NcuLayer& x) {
+namespace {
+
+nlohmann::json kernel_row(const NcuLayer& x, const NcuLayerKernel& k) {
+  return {{"id", k.id}, {"name", x.kernel_names[k.name]}, {"time_ns", k.time_ns}, {"dram_bytes", value(k.dram_bytes)}};
+}
+
+}  // namespace
+
+DeferredKernelLists::DeferredKernelLists()
+    : prefix_("@@laptime-kernel-list-" + std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
+              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-") {}
+
+nlohmann::json DeferredKernelLists::marker(const NcuLayer& x) {
+  layers_.push_back(&x);
+  return prefix_ + std::to_string(layers_.size() - 1) + "@@";
+}
+
+std::string DeferredKernelLists::text(nlohmann::json j) const {
+  escape_json_strings(j);
+  const std::string tree = j.dump(2);
+  std::string out;
+  out.reserve(tree.size());
+  size_t from = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const std::string mark = "\"" + prefix_ + std::to_string(i) + "@@\"";
+    const size_t at = tree.find(mark, from);
+    if (at == std::string::npos) continue;
+    const size_t line = tree.rfind('\n', at) + 1;
+    const std::string indent(tree.find_first_not_of(' ', line) - line, ' ');
+    out.append(tree, from, at - from);
+    const NcuLayer& x = *layers_[i];
+    if (x.rows.empty()) {
+      out += "[]";
+    } else {
+      out += "[";
+      for (size_t k = 0; k < x.rows.size(); ++k) {  // one row at a time, as dump(2) lays it out
+        nlohmann::json row = kernel_row(x, x.rows[k]);
+        escape_json_strings(row);
+        std::string r = row.dump(2);
+        std::string shifted = "\n" + indent + "  ";
+        for (char c : r) shifted += c == '\n' ? "\n" + indent + "  " : std::string(1, c);
+        out += shifted + (k + 1 < x.rows.size() ? "," : "");
+      }
+      out += "\n" + indent + "]";
+    }
+    from = at + mark.size();
+  }
+  out.append(tree, from, std::string::npos);
+  return out;
+}
+
+nlohmann::json ncu_layer_to_json(const NcuLayer& x) { return ncu_layer_to_json(x, nullptr); }
+
+nlohmann::json ncu_layer_to_json(const NcuLayer& x, DeferredKernelLists* deferred) {
   const NcuLayerMetrics& m = x.m;
   nlohmann::json s = nlohmann::json::array();
   for (const NcuStall& st : m.stalls) s.push_back({{"reason", st.reason}, {"cycles_per_instruction", st.cycles}});
   nlohmann::json kernels = nlohmann::json::array();
-  for (const NcuLayerKernel& k : x.rows)
-    kernels.push_back({{"id", k.id}, {"name", k.name}, {"time_ns", k.time_ns}, {"dram_bytes", value(k.dram_bytes)}});
+  if (deferred)
+    kernels = deferred->marker(x);
+  else
+    for (const NcuLayerKernel& k : x.rows) kernels.push_back(kernel_row(x, k));
   nlohmann::json row{{"name", x.name},
                      {"domain", x.domain},
                      {"ranges", x.ranges},
@@ -210,7 +267,9 @@ nlohmann::json ncu_layer_to_json(const NcuLayer& x) {
   return row;
 }
 
-nlohmann::json ncu_layers_to_json(const NcuLayers& l) {
+nlohmann::json ncu_layers_to_json(const NcuLayers& l) { return ncu_layers_to_json(l, nullptr); }
+
+nlohmann::json ncu_layers_to_json(const NcuLayers& l, DeferredKernelLists* deferred) {
   const NcuThresholds t;
   nlohmann::json j{{"schema", "laptime.kernels/1"},
                    {"source", l.source},
@@ -241,7 +300,7 @@ nlohmann::json ncu_layers_to_json(const NcuLayers& l) {
     j["ceilings"] = ceilings_to_json(*l.ceilings);
     j["ceilings"]["source"] = l.ceilings->source;
   }
-  for (const NcuLayer& x : l.layers) j["layers"].push_back(ncu_layer_to_json(x));
+  for (const NcuLayer& x : l.layers) j["layers"].push_back(ncu_layer_to_json(x, deferred));
   return j;
 }
 

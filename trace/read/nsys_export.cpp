@@ -14,7 +14,9 @@
 
 #include "core/os.h"
 #include "core/output_file.h"
+#include "trace/read/nsys_sqlite.h"
 #include "trace/read/sidecars.h"
+#include "trace/read/sqlite.h"
 #include "trace/model/text.h"
 #include "trace/model/error.h"
 
@@ -59,6 +61,24 @@ std::string run_nsys_export(const std::string& nsys, const std::string& report, 
   if (exit.status != 0)
     return "nsys exited with status " + std::to_string(exit.status) + (said.empty() ? "" : ", saying: " + said);
   if (regular_mtime(out).tv_sec < 0) return "nsys exited with status 0 but wrote no " + base_name(out);
+  return "";
+}
+
+// Why laptime could not read the export nsys just wrote, "" when it can: an SQLite file with the
+// tables of an nsys export of CUDA or NVTX data (a truncated or foreign file fails here, once).
+std::string unreadable_export(const std::string& out) {
+  try {
+    check_is_sqlite(out);
+    sqlite::Db db(out, SQLITE_OPEN_READONLY, sqlite::read_only_uri(out));
+    sqlite::Stmt s(db.get(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND (name = 'NVTX_EVENTS' OR "
+                             "substr(name, 1, 20) = 'CUPTI_ACTIVITY_KIND_')");
+    if (!s.step() || s.i64(0) == 0) return "it holds no CUDA or NVTX tables";
+  } catch (const TraceError& e) {
+    std::string why = e.what();
+    for (size_t at; (at = why.find(out)) != std::string::npos;) why.replace(at, out.size(), "it");  // not the temporary's name
+    if (!why.empty() && why.back() == '.') why.pop_back();
+    return "laptime cannot read it (" + why + ")";
+  }
   return "";
 }
 
@@ -107,14 +127,19 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   } catch (const OutputError& e) {
     why_not_beside = e.what();
   }
+  // Folders named for this process: a run stopped by Ctrl-C leaves its folder, and the next
+  // export of the same report (or into $TMPDIR) removes the folders of runs no longer alive.
+  const std::string beside_prefix = "." + base_name(cache) + ".laptime-export-", tmp_prefix = "laptime-export-";
   std::string folder;
   if (why_not_beside.empty()) {
-    folder = make_temp_folder(folder_of(cache) + "/." + base_name(cache) + ".laptime-export-XXXXXX");
+    remove_dead_temporaries(folder_of(cache), beside_prefix);
+    folder = make_temp_folder(folder_of(cache) + "/" + owned_prefix(beside_prefix) + "XXXXXX");
     if (folder.empty()) why_not_beside = "cannot make a folder beside it: " + std::string(std::strerror(errno)) + ".";
   }
   const bool beside = why_not_beside.empty();
   if (!beside) {
-    folder = make_temp_folder(temp_dir() + "/laptime-export-XXXXXX");
+    remove_dead_temporaries(temp_dir(), tmp_prefix);
+    folder = make_temp_folder(temp_dir() + "/" + owned_prefix(tmp_prefix) + "XXXXXX");
     if (folder.empty())
       throw TraceError("cannot export " + path + ": no temporary folder could be made (" + std::strerror(errno) + ").");
   }
@@ -133,6 +158,10 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   source.temp_folder_ = folder;  // removed on any failure below, and after the run when temporary
   const std::string failed = run_nsys_export(nsys, path, out, folder + "/nsys-export.log");
   if (!failed.empty()) throw TraceError("cannot export " + path + " to SQLite: " + failed + ".");
+  // An export laptime cannot read is not kept as R.sqlite for every later run to read.
+  if (const std::string bad = unreadable_export(out); !bad.empty())
+    throw TraceError("cannot export " + path + " to SQLite: nsys wrote " + base_name(cache) + ", but " + bad +
+                     "; it is not kept.");
   if (!beside) {
     // `laptime diff` looks for the bench's layer costs beside the file it reads.
     const std::string costs = layer_costs_path(path);
@@ -143,6 +172,12 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   }
   if (std::rename(out.c_str(), cache.c_str()) != 0)
     return source;  // read it where it is (removed after the run); the next run exports again
+  // A report stamped in the future (a clock ahead, a copy that kept its time) would make every
+  // later run find the export older than the report and export it again: it takes the report's time.
+  if (const struct timespec now = regular_mtime(cache); now.tv_sec >= 0 && !not_older(now, report_time)) {
+    const struct timespec times[2] = {report_time, report_time};
+    ::utimensat(AT_FDCWD, cache.c_str(), times, 0);
+  }
   source.path_ = cache;
   remove_folder(folder);
   source.temp_folder_.clear();

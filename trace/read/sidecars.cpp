@@ -1,18 +1,25 @@
 #include "trace/read/sidecars.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
 #include "trace/model/error.h"
+#include "trace/model/format.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 namespace {
 
+using detail::clip;
+
 // A layer costs or peak file is a few hundred KB at most; a FIFO, a folder or a device is
 // refused before it is opened (core/input_file.h), a file past the bound before it is read.
 constexpr size_t kMaxSidecarBytes = 64u << 20;
+constexpr double kMaxCount = 1e18, kMinCount = 1e-3;  // FLOPs or bytes of one layer, when not 0
+constexpr double kMaxCeiling = 1e6;   // TFLOP/s or GB/s
 
 nlohmann::json read_json(const std::string& path, const char* what) {
   std::string text;
@@ -22,13 +29,35 @@ nlohmann::json read_json(const std::string& path, const char* what) {
     throw TraceError(e.what());
   }
   try {
-    return nlohmann::json::parse(text);
+    return parse_untrusted_json(text, path);
   } catch (const nlohmann::json::exception&) {
     throw TraceError(path + " is not a JSON " + what + " file.");
   }
 }
 
 }  // namespace
+
+nlohmann::json parse_untrusted_json(const std::string& text, const std::string& path) {
+  // One pass over the text, strings skipped: the deepest nesting of [ and {.
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw TraceError(path + " nests deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels of JSON arrays and objects: it is no file laptime writes.");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return nlohmann::json::parse(text);
+}
 
 // --- The sidecar ------------------------------------------------------------------------
 
@@ -60,7 +89,13 @@ LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& sou
       e.input_bytes = l.at("bytes").at("inputs").get<double>();
       e.output_bytes = l.at("bytes").at("outputs").get<double>();
       if (!(e.flops >= 0 && e.weight_bytes >= 0 && e.input_bytes >= 0 && e.output_bytes >= 0))
-        throw TraceError(bad + ": layer " + e.name + " has a negative count.");
+        throw TraceError(bad + ": layer " + escape_name(clip(e.name)) + " has a negative count.");
+      // Counts of FLOPs and bytes a layer can have (5e-324 FLOPs or 1e308 bytes once sent the
+      // roofline plot's decade loop on for ever).
+      for (double v : {e.flops, e.weight_bytes, e.input_bytes, e.output_bytes})
+        if (!(v <= kMaxCount) || (v > 0 && v < kMinCount))
+          throw TraceError(bad + ": layer " + escape_name(clip(e.name)) +
+                           " has a count that is no number of FLOPs or bytes (0, or 0.001 to 1e18).");
       c.layers.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception&) {
@@ -84,12 +119,33 @@ double Ceilings::tflops(const std::string& precision) const {
   throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
 }
 
+namespace {
+
+std::string peak_cache_dir() {
+  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/laptime";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/laptime";
+  return ".";
+}
+
+}  // namespace
+
+std::vector<std::string> peak_cache_files() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const std::string dir = peak_cache_dir();
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("peak-", 0) == 0 && name.size() > 10 && name.compare(name.size() - 5, 5, ".json") == 0)
+      out.push_back(it->path().string());
+    if (out.size() >= 4096) break;  // a cache holds one file a GPU model
+  }
+  return out;
+}
+
 std::string default_peak_path(const std::string& gpu_name) {
-  std::string dir;
-  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) dir = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/laptime";
-  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/laptime";
-  else dir = ".";
+  const std::string dir = peak_cache_dir();
   std::string key;
   for (char c : gpu_name) key += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   return dir + "/peak-" + (key.empty() ? "unknown" : key) + ".json";
@@ -122,10 +178,13 @@ Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) 
   } catch (const nlohmann::json::exception&) {
     throw TraceError(bad + ": a field is missing or of the wrong type.");
   }
+  // A ceiling no device reaches (1e308 TFLOP/s once sent the roofline plot's decade loop on for
+  // ever): 1e6 TFLOP/s and 1e6 GB/s are a thousand times today's largest GPU.
+  const auto ceiling = [](double v) { return v > 0 && v <= kMaxCeiling; };
   for (double v : {c.bf16_tflops, c.tf32_tflops, c.fp32_tflops, c.copy_gbps})
-    if (!(v > 0 && std::isfinite(v))) throw TraceError(bad + ": every ceiling must be a positive number.");
-  if (j.at("tflops").contains("fp8") && !(c.fp8_tflops > 0 && std::isfinite(c.fp8_tflops)))
-    throw TraceError(bad + ": every ceiling must be a positive number.");
+    if (!ceiling(v)) throw TraceError(bad + ": every ceiling must be a positive number of at most 1e6.");
+  if (j.at("tflops").contains("fp8") && !ceiling(c.fp8_tflops))
+    throw TraceError(bad + ": every ceiling must be a positive number of at most 1e6.");
   return c;
 }
 

@@ -13,6 +13,13 @@
 
 namespace laptime::trace {
 
+// JSON read from a file laptime did not write (a sidecar, a peak file, a bench report):
+// nesting deeper than kMaxJsonDepth is refused before it is parsed (a 40 MiB `[[[[...` once took
+// 2.4 GB and ended in "unexpected error: std::bad_alloc"). Throws TraceError with one sentence
+// naming `path`; nlohmann's own exception for text that is not JSON, for the caller's sentence.
+constexpr size_t kMaxJsonDepth = 64;
+nlohmann::json parse_untrusted_json(const std::string& text, const std::string& path);
+
 // --- The sidecar ------------------------------------------------------------------------
 
 struct LayerCostEntry {
@@ -58,6 +65,9 @@ struct Ceilings {
 // ~/.cache/laptime, then `peak-<name>.json` with the name's spaces and symbols as `_`. Keyed
 // by name because a trace records the GPU's name, not its UUID.
 std::string default_peak_path(const std::string& gpu_name);
+// Every ceilings file in that cache (peak-*.json): what a command may read as the ceilings of
+// the trace's GPU before it knows the GPU, so no output of it may replace one.
+std::vector<std::string> peak_cache_files();
 nlohmann::json ceilings_to_json(const Ceilings& c);
 Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source);
 Ceilings read_ceilings(const std::string& path);  // throws TraceError with one sentence

@@ -36,6 +36,16 @@ class Plot {
     lx1 = std::ceil(std::log10(x_hi) + 1e-9);
     ly0 = std::floor(std::log10(y_lo));
     ly1 = std::ceil(std::log10(y_hi * 1.15));
+    // Bounded axes: a grid line per decade, so at most kDecades of them; a point further out
+    // (values the readers refuse, or a caller's own) is drawn beyond the frame, not by a loop
+    // over 600 decades.
+    const auto bound = [](double& lo, double& hi) {
+      if (!std::isfinite(hi)) hi = 0;
+      if (!std::isfinite(lo) || lo > hi) lo = hi - 1;
+      lo = std::max(lo, hi - kDecades);
+    };
+    bound(lx0, lx1);
+    bound(ly0, ly1);
     x_start = std::max(std::pow(10.0, lx0), std::pow(10.0, ly0) * 1e3 / bw);
   }
 
@@ -54,6 +64,7 @@ class Plot {
     bool hits(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
   };
   static constexpr double L = 90, T = 70, W = 900, H = 560;
+  static constexpr double kDecades = 24;
   double X(double v) const { return L + (std::log10(v) - lx0) / (lx1 - lx0) * W; }
   double Y(double v) const { return T + H - (std::log10(v) - ly0) / (ly1 - ly0) * H; }
   static std::string n1(double v) { return fmt("%.1f", v); }
