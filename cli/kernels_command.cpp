@@ -86,7 +86,12 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
          "lab KERNEL: laptime lab's versions of that kernel, one call each; with --from TRACE and no model, one "
          "steady iteration of the program that trace captured")
       ->expected(0, 1)
-      ->check(CLI::IsMember({"gpt2", "resnet50", "lab", ""}));
+      ->check(CLI::Validator(
+          [](std::string& m) {  // "" is --command with --from: no model
+            return m.empty() || m == "gpt2" || m == "resnet50" || m == "lab" ? std::string()
+                                                                              : m + " not in {gpt2,resnet50,lab}";
+          },
+          "{gpt2,resnet50,lab}"));
   cli::add_input_path(sub, "--from", &o.from,
                       "--command: the nsys trace of the program to profile (its command line, iterations and kernel "
                       "count); the program after -- replaces the captured one");

@@ -581,7 +581,7 @@ TEST(CliOutputs, EmptyFileNamesAreRefused) {
   EXPECT_EQ(parse_error({"peak", "--cache", ""}), usage("--cache: the file name is empty; give a file name."));
   for (const char* flag : {"--layers", "--peak"})
     EXPECT_EQ(parse_error({"analyze", t, flag, ""}), usage(std::string(flag) + ": the file name is empty; give a file."));
-  EXPECT_EQ(parse_error({"analyze", ""}), usage("file: the file name is empty; give a file."));
+  EXPECT_EQ(parse_error({"analyze", ""}), usage("file: a file name is empty; give a file."));
   EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", "", "-o", "x"}), usage("--tokens: the file name is empty; give a file."));
   auto [rc, msg] = run_laptime("analyze " + t + " --json ''");
   EXPECT_EQ(rc, 1) << msg;

@@ -149,9 +149,15 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
   EXPECT_TRUE(test::close(got, want, dt == DType::F8E4M3 ? 0x1p-6 : 0x1p-8));
 }
 
+// cuBLASLt, which every Gemm plan is built on, has no e4m3-out algorithm at N = 776 (seen on the
+// H200: "the requested functionality is not supported"); 784 is still a multiple of no tile.
+const Shape kE4m3Awkward{200, 784, 336};
+
 TEST_P(CutlassGemmTest, MatchesTheReference) {
-  check(kShapes[0], false, true);
-  for (const Shape& sh : kShapes) {
+  const bool e4m3 = kernel->d_dtype() == DType::F8E4M3;
+  const Shape shapes[] = {e4m3 ? kE4m3Awkward : kShapes[0], kShapes[1]};
+  check(shapes[0], false, true);
+  for (const Shape& sh : shapes) {
     check(sh, false);
     if (kernel->d_dtype() == DType::BF16 && kernel->epilogue() == CutlassEpilogue::Bias) check(sh, true);
   }
