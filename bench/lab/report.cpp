@@ -6,18 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/lab/result.h"
+#include "trace/model/format.h"
 
 namespace laptime::lab {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using trace::detail::format;
 
 std::string bytes_text(double b) {
-  return b >= 1e9 ? fmt("%.2f GB", b / 1e9) : b >= 1e6 ? fmt("%.1f MB", b / 1e6) : fmt("%.1f kB", b / 1e3);
+  return b >= 1e9 ? format("%.2f GB", b / 1e9) : b >= 1e6 ? format("%.1f MB", b / 1e6) : format("%.1f kB", b / 1e3);
 }
 
 std::string version_label(const VersionResult& v) { return v.id + (v.production ? "*" : ""); }
@@ -54,8 +51,8 @@ void print_checks(const LabResult& r) {
   }
 }
 
-std::string pct(double p) { return p < 0 ? "-" : fmt("%.1f%%", p); }
-std::string times(double x) { return x > 0 ? fmt("%.2fx", x) : "-"; }
+std::string pct(double p) { return p < 0 ? "-" : format("%.1f%%", p); }
+std::string times(double x) { return x > 0 ? format("%.2fx", x) : "-"; }
 
 void print_shape(const LabResult& r, int si) {
   const ShapeResult& s = r.shapes[static_cast<size_t>(si)];
@@ -74,10 +71,10 @@ void print_shape(const LabResult& r, int si) {
       if (t.shape != si) continue;
       any = true;
       wide |= !t.converged;
-      const std::string interval = fmt("[%.2f, ", t.lo_us) + fmt("%.2f]", t.hi_us);
+      const std::string interval = format("[%.2f, ", t.lo_us) + format("%.2f]", t.hi_us);
       std::printf("  %-8s %11.2f  %-23s %5d%s %8.0f %7s %8s %8s %8s %8s\n", version_label(v).c_str(), t.median_us,
                   interval.c_str(), t.runs, t.converged ? " " : "~", t.gbps, pct(t.dram_pct).c_str(),
-                  s.cost.flops > 0 ? fmt("%.1f", t.tflops).c_str() : "-", pct(t.compute_pct).c_str(),
+                  s.cost.flops > 0 ? format("%.1f", t.tflops).c_str() : "-", pct(t.compute_pct).c_str(),
                   times(t.vs_previous).c_str(), times(t.vs_production).c_str());
     }
   if (!any) std::printf("  no version passed its checks here: nothing timed\n");

@@ -3,20 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/model/error.h"
+#include "trace/model/format.h"
 #include "trace/model/text.h"
 #include "trace/write/roofline_svg.h"
 
 namespace laptime::trace {
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
-
 void print_roofline(const Roofline& r, std::FILE* out) {
   std::fprintf(out, "\nRoofline per layer (%s, %s %s %s)\n", r.costs.source.c_str(), r.costs.model.c_str(),
                r.costs.precision.c_str(), r.costs.shape.c_str());
@@ -39,7 +30,7 @@ void print_roofline(const Roofline& r, std::FILE* out) {
     const RooflinePoint& p = row.point;
     std::fprintf(out, "  %-22s %4zu %9.3f %9.2f %8.1f %10.1f %8.1f %8.0f %-8s %7s\n", row.name.c_str(), row.instances,
                  row.flops / 1e9, row.bytes / 1e6, p.intensity, row.time_ns / 1e3, p.tflops, p.gbps,
-                 p.has_bound ? roof_bound_name(p.bound) : "-", p.has_bound ? fmt("%.1f", p.pct_of_bound).c_str() : "-");
+                 p.has_bound ? roof_bound_name(p.bound) : "-", p.has_bound ? detail::format("%.1f", p.pct_of_bound).c_str() : "-");
   }
 }
 
@@ -87,10 +78,10 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
   RoofPlot plot;
   plot.title = "Roofline per layer: " + r.costs.model + " " + r.costs.precision + " " + r.costs.shape + " on " +
                r.ceilings->gpu;
-  plot.subtitle = r.costs.precision + " GEMM " + fmt("%.1f", peak) + " TFLOP/s, device copy " + fmt("%.0f", bw) +
-                  " GB/s, ridge " + fmt("%.1f", ridge) + " FLOP/byte (laptime peak); time per layer: mean over steady "
+  plot.subtitle = r.costs.precision + " GEMM " + detail::format("%.1f", peak) + " TFLOP/s, device copy " + detail::format("%.0f", bw) +
+                  " GB/s, ridge " + detail::format("%.1f", ridge) + " FLOP/byte (laptime peak); time per layer: mean over steady "
                   "iterations";
-  plot.roof_label = r.costs.precision + " " + fmt("%.0f", peak) + " TFLOP/s";
+  plot.roof_label = r.costs.precision + " " + detail::format("%.0f", peak) + " TFLOP/s";
   plot.peak_tflops = peak;
   plot.copy_gbps = bw;
   plot.ridge = ridge;
@@ -99,13 +90,13 @@ void write_roofline_svg(const Roofline& r, const std::string& path) {
     const RooflinePoint& p = row.point;
     const std::string times = row.instances > 1 ? " x" + std::to_string(row.instances) : "";
     if (!(row.flops > 0 && row.time_ns > 0)) {
-      plot.listed.push_back(row.name + times + ": " + fmt("%.0f", p.gbps) + " GB/s, " + fmt("%.1f", p.pct_of_bound) + "%");
+      plot.listed.push_back(row.name + times + ": " + detail::format("%.0f", p.gbps) + " GB/s, " + detail::format("%.1f", p.pct_of_bound) + "%");
       continue;
     }
     RoofPlotPoint q;
-    q.label = row.name + times + " " + fmt("%.0f%%", p.pct_of_bound);
-    q.tooltip = row.name + ": " + fmt("%.1f", p.intensity) + " FLOP/B, " + fmt("%.1f", p.tflops) + " TFLOP/s, " +
-                fmt("%.0f", p.gbps) + " GB/s, " + roof_bound_name(p.bound) + "-bound, " + fmt("%.1f", p.pct_of_bound) +
+    q.label = row.name + times + " " + detail::format("%.0f%%", p.pct_of_bound);
+    q.tooltip = row.name + ": " + detail::format("%.1f", p.intensity) + " FLOP/B, " + detail::format("%.1f", p.tflops) + " TFLOP/s, " +
+                detail::format("%.0f", p.gbps) + " GB/s, " + roof_bound_name(p.bound) + "-bound, " + detail::format("%.1f", p.pct_of_bound) +
                 "% of the bound";
     q.intensity = p.intensity;
     q.tflops = p.tflops;

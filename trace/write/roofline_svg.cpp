@@ -8,14 +8,10 @@
 
 #include "trace/model/text.h"
 
+#include "trace/model/format.h"
+
 namespace laptime::trace {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 const char* colour(const RoofPlotPoint& p) { return p.compute ? "#4e79a7" : "#e15759"; }
 
@@ -67,7 +63,7 @@ class Plot {
   static constexpr double kDecades = 24;
   double X(double v) const { return L + (std::log10(v) - lx0) / (lx1 - lx0) * W; }
   double Y(double v) const { return T + H - (std::log10(v) - ly0) / (ly1 - ly0) * H; }
-  static std::string n1(double v) { return fmt("%.1f", v); }
+  static std::string n1(double v) { return detail::format("%.1f", v); }
 
   void frame() {
     const double height = T + H + 70 + 16.0 * static_cast<double>(p.listed.size());
@@ -81,13 +77,13 @@ class Plot {
       const double x = X(std::pow(10.0, e));
       s << "<line x1=\"" << n1(x) << "\" y1=\"" << n1(T) << "\" x2=\"" << n1(x) << "\" y2=\"" << n1(T + H)
         << "\" stroke=\"#ddd\"/>\n<text x=\"" << n1(x) << "\" y=\"" << n1(T + H + 16) << "\" text-anchor=\"middle\">"
-        << fmt("%g", std::pow(10.0, e)) << "</text>\n";
+        << detail::format("%g", std::pow(10.0, e)) << "</text>\n";
     }
     for (double e = ly0; e <= ly1 + 1e-9; ++e) {
       const double y = Y(std::pow(10.0, e));
       s << "<line x1=\"" << n1(L) << "\" y1=\"" << n1(y) << "\" x2=\"" << n1(L + W) << "\" y2=\"" << n1(y)
         << "\" stroke=\"#ddd\"/>\n<text x=\"" << n1(L - 6) << "\" y=\"" << n1(y + 4) << "\" text-anchor=\"end\">"
-        << fmt("%g", std::pow(10.0, e)) << "</text>\n";
+        << detail::format("%g", std::pow(10.0, e)) << "</text>\n";
     }
     s << "<rect x=\"" << n1(L) << "\" y=\"" << n1(T) << "\" width=\"" << n1(W) << "\" height=\"" << n1(H)
       << "\" fill=\"none\" stroke=\"#444\"/>\n";
@@ -104,7 +100,7 @@ class Plot {
       << "," << n1(Y(peak)) << "\"/>\n";
     s << "<text x=\"" << n1(X(ridge) + 6) << "\" y=\"" << n1(Y(peak) - 6) << "\">" << xml_escape(p.roof_label)
       << "</text>\n";
-    s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">" << fmt("%.0f", bw)
+    s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">" << detail::format("%.0f", bw)
       << " GB/s</text>\n";
   }
 
