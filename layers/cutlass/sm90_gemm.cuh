@@ -8,7 +8,10 @@
 //             cooperative (two warpgroups on one 128-row tile) or ping-pong (two warpgroups on
 //             two tiles, one's epilogue hidden under the other's mainloop); the stages are what
 //             shared memory holds after the epilogue's carve-out. fp8 operands: the collective
-//             that promotes partial sums to fp32 every 4 k-blocks (mma_promotion_interval).
+//             that promotes partial sums to fp32 every 4 k-blocks (mma_promotion_interval),
+//             which holds a second fp32 accumulator: a warpgroup's share of the tile must stay
+//             at 64x128 (64 + 64 registers a thread) or it spills (128x128 cooperative and
+//             64x128 ping-pong fit; cutlass.cmake makes a spill a build error).
 //   epilogue  TMA-stored, its visitor tree CUTLASS's ScaledLinCombPerColBiasEltAct: scales,
 //             the per-column bias, beta · C, the activation and, for an e4m3 D, · d_scale and the
 //             saturating conversion, all on the accumulators in registers: no extra pass.
