@@ -43,6 +43,7 @@ class Gpt2Workload : public Workload {
       source_ = o.weights;
     }
     cfg.kernels = o.kernels;
+    cfg.eager_loop = o.eager_loop;
     B_ = o.batch ? o.batch : 8;
     T_ = o.seq ? o.seq : cfg.n_ctx;
     model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice());

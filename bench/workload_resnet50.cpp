@@ -32,6 +32,7 @@ class Resnet50Workload : public Workload {
     S_ = o.image_size ? o.image_size : cfg.image_size;
     check_resnet50_input(cfg, B_, S_);  // before drawing a few hundred MB of images
     cfg.kernels = o.kernels;
+    cfg.eager_loop = o.eager_loop;
     model_ = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, B_, S_, o.stem);
     WeightRng rng(o.seed + 1);
     model_->upload_input(ctx, rng.normal(int64_t{B_} * 3 * S_ * S_, 0.f, 1.f), B_);

@@ -131,7 +131,8 @@ void Conv2d::prepare_fp8(Context& ctx, int N, int H, int W, void* y, const void*
   if (const GemmTuner::Fp8Choice* cached = cache ? cache->fp8_choice(key) : nullptr) {
     c = *cached;
   } else {
-    c = choose_fp8_conv(ctx, problem_, name(), fp8_, f->gemm.get(), refused, chosen, f->x_elems, y, x, residual);
+    c = choose_fp8_conv(ctx, problem_, name(), fp8_, f->gemm.get(), refused, chosen, f->x_elems, y, x, residual,
+                        cache ? cache->replay() : GemmTuner::Replay::Graph);
     if (cache && f->gemm) cache->set_fp8_choice(key, c);
   }
   c.fp8 = c.fp8 && f->gemm != nullptr;

@@ -124,12 +124,18 @@ class ConvPlanCache {
   const GemmTuner::Fp8Choice* fp8_choice(const std::string& key) const;
   void set_fp8_choice(const std::string& key, const GemmTuner::Fp8Choice& c) { fp8_[key] = c; }
   void add_seconds(double s) { seconds_ += s; }
+  // How the owner's forward will run (GemmTuner::Replay's two cases): Eager charges each fp8
+  // candidate and its bf16 rival max(GPU time, host enqueue time), as an eager batch-1 loop pays
+  // the host's launches; Graph (the default) the GPU's time alone. Set before the first prepare.
+  void set_replay(GemmTuner::Replay r) { replay_ = r; }
+  GemmTuner::Replay replay() const { return replay_; }
 
  private:
   std::map<std::string, std::shared_ptr<ConvPlan>> plans_;
   std::map<std::string, GemmTuner::Fp8Choice> fp8_;  // by the plan's key
   int built_ = 0, reused_ = 0, timed_ = 0;
   double seconds_ = 0;
+  GemmTuner::Replay replay_ = GemmTuner::Replay::Graph;
 };
 
 std::string conv_plan_key(const ConvProblem& c, int N, int H, int W, bool residual, ConvRoute route,
@@ -146,13 +152,14 @@ std::shared_ptr<ConvPlan> choose_conv_plan(Context& ctx, const ConvProblem& c, c
 // fp8: the e4m3 candidate of a 1×1 stride-1 convolution: x (x_elems elements) quantized with
 // fp8's input scale, then `gemm` (y = ReLU(s_x·s_w·(x8 · W8ᵀ) + bias + 1·residual)), both kernels
 // timed as one candidate, against `chosen` (its measured time, or timed now), on these buffers;
-// LAPTIME_FP8_GEMM's policy applied. `gemm` nullptr: cuBLASLt had no fp8 plan, `refused` says
+// LAPTIME_FP8_GEMM's policy applied; `replay` Eager: each side charged max(GPU, host enqueue)
+// (ConvPlanCache::set_replay). `gemm` nullptr: cuBLASLt had no fp8 plan, `refused` says
 // why (the choice is bf16, with that note). y holds chosen's result after. Throws a sentence
 // naming `name` when cuDNN refuses chosen's re-run.
 GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& c, const std::string& name,
                                      const Fp8Weight& fp8, Gemm* gemm, const std::string& refused,
                                      const ConvPlan& chosen, int64_t x_elems, void* y, const void* x,
-                                     const void* residual);
+                                     const void* residual, GemmTuner::Replay replay = GemmTuner::Replay::Graph);
 
 // "[N, H, W, C]", for the sentences.
 std::string conv_shape_text(int N, int H, int W, int C);

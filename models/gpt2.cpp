@@ -149,6 +149,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   CUDA_CHECK(cudaMemsetAsync(lm_head_weight_.data(), 0, lm_head_weight_.bytes(), st));
   CUDA_CHECK(cudaMemcpyAsync(lm_head_weight_.data(), wte_, wte_bytes, cudaMemcpyDeviceToDevice, st));
   lm_head_.set_name("lm_head");
+  if (tuner_ && cfg.eager_loop) tuner_->set_replay(GemmTuner::Replay::Eager);
   blocks_.reserve(cfg.n_layer);
   for (int i = 0; i < cfg.n_layer; ++i)
     blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu,

@@ -51,6 +51,9 @@ struct GPT2Config {
   // Not the architecture: laptime lab's kernel versions to run (--kernel NAME=VERSION; layernorm,
   // attention, embedding), production where none is named.
   lab::KernelChoice kernels;
+  // Not the architecture either: forward() will be looped eagerly (not replayed in a CUDA graph),
+  // so fp8's per-layer choices charge each candidate its host enqueue time too (GemmTuner::Replay).
+  bool eager_loop = false;
 
   // GPT-2 small (124M), the default.
   static GPT2Config small() { return GPT2Config{}; }

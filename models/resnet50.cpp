@@ -309,6 +309,7 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
   logits_ = arena_.as<char>(logits_off);
   // Zeros rather than leftovers: prepare() runs each convolution on these buffers.
   CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, arena_.bytes(), ctx.stream()));
+  if (cfg.eager_loop) plan_cache_.set_replay(GemmTuner::Replay::Eager);
   prepare(ctx, max_batch);
   // Everything above ran on ctx.stream(), the weights' upload (DeviceWeights) included.
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));

@@ -51,6 +51,9 @@ struct ResNetConfig {
   // Not the architecture: laptime lab's kernel versions to run (--kernel maxpool=vN), production
   // where none is named.
   lab::KernelChoice kernels;
+  // Not the architecture either: forward() will be looped eagerly (not replayed in a CUDA graph),
+  // so fp8's per-layer choices charge each candidate its host enqueue time too (GemmTuner::Replay).
+  bool eager_loop = false;
 
   static ResNetConfig resnet50() { return ResNetConfig{}; }
   // From the file's `resnet.*` metadata (weights/FORMAT.md); validated.
