@@ -35,12 +35,14 @@
 #               two binaries' lap rows alternated (before, after, before, ...), so that clock and
 #               thermal drift fall on both alike
 #   analyzer    scripts/dev/analyzer-bench.sh with the device's nsys (the device's CPU, no GPU)
-#   cutlass     issue 29's CUTLASS measurement (~2 minutes): its suites in parallel (every sm_90a
+#   cutlass     issue 29's CUTLASS measurement (~3 minutes): its suites in parallel (every sm_90a
 #               kernel against the CPU reference, the tuner's launch charging, test_gpt2_layers'
 #               timed-GEMM tests and test_fp8_layers, where the tuner now weighs CUTLASS), then
 #               laptime_cutlass_probe alone (GPT-2's GEMM shapes, every kernel beside cuBLASLt's
-#               best, checked and timed; its JSON as cutlass_probe.json), then GPT-2 lap rows with
-#               LAPTIME_GPT2_GEMM=timed, LAPTIME_CUTLASS=off against on (ROWS replaces them, as in laps)
+#               best, checked and timed; its JSON as cutlass_probe.json), laptime_sdpa_probe
+#               (cuDNN's fp8 attention beside bf16), then GPT-2 lap rows with LAPTIME_GPT2_GEMM=timed,
+#               LAPTIME_CUTLASS=off against on, and the default rows beside them, the eager batch-1
+#               rows among them (fp8's launch charging) (ROWS replaces them, as in laps)
 #
 # Each part writes under $RESULTS/PART (default /tmp/device-run/PART): a log a step, json/ with
 # every --json report, summary.txt (the machine first, then each step's status and figures).
@@ -606,7 +608,13 @@ laptime_gpt2_bf16_b8_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16
 laptime_gpt2_fp8_b8_cublaslt:LAPTIME_GPT2_GEMM=timed,LAPTIME_CUTLASS=off:gpt2 -p fp8
 laptime_gpt2_fp8_b8_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p fp8
 laptime_gpt2_bf16_b1_graph_cublaslt:LAPTIME_GPT2_GEMM=timed,LAPTIME_CUTLASS=off:gpt2 -p bf16 -b 1 --graph
-laptime_gpt2_bf16_b1_graph_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16 -b 1 --graph"
+laptime_gpt2_bf16_b1_graph_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16 -b 1 --graph
+laptime_gpt2_bf16_b8::gpt2 -p bf16
+laptime_gpt2_fp8_b8::gpt2 -p fp8
+laptime_gpt2_bf16_b1::gpt2 -p bf16 -b 1
+laptime_gpt2_fp8_b1::gpt2 -p fp8 -b 1
+laptime_resnet50_bf16_b1::resnet50 -p bf16 -b 1
+laptime_resnet50_fp8_b1::resnet50 -p fp8 -b 1"
 part_cutlass() {
   need "$B/bench/laptime_cutlass_probe"
   : >"$R/par.txt"
@@ -623,6 +631,10 @@ part_cutlass() {
   # Alone on the GPU; not in json/ (bench/compare.py reads that folder's lap reports).
   step cutlass_probe 120 "$B/bench/laptime_cutlass_probe" --json "$R/cutlass_probe.json"
   cat "$R/cutlass_probe.log" >>"$S"
+  if [[ -x $B/bench/laptime_sdpa_probe ]]; then  # cuDNN's fp8 attention beside its bf16 one
+    step sdpa_probe 60 "$B/bench/laptime_sdpa_probe"
+    cat "$R/sdpa_probe.log" >>"$S"
+  fi
   ROWS=${ROWS:-$CUTLASS_ROWS} part_laps
   say "fp8 plans with CUTLASS offered (B8):"
   sed -n '/^  plans/,/^  layers/p' "$R/laptime_gpt2_fp8_b8_cutlass.log" 2>/dev/null | grep -v '^  layers' | cut -c1-400 >>"$S"

@@ -11,7 +11,7 @@ tests=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_r
        test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli
        test_lab_kernels test_lab_cli test_cutlass_gemm test_gemm_tuner)
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/work} CCACHE_DIR=${CCACHE_DIR:-/work/.ccache}
-cmake --build "$src" -j2 --target laptime laptime_fp8_shapes laptime_cutlass_probe "${tests[@]}"
+cmake --build "$src" -j2 --target laptime laptime_fp8_shapes laptime_cutlass_probe laptime_sdpa_probe "${tests[@]}"
 [[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime test_gpt2_layers test_resnet50_layers test_fp8_layers
 stage=$(mktemp -d)
 copy() {  # copy FROM_BUILD TO_NAME FILES...
@@ -23,7 +23,7 @@ copy() {  # copy FROM_BUILD TO_NAME FILES...
     strip --strip-unneeded "$stage/$to/$f" 2>/dev/null || true
   done
 }
-copy "$src" build bench/laptime bench/liblaptime_gpu.so bench/laptime_fp8_shapes bench/laptime_cutlass_probe \
+copy "$src" build bench/laptime bench/liblaptime_gpu.so bench/laptime_fp8_shapes bench/laptime_cutlass_probe bench/laptime_sdpa_probe \
   "${tests[@]/#/tests/}"
 [[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so tests/test_gpt2_layers \
   tests/test_resnet50_layers tests/test_fp8_layers
