@@ -34,6 +34,7 @@
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/env_switches.h"
 #include "core/output_file.h"
 #include "core/stats.h"
 #include "core/timing.h"
@@ -200,6 +201,7 @@ CaseResult run_case(Context& ctx, DeviceBuffer& pool, int M, const Layer& L, con
   s.d_dtype = v.d;
   s.precision = fp8 ? Precision::FP8 : Precision::BF16;
   s.epilogue = L.epilogue;
+  s.fp8_fast_accum = fp8 && env::fp8_fast_accum();  // as the layers run: fast unless LAPTIME_FP8_FAST_ACCUM=off
   if (fp8) {
     s.a_scale = o.scales;
     s.b_scale = o.scales + 4;

@@ -151,13 +151,14 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
 }
 
 // The CUTLASS kernels that compute this spec exactly as cuBLASLt does (layers/cutlass/cutlass_gemm.h):
-// one product, B as NK, bf16 or e4m3 operands without fast accumulation, a bf16 or e4m3 D, the
-// bias or GELU+bias epilogue (or none: a null bias), and a workspace that fits.
+// one product, B as NK, bf16 or e4m3 operands (fp8: the kernels whose accumulation is the spec's,
+// promoted or fast), a bf16 or e4m3 D, the bias or GELU+bias epilogue (or none: a null bias),
+// and a workspace that fits.
 void Gemm::find_cutlass(std::size_t workspace_bytes) {
   const GemmSpec& s = spec_;
   const bool fp8 = s.ab_dtype == DType::F8E4M3;
   if (s.batch != 1 || s.b_layout != BLayout::NK || s.epilogue == Epilogue::BiasRelu || s.M == 0 || s.N == 0) return;
-  if ((s.ab_dtype != DType::BF16 && !fp8) || (fp8 && s.fp8_fast_accum)) return;
+  if (s.ab_dtype != DType::BF16 && !fp8) return;
   if (s.d_dtype != DType::BF16 && s.d_dtype != DType::F8E4M3) return;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -168,7 +169,8 @@ void Gemm::find_cutlass(std::size_t workspace_bytes) {
   shape.K = s.K;
   shape.ldd = s.ldd;
   for (const CutlassGemmKernel* k : cutlass_gemm_kernels(device)) {
-    if (k->ab_dtype() != s.ab_dtype || k->d_dtype() != s.d_dtype || k->epilogue() != epi || !k->refusal(shape).empty())
+    if (k->ab_dtype() != s.ab_dtype || k->d_dtype() != s.d_dtype || k->epilogue() != epi ||
+        (fp8 && k->fast_accum() != s.fp8_fast_accum) || !k->refusal(shape).empty())
       continue;
     for (const CutlassSchedule& sched : cutlass_schedules())
       if (k->workspace_bytes(shape, sched) <= workspace_bytes) cutlass_.push_back({k, sched});

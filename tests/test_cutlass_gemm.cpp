@@ -125,6 +125,7 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
   s.d_dtype = dt;
   s.precision = fp8 ? Precision::FP8 : Precision::BF16;
   s.epilogue = gelu ? Epilogue::GeluBias : Epilogue::Bias;
+  s.fp8_fast_accum = kernel->fast_accum();  // a plan offers the kernels of its own accumulation
   if (fp8) {
     s.a_scale = scales.as<float>();
     s.b_scale = scales.as<float>() + 4;

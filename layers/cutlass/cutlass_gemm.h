@@ -12,8 +12,10 @@
 // A [M, K] row-major (activations), B [N, K] row-major (nn.Linear's weight [out, in], used
 // transposed: CUTLASS's "TN"), C and D [M, N] with row stride ldd, C bf16 (the residual: C may
 // be D itself, read when beta != 0), bias [N] bf16 or none. fp32 accumulation; fp8 operands
-// promote the tensor cores' partial sums to fp32 every 4 k-blocks (no "fast accumulation",
-// as laptime's cuBLASLt fp8 plans run by default).
+// promote the tensor cores' partial sums to fp32 every 4 k-blocks (LAPTIME_FP8_FAST_ACCUM=off's
+// plans), or, in the kernels whose fast_accum() is true, leave the whole sum to
+// the tensor cores' own accumulator (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM): offered only to
+// a plan that asks for it (GemmSpec::fp8_fast_accum, on by default: LAPTIME_FP8_FAST_ACCUM).
 //
 // Who chooses: Gemm::autotune (layers/gemm.h) times these beside cuBLASLt's candidates on the
 // real shape and keeps the fastest; without timing nothing here runs. A build without sm_90
@@ -72,6 +74,7 @@ class CutlassGemmKernel {
   virtual DType ab_dtype() const = 0;    // BF16 or F8E4M3
   virtual DType d_dtype() const = 0;     // BF16 or F8E4M3 (then no C: beta must be 0)
   virtual CutlassEpilogue epilogue() const = 0;
+  virtual bool fast_accum() const = 0;   // fp8 without the periodic fp32 promotion
   // "" when the kernel can run these arguments (alignment, shape); else why not. Pointers may
   // be null here (a plan is checked before its operands exist).
   virtual std::string refusal(const CutlassGemmArgs& args) const = 0;

@@ -11,7 +11,8 @@
 //             that promotes partial sums to fp32 every 4 k-blocks (mma_promotion_interval),
 //             which holds a second fp32 accumulator: a warpgroup's share of the tile must stay
 //             at 64x128 (64 + 64 registers a thread) or it spills (128x128 cooperative and
-//             64x128 ping-pong fit; cutlass.cmake makes a spill a build error).
+//             64x128 ping-pong fit; cutlass.cmake makes a spill a build error). The fast-
+//             accumulation collectives (no promotion) hold one: 128x128 a warpgroup fits.
 //   epilogue  TMA-stored, its visitor tree CUTLASS's ScaledLinCombPerColBiasEltAct: scales,
 //             the per-column bias, beta · C, the activation and, for an e4m3 D, · d_scale and the
 //             saturating conversion, all on the accumulators in registers: no extra pass.
@@ -55,11 +56,27 @@ struct Cooperative {
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
   static constexpr const char* kName = "cooperative";
+  static constexpr bool kFastAccum = false;
 };
 struct Pingpong {
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
   using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
   static constexpr const char* kName = "ping-pong";
+  static constexpr bool kFastAccum = false;
+};
+// fp8 with the tensor cores' own accumulation (no promotion): one accumulator, so a 128x128
+// ping-pong tile (one warpgroup each) and the 128x256 cooperative one fit in registers.
+struct CooperativeFastAccum {
+  using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+  static constexpr const char* kName = "cooperative";
+  static constexpr bool kFastAccum = true;
+};
+struct PingpongFastAccum {
+  using Kernel = cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
+  static constexpr const char* kName = "ping-pong";
+  static constexpr bool kFastAccum = true;
 };
 
 template <CutlassEpilogue E>
@@ -112,12 +129,14 @@ class Sm90Gemm final : public CutlassGemmKernel {
     std::ostringstream os;
     os << (std::is_same_v<AB, e4m3> ? "fp8" : "bf16") << ' ' << TileM << 'x' << TileN << 'x' << TileK
        << " cluster " << ClusterM << 'x' << ClusterN << ' ' << Schedule::kName << ", "
-       << (Epi == CutlassEpilogue::GeluBias ? "GELU+bias" : "bias") << " -> " << (kOut8 ? "e4m3" : "bf16");
+       << (Epi == CutlassEpilogue::GeluBias ? "GELU+bias" : "bias") << " -> " << (kOut8 ? "e4m3" : "bf16")
+       << (Schedule::kFastAccum ? ", fast accumulation" : "");
     return os.str();
   }
   DType ab_dtype() const override { return dtype_of<AB>(); }
   DType d_dtype() const override { return dtype_of<D>(); }
   CutlassEpilogue epilogue() const override { return Epi; }
+  bool fast_accum() const override { return Schedule::kFastAccum; }
 
   std::string refusal(const CutlassGemmArgs& a) const override {
     const int64_t ldd = a.ldd ? a.ldd : a.N;
