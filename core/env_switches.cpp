@@ -41,7 +41,7 @@ Fp8Policy fp8_gemm() {
 }
 
 bool fp8_fast_accum() {
-  static const bool on = text(kFp8FastAccum) == "1";
+  static const bool on = word(kFp8FastAccum, true, {{"on", true}, {"off", false}});
   return on;
 }
 
@@ -76,9 +76,10 @@ Gpt2Gelu gpt2_gelu() {
   return g;
 }
 
-bool gpt2_gemm_timed() {
-  static const bool timed = word(kGpt2Gemm, false, {{"timed", true}, {"heuristic", false}});
-  return timed;
+Gpt2Gemm gpt2_gemm() {
+  static const Gpt2Gemm g =
+      word(kGpt2Gemm, Gpt2Gemm::Auto, {{"auto", Gpt2Gemm::Auto}, {"timed", Gpt2Gemm::Timed}, {"heuristic", Gpt2Gemm::Heuristic}});
+  return g;
 }
 
 bool cutlass() {

@@ -19,8 +19,9 @@
 //             end_calibration()); the margin of 2 leaves one binade for batches that reach
 //             further than the calibration batch (values beyond saturate to ±448 instead of
 //             becoming NaN). No amax in the timed loop: the scale is a device value written once.
-//   product   cuBLASLt's fp8 GEMM, fp32 accumulation (no fast accumulation unless asked:
-//             LAPTIME_FP8_FAST_ACCUM=1), D = s_x · s_w · (x8 · W8ᵀ) + bias [+ y], in bf16, or in
+//   product   cuBLASLt's fp8 GEMM (or CUTLASS's, where timed faster), fp32 sums with the tensor
+//             cores' fast accumulation (LAPTIME_FP8_FAST_ACCUM=off: promoted every 4 k-blocks),
+//             D = s_x · s_w · (x8 · W8ᵀ) + bias [+ y], in bf16, or in
 //             e4m3 (· the next layer's 1/s) when the consumer reads fp8 (set_fp8_output()).
 // Who makes x8: with Fp8Input::Produced the caller writes e4m3 when input_dtype() says so (a
 // LayerNorm, or the GEMM before with an fp8 D); with Fp8Input::Quantize the caller hands bf16

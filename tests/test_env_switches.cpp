@@ -161,9 +161,10 @@ TEST(EnvSwitches, Fp8MlpRefusesAnotherWord) {
 TEST(EnvSwitches, Gpt2GemmRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kGpt2Gemm.name, "fastest", 1);
-    EXPECT_EQ(refusal_of([] { env::gpt2_gemm_timed(); }), "LAPTIME_GPT2_GEMM must be 'timed' or 'heuristic', not 'fastest'.");
+    EXPECT_EQ(refusal_of([] { env::gpt2_gemm(); }),
+              "LAPTIME_GPT2_GEMM must be 'auto', 'timed' or 'heuristic', not 'fastest'.");
     setenv(env::kGpt2Gemm.name, "timed", 1);
-    EXPECT_TRUE(env::gpt2_gemm_timed());
+    EXPECT_EQ(env::gpt2_gemm(), Gpt2Gemm::Timed);
   });
 }
 
@@ -190,10 +191,17 @@ TEST(EnvSwitches, DeselectedEnginesDropEmptyItems) {
   });
 }
 
+TEST(EnvSwitches, Fp8FastAccumRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kFp8FastAccum.name, "1", 1);  // its word before issue 29 made it the default
+    EXPECT_EQ(refusal_of([] { env::fp8_fast_accum(); }), "LAPTIME_FP8_FAST_ACCUM must be 'on' or 'off', not '1'.");
+    setenv(env::kFp8FastAccum.name, "off", 1);
+    EXPECT_FALSE(env::fp8_fast_accum());
+  });
+}
+
 TEST(EnvSwitches, OnlyTheirOwnValueTurnsTheFlagsOver) {
   in_fresh_process([] {
-    setenv(env::kFp8FastAccum.name, "yes", 1);
-    EXPECT_FALSE(env::fp8_fast_accum());  // "1" only
     setenv(env::kConvTune.name, "off", 1);
     EXPECT_FALSE(env::conv_tune());
   });
@@ -204,11 +212,11 @@ TEST(EnvSwitches, UnsetGivesTheDefaults) {
     for (const env::Switch& s : env::kAllSwitches) unsetenv(s.name);
     EXPECT_EQ(env::fp8_gemm(), Fp8Policy::Auto);
     EXPECT_EQ(env::fp8_mlp(), Fp8Pairing::Pair);
-    EXPECT_FALSE(env::fp8_fast_accum());
+    EXPECT_TRUE(env::fp8_fast_accum());
     EXPECT_TRUE(env::conv_tune());
     EXPECT_TRUE(env::cudnn_deselect_engines().empty());
     EXPECT_EQ(env::gpt2_gelu(), Gpt2Gelu::Measured);
-    EXPECT_FALSE(env::gpt2_gemm_timed());
+    EXPECT_EQ(env::gpt2_gemm(), Gpt2Gemm::Auto);
     EXPECT_TRUE(env::cutlass());
   });
 }
