@@ -24,6 +24,31 @@ namespace fe = cudnn_frontend;
 namespace {
 // The frontend's raw-pointer execute takes the user tensors' pointers sorted by uid.
 enum Uid : int64_t { kUidQ = 1, kUidK, kUidV, kUidO };
+
+// Checks a described graph, builds its plan (heuristic A, the first that cuDNN supports) and
+// reserves its workspace on ctx. `uids`: the user tensors in the order execute()'s pointers
+// come. False with cuDNN's words in *why.
+bool make_plan(Context& ctx, fe::graph::Graph& g, cudnnHandle_t handle, const std::vector<int64_t>& uids,
+               std::string* engine, std::string* why) {
+  fe::error_t e = g.validate();
+  if (e.is_good()) e = g.build_operation_graph(handle);
+  if (e.is_good()) e = g.create_execution_plans({fe::HeurMode_t::A});
+  if (e.is_good()) e = g.check_support();
+  if (e.is_good()) e = g.build_plans();
+  int64_t workspace = 0;
+  if (e.is_good()) e = g.get_workspace_size(workspace);
+  if (e.is_bad()) {
+    *why = e.get_message();
+    return false;
+  }
+  if (g.get_variant_pack_uids_sorted() != uids) {
+    *why = "cudnn-frontend lists the attention graph's tensors in an unexpected order.";
+    return false;
+  }
+  (void)g.get_plan_name(*engine);
+  ctx.reserve_workspace(static_cast<std::size_t>(workspace));
+  return true;
+}
 }  // namespace
 
 struct CudnnSdpa::Impl {
@@ -81,32 +106,12 @@ bool CudnnSdpa::build(Context& ctx, int B, int T, int H, int hd, DType dtype, st
     (void)stats;  // inference: none
     o->set_output(true).set_name("o").set_uid(kUidO).set_data_type(io).set_dim(dims).set_stride({t * C, d, C, 1});
 
-    fe::error_t e = g.validate();
-    if (e.is_good()) e = g.build_operation_graph(p->handle);
-    if (e.is_good()) e = g.create_execution_plans({fe::HeurMode_t::A});
-    if (e.is_good()) e = g.check_support();
-    if (e.is_good()) e = g.build_plans();
-    if (e.is_bad()) {
-      *why = e.get_message();
-      return false;
-    }
-    if (g.get_variant_pack_uids_sorted() != std::vector<int64_t>{kUidQ, kUidK, kUidV, kUidO}) {
-      *why = "cudnn-frontend lists the attention graph's tensors in an unexpected order.";
-      return false;
-    }
-    (void)g.get_plan_name(p->engine);
-    int64_t workspace = 0;
-    e = g.get_workspace_size(workspace);
-    if (e.is_bad()) {
-      *why = e.get_message();
-      return false;
-    }
-    ctx.reserve_workspace(static_cast<std::size_t>(workspace));
+    if (!make_plan(ctx, g, p->handle, {kUidQ, kUidK, kUidV, kUidO}, &p->engine, why)) return false;
     // The trial run, on zeroed scratch of the real shape: execution-time refusals and the first
     // launch's module loading happen here, at build, not in the timed loop.
     DeviceBuffer qkv(static_cast<std::size_t>(b * t * 3 * C) * p->es), out(static_cast<std::size_t>(b * t * C) * p->es);
     CUDA_CHECK(cudaMemsetAsync(qkv.data(), 0, qkv.bytes(), p->stream));
-    e = p->enqueue(ctx.workspace(), out.data(), qkv.data());
+    fe::error_t e = p->enqueue(ctx.workspace(), out.data(), qkv.data());
     CUDA_CHECK(cudaStreamSynchronize(p->stream));  // before the scratch is freed
     if (e.is_bad()) {
       *why = e.get_message();
@@ -191,29 +196,9 @@ bool CudnnSdpaFp8::build(Context& ctx, int B, int T, int H, int hd, std::string*
     for (auto [a, uid] : {std::pair{amax_s, k8AmaxS}, std::pair{amax_o, k8AmaxO}})
       a->set_output(true).set_uid(uid).set_data_type(fe::DataType_t::FLOAT).set_dim(one).set_stride(one);
 
-    fe::error_t e = g.validate();
-    if (e.is_good()) e = g.build_operation_graph(p->handle);
-    if (e.is_good()) e = g.create_execution_plans({fe::HeurMode_t::A});
-    if (e.is_good()) e = g.check_support();
-    if (e.is_good()) e = g.build_plans();
-    if (e.is_bad()) {
-      *why = e.get_message();
-      return false;
-    }
-    std::vector<int64_t> want;
-    for (int64_t u = k8Q; u <= k8AmaxO; ++u) want.push_back(u);
-    if (g.get_variant_pack_uids_sorted() != want) {
-      *why = "cudnn-frontend lists the fp8 attention graph's tensors in an unexpected order.";
-      return false;
-    }
-    (void)g.get_plan_name(p->engine);
-    int64_t workspace = 0;
-    e = g.get_workspace_size(workspace);
-    if (e.is_bad()) {
-      *why = e.get_message();
-      return false;
-    }
-    ctx.reserve_workspace(static_cast<std::size_t>(workspace));
+    std::vector<int64_t> uids;
+    for (int64_t u = k8Q; u <= k8AmaxO; ++u) uids.push_back(u);
+    if (!make_plan(ctx, g, p->handle, uids, &p->engine, why)) return false;
     p->scalars = DeviceBuffer(4 * sizeof(float));
     const float host[4] = {1.f / kProbabilityScale, kProbabilityScale, 0.f, 0.f};
     CUDA_CHECK(cudaMemcpyAsync(p->scalars.data(), host, sizeof(host), cudaMemcpyHostToDevice, p->stream));
@@ -223,7 +208,7 @@ bool CudnnSdpaFp8::build(Context& ctx, int B, int T, int H, int hd, std::string*
     CUDA_CHECK(cudaMemcpyAsync(ones.data(), unit, sizeof(unit), cudaMemcpyHostToDevice, p->stream));
     CUDA_CHECK(cudaMemsetAsync(qkv.data(), 0, qkv.bytes(), p->stream));
     const float* u = static_cast<const float*>(ones.data());
-    e = p->enqueue(ctx.workspace(), out.data(), qkv.data(), u, u + 1);
+    fe::error_t e = p->enqueue(ctx.workspace(), out.data(), qkv.data(), u, u + 1);
     CUDA_CHECK(cudaStreamSynchronize(p->stream));  // before the scratch is freed (and the host arrays' copies done)
     if (e.is_bad()) {
       *why = e.get_message();
