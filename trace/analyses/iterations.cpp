@@ -537,12 +537,34 @@ void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
   std::vector<Ns> sorted = period;
   std::sort(sorted.begin(), sorted.end());
   const Ns lap = sorted[sorted.size() / 2];
-  size_t last = cand.size();  // the last iteration where the host gained more than a tenth of a lap
+  // A gain: the host got more than a tenth of a lap further ahead, with a lag of at least that.
+  std::vector<Ns> lag(cand.size());
+  std::vector<bool> gain(cand.size());
+  size_t last = cand.size(), late_gains = 0;  // the last gain; gains in the second half
   for (size_t k = 0; k < cand.size(); ++k) {
     const Iteration& it = out.iterations[cand[k]];
-    if (growth[k] * 10 > lap && (it.gpu_end - it.end) * 10 > lap) last = k;
+    lag[k] = it.gpu_end - it.end;
+    gain[k] = growth[k] * 10 > lap && lag[k] * 10 > lap;
+    if (gain[k]) last = k;
+    if (gain[k] && k >= cand.size() / 2) ++late_gains;
   }
   if (last == cand.size()) return;
+  const size_t late = cand.size() - cand.size() / 2;
+  // Ahead to the end: the lag still climbing through the second half (two steps in three gain;
+  // a lag that only jitters, as beside other work on the GPU, gains now and then, not so often).
+  const bool climbing = late_gains * 3 >= late * 2;
+  if (!climbing) {
+    // A queue that filled: the lag climbs, then holds at the queue's depth. The climb ends at the
+    // first iteration whose lag is within a tenth of a lap of the second half's median; gains
+    // after it are jitter at that depth. No climb (the lag there from the start): none ahead.
+    std::vector<Ns> tail(lag.begin() + static_cast<std::ptrdiff_t>(cand.size() / 2), lag.end());
+    std::nth_element(tail.begin(), tail.begin() + static_cast<std::ptrdiff_t>(tail.size() / 2), tail.end());
+    const Ns depth = tail[tail.size() / 2];
+    size_t first = 0;
+    while (first < cand.size() && (lag[first] - depth) * 10 < -lap) ++first;
+    if (first == 0) return;
+    last = first;
+  }
   const auto ahead_of = [&](size_t upto) {
     std::vector<uint64_t> v;
     for (size_t i = 0; i <= upto; ++i)
@@ -551,7 +573,7 @@ void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
   };
   // Ahead to the end, or but for one iteration (too few to call the queue full): the host
   // ranges never measure the lap.
-  if (last + 2 >= cand.size()) {
+  if (climbing || last + 2 >= cand.size()) {
     out.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
     notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
                       "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "
