@@ -92,4 +92,10 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std:
 constexpr int kCandidateHostRuns = 20;
 float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
 
+// What a candidate measured on the GPU (`gpu_ms`, time_candidate's) costs an eager loop:
+// max(gpu_ms, enqueue_ms(run)), as the loop runs at the slower of the two. A negative gpu_ms (a
+// refusal) is returned as it is, without running `run`; a refusal while enqueueing is negative
+// too, `why` filled. Synchronizes.
+float eager_charge_ms(float gpu_ms, cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
+
 }  // namespace laptime

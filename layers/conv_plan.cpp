@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -442,13 +441,8 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
   c.bf16_ms = chosen.ms >= 0.f ? chosen.ms : time_candidate(ctx.stream(), run16, &why16);
   const bool eager = replay == GemmTuner::Replay::Eager;
   if (eager) {  // an eager loop pays each side's launches on the host: the quantize pass is one more
-    auto charged = [&](float gpu, const std::function<bool()>& run, std::string* why) {
-      if (gpu < 0.f) return gpu;
-      const float host = enqueue_ms(ctx.stream(), run, why);
-      return host < 0.f ? host : std::max(gpu, host);
-    };
-    c.fp8_ms = charged(c.fp8_ms, run8, &why8);
-    c.bf16_ms = charged(c.bf16_ms, run16, &why16);
+    c.fp8_ms = eager_charge_ms(c.fp8_ms, ctx.stream(), run8, &why8);
+    c.bf16_ms = eager_charge_ms(c.bf16_ms, ctx.stream(), run16, &why16);
   }
   const Fp8Policy policy = env::fp8_gemm();
   std::vector<std::string> notes;

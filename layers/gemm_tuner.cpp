@@ -1,6 +1,5 @@
 #include "layers/gemm_tuner.h"
 
-#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -41,9 +40,7 @@ void GemmTuner::tune(const Context& ctx, Gemm& gemm, const void* b, const void* 
 
 float GemmTuner::charge(const Context& ctx, const std::function<bool()>& run, std::string* why) const {
   const float gpu = time_candidate(ctx.stream(), run, why);
-  if (gpu < 0.f || replay_ == Replay::Graph) return gpu;
-  const float host = enqueue_ms(ctx.stream(), run, why);
-  return host < 0.f ? host : std::max(gpu, host);
+  return replay_ == Replay::Graph ? gpu : eager_charge_ms(gpu, ctx.stream(), run, why);
 }
 
 }  // namespace laptime

@@ -539,20 +539,21 @@ void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
   const Ns lap = sorted[sorted.size() / 2];
   // A gain: the host got more than a tenth of a lap further ahead, with a lag of at least that.
   std::vector<Ns> lag(cand.size());
-  std::vector<bool> gain(cand.size());
-  size_t last = cand.size(), late_gains = 0;  // the last gain; gains in the second half
+  size_t gains = 0, late_gains = 0;  // all of them, and those in the second half
   for (size_t k = 0; k < cand.size(); ++k) {
     const Iteration& it = out.iterations[cand[k]];
     lag[k] = it.gpu_end - it.end;
-    gain[k] = growth[k] * 10 > lap && lag[k] * 10 > lap;
-    if (gain[k]) last = k;
-    if (gain[k] && k >= cand.size() / 2) ++late_gains;
+    if (growth[k] * 10 > lap && lag[k] * 10 > lap) {
+      ++gains;
+      late_gains += k >= cand.size() / 2;
+    }
   }
-  if (last == cand.size()) return;
+  if (gains == 0) return;
   const size_t late = cand.size() - cand.size() / 2;
   // Ahead to the end: the lag still climbing through the second half (two steps in three gain;
   // a lag that only jitters, as beside other work on the GPU, gains now and then, not so often).
   const bool climbing = late_gains * 3 >= late * 2;
+  size_t last = 0;  // the climb's last iteration, when the queue filled
   if (!climbing) {
     // A queue that filled: the lag climbs, then holds at the queue's depth. The climb ends at the
     // first iteration whose lag is within a tenth of a lap of the second half's median; gains
