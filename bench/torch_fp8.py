@@ -11,6 +11,9 @@ in bf16.
     layers = to_fp8_resnet50(model)        # BatchNorm folded, bf16, the 1x1 stride-1 convolutions and the fc
     calibrate(model, layers, images)       # images in bf16
 
+    stream = to_fp8_stream_resnet50(model) # LAPTIME_RESNET_FP8=stream's recipe (layers/e4m3_block.h)
+    stream.calibrate(images); stream(images)
+
 The recipe, as laptime's: e4m3 weights with one scale per tensor, s_w = amax(W) / 448; e4m3
 inputs with one static scale per tensor from one calibration batch, s_x = 2 · amax(x) / 448;
 values past ±448 saturate (clamped before the cast: PyTorch's cast to float8_e4m3fn does not
@@ -32,6 +35,10 @@ ACTIVATION_MARGIN = 2.0  # laptime's Linear::kActivationMargin
 
 def _quantize(torch, x, inv_scale):
     return (x.float() * inv_scale).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
+
+
+def _dequantize(x8, scale):
+    return x8.float() * scale
 
 
 def make_fp8_linear_class(torch):
@@ -71,9 +78,13 @@ def make_fp8_linear_class(torch):
                 return torch.nn.functional.linear(x, self.weight_bf16, self.bias)
             shape = x.shape
             x8 = _quantize(torch, x.reshape(-1, self.in_features), 1.0 / self.s_x)
-            y = torch._scaled_mm(x8, self.w8_t, scale_a=self.s_x.float(), scale_b=self.s_w.float(),
+            return self.forward_e4m3(x8, self.s_x).reshape(*shape[:-1], self.out_features)
+
+        def forward_e4m3(self, x8, s_x):
+            """The product on rows already in e4m3 (real value s_x · x8), bf16 out."""
+            y = torch._scaled_mm(x8.contiguous(), self.w8_t, scale_a=s_x.float(), scale_b=self.s_w.float(),
                                  bias=self.bias_padded, out_dtype=torch.bfloat16, use_fast_accum=False)
-            return y[:, : self.out_features].reshape(*shape[:-1], self.out_features)
+            return y[:, : self.out_features]
 
     return Fp8Linear
 
@@ -104,7 +115,6 @@ def to_fp8_resnet50(torch, model):
     cast to bf16, then each 1x1 stride-1 convolution (conv1 and conv3 of every block, layer1.0's
     downsample) as an Fp8Linear on the NHWC rows [N·H·W, C] and the fc as one. `model` is
     torchvision's resnet50() in eval mode, fp32; changed in place. Returns the Fp8Linear modules."""
-    from torch.nn.utils.fusion import fuse_conv_bn_eval
     nn = torch.nn
     Fp8Linear = make_fp8_linear_class(torch)
 
@@ -121,14 +131,7 @@ def to_fp8_resnet50(torch, model):
             y = self.linear(x.permute(0, 2, 3, 1).reshape(-1, c))
             return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
 
-    model.conv1, model.bn1 = fuse_conv_bn_eval(model.conv1, model.bn1), nn.Identity()
-    blocks = [b for stage in (model.layer1, model.layer2, model.layer3, model.layer4) for b in stage]
-    for b in blocks:
-        for conv, bn in (("conv1", "bn1"), ("conv2", "bn2"), ("conv3", "bn3")):
-            setattr(b, conv, fuse_conv_bn_eval(getattr(b, conv), getattr(b, bn)))
-            setattr(b, bn, nn.Identity())
-        if b.downsample is not None:
-            b.downsample = nn.Sequential(fuse_conv_bn_eval(b.downsample[0], b.downsample[1]))
+    blocks = _fold_resnet50(torch, model)
     model.to(torch.bfloat16)
     layers = []
 
@@ -149,6 +152,118 @@ def to_fp8_resnet50(torch, model):
     model.fc = fc
     layers.append(fc)
     return layers
+
+
+def _fold_resnet50(torch, model):
+    """Every BatchNorm of torchvision's resnet50 (eval, fp32) folded into its convolution, in
+    place, as laptime folds at load; returns the blocks in forward order."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+    nn = torch.nn
+    model.conv1, model.bn1 = fuse_conv_bn_eval(model.conv1, model.bn1), nn.Identity()
+    blocks = [b for stage in (model.layer1, model.layer2, model.layer3, model.layer4) for b in stage]
+    for b in blocks:
+        for conv, bn in (("conv1", "bn1"), ("conv2", "bn2"), ("conv3", "bn3")):
+            setattr(b, conv, fuse_conv_bn_eval(getattr(b, conv), getattr(b, bn)))
+            setattr(b, bn, nn.Identity())
+        if b.downsample is not None:
+            b.downsample = nn.Sequential(fuse_conv_bn_eval(b.downsample[0], b.downsample[1]))
+    return blocks
+
+
+def to_fp8_stream_resnet50(torch, model):
+    """PyTorch's counterpart of laptime's e4m3 stream (LAPTIME_RESNET_FP8=stream, layers/e4m3_block.h):
+    BatchNorm folded in fp32, the model cast to bf16; the stem's pooled output and every block's
+    output and downsample output in e4m3 with one static scale each (s = 2 · amax / 448 from a bf16
+    calibration pass, saturating); conv1 and the downsample as _scaled_mm on those e4m3 rows
+    (the downsample's on the subsampled pixels), bf16 out; conv2 a bf16 convolution; conv3 a bf16
+    convolution, its output plus the dequantized e4m3 residual in fp32, ReLU, quantized; the average
+    pool on the dequantized last output; the fc an Fp8Linear (its bf16 input quantized). `model`:
+    torchvision's resnet50() in eval mode, fp32; changed in place. Returns the module; call its
+    calibrate(images) before it runs."""
+    nn = torch.nn
+    F = torch.nn.functional
+    Fp8Linear = make_fp8_linear_class(torch)
+    blocks = _fold_resnet50(torch, model)
+    model.to(torch.bfloat16)
+    model.fc = Fp8Linear(model.fc.weight, model.fc.bias)
+
+    def rows(x):  # NCHW -> [N·H·W, C]
+        return x.permute(0, 2, 3, 1).reshape(-1, x.shape[1])
+
+    def unrows(y, like):  # [N·H·W, C'] -> NCHW with like's N, H, W
+        n, _, h, w = like.shape
+        return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
+
+    def w2d(conv):
+        w = conv.weight.detach()
+        return w.reshape(w.shape[0], w.shape[1])
+
+    class Fp8StreamResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = model
+            self.conv1 = [Fp8Linear(w2d(b.conv1), b.conv1.bias) for b in blocks]
+            self.ds = [Fp8Linear(w2d(b.downsample[0]), b.downsample[0].bias) if b.downsample is not None else None
+                       for b in blocks]
+            dev = model.fc.s_x.device
+            self.s_stem = torch.ones((), device=dev)
+            self.s_out = [torch.ones((), device=dev) for _ in blocks]
+            self.s_ds = [torch.ones((), device=dev) for _ in blocks]
+
+        def quantize(self, x, s):
+            return _quantize(torch, x, 1.0 / s)
+
+        def calibrate(self, images):
+            """One bf16 pass of the folded model: amax of the stem's pooled output, each block's output
+            and downsample output, and the fc's input; then every scale."""
+            amax = {}
+
+            def record(key):
+                def hook(_module, _inputs, out):
+                    a = out.detach().float().abs().max()
+                    amax[key] = torch.maximum(amax[key], a) if key in amax else a
+                return hook
+
+            hooks = [model.maxpool.register_forward_hook(record("stem"))]
+            for i, b in enumerate(blocks):
+                hooks.append(b.register_forward_hook(record(("out", i))))
+                if b.downsample is not None:
+                    hooks.append(b.downsample.register_forward_hook(record(("ds", i))))
+            try:
+                calibrate(torch, model, [model.fc], images)
+            finally:
+                for h in hooks:
+                    h.remove()
+
+            def scale(a):
+                if not torch.isfinite(a):
+                    raise ValueError("fp8 calibration saw a value that is not finite")
+                return ACTIVATION_MARGIN * a / E4M3_MAX if a > 0 else torch.ones_like(a)
+
+            self.s_stem = scale(amax["stem"])
+            self.s_out = [scale(amax[("out", i)]) for i in range(len(blocks))]
+            self.s_ds = [scale(amax[("ds", i)]) if ("ds", i) in amax else None for i in range(len(blocks))]
+
+        def forward(self, images):
+            m = self.m
+            x = m.maxpool(m.relu(m.conv1(images)))
+            q, s = self.quantize(x, self.s_stem), self.s_stem  # e4m3, NCHW
+            for i, b in enumerate(blocks):
+                t1 = F.relu(unrows(self.conv1[i].forward_e4m3(rows(q), s), q))
+                t2 = F.relu(b.conv2(t1))
+                if b.downsample is not None:
+                    stride = b.downsample[0].stride[0]
+                    xs = q[:, :, ::stride, ::stride]
+                    sc = unrows(self.ds[i].forward_e4m3(rows(xs), s), xs)
+                    residual = _dequantize(self.quantize(sc, self.s_ds[i]), self.s_ds[i])
+                else:
+                    residual = _dequantize(q, s)
+                y = F.relu(b.conv3(t2).float() + residual)
+                q, s = self.quantize(y, self.s_out[i]), self.s_out[i]
+            pooled = _dequantize(q, s).mean((2, 3)).to(torch.bfloat16)
+            return m.fc(pooled)
+
+    return Fp8StreamResNet50()
 
 
 def calibrate(torch, model, layers, *args, **kwargs):

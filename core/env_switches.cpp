@@ -87,4 +87,10 @@ bool cutlass() {
   return on;
 }
 
+ResnetFp8 resnet_fp8() {
+  static const ResnetFp8 r =
+      word(kResnetFp8, ResnetFp8::Auto, {{"auto", ResnetFp8::Auto}, {"stream", ResnetFp8::Stream}, {"layers", ResnetFp8::Layers}});
+  return r;
+}
+
 }  // namespace laptime::env

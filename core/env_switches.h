@@ -29,6 +29,8 @@ enum class Fp8Pairing { Pair, Apart };
 enum class Gpt2Gelu { Measured, Epilogue, Kernel };
 // LAPTIME_GPT2_GEMM.
 enum class Gpt2Gemm { Auto, Timed, Heuristic };
+// LAPTIME_RESNET_FP8.
+enum class ResnetFp8 { Auto, Stream, Layers };
 
 namespace env {
 
@@ -78,6 +80,13 @@ inline constexpr Switch kCutlass{
     "H100/H200 builds with sm_90: CUTLASS's sm_90a GEMMs offered to every timed GEMM choice beside "
     "cuBLASLt's algorithms (auto), or withheld, every GEMM on cuBLASLt, for an A/B (off). "
     "layers/cutlass/cutlass_gemm.h."};
+inline constexpr Switch kResnetFp8{
+    "LAPTIME_RESNET_FP8", "auto / stream / layers", "auto",
+    "fp8 ResNet-50: activations e4m3 between blocks (stream: conv1 and the downsample fp8 GEMMs on "
+    "e4m3 inputs, conv3 a CUTLASS GEMM adding the e4m3 residual and writing e4m3), or bf16 between "
+    "blocks with each 1x1 convolution's fp8-or-bf16 choice measured (layers, issue 22's design); auto "
+    "is stream where CUTLASS's residual-stream kernels run (an sm_90 build on compute capability "
+    "9.0), else layers. layers/e4m3_block.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{
     "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
@@ -86,7 +95,7 @@ inline constexpr Switch kCacheDir{
 // Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
 // that the two name the same switches).
 inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
-                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kCacheDir};
+                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kCacheDir};
 
 Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
 bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM is not "off"
@@ -96,6 +105,7 @@ const std::vector<std::string>& cudnn_deselect_engines();  // LAPTIME_CUDNN_DESE
 Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
 Gpt2Gemm gpt2_gemm();                                    // LAPTIME_GPT2_GEMM
 bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
+ResnetFp8 resnet_fp8();                                  // LAPTIME_RESNET_FP8
 
 // The text `s` is set to now, "" when unset: for a report that says which switches a run had.
 std::string text(const Switch& s);

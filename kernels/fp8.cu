@@ -72,6 +72,22 @@ __global__ void dequantize_kernel(float* __restrict__ dst, const __nv_fp8_e4m3* 
     dst[i] = to_f32(src[i]) * s;
 }
 
+// One thread per V bytes of an output pixel's channels (V = 16: one uint4; V = 1: a byte).
+template <class V>
+__global__ void subsample_kernel(V* __restrict__ dst, const V* __restrict__ src, int H, int W, int Ho, int Wo,
+                                 int cv, int stride, int64_t total) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int c = static_cast<int>(i % cv);
+    int64_t p = i / cv;  // output pixel (n, ho, wo)
+    const int wo = static_cast<int>(p % Wo);
+    p /= Wo;
+    const int ho = static_cast<int>(p % Ho);
+    const int64_t n = p / Ho;
+    dst[i] = src[((n * H + int64_t{ho} * stride) * W + int64_t{wo} * stride) * cv + c];
+  }
+}
+
 template <class T>
 __global__ void fill_uniform_kernel(T* __restrict__ dst, int64_t n, uint32_t seed, float offset, float scale) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -135,6 +151,23 @@ void quantize_fp8(void* dst, const float* inv_scale, DType src_dtype, const void
 void quantize_fp8_general(void* dst, const float* inv_scale, DType src_dtype, const void* src, int64_t n,
                           cudaStream_t stream) {
   quantize(dst, inv_scale, src_dtype, src, n, Path::General, stream);
+}
+
+void subsample_bytes(void* dst, const void* src, int N, int H, int W, int C, int stride, cudaStream_t stream) {
+  const int Ho = (H - 1) / stride + 1, Wo = (W - 1) / stride + 1;
+  const int64_t pixels = int64_t{N} * Ho * Wo;
+  if (pixels == 0 || C == 0) return;
+  const bool vec = C % 16 == 0 && (reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16 == 0;
+  if (vec) {
+    const int64_t total = pixels * (C / 16);
+    subsample_kernel<<<grid_stride_blocks(total, 256), 256, 0, stream>>>(
+        static_cast<uint4*>(dst), static_cast<const uint4*>(src), H, W, Ho, Wo, C / 16, stride, total);
+  } else {
+    const int64_t total = pixels * C;
+    subsample_kernel<<<grid_stride_blocks(total, 256), 256, 0, stream>>>(
+        static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), H, W, Ho, Wo, C, stride, total);
+  }
+  CUDA_CHECK_LAUNCH();
 }
 
 void dequantize_fp8(float* dst, const void* src, const float* scale, int64_t n, cudaStream_t stream) {

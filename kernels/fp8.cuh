@@ -37,6 +37,12 @@ void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, cudaStream_t
 // The same drawn from [offset - scale, offset + scale) (laptime lab's inputs).
 void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, float offset, float scale, cudaStream_t stream);
 
+// A 1×1 stride-`stride` convolution's input rows, gathered: dst [N, Ho, Wo, C] = src [N, H, W, C]
+// at (s·ho, s·wo), Ho = (H − 1) / s + 1; one byte an element (e4m3, or any 1-byte type), moved
+// 16 bytes a thread where C and the pointers allow. What an fp8 GEMM takes as its A (ResNet-50's
+// stride-2 downsamples on the e4m3 stream, layers/e4m3_block.h).
+void subsample_bytes(void* dst, const void* src, int N, int H, int W, int C, int stride, cudaStream_t stream);
+
 // dst[i] = float(src[i]) · *scale: e4m3 back to fp32 (for checks; nothing in a forward pass).
 void dequantize_fp8(float* dst, const void* src, const float* scale, int64_t n, cudaStream_t stream);
 

@@ -105,6 +105,17 @@ __global__ void global_avgpool_kernel(T* __restrict__ out, const T* __restrict__
   out[i] = from_f32<T>(sum / HW);
 }
 
+__global__ void global_avgpool_e4m3_kernel(__nv_bfloat16* __restrict__ out, const __nv_fp8_e4m3* __restrict__ in,
+                                           const float* __restrict__ scale, int N, int HW, int C) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;  // (n, c)
+  if (i >= static_cast<int64_t>(N) * C) return;
+  const int64_t n = i / C, c = i % C;
+  const __nv_fp8_e4m3* x = in + n * HW * C + c;
+  float sum = 0.f;
+  for (int p = 0; p < HW; ++p) sum += to_f32(x[static_cast<int64_t>(p) * C]);
+  out[i] = __float2bfloat16_rn(*scale * (sum / HW));
+}
+
 enum class Path { Auto, General };
 
 void maxpool(DType dtype, void* out, const void* in, int N, int H, int W, int C, Path path, cudaStream_t stream) {
@@ -142,6 +153,15 @@ void global_avgpool_forward(DType dtype, void* out, const void* in, int N, int H
   if (total == 0) return;
   LAPTIME_DISPATCH_FLOAT(dtype, global_avgpool_kernel<scalar_t><<<ceil_div(total, kThreads), kThreads, 0, stream>>>(
                                     static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), N, H * W, C));
+  CUDA_CHECK_LAUNCH();
+}
+
+void global_avgpool_e4m3_forward(void* out, const void* in, const float* scale, int N, int H, int W, int C,
+                                 cudaStream_t stream) {
+  const int64_t total = static_cast<int64_t>(N) * C;
+  if (total == 0) return;
+  global_avgpool_e4m3_kernel<<<ceil_div(total, kThreads), kThreads, 0, stream>>>(
+      static_cast<__nv_bfloat16*>(out), static_cast<const __nv_fp8_e4m3*>(in), scale, N, H * W, C);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,6 +1,7 @@
 #include "layers/bottleneck.h"
 
 #include "core/buffer.h"
+#include "core/check.h"
 
 namespace laptime {
 
@@ -28,11 +29,25 @@ std::vector<const Conv2d*> Bottleneck::convs() const {
 void Bottleneck::begin_calibration(const Context& ctx) {
   for (Conv2d* c : {&conv1_, &conv2_, &conv3_}) c->begin_calibration(ctx);
   if (downsample_) downsample_->begin_calibration(ctx);
+  if (e4m3_) e4m3_->begin_calibration(ctx);
 }
 
 void Bottleneck::end_calibration(const Context& ctx) {
   for (Conv2d* c : {&conv1_, &conv2_, &conv3_}) c->end_calibration(ctx);
   if (downsample_) downsample_->end_calibration(ctx);
+  if (e4m3_) e4m3_->end_calibration(ctx);
+}
+
+void Bottleneck::use_e4m3_stream(const Context& ctx) {
+  for (Conv2d* c : {&conv1_, &conv2_, &conv3_}) c->set_fp8_candidate(false);
+  if (downsample_) downsample_->set_fp8_candidate(false);
+  e4m3_ = std::make_unique<E4m3Block>(ctx, name_.str(), conv1_, conv2_, conv3_, downsample_ ? &*downsample_ : nullptr);
+}
+
+void Bottleneck::drop_e4m3_stream() {
+  e4m3_.reset();
+  for (Conv2d* c : {&conv1_, &conv2_, &conv3_}) c->set_fp8_candidate(true);
+  if (downsample_) downsample_->set_fp8_candidate(true);
 }
 
 namespace {
@@ -53,6 +68,12 @@ ScratchPlan plan_scratch(std::size_t in_px, std::size_t out_px, int width, int o
 }
 }  // namespace
 
+std::size_t Bottleneck::bf16_scratch(int N, int H, int W) const {
+  return plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_, out_channels(),
+                      has_downsample(), dtype_size(dtype_))
+      .bytes;
+}
+
 Bottleneck::Slots Bottleneck::slots(void* scratch, int N, int H, int W) const {
   const ScratchPlan p = plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_,
                                      out_channels(), has_downsample(), dtype_size(dtype_));
@@ -61,13 +82,17 @@ Bottleneck::Slots Bottleneck::slots(void* scratch, int N, int H, int W) const {
 }
 
 std::size_t Bottleneck::scratch_bytes(int N, int H, int W) const {
-  return plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_, out_channels(),
-                      has_downsample(), dtype_size(dtype_))
-      .bytes;
+  return bf16_scratch(N, H, W) + (e4m3_ ? e4m3_->extra_scratch_bytes(N, H, W) : 0);  // after the bf16 slots (stream_slots)
 }
 
+namespace {
+E4m3Block::Slots stream_slots(char* t1, char* t2, char* shortcut, void* scratch, std::size_t bf16_bytes) {
+  return E4m3Block::Slots{t1, t2, shortcut, static_cast<char*>(scratch) + bf16_bytes};
+}
+}  // namespace
+
 void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch, ConvRoute route,
-                         ConvPlanCache* cache) {
+                         ConvPlanCache* cache, const float* x_scale) {
   const Slots s = slots(scratch, N, H, W);
   const int Ho = out_size(H), Wo = out_size(W);
   // A route a convolution's shape does not allow (Gemm on a 3×3) is asked of those it fits only.
@@ -79,10 +104,19 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
   conv2_.prepare(ctx, N, H, W, s.t2, s.t1, nullptr, fit(conv2_), cache);
   if (downsample_) downsample_->prepare(ctx, N, H, W, s.shortcut, x, nullptr, fit(*downsample_), cache);
   conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
+  if (e4m3_) {
+    require(x_scale != nullptr, "internal: block '" + name_.str() + "' on the e4m3 stream was prepared without its input's scale.");
+    e4m3_->prepare(ctx, N, H, W, y, x, x_scale, stream_slots(s.t1, s.t2, s.shortcut, scratch, bf16_scratch(N, H, W)),
+                   cache);
+  }
 }
 
 void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
   out.push_back(composite_cost(name_.str(), parent));
+  if (e4m3_) {
+    e4m3_->append_costs(out, name_.str(), N, H, W);
+    return;
+  }
   out.push_back(conv1_.cost(name_.str(), N, H, W));
   out.push_back(conv2_.cost(name_.str(), N, H, W));
   out.push_back(conv3_.cost(name_.str(), N, out_size(H), out_size(W)));  // with the shortcut it adds
@@ -97,6 +131,19 @@ void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int 
   conv2_.forward(ctx, s.t2, s.t1, N, H, W);
   if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
   conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
+  if (e4m3_ && e4m3_->calibrating()) {  // the stream's scales, from this bf16 pass
+    const int64_t out_elems = int64_t{N} * Ho * Wo * out_channels();
+    if (downsample_) e4m3_->record_shortcut(ctx, s.shortcut, out_elems);
+    e4m3_->record_output(ctx, y, out_elems);
+  }
+}
+
+void Bottleneck::forward_e4m3(const Context& ctx, void* y8, const void* x8, const float* x_scale, int N, int H, int W,
+                              void* scratch) const {
+  if (!e4m3_) throw Error("internal: block '" + name_.str() + "' is not on the e4m3 stream.");
+  NvtxRange range(ctx, NvtxLevel::Block, name_);
+  const Slots s = slots(scratch, N, H, W);
+  e4m3_->forward(ctx, y8, x8, x_scale, N, H, W, stream_slots(s.t1, s.t2, s.shortcut, scratch, bf16_scratch(N, H, W)));
 }
 
 }  // namespace laptime

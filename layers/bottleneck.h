@@ -8,8 +8,13 @@
 //                                conv3's call (cuDNN's fused graph or cuBLASLt's epilogue,
 //                                whichever measured faster), so the block launches no separate add
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
+//
+// fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output
+// are e4m3 and forward_e4m3() runs; forward() is then its calibration pass, the bf16 plans, and
+// hands the stream block the bf16 shortcut and output to record.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +23,7 @@
 #include "core/nvtx.h"
 #include "layers/conv2d.h"
 #include "layers/device_weights.h"
+#include "layers/e4m3_block.h"
 
 namespace laptime {
 
@@ -40,15 +46,29 @@ class Bottleneck {
   void begin_calibration(const Context& ctx);
   void end_calibration(const Context& ctx);
 
+  // fp8: from now on the block runs on the e4m3 stream (layers/e4m3_block.h; the per-layer fp8
+  // candidates of its convolutions are not built). Before prepare(), once the model's blocks
+  // are in place: the stream block refers to this block's convolutions, so the block must not
+  // move after it (ResNet50 calls it when blocks_ is whole).
+  void use_e4m3_stream(const Context& ctx);
+  bool e4m3_stream() const { return e4m3_ != nullptr; }
+  void drop_e4m3_stream();  // back to bf16 activations (the per-layer fp8 candidates offered again)
+  const E4m3Block& e4m3() const { return *e4m3_; }  // with e4m3_stream()
+
   // Bytes of scratch forward() needs for an input [N, H, W, in]: t1, t2 and the shortcut.
   std::size_t scratch_bytes(int N, int H, int W) const;
   // Prepares every convolution for this input shape (see Conv2d::prepare); y, x and scratch
   // are the buffers forward() will get, and are overwritten. `cache`: plans shared across
   // the model's identical convolutions (nullptr: each its own).
+  // On the e4m3 stream the same buffers serve both passes (bf16 at calibration, e4m3 after) and
+  // x_scale is the input's scale (its producer's), which the stream block's plans hold.
   void prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch,
-               ConvRoute route = ConvRoute::Auto, ConvPlanCache* cache = nullptr);
+               ConvRoute route = ConvRoute::Auto, ConvPlanCache* cache = nullptr, const float* x_scale = nullptr);
   // y: [N, Ho, Wo, 4·width]; x: [N, H, W, in]. y must not alias x (x is the residual).
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, void* scratch) const;
+  // The e4m3 stream: y8 and x8 e4m3, x's scale as at prepare() (E4m3Block::forward).
+  void forward_e4m3(const Context& ctx, void* y8, const void* x8, const float* x_scale, int N, int H, int W,
+                    void* scratch) const;
   // Its range and its convolutions' (conv1, conv2, conv3, downsample) for an input [N, H, W,
   // in], as prepared, with what each computes and moves (layers/layer_cost.h); the block's
   // composite not yet summed.
@@ -61,12 +81,14 @@ class Bottleneck {
     char* shortcut;  // [N, Ho, Wo, 4·width], with a downsample only
   };
   Slots slots(void* scratch, int N, int H, int W) const;
+  std::size_t bf16_scratch(int N, int H, int W) const;  // t1, t2 and the shortcut's bytes
 
   NvtxName name_;
   int in_, width_;
   DType dtype_;
   Conv2d conv1_, conv2_, conv3_;
   std::optional<Conv2d> downsample_;
+  std::unique_ptr<E4m3Block> e4m3_;  // the e4m3 stream, when used
 };
 
 }  // namespace laptime

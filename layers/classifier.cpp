@@ -9,13 +9,15 @@ Classifier::Classifier(const DeviceWeights& w, int C, int classes, Precision pre
 
 void Classifier::prepare(const Context& ctx, int N) { fc_.prepare(ctx, N); }
 
-void Classifier::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
-  out.push_back(avgpool_.cost(parent, N, H, W, C_));
+void Classifier::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W,
+                              bool e4m3_input) const {
+  out.push_back(avgpool_.cost(parent, N, H, W, C_, e4m3_input));
   out.push_back(fc_.cost(fc_name_.str(), parent, N, Accumulate::Overwrite));
 }
 
-void Classifier::forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled) {
-  avgpool_.forward(ctx, pooled, x, N, H, W, C_);
+void Classifier::forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled,
+                         const float* x_scale) {
+  avgpool_.forward(ctx, pooled, x, N, H, W, C_, x_scale);
   NvtxRange range(ctx, NvtxLevel::Layer, fc_name_);
   fc_.forward(ctx, logits, pooled, N);
 }

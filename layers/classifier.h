@@ -25,10 +25,13 @@ class Classifier {
   void end_calibration(const Context& ctx) { fc_.end_calibration(ctx); }
   const Linear& fc() const { return fc_; }
   // logits: [N, classes]; x: [N, H, W, C]; pooled: [N, C] (scratch, holds the pooled features after).
-  void forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled);
+  // x_scale non-null: x is e4m3 with that scale (fp8 ResNet-50's e4m3 stream); the pool writes bf16.
+  void forward(const Context& ctx, void* logits, const void* x, int N, int H, int W, void* pooled,
+               const float* x_scale = nullptr);
   // Its two ranges (avgpool, fc) for an input [N, H, W, C], N prepared, with what each
   // computes and moves (layers/layer_cost.h).
-  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const;
+  void append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W,
+                    bool e4m3_input = false) const;
 
  private:
   int C_;

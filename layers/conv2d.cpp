@@ -98,7 +98,9 @@ void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, 
   if (cache) cache->add_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
-bool Conv2d::fp8_candidate() const { return problem_.precision == Precision::FP8 && problem_.gemm_shape(); }
+bool Conv2d::fp8_candidate() const {
+  return fp8_offered_ && problem_.precision == Precision::FP8 && problem_.gemm_shape();
+}
 
 // The e4m3 candidate (see the top of conv2d.h): its GEMM, with this layer's scales, and the
 // choice, shared with the identical layers through the cache or measured (choose_fp8_conv).

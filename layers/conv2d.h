@@ -109,6 +109,14 @@ class Conv2d {
   const std::string& name() const { return name_.str(); }
   const ConvShape& shape() const { return problem_.shape; }  // the convolution as the weights file has it
   ConvActivation activation() const { return problem_.act; }
+  // The folded weight [out, k, k, in] and bias [out] on the device, of dtype() (the e4m3 stream's
+  // GEMMs read them: layers/e4m3_block.h).
+  const void* weight() const { return problem_.weight; }
+  const void* bias() const { return problem_.bias; }
+  DType dtype() const { return problem_.dtype; }
+  // fp8: whether prepare() builds and times the e4m3 candidate (on by default; off on the e4m3
+  // stream, whose block runs GEMMs of its own on e4m3 inputs). Before the first prepare().
+  void set_fp8_candidate(bool offered) { fp8_offered_ = offered; }
   // The route prepare() chose for this shape, and one line on it: route, engine (cuDNN's plan
   // name or cuBLASLt's algorithm), workspace, measured time and candidates, and cuDNN's reason
   // when a route it was asked for was refused; in fp8, the e4m3 candidate's fp8_report().
@@ -149,6 +157,7 @@ class Conv2d {
   Fp8Weight fp8_;                                                       // W8 [out, in] and the scales
   std::map<std::tuple<int, int, int>, std::unique_ptr<Fp8Plan>> fp8_plans_;  // by (N, H, W): per layer (its scales)
   bool calibrating_ = false;
+  bool fp8_offered_ = true;
 };
 
 }  // namespace laptime

@@ -237,6 +237,17 @@ const GemmTuner::Fp8Choice* ConvPlanCache::fp8_choice(const std::string& key) co
   return it == fp8_.end() ? nullptr : &it->second;
 }
 
+const ConvPlanCache::TimedChoice* ConvPlanCache::timed_choice(const std::string& key) const {
+  const auto it = choices_.find(key);
+  return it == choices_.end() ? nullptr : &it->second;
+}
+
+void ConvPlanCache::set_timed_choice(const std::string& key, const TimedChoice& c) {
+  choices_[key] = c;
+  ++built_;
+  timed_ += c.candidates;
+}
+
 namespace {
 
 // choose_conv_plan()'s search for one input shape: the candidates it builds and measures on the

@@ -124,6 +124,15 @@ class ConvPlanCache {
   const GemmTuner::Fp8Choice* fp8_choice(const std::string& key) const;
   void set_fp8_choice(const std::string& key, const GemmTuner::Fp8Choice& c) { fp8_[key] = c; }
   void add_seconds(double s) { seconds_ += s; }
+  // Another timed choice among a layer's candidates, by key (the e4m3 stream's conv3 kernel:
+  // layers/e4m3_block.h): the winner's index in its candidate list, its time, how many were timed.
+  struct TimedChoice {
+    int index = 0;
+    float ms = -1.f;
+    int candidates = 0;
+  };
+  const TimedChoice* timed_choice(const std::string& key) const;
+  void set_timed_choice(const std::string& key, const TimedChoice& c);
   // How the owner's forward will run (GemmTuner::Replay's two cases): Eager charges each fp8
   // candidate and its bf16 rival max(GPU time, host enqueue time), as an eager batch-1 loop pays
   // the host's launches; Graph (the default) the GPU's time alone. Set before the first prepare.
@@ -133,6 +142,7 @@ class ConvPlanCache {
  private:
   std::map<std::string, std::shared_ptr<ConvPlan>> plans_;
   std::map<std::string, GemmTuner::Fp8Choice> fp8_;  // by the plan's key
+  std::map<std::string, TimedChoice> choices_;
   int built_ = 0, reused_ = 0, timed_ = 0;
   double seconds_ = 0;
   GemmTuner::Replay replay_ = GemmTuner::Replay::Graph;

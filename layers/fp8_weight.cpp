@@ -84,4 +84,30 @@ std::pair<float, float> Fp8Weight::scales(const Context& ctx) const {
   return {read_float(ctx, slot(kScaleW)), read_float(ctx, slot(kScaleX))};
 }
 
+void Fp8Scale::make(const Context& ctx, const std::string& what) {
+  what_ = what;
+  slots_ = DeviceBuffer(kSlots * kSlotFloats * sizeof(float));
+  CUDA_CHECK(cudaMemsetAsync(slots_.data(), 0, slots_.bytes(), ctx.stream()));
+  write_float(ctx, slot(kScale), 1.f);
+  write_float(ctx, slot(kInvScale), 1.f);
+}
+
+void Fp8Scale::begin_calibration(const Context& ctx) {
+  require(made(), "internal: calibration of the fp8 scale of " + what_ + " before it was made.");
+  CUDA_CHECK(cudaMemsetAsync(slot(kAmax), 0, sizeof(float), ctx.stream()));
+}
+
+void Fp8Scale::record(const Context& ctx, const void* x, DType dtype, int64_t n) const {
+  amax_forward(slot(kAmax), dtype, x, n, ctx.stream());
+}
+
+void Fp8Scale::end_calibration(const Context& ctx, float margin) {
+  const float s = scale_from_amax(read_float(ctx, slot(kAmax)), margin, what_);
+  write_float(ctx, slot(kScale), s);
+  write_float(ctx, slot(kInvScale), 1.f / s);
+  calibrated_ = true;
+}
+
+float Fp8Scale::value(const Context& ctx) const { return made() ? read_float(ctx, slot(kScale)) : 1.f; }
+
 }  // namespace laptime

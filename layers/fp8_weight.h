@@ -68,4 +68,31 @@ class Fp8Weight {
   bool calibrated_ = false;
 };
 
+// One activation tensor's static per-tensor scale, apart from any weight: the tensors of fp8
+// ResNet-50's e4m3 stream (the stem's output, each block's output and downsample output: layers/
+// e4m3_block.h), calibrated as Fp8Weight's input is (s = margin · amax / 448 over one bf16 pass).
+// Its floats in 16-byte slots of one buffer that never moves; s = 1 until calibrated.
+class Fp8Scale {
+ public:
+  // `what` names the tensor in the sentences ("the output of layer2.0"). Synchronizes. Build time.
+  void make(const Context& ctx, const std::string& what);
+  bool made() const { return slots_.data() != nullptr; }
+  const float* scale() const { return slot(kScale); }          // s: what a reader multiplies by
+  const float* inv_scale() const { return slot(kInvScale); }   // 1/s: what the producer multiplies by
+  void begin_calibration(const Context& ctx);
+  void record(const Context& ctx, const void* x, DType dtype, int64_t n) const;  // amax on the stream
+  void end_calibration(const Context& ctx, float margin);  // one host wait
+  bool calibrated() const { return calibrated_; }
+  float value(const Context& ctx) const;  // s as the device holds it (tests, reports). Synchronizes.
+
+ private:
+  enum Slot : int { kScale, kInvScale, kAmax, kSlots };
+  static constexpr int kSlotFloats = 4;
+  float* slot(Slot s) const { return slots_.as<float>() + s * kSlotFloats; }
+
+  std::string what_;
+  DeviceBuffer slots_;
+  bool calibrated_ = false;
+};
+
 }  // namespace laptime

@@ -170,6 +170,7 @@ void Gemm::find_cutlass(std::size_t workspace_bytes) {
   shape.ldd = s.ldd;
   for (const CutlassGemmKernel* k : cutlass_gemm_kernels(device)) {
     if (k->ab_dtype() != s.ab_dtype || k->d_dtype() != s.d_dtype || k->epilogue() != epi ||
+        (k->has_c() && k->c_dtype() != DType::BF16) ||  // a plan's C is bf16 (the e4m3 residual kernels are ResNet-50's)
         (fp8 && k->fast_accum() != s.fp8_fast_accum) || !k->refusal(shape).empty())
       continue;
     for (const CutlassSchedule& sched : cutlass_schedules())

@@ -31,14 +31,20 @@ LayerCost MaxPool::cost(const std::string& parent, int N, int H, int W, int C) c
 
 GlobalAvgPool::GlobalAvgPool(const std::string& name, DType dtype) : name_(name), dtype_(dtype) {}
 
-void GlobalAvgPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const {
+void GlobalAvgPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C,
+                            const float* x_scale) const {
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  global_avgpool_forward(dtype_, y, x, N, H, W, C, ctx.stream());
+  if (x_scale)
+    global_avgpool_e4m3_forward(y, x, x_scale, N, H, W, C, ctx.stream());
+  else
+    global_avgpool_forward(dtype_, y, x, N, H, W, C, ctx.stream());
 }
 
-LayerCost GlobalAvgPool::cost(const std::string& parent, int N, int H, int W, int C) const {
+LayerCost GlobalAvgPool::cost(const std::string& parent, int N, int H, int W, int C, bool e4m3_input) const {
   const double es = static_cast<double>(dtype_size(dtype_));
-  return streaming_cost(name_.str(), parent, "pool", double(N) * H * W * C, double(N) * C, 0, es);
+  LayerCost c = streaming_cost(name_.str(), parent, "pool", double(N) * H * W * C, double(N) * C, 0, es);
+  if (e4m3_input) c.input_bytes /= es;
+  return c;
 }
 
 }  // namespace laptime

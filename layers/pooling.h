@@ -33,9 +33,12 @@ class MaxPool {
 class GlobalAvgPool {
  public:
   GlobalAvgPool(const std::string& name, DType dtype);
-  // y: [N, C]; x: [N, H, W, C].
-  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C) const;
-  LayerCost cost(const std::string& parent, int N, int H, int W, int C) const;  // as MaxPool's
+  // y: [N, C]; x: [N, H, W, C]. x_scale non-null: x is e4m3 whose real value is *x_scale · x
+  // (fp8 ResNet-50's e4m3 stream), y bf16.
+  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C,
+               const float* x_scale = nullptr) const;
+  // As MaxPool's; e4m3_input: x is 1 byte an element.
+  LayerCost cost(const std::string& parent, int N, int H, int W, int C, bool e4m3_input = false) const;
 
  private:
   NvtxName name_;

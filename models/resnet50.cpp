@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "core/env_switches.h"
 #include "core/tensor.h"
 #include "kernels/convert.cuh"
+#include "kernels/fp8.cuh"
 #include "kernels/image.cuh"
 #include "kernels/stem.cuh"
 
@@ -284,6 +286,19 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
           "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
+  if (precision == Precision::FP8) {  // the e4m3 stream (layers/e4m3_block.h), blocks_ now whole
+    const ResnetFp8 mode = env::resnet_fp8();
+    const std::string why = laptime::e4m3_stream_refusal(ctx);
+    require(mode != ResnetFp8::Stream || why.empty(),
+            "LAPTIME_RESNET_FP8=stream needs CUTLASS's residual-stream kernels, and " + why +
+                "; LAPTIME_RESNET_FP8=layers (or auto) keeps the blocks' activations bf16.");
+    e4m3_stream_ = mode != ResnetFp8::Layers && why.empty();
+    if (mode == ResnetFp8::Auto) e4m3_stream_why_ = why;
+    if (e4m3_stream_) {
+      for (Bottleneck& b : blocks_) b.use_e4m3_stream(ctx);
+      stem_scale_.make(ctx, "the stem's output");
+    }
+  }
 
   const std::size_t es = dtype_size(dtype());
   const std::size_t B = max_batch, S = image_size;
@@ -310,7 +325,17 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
   // Zeros rather than leftovers: prepare() runs each convolution on these buffers.
   CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, arena_.bytes(), ctx.stream()));
   if (cfg.eager_loop) plan_cache_.set_replay(GemmTuner::Replay::Eager);
-  prepare(ctx, max_batch);
+  try {
+    prepare(ctx, max_batch);
+  } catch (const E4m3StreamError& e) {
+    // A library without a plan for one of the stream's GEMMs at this batch: auto keeps the bf16
+    // stream (the per-layer fp8 choices) and says why; stream, asked for, stops here.
+    if (env::resnet_fp8() != ResnetFp8::Auto) throw;
+    for (Bottleneck& b : blocks_) b.drop_e4m3_stream();
+    e4m3_stream_ = false;
+    e4m3_stream_why_ = e.what();
+    prepare(ctx, max_batch);
+  }
   // Everything above ran on ctx.stream(), the weights' upload (DeviceWeights) included.
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
@@ -343,11 +368,13 @@ void ResNet50::prepare(Context& ctx, int B) {
     stem_.prepare(ctx, B, Hs, Hs, act_[0], input_, nullptr, ConvRoute::Auto, &plan_cache_);
   int cur = 1, size = s2;  // the max pool writes act_[1]
   std::string stage;
+  const float* x_scale = e4m3_stream_ ? stem_scale_.scale() : nullptr;  // the e4m3 stream's input scale
   for (Bottleneck& b : blocks_) {
     const std::string name = b.convs()[0]->name();
     const std::string st = name.substr(0, name.find('.'));
     if (st != stage) progress(stage = st);
-    b.prepare(ctx, B, size, size, act_[1 - cur], act_[cur], scratch_, ConvRoute::Auto, &plan_cache_);
+    b.prepare(ctx, B, size, size, act_[1 - cur], act_[cur], scratch_, ConvRoute::Auto, &plan_cache_, x_scale);
+    if (e4m3_stream_) x_scale = b.e4m3().output_scale().scale();
     size = b.out_size(size);
     cur = 1 - cur;
   }
@@ -365,9 +392,18 @@ void ResNet50::calibrate(Context& ctx, int B) {
   require(prepared_.count(B) > 0, "batch size " + std::to_string(B) + " was not prepared; prepare it before calibrating.");
   for (Bottleneck& b : blocks_) b.begin_calibration(ctx);
   head_.begin_calibration(ctx);
+  if (e4m3_stream_) stem_scale_.begin_calibration(ctx);
   calibrated_ = true;  // forward() below runs the bf16 plans, recording each fp8 layer's input amax
-  forward(ctx, B);
-  for (Bottleneck& b : blocks_) b.end_calibration(ctx);  // the first fp8 one waits for the pass
+  calibrating_ = true;
+  try {
+    forward(ctx, B);
+  } catch (...) {
+    calibrating_ = false;
+    throw;
+  }
+  calibrating_ = false;
+  if (e4m3_stream_) stem_scale_.end_calibration(ctx, kFp8ActivationMargin);  // waits for the pass
+  for (Bottleneck& b : blocks_) b.end_calibration(ctx);
   head_.end_calibration(ctx);
 }
 
@@ -389,6 +425,14 @@ void for_each_block_conv(const std::vector<Bottleneck>& blocks, int B, int size,
 std::vector<std::string> ResNet50::fp8_layers(int B) const {
   std::vector<std::string> v;
   if (precision_ != Precision::FP8) return v;
+  if (e4m3_stream_) {  // conv1 and the downsamples: fp8 GEMMs; conv3 a bf16 GEMM with e4m3 I/O
+    for (const Bottleneck& b : blocks_) {
+      v.push_back(b.convs()[0]->name());
+      if (b.has_downsample()) v.push_back(b.convs()[3]->name());
+    }
+    if (head_.fc().runs_fp8(B)) v.push_back("fc");
+    return v;
+  }
   const int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
   for_each_block_conv(blocks_, B, size, [&](const Conv2d& c, int N, int H, int W) {
     if (c.runs_fp8(N, H, W)) v.push_back(c.name());
@@ -402,6 +446,13 @@ std::vector<std::string> ResNet50::fp8_layers(int B) const {
 std::vector<std::string> ResNet50::describe_fp8(int B) const {
   if (precision_ != Precision::FP8) return {};
   std::vector<std::string> v;
+  if (e4m3_stream_) {
+    v.push_back("fc: " + head_.fc().fp8_report(B));
+    v.push_back("e4m3 stream (LAPTIME_RESNET_FP8): every block's input and output in e4m3; conv1 and the "
+                "downsamples fp8 GEMMs on them, conv3 CUTLASS bf16 GEMMs adding the e4m3 residual and writing e4m3; "
+                "the stem (its output quantized once) and the 3x3 convolutions bf16 (layers/e4m3_block.h)");
+    return v;
+  }
   int candidates = 0, chosen = 0, others = 0;  // the stem is not a block convolution: counted apart
   const int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
   for_each_block_conv(blocks_, B, size, [&](const Conv2d& c, int N, int H, int W) {
@@ -414,6 +465,7 @@ std::vector<std::string> ResNet50::describe_fp8(int B) const {
     chosen += c.runs_fp8(N, H, W);
   });
   v.push_back("fc: " + head_.fc().fp8_report(B));
+  if (!e4m3_stream_why_.empty()) v.push_back("e4m3 stream not used: " + e4m3_stream_why_);
   v.push_back("convolutions: " + std::to_string(chosen) + " of the " + std::to_string(candidates) +
               " 1x1 stride-1 ones run the e4m3 GEMM; the stem and the other " + std::to_string(others) +
               " (3x3, stride-2 downsamples) stay bf16: cuDNN's fp8 convolution graphs measured slower (layers/conv2d.h)");
@@ -440,6 +492,10 @@ void ResNet50::forward(const Context& ctx, int B) {
                 ") at build.");
   if (precision_ == Precision::FP8 && !calibrated_)
     throw Error("ResNet-50 in fp8 was not calibrated; call calibrate(ctx, B) after upload_input(), at build.");
+  if (e4m3_stream_ && !calibrating_) {
+    forward_e4m3(ctx, B);
+    return;
+  }
   const int S = image_size_, Hs = s2d_.side(S);
   const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
   if (fused_) {  // conv1, ReLU and the max pool in one kernel, straight into the pool's slot
@@ -448,6 +504,8 @@ void ResNet50::forward(const Context& ctx, int B) {
     stem_.forward(ctx, act_[0], input_, B, Hs, Hs);
     maxpool_.forward(ctx, act_[1], act_[0], B, s1, s1, cfg_.base_width);
   }
+  if (calibrating_ && e4m3_stream_)
+    stem_scale_.record(ctx, act_[1], DType::BF16, int64_t{B} * s2 * s2 * cfg_.base_width);
   int cur = 1, size = s2;
   for (const Bottleneck& b : blocks_) {
     b.forward(ctx, act_[1 - cur], act_[cur], B, size, size, scratch_);
@@ -455,6 +513,34 @@ void ResNet50::forward(const Context& ctx, int B) {
     cur = 1 - cur;
   }
   head_.forward(ctx, logits_, act_[cur], B, size, size, pooled_);
+}
+
+// The stem as forward() runs it, into scratch_ (which layer1.0 reuses only after the quantize),
+// its pooled output quantized once into act_[1]; then the blocks e4m3 to e4m3 and the head on
+// the last block's e4m3 output with its scale.
+void ResNet50::forward_e4m3(const Context& ctx, int B) {
+  const int S = image_size_, Hs = s2d_.side(S);
+  const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
+  if (fused_) {
+    fused_->forward(ctx, scratch_, input_, B, Hs);
+  } else {
+    stem_.forward(ctx, act_[0], input_, B, Hs, Hs);
+    maxpool_.forward(ctx, scratch_, act_[0], B, s1, s1, cfg_.base_width);
+  }
+  {
+    NvtxRange range(ctx, NvtxLevel::Layer, quantize_name_);
+    quantize_fp8(act_[1], stem_scale_.inv_scale(), DType::BF16, scratch_, int64_t{B} * s2 * s2 * cfg_.base_width,
+                 ctx.stream());
+  }
+  int cur = 1, size = s2;
+  const float* x_scale = stem_scale_.scale();
+  for (const Bottleneck& b : blocks_) {
+    b.forward_e4m3(ctx, act_[1 - cur], act_[cur], x_scale, B, size, size, scratch_);
+    x_scale = b.e4m3().output_scale().scale();
+    size = b.out_size(size);
+    cur = 1 - cur;
+  }
+  head_.forward(ctx, logits_, act_[cur], B, size, size, pooled_, x_scale);
 }
 
 std::vector<float> ResNet50::logits_to_host(const Context& ctx, int B) const {
@@ -482,12 +568,18 @@ std::vector<LayerCost> ResNet50::layer_costs(int B) const {
     v.back().output_bytes = double(B) * s2 * s2 * width * static_cast<double>(dtype_size(dtype()));
   else
     v.push_back(maxpool_.cost("", B, s1, s1, width));
+  if (e4m3_stream_) {  // the stem's pooled output read in bf16, written in e4m3
+    const double n = double(B) * s2 * s2 * width;
+    LayerCost q = streaming_cost(quantize_name_.str(), "", "elementwise", n, n, 0, 1.0);
+    q.input_bytes = 2 * n;
+    v.push_back(q);
+  }
   int size = s2;
   for (const Bottleneck& b : blocks_) {
     b.append_costs(v, "", B, size, size);
     size = b.out_size(size);
   }
-  head_.append_costs(v, "", B, size, size);
+  head_.append_costs(v, "", B, size, size, e4m3_stream_);
   sum_composites(v);
   return v;
 }
@@ -506,6 +598,11 @@ std::vector<std::string> ResNet50::describe_convs(int B) const {
                 stem_.describe(B, Hs, Hs));
   int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
   for (const Bottleneck& b : blocks_) {
+    if (b.e4m3_stream()) {
+      for (const std::string& line : b.e4m3().describe(B, size, size)) v.push_back(line);
+      size = b.out_size(size);
+      continue;
+    }
     const auto c = b.convs();
     v.push_back(c[0]->name() + ": " + c[0]->describe(B, size, size));
     v.push_back(c[1]->name() + ": " + c[1]->describe(B, size, size));

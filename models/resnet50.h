@@ -120,7 +120,7 @@ class ResNet50 {
   // it throws. Build time.
   void calibrate(Context& ctx, int B);
   // fp8: the NVTX range names of the layers that run fp8 at batch B, and one line on each
-  // fp8-capable layer's choice.
+  // fp8-capable layer's choice (on the e4m3 stream: the stream's line and the fc's).
   std::vector<std::string> fp8_layers(int B) const;
   std::vector<std::string> describe_fp8(int B) const;
 
@@ -139,6 +139,10 @@ class ResNet50 {
   std::size_t weight_bytes() const { return weights_.bytes(); }
   std::size_t activation_bytes() const { return arena_.bytes(); }
   StemKind stem_kind() const { return stem_kind_; }  // the stem that runs: Cudnn or Fused
+  // fp8: the blocks' activations are e4m3 (layers/e4m3_block.h; LAPTIME_RESNET_FP8), and why not
+  // when LAPTIME_RESNET_FP8=auto kept them bf16 ("" otherwise).
+  bool e4m3_stream() const { return e4m3_stream_; }
+  const std::string& e4m3_stream_refusal() const { return e4m3_stream_why_; }
   // For the bench header and JSON: "stem fused", "stem cudnn", or "stem cudnn (fused refused: <why>)".
   std::string stem_variant() const;
   // Every NVTX range of a forward at batch B, prepared, with what it computes and moves
@@ -154,6 +158,7 @@ class ResNet50 {
 
  private:
   void check_batch(int B) const;
+  void forward_e4m3(const Context& ctx, int B);  // forward() on the e4m3 stream, calibrated
 
   ResNetConfig cfg_;
   Precision precision_;
@@ -178,6 +183,13 @@ class ResNet50 {
   void* logits_ = nullptr;    // [max_batch, num_classes]
   std::set<int> prepared_;    // batch sizes with plans
   bool calibrated_ = false;   // fp8: calibrate() ran
+  bool calibrating_ = false;  // fp8: calibrate()'s bf16 pass is running
+  // fp8 on the e4m3 stream: the blocks run Bottleneck::forward_e4m3; the stem's pooled bf16
+  // output (in scratch_) is quantized once into act_[1] with stem_scale_.
+  bool e4m3_stream_ = false;
+  std::string e4m3_stream_why_;
+  Fp8Scale stem_scale_;
+  NvtxName quantize_name_{"quantize"};
   ConvPlanCache plan_cache_;  // convolution plans shared by identical layers
 };
 

@@ -4,7 +4,8 @@
 // from the format's definition). Fresh random operands each run (the seed is printed), outputs
 // poisoned with NaN, shapes that are not multiples of any tile (M = 200, N = 776, K = 336) beside
 // GPT-2's c_attn width, with and without the residual added in place (beta = 1, C = D), and with
-// fp8 scales that are not 1, so a kernel that ignored one fails.
+// fp8 scales that are not 1, so a kernel that ignored one fails. The residual-stream kernels
+// (ResNet-50's conv3: an e4m3 C and D) run directly, their C scale and D scale not 1.
 //
 // Bounds, from the output type (not picked by hand): a bf16 D is one rounding of an fp32 sum,
 // within half a unit in its last place, 2^-9, of the exact value; 2^-8 leaves the fp32 sums'
@@ -84,6 +85,9 @@ class CutlassGemmTest : public ::testing::TestWithParam<int> {
   // first run is inside a CUDA graph's capture (the launch parameters prepared there, as a model
   // captured before any eager pass does), then the graph is launched.
   void check(const Shape& sh, bool residual, bool in_graph = false);
+  // The residual-stream kernels (an e4m3 C beside the e4m3 D: ResNet-50's conv3, which no Gemm
+  // plan is offered), run directly: Z = x·Wᵀ + bias + c_scale · C, D = e4m3(relu(Z) · d_scale).
+  void check_residual_stream(const Shape& sh, bool in_graph);
 
   std::unique_ptr<Context> ctx;
   const CutlassGemmKernel* kernel = nullptr;
@@ -150,11 +154,61 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
   EXPECT_TRUE(test::close(got, want, dt == DType::F8E4M3 ? 0x1p-6 : 0x1p-8));
 }
 
+void CutlassGemmTest::check_residual_stream(const Shape& sh, bool in_graph) {
+  SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) + " K=" +
+               std::to_string(sh.K) + (in_graph ? " in a graph" : "") + " seed " + std::to_string(seed));
+  ASSERT_EQ(kernel->ab_dtype(), DType::BF16);
+  const float c_scale = 0.75f, d_scale = 4.f;
+  const std::vector<float> x = operand(DType::BF16, size_t(sh.M) * sh.K, seed),
+                           w = operand(DType::BF16, size_t(sh.N) * sh.K, seed + 1),
+                           bias = operand(DType::BF16, sh.N, seed + 2),
+                           c = operand(DType::F8E4M3, size_t(sh.M) * sh.N, seed + 3);
+  std::vector<float> want = ref::linear(x, w, {}, sh.M, sh.K, sh.N);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] = ref::round_e4m3(std::max(want[i] + bias[i % sh.N] + c_scale * c[i], 0.f) * d_scale);
+  const DeviceBuffer dx = upload(DType::BF16, x), dw = upload(DType::BF16, w), dbias = upload(DType::BF16, bias),
+                     dc = upload(DType::F8E4M3, c);
+  const float h_scales[8] = {c_scale, 0, 0, 0, d_scale, 0, 0, 0};
+  DeviceBuffer scales(sizeof h_scales), dd(size_t(sh.M) * sh.N);
+  CUDA_CHECK(cudaMemcpy(scales.data(), h_scales, sizeof h_scales, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(dd.data(), 0xff, dd.bytes()));  // NaN in e4m3
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CutlassGemmArgs a;
+  a.M = sh.M;
+  a.N = sh.N;
+  a.K = sh.K;
+  a.a = dx.data();
+  a.b = dw.data();
+  a.d = dd.data();
+  a.c = dc.data();
+  a.beta = 1.f;
+  a.bias = dbias.data();
+  a.c_scale = scales.as<float>();
+  a.d_scale = scales.as<float>() + 4;
+  ASSERT_EQ(kernel->refusal(a), "");
+  CutlassLaunchCache launch;
+  auto run = [&] { kernel->run(a, CutlassSchedule{}, launch, ctx->workspace(), ctx->workspace_bytes(), ctx->stream()); };
+  if (in_graph) {
+    CudaGraph graph;
+    graph.capture(ctx->stream(), run);
+    graph.launch(ctx->stream());
+  } else {
+    run();
+  }
+  CUDA_CHECK(cudaStreamSynchronize(ctx->stream()));
+  EXPECT_TRUE(test::close(download(DType::F8E4M3, dd.data(), size_t(sh.M) * sh.N), want, 0x1p-6));
+}
+
 // cuBLASLt, which every Gemm plan is built on, has no e4m3-out algorithm at N = 776 (seen on the
 // H200: "the requested functionality is not supported"); 784 is still a multiple of no tile.
 const Shape kE4m3Awkward{200, 784, 336};
 
 TEST_P(CutlassGemmTest, MatchesTheReference) {
+  if (kernel->has_c() && kernel->c_dtype() == DType::F8E4M3) {
+    check_residual_stream(kE4m3Awkward, true);
+    check_residual_stream(kShapes[1], false);
+    return;
+  }
   const bool e4m3 = kernel->d_dtype() == DType::F8E4M3;
   const Shape shapes[] = {e4m3 ? kE4m3Awkward : kShapes[0], kShapes[1]};
   check(shapes[0], false, true);

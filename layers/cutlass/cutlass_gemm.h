@@ -8,10 +8,14 @@
 //   Z = s_a · s_b · (A · Bᵀ) + bias + beta · C          (fp32; s_a, s_b 1 unless fp8 scales)
 //   D = act(Z)                                          (bf16 D)
 //   D = e4m3(act(Z) · d_scale), saturated to ±448       (e4m3 D: the next layer's 1/s)
-// act: identity (CutlassEpilogue::Bias) or GELU's tanh form (GeluBias, GPT-2's gelu_new).
+// act: identity (CutlassEpilogue::Bias), GELU's tanh form (GeluBias, GPT-2's gelu_new) or ReLU
+// (ReluBias: ResNet-50's conv3, whose C is the e4m3 residual stream: below).
 // A [M, K] row-major (activations), B [N, K] row-major (nn.Linear's weight [out, in], used
 // transposed: CUTLASS's "TN"), C and D [M, N] with row stride ldd, C bf16 (the residual: C may
-// be D itself, read when beta != 0), bias [N] bf16 or none. fp32 accumulation; fp8 operands
+// be D itself, read when beta != 0), bias [N] bf16 or none. The residual-stream kernels
+// (c_dtype() F8E4M3: ResNet-50's e4m3 blocks, layers/e4m3_block.h) read an e4m3 C, its real value
+// c_scale · C, beside their e4m3 D: Z = A·Bᵀ + bias + beta · c_scale · C, D = e4m3(relu(Z) · d_scale);
+// no Gemm plan is offered them (a plan's C is bf16). fp32 accumulation; fp8 operands
 // promote the tensor cores' partial sums to fp32 every 4 k-blocks (LAPTIME_FP8_FAST_ACCUM=off's
 // plans), or, in the kernels whose fast_accum() is true, leave the whole sum to
 // the tensor cores' own accumulator (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM): offered only to
@@ -35,7 +39,7 @@
 
 namespace laptime {
 
-enum class CutlassEpilogue { Bias, GeluBias };
+enum class CutlassEpilogue { Bias, GeluBias, ReluBias };
 
 struct CutlassGemmArgs {
   int M = 0, N = 0, K = 0;
@@ -44,12 +48,13 @@ struct CutlassGemmArgs {
   const void* b = nullptr;     // [N, K] row-major
   void* d = nullptr;           // [M, N], row stride ldd, the kernel's D type
   int64_t ldd = 0;             // 0: N
-  const void* c = nullptr;     // [M, N] bf16, row stride ldd; read when beta != 0 (may be d)
+  const void* c = nullptr;     // [M, N] of the kernel's C type, row stride ldd; read when beta != 0 (may be d)
   float beta = 0.f;
   const void* bias = nullptr;  // [N] bf16, or nullptr (none)
   const float* a_scale = nullptr;  // device scalars, fp8 kernels only; nullptr: 1
   const float* b_scale = nullptr;
   const float* d_scale = nullptr;  // e4m3 D only
+  const float* c_scale = nullptr;  // e4m3 C only: C's real value is c_scale · C; nullptr: 1
 };
 
 // A compiled kernel's run-time knobs: the persistent scheduler's raster order and swizzle
@@ -72,7 +77,9 @@ class CutlassGemmKernel {
   virtual ~CutlassGemmKernel() = default;
   virtual std::string name() const = 0;  // "bf16 128x256x64 2x1 cooperative, bias"
   virtual DType ab_dtype() const = 0;    // BF16 or F8E4M3
-  virtual DType d_dtype() const = 0;     // BF16 or F8E4M3 (then no C: beta must be 0)
+  virtual DType d_dtype() const = 0;     // BF16 or F8E4M3
+  virtual bool has_c() const = 0;        // reads a C (beta != 0); an e4m3 D of GPT-2's kernels has none
+  virtual DType c_dtype() const = 0;     // BF16, or F8E4M3 (the residual-stream kernels); with has_c()
   virtual CutlassEpilogue epilogue() const = 0;
   virtual bool fast_accum() const = 0;   // fp8 without the periodic fp32 promotion
   // "" when the kernel can run these arguments (alignment, shape); else why not. Pointers may

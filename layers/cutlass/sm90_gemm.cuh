@@ -14,8 +14,9 @@
 //             64x128 ping-pong fit; cutlass.cmake makes a spill a build error). The fast-
 //             accumulation collectives (no promotion) hold one: 128x128 a warpgroup fits.
 //   epilogue  TMA-stored, its visitor tree CUTLASS's ScaledLinCombPerColBiasEltAct: scales,
-//             the per-column bias, beta · C, the activation and, for an e4m3 D, · d_scale and the
-//             saturating conversion, all on the accumulators in registers: no extra pass.
+//             the per-column bias, beta · C (· c_scale for an e4m3 C, TMA-loaded beside the
+//             store), the activation and, for an e4m3 D, · d_scale and the saturating
+//             conversion, all on the accumulators in registers: no extra pass.
 //   schedule  the persistent tile scheduler (one CTA per SM walks the tiles), its raster order
 //             and swizzle chosen at run time (CutlassSchedule).
 // Compiled only in sm_90a translation units (layers/cutlass/cutlass.cmake); CUTLASS's own guard
@@ -80,7 +81,7 @@ struct PingpongFastAccum {
 };
 
 template <CutlassEpilogue E>
-struct Activation {
+struct Activation {  // Bias
   template <class T>
   using Fn = cutlass::epilogue::thread::Identity<T>;
 };
@@ -89,15 +90,32 @@ struct Activation<CutlassEpilogue::GeluBias> {
   template <class T>
   using Fn = cutlass::epilogue::thread::GELU_taylor<T>;  // 0.5·z·(1 + tanh(√(2/π)(z + 0.044715 z³)))
 };
+template <>
+struct Activation<CutlassEpilogue::ReluBias> {
+  template <class T>
+  using Fn = cutlass::epilogue::thread::ReLu<T>;
+};
+
+// The C operand's alignment in elements (16 bytes); a kernel without C keeps bf16's, unused.
+template <class T>
+constexpr int c_alignment() {
+  if constexpr (std::is_void_v<T>)
+    return 8;
+  else
+    return 16 / static_cast<int>(sizeof(T));
+}
 
 // AB: operand type; D: output type; Epi: the activation; TileM/N/K: the CTA tile; ClusterM/N:
-// the thread-block cluster (TMA multicast of B along M, of A along N); Schedule: above.
+// the thread-block cluster (TMA multicast of B along M, of A along N); Schedule: above; C_: the
+// residual's type (GPT-2's: bf16 beside a bf16 D, none beside an e4m3 one; ResNet-50's residual
+// stream: e4m3 beside an e4m3 D, scaled by c_scale).
 template <class AB, class D, CutlassEpilogue Epi, int TileM, int TileN, int TileK, int ClusterM, int ClusterN,
-          class Schedule>
+          class Schedule, class C_ = std::conditional_t<std::is_same_v<D, e4m3>, void, bf16>>
 class Sm90Gemm final : public CutlassGemmKernel {
   static constexpr bool kOut8 = std::is_same_v<D, e4m3>;
-  using C = std::conditional_t<kOut8, void, bf16>;  // an e4m3 D has no C (no residual into fp8)
-  static constexpr int kAlignAB = 16 / sizeof(AB), kAlignD = 16 / sizeof(D), kAlignC = 8;
+  using C = C_;
+  static constexpr bool kHasC = !std::is_void_v<C>, kC8 = std::is_same_v<C, e4m3>;
+  static constexpr int kAlignAB = 16 / sizeof(AB), kAlignD = 16 / sizeof(D), kAlignC = c_alignment<C>();
   using Tile = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
   using Cluster = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
   using Fusion = cutlass::epilogue::fusion::ScaledLinCombPerColBiasEltAct<Activation<Epi>::template Fn, D, float,
@@ -129,12 +147,15 @@ class Sm90Gemm final : public CutlassGemmKernel {
     std::ostringstream os;
     os << (std::is_same_v<AB, e4m3> ? "fp8" : "bf16") << ' ' << TileM << 'x' << TileN << 'x' << TileK
        << " cluster " << ClusterM << 'x' << ClusterN << ' ' << Schedule::kName << ", "
-       << (Epi == CutlassEpilogue::GeluBias ? "GELU+bias" : "bias") << " -> " << (kOut8 ? "e4m3" : "bf16")
+       << (Epi == CutlassEpilogue::GeluBias ? "GELU+bias" : Epi == CutlassEpilogue::ReluBias ? "ReLU+bias" : "bias")
+       << (kC8 ? " + e4m3 residual" : "") << " -> " << (kOut8 ? "e4m3" : "bf16")
        << (Schedule::kFastAccum ? ", fast accumulation" : "");
     return os.str();
   }
   DType ab_dtype() const override { return dtype_of<AB>(); }
   DType d_dtype() const override { return dtype_of<D>(); }
+  bool has_c() const override { return kHasC; }
+  DType c_dtype() const override { return kC8 ? DType::F8E4M3 : DType::BF16; }
   CutlassEpilogue epilogue() const override { return Epi; }
   bool fast_accum() const override { return Schedule::kFastAccum; }
 
@@ -145,7 +166,7 @@ class Sm90Gemm final : public CutlassGemmKernel {
     if (a.K % kAlignAB) return "K = " + std::to_string(a.K) + " is not a multiple of " + std::to_string(kAlignAB);
     if (ldd % kAlignD || ldd < a.N) return "the output's row stride " + std::to_string(ldd) + " is not 16-byte aligned";
     if (a.N % 8) return "N = " + std::to_string(a.N) + " is not a multiple of 8 (the bias is read 16 bytes at a time)";
-    if (kOut8 && a.beta != 0.f) return "an e4m3 output takes no C (no residual)";
+    if (!kHasC && a.beta != 0.f) return "this kernel takes no C (no residual into its e4m3 output)";
     for (const void* p : {a.a, a.b, static_cast<const void*>(a.d), a.c, a.bias})
       if (p && misaligned(p)) return "an operand is not 16-byte aligned";
     const Arguments args = arguments(a, CutlassSchedule{});
@@ -185,7 +206,7 @@ class Sm90Gemm final : public CutlassGemmKernel {
   static bool same(const CutlassGemmArgs& x, const CutlassGemmArgs& y) {
     return x.M == y.M && x.N == y.N && x.K == y.K && x.alpha == y.alpha && x.a == y.a && x.b == y.b && x.d == y.d && x.ldd == y.ldd &&
            x.c == y.c && x.beta == y.beta && x.bias == y.bias && x.a_scale == y.a_scale && x.b_scale == y.b_scale &&
-           x.d_scale == y.d_scale;
+           x.d_scale == y.d_scale && x.c_scale == y.c_scale;
   }
 
   void check(cutlass::Status st, const char* what) const {
@@ -210,13 +231,14 @@ class Sm90Gemm final : public CutlassGemmKernel {
     args.epilogue.dC = args.epilogue.dD;
     args.epilogue.ptr_D = static_cast<D*>(a.d);
     using ElementCStorage = std::remove_const_t<std::remove_pointer_t<decltype(args.epilogue.ptr_C)>>;
-    args.epilogue.ptr_C = static_cast<const ElementCStorage*>(kOut8 ? nullptr : (a.c ? a.c : a.d));
+    args.epilogue.ptr_C = static_cast<const ElementCStorage*>(kHasC ? (a.c ? a.c : a.d) : nullptr);
     auto& f = args.epilogue.thread;
     f.alpha = a.alpha;
     f.beta = a.beta;
     f.scale_a_ptr = a.a_scale;
     f.scale_b_ptr = a.b_scale;
     f.scale_d_ptr = kOut8 ? a.d_scale : nullptr;
+    f.scale_c_ptr = kC8 ? a.c_scale : nullptr;
     f.bias_ptr = static_cast<const bf16*>(a.bias);
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));

@@ -4,12 +4,17 @@
 # device-run.sh, captures.sh and bench-identical.sh run, since build/ itself is over the 64 MiB a
 # call may carry. Builds the targets first. Run it here, not on the device:
 #   scripts/dev/pack-carry.sh [SRC_BUILD (default build)] [SRC_BUILD80 (default build80: sm_80, optional)]
+# TESTS="test_a test_b" packs those suites alone (a call's carry is 64 MiB with the tracked tree:
+# every suite does not fit beside it); BUILD80=0 leaves the sm_80 build out.
 set -euo pipefail
 src=${1:-build}
 src80=${2:-build80}
 tests=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_reference test_layer_costs
        test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli
-       test_lab_kernels test_lab_cli test_cutlass_gemm test_gemm_tuner)
+       test_lab_kernels test_lab_cli test_cutlass_gemm test_gemm_tuner test_e4m3_stream)
+# shellcheck disable=SC2206  # TESTS is a word list
+[[ -n ${TESTS:-} ]] && tests=($TESTS)
+[[ ${BUILD80:-1} == 0 ]] && src80=/nonexistent
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/work} CCACHE_DIR=${CCACHE_DIR:-/work/.ccache}
 cmake --build "$src" -j2 --target laptime laptime_fp8_shapes laptime_cutlass_probe laptime_sdpa_probe "${tests[@]}"
 [[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime test_gpt2_layers test_resnet50_layers test_fp8_layers

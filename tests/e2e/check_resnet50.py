@@ -14,9 +14,12 @@ reference — both numbers are printed. fp8 calibrates on another batch (`forwar
 and so does PyTorch's closest fp8 path (bench/torch_fp8.py, to_fp8_resnet50: BatchNorm folded,
 the 1x1 stride-1 convolutions as GEMMs on NHWC rows and the fc through torch._scaled_mm with
 laptime's recipe; PyTorch has no fp8 convolution for the rest, which stays bf16 in both): its
-error is the reference, as for GPT-2 (e2e_common.py: FP8_FACTOR, top1_floor). Two laptime rows:
-its own choice per convolution (auto) and every 1x1 stride-1 convolution and the fc in fp8
-(LAPTIME_FP8_GEMM=fp8, what PyTorch's path does). Every row prints the top-1 agreement with fp32.
+error is the reference, as for GPT-2 (e2e_common.py: FP8_FACTOR, top1_floor). Three laptime rows:
+the e4m3 stream (LAPTIME_RESNET_FP8=stream, the default on an H100/H200: every block's input and
+output e4m3, layers/e4m3_block.h) against PyTorch's same recipe (to_fp8_stream_resnet50), then
+the bf16 stream (LAPTIME_RESNET_FP8=layers) with its own choice per convolution (layers/auto) and
+with every 1x1 stride-1 convolution and the fc in fp8 (layers/fp8, what to_fp8_resnet50 does),
+against to_fp8_resnet50. Every row prints the top-1 agreement with fp32.
 
     python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3] [--stem fused]
 
@@ -85,30 +88,37 @@ def main() -> int:
             with torch.no_grad():
                 ref = model(images.cuda()).float().cpu().numpy()
                 torch_bf16 = model_bf16(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
-                torch_fp8_logits = None
+                torch_fp8_logits = {}  # by recipe: "stream", "layers"
                 if "fp8" in precisions:
                     r8 = copy.deepcopy(model)  # fp32: to_fp8_resnet50 folds the BatchNorms before the bf16 cast
                     layers = torch_fp8.to_fp8_resnet50(torch, r8)
                     torch_fp8.calibrate(torch, r8, layers, calibration.cuda().to(torch.bfloat16))
-                    torch_fp8_logits = r8(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
+                    torch_fp8_logits["layers"] = r8(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
                     del r8, layers
+                    stream = torch_fp8.to_fp8_stream_resnet50(torch, copy.deepcopy(model))
+                    stream.calibrate(calibration.cuda().to(torch.bfloat16))
+                    torch_fp8_logits["stream"] = stream(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
+                    del stream
             torch_bf16_err, torch_bf16_top1 = rel_l2(torch_bf16, ref), top1_agreement(torch_bf16, ref)
             img_path, cal_path = tmp / "images.bin", tmp / "calibration.bin"
             images.numpy().tofile(img_path)
             calibration.numpy().tofile(cal_path)
             for prec in precisions:
-                # fp8: laptime's own choice per convolution, then every fp8 candidate in fp8 as PyTorch's path runs it.
-                for gemms in (("auto", "fp8") if prec == "fp8" else ("",)):
+                # fp8: the e4m3 stream; then the bf16 stream with laptime's own choice per convolution and
+                # with every fp8 candidate in fp8, as PyTorch's path runs it.
+                for recipe, gemms in ((("stream", "auto"), ("layers", "auto"), ("layers", "fp8")) if prec == "fp8"
+                                      else ((None, ""),)):
                     out_path = tmp / "logits.bin"
                     cmd = [str(args.laptime), "forward", "resnet50", "--weights", str(weights), "--input",
                            str(img_path), "--batch", str(B), "--precision", prec, "--output", str(out_path)]
                     stem = args.stem if (args.stem != "fused" or prec in ("bf16", "fp8")) else "auto"
                     cmd += ["--stem", stem]
-                    out = run_forward(cmd, prec, gemms, cal_path, out_path, ref.shape)
+                    out = run_forward(cmd, prec, gemms, cal_path, out_path, ref.shape,
+                                      {"LAPTIME_RESNET_FP8": recipe} if recipe else None)
                     err, top1 = rel_l2(out, ref), top1_agreement(out, ref)
                     note, floor = "", 0.0
                     if prec == "fp8":
-                        bound, floor, words = fp8_reference(torch_fp8_logits, ref, B)
+                        bound, floor, words = fp8_reference(torch_fp8_logits[recipe], ref, B)
                         note = f"  ({words}; bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
                     else:
                         bound = BOUNDS.get(prec, BF16_FACTOR * torch_bf16_err)
@@ -116,8 +126,8 @@ def main() -> int:
                             note = f"  (PyTorch bf16: {torch_bf16_err:.3e}, top-1 {torch_bf16_top1:.3f})"
                     ok = bool(np.isfinite(out).all()) and err <= bound and top1 >= floor
                     failed |= not ok
-                    label = f"{prec}{'/' + gemms if gemms else ''}"
-                    rows.append(f"resnet50 B={B:<3} {label:<8} stem {stem}: rel L2 {err:.3e}  top-1 {top1:.3f}  "
+                    label = (f"{prec}/{recipe}" + (f"/{gemms}" if recipe == "layers" else "")) if recipe else prec
+                    rows.append(f"resnet50 B={B:<3} {label:<16} stem {stem}: rel L2 {err:.3e}  top-1 {top1:.3f}  "
                                 f"bound {bound:.1e}  {'PASS' if ok else 'FAIL'}{note}")
                     print(rows[-1], flush=True)
     print("\n".join(["", "summary:"] + rows))

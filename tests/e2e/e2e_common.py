@@ -57,11 +57,13 @@ def fp8_reference(torch_fp8_logits: np.ndarray, ref: np.ndarray, n: int):
     return FP8_FACTOR * err, floor, f"PyTorch _scaled_mm: {err:.3e}, top-1 {top1:.3f}, floor {floor:.3f}"
 
 
-def run_forward(cmd: list, precision: str, gemms: str, calibration: pathlib.Path, out_path: pathlib.Path, shape):
+def run_forward(cmd: list, precision: str, gemms: str, calibration: pathlib.Path, out_path: pathlib.Path, shape,
+                extra_env: dict = None):
     """Runs `laptime forward` (`cmd`, writing `out_path`) and returns its logits; in fp8 it
     calibrates on `calibration` with LAPTIME_FP8_GEMM=`gemms` (auto: its own choice; fp8: every
-    fp8 candidate, as PyTorch's path runs them)."""
+    fp8 candidate, as PyTorch's path runs them). `extra_env`: more switches for this run."""
     env = dict(os.environ)
+    env.update(extra_env or {})
     if precision == "fp8":
         cmd = cmd + ["--calibrate", str(calibration)]
         env["LAPTIME_FP8_GEMM"] = gemms

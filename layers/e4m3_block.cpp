@@ -1,0 +1,283 @@
+#include "layers/e4m3_block.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "core/check.h"
+#include "core/env_switches.h"
+#include "core/timing.h"
+#include "kernels/fp8.cuh"
+
+namespace laptime {
+
+namespace {
+
+// CUTLASS's kernels that compute conv3 on the stream: bf16 operands, ReLU + bias, e4m3 C and D.
+bool residual_stream_kernel(const CutlassGemmKernel& k) {
+  return k.ab_dtype() == DType::BF16 && k.d_dtype() == DType::F8E4M3 && k.has_c() && k.c_dtype() == DType::F8E4M3 &&
+         k.epilogue() == CutlassEpilogue::ReluBias;
+}
+
+std::vector<const CutlassGemmKernel*> residual_stream_kernels(int device) {
+  std::vector<const CutlassGemmKernel*> v;
+  for (const CutlassGemmKernel* k : cutlass_gemm_kernels(device))
+    if (residual_stream_kernel(*k)) v.push_back(k);
+  return v;
+}
+
+std::string fixed3(float ms) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << ms;
+  return os.str();
+}
+
+}  // namespace
+
+std::string e4m3_stream_refusal(const Context& ctx) {
+  bool built = false;
+  for (const CutlassGemmKernel* k : cutlass_built_kernels()) built = built || residual_stream_kernel(*k);
+  if (!built)
+    return "this build has no CUTLASS residual-stream kernels (an sm_90 build with the CUTLASS headers: "
+           "layers/cutlass/cutlass.cmake)";
+  if (residual_stream_kernels(ctx.device()).empty())
+    return std::string("CUTLASS's sm_90a kernels do not run on this ") + ctx.props().name +
+           (env::cutlass() ? "" : " (LAPTIME_CUTLASS=off)");
+  return "";
+}
+
+struct E4m3Block::Plan {
+  int N = 0, H = 0, W = 0, Ho = 0, Wo = 0;
+  const float* x_scale = nullptr;  // the producer's s_x this plan's GEMMs read
+  std::unique_ptr<Gemm> conv1, downsample;
+  const CutlassGemmKernel* conv3 = nullptr;
+  CutlassSchedule schedule;
+  mutable CutlassLaunchCache conv3_launch;
+  float conv3_ms = -1.f;
+  int conv3_candidates = 0;
+  bool conv3_shared = false;  // the choice came from an identical block through the cache
+};
+
+E4m3Block::E4m3Block(const Context& ctx, const std::string& block, const Conv2d& conv1, const Conv2d& conv2,
+                     const Conv2d& conv3, const Conv2d* downsample)
+    : block_(block),
+      conv1_(conv1),
+      conv2_(conv2),
+      conv3_(conv3),
+      downsample_(downsample),
+      name1_(conv1.name()),
+      name3_(conv3.name()),
+      name_ds_(downsample ? downsample->name() : std::string()) {
+  for (const Conv2d* c : {&conv1, &conv3, downsample})
+    if (c)
+      require(c->shape().kernel == 1 && c->shape().pad == 0 && c->dtype() == DType::BF16,
+              "internal: e4m3 block '" + block + "': '" + c->name() + "' is not a bf16 1x1 unpadded convolution.");
+  require(conv1.shape().stride == 1 && conv3.shape().stride == 1,
+          "internal: e4m3 block '" + block + "': conv1 and conv3 must have stride 1 (ResNet v1.5 strides conv2).");
+  w1_.make(ctx, conv1.weight(), DType::BF16, conv1.shape().weight_count(), conv1.name());
+  if (downsample) {
+    wds_.make(ctx, downsample->weight(), DType::BF16, downsample->shape().weight_count(), downsample->name());
+    sc_scale_.make(ctx, "the output of " + downsample->name());
+  }
+  y_scale_.make(ctx, "the output of " + block);
+}
+
+E4m3Block::~E4m3Block() = default;
+
+std::size_t E4m3Block::extra_scratch_bytes(int N, int H, int W) const {
+  if (!downsample_ || downsample_->shape().stride == 1) return 0;
+  const ConvShape& d = downsample_->shape();
+  return std::size_t(N) * d.out_size(H) * d.out_size(W) * d.in_channels;  // xs8
+}
+
+void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void* x8, const float* x_scale,
+                        const Slots& s, ConvPlanCache* cache) {
+  auto p = std::make_unique<Plan>();
+  p->N = N;
+  p->H = H;
+  p->W = W;
+  p->Ho = conv2_.shape().out_size(H);
+  p->Wo = conv2_.shape().out_size(W);
+  p->x_scale = x_scale;
+  const int64_t rows = int64_t{N} * H * W, out_rows = int64_t{N} * p->Ho * p->Wo;
+  auto fp8_gemm = [&](const Conv2d& c, int64_t m, const Fp8Weight& w, DType d, Epilogue e, const float* d_scale) {
+    GemmSpec g;
+    g.M = static_cast<int>(m);
+    g.N = c.shape().out_channels;
+    g.K = c.shape().in_channels;
+    g.b_layout = BLayout::NK;  // a 1×1 convolution's KRSC weight is [out, in]
+    g.ab_dtype = DType::F8E4M3;
+    g.d_dtype = d;
+    g.precision = Precision::FP8;
+    g.epilogue = e;
+    g.a_scale = x_scale;
+    g.b_scale = w.weight_scale();
+    g.d_scale = d_scale;
+    g.fp8_fast_accum = env::fp8_fast_accum();
+    try {
+      return std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
+    } catch (const Error& err) {
+      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: cuBLASLt has no fp8 GEMM for '" + c.name() + "' (" + err.what() +
+                  "); LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
+    }
+  };
+  p->conv1 = fp8_gemm(conv1_, rows, w1_, DType::BF16, Epilogue::BiasRelu, nullptr);
+  if (downsample_)
+    p->downsample = fp8_gemm(*downsample_, out_rows, wds_, DType::F8E4M3, Epilogue::Bias, sc_scale_.inv_scale());
+
+  // conv3: every residual-stream kernel and schedule timed on these buffers (GPU time: the
+  // candidates launch alike), the fastest kept; identical blocks share the choice.
+  CutlassGemmArgs a;
+  a.M = static_cast<int>(out_rows);
+  a.N = conv3_.shape().out_channels;
+  a.K = conv3_.shape().in_channels;
+  a.a = s.t2;
+  a.b = conv3_.weight();
+  a.d = y8;
+  a.c = downsample_ ? s.sc8 : x8;
+  a.beta = 1.f;
+  a.c_scale = downsample_ ? sc_scale_.scale() : x_scale;
+  a.bias = conv3_.bias();
+  a.d_scale = y_scale_.inv_scale();
+  std::vector<std::pair<const CutlassGemmKernel*, CutlassSchedule>> candidates;
+  std::string refusals;
+  for (const CutlassGemmKernel* k : residual_stream_kernels(ctx.device())) {
+    const std::string why = k->refusal(a);
+    if (!why.empty()) {
+      refusals += (refusals.empty() ? "" : "; ") + k->name() + ": " + why;
+      continue;
+    }
+    for (const CutlassSchedule& sched : cutlass_schedules())
+      if (k->workspace_bytes(a, sched) <= ctx.workspace_bytes()) candidates.push_back({k, sched});
+  }
+  if (candidates.empty())
+    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS kernel can run '" + conv3_.name() + "' (M=" +
+                std::to_string(a.M) + " N=" + std::to_string(a.N) + " K=" + std::to_string(a.K) + ")" +
+                (refusals.empty() ? "" : ": " + refusals) + "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
+  const std::string key = "e4m3 conv3 " + std::to_string(a.M) + "x" + std::to_string(a.N) + "x" + std::to_string(a.K);
+  const ConvPlanCache::TimedChoice* shared = cache ? cache->timed_choice(key) : nullptr;
+  int best = 0;
+  if (shared && shared->index < static_cast<int>(candidates.size())) {
+    best = shared->index;
+    p->conv3_ms = shared->ms;
+    p->conv3_shared = true;
+  } else {
+    for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
+      CutlassLaunchCache launch;
+      const auto& [k, sched] = candidates[i];
+      const float ms = time_candidate(ctx.stream(), [&] {
+        k->run(a, sched, launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+        return true;
+      });
+      if (ms >= 0.f && (p->conv3_ms < 0.f || ms < p->conv3_ms)) {
+        p->conv3_ms = ms;
+        best = i;
+      }
+    }
+    if (p->conv3_ms < 0.f)
+      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS kernel failed to run '" + conv3_.name() + "'.");
+    if (cache) cache->set_timed_choice(key, {best, p->conv3_ms, static_cast<int>(candidates.size())});
+  }
+  p->conv3 = candidates[best].first;
+  p->schedule = candidates[best].second;
+  p->conv3_candidates = static_cast<int>(candidates.size());
+  plans_[{N, H, W}] = std::move(p);
+}
+
+const E4m3Block::Plan& E4m3Block::plan(int N, int H, int W) const {
+  const auto it = plans_.find({N, H, W});
+  if (it != plans_.end()) return *it->second;
+  throw Error("internal: e4m3 block '" + block_ + "' was not prepared for an input of " +
+              conv_shape_text(N, H, W, conv1_.shape().in_channels) + ".");
+}
+
+void E4m3Block::forward(const Context& ctx, void* y8, const void* x8, const float* x_scale, int N, int H, int W,
+                        const Slots& s) const {
+  const Plan& p = plan(N, H, W);
+  if (x_scale != p.x_scale)  // conv1's and the downsample's plans hold the scale's address
+    throw Error("internal: e4m3 block '" + block_ + "' runs with another input scale than it was prepared with.");
+  {
+    NvtxRange range(ctx, NvtxLevel::Layer, name1_);
+    p.conv1->run(ctx, s.t1, x8, w1_.weight8(), conv1_.bias());
+  }
+  conv2_.forward(ctx, s.t2, s.t1, N, H, W);
+  const void* r8 = x8;
+  const float* r_scale = x_scale;
+  if (downsample_) {
+    NvtxRange range(ctx, NvtxLevel::Layer, name_ds_);
+    const ConvShape& d = downsample_->shape();
+    const void* a = x8;
+    if (d.stride != 1) {
+      subsample_bytes(s.xs8, x8, N, H, W, d.in_channels, d.stride, ctx.stream());
+      a = s.xs8;
+    }
+    p.downsample->run(ctx, s.sc8, a, wds_.weight8(), downsample_->bias());
+    r8 = s.sc8;
+    r_scale = sc_scale_.scale();
+  }
+  NvtxRange range(ctx, NvtxLevel::Layer, name3_);
+  CutlassGemmArgs a;
+  a.M = N * p.Ho * p.Wo;
+  a.N = conv3_.shape().out_channels;
+  a.K = conv3_.shape().in_channels;
+  a.a = s.t2;
+  a.b = conv3_.weight();
+  a.d = y8;
+  a.c = r8;
+  a.beta = 1.f;
+  a.c_scale = r_scale;
+  a.bias = conv3_.bias();
+  a.d_scale = y_scale_.inv_scale();
+  p.conv3->run(a, p.schedule, p.conv3_launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+}
+
+void E4m3Block::begin_calibration(const Context& ctx) {
+  if (downsample_) sc_scale_.begin_calibration(ctx);
+  y_scale_.begin_calibration(ctx);
+  calibrating_ = true;
+}
+
+void E4m3Block::end_calibration(const Context& ctx) {
+  if (!calibrating_) return;
+  if (downsample_) sc_scale_.end_calibration(ctx, kFp8ActivationMargin);
+  y_scale_.end_calibration(ctx, kFp8ActivationMargin);
+  calibrating_ = false;
+}
+
+std::vector<std::string> E4m3Block::describe(int N, int H, int W) const {
+  const Plan& p = plan(N, H, W);
+  std::vector<std::string> v;
+  v.push_back(conv1_.name() + ": e4m3 stream, fp8 GEMM on the e4m3 input (" + p.conv1->backend() +
+              "), bias + ReLU -> bf16");
+  v.push_back(conv2_.name() + ": " + conv2_.describe(N, H, W));
+  v.push_back(conv3_.name() + ": e4m3 stream, CUTLASS " + p.conv3->name() + ", " + schedule_name(p.schedule) + ", " +
+              fixed3(p.conv3_ms) + " ms (fastest of " + std::to_string(p.conv3_candidates) +
+              (p.conv3_shared ? ", shared" : "") + ")");
+  if (downsample_)
+    v.push_back(downsample_->name() + ": e4m3 stream, " +
+                (downsample_->shape().stride != 1 ? "the e4m3 input subsampled, then " : std::string()) +
+                "fp8 GEMM (" + p.downsample->backend() + "), bias -> e4m3");
+  return v;
+}
+
+void E4m3Block::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
+  const Plan& p = plan(N, H, W);
+  // What the stream's tensors are: x, the residual and y 1 byte; t1, t2 and conv3's weight bf16.
+  auto fp8_conv = [&](const Conv2d& c, double out_es) {
+    LayerCost l = conv_cost(c.name(), parent, c.shape(), N, H, W, false, DType::F8E4M3);
+    l.weight_bytes = double(c.shape().weight_count()) + 2.0 * c.shape().out_channels;  // e4m3 weight, bf16 bias
+    l.output_bytes *= out_es;
+    l.precision = "fp8";
+    return l;
+  };
+  out.push_back(fp8_conv(conv1_, 2.0));
+  out.push_back(conv2_.cost(parent, N, H, W));
+  LayerCost c3 = conv_cost(conv3_.name(), parent, conv3_.shape(), N, p.Ho, p.Wo, true, DType::BF16);
+  const double out_elems = double(N) * p.Ho * p.Wo * conv3_.shape().out_channels;
+  c3.input_bytes -= out_elems;  // the residual in e4m3: 1 byte of the 2 conv_cost counts
+  c3.output_bytes = out_elems;
+  c3.precision = "bf16";
+  out.push_back(c3);
+  if (downsample_) out.push_back(fp8_conv(*downsample_, 1.0));
+}
+
+}  // namespace laptime

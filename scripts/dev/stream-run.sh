@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Issue 29's item 2, fp8 ResNet-50 on the e4m3 stream (layers/e4m3_block.h), in one device call:
+# its GPU suites (test_e4m3_stream, every CUTLASS kernel, the fp8 layers, the layer costs) beside
+# the end-to-end check against PyTorch (bf16 and the three fp8 rows: stream, layers/auto,
+# layers/fp8), then ResNet-50 lap rows one at a time on the idle card: bf16, fp8 on the stream and
+# fp8 with bf16 activations (LAPTIME_RESNET_FP8=layers) side by side at B256, and the small shapes.
+#
+#   TESTS="test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs" BUILD80=0 scripts/dev/pack-carry.sh
+#   (device) tar xJf .carry/build.tar.xz && scripts/dev/stream-run.sh
+#
+# Everything lands under $RESULTS/stream (default /tmp/device-run/stream) and is packed into
+# $OUT/stream.tgz, with summary.txt beside it. ROWS replaces the lap rows (device-run.sh laps).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+# shellcheck source=scripts/dev/device-run.sh
+source scripts/dev/device-run.sh --env "$(realpath -m build/lib)"
+RESULTS=${RESULTS:-/tmp/device-run}
+R=$RESULTS/stream
+mkdir -p "$R"
+export LAPTIME_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
+S=$R/summary.txt
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >"$S"
+pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/stream.tgz" -C "$RESULTS" . 2>/dev/null; cp "$S" "$OUT/summary.txt"; }; true; }
+for t in test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs; do
+  (timeout -k 5 300 build/tests/$t >"$R/$t.log" 2>&1; echo "$t: rc=$? $(grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$R/$t.log" | tr '\n' ' ')" >>"$S") &
+done
+timeout -k 5 ${E2E_LIMIT:-330} python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime --precisions bf16,fp8 \
+  --batches 32,3 >"$R/e2e_resnet50.log" 2>&1
+echo "e2e_resnet50: rc=$?" >>"$S"
+grep -A20 '^summary:' "$R/e2e_resnet50.log" >>"$S"
+wait
+pack
+ROWS=${ROWS:-"laptime_resnet50_bf16_b256::resnet50 -p bf16
+laptime_resnet50_fp8_b256::resnet50 -p fp8
+laptime_resnet50_fp8layers_b256:LAPTIME_RESNET_FP8=layers:resnet50 -p fp8
+laptime_resnet50_fp8_b32_graph::resnet50 -p fp8 -b 32 --graph
+laptime_resnet50_bf16_b32_graph::resnet50 -p bf16 -b 32 --graph
+laptime_resnet50_fp8_b1_graph::resnet50 -p fp8 -b 1 --graph
+laptime_resnet50_fp8_b1::resnet50 -p fp8 -b 1"}
+ROWS=$ROWS RESULTS=$RESULTS BUDGET=${LAPS_BUDGET:-240} bash scripts/dev/device-run.sh laps >/dev/null
+cat "$RESULTS/laps/summary.txt" >>"$S"
+python3 bench/compare.py "$RESULTS"/laps/json/*.json >"$R/table.txt" 2>&1
+cat "$R/table.txt" >>"$S"
+pack
+cat "$S"
