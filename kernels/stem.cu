@@ -99,7 +99,8 @@ __host__ __device__ inline StemSmem stem_smem(int C, int Hs) {
 }
 
 struct StemParams {
-  __nv_bfloat16* out;            // [N, Po, Po, C]
+  void* out;                     // [N, Po, Po, C]: bf16, or e4m3 with out_inv_scale
+  const float* out_inv_scale;    // e4m3 output: 1/s, device (the e4m3 stream's first scale); else nullptr
   const __nv_bfloat16* in;       // [N, Hs, Hs, 16]
   const __nv_bfloat16* weight;   // [C, 256]
   const __nv_bfloat16* bias;     // [C]
@@ -197,6 +198,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
   const int units = q.N * q.bands;
   int unit = blockIdx.x;
   if (unit >= units) return;
+  const float out_scale = q.out_inv_scale ? *q.out_inv_scale : 1.f;
 
   // Weights (swizzled) and bias, once per block; the first step's rows in the same group.
   for (int i = tid; i < C * (kK / 8); i += kThreads) {
@@ -331,7 +333,20 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
 #pragma unroll
         for (int c = 0; c < 4; ++c) m[c] = __hmax2(m[c], e[c]);
       }
-      *reinterpret_cast<uint4*>(q.out + ((static_cast<int64_t>(st.n) * q.Po + pr) * q.Po + x) * C + cc * 8) = best;
+      const int64_t at = ((static_cast<int64_t>(st.n) * q.Po + pr) * q.Po + x) * C + cc * 8;
+      if (q.out_inv_scale) {  // e4m3: the bf16 maxima (as the unfused path stores them) · 1/s, 8 bytes
+        uint2 packed;
+        __nv_fp8_e4m3* o = reinterpret_cast<__nv_fp8_e4m3*>(&packed);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const float2 f = __bfloat1622float2(m[c]);
+          o[2 * c] = from_f32<__nv_fp8_e4m3>(f.x * out_scale);
+          o[2 * c + 1] = from_f32<__nv_fp8_e4m3>(f.y * out_scale);
+        }
+        *reinterpret_cast<uint2*>(static_cast<uint8_t*>(q.out) + at) = packed;
+      } else {
+        *reinterpret_cast<uint4*>(static_cast<__nv_bfloat16*>(q.out) + at) = best;
+      }
     }
     if (!has_next) break;
     unit = next_unit;
@@ -442,10 +457,11 @@ FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device) {
 }
 
 void fused_stem_forward(void* out, const void* in, const void* weight, const void* bias, int N, int Hs, int Cout,
-                        const FusedStemPlan& plan, cudaStream_t stream) {
+                        const FusedStemPlan& plan, cudaStream_t stream, const float* out_inv_scale) {
   if (N == 0) return;
   StemParams q;
-  q.out = static_cast<__nv_bfloat16*>(out);
+  q.out = out;
+  q.out_inv_scale = out_inv_scale;
   q.in = static_cast<const __nv_bfloat16*>(in);
   q.weight = static_cast<const __nv_bfloat16*>(weight);
   q.bias = static_cast<const __nv_bfloat16*>(bias);

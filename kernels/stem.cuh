@@ -36,7 +36,9 @@ FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device);
 // out: [N, Po, Po, Cout] bf16, Po = pool_out_size(So, 3, 2, 1), So = Hs − 3 (the stem's output
 // side); in: [N, Hs, Hs, 16] bf16 (the s2d input); weight: [Cout, 4, 4, 16] bf16 (KRSC, BatchNorm
 // folded); bias: [Cout] bf16. All 16-byte aligned. `plan` from fused_stem_plan for this N, Hs, Cout.
+// out_inv_scale non-null: out is e4m3 instead, each pooled bf16 value · *out_inv_scale rounded and
+// saturated (what quantize_fp8 would write from the bf16 output: fp8 ResNet-50's e4m3 stream).
 void fused_stem_forward(void* out, const void* in, const void* weight, const void* bias, int N, int Hs, int Cout,
-                        const FusedStemPlan& plan, cudaStream_t stream);
+                        const FusedStemPlan& plan, cudaStream_t stream, const float* out_inv_scale = nullptr);
 
 }  // namespace laptime

@@ -25,6 +25,25 @@ std::vector<const CutlassGemmKernel*> residual_stream_kernels(int device) {
   return v;
 }
 
+// The GEMM's candidates (cuBLASLt's ranked algorithms, the CUTLASS kernels that compute it) timed
+// on these operands and the fastest kept (Gemm::autotune), or the choice of an identical GEMM
+// through the cache. Returns the chosen time.
+float tune(const Context& ctx, Gemm& g, const std::string& what, void* d, const void* a, const void* b, const void* bias,
+           ConvPlanCache* cache) {
+  const GemmSpec& s = g.spec();
+  const std::string key = what + " " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+  if (const ConvPlanCache::TimedChoice* c = cache ? cache->timed_choice(key) : nullptr) {
+    if (c->index < g.candidate_count()) {
+      g.set_choice(g.candidate(c->index));
+      return c->ms;
+    }
+  }
+  float ms = -1.f;
+  const int best = g.autotune(ctx, d, a, b, bias, &ms);
+  if (cache) cache->set_timed_choice(key, {best, ms, g.candidate_count()});
+  return ms;
+}
+
 std::string fixed3(float ms) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(3) << ms;
@@ -52,7 +71,7 @@ struct E4m3Block::Plan {
   const CutlassGemmKernel* conv3 = nullptr;
   CutlassSchedule schedule;
   mutable CutlassLaunchCache conv3_launch;
-  float conv3_ms = -1.f;
+  float conv1_ms = -1.f, downsample_ms = -1.f, conv3_ms = -1.f;
   int conv3_candidates = 0;
   bool conv3_shared = false;  // the choice came from an identical block through the cache
 };
@@ -121,8 +140,12 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
     }
   };
   p->conv1 = fp8_gemm(conv1_, rows, w1_, DType::BF16, Epilogue::BiasRelu, nullptr);
-  if (downsample_)
+  p->conv1_ms = tune(ctx, *p->conv1, "e4m3 conv1", s.t1, x8, w1_.weight8(), conv1_.bias(), cache);
+  if (downsample_) {
     p->downsample = fp8_gemm(*downsample_, out_rows, wds_, DType::F8E4M3, Epilogue::Bias, sc_scale_.inv_scale());
+    const void* a8 = downsample_->shape().stride != 1 ? s.xs8 : x8;
+    p->downsample_ms = tune(ctx, *p->downsample, "e4m3 downsample", s.sc8, a8, wds_.weight8(), downsample_->bias(), cache);
+  }
 
   // conv3: every residual-stream kernel and schedule timed on these buffers (GPU time: the
   // candidates launch alike), the fastest kept; identical blocks share the choice.
@@ -247,7 +270,8 @@ std::vector<std::string> E4m3Block::describe(int N, int H, int W) const {
   const Plan& p = plan(N, H, W);
   std::vector<std::string> v;
   v.push_back(conv1_.name() + ": e4m3 stream, fp8 GEMM on the e4m3 input (" + p.conv1->backend() +
-              "), bias + ReLU -> bf16");
+              "), bias + ReLU -> bf16, " + fixed3(p.conv1_ms) + " ms (fastest of " +
+              std::to_string(p.conv1->candidate_count()) + ")");
   v.push_back(conv2_.name() + ": " + conv2_.describe(N, H, W));
   v.push_back(conv3_.name() + ": e4m3 stream, CUTLASS " + p.conv3->name() + ", " + schedule_name(p.schedule) + ", " +
               fixed3(p.conv3_ms) + " ms (fastest of " + std::to_string(p.conv3_candidates) +
@@ -255,7 +279,8 @@ std::vector<std::string> E4m3Block::describe(int N, int H, int W) const {
   if (downsample_)
     v.push_back(downsample_->name() + ": e4m3 stream, " +
                 (downsample_->shape().stride != 1 ? "the e4m3 input subsampled, then " : std::string()) +
-                "fp8 GEMM (" + p.downsample->backend() + "), bias -> e4m3");
+                "fp8 GEMM (" + p.downsample->backend() + "), bias -> e4m3, " + fixed3(p.downsample_ms) +
+                " ms (fastest of " + std::to_string(p.downsample->candidate_count()) + ")");
   return v;
 }
 

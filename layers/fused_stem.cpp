@@ -24,10 +24,10 @@ const FusedStemPlan& FusedStem::plan(int N, int Hs) const {
   return it->second;
 }
 
-void FusedStem::forward(const Context& ctx, void* y, const void* x, int N, int Hs) const {
+void FusedStem::forward(const Context& ctx, void* y, const void* x, int N, int Hs, const float* y_inv_scale) const {
   const FusedStemPlan& p = plan(N, Hs);
   NvtxRange range(ctx, NvtxLevel::Layer, name_);
-  fused_stem_forward(y, x, weight_, bias_, N, Hs, out_channels_, p, ctx.stream());
+  fused_stem_forward(y, x, weight_, bias_, N, Hs, out_channels_, p, ctx.stream(), y_inv_scale);
 }
 
 std::string FusedStem::describe(int N, int Hs) const {

@@ -28,7 +28,8 @@ class FusedStem {
   bool prepared(int N, int Hs) const { return plans_.count({N, Hs}) > 0; }
 
   // y: [N, Po, Po, out], Po = pool_out_size(Hs − 3, 3, 2, 1); x: [N, Hs, Hs, 16]. 16-byte aligned.
-  void forward(const Context& ctx, void* y, const void* x, int N, int Hs) const;
+  // y_inv_scale non-null: y is e4m3, quantized with it in the kernel (fp8's e4m3 stream).
+  void forward(const Context& ctx, void* y, const void* x, int N, int Hs, const float* y_inv_scale = nullptr) const;
 
   const std::string& name() const { return name_.str(); }
   int out_channels() const { return out_channels_; }

@@ -152,17 +152,19 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
 
 // The CUTLASS kernels that compute this spec exactly as cuBLASLt does (layers/cutlass/cutlass_gemm.h):
 // one product, B as NK, bf16 or e4m3 operands (fp8: the kernels whose accumulation is the spec's,
-// promoted or fast), a bf16 or e4m3 D, the bias or GELU+bias epilogue (or none: a null bias),
+// promoted or fast), a bf16 or e4m3 D, the bias, GELU+bias or ReLU+bias epilogue (or none: a null bias),
 // and a workspace that fits.
 void Gemm::find_cutlass(std::size_t workspace_bytes) {
   const GemmSpec& s = spec_;
   const bool fp8 = s.ab_dtype == DType::F8E4M3;
-  if (s.batch != 1 || s.b_layout != BLayout::NK || s.epilogue == Epilogue::BiasRelu || s.M == 0 || s.N == 0) return;
+  if (s.batch != 1 || s.b_layout != BLayout::NK || s.M == 0 || s.N == 0) return;
   if (s.ab_dtype != DType::BF16 && !fp8) return;
   if (s.d_dtype != DType::BF16 && s.d_dtype != DType::F8E4M3) return;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const CutlassEpilogue epi = s.epilogue == Epilogue::GeluBias ? CutlassEpilogue::GeluBias : CutlassEpilogue::Bias;
+  const CutlassEpilogue epi = s.epilogue == Epilogue::GeluBias   ? CutlassEpilogue::GeluBias
+                              : s.epilogue == Epilogue::BiasRelu ? CutlassEpilogue::ReluBias
+                                                                 : CutlassEpilogue::Bias;
   CutlassGemmArgs shape;
   shape.M = s.M;
   shape.N = s.N;

@@ -515,19 +515,17 @@ void ResNet50::forward(const Context& ctx, int B) {
   head_.forward(ctx, logits_, act_[cur], B, size, size, pooled_);
 }
 
-// The stem as forward() runs it, into scratch_ (which layer1.0 reuses only after the quantize),
-// its pooled output quantized once into act_[1]; then the blocks e4m3 to e4m3 and the head on
-// the last block's e4m3 output with its scale.
+// The fused stem writing e4m3 into act_[1] itself; or cuDNN's stem and the max pool into scratch_
+// (which layer1.0 reuses only after), quantized once into act_[1]. Then the blocks e4m3 to e4m3
+// and the head on the last block's e4m3 output with its scale.
 void ResNet50::forward_e4m3(const Context& ctx, int B) {
   const int S = image_size_, Hs = s2d_.side(S);
   const int s1 = stem_shape_.out_size(S), s2 = MaxPool::out_size(s1);
-  if (fused_) {
-    fused_->forward(ctx, scratch_, input_, B, Hs);
+  if (fused_) {  // the fused stem writes e4m3 itself
+    fused_->forward(ctx, act_[1], input_, B, Hs, stem_scale_.inv_scale());
   } else {
     stem_.forward(ctx, act_[0], input_, B, Hs, Hs);
     maxpool_.forward(ctx, scratch_, act_[0], B, s1, s1, cfg_.base_width);
-  }
-  {
     NvtxRange range(ctx, NvtxLevel::Layer, quantize_name_);
     quantize_fp8(act_[1], stem_scale_.inv_scale(), DType::BF16, scratch_, int64_t{B} * s2 * s2 * cfg_.base_width,
                  ctx.stream());
@@ -568,7 +566,9 @@ std::vector<LayerCost> ResNet50::layer_costs(int B) const {
     v.back().output_bytes = double(B) * s2 * s2 * width * static_cast<double>(dtype_size(dtype()));
   else
     v.push_back(maxpool_.cost("", B, s1, s1, width));
-  if (e4m3_stream_) {  // the stem's pooled output read in bf16, written in e4m3
+  if (e4m3_stream_ && fused_) {
+    v.front().output_bytes /= 2;  // the pooled output in e4m3
+  } else if (e4m3_stream_) {  // the stem's pooled output read in bf16, written in e4m3
     const double n = double(B) * s2 * s2 * width;
     LayerCost q = streaming_cost(quantize_name_.str(), "", "elementwise", n, n, 0, 1.0);
     q.input_bytes = 2 * n;

@@ -16,6 +16,7 @@
 // Skips without a GPU and on GPUs other than compute capability 9.0 (sm_90a code runs there
 // alone); a build without the kernels (sm_80, no CUTLASS headers) runs the registry's tests alone.
 #include <cctype>
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -99,7 +100,8 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
                std::to_string(sh.K) + (residual ? " +residual" : "") + (in_graph ? " in a graph" : "") + " seed " +
                std::to_string(seed));
   const DType ab = kernel->ab_dtype(), dt = kernel->d_dtype();
-  const bool fp8 = ab == DType::F8E4M3, gelu = kernel->epilogue() == CutlassEpilogue::GeluBias;
+  const bool fp8 = ab == DType::F8E4M3, gelu = kernel->epilogue() == CutlassEpilogue::GeluBias,
+             relu = kernel->epilogue() == CutlassEpilogue::ReluBias;
   const float s_a = fp8 ? 0.5f : 1.f, s_b = fp8 ? 0.25f : 1.f, d_scale = dt == DType::F8E4M3 ? 16.f : 1.f;
   const std::vector<float> x = operand(ab, size_t(sh.M) * sh.K, seed), w = operand(ab, size_t(sh.N) * sh.K, seed + 1),
                            bias = operand(DType::BF16, sh.N, seed + 2),
@@ -110,6 +112,8 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
     want[i] = s_a * s_b * want[i] + bias[i % sh.N] + (residual ? c[i] : 0.f);
   }
   if (gelu) want = ref::gelu(want);
+  if (relu)
+    for (float& v : want) v = std::max(v, 0.f);
   if (dt == DType::F8E4M3)
     for (float& v : want) v = ref::round_e4m3(v * d_scale);
 
@@ -128,7 +132,7 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
   s.ab_dtype = ab;
   s.d_dtype = dt;
   s.precision = fp8 ? Precision::FP8 : Precision::BF16;
-  s.epilogue = gelu ? Epilogue::GeluBias : Epilogue::Bias;
+  s.epilogue = gelu ? Epilogue::GeluBias : relu ? Epilogue::BiasRelu : Epilogue::Bias;
   s.fp8_fast_accum = kernel->fast_accum();  // a plan offers the kernels of its own accumulation
   if (fp8) {
     s.a_scale = scales.as<float>();

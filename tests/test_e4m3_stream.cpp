@@ -16,6 +16,7 @@
 #include "kernels/pooling.cuh"
 #include "layers/bottleneck.h"
 #include "layers/e4m3_block.h"
+#include "layers/fused_stem.h"
 #include "models/resnet50.h"
 #include "tests/reference/fp8_ref.h"
 #include "tests/reference/gpt2_ref.h"
@@ -320,9 +321,39 @@ TEST_F(E4m3StreamTest, ResNet50RunsEagerAndInAGraphAlike) {
   int stream_lines = 0;
   for (const std::string& line : model.describe_convs(B)) stream_lines += line.find("e4m3 stream") != std::string::npos;
   EXPECT_EQ(stream_lines, 2 * 5 + 4);  // every block's conv1 and conv3, and the 4 downsamples
-  bool quantize = false;
+  bool quantize = false;  // the cuDNN stem's output is quantized by a pass of its own; the fused one writes e4m3
   for (const LayerCost& l : model.layer_costs(B)) quantize = quantize || l.name == "quantize";
-  EXPECT_TRUE(quantize);
+  EXPECT_EQ(quantize, model.stem_kind() == StemKind::Cudnn) << model.stem_variant();
+}
+
+// The fused stem's e4m3 output (the stream's first tensor) is, bit for bit, what the quantize
+// pass writes from its own bf16 output with the same scale: the same bf16 maxima, one rounding.
+TEST_F(E4m3StreamTest, TheFusedStemWritesWhatTheQuantizePassWould) {
+  const int N = 3, Hs = 35, C = 64, Po = pool_out_size(Hs - 3, 3, 2, 1);
+  HostWeights hw;
+  hw.add("conv1.weight", {C, 4, 4, 16}, test::random_vec(size_t(C) * 256, seed, 0.2f));
+  hw.add("conv1.bias", {C}, test::random_vec(C, seed + 1, 0.1f));
+  DeviceWeights w(*ctx, hw, DType::BF16);
+  FusedStem stem(w, "conv1", C);
+  stem.prepare(*ctx, N, Hs);
+  const DeviceArray x(DType::BF16, test::random_vec(size_t(N) * Hs * Hs * 16, seed + 2));
+  const size_t n = size_t(N) * Po * Po * C;
+  DeviceArray y(DType::BF16, n);
+  y.poison();
+  stem.forward(*ctx, y.data(), x.data(), N, Hs);
+  Fp8Scale s;
+  s.make(*ctx, "the stem's output");
+  s.begin_calibration(*ctx);
+  s.record(*ctx, y.data(), DType::BF16, static_cast<int64_t>(n));
+  s.end_calibration(*ctx, kFp8ActivationMargin);
+  DeviceBuffer want(n), got(n);
+  CUDA_CHECK(cudaMemsetAsync(got.data(), 0xff, n, ctx->stream()));
+  quantize_fp8(want.data(), s.inv_scale(), DType::BF16, y.data(), static_cast<int64_t>(n), ctx->stream());
+  stem.forward(*ctx, got.data(), x.data(), N, Hs, s.inv_scale());
+  const std::vector<uint8_t> a = download_bytes(want.data(), n), b = download_bytes(got.data(), n);
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) differ += a[i] != b[i];
+  EXPECT_EQ(differ, 0u) << "of " << n << " (seed " << seed << ")";
 }
 
 }  // namespace

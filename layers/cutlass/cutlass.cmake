@@ -11,7 +11,7 @@
 # The kernels: one instantiation per translation unit (layers/cutlass/<name>.cu), compiled for
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
 # be an empty trap), in a library of their own. Each costs ~45 s of one core and ~3.5 GB to compile
-# (nvcc 13.0, CUTLASS 4.2): the fifteen add ~11 CPU-minutes, ~6 minutes of a 2-core build.
+# (nvcc 13.0, CUTLASS 4.2): the nineteen add ~14 CPU-minutes, ~7 minutes of a 2-core build.
 # LAPTIME_CUTLASS_KERNELS is the one list: the registry's header is written from it.
 #
 # ptxas fails the build when a kernel spills registers (--warn-on-spills as an error): the first
@@ -32,8 +32,12 @@ set(LAPTIME_CUTLASS_KERNELS
   gemm_fp8fa_bias_128x256_coop
   gemm_fp8fa_gelu_e4m3_128x128_pingpong
   gemm_fp8fa_gelu_e4m3_128x256_coop
+  gemm_fp8fa_relu_bf16_128x128_pingpong
+  gemm_fp8fa_relu_bf16_128x64_pingpong
   gemm_bf16_relu_res8_e4m3_128x128_pingpong
-  gemm_bf16_relu_res8_e4m3_128x256_coop)
+  gemm_bf16_relu_res8_e4m3_128x128_coop
+  gemm_bf16_relu_res8_e4m3_128x256_coop
+  gemm_bf16_relu_res8_e4m3_256x128_coop)
 set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
 
 set(laptime_cutlass_why "")
