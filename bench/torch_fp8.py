@@ -172,14 +172,16 @@ def _fold_resnet50(torch, model):
 
 def to_fp8_stream_resnet50(torch, model):
     """PyTorch's counterpart of laptime's e4m3 stream (LAPTIME_RESNET_FP8=stream, layers/e4m3_block.h):
-    BatchNorm folded in fp32, the model cast to bf16; the stem's pooled output and every block's
-    output and downsample output in e4m3 with one static scale each (s = 2 · amax / 448 from a bf16
-    calibration pass, saturating); conv1 and the downsample as _scaled_mm on those e4m3 rows
-    (the downsample's on the subsampled pixels), bf16 out; conv2 a bf16 convolution; conv3 a bf16
-    convolution, its output plus the dequantized e4m3 residual in fp32, ReLU, quantized; the average
-    pool on the dequantized last output; the fc an Fp8Linear (its bf16 input quantized). `model`:
+    BatchNorm folded in fp32, the model cast to bf16, then every tensor between two layers in e4m3
+    with one static scale (s = 2 · amax / 448 from a bf16 calibration pass, saturating): the stem's
+    pooled output, each block's t1 (conv1's output), t2 (conv2's), downsample output and output.
+    Weights in e4m3 with one scale each (s_w = amax / 448). conv1, conv3 and the downsample are
+    _scaled_mm on the e4m3 rows (the downsample's on the subsampled pixels), bf16 out, then ReLU and
+    the quantization (conv3: + the dequantized residual in fp32 first); conv2 is the e4m3 values'
+    convolution in fp32 (exact products: PyTorch has no fp8 convolution), · s_t1 · s_w2 + bias, ReLU,
+    quantized. The average pool on the dequantized last output; the fc an Fp8Linear. `model`:
     torchvision's resnet50() in eval mode, fp32; changed in place. Returns the module; call its
-    calibrate(images) before it runs."""
+    calibrate(images) before it runs (images in bf16)."""
     nn = torch.nn
     F = torch.nn.functional
     Fp8Linear = make_fp8_linear_class(torch)
@@ -198,34 +200,38 @@ def to_fp8_stream_resnet50(torch, model):
         w = conv.weight.detach()
         return w.reshape(w.shape[0], w.shape[1])
 
+    def weight_scale(w):
+        amax = w.float().abs().max()
+        return amax / E4M3_MAX if amax > 0 else torch.ones_like(amax)
+
     class Fp8StreamResNet50(nn.Module):
         def __init__(self):
             super().__init__()
             self.m = model
             self.conv1 = [Fp8Linear(w2d(b.conv1), b.conv1.bias) for b in blocks]
+            self.conv3 = [Fp8Linear(w2d(b.conv3), b.conv3.bias) for b in blocks]
             self.ds = [Fp8Linear(w2d(b.downsample[0]), b.downsample[0].bias) if b.downsample is not None else None
                        for b in blocks]
-            dev = model.fc.s_x.device
-            self.s_stem = torch.ones((), device=dev)
-            self.s_out = [torch.ones((), device=dev) for _ in blocks]
-            self.s_ds = [torch.ones((), device=dev) for _ in blocks]
-
-        def quantize(self, x, s):
-            return _quantize(torch, x, 1.0 / s)
+            self.s_w2 = [weight_scale(b.conv2.weight) for b in blocks]
+            self.w2q = [_quantize(torch, b.conv2.weight, 1.0 / s) for b, s in zip(blocks, self.s_w2)]
+            self.scales = {}
 
         def calibrate(self, images):
-            """One bf16 pass of the folded model: amax of the stem's pooled output, each block's output
-            and downsample output, and the fc's input; then every scale."""
+            """One bf16 pass of the folded model: amax of the stem's pooled output, each block's
+            post-ReLU conv1 and conv2 outputs, downsample output and output, and the fc's input;
+            then every scale."""
             amax = {}
 
-            def record(key):
+            def record(key, relu=False):
                 def hook(_module, _inputs, out):
-                    a = out.detach().float().abs().max()
+                    a = (out.clamp(min=0) if relu else out).detach().float().abs().max()
                     amax[key] = torch.maximum(amax[key], a) if key in amax else a
                 return hook
 
             hooks = [model.maxpool.register_forward_hook(record("stem"))]
             for i, b in enumerate(blocks):
+                hooks.append(b.conv1.register_forward_hook(record(("t1", i), relu=True)))
+                hooks.append(b.conv2.register_forward_hook(record(("t2", i), relu=True)))
                 hooks.append(b.register_forward_hook(record(("out", i))))
                 if b.downsample is not None:
                     hooks.append(b.downsample.register_forward_hook(record(("ds", i))))
@@ -234,32 +240,32 @@ def to_fp8_stream_resnet50(torch, model):
             finally:
                 for h in hooks:
                     h.remove()
-
-            def scale(a):
+            for key, a in amax.items():
                 if not torch.isfinite(a):
                     raise ValueError("fp8 calibration saw a value that is not finite")
-                return ACTIVATION_MARGIN * a / E4M3_MAX if a > 0 else torch.ones_like(a)
+                self.scales[key] = ACTIVATION_MARGIN * a / E4M3_MAX if a > 0 else torch.ones_like(a)
 
-            self.s_stem = scale(amax["stem"])
-            self.s_out = [scale(amax[("out", i)]) for i in range(len(blocks))]
-            self.s_ds = [scale(amax[("ds", i)]) if ("ds", i) in amax else None for i in range(len(blocks))]
+        def quantize(self, x, key):
+            s = self.scales[key]
+            return _quantize(torch, x, 1.0 / s), s
 
         def forward(self, images):
             m = self.m
-            x = m.maxpool(m.relu(m.conv1(images)))
-            q, s = self.quantize(x, self.s_stem), self.s_stem  # e4m3, NCHW
+            q, s = self.quantize(m.maxpool(m.relu(m.conv1(images))), "stem")  # e4m3, NCHW
             for i, b in enumerate(blocks):
-                t1 = F.relu(unrows(self.conv1[i].forward_e4m3(rows(q), s), q))
-                t2 = F.relu(b.conv2(t1))
+                t1, s1 = self.quantize(F.relu(unrows(self.conv1[i].forward_e4m3(rows(q), s), q)), ("t1", i))
+                c2 = b.conv2
+                z2 = F.conv2d(t1.float(), self.w2q[i].float(), None, c2.stride, c2.padding)
+                t2, s2 = self.quantize(F.relu(z2 * (s1 * self.s_w2[i]) + c2.bias.float().view(1, -1, 1, 1)), ("t2", i))
                 if b.downsample is not None:
                     stride = b.downsample[0].stride[0]
                     xs = q[:, :, ::stride, ::stride]
-                    sc = unrows(self.ds[i].forward_e4m3(rows(xs), s), xs)
-                    residual = _dequantize(self.quantize(sc, self.s_ds[i]), self.s_ds[i])
+                    sc, s_sc = self.quantize(unrows(self.ds[i].forward_e4m3(rows(xs), s), xs), ("ds", i))
+                    residual = _dequantize(sc, s_sc)
                 else:
                     residual = _dequantize(q, s)
-                y = F.relu(b.conv3(t2).float() + residual)
-                q, s = self.quantize(y, self.s_out[i]), self.s_out[i]
+                y = F.relu(unrows(self.conv3[i].forward_e4m3(rows(t2), s2), t2).float() + residual)
+                q, s = self.quantize(y, ("out", i))
             pooled = _dequantize(q, s).mean((2, 3)).to(torch.bfloat16)
             return m.fc(pooled)
 

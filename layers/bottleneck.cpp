@@ -132,6 +132,8 @@ void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int 
   if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
   conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
   if (e4m3_ && e4m3_->calibrating()) {  // the stream's scales, from this bf16 pass
+    e4m3_->record_t1(ctx, s.t1, int64_t{N} * H * W * width_);
+    e4m3_->record_t2(ctx, s.t2, int64_t{N} * Ho * Wo * width_);
     const int64_t out_elems = int64_t{N} * Ho * Wo * out_channels();
     if (downsample_) e4m3_->record_shortcut(ctx, s.shortcut, out_elems);
     e4m3_->record_output(ctx, y, out_elems);

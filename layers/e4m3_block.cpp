@@ -12,9 +12,9 @@ namespace laptime {
 
 namespace {
 
-// CUTLASS's kernels that compute conv3 on the stream: bf16 operands, ReLU + bias, e4m3 C and D.
+// CUTLASS's kernels that compute conv3 on the stream: e4m3 operands, ReLU + bias, e4m3 C and D.
 bool residual_stream_kernel(const CutlassGemmKernel& k) {
-  return k.ab_dtype() == DType::BF16 && k.d_dtype() == DType::F8E4M3 && k.has_c() && k.c_dtype() == DType::F8E4M3 &&
+  return k.ab_dtype() == DType::F8E4M3 && k.d_dtype() == DType::F8E4M3 && k.has_c() && k.c_dtype() == DType::F8E4M3 &&
          k.epilogue() == CutlassEpilogue::ReluBias;
 }
 
@@ -55,10 +55,10 @@ std::string fixed3(float ms) {
 std::string e4m3_stream_refusal(const Context& ctx) {
   bool built = false;
   for (const CutlassGemmKernel* k : cutlass_built_kernels()) built = built || residual_stream_kernel(*k);
-  if (!built)
+  if (!built || cutlass_built_conv_kernels().empty())
     return "this build has no CUTLASS residual-stream kernels (an sm_90 build with the CUTLASS headers: "
            "layers/cutlass/cutlass.cmake)";
-  if (residual_stream_kernels(ctx.device()).empty())
+  if (residual_stream_kernels(ctx.device()).empty() || cutlass_conv_kernels(ctx.device()).empty())
     return std::string("CUTLASS's sm_90a kernels do not run on this ") + ctx.props().name +
            (env::cutlass() ? "" : " (LAPTIME_CUTLASS=off)");
   return "";
@@ -68,12 +68,14 @@ struct E4m3Block::Plan {
   int N = 0, H = 0, W = 0, Ho = 0, Wo = 0;
   const float* x_scale = nullptr;  // the producer's s_x this plan's GEMMs read
   std::unique_ptr<Gemm> conv1, downsample;
+  const CutlassConvKernel* conv2 = nullptr;
+  mutable CutlassLaunchCache conv2_launch;
   const CutlassGemmKernel* conv3 = nullptr;
   CutlassSchedule schedule;
   mutable CutlassLaunchCache conv3_launch;
-  float conv1_ms = -1.f, downsample_ms = -1.f, conv3_ms = -1.f;
-  int conv3_candidates = 0;
-  bool conv3_shared = false;  // the choice came from an identical block through the cache
+  float conv1_ms = -1.f, conv2_ms = -1.f, downsample_ms = -1.f, conv3_ms = -1.f;
+  int conv2_candidates = 0, conv3_candidates = 0;
+  bool conv2_shared = false, conv3_shared = false;  // the choice came from an identical block through the cache
 };
 
 E4m3Block::E4m3Block(const Context& ctx, const std::string& block, const Conv2d& conv1, const Conv2d& conv2,
@@ -85,7 +87,8 @@ E4m3Block::E4m3Block(const Context& ctx, const std::string& block, const Conv2d&
       downsample_(downsample),
       name1_(conv1.name()),
       name3_(conv3.name()),
-      name_ds_(downsample ? downsample->name() : std::string()) {
+      name_ds_(downsample ? downsample->name() : std::string()),
+      name2_(conv2.name()) {
   for (const Conv2d* c : {&conv1, &conv3, downsample})
     if (c)
       require(c->shape().kernel == 1 && c->shape().pad == 0 && c->dtype() == DType::BF16,
@@ -93,6 +96,10 @@ E4m3Block::E4m3Block(const Context& ctx, const std::string& block, const Conv2d&
   require(conv1.shape().stride == 1 && conv3.shape().stride == 1,
           "internal: e4m3 block '" + block + "': conv1 and conv3 must have stride 1 (ResNet v1.5 strides conv2).");
   w1_.make(ctx, conv1.weight(), DType::BF16, conv1.shape().weight_count(), conv1.name());
+  w2_.make(ctx, conv2.weight(), DType::BF16, conv2.shape().weight_count(), conv2.name());
+  w3_.make(ctx, conv3.weight(), DType::BF16, conv3.shape().weight_count(), conv3.name());
+  t1_scale_.make(ctx, "the output of " + conv1.name());
+  t2_scale_.make(ctx, "the output of " + conv2.name());
   if (downsample) {
     wds_.make(ctx, downsample->weight(), DType::BF16, downsample->shape().weight_count(), downsample->name());
     sc_scale_.make(ctx, "the output of " + downsample->name());
@@ -118,14 +125,14 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
   p->Wo = conv2_.shape().out_size(W);
   p->x_scale = x_scale;
   const int64_t rows = int64_t{N} * H * W, out_rows = int64_t{N} * p->Ho * p->Wo;
-  auto fp8_gemm = [&](const Conv2d& c, int64_t m, const Fp8Weight& w, DType d, Epilogue e, const float* d_scale) {
+  auto fp8_gemm = [&](const Conv2d& c, int64_t m, const Fp8Weight& w, Epilogue e, const float* d_scale) {
     GemmSpec g;
     g.M = static_cast<int>(m);
     g.N = c.shape().out_channels;
     g.K = c.shape().in_channels;
     g.b_layout = BLayout::NK;  // a 1×1 convolution's KRSC weight is [out, in]
     g.ab_dtype = DType::F8E4M3;
-    g.d_dtype = d;
+    g.d_dtype = DType::F8E4M3;
     g.precision = Precision::FP8;
     g.epilogue = e;
     g.a_scale = x_scale;
@@ -139,28 +146,60 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
                   "); LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
     }
   };
-  p->conv1 = fp8_gemm(conv1_, rows, w1_, DType::BF16, Epilogue::BiasRelu, nullptr);
+  p->conv1 = fp8_gemm(conv1_, rows, w1_, Epilogue::BiasRelu, t1_scale_.inv_scale());
   p->conv1_ms = tune(ctx, *p->conv1, "e4m3 conv1", s.t1, x8, w1_.weight8(), conv1_.bias(), cache);
   if (downsample_) {
-    p->downsample = fp8_gemm(*downsample_, out_rows, wds_, DType::F8E4M3, Epilogue::Bias, sc_scale_.inv_scale());
+    p->downsample = fp8_gemm(*downsample_, out_rows, wds_, Epilogue::Bias, sc_scale_.inv_scale());
     const void* a8 = downsample_->shape().stride != 1 ? s.xs8 : x8;
     p->downsample_ms = tune(ctx, *p->downsample, "e4m3 downsample", s.sc8, a8, wds_.weight8(), downsample_->bias(), cache);
   }
 
+  // conv2: every fp8 convolution kernel timed on these buffers, the fastest kept.
+  const CutlassConvArgs a2 = conv2_args(N, H, W, s);
+  std::vector<const CutlassConvKernel*> convs;
+  std::string conv_refusals;
+  for (const CutlassConvKernel* k : cutlass_conv_kernels(ctx.device())) {
+    const std::string why = k->refusal(a2);
+    if (why.empty() && k->workspace_bytes(a2) <= ctx.workspace_bytes())
+      convs.push_back(k);
+    else
+      conv_refusals += (conv_refusals.empty() ? "" : "; ") + k->name() + ": " + (why.empty() ? "its workspace" : why);
+  }
+  if (convs.empty())
+    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS convolution can run '" + conv2_.name() + "'" +
+                          (conv_refusals.empty() ? "" : " (" + conv_refusals + ")") +
+                          "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
+  const std::string key2 = "e4m3 conv2 " + conv_shape_text(N, H, W, a2.C) + " k" + std::to_string(a2.K) + " s" +
+                           std::to_string(a2.stride);
+  const ConvPlanCache::TimedChoice* shared2 = cache ? cache->timed_choice(key2) : nullptr;
+  int best2 = 0;
+  if (shared2 && shared2->index < static_cast<int>(convs.size())) {
+    best2 = shared2->index;
+    p->conv2_ms = shared2->ms;
+    p->conv2_shared = true;
+  } else {
+    for (int i = 0; i < static_cast<int>(convs.size()); ++i) {
+      CutlassLaunchCache launch;
+      const float ms = time_candidate(ctx.stream(), [&] {
+        convs[i]->run(a2, launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+        return true;
+      });
+      if (ms >= 0.f && (p->conv2_ms < 0.f || ms < p->conv2_ms)) {
+        p->conv2_ms = ms;
+        best2 = i;
+      }
+    }
+    if (p->conv2_ms < 0.f)
+      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS convolution failed to run '" + conv2_.name() + "'.");
+    if (cache) cache->set_timed_choice(key2, {best2, p->conv2_ms, static_cast<int>(convs.size())});
+  }
+  p->conv2 = convs[best2];
+  p->conv2_candidates = static_cast<int>(convs.size());
+
   // conv3: every residual-stream kernel and schedule timed on these buffers (GPU time: the
   // candidates launch alike), the fastest kept; identical blocks share the choice.
-  CutlassGemmArgs a;
-  a.M = static_cast<int>(out_rows);
-  a.N = conv3_.shape().out_channels;
-  a.K = conv3_.shape().in_channels;
-  a.a = s.t2;
-  a.b = conv3_.weight();
-  a.d = y8;
-  a.c = downsample_ ? s.sc8 : x8;
-  a.beta = 1.f;
-  a.c_scale = downsample_ ? sc_scale_.scale() : x_scale;
-  a.bias = conv3_.bias();
-  a.d_scale = y_scale_.inv_scale();
+  const CutlassGemmArgs a = conv3_args(N, p->Ho, p->Wo, y8, s, downsample_ ? s.sc8 : x8,
+                                       downsample_ ? sc_scale_.scale() : x_scale);
   std::vector<std::pair<const CutlassGemmKernel*, CutlassSchedule>> candidates;
   std::string refusals;
   for (const CutlassGemmKernel* k : residual_stream_kernels(ctx.device())) {
@@ -222,7 +261,10 @@ void E4m3Block::forward(const Context& ctx, void* y8, const void* x8, const floa
     NvtxRange range(ctx, NvtxLevel::Layer, name1_);
     p.conv1->run(ctx, s.t1, x8, w1_.weight8(), conv1_.bias());
   }
-  conv2_.forward(ctx, s.t2, s.t1, N, H, W);
+  {
+    NvtxRange range(ctx, NvtxLevel::Layer, name2_);
+    p.conv2->run(conv2_args(N, H, W, s), p.conv2_launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+  }
   const void* r8 = x8;
   const float* r_scale = x_scale;
   if (downsample_) {
@@ -238,22 +280,53 @@ void E4m3Block::forward(const Context& ctx, void* y8, const void* x8, const floa
     r_scale = sc_scale_.scale();
   }
   NvtxRange range(ctx, NvtxLevel::Layer, name3_);
-  CutlassGemmArgs a;
-  a.M = N * p.Ho * p.Wo;
-  a.N = conv3_.shape().out_channels;
-  a.K = conv3_.shape().in_channels;
-  a.a = s.t2;
-  a.b = conv3_.weight();
-  a.d = y8;
-  a.c = r8;
-  a.beta = 1.f;
-  a.c_scale = r_scale;
-  a.bias = conv3_.bias();
-  a.d_scale = y_scale_.inv_scale();
+  const CutlassGemmArgs a = conv3_args(N, p.Ho, p.Wo, y8, s, r8, r_scale);
   p.conv3->run(a, p.schedule, p.conv3_launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
 }
 
+CutlassConvArgs E4m3Block::conv2_args(int N, int H, int W, const Slots& s) const {
+  const ConvShape& k = conv2_.shape();
+  CutlassConvArgs a;
+  a.N = N;
+  a.H = H;
+  a.W = W;
+  a.C = k.in_channels;
+  a.K = k.out_channels;
+  a.R = k.kernel;
+  a.stride = k.stride;
+  a.pad = k.pad;
+  a.x = s.t1;
+  a.w = w2_.weight8();
+  a.y = s.t2;
+  a.bias = conv2_.bias();
+  a.a_scale = t1_scale_.scale();
+  a.b_scale = w2_.weight_scale();
+  a.d_scale = t2_scale_.inv_scale();
+  return a;
+}
+
+CutlassGemmArgs E4m3Block::conv3_args(int N, int Ho, int Wo, void* y8, const Slots& s, const void* r8,
+                                      const float* r_scale) const {
+  CutlassGemmArgs a;
+  a.M = N * Ho * Wo;
+  a.N = conv3_.shape().out_channels;
+  a.K = conv3_.shape().in_channels;
+  a.a = s.t2;
+  a.b = w3_.weight8();
+  a.d = y8;
+  a.c = r8;
+  a.beta = 1.f;
+  a.bias = conv3_.bias();
+  a.a_scale = t2_scale_.scale();
+  a.b_scale = w3_.weight_scale();
+  a.c_scale = r_scale;
+  a.d_scale = y_scale_.inv_scale();
+  return a;
+}
+
 void E4m3Block::begin_calibration(const Context& ctx) {
+  t1_scale_.begin_calibration(ctx);
+  t2_scale_.begin_calibration(ctx);
   if (downsample_) sc_scale_.begin_calibration(ctx);
   y_scale_.begin_calibration(ctx);
   calibrating_ = true;
@@ -261,6 +334,8 @@ void E4m3Block::begin_calibration(const Context& ctx) {
 
 void E4m3Block::end_calibration(const Context& ctx) {
   if (!calibrating_) return;
+  t1_scale_.end_calibration(ctx, kFp8ActivationMargin);
+  t2_scale_.end_calibration(ctx, kFp8ActivationMargin);
   if (downsample_) sc_scale_.end_calibration(ctx, kFp8ActivationMargin);
   y_scale_.end_calibration(ctx, kFp8ActivationMargin);
   calibrating_ = false;
@@ -269,10 +344,10 @@ void E4m3Block::end_calibration(const Context& ctx) {
 std::vector<std::string> E4m3Block::describe(int N, int H, int W) const {
   const Plan& p = plan(N, H, W);
   std::vector<std::string> v;
-  v.push_back(conv1_.name() + ": e4m3 stream, fp8 GEMM on the e4m3 input (" + p.conv1->backend() +
-              "), bias + ReLU -> bf16, " + fixed3(p.conv1_ms) + " ms (fastest of " +
-              std::to_string(p.conv1->candidate_count()) + ")");
-  v.push_back(conv2_.name() + ": " + conv2_.describe(N, H, W));
+  v.push_back(conv1_.name() + ": e4m3 stream, fp8 GEMM (" + p.conv1->backend() + "), bias + ReLU -> e4m3, " +
+              fixed3(p.conv1_ms) + " ms (fastest of " + std::to_string(p.conv1->candidate_count()) + ")");
+  v.push_back(conv2_.name() + ": e4m3 stream, CUTLASS " + p.conv2->name() + ", " + fixed3(p.conv2_ms) +
+              " ms (fastest of " + std::to_string(p.conv2_candidates) + (p.conv2_shared ? ", shared" : "") + ")");
   v.push_back(conv3_.name() + ": e4m3 stream, CUTLASS " + p.conv3->name() + ", " + schedule_name(p.schedule) + ", " +
               fixed3(p.conv3_ms) + " ms (fastest of " + std::to_string(p.conv3_candidates) +
               (p.conv3_shared ? ", shared" : "") + ")");
@@ -286,23 +361,17 @@ std::vector<std::string> E4m3Block::describe(int N, int H, int W) const {
 
 void E4m3Block::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
   const Plan& p = plan(N, H, W);
-  // What the stream's tensors are: x, the residual and y 1 byte; t1, t2 and conv3's weight bf16.
-  auto fp8_conv = [&](const Conv2d& c, double out_es) {
-    LayerCost l = conv_cost(c.name(), parent, c.shape(), N, H, W, false, DType::F8E4M3);
-    l.weight_bytes = double(c.shape().weight_count()) + 2.0 * c.shape().out_channels;  // e4m3 weight, bf16 bias
-    l.output_bytes *= out_es;
+  // Every tensor of the stream 1 byte, weights e4m3, the biases bf16.
+  auto fp8_conv = [&](const Conv2d& c, int h, int w, bool residual) {
+    LayerCost l = conv_cost(c.name(), parent, c.shape(), N, h, w, residual, DType::F8E4M3);
+    l.weight_bytes = double(c.shape().weight_count()) + 2.0 * c.shape().out_channels;
     l.precision = "fp8";
     return l;
   };
-  out.push_back(fp8_conv(conv1_, 2.0));
-  out.push_back(conv2_.cost(parent, N, H, W));
-  LayerCost c3 = conv_cost(conv3_.name(), parent, conv3_.shape(), N, p.Ho, p.Wo, true, DType::BF16);
-  const double out_elems = double(N) * p.Ho * p.Wo * conv3_.shape().out_channels;
-  c3.input_bytes -= out_elems;  // the residual in e4m3: 1 byte of the 2 conv_cost counts
-  c3.output_bytes = out_elems;
-  c3.precision = "bf16";
-  out.push_back(c3);
-  if (downsample_) out.push_back(fp8_conv(*downsample_, 1.0));
+  out.push_back(fp8_conv(conv1_, H, W, false));
+  out.push_back(fp8_conv(conv2_, H, W, false));
+  out.push_back(fp8_conv(conv3_, p.Ho, p.Wo, true));
+  if (downsample_) out.push_back(fp8_conv(*downsample_, H, W, false));
 }
 
 }  // namespace laptime

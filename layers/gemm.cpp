@@ -131,6 +131,15 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
       cublasLtMatmulAlgoGetHeuristic(handle, op_, a_, b_, c_layout, d_, pref, kMaxCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found <= s.algo_index || s.algo_index >= kMaxCandidates) {
+    // No cuBLASLt algorithm (an e4m3 output with ReLU at some shapes): the CUTLASS kernels that
+    // compute the spec, when there are any, are the plan's candidates alone.
+    if (s.algo_index == 0) {
+      find_cutlass(workspace_bytes);
+      if (!cutlass_.empty()) {
+        set_choice(candidate(0));
+        return;
+      }
+    }
     // Release what was made: a throwing constructor runs no destructor.
     if (c_) cublasLtMatrixLayoutDestroy(c_);
     cublasLtMatrixLayoutDestroy(d_);

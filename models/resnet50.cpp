@@ -425,11 +425,9 @@ void for_each_block_conv(const std::vector<Bottleneck>& blocks, int B, int size,
 std::vector<std::string> ResNet50::fp8_layers(int B) const {
   std::vector<std::string> v;
   if (precision_ != Precision::FP8) return v;
-  if (e4m3_stream_) {  // conv1 and the downsamples: fp8 GEMMs; conv3 a bf16 GEMM with e4m3 I/O
-    for (const Bottleneck& b : blocks_) {
-      v.push_back(b.convs()[0]->name());
-      if (b.has_downsample()) v.push_back(b.convs()[3]->name());
-    }
+  if (e4m3_stream_) {  // every block convolution
+    for (const Bottleneck& b : blocks_)
+      for (const Conv2d* c : b.convs()) v.push_back(c->name());
     if (head_.fc().runs_fp8(B)) v.push_back("fc");
     return v;
   }
@@ -448,9 +446,9 @@ std::vector<std::string> ResNet50::describe_fp8(int B) const {
   std::vector<std::string> v;
   if (e4m3_stream_) {
     v.push_back("fc: " + head_.fc().fp8_report(B));
-    v.push_back("e4m3 stream (LAPTIME_RESNET_FP8): every block's input and output in e4m3; conv1 and the "
-                "downsamples fp8 GEMMs on them, conv3 CUTLASS bf16 GEMMs adding the e4m3 residual and writing e4m3; "
-                "the stem (its output quantized once) and the 3x3 convolutions bf16 (layers/e4m3_block.h)");
+    v.push_back("e4m3 stream (LAPTIME_RESNET_FP8): every tensor between two layers e4m3, written by the epilogue "
+                "that computes it; conv1, conv3 and the downsamples fp8 GEMMs (conv3 adding the e4m3 residual), the "
+                "3x3 convolutions CUTLASS fp8 implicit GEMMs; the stem bf16, writing e4m3 (layers/e4m3_block.h)");
     return v;
   }
   int candidates = 0, chosen = 0, others = 0;  // the stem is not a block convolution: counted apart

@@ -161,18 +161,18 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
 void CutlassGemmTest::check_residual_stream(const Shape& sh, bool in_graph) {
   SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) + " K=" +
                std::to_string(sh.K) + (in_graph ? " in a graph" : "") + " seed " + std::to_string(seed));
-  ASSERT_EQ(kernel->ab_dtype(), DType::BF16);
-  const float c_scale = 0.75f, d_scale = 4.f;
-  const std::vector<float> x = operand(DType::BF16, size_t(sh.M) * sh.K, seed),
-                           w = operand(DType::BF16, size_t(sh.N) * sh.K, seed + 1),
+  const DType ab = kernel->ab_dtype();
+  const bool fp8 = ab == DType::F8E4M3;
+  const float s_a = fp8 ? 0.5f : 1.f, s_b = fp8 ? 0.25f : 1.f, c_scale = 0.75f, d_scale = 4.f;
+  const std::vector<float> x = operand(ab, size_t(sh.M) * sh.K, seed), w = operand(ab, size_t(sh.N) * sh.K, seed + 1),
                            bias = operand(DType::BF16, sh.N, seed + 2),
                            c = operand(DType::F8E4M3, size_t(sh.M) * sh.N, seed + 3);
   std::vector<float> want = ref::linear(x, w, {}, sh.M, sh.K, sh.N);
   for (size_t i = 0; i < want.size(); ++i)
-    want[i] = ref::round_e4m3(std::max(want[i] + bias[i % sh.N] + c_scale * c[i], 0.f) * d_scale);
-  const DeviceBuffer dx = upload(DType::BF16, x), dw = upload(DType::BF16, w), dbias = upload(DType::BF16, bias),
+    want[i] = ref::round_e4m3(std::max(s_a * s_b * want[i] + bias[i % sh.N] + c_scale * c[i], 0.f) * d_scale);
+  const DeviceBuffer dx = upload(ab, x), dw = upload(ab, w), dbias = upload(DType::BF16, bias),
                      dc = upload(DType::F8E4M3, c);
-  const float h_scales[8] = {c_scale, 0, 0, 0, d_scale, 0, 0, 0};
+  const float h_scales[16] = {c_scale, 0, 0, 0, d_scale, 0, 0, 0, s_a, 0, 0, 0, s_b, 0, 0, 0};
   DeviceBuffer scales(sizeof h_scales), dd(size_t(sh.M) * sh.N);
   CUDA_CHECK(cudaMemcpy(scales.data(), h_scales, sizeof h_scales, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(dd.data(), 0xff, dd.bytes()));  // NaN in e4m3
@@ -189,6 +189,10 @@ void CutlassGemmTest::check_residual_stream(const Shape& sh, bool in_graph) {
   a.bias = dbias.data();
   a.c_scale = scales.as<float>();
   a.d_scale = scales.as<float>() + 4;
+  if (fp8) {
+    a.a_scale = scales.as<float>() + 8;
+    a.b_scale = scales.as<float>() + 12;
+  }
   ASSERT_EQ(kernel->refusal(a), "");
   CutlassLaunchCache launch;
   auto run = [&] { kernel->run(a, CutlassSchedule{}, launch, ctx->workspace(), ctx->workspace_bytes(), ctx->stream()); };

@@ -1,5 +1,5 @@
-// fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h) on the GPU: its two small kernels against the
-// host (the stride-2 gather, the average pool over e4m3), two chained blocks against the recipe
+// fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h) on the GPU: its kernels against the host (the
+// stride-2 gather, the average pool over e4m3, CUTLASS's fp8 convolutions), two chained blocks against the recipe
 // emulated on the host from the same e4m3 input, weights and calibrated scales, and the whole tiny
 // model eager against its own CUDA Graph replay. Fresh random data each run (the seed is printed),
 // outputs poisoned. Skips without a GPU, where fp8 cannot run, and where the stream cannot (no
@@ -15,6 +15,7 @@
 #include "kernels/fp8.cuh"
 #include "kernels/pooling.cuh"
 #include "layers/bottleneck.h"
+#include "layers/cutlass/cutlass_conv.h"
 #include "layers/e4m3_block.h"
 #include "layers/fused_stem.h"
 #include "models/resnet50.h"
@@ -130,6 +131,68 @@ TEST_F(E4m3StreamTest, SubsampleGathersEveryStridethPixel) {
   }
 }
 
+// Every CUTLASS implicit-GEMM convolution of the build (conv2 on the stream) against the host: e4m3
+// x and w with scales that are not 1, the bias, ReLU, · d_scale, rounded to e4m3; a 3×3 stride-1
+// and a stride-2 shape whose output is no multiple of any tile. The bound as test_cutlass_gemm's
+// for an e4m3 D: the device's fp32 sums and the host's double ones may round an element near a
+// boundary apart, one e4m3 unit (2^-3) in a few elements; 2^-6 allows one in 64.
+TEST_F(E4m3StreamTest, EachConvolutionKernelMatchesTheHost) {
+  struct Shape {
+    int N, H, W, C, K, stride;
+  };
+  const float s_a = 0.5f, s_b = 0.125f, d_scale = 8.f;
+  const float h_scales[12] = {s_a, 0, 0, 0, s_b, 0, 0, 0, d_scale, 0, 0, 0};
+  DeviceBuffer scales(sizeof h_scales);
+  CUDA_CHECK(cudaMemcpy(scales.data(), h_scales, sizeof h_scales, cudaMemcpyHostToDevice));
+  for (const CutlassConvKernel* k : cutlass_built_conv_kernels()) {
+    for (const Shape& sh : {Shape{2, 9, 9, 32, 48, 1}, Shape{3, 8, 8, 64, 64, 2}}) {
+      SCOPED_TRACE(::testing::Message() << k->name() << " N=" << sh.N << " H=" << sh.H << " C=" << sh.C << " K=" << sh.K
+                                        << " stride " << sh.stride << " seed " << seed);
+      const int Ho = (sh.H + 2 - 3) / sh.stride + 1, Wo = (sh.W + 2 - 3) / sh.stride + 1;
+      Vec x = test::random_vec(size_t(sh.N) * sh.H * sh.W * sh.C, seed, 4.f), w = test::random_vec(size_t(sh.K) * 9 * sh.C, seed + 1, 4.f);
+      for (float& v : x) v = ref::round_e4m3(v);
+      for (float& v : w) v = ref::round_e4m3(v);
+      const Vec bias = bf16(test::random_vec(sh.K, seed + 2, 0.5f));
+      Vec xs(x.size()), ws(w.size());
+      for (size_t i = 0; i < x.size(); ++i) xs[i] = s_a * x[i];
+      for (size_t i = 0; i < w.size(); ++i) ws[i] = s_b * w[i];
+      Vec want = conv_krsc(xs, ws, bias, sh.N, sh.H, sh.W, sh.C, sh.K, 3, sh.stride, 1);
+      for (float& v : want) v = ref::round_e4m3(std::max(v, 0.f) * d_scale);
+      auto bits = [](const Vec& v) {
+        std::vector<uint8_t> b(v.size());
+        for (size_t i = 0; i < v.size(); ++i) b[i] = ref::e4m3_bits(v[i]);
+        return b;
+      };
+      const DeviceBuffer dx = upload_bytes(bits(x)), dw = upload_bytes(bits(w));
+      const DeviceArray db(DType::BF16, bias);
+      DeviceBuffer dy(size_t(sh.N) * Ho * Wo * sh.K);
+      CUDA_CHECK(cudaMemset(dy.data(), 0xff, dy.bytes()));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CutlassConvArgs a;
+      a.N = sh.N;
+      a.H = sh.H;
+      a.W = sh.W;
+      a.C = sh.C;
+      a.K = sh.K;
+      a.R = 3;
+      a.stride = sh.stride;
+      a.pad = 1;
+      a.x = dx.data();
+      a.w = dw.data();
+      a.y = dy.data();
+      a.bias = db.data();
+      a.a_scale = scales.as<float>();
+      a.b_scale = scales.as<float>() + 4;
+      a.d_scale = scales.as<float>() + 8;
+      ASSERT_EQ(k->refusal(a), "");
+      CutlassLaunchCache launch;
+      k->run(a, launch, ctx->workspace(), ctx->workspace_bytes(), ctx->stream());
+      CUDA_CHECK(cudaStreamSynchronize(ctx->stream()));
+      EXPECT_TRUE(close(e4m3_values(download_bytes(dy.data(), dy.bytes())), want, 0x1p-6));
+    }
+  }
+}
+
 // The head's pool on the e4m3 stream: s · mean of the e4m3 values, one bf16 rounding.
 TEST_F(E4m3StreamTest, AveragePoolReadsE4m3WithItsScale) {
   const int N = 3, H = 7, W = 7, C = 40;
@@ -195,30 +258,40 @@ void add_block(HostWeights& hw, const std::string& p, const BlockWeights& b) {
 }
 
 // The stream's recipe on the host (layers/e4m3_block.h), from the input's e4m3 values xq (real
-// value s_x · xq) and the device's calibrated scales s_sc, s_y: y's e4m3 values.
-Vec emulate_block(const BlockWeights& b, const Vec& xq, float s_x, float s_sc, float s_y, int N, int H, int W) {
+// value s_x · xq) and the device's calibrated scales: every intermediate tensor rounded to e4m3
+// with its scale, e4m3 weights, sums in double. Returns y's e4m3 values.
+struct BlockScales {
+  float x, t1, t2, sc, y;
+};
+Vec emulate_block(const BlockWeights& b, const Vec& xq, const BlockScales& s, int N, int H, int W) {
   const int out = 4 * b.width, Ho = (H - 1) / b.stride + 1, Wo = (W - 1) / b.stride + 1;
-  Vec x(xq.size());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = s_x * xq[i];
-  Vec t1 = conv_krsc(x, fp8_weight(b.w1), bf16(b.b1), N, H, W, b.in, b.width, 1, 1, 0);
-  for (float& v : t1) v = ref::round_bf16(std::max(v, 0.f));
-  Vec t2 = conv_krsc(t1, bf16(b.w2), bf16(b.b2), N, H, W, b.width, b.width, 3, b.stride, 1);
-  for (float& v : t2) v = ref::round_bf16(std::max(v, 0.f));
+  auto real = [](const Vec& q, float scale) {
+    Vec v(q.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = scale * q[i];
+    return v;
+  };
+  auto relu = [](Vec v) {
+    for (float& e : v) e = std::max(e, 0.f);
+    return v;
+  };
+  const Vec x = real(xq, s.x);
+  const Vec t1 = real(quantize(relu(conv_krsc(x, fp8_weight(b.w1), bf16(b.b1), N, H, W, b.in, b.width, 1, 1, 0)), s.t1), s.t1);
+  const Vec t2 = real(
+      quantize(relu(conv_krsc(t1, fp8_weight(b.w2), bf16(b.b2), N, H, W, b.width, b.width, 3, b.stride, 1)), s.t2), s.t2);
   Vec r = x;  // the identity: s_x · xq
-  if (b.downsample()) {
-    r = conv_krsc(x, fp8_weight(b.wd), bf16(b.bd), N, H, W, b.in, out, 1, b.stride, 0);
-    for (float& v : r) v = s_sc * ref::round_e4m3(v * (1.f / s_sc));
-  }
-  Vec z = conv_krsc(t2, bf16(b.w3), bf16(b.b3), N, Ho, Wo, b.width, out, 1, 1, 0);
+  if (b.downsample()) r = real(quantize(conv_krsc(x, fp8_weight(b.wd), bf16(b.bd), N, H, W, b.in, out, 1, b.stride, 0), s.sc), s.sc);
+  Vec z = conv_krsc(t2, fp8_weight(b.w3), bf16(b.b3), N, Ho, Wo, b.width, out, 1, 1, 0);
   for (size_t i = 0; i < z.size(); ++i) z[i] = std::max(z[i] + r[i], 0.f);
-  return quantize(z, s_y);
+  return quantize(z, s.y);
 }
 
 // Two chained blocks, layer2.0's kind (a stride-2 downsample) then an identity block fed the
 // first's e4m3 output and scale, against emulate_block. The bound: the device sums in fp32 in its
-// own order and the host in double, so a value near a rounding boundary (t1's and t2's bf16, the
-// shortcut's and y's e4m3) may round the other way: one unit of e4m3 (2^-3 relative) in a few
-// elements of y; 2^-5 allows one in 16, and a wrong scale, bias or residual is off by far more.
+// own order and the host in double, so a value near a rounding boundary (of t1, t2, the shortcut
+// or y, each e4m3) may round the other way, one unit of e4m3 (2^-3 relative), and a flipped t1 or t2
+// moves the sums after it a little (fast accumulation's partial sums round more often than fp32's,
+// which makes such flips likelier, still rare); 2^-5 allows a flip in one element in 16 of y, and
+// a wrong scale, weight, bias or residual is off by far more (a scale off by 2 is a 2^-1 error).
 TEST_F(E4m3StreamTest, TwoBlocksMatchTheRecipe) {
   const int N = 2, H = 8, W = 8;
   const BlockWeights ba = block_weights(64, 32, 2, seed), bb = block_weights(128, 32, 1, seed + 100);
@@ -266,19 +339,23 @@ TEST_F(E4m3StreamTest, TwoBlocksMatchTheRecipe) {
   b.forward_e4m3(*ctx, yb.data(), ya.data(), s_a, N, Ho, Wo, sb.data());
   const Vec ya8 = e4m3_values(download_bytes(ya.data(), n_out)), yb8 = e4m3_values(download_bytes(yb.data(), n_out));
 
-  const float sx = s_x.value(*ctx), ssc = a.e4m3().shortcut_scale().value(*ctx);
-  const float sya = a.e4m3().output_scale().value(*ctx), syb = b.e4m3().output_scale().value(*ctx);
-  SCOPED_TRACE(::testing::Message() << "seed " << seed << " s_x " << sx << " s_sc " << ssc << " s_a " << sya
-                                    << " s_b " << syb);
-  const Vec xq = quantize(x, sx);
-  const Vec want_a = emulate_block(ba, xq, sx, ssc, sya, N, H, W);
-  EXPECT_TRUE(close(ya8, want_a, 0x1p-5)) << "block a (stride-2 downsample)";
+  auto scales = [&](const Bottleneck& blk, float x_scale) {
+    const E4m3Block& e = blk.e4m3();
+    return BlockScales{x_scale, e.t1_scale().value(*ctx), e.t2_scale().value(*ctx),
+                       blk.has_downsample() ? e.shortcut_scale().value(*ctx) : 1.f, e.output_scale().value(*ctx)};
+  };
+  const BlockScales sa_ = scales(a, s_x.value(*ctx)), sb_ = scales(b, sa_.y);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed << " s_x " << sa_.x << " s_t1 " << sa_.t1 << " s_t2 " << sa_.t2
+                                    << " s_sc " << sa_.sc << " s_a " << sa_.y << " s_b " << sb_.y);
+  const Vec xq = quantize(x, sa_.x);
+  EXPECT_TRUE(close(ya8, emulate_block(ba, xq, sa_, N, H, W), 0x1p-5)) << "block a (stride-2 downsample)";
   // Block b from the device's own ya8, so that each block is held to its own error alone.
-  EXPECT_TRUE(close(yb8, emulate_block(bb, ya8, sya, 1.f, syb, N, Ho, Wo), 0x1p-5)) << "block b (identity)";
+  EXPECT_TRUE(close(yb8, emulate_block(bb, ya8, sb_, N, Ho, Wo), 0x1p-5)) << "block b (identity)";
 
-  // What it says and what it counts: CUTLASS on conv3, 1-byte tensors on the stream.
+  // What it says and what it counts: CUTLASS on conv2 and conv3, 1-byte tensors on the stream.
   const std::vector<std::string> lines = a.e4m3().describe(N, H, W);
   ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[1].find("CUTLASS"), std::string::npos) << lines[1];
   EXPECT_NE(lines[2].find("CUTLASS"), std::string::npos) << lines[2];
   EXPECT_NE(lines[3].find("subsampled"), std::string::npos) << lines[3];
   std::vector<LayerCost> costs;
@@ -287,7 +364,8 @@ TEST_F(E4m3StreamTest, TwoBlocksMatchTheRecipe) {
   EXPECT_EQ(costs[1].precision, "fp8");
   EXPECT_EQ(costs[1].input_bytes, double(N) * H * W * 64);               // x8, 1 byte
   EXPECT_EQ(costs[3].output_bytes, double(n_out));                        // y8, 1 byte
-  EXPECT_EQ(costs[3].input_bytes, double(N) * Ho * Wo * 32 * 2 + n_out);  // t2 bf16, the residual e4m3
+  EXPECT_EQ(costs[3].input_bytes, double(N) * Ho * Wo * 32 + n_out);  // t2 and the residual, e4m3
+  for (size_t i = 1; i < costs.size(); ++i) EXPECT_EQ(costs[i].precision, "fp8") << costs[i].name;
 }
 
 // The whole tiny ResNet on the stream: the e4m3 plan lines, the quantize range among the costs,
@@ -320,7 +398,7 @@ TEST_F(E4m3StreamTest, ResNet50RunsEagerAndInAGraphAlike) {
 
   int stream_lines = 0;
   for (const std::string& line : model.describe_convs(B)) stream_lines += line.find("e4m3 stream") != std::string::npos;
-  EXPECT_EQ(stream_lines, 2 * 5 + 4);  // every block's conv1 and conv3, and the 4 downsamples
+  EXPECT_EQ(stream_lines, 3 * 5 + 4);  // every block's conv1, conv2 and conv3, and the 4 downsamples
   bool quantize = false;  // the cuDNN stem's output is quantized by a pass of its own; the fused one writes e4m3
   for (const LayerCost& l : model.layer_costs(B)) quantize = quantize || l.name == "quantize";
   EXPECT_EQ(quantize, model.stem_kind() == StemKind::Cudnn) << model.stem_variant();

@@ -11,7 +11,7 @@
 # The kernels: one instantiation per translation unit (layers/cutlass/<name>.cu), compiled for
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
 # be an empty trap), in a library of their own. Each costs ~45 s of one core and ~3.5 GB to compile
-# (nvcc 13.0, CUTLASS 4.2): the nineteen add ~14 CPU-minutes, ~7 minutes of a 2-core build.
+# (nvcc 13.0, CUTLASS 4.2): the twenty (GEMMs and convolutions) add ~15 CPU-minutes, ~8 minutes of a 2-core build.
 # LAPTIME_CUTLASS_KERNELS is the one list: the registry's header is written from it.
 #
 # ptxas fails the build when a kernel spills registers (--warn-on-spills as an error): the first
@@ -32,12 +32,15 @@ set(LAPTIME_CUTLASS_KERNELS
   gemm_fp8fa_bias_128x256_coop
   gemm_fp8fa_gelu_e4m3_128x128_pingpong
   gemm_fp8fa_gelu_e4m3_128x256_coop
-  gemm_fp8fa_relu_bf16_128x128_pingpong
-  gemm_fp8fa_relu_bf16_128x64_pingpong
-  gemm_bf16_relu_res8_e4m3_128x128_pingpong
-  gemm_bf16_relu_res8_e4m3_128x128_coop
-  gemm_bf16_relu_res8_e4m3_128x256_coop
-  gemm_bf16_relu_res8_e4m3_256x128_coop)
+  gemm_fp8fa_relu_e4m3_128x128_pingpong
+  gemm_fp8fa_relu_e4m3_128x64_pingpong
+  gemm_fp8fa_bias_e4m3_128x128_pingpong
+  gemm_fp8fa_relu_res8_e4m3_128x128_pingpong
+  gemm_fp8fa_relu_res8_e4m3_256x128_coop)
+# The implicit-GEMM convolutions (layers/cutlass/cutlass_conv.h): ResNet-50's e4m3 3x3s.
+set(LAPTIME_CUTLASS_CONV_KERNELS
+  conv_fp8_relu_e4m3_128x128
+  conv_fp8_relu_e4m3_128x64)
 set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
 
 set(laptime_cutlass_why "")
@@ -79,10 +82,15 @@ if(laptime_cutlass_why STREQUAL "")
     list(APPEND laptime_cutlass_sources ${CMAKE_CURRENT_LIST_DIR}/${k}.cu)
     string(APPEND laptime_cutlass_list "LAPTIME_CUTLASS_KERNEL(${k})\n")
   endforeach()
+  foreach(k IN LISTS LAPTIME_CUTLASS_CONV_KERNELS)
+    list(APPEND laptime_cutlass_sources ${CMAKE_CURRENT_LIST_DIR}/${k}.cu)
+    string(APPEND laptime_cutlass_list "LAPTIME_CUTLASS_CONV_KERNEL(${k})\n")
+  endforeach()
   add_library(laptime_cutlass STATIC ${laptime_cutlass_sources})
   laptime_target_defaults(laptime_cutlass)
   target_link_libraries(laptime_cutlass PRIVATE laptime_core)
-  target_include_directories(laptime_cutlass SYSTEM PRIVATE ${CUTLASS_INCLUDE_DIR})
+  # tools/util/include: cutlass/util/packed_stride.hpp, which CUTLASS's sm90 conv collective includes.
+  target_include_directories(laptime_cutlass SYSTEM PRIVATE ${CUTLASS_INCLUDE_DIR} ${CUTLASS_INCLUDE_DIR}/../tools/util/include)
   set_target_properties(laptime_cutlass PROPERTIES CUDA_ARCHITECTURES OFF)
   # NDEBUG in every build type: CUTLASS's device asserts are calls inside the wgmma pipeline, and
   # ptxas then serializes the wgmma instructions (its warning C7510).
@@ -90,7 +98,8 @@ if(laptime_cutlass_why STREQUAL "")
   target_compile_definitions(laptime_cutlass PRIVATE NDEBUG)
   target_link_libraries(laptime_layers PRIVATE laptime_cutlass)
   list(LENGTH LAPTIME_CUTLASS_KERNELS laptime_cutlass_count)
-  message(STATUS "CUTLASS ${LAPTIME_CUTLASS_VERSION}: ${CUTLASS_INCLUDE_DIR} (${laptime_cutlass_count} sm_90a GEMMs)")
+  list(LENGTH LAPTIME_CUTLASS_CONV_KERNELS laptime_cutlass_conv_count)
+  message(STATUS "CUTLASS ${LAPTIME_CUTLASS_VERSION}: ${CUTLASS_INCLUDE_DIR} (${laptime_cutlass_count} sm_90a GEMMs, ${laptime_cutlass_conv_count} convolutions)")
 else()
   message(STATUS "CUTLASS GEMMs not built: ${laptime_cutlass_why}; every GEMM stays on cuBLASLt.")
 endif()

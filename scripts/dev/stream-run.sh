@@ -3,7 +3,8 @@
 # its GPU suites (test_e4m3_stream, every CUTLASS kernel, the fp8 layers, the layer costs) beside
 # the end-to-end check against PyTorch (bf16 and the three fp8 rows: stream, layers/auto,
 # layers/fp8), then ResNet-50 lap rows one at a time on the idle card: bf16, fp8 on the stream and
-# fp8 with bf16 activations (LAPTIME_RESNET_FP8=layers) side by side at B256, and the small shapes.
+# fp8 with bf16 activations (LAPTIME_RESNET_FP8=layers) side by side at B256, and the small shapes;
+# then (LAYERS=0 leaves it out) fp8's per-layer capture analyzed against each layer's roof.
 #
 #   TESTS="test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs" BUILD80=0 scripts/dev/pack-carry.sh
 #   (device) tar xJf .carry/build.tar.xz && scripts/dev/stream-run.sh
@@ -42,4 +43,10 @@ cat "$RESULTS/laps/summary.txt" >>"$S"
 python3 bench/compare.py "$RESULTS"/laps/json/*.json >"$R/table.txt" 2>&1
 cat "$R/table.txt" >>"$S"
 pack
+if [[ ${LAYERS:-1} == 1 ]]; then  # fp8's per-layer capture, analyzed against each layer's roof
+  TRACES="resnet50_fp8:resnet50 -p fp8" DIFFS="" RESULTS=$RESULTS BUDGET=${LAYERS_BUDGET:-120} \
+    bash scripts/dev/device-run.sh layers >/dev/null
+  awk '/^Roofline per layer/{f=1} f' "$RESULTS/layers/analyze_resnet50_fp8.log" | head -40 >>"$S"
+  pack
+fi
 cat "$S"
