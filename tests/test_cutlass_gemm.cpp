@@ -251,6 +251,40 @@ TEST(CutlassRegistry, OffersKernelsOnComputeCapability90Alone) {
   EXPECT_EQ(cutlass_gemm_kernels(ctx.device()).size(), hopper ? cutlass_built_kernels().size() : 0u);
 }
 
+// One launch cache through which a plan times several kernels (Gemm::autotune): a kernel never
+// launches the parameters another prepared, even for the same arguments and schedule (the H200 hung
+// on a TMA barrier when it did). Two kernels of one kind, the same operands, both answers alike.
+TEST(CutlassRegistry, ALaunchCacheIsPreparedAgainForAnotherKernel) {
+  LAPTIME_REQUIRE_GPU();
+  Context ctx;
+  std::vector<const CutlassGemmKernel*> bias;
+  for (const CutlassGemmKernel* k : cutlass_gemm_kernels(ctx.device()))
+    if (k->ab_dtype() == DType::BF16 && k->d_dtype() == DType::BF16 && k->epilogue() == CutlassEpilogue::Bias)
+      bias.push_back(k);
+  if (bias.size() < 2) GTEST_SKIP() << "fewer than two bf16 bias kernels offered here (not a 9.0 GPU, or not built)";
+  const int M = 256, N = 512, K = 256;
+  const std::vector<float> x = operand(DType::BF16, size_t(M) * K, 1), w = operand(DType::BF16, size_t(N) * K, 2);
+  const DeviceBuffer dx = upload(DType::BF16, x), dw = upload(DType::BF16, w);
+  DeviceBuffer d(size_t(M) * N * 2);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CutlassGemmArgs a;  // the same arguments for both: only the owner tells the cache apart
+  a.M = M;
+  a.N = N;
+  a.K = K;
+  a.a = dx.data();
+  a.b = dw.data();
+  a.d = d.data();
+  CutlassLaunchCache cache;
+  std::vector<float> out[2];
+  for (int i = 0; i < 2; ++i) {
+    CUDA_CHECK(cudaMemsetAsync(a.d, 0xff, size_t(M) * N * 2, ctx.stream()));
+    bias[i]->run(a, CutlassSchedule{}, cache, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+    EXPECT_EQ(cache.owner, bias[i]) << bias[i]->name();
+    out[i] = download(DType::BF16, a.d, size_t(M) * N);
+  }
+  EXPECT_TRUE(test::close(out[1], out[0], 0x1p-8));
+}
+
 // A schedule is named in the plan lines; every one that is tried has a name of its own.
 TEST(CutlassRegistry, SchedulesHaveDistinctNames) {
   const std::vector<CutlassSchedule> s = cutlass_schedules();

@@ -191,6 +191,17 @@ TEST(EnvSwitches, DeselectedEnginesDropEmptyItems) {
   });
 }
 
+TEST(EnvSwitches, ResnetFp8RefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kResnetFp8.name, "e4m3", 1);
+    EXPECT_EQ(refusal_of([] { env::resnet_fp8(); }), "LAPTIME_RESNET_FP8 must be 'auto', 'stream' or 'layers', not 'e4m3'.");
+  });
+  in_fresh_process([] {
+    setenv(env::kResnetFp8.name, "layers", 1);
+    EXPECT_EQ(env::resnet_fp8(), ResnetFp8::Layers);
+  });
+}
+
 TEST(EnvSwitches, Fp8FastAccumRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kFp8FastAccum.name, "1", 1);  // its word before issue 29 made it the default

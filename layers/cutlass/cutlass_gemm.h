@@ -67,9 +67,14 @@ struct CutlassSchedule {
 std::string schedule_name(const CutlassSchedule& s);  // "along N, swizzle 4"
 
 // The launch parameters a kernel prepared for one set of arguments (TMA descriptors are
-// encoded on the host), kept by the caller so that a repeated call only launches.
+// encoded on the host), kept by the caller so that a repeated call only launches. `owner` is the
+// kernel that prepared them: a plan timing several kernels through one cache must not have one
+// kernel launch another's parameters (each kernel's are a type of its own; read as another's, the
+// launch hangs on TMA barriers that never fill: seen on the H200 when the last kernel timed had the
+// winner's arguments and schedule).
 struct CutlassLaunchCache {
   std::shared_ptr<void> prepared;
+  const void* owner = nullptr;
 };
 
 class CutlassGemmKernel {

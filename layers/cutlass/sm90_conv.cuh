@@ -84,7 +84,7 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
   void run(const CutlassConvArgs& a, CutlassLaunchCache& cache, void* workspace, std::size_t workspace_bytes,
            cudaStream_t stream) const override {
     auto* p = static_cast<Prepared*>(cache.prepared.get());
-    if (!p || !same(p->args, a) || p->workspace != workspace) {
+    if (!p || cache.owner != this || !same(p->args, a) || p->workspace != workspace) {
       const std::string why = refusal(a);
       if (!why.empty()) throw Error("CUTLASS convolution " + name() + " cannot run this shape: " + why + ".");
       const Arguments args = arguments(a);
@@ -95,6 +95,7 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
       fresh->workspace = workspace;
       check(fresh->op.initialize(args, workspace, stream), "initialize");
       cache.prepared = fresh;
+      cache.owner = this;
       p = fresh.get();
     }
     check(p->op.run(stream), "run");

@@ -181,8 +181,8 @@ class Sm90Gemm final : public CutlassGemmKernel {
   void run(const CutlassGemmArgs& a, const CutlassSchedule& s, CutlassLaunchCache& cache, void* workspace,
            std::size_t workspace_bytes, cudaStream_t stream) const override {
     auto* p = static_cast<Prepared*>(cache.prepared.get());
-    if (!p || !same(p->args, a) || p->schedule.raster != s.raster || p->schedule.swizzle != s.swizzle ||
-        p->workspace != workspace) {
+    if (!p || cache.owner != this || !same(p->args, a) || p->schedule.raster != s.raster ||
+        p->schedule.swizzle != s.swizzle || p->workspace != workspace) {
       // New operands: checked (alignment, a residual into e4m3) and encoded once, not at every call.
       const std::string why = refusal(a);
       if (!why.empty()) throw Error("CUTLASS GEMM " + name() + " cannot run M=" + std::to_string(a.M) + " N=" +
@@ -196,6 +196,7 @@ class Sm90Gemm final : public CutlassGemmKernel {
       fresh->workspace = workspace;
       check(fresh->op.initialize(args, workspace, stream), "initialize");
       cache.prepared = fresh;
+      cache.owner = this;
       p = fresh.get();
     }
     check(p->op.run(stream), "run");

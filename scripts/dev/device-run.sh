@@ -21,7 +21,7 @@
 #               replaces the table: one row a line, NAME:ENV:ARGS (NAME laptime_* runs `laptime
 #               bench ARGS`, torch_* `bench/torch_baseline.py ARGS`; ENV is VAR=value,... or empty)
 #   compile     PyTorch torch.compile rows, bf16, GPT-2 B8 and ResNet-50 B256 (SHAPES=all adds GPT-2
-#               B1 and ResNet-50 B32 and B1); COMPILE_MODE picks the mode (default "default";
+#               B1 and ResNet-50 B32 and B1; SHAPES=resnet50 runs ResNet-50 B256 alone); COMPILE_MODE picks the mode (default "default";
 #               max-autotune-no-cudagraphs tunes for minutes a row: Inductor's cache goes to
 #               .inductor-cache/ and comes back when a row did not finish, to carry into the next call;
 #               TORCH_LIMIT: seconds a row, default 300, ResNet-50's max-autotune took 266)
@@ -472,6 +472,7 @@ resnet50_bf16_b256:resnet50"
 gpt2_bf16_b1:gpt2 -b 1
 resnet50_bf16_b32:resnet50 -b 32
 resnet50_bf16_b1:resnet50 -b 1"
+  [[ ${SHAPES:-} == resnet50 ]] && rows="resnet50_bf16_b256:resnet50"
   # Inductor's cache (the autotuning results per shape among it): carried into a later call, it
   # spares the shapes already tuned.
   export TORCHINDUCTOR_CACHE_DIR=$REPO/.inductor-cache

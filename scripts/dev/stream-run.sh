@@ -5,6 +5,7 @@
 # layers/fp8), then ResNet-50 lap rows one at a time on the idle card: bf16, fp8 on the stream and
 # fp8 with bf16 activations (LAPTIME_RESNET_FP8=layers) side by side at B256, and the small shapes;
 # then (LAYERS=0 leaves it out) fp8's per-layer capture analyzed against each layer's roof.
+# COMPILE=1 adds torch.compile's ResNet-50 B256 row; PRECISIONS (default bf16,fp8) the e2e's.
 #
 #   TESTS="test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs" BUILD80=0 scripts/dev/pack-carry.sh
 #   (device) tar xJf .carry/build.tar.xz && scripts/dev/stream-run.sh
@@ -25,7 +26,7 @@ pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/stream.tgz" -C "$RESULTS" . 2>/dev
 for t in test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs; do
   (timeout -k 5 300 build/tests/$t >"$R/$t.log" 2>&1; echo "$t: rc=$? $(grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$R/$t.log" | tr '\n' ' ')" >>"$S") &
 done
-timeout -k 5 ${E2E_LIMIT:-330} python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime --precisions bf16,fp8 \
+timeout -k 5 "${E2E_LIMIT:-330}" python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime --precisions "${PRECISIONS:-bf16,fp8}" \
   --batches 32,3 >"$R/e2e_resnet50.log" 2>&1
 echo "e2e_resnet50: rc=$?" >>"$S"
 grep -A20 '^summary:' "$R/e2e_resnet50.log" >>"$S"
@@ -40,7 +41,11 @@ laptime_resnet50_fp8_b1_graph::resnet50 -p fp8 -b 1 --graph
 laptime_resnet50_fp8_b1::resnet50 -p fp8 -b 1"}
 ROWS=$ROWS RESULTS=$RESULTS BUDGET=${LAPS_BUDGET:-240} bash scripts/dev/device-run.sh laps >/dev/null
 cat "$RESULTS/laps/summary.txt" >>"$S"
-python3 bench/compare.py "$RESULTS"/laps/json/*.json >"$R/table.txt" 2>&1
+if [[ ${COMPILE:-0} == 1 ]]; then  # torch.compile's ResNet-50 B256 row beside them
+  SHAPES=resnet50 RESULTS=$RESULTS BUDGET=${COMPILE_BUDGET:-170} TORCH_LIMIT=160 bash scripts/dev/device-run.sh compile >/dev/null
+  cat "$RESULTS/compile/summary.txt" >>"$S"
+fi
+python3 bench/compare.py "$RESULTS"/laps/json/*.json "$RESULTS"/compile/json/*.json >"$R/table.txt" 2>&1
 cat "$R/table.txt" >>"$S"
 pack
 if [[ ${LAYERS:-1} == 1 ]]; then  # fp8's per-layer capture, analyzed against each layer's roof
