@@ -40,7 +40,8 @@ set(LAPTIME_CUTLASS_KERNELS
 # The implicit-GEMM convolutions (layers/cutlass/cutlass_conv.h): ResNet-50's e4m3 3x3s.
 set(LAPTIME_CUTLASS_CONV_KERNELS
   conv_fp8_relu_e4m3_128x128
-  conv_fp8_relu_e4m3_128x64)
+  conv_fp8_relu_e4m3_128x64
+  conv_fp8_relu_e4m3_128x64x64)
 set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
 
 set(laptime_cutlass_why "")
