@@ -82,11 +82,11 @@ inline constexpr Switch kCutlass{
     "layers/cutlass/cutlass_gemm.h."};
 inline constexpr Switch kResnetFp8{
     "LAPTIME_RESNET_FP8", "auto / stream / layers", "auto",
-    "fp8 ResNet-50: activations e4m3 between blocks (stream: conv1 and the downsample fp8 GEMMs on "
-    "e4m3 inputs, conv3 a CUTLASS GEMM adding the e4m3 residual and writing e4m3), or bf16 between "
-    "blocks with each 1x1 convolution's fp8-or-bf16 choice measured (layers, issue 22's design); auto "
-    "is stream where CUTLASS's residual-stream kernels run (an sm_90 build on compute capability "
-    "9.0), else layers. layers/e4m3_block.h."};
+    "fp8 ResNet-50: every tensor between two layers e4m3 (stream: conv1, conv3 and the downsample "
+    "fp8 GEMMs, conv3 adding the e4m3 residual, the 3x3s CUTLASS fp8 implicit-GEMM convolutions), or "
+    "bf16 activations with each 1x1 convolution's fp8-or-bf16 choice measured (layers, issue 22's "
+    "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
+    "else layers. layers/e4m3_block.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{
     "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",

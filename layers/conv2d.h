@@ -22,7 +22,9 @@
 // layers makes that once per distinct shape. route() and describe() say which route and engine
 // each layer got, and its time.
 //
-// fp8 (Precision::FP8: bf16 storage). A 1×1 stride-1 unpadded convolution also gets an e4m3
+// fp8 (Precision::FP8: bf16 storage) with bf16 activations (LAPTIME_RESNET_FP8=layers, and auto
+// where CUTLASS cannot run; elsewhere ResNet-50 runs e4m3 end to end, layers/e4m3_block.h, and
+// Bottleneck turns this candidate off). A 1×1 stride-1 unpadded convolution also gets an e4m3
 // candidate: its input quantized to e4m3 (per-tensor static scale from the calibration pass) and
 // cuBLASLt's fp8 GEMM with bias, residual (bf16, as C) and ReLU in the epilogue, bf16 out; the
 // weight and both scales as Linear makes them (layers/fp8_weight.h). prepare() times it, the
