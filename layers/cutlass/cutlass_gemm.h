@@ -15,11 +15,12 @@
 // be D itself, read when beta != 0), bias [N] bf16 or none. The residual-stream kernels
 // (c_dtype() F8E4M3: ResNet-50's e4m3 blocks, layers/e4m3_block.h) read an e4m3 C, its real value
 // c_scale · C, beside their e4m3 D: Z = A·Bᵀ + bias + beta · c_scale · C, D = e4m3(relu(Z) · d_scale);
-// no Gemm plan is offered them (a plan's C is bf16). fp32 accumulation; fp8 operands
-// promote the tensor cores' partial sums to fp32 every 4 k-blocks (LAPTIME_FP8_FAST_ACCUM=off's
-// plans), or, in the kernels whose fast_accum() is true, leave the whole sum to
-// the tensor cores' own accumulator (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM): offered only to
-// a plan that asks for it (GemmSpec::fp8_fast_accum, on by default: LAPTIME_FP8_FAST_ACCUM).
+// no Gemm plan is offered them (a plan's C is bf16). fp32 accumulation; the fp8 kernels the build
+// holds leave the whole sum to the tensor cores' own accumulator (fast_accum(), cuBLASLt's
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM) and are offered only to a plan that asks for it
+// (GemmSpec::fp8_fast_accum, on by default: LAPTIME_FP8_FAST_ACCUM); the template also makes the
+// kernels that promote partial sums to fp32 every 4 k-blocks, which the build no longer compiles
+// (layers/cutlass/cutlass.cmake: an `off` plan chooses among cuBLASLt's promoted algorithms).
 //
 // Who chooses: Gemm::autotune (layers/gemm.h) times these beside cuBLASLt's candidates on the
 // real shape and keeps the fastest; without timing nothing here runs. A build without sm_90
