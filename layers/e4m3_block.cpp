@@ -1,5 +1,6 @@
 #include "layers/e4m3_block.h"
 
+#include <functional>
 #include <iomanip>
 #include <sstream>
 
@@ -42,6 +43,30 @@ float tune(const Context& ctx, Gemm& g, const std::string& what, void* d, const 
   const int best = g.autotune(ctx, d, a, b, bias, &ms);
   if (cache) cache->set_timed_choice(key, {best, ms, g.candidate_count()});
   return ms;
+}
+
+// The fastest of `count` candidates, `run(i)` enqueueing candidate i once (GPU time: they launch
+// alike), or the choice an identical layer made under `key` through the cache.
+struct Timed {
+  int index = 0;
+  float ms = -1.f;
+  bool shared = false;
+};
+Timed fastest(const Context& ctx, ConvPlanCache* cache, const std::string& key, int count,
+              const std::function<void(int)>& run) {
+  Timed t;
+  if (const ConvPlanCache::TimedChoice* c = cache ? cache->timed_choice(key) : nullptr) {
+    if (c->index < count) return {c->index, c->ms, true};
+  }
+  for (int i = 0; i < count; ++i) {
+    const float ms = time_candidate(ctx.stream(), [&] {
+      run(i);
+      return true;
+    });
+    if (ms >= 0.f && (t.ms < 0.f || ms < t.ms)) t = {i, ms, false};
+  }
+  if (t.ms >= 0.f && cache) cache->set_timed_choice(key, {t.index, t.ms, count});
+  return t;
 }
 
 std::string fixed3(float ms) {
@@ -142,8 +167,8 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
     try {
       return std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
     } catch (const Error& err) {
-      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: cuBLASLt has no fp8 GEMM for '" + c.name() + "' (" + err.what() +
-                  "); LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
+      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: cuBLASLt has no fp8 GEMM for '" + c.name() + "' (" +
+                            err.what() + "); LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
     }
   };
   p->conv1 = fp8_gemm(conv1_, rows, w1_, Epilogue::BiasRelu, t1_scale_.inv_scale());
@@ -154,8 +179,14 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
     p->downsample_ms = tune(ctx, *p->downsample, "e4m3 downsample", s.sc8, a8, wds_.weight8(), downsample_->bias(), cache);
   }
 
-  // conv2: every fp8 convolution kernel timed on these buffers, the fastest kept.
-  const CutlassConvArgs a2 = conv2_args(N, H, W, s);
+  choose_conv2(ctx, *p, conv2_args(N, H, W, s), cache);
+  choose_conv3(ctx, *p, conv3_args(N, p->Ho, p->Wo, y8, s, downsample_ ? s.sc8 : x8, downsample_ ? sc_scale_.scale() : x_scale),
+               cache);
+  plans_[{N, H, W}] = std::move(p);
+}
+
+// conv2: every fp8 convolution kernel that can run it timed on these buffers, the fastest kept.
+void E4m3Block::choose_conv2(Context& ctx, Plan& p, const CutlassConvArgs& a2, ConvPlanCache* cache) const {
   std::vector<const CutlassConvKernel*> convs;
   std::string conv_refusals;
   for (const CutlassConvKernel* k : cutlass_conv_kernels(ctx.device())) {
@@ -169,37 +200,22 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
     throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS convolution can run '" + conv2_.name() + "'" +
                           (conv_refusals.empty() ? "" : " (" + conv_refusals + ")") +
                           "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
-  const std::string key2 = "e4m3 conv2 " + conv_shape_text(N, H, W, a2.C) + " k" + std::to_string(a2.K) + " s" +
+  const std::string key2 = "e4m3 conv2 " + conv_shape_text(a2.N, a2.H, a2.W, a2.C) + " k" + std::to_string(a2.K) + " s" +
                            std::to_string(a2.stride);
-  const ConvPlanCache::TimedChoice* shared2 = cache ? cache->timed_choice(key2) : nullptr;
-  int best2 = 0;
-  if (shared2 && shared2->index < static_cast<int>(convs.size())) {
-    best2 = shared2->index;
-    p->conv2_ms = shared2->ms;
-    p->conv2_shared = true;
-  } else {
-    for (int i = 0; i < static_cast<int>(convs.size()); ++i) {
-      CutlassLaunchCache launch;
-      const float ms = time_candidate(ctx.stream(), [&] {
-        convs[i]->run(a2, launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
-        return true;
-      });
-      if (ms >= 0.f && (p->conv2_ms < 0.f || ms < p->conv2_ms)) {
-        p->conv2_ms = ms;
-        best2 = i;
-      }
-    }
-    if (p->conv2_ms < 0.f)
-      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS convolution failed to run '" + conv2_.name() + "'.");
-    if (cache) cache->set_timed_choice(key2, {best2, p->conv2_ms, static_cast<int>(convs.size())});
-  }
-  p->conv2 = convs[best2];
-  p->conv2_candidates = static_cast<int>(convs.size());
+  std::vector<CutlassLaunchCache> launches2(convs.size());  // one each: a cache is one kernel's
+  const Timed t2 = fastest(ctx, cache, key2, static_cast<int>(convs.size()), [&](int i) {
+    convs[i]->run(a2, launches2[i], ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+  });
+  if (t2.ms < 0.f)
+    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS convolution failed to run '" + conv2_.name() + "'.");
+  p.conv2 = convs[t2.index];
+  p.conv2_ms = t2.ms;
+  p.conv2_shared = t2.shared;
+  p.conv2_candidates = static_cast<int>(convs.size());
+}
 
-  // conv3: every residual-stream kernel and schedule timed on these buffers (GPU time: the
-  // candidates launch alike), the fastest kept; identical blocks share the choice.
-  const CutlassGemmArgs a = conv3_args(N, p->Ho, p->Wo, y8, s, downsample_ ? s.sc8 : x8,
-                                       downsample_ ? sc_scale_.scale() : x_scale);
+// conv3: every residual-stream kernel and schedule timed on these buffers, the fastest kept.
+void E4m3Block::choose_conv3(Context& ctx, Plan& p, const CutlassGemmArgs& a, ConvPlanCache* cache) const {
   std::vector<std::pair<const CutlassGemmKernel*, CutlassSchedule>> candidates;
   std::string refusals;
   for (const CutlassGemmKernel* k : residual_stream_kernels(ctx.device())) {
@@ -213,36 +229,21 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
   }
   if (candidates.empty())
     throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS kernel can run '" + conv3_.name() + "' (M=" +
-                std::to_string(a.M) + " N=" + std::to_string(a.N) + " K=" + std::to_string(a.K) + ")" +
-                (refusals.empty() ? "" : ": " + refusals) + "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
+                          std::to_string(a.M) + " N=" + std::to_string(a.N) + " K=" + std::to_string(a.K) + ")" +
+                          (refusals.empty() ? "" : ": " + refusals) +
+                          "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
   const std::string key = "e4m3 conv3 " + std::to_string(a.M) + "x" + std::to_string(a.N) + "x" + std::to_string(a.K);
-  const ConvPlanCache::TimedChoice* shared = cache ? cache->timed_choice(key) : nullptr;
-  int best = 0;
-  if (shared && shared->index < static_cast<int>(candidates.size())) {
-    best = shared->index;
-    p->conv3_ms = shared->ms;
-    p->conv3_shared = true;
-  } else {
-    for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
-      CutlassLaunchCache launch;
-      const auto& [k, sched] = candidates[i];
-      const float ms = time_candidate(ctx.stream(), [&] {
-        k->run(a, sched, launch, ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
-        return true;
-      });
-      if (ms >= 0.f && (p->conv3_ms < 0.f || ms < p->conv3_ms)) {
-        p->conv3_ms = ms;
-        best = i;
-      }
-    }
-    if (p->conv3_ms < 0.f)
-      throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS kernel failed to run '" + conv3_.name() + "'.");
-    if (cache) cache->set_timed_choice(key, {best, p->conv3_ms, static_cast<int>(candidates.size())});
-  }
-  p->conv3 = candidates[best].first;
-  p->schedule = candidates[best].second;
-  p->conv3_candidates = static_cast<int>(candidates.size());
-  plans_[{N, H, W}] = std::move(p);
+  std::vector<CutlassLaunchCache> launches3(candidates.size());
+  const Timed t3 = fastest(ctx, cache, key, static_cast<int>(candidates.size()), [&](int i) {
+    candidates[i].first->run(a, candidates[i].second, launches3[i], ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+  });
+  if (t3.ms < 0.f)
+    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS kernel failed to run '" + conv3_.name() + "'.");
+  p.conv3 = candidates[t3.index].first;
+  p.schedule = candidates[t3.index].second;
+  p.conv3_ms = t3.ms;
+  p.conv3_shared = t3.shared;
+  p.conv3_candidates = static_cast<int>(candidates.size());
 }
 
 const E4m3Block::Plan& E4m3Block::plan(int N, int H, int W) const {

@@ -110,6 +110,8 @@ class E4m3Block {
   struct Plan;  // one input shape's kernels (e4m3_block.cpp)
   const Plan& plan(int N, int H, int W) const;
   CutlassConvArgs conv2_args(int N, int H, int W, const Slots& s) const;
+  void choose_conv2(Context& ctx, Plan& p, const CutlassConvArgs& a2, ConvPlanCache* cache) const;
+  void choose_conv3(Context& ctx, Plan& p, const CutlassGemmArgs& a, ConvPlanCache* cache) const;
   CutlassGemmArgs conv3_args(int N, int Ho, int Wo, void* y8, const Slots& s, const void* r8, const float* r_scale) const;
 
   std::string block_;
