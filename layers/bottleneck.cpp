@@ -68,28 +68,19 @@ ScratchPlan plan_scratch(std::size_t in_px, std::size_t out_px, int width, int o
 }
 }  // namespace
 
-std::size_t Bottleneck::bf16_scratch(int N, int H, int W) const {
-  return plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_, out_channels(),
-                      has_downsample(), dtype_size(dtype_))
-      .bytes;
-}
-
 Bottleneck::Slots Bottleneck::slots(void* scratch, int N, int H, int W) const {
   const ScratchPlan p = plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_,
                                      out_channels(), has_downsample(), dtype_size(dtype_));
   char* base = static_cast<char*>(scratch);
-  return Slots{base + p.t1, base + p.t2, base + p.shortcut};
+  return Slots{base + p.t1, base + p.t2, base + p.shortcut, base + p.bytes};
 }
 
 std::size_t Bottleneck::scratch_bytes(int N, int H, int W) const {
-  return bf16_scratch(N, H, W) + (e4m3_ ? e4m3_->extra_scratch_bytes(N, H, W) : 0);  // after the bf16 slots (stream_slots)
+  return plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_, out_channels(),
+                      has_downsample(), dtype_size(dtype_))
+             .bytes +
+         (e4m3_ ? e4m3_->extra_scratch_bytes(N, H, W) : 0);  // after the bf16 slots (Slots::rest)
 }
-
-namespace {
-E4m3Block::Slots stream_slots(char* t1, char* t2, char* shortcut, void* scratch, std::size_t bf16_bytes) {
-  return E4m3Block::Slots{t1, t2, shortcut, static_cast<char*>(scratch) + bf16_bytes};
-}
-}  // namespace
 
 void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, void* scratch, ConvRoute route,
                          ConvPlanCache* cache, const float* x_scale) {
@@ -106,7 +97,7 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
   conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
   if (e4m3_) {
     require(x_scale != nullptr, "internal: block '" + name_.str() + "' on the e4m3 stream was prepared without its input's scale.");
-    e4m3_->prepare(ctx, N, H, W, y, x, x_scale, stream_slots(s.t1, s.t2, s.shortcut, scratch, bf16_scratch(N, H, W)),
+    e4m3_->prepare(ctx, N, H, W, y, x, x_scale, E4m3Block::Slots{s.t1, s.t2, s.shortcut, s.rest},
                    cache);
   }
 }
@@ -145,7 +136,7 @@ void Bottleneck::forward_e4m3(const Context& ctx, void* y8, const void* x8, cons
   if (!e4m3_) throw Error("internal: block '" + name_.str() + "' is not on the e4m3 stream.");
   NvtxRange range(ctx, NvtxLevel::Block, name_);
   const Slots s = slots(scratch, N, H, W);
-  e4m3_->forward(ctx, y8, x8, x_scale, N, H, W, stream_slots(s.t1, s.t2, s.shortcut, scratch, bf16_scratch(N, H, W)));
+  e4m3_->forward(ctx, y8, x8, x_scale, N, H, W, E4m3Block::Slots{s.t1, s.t2, s.shortcut, s.rest});
 }
 
 }  // namespace laptime

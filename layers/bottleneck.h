@@ -79,9 +79,10 @@ class Bottleneck {
     char* t1;        // [N, H, W, width]
     char* t2;        // [N, Ho, Wo, width]
     char* shortcut;  // [N, Ho, Wo, 4·width], with a downsample only
+    char* rest;      // past the three: the e4m3 stream's extra scratch (E4m3Block::extra_scratch_bytes;
+                     // the stream's t1, t2 and sc8 take the three above, each large enough for its e4m3)
   };
   Slots slots(void* scratch, int N, int H, int W) const;
-  std::size_t bf16_scratch(int N, int H, int W) const;  // t1, t2 and the shortcut's bytes
 
   NvtxName name_;
   int in_, width_;

@@ -90,7 +90,7 @@ std::string e4m3_stream_refusal(const Context& ctx) {
 }
 
 struct E4m3Block::Plan {
-  int N = 0, H = 0, W = 0, Ho = 0, Wo = 0;
+  int Ho = 0, Wo = 0;  // conv2's output side (the plan's key holds N, H, W)
   const float* x_scale = nullptr;  // the producer's s_x this plan's GEMMs read
   std::unique_ptr<Gemm> conv1, downsample;
   const CutlassConvKernel* conv2 = nullptr;
@@ -143,9 +143,6 @@ std::size_t E4m3Block::extra_scratch_bytes(int N, int H, int W) const {
 void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void* x8, const float* x_scale,
                         const Slots& s, ConvPlanCache* cache) {
   auto p = std::make_unique<Plan>();
-  p->N = N;
-  p->H = H;
-  p->W = W;
   p->Ho = conv2_.shape().out_size(H);
   p->Wo = conv2_.shape().out_size(W);
   p->x_scale = x_scale;
