@@ -18,6 +18,7 @@
 #include <cctype>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,20 @@ std::vector<float> download(DType t, const void* p, size_t n) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = ref::e4m3_value(bits[i]);
   return v;
+}
+
+// `run` once: directly, or (in_graph) as the first run inside a CUDA graph's capture, the launch
+// parameters prepared there as a model captured before any eager pass prepares them, then the
+// graph launched. Waits for the stream.
+void run_once(cudaStream_t stream, const std::function<void()>& run, bool in_graph) {
+  if (in_graph) {
+    CudaGraph graph;
+    graph.capture(stream, run);
+    graph.launch(stream);
+  } else {
+    run();
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 class CutlassGemmTest : public ::testing::TestWithParam<int> {
@@ -146,14 +161,7 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
   ASSERT_GE(index, 0) << "the plan does not offer " << kernel->name();
   g.set_choice(g.candidate(index));
   auto run = [&] { g.run(*ctx, dd.data(), dx.data(), dw.data(), dbias.data(), 1.f, residual ? 1.f : 0.f); };
-  if (in_graph) {
-    CudaGraph graph;
-    graph.capture(ctx->stream(), run);
-    graph.launch(ctx->stream());
-  } else {
-    run();
-  }
-  CUDA_CHECK(cudaStreamSynchronize(ctx->stream()));
+  run_once(ctx->stream(), run, in_graph);
   const std::vector<float> got = download(dt, dd.data(), size_t(sh.M) * sh.N);
   EXPECT_TRUE(test::close(got, want, dt == DType::F8E4M3 ? 0x1p-6 : 0x1p-8));
 }
@@ -196,14 +204,7 @@ void CutlassGemmTest::check_residual_stream(const Shape& sh, bool in_graph) {
   ASSERT_EQ(kernel->refusal(a), "");
   CutlassLaunchCache launch;
   auto run = [&] { kernel->run(a, CutlassSchedule{}, launch, ctx->workspace(), ctx->workspace_bytes(), ctx->stream()); };
-  if (in_graph) {
-    CudaGraph graph;
-    graph.capture(ctx->stream(), run);
-    graph.launch(ctx->stream());
-  } else {
-    run();
-  }
-  CUDA_CHECK(cudaStreamSynchronize(ctx->stream()));
+  run_once(ctx->stream(), run, in_graph);
   EXPECT_TRUE(test::close(download(DType::F8E4M3, dd.data(), size_t(sh.M) * sh.N), want, 0x1p-6));
 }
 

@@ -27,6 +27,7 @@ namespace laptime {
 namespace {
 
 using test::close;
+using test::download_bytes;
 using test::DeviceArray;
 using Vec = std::vector<float>;
 
@@ -43,13 +44,6 @@ class E4m3StreamTest : public ::testing::Test {
   std::unique_ptr<Context> ctx;
   uint64_t seed = 0;
 };
-
-std::vector<uint8_t> download_bytes(const void* src, size_t n) {
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint8_t> v(n);
-  CUDA_CHECK(cudaMemcpy(v.data(), src, n, cudaMemcpyDeviceToHost));
-  return v;
-}
 
 DeviceBuffer upload_bytes(const std::vector<uint8_t>& v) {
   DeviceBuffer b(v.size());

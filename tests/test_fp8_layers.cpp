@@ -33,6 +33,7 @@ namespace {
 const bool kForceFp8 = (setenv("LAPTIME_FP8_GEMM", "fp8", 1), true);
 
 using test::close;
+using test::download_bytes;
 using test::DeviceArray;
 
 class Fp8Test : public ::testing::Test {
@@ -47,13 +48,6 @@ class Fp8Test : public ::testing::Test {
   std::unique_ptr<Context> ctx;
   uint64_t seed = 0;
 };
-
-std::vector<uint8_t> download_bytes(const void* src, size_t n) {
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint8_t> v(n);
-  CUDA_CHECK(cudaMemcpy(v.data(), src, n, cudaMemcpyDeviceToHost));
-  return v;
-}
 
 std::vector<float> bf16_rounded(std::vector<float> v) {
   for (float& x : v) x = ref::round_bf16(x);

@@ -27,6 +27,13 @@ std::vector<float> download_f32(DType dtype, const void* src, size_t n) {
   return out;
 }
 
+std::vector<uint8_t> download_bytes(const void* src, size_t n) {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint8_t> v(n);
+  CUDA_CHECK(cudaMemcpy(v.data(), src, n, cudaMemcpyDeviceToHost));
+  return v;
+}
+
 std::vector<float> DeviceArray::download() const { return download_f32(dtype_, buf_.data(), n_); }
 
 }  // namespace laptime::test

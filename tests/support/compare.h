@@ -80,6 +80,8 @@ inline double layer_bound(Precision p) {
 
 // n elements of `dtype` at `src` (device), widened to fp32 on the host. Synchronizes the device.
 std::vector<float> download_f32(DType dtype, const void* src, size_t n);
+// n bytes at `src` (device) as they are (e4m3 encodings). Synchronizes the device.
+std::vector<uint8_t> download_bytes(const void* src, size_t n);
 
 // Base fixture of the GPU layer suites, parameterised by precision: skips without a GPU,
 // draws a fresh seed (print it with SCOPED_TRACE), and owns a Context.
