@@ -30,7 +30,11 @@
 
 namespace laptime::sm90 {
 
-template <int TileM, int TileN, int TileK>
+// Stages: the mainloop's shared-memory ring (0: all that the epilogue leaves, one block an SM).
+// The kernel is not persistent and its one consumer warpgroup runs mainloop and epilogue in turn,
+// so a block alone on its SM leaves the tensor cores idle through every prologue and epilogue; a
+// short ring (with cutlass.cmake's register cap) lets two blocks share an SM and fill each other's.
+template <int TileM, int TileN, int TileK, int Stages = 0>
 class Sm90ConvE4m3 final : public CutlassConvKernel {
   using e4m3 = cutlass::float_e4m3_t;
   using bf16 = cutlass::bfloat16_t;
@@ -46,7 +50,9 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
   using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop, e4m3,
       cutlass::layout::TensorNHWC, kAlign, e4m3, cutlass::layout::TensorNHWC, kAlign, float, Tile, Cluster,
-      cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+      std::conditional_t<Stages == 0,
+                         cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+                         cutlass::conv::collective::StageCount<(Stages ? Stages : 2)>>,
       cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
   using ProblemShape = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, Mainloop::NumSpatialDimensions>;
   using Kernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, Mainloop, Epilogue>;
@@ -62,7 +68,9 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
  public:
   std::string name() const override {
     std::ostringstream os;
-    os << "fp8 implicit-GEMM conv " << TileM << 'x' << TileN << 'x' << TileK << ", ReLU+bias -> e4m3";
+    os << "fp8 implicit-GEMM conv " << TileM << 'x' << TileN << 'x' << TileK;
+    if (Stages) os << " " << Stages << " stages";
+    os << ", ReLU+bias -> e4m3";
     return os.str();
   }
 

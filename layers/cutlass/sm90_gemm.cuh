@@ -54,12 +54,14 @@ constexpr DType dtype_of() {
 
 // The two mainloop/epilogue schedule pairs CUTLASS's builders take for sm90.
 struct Cooperative {
+  static constexpr int kEpiM = 128;  // the rows of an epilogue subtile CUTLASS allows
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
   static constexpr const char* kName = "cooperative";
   static constexpr bool kFastAccum = false;
 };
 struct Pingpong {
+  static constexpr int kEpiM = 64;  // the rows of an epilogue subtile CUTLASS allows
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
   using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
   static constexpr const char* kName = "ping-pong";
@@ -68,12 +70,14 @@ struct Pingpong {
 // fp8 with the tensor cores' own accumulation (no promotion): one accumulator, so a 128x128
 // ping-pong tile (one warpgroup each) and the 128x256 cooperative one fit in registers.
 struct CooperativeFastAccum {
+  static constexpr int kEpiM = 128;  // the rows of an epilogue subtile CUTLASS allows
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum;
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
   static constexpr const char* kName = "cooperative";
   static constexpr bool kFastAccum = true;
 };
 struct PingpongFastAccum {
+  static constexpr int kEpiM = 64;  // the rows of an epilogue subtile CUTLASS allows
   using Kernel = cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum;
   using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
   static constexpr const char* kName = "ping-pong";
@@ -108,9 +112,12 @@ constexpr int c_alignment() {
 // AB: operand type; D: output type; Epi: the activation; TileM/N/K: the CTA tile; ClusterM/N:
 // the thread-block cluster (TMA multicast of B along M, of A along N); Schedule: above; C_: the
 // residual's type (GPT-2's: bf16 beside a bf16 D, none beside an e4m3 one; ResNet-50's residual
-// stream: e4m3 beside an e4m3 D, scaled by c_scale).
+// stream: e4m3 beside an e4m3 D, scaled by c_scale); EpiN: the columns of the epilogue's subtile
+// (0: CUTLASS's choice, 32 columns cooperative, 64 ping-pong for an 8-bit D). The subtile sets
+// how much of C the producer can have in flight: CUTLASS keeps min(subtiles a tile, 4) C stages,
+// so its 128x32 e4m3 subtile allows 16 KB a SM, where a 128x64 one allows 32 KB.
 template <class AB, class D, CutlassEpilogue Epi, int TileM, int TileN, int TileK, int ClusterM, int ClusterN,
-          class Schedule, class C_ = std::conditional_t<std::is_same_v<D, e4m3>, void, bf16>>
+          class Schedule, class C_ = std::conditional_t<std::is_same_v<D, e4m3>, void, bf16>, int EpiN = 0>
 class Sm90Gemm final : public CutlassGemmKernel {
   static constexpr bool kOut8 = std::is_same_v<D, e4m3>;
   using C = C_;
@@ -120,8 +127,10 @@ class Sm90Gemm final : public CutlassGemmKernel {
   using Cluster = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
   using Fusion = cutlass::epilogue::fusion::ScaledLinCombPerColBiasEltAct<Activation<Epi>::template Fn, D, float,
                                                                           bf16, C, float>;
+  using EpilogueTile = std::conditional_t<EpiN == 0, cutlass::epilogue::collective::EpilogueTileAuto,
+                                          cute::Shape<cute::Int<Schedule::kEpiM>, cute::Int<(EpiN ? EpiN : 16)>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, EpilogueTile,
       float, float, C, cutlass::layout::RowMajor, kAlignC, D, cutlass::layout::RowMajor, kAlignD,
       typename Schedule::Epilogue, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
@@ -150,6 +159,7 @@ class Sm90Gemm final : public CutlassGemmKernel {
        << (Epi == CutlassEpilogue::GeluBias ? "GELU+bias" : Epi == CutlassEpilogue::ReluBias ? "ReLU+bias" : "bias")
        << (kC8 ? " + e4m3 residual" : "") << " -> " << (kOut8 ? "e4m3" : "bf16")
        << (Schedule::kFastAccum ? ", fast accumulation" : "");
+    if (EpiN) os << ", epilogue " << Schedule::kEpiM << 'x' << EpiN;
     return os.str();
   }
   DType ab_dtype() const override { return dtype_of<AB>(); }

@@ -5,7 +5,9 @@
 # layers/fp8), then ResNet-50 lap rows one at a time on the idle card: bf16, fp8 on the stream and
 # fp8 with bf16 activations (LAPTIME_RESNET_FP8=layers) side by side at B256, and the small shapes;
 # then (LAYERS=0 leaves it out) fp8's per-layer capture analyzed against each layer's roof.
-# COMPILE=1 adds torch.compile's ResNet-50 B256 row; PRECISIONS (default bf16,fp8) the e2e's.
+# COMPILE=1 adds torch.compile's ResNet-50 B256 row; PRECISIONS (default bf16,fp8) the e2e's; NCU=1
+# Nsight Compute (--set full) on one iteration's kernels in NCU_RANGES (layer1.0's conv2, conv3 and
+# downsample, layer2.1's conv3 by default).
 #
 #   TESTS="test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs" BUILD80=0 scripts/dev/pack-carry.sh
 #   (device) tar xJf .carry/build.tar.xz && scripts/dev/stream-run.sh
@@ -52,6 +54,20 @@ if [[ ${LAYERS:-1} == 1 ]]; then  # fp8's per-layer capture, analyzed against ea
   TRACES="resnet50_fp8:resnet50 -p fp8" DIFFS="" RESULTS=$RESULTS BUDGET=${LAYERS_BUDGET:-120} \
     bash scripts/dev/device-run.sh layers >/dev/null
   awk '/^Roofline per layer/{f=1} f' "$RESULTS/layers/analyze_resnet50_fp8.log" | head -40 >>"$S"
+  pack
+fi
+if [[ ${NCU:-0} == 1 ]]; then  # Nsight Compute on the stream's memory-bound kernels, one iteration
+  NCU_BIN=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}/ncu
+  inc=()
+  for r in ${NCU_RANGES:-layer1.0/layer1.0.conv2 layer1.0/layer1.0.conv3 layer1.0/layer1.0.downsample layer2.1/layer2.1.conv3}; do
+    inc+=(--nvtx-include "laptime@forward/$r/")
+  done
+  timeout -k 5 "${NCU_LIMIT:-200}" "$NCU_BIN" --nvtx "${inc[@]}" --set full -f -o "$R/stream_ncu" \
+    build/bench/laptime bench resnet50 -p fp8 -w 0 -n 1 >"$R/ncu.log" 2>&1
+  echo "ncu: rc=$?" >>"$S"
+  "$NCU_BIN" --import "$R/stream_ncu.ncu-rep" --page details >"$R/ncu_details.txt" 2>&1
+  grep -E '^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Block Limit|Theoretical Occupancy|Compute \(SM\) Throughput|L2 Hit' \
+    "$R/ncu_details.txt" | head -80 >>"$S"
   pack
 fi
 cat "$S"
