@@ -36,18 +36,14 @@ set(LAPTIME_CUTLASS_KERNELS
   gemm_fp8fa_relu_e4m3_128x64_pingpong
   gemm_fp8fa_bias_e4m3_128x128_pingpong
   gemm_fp8fa_relu_res8_e4m3_128x128_pingpong
-  gemm_fp8fa_relu_res8_e4m3_256x128_coop
-  gemm_fp8fa_relu_res8_e4m3_256x128_coop_e64
   gemm_fp8fa_relu_res8_e4m3_256x128_coop_e128
-  gemm_fp8fa_bias_e4m3_256x128_coop_e64)
+  gemm_fp8fa_bias_e4m3_256x128_coop_e64
+  gemm_fp8fa_bias_e4m3_256x128_coop_e128)
 # The implicit-GEMM convolutions (layers/cutlass/cutlass_conv.h): ResNet-50's e4m3 3x3s.
 set(LAPTIME_CUTLASS_CONV_KERNELS
   conv_fp8_relu_e4m3_128x128
   conv_fp8_relu_e4m3_128x64x64
   conv_fp8_relu_e4m3_128x64x64_s4)
-# Kernels compiled under a 128-register cap, so that two of their 256-thread blocks fit an SM (the
-# non-persistent convolutions, whose one consumer warpgroup leaves the SM idle in its epilogue).
-set(LAPTIME_CUTLASS_TWO_BLOCK_KERNELS conv_fp8_relu_e4m3_128x64x64_s4)
 set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
 
 set(laptime_cutlass_why "")
@@ -92,9 +88,6 @@ if(laptime_cutlass_why STREQUAL "")
   foreach(k IN LISTS LAPTIME_CUTLASS_CONV_KERNELS)
     list(APPEND laptime_cutlass_sources ${CMAKE_CURRENT_LIST_DIR}/${k}.cu)
     string(APPEND laptime_cutlass_list "LAPTIME_CUTLASS_CONV_KERNEL(${k})\n")
-  endforeach()
-  foreach(k IN LISTS LAPTIME_CUTLASS_TWO_BLOCK_KERNELS)
-    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/${k}.cu PROPERTIES COMPILE_OPTIONS -maxrregcount=128)
   endforeach()
   add_library(laptime_cutlass STATIC ${laptime_cutlass_sources})
   laptime_target_defaults(laptime_cutlass)

@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include <cute/tensor.hpp>
 #include <cutlass/kernel_hardware_info.hpp>  // before the conv builders, which use it undeclared
@@ -30,11 +31,21 @@
 
 namespace laptime::sm90 {
 
+// A CUTLASS kernel with another __launch_bounds__ minimum (cutlass::device_kernel reads
+// MinBlocksPerMultiprocessor from the kernel class); at namespace scope, where the launch stub
+// nvcc writes for it can name it.
+template <class Base, int MinBlocks>
+struct WithMinBlocks : Base {
+  static constexpr uint32_t MinBlocksPerMultiprocessor = MinBlocks;
+};
+
 // Stages: the mainloop's shared-memory ring (0: all that the epilogue leaves, one block an SM).
 // The kernel is not persistent and its one consumer warpgroup runs mainloop and epilogue in turn,
 // so a block alone on its SM leaves the tensor cores idle through every prologue and epilogue; a
-// short ring (with cutlass.cmake's register cap) lets two blocks share an SM and fill each other's.
-template <int TileM, int TileN, int TileK, int Stages = 0>
+// short ring and MinBlocks (the kernel's __launch_bounds__ minimum: ptxas caps the registers so
+// that many 256-thread blocks fit, 128 a thread at two; at three, 80, the 128x64 tile spills 608
+// bytes) let blocks share an SM and fill each other's gaps.
+template <int TileM, int TileN, int TileK, int Stages = 0, int MinBlocks = 1>
 class Sm90ConvE4m3 final : public CutlassConvKernel {
   using e4m3 = cutlass::float_e4m3_t;
   using bf16 = cutlass::bfloat16_t;
@@ -55,7 +66,8 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
                          cutlass::conv::collective::StageCount<(Stages ? Stages : 2)>>,
       cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
   using ProblemShape = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, Mainloop::NumSpatialDimensions>;
-  using Kernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, Mainloop, Epilogue>;
+  using BaseKernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, Mainloop, Epilogue>;
+  using Kernel = std::conditional_t<MinBlocks == 1, BaseKernel, WithMinBlocks<BaseKernel, MinBlocks>>;
   using Device = cutlass::conv::device::ConvUniversalAdapter<Kernel>;
   using Arguments = typename Device::Arguments;
 
@@ -70,6 +82,7 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
     std::ostringstream os;
     os << "fp8 implicit-GEMM conv " << TileM << 'x' << TileN << 'x' << TileK;
     if (Stages) os << " " << Stages << " stages";
+    if (MinBlocks > 1) os << " " << MinBlocks << " blocks an SM";
     os << ", ReLU+bias -> e4m3";
     return os.str();
   }
