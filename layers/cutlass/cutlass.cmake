@@ -10,13 +10,16 @@
 #
 # The kernels: one instantiation per translation unit (layers/cutlass/<name>.cu), compiled for
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
-# be an empty trap), in a library of their own. Each costs ~45 s of one core and ~3.5 GB to compile
-# (nvcc 13.0, CUTLASS 4.2): the fifteen (GEMMs and convolutions) add ~12 CPU-minutes, ~6 minutes of a 2-core build.
-# Kept: what a timed plan chose on the H200 or may choose (docs/PERF.md's plan lines) and the
-# tiles the residual stream needs. Dropped to keep the README's build under 15 minutes on 2 cores
-# (21 units took 1020 s): the five fp8 kernels with promoted accumulation, offered only to
-# LAPTIME_FP8_FAST_ACCUM=off plans (which then choose among cuBLASLt's promoted algorithms alone),
-# and the 128-deep 128x64 convolution tile, which the 64-deep one replaced at layer1.
+# be an empty trap), in a library of their own. Each costs ~45-90 s of one core and ~3.5 GB to
+# compile (nvcc 13.0, CUTLASS 4.2): the sixteen (GEMMs and convolutions) are about half of a
+# 2-core build. Kept: what a timed plan chose on the H200 or may choose (docs/PERF.md's plan
+# lines) and the tiles the residual stream needs. Dropped to keep the README's build under 15
+# minutes on 2 cores (21 units took 1020 s): the five fp8 kernels with promoted accumulation,
+# offered only to LAPTIME_FP8_FAST_ACCUM=off plans (which then choose among cuBLASLt's promoted
+# algorithms alone); the 128-deep 128x64 convolution tile, which the 64-deep one replaced at
+# layer1, and that one in turn for the four-stage two-block tile (results/2026-12-02b-epilogue);
+# the residual-stream and downsample tiles with CUTLASS's automatic or 128x64 epilogue subtiles,
+# which the 128x128 subtiles beat at every layer.
 # LAPTIME_CUTLASS_KERNELS is the one list: the registry's header is written from it.
 #
 # ptxas fails the build when a kernel spills registers (--warn-on-spills as an error): the first
@@ -37,12 +40,10 @@ set(LAPTIME_CUTLASS_KERNELS
   gemm_fp8fa_bias_e4m3_128x128_pingpong
   gemm_fp8fa_relu_res8_e4m3_128x128_pingpong
   gemm_fp8fa_relu_res8_e4m3_256x128_coop_e128
-  gemm_fp8fa_bias_e4m3_256x128_coop_e64
   gemm_fp8fa_bias_e4m3_256x128_coop_e128)
 # The implicit-GEMM convolutions (layers/cutlass/cutlass_conv.h): ResNet-50's e4m3 3x3s.
 set(LAPTIME_CUTLASS_CONV_KERNELS
   conv_fp8_relu_e4m3_128x128
-  conv_fp8_relu_e4m3_128x64x64
   conv_fp8_relu_e4m3_128x64x64_s4)
 set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
 
