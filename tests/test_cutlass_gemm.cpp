@@ -27,6 +27,7 @@
 
 #include "core/check.h"
 #include "core/timing.h"
+#include "layers/cutlass/cutlass_conv.h"
 #include "layers/cutlass/cutlass_gemm.h"
 #include "layers/gemm.h"
 #include "tests/reference/fp8_ref.h"
@@ -292,6 +293,20 @@ TEST(CutlassRegistry, SchedulesHaveDistinctNames) {
   ASSERT_FALSE(s.empty());
   for (size_t i = 0; i < s.size(); ++i)
     for (size_t j = i + 1; j < s.size(); ++j) EXPECT_NE(schedule_name(s[i]), schedule_name(s[j]));
+}
+
+// A kernel is named in the plan lines and the test labels; tiles that differ only in their
+// epilogue subtile, stage count or blocks an SM must say so (the plan line is how a reader tells
+// which one a layer ran). Host-only: names need no GPU.
+TEST(CutlassRegistry, KernelsHaveDistinctNames) {
+  std::vector<std::string> names;
+  for (const CutlassGemmKernel* k : cutlass_built_kernels()) names.push_back(k->name());
+  for (const CutlassConvKernel* k : cutlass_built_conv_kernels()) names.push_back(k->name());
+  if (names.empty()) GTEST_SKIP() << "no CUTLASS kernels in this build (no sm_90 in CMAKE_CUDA_ARCHITECTURES, or no headers)";
+  std::sort(names.begin(), names.end());
+  const auto twin = std::adjacent_find(names.begin(), names.end());
+  const std::string shared = twin == names.end() ? "" : *twin;
+  EXPECT_EQ(shared, "") << "two built CUTLASS kernels share this name";
 }
 
 }  // namespace
