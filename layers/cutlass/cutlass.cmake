@@ -35,6 +35,8 @@ set(LAPTIME_CUTLASS_KERNELS
   gemm_fp8fa_bias_128x256_coop
   gemm_fp8fa_gelu_e4m3_128x128_pingpong
   gemm_fp8fa_gelu_e4m3_128x256_coop
+  gemm_fp8fa_gelu_e4m3_128x128_pingpong_e128
+  gemm_fp8fa_gelu_e4m3_128x256_coop_e128
   gemm_fp8fa_relu_e4m3_128x128_pingpong
   gemm_fp8fa_relu_e4m3_128x64_pingpong
   gemm_fp8fa_bias_e4m3_128x128_pingpong
