@@ -115,7 +115,8 @@ constexpr int c_alignment() {
 // stream: e4m3 beside an e4m3 D, scaled by c_scale); EpiN: the columns of the epilogue's subtile
 // (0: CUTLASS's choice, 32 columns cooperative, 64 ping-pong for an 8-bit D). The subtile sets
 // how much of C the producer can have in flight: CUTLASS keeps min(subtiles a tile, 4) C stages,
-// so its 128x32 e4m3 subtile allows 16 KB a SM, where a 128x64 one allows 32 KB.
+// so its 128x32 e4m3 subtile allows 16 KB a SM, where 128x64 (four stages) and 128x128 (two)
+// allow 32 KB; 128x128, with half the subtiles' barriers, won conv3 on the e4m3 stream.
 template <class AB, class D, CutlassEpilogue Epi, int TileM, int TileN, int TileK, int ClusterM, int ClusterN,
           class Schedule, class C_ = std::conditional_t<std::is_same_v<D, e4m3>, void, bf16>, int EpiN = 0>
 class Sm90Gemm final : public CutlassGemmKernel {
