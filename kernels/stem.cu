@@ -66,22 +66,19 @@
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/pooling.cuh"
+#include "kernels/stem_common.cuh"
+#include "kernels/stem_sm90.cuh"
 
 namespace laptime {
 namespace {
+
+using namespace stem;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kMTiles = 7;              // m16 tiles per warp task: 112 pixels
 constexpr int kChunk = kMTiles * 16;    // pixels per warp task
-constexpr int kRing = 5;                // conv rows kept: a step's 2p−1 .. 2p+3
-constexpr int kInRows = kRing + 3;      // s2d rows a step reads at most
-constexpr int kCin = kFusedStemInChannels;
-constexpr int kK = kFusedStemKernel * kFusedStemKernel * kCin;  // 256
-constexpr int kPixelBytes = kCin * 2;                             // 32: one s2d pixel
-constexpr int kWRowBytes = kK * 2;                                // 512: one output channel's weights
-
-__host__ __device__ inline int round128(int b) { return (b + 127) / 128 * 128; }
+constexpr int kWRowBytes = kK * 2;      // 512: one output channel's weights
 
 // Shared memory of one block, byte offsets.
 struct StemSmem {
@@ -98,47 +95,10 @@ __host__ __device__ inline StemSmem stem_smem(int C, int Hs) {
   return s;
 }
 
-struct StemParams {
-  void* out;                     // [N, Po, Po, C]: bf16, or e4m3 with out_inv_scale
-  const float* out_inv_scale;    // e4m3 output: 1/s, device (the e4m3 stream's first scale); else nullptr
-  const __nv_bfloat16* in;       // [N, Hs, Hs, 16]
-  const __nv_bfloat16* weight;   // [C, 256]
-  const __nv_bfloat16* bias;     // [C]
-  int N, Hs, So, Po;             // images, s2d side, conv output side (Hs − 3), pooled side
-  int bands, band_rows;          // per image: bands of band_rows pooled rows (the last may be short)
-};
-
-// One step of a unit (image n, band): pooled rows [p, pe), conv rows [lo, hi) computed now.
-struct Step {
-  int n, p, pe, lo, hi;
-};
-__host__ __device__ inline int unit_steps(const StemParams& q, int unit) {
-  const int p0 = (unit % q.bands) * q.band_rows, p1 = min(p0 + q.band_rows, q.Po);
-  return (p1 - p0 + 1) / 2;
-}
-__host__ __device__ inline Step make_step(const StemParams& q, int unit, int s) {
-  Step st;
-  st.n = unit / q.bands;
-  const int p0 = (unit % q.bands) * q.band_rows, p1 = min(p0 + q.band_rows, q.Po);
-  st.p = p0 + 2 * s;
-  st.pe = min(st.p + 2, p1);
-  // Pooled row p's window: conv rows 2p−1 .. 2p+1. In a band's later steps row 2p−1 is in the
-  // ring already (the previous step's last row, 2(p−2)+3).
-  st.lo = s == 0 ? max(2 * st.p - 1, 0) : 2 * st.p;
-  st.hi = min(2 * st.pe, q.So);  // the last pooled row pe − 1 needs conv rows up to 2(pe − 1) + 1
-  return st;
-}
-
 // Shared byte offset of the 16-byte half `h` (channels 8h..8h+7) of s2d pixel x in a staged row.
 __host__ __device__ inline int in_offset(int x, int h) { return x * kPixelBytes + ((h ^ ((x >> 2) & 1)) << 4); }
 // ... of 16-byte chunk c (k = 8c .. 8c+7) of output channel o's weights.
 __host__ __device__ inline int w_offset(int o, int c) { return o * kWRowBytes + ((c ^ (o & 7)) << 4); }
-
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -306,48 +266,8 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
     }
     __syncthreads();  // the step's conv rows in the ring
 
-    // --- 3×3/2 max pool of pooled rows [p, pe): 8 channels of one pooled pixel per thread.
-    // Window positions outside the image are clamped onto its edge, as in the unfused max pool
-    // (kernels/pooling.cu): a clamped position repeats one already in the window, so the max is
-    // the clipped window's, and the nine 16-byte loads issue together, with no loop between them.
-    const int items = (st.pe - st.p) * q.Po * NT;
-    for (int it = tid; it < items; it += kThreads) {
-      const int cc = it % NT, pq = it / NT;
-      const int second = pq >= q.Po;  // pe − p ≤ 2 pooled rows: pq < 2·Po
-      const int x = pq - (second ? q.Po : 0), pr = st.p + second;
-      const __nv_bfloat16* row[3];
-      int col[3];
-#pragma unroll
-      for (int d = 0; d < 3; ++d) {
-        row[d] = ring + (min(max(2 * pr - 1 + d, 0), q.So - 1) % kRing) * q.So * kRingPx + cc * 8;
-        col[d] = min(max(2 * x - 1 + d, 0), q.So - 1) * kRingPx;
-      }
-      uint4 v[9];
-#pragma unroll
-      for (int k = 0; k < 9; ++k) v[k] = *reinterpret_cast<const uint4*>(row[k / 3] + col[k % 3]);
-      uint4 best = v[0];
-      __nv_bfloat162* m = reinterpret_cast<__nv_bfloat162*>(&best);
-#pragma unroll
-      for (int k = 1; k < 9; ++k) {
-        const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) m[c] = __hmax2(m[c], e[c]);
-      }
-      const int64_t at = ((static_cast<int64_t>(st.n) * q.Po + pr) * q.Po + x) * C + cc * 8;
-      if (q.out_inv_scale) {  // e4m3: the bf16 maxima (as the unfused path stores them) · 1/s, 8 bytes
-        uint2 packed;
-        __nv_fp8_e4m3* o = reinterpret_cast<__nv_fp8_e4m3*>(&packed);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const float2 f = __bfloat1622float2(m[c]);
-          o[2 * c] = from_f32<__nv_fp8_e4m3>(f.x * out_scale);
-          o[2 * c + 1] = from_f32<__nv_fp8_e4m3>(f.y * out_scale);
-        }
-        *reinterpret_cast<uint2*>(static_cast<uint8_t*>(q.out) + at) = packed;
-      } else {
-        *reinterpret_cast<uint4*>(static_cast<__nv_bfloat16*>(q.out) + at) = best;
-      }
-    }
+    // --- 3×3/2 max pool of pooled rows [p, pe)
+    pool_step<C, kRingPx>(q, st, ring, out_scale, tid, kThreads);
     if (!has_next) break;
     unit = next_unit;
     s = next_s;
@@ -382,15 +302,22 @@ int blocks_per_sm(int bytes) {
     default: throw Error("internal: fused stem dispatched with " + std::to_string(C) + " channels.");   \
   }
 
-// Time of one unit (a band), in warp tasks per SM sub-partition (tasks are dealt round-robin
-// over 8 warps, two per sub-partition) plus a quarter task per step for the pool phase.
-double band_cost(const StemParams& q, int band, int nsplit) {
+// Time of one unit (a band). mma.sync: in warp tasks per SM sub-partition (tasks are dealt
+// round-robin over 8 warps, two per sub-partition) plus a quarter task per step for the pool
+// phase. wgmma: in chunks per warpgroup (two take turns at the tensor cores) plus half a chunk
+// per step for the pool phase.
+double band_cost(const StemParams& q, int band, int nsplit, FusedStemCore core) {
   double cost = 0;
   const int steps = unit_steps(q, band);
   for (int s = 0; s < steps; ++s) {
     const Step st = make_step(q, band, s);
-    const int tasks = ((st.hi - st.lo) * q.So + kChunk - 1) / kChunk * nsplit;
-    cost += (tasks + 3) / 4 + 0.25;
+    if (core == FusedStemCore::Wgmma) {
+      const int chunks = ((st.hi - st.lo) * q.Hs + kWgmmaChunk - 1) / kWgmmaChunk;
+      cost += (chunks + 1) / 2 + 0.5;
+    } else {
+      const int tasks = ((st.hi - st.lo) * q.So + kChunk - 1) / kChunk * nsplit;
+      cost += (tasks + 3) / 4 + 0.25;
+    }
   }
   return cost;
 }
@@ -412,19 +339,66 @@ std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out
   return "";
 }
 
-FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device) {
+const char* fused_stem_core_name(FusedStemCore core) {
+  switch (core) {
+    case FusedStemCore::Auto: return "auto";
+    case FusedStemCore::MmaSync: return "mma.sync";
+    case FusedStemCore::Wgmma: return "wgmma";
+  }
+  return "?";
+}
+
+std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device) {
+#ifndef LAPTIME_HAVE_STEM_WGMMA
+  (void)out_channels;
+  (void)Hs;
+  (void)device;
+  return "the wgmma stem is compiled only in a build for sm_90 (CMAKE_CUDA_ARCHITECTURES with 90), not this one.";
+#else
+  int major = 0, minor = 0, optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (major != 9 || minor != 0)
+    return "the wgmma stem runs on sm_90 only (its code is sm_90a), not on this sm_" + std::to_string(major) +
+           std::to_string(minor) + " device.";
+  if (out_channels != kWgmmaChannels)
+    return "the wgmma stem takes " + std::to_string(kWgmmaChannels) + " output channels, not " +
+           std::to_string(out_channels) + ".";
+  const int need = wgmma_smem_bytes(Hs);
+  if (need > optin)
+    return "the wgmma stem at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " + std::to_string(need) +
+           " bytes of shared memory per block, more than the device's " + std::to_string(optin) + ".";
+  return "";
+#endif
+}
+
+FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, FusedStemCore core) {
   int optin = 0, sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::string why = fused_stem_refusal(DType::BF16, kCin, kFusedStemKernel, out_channels, Hs, optin);
   require(why.empty(), why);
+  if (core != FusedStemCore::MmaSync) {
+    const std::string no_wgmma = fused_stem_wgmma_refusal(out_channels, Hs, device);
+    require(core == FusedStemCore::Auto || no_wgmma.empty(), no_wgmma);
+    core = no_wgmma.empty() ? FusedStemCore::Wgmma : FusedStemCore::MmaSync;
+  }
   FusedStemPlan plan;
-  plan.smem_bytes = stem_smem(out_channels, Hs).total;
+  plan.core = core;
   int per_sm = 0;
   // The opt-in at the device's limit, not at this plan's size: another plan (a larger image) of
   // the same instantiation must not be cut back by this one.
-  LAPTIME_STEM_DISPATCH(out_channels, set_smem_attribute<NT>(optin);
-                        per_sm = blocks_per_sm<NT>(plan.smem_bytes));
+  if (core == FusedStemCore::Wgmma) {
+#ifdef LAPTIME_HAVE_STEM_WGMMA
+    plan.smem_bytes = wgmma_smem_bytes(Hs);
+    per_sm = wgmma_prepare(optin, plan.smem_bytes);
+#endif
+  } else {
+    plan.smem_bytes = stem_smem(out_channels, Hs).total;
+    LAPTIME_STEM_DISPATCH(out_channels, set_smem_attribute<NT>(optin);
+                          per_sm = blocks_per_sm<NT>(plan.smem_bytes));
+  }
   require(per_sm > 0, "the fused stem cannot fit one block on an SM at a " + std::to_string(Hs) +
                           "-pixel space-to-depth side.");
   const int slots = per_sm * sms, So = Hs - 3, Po = pool_out_size(So, 3, 2, 1);
@@ -443,7 +417,7 @@ FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device) {
     q.bands = bands;
     q.band_rows = rows;
     double slowest = 0;
-    for (int band = 0; band < bands; ++band) slowest = std::max(slowest, band_cost(q, band, nsplit));
+    for (int band = 0; band < bands; ++band) slowest = std::max(slowest, band_cost(q, band, nsplit, core));
     const int64_t units = int64_t{N} * bands;
     const double cost = static_cast<double>((units + slots - 1) / slots) * slowest;
     if (b == 1 || cost < best) {
@@ -471,6 +445,13 @@ void fused_stem_forward(void* out, const void* in, const void* weight, const voi
   q.Po = pool_out_size(q.So, 3, 2, 1);
   q.bands = plan.bands;
   q.band_rows = plan.band_rows;
+  if (plan.core == FusedStemCore::Wgmma) {
+#ifdef LAPTIME_HAVE_STEM_WGMMA
+    require(Cout == kWgmmaChannels, "internal: the wgmma stem's plan was made for another width.");
+    wgmma_launch(q, plan.grid, plan.smem_bytes, stream);
+    return;
+#endif
+  }
   LAPTIME_STEM_DISPATCH(Cout, fused_stem_kernel<NT><<<plan.grid, kThreads, plan.smem_bytes, stream>>>(q));
   CUDA_CHECK_LAUNCH();
 }

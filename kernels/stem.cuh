@@ -18,9 +18,19 @@ constexpr int kFusedStemKernel = 4;  // the s2d convolution's kernel side
 
 // How one launch is cut: each image's pooled rows in `bands` bands of `band_rows` rows (the last
 // may be shorter), one band per work unit, `grid` persistent blocks looping over the units.
+// The tensor-core path of the stem's implicit GEMM (the lab's versions of kernel `stem`):
+//   MmaSync  v1, kernels/stem.cu: mma.sync from ldmatrix fragments, sm_80 and later;
+//   Wgmma    v2, kernels/stem_sm90.cu: wgmma, the weights in registers and the pixels read
+//            straight from the staged rows; sm_90 (compiled for sm_90a, in an sm_90 build), 64
+//            output channels (ResNet-50's stem);
+//   Auto     Wgmma where it runs, else MmaSync.
+enum class FusedStemCore { Auto, MmaSync, Wgmma };
+const char* fused_stem_core_name(FusedStemCore core);  // "auto", "mma.sync", "wgmma"
+
 struct FusedStemPlan {
   int bands = 1, band_rows = 0, grid = 0;
   int smem_bytes = 0;  // dynamic shared memory per block
+  FusedStemCore core = FusedStemCore::MmaSync;  // never Auto
 };
 
 // "" when the fused kernel runs this stem, else why not (one sentence): bf16 storage, a 4×4
@@ -28,10 +38,16 @@ struct FusedStemPlan {
 // an s2d side of Hs needs within `smem_optin` bytes (the device's per-block opt-in limit).
 std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out_channels, int Hs, int smem_optin);
 
+// "" when the wgmma core runs this stem on `device`, else why not (one sentence): this build
+// compiled it (CMAKE_CUDA_ARCHITECTURES with 90), the device is sm_90, 64 output channels, and
+// its shared memory at side Hs fits the device's opt-in limit.
+std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device);
+
 // Build time, once per (out_channels, Hs, N): the shared-memory opt-in (cudaFuncSetAttribute),
 // the blocks per SM that fit, and the cut of N images over the device's SMs. `device` is
-// the current device. Throws a sentence when fused_stem_refusal would.
-FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device);
+// the current device. Throws a sentence when fused_stem_refusal would, or when `core` is
+// Wgmma and fused_stem_wgmma_refusal says why not.
+FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, FusedStemCore core = FusedStemCore::Auto);
 
 // out: [N, Po, Po, Cout] bf16, Po = pool_out_size(So, 3, 2, 1), So = Hs − 3 (the stem's output
 // side); in: [N, Hs, Hs, 16] bf16 (the s2d input); weight: [Cout, 4, 4, 16] bf16 (KRSC, BatchNorm

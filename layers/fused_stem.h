@@ -11,6 +11,7 @@
 
 #include "core/context.h"
 #include "core/nvtx.h"
+#include "kernels/lab/launch.cuh"
 #include "kernels/stem.cuh"
 #include "layers/device_weights.h"
 
@@ -19,8 +20,10 @@ namespace laptime {
 class FusedStem {
  public:
   // Reads `<name>.weight` [out, 4, 4, 16] (the s2d weight, BatchNorm folded) and `<name>.bias`
-  // [out] from `w`, which must hold bf16. fused_stem_refusal() says which cases run.
-  FusedStem(const DeviceWeights& w, const std::string& name, int out_channels);
+  // [out] from `w`, which must hold bf16. fused_stem_refusal() says which cases run. `version`:
+  // laptime lab's version of kernel `stem` to run (0 for v1: kernels/lab/stem.cu), -1 for
+  // production (FusedStemCore::Auto: wgmma where it runs, else mma.sync).
+  FusedStem(const DeviceWeights& w, const std::string& name, int out_channels, int version = -1);
 
   // Build time, once per batch N at s2d side Hs: the shared-memory opt-in and the cut of the
   // work over the SMs (no device work, no allocation). Throws a sentence when the case cannot run.
@@ -41,6 +44,7 @@ class FusedStem {
 
   NvtxName name_;
   int out_channels_;
+  int version_;
   const void* weight_;  // [out, 4, 4, 16] bf16
   const void* bias_;    // [out] bf16
   std::map<std::pair<int, int>, FusedStemPlan> plans_;  // by (N, Hs)

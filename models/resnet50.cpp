@@ -280,10 +280,16 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       stem_(stem_weights_, "conv1", s2d_.conv(cfg.base_width), ConvActivation::Relu, precision),
       maxpool_("maxpool", activation_dtype(precision), cfg.kernels),
       stem_kind_(resolve_stem(stem, ctx, activation_dtype(precision), s2d_, cfg.base_width, image_size, &stem_refusal_)),
-      fused_(stem_kind_ == StemKind::Fused ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width) : nullptr),
+      fused_(stem_kind_ == StemKind::Fused
+                 ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width,
+                                               cfg.kernels.count("stem") ? cfg.kernels.at("stem") : -1)
+                 : nullptr),
       head_(weights_, cfg.features(), cfg.num_classes, precision) {
   require(!(fused_ && cfg.kernels.count("maxpool")),
           "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
+  require(fused_ || !cfg.kernels.count("stem"),
+          "--kernel stem runs in the fused stem, which does not run here (" + stem_variant() +
+              "): leave out --stem cudnn (the fused stem runs in bf16).");
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
   if (precision == Precision::FP8) {  // the e4m3 stream (layers/e4m3_block.h), blocks_ now whole

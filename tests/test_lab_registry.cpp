@@ -89,6 +89,11 @@ TEST(LabRegistry, BytesAndFlopsByHand) {
   // Conv epilogue with a residual: y read and written, the residual read, the bias once; without: no residual.
   EXPECT_EQ(cost("conv_epilogue", "bf16", 0).bytes(), 802816.0 * 256 * 2 * 3 + 256 * 2);
   EXPECT_EQ(cost("conv_epilogue", "fp32", 1).bytes(), 802816.0 * 64 * 4 * 2 + 64 * 4);
+  // The stem at B256 224x224 (s2d side 115, conv side 112, pooled 56): the s2d input, the
+  // weights and bias, the pooled output; the FLOPs of the 7 x 7 x 3 convolution it replaces.
+  EXPECT_EQ(cost("stem", "bf16").read, 256.0 * 115 * 115 * 16 * 2 + 64 * 256 * 2 + 64 * 2);
+  EXPECT_EQ(cost("stem", "bf16").written, 256.0 * 56 * 56 * 64 * 2);
+  EXPECT_EQ(cost("stem", "bf16").flops, 2 * 256.0 * 112 * 112 * 64 * 7 * 7 * 3);
   // The max pool's output side for odd inputs: (H - 1) / 2 + 1.
   const KernelInfo& mp = *find_kernel("maxpool");
   EXPECT_EQ(mp.cost({1, 7, 9, 1}, "fp32").written, 4.0 * 5 * 4);
@@ -241,6 +246,28 @@ TEST(LabReference, PoolAmaxAndEpilogueByHand) {
   EXPECT_EQ(q[0], 224.f);
   EXPECT_EQ(q[1], -224.f);
   EXPECT_EQ(q[2], 448.f);  // 672 saturates
+}
+
+// The stem at s2d side 5 (conv side 2, pooled 1): one pooled pixel whose window holds all four
+// conv pixels. Input pixel (y, x) has channel 0 = 10y + x and the rest zero; channel 0 of
+// output o weighs tap (0, 0) by +1 (o = 0) or -1 (o = 1), bias 0.5: conv values 0, 1, 10, 11 (+0.5)
+// for o = 0; for o = 1 their negatives + 0.5, of which only pixel (0, 0)'s is above ReLU's 0.
+TEST(LabReference, StemByHand) {
+  const int Hs = 5, C = 2;
+  std::vector<float> in(Hs * Hs * 16, 0.f), w(C * 256, 0.f);
+  for (int y = 0; y < Hs; ++y)
+    for (int x = 0; x < Hs; ++x) in[(y * Hs + x) * 16] = float(10 * y + x);
+  w[0] = 1.f;
+  w[256] = -1.f;
+  const float bias[2] = {0.5f, 0.5f};
+  float out[2];
+  ref::stem_pixel(out, in.data(), w.data(), bias, Hs, C, 0, 0, 0);
+  EXPECT_EQ(out[0], 11.5f);
+  EXPECT_EQ(out[1], 0.5f);  // conv pixel (0, 0): 0 + 0.5
+  w[0] = 0.f;
+  w[(1 * 4 + 2) * 16] = 2.f;  // tap (a, b) = (1, 2): pixel (y + 1, x + 2)
+  ref::stem_pixel(out, in.data(), w.data(), bias, Hs, C, 0, 0, 0);
+  EXPECT_EQ(out[0], 2 * 23.f + 0.5f);  // the largest conv pixel (1, 1) reads input (2, 3)
 }
 
 }  // namespace

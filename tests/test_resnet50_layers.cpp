@@ -188,7 +188,8 @@ TEST_P(Resnet50LayerTest, SpaceToDepthStem) {
 // The fused stem (kernels/stem.cu: s2d conv + bias + ReLU + max pool in one kernel) against the
 // oracle's 7x7 stride-2 convolution, ReLU and 3x3/2 max pool of the same images, as the bf16
 // cuDNN stem above is checked (same bound): odd sides (61: conv side 31, pooled 16), the real
-// 224, 8 (the tiny model's width) to 64 channels, several batches on one layer, output poisoned.
+// 224, 8 (the tiny model's width) to 64 channels, several batches on one layer, output poisoned;
+// production and each of laptime lab's versions (kernels/lab/stem.cu) where it runs.
 // Other precisions: the kernel refuses, with a reason.
 TEST_P(Resnet50LayerTest, FusedStem) {
   if (precision() != Precision::BF16) {
@@ -214,22 +215,30 @@ TEST_P(Resnet50LayerTest, FusedStem) {
     h.add("conv1.weight", {C, 4, 4, s2d.stored_channels}, space_to_depth_weight(s2d, folded.at("conv1.weight").values, C));
     h.add("conv1.bias", {C}, folded.at("conv1.bias").values);
     DeviceWeights w(*ctx, h, dtype());
-    FusedStem fused(w, "conv1", C);
     const int Hs = s2d.side(S), So = s2d.out_size(S), Po = MaxPool::out_size(So);
-    for (int N : batches) fused.prepare(*ctx, N, Hs);
-    for (int N : batches) {
-      SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " S=" << S << " C=" << C << ": "
-                                        << fused.describe(N, Hs));
-      const auto images = test::random_vec(static_cast<size_t>(N) * S * S * 3, seed + S + N);  // NHWC
-      DeviceArray dimg(DType::F32, nhwc_to_nchw(images, N, S, S, 3)),
-          dxs(dtype(), static_cast<size_t>(N) * Hs * Hs * s2d.stored_channels),
-          dy(dtype(), static_cast<size_t>(N) * Po * Po * C);
-      nchw_f32_to_s2d(dtype(), dxs.data(), static_cast<const float*>(dimg.data()), N, 3, S, S, s2d.pad, Hs, Hs,
-                      s2d.stored_channels, ctx->stream());
-      dy.poison();
-      fused.forward(*ctx, dy.data(), dxs.data(), N, Hs);
-      const auto conv = ref::relu(ref::conv_bn(images, raw, "conv1", "bn1", N, S, S, 3, C, 7, 2, 3, 1e-5f, false));
-      EXPECT_TRUE(close(dy.download(), ref::maxpool3x3s2(conv, N, So, So, C), bound()));
+    // Production (-1: wgmma where it runs, else mma.sync), then laptime lab's three versions
+    // (direct, mma.sync, wgmma), each where it runs this case.
+    for (int version = -1; version < 3; ++version) {
+      if (version >= 0 && !lab::stem_refusal(version, Hs, C, ctx->device()).empty()) continue;
+      FusedStem fused(w, "conv1", C, version);
+      for (int N : batches) fused.prepare(*ctx, N, Hs);
+      if (version == -1 && lab::stem_refusal(2, Hs, C, ctx->device()).empty()) {  // production is the wgmma core here
+        EXPECT_NE(fused.describe(batches[0], Hs).find("wgmma"), std::string::npos) << fused.describe(batches[0], Hs);
+      }
+      for (int N : batches) {
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " S=" << S << " C=" << C << ": "
+                                          << fused.describe(N, Hs));
+        const auto images = test::random_vec(static_cast<size_t>(N) * S * S * 3, seed + S + N);  // NHWC
+        DeviceArray dimg(DType::F32, nhwc_to_nchw(images, N, S, S, 3)),
+            dxs(dtype(), static_cast<size_t>(N) * Hs * Hs * s2d.stored_channels),
+            dy(dtype(), static_cast<size_t>(N) * Po * Po * C);
+        nchw_f32_to_s2d(dtype(), dxs.data(), static_cast<const float*>(dimg.data()), N, 3, S, S, s2d.pad, Hs, Hs,
+                        s2d.stored_channels, ctx->stream());
+        dy.poison();
+        fused.forward(*ctx, dy.data(), dxs.data(), N, Hs);
+        const auto conv = ref::relu(ref::conv_bn(images, raw, "conv1", "bn1", N, S, S, 3, C, 7, 2, 3, 1e-5f, false));
+        EXPECT_TRUE(close(dy.download(), ref::maxpool3x3s2(conv, N, So, So, C), bound()));
+      }
     }
   }
 }

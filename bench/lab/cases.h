@@ -20,6 +20,7 @@ std::unique_ptr<LabCase> make_quantize_case(const std::vector<int64_t>& dims);
 std::unique_ptr<LabCase> make_amax_case(const std::vector<int64_t>& dims);
 std::unique_ptr<LabCase> make_maxpool_case(const std::vector<int64_t>& dims, DType dtype);
 std::unique_ptr<LabCase> make_conv_epilogue_case(const std::vector<int64_t>& dims, DType dtype);
+std::unique_ptr<LabCase> make_stem_case(const std::vector<int64_t>& dims, DType dtype);
 
 // Draws `t` by kind: Random uniform in ±scale, Zeros, Huge uniform in huge_offset ± huge_scale.
 void draw(LabTensor& t, InputKind kind, uint32_t seed, float scale, float huge_offset, float huge_scale,

@@ -14,5 +14,6 @@ target_sources(laptime_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gelu.cu
   ${CMAKE_CURRENT_LIST_DIR}/layernorm.cu
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cu
-  ${CMAKE_CURRENT_LIST_DIR}/residual.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/residual.cu
+  ${CMAKE_CURRENT_LIST_DIR}/stem.cu)
 target_link_libraries(laptime_kernels PUBLIC laptime_lab_registry)

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "core/dtype.h"
+#include "kernels/stem.cuh"
 
 namespace laptime::lab {
 
@@ -125,6 +126,22 @@ struct MaxPoolArgs {
 };
 using MaxPoolLaunch = void (*)(const MaxPoolArgs&, cudaStream_t);
 MaxPoolLaunch maxpool_version(int index);
+
+struct StemArgs {
+  void* out;           // [N, Po, Po, C] bf16, Po = pool_out_size(Hs - 3, 3, 2, 1)
+  const void* in;      // [N, Hs, Hs, 16] bf16: the image's space-to-depth transform
+  const void* weight;  // [C, 4, 4, 16] bf16 (BatchNorm folded)
+  const void* bias;    // [C] bf16
+  int N, Hs, C;
+  const FusedStemPlan* plan;  // v2 and v3: from stem_plan() for this N, Hs, C; v1: unused
+};
+using StemLaunch = void (*)(const StemArgs&, cudaStream_t);
+StemLaunch stem_version(int index);
+// "" when version `index` runs (N, Hs, C) on `device`, else why not (one sentence): v1 and v2
+// take what the fused stem takes (fused_stem_refusal), v3 needs the wgmma core too.
+std::string stem_refusal(int index, int Hs, int C, int device);
+// v2 and v3: the plan of their core (fused_stem_plan); v1 needs none (an empty plan).
+FusedStemPlan stem_plan(int index, int N, int Hs, int C, int device);
 
 struct ConvEpilogueArgs {
   void* y;               // [rows, C], updated in place

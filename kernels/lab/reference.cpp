@@ -112,6 +112,25 @@ void maxpool_pixel(float* y, const float* in, int64_t H, int64_t W, int64_t C, i
   }
 }
 
+void stem_pixel(float* y, const float* in, const float* w, const float* bias, int64_t Hs, int64_t C, int64_t n,
+                int64_t py, int64_t px) {
+  const int64_t So = Hs - 3;
+  for (int64_t o = 0; o < C; ++o) {
+    double m = 0;  // ReLU's floor, and every window holds a conv pixel
+    for (int64_t yy = 2 * py - 1; yy <= 2 * py + 1; ++yy)
+      for (int64_t xx = 2 * px - 1; xx <= 2 * px + 1; ++xx) {
+        if (yy < 0 || yy >= So || xx < 0 || xx >= So) continue;
+        double acc = bias[o];
+        for (int64_t a = 0; a < 4; ++a)
+          for (int64_t b = 0; b < 4; ++b)
+            for (int64_t c = 0; c < 16; ++c)
+              acc += double(in[((n * Hs + yy + a) * Hs + xx + b) * 16 + c]) * w[((o * 4 + a) * 4 + b) * 16 + c];
+        m = std::max(m, acc);
+      }
+    y[o] = static_cast<float>(m);
+  }
+}
+
 void conv_epilogue_row(float* y, const float* y0, const float* bias, const float* residual, int64_t C, bool relu) {
   for (int64_t c = 0; c < C; ++c) {
     double v = double(y0[c]) + bias[c] + (residual ? double(residual[c]) : 0.0);

@@ -44,6 +44,11 @@ float amax(const float* x, int64_t n);
 
 // Output pixel (n, ho, wo) of the 3 x 3 stride-2 padding-1 max pool: y[C]; in: [N, H, W, C].
 void maxpool_pixel(float* y, const float* in, int64_t H, int64_t W, int64_t C, int64_t n, int64_t ho, int64_t wo);
+// The stem's pooled pixel (n, py, px): y[C] = max over the 3 x 3/2 window (clipped to the conv
+// output, So = Hs - 3 a side) of max(0, bias[o] + sum_{a,b<4, c<16} in[n, y+a, x+b, c] · w[o, a, b, c]);
+// in [N, Hs, Hs, 16], w [C, 4, 4, 16].
+void stem_pixel(float* y, const float* in, const float* w, const float* bias, int64_t Hs, int64_t C, int64_t n,
+                int64_t py, int64_t px);
 
 // y[C] = act(y0 + bias (+ residual)); residual may be null; act ReLU when relu.
 void conv_epilogue_row(float* y, const float* y0, const float* bias, const float* residual, int64_t C, bool relu);

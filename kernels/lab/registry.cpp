@@ -381,6 +381,59 @@ KernelInfo conv_epilogue() {
   return k;
 }
 
+KernelInfo stem() {
+  KernelInfo k;
+  k.name = "stem";
+  k.summary = "ResNet's stem in one kernel: 4 x 4 stride-1 conv on the image's 2 x 2 space-to-depth transform "
+              "(16 channels; the 7 x 7 stride-2 conv rewritten) + bias + ReLU + 3 x 3/2 max pool, NHWC bf16, fp32 sums";
+  k.kind = "conv";
+  k.dims = {{"N", 1, 4096, 1, 3}, {"Hs", 4, 1024, 4, 40}, {"C", 8, 64, 8, 64}};
+  k.precisions = {"bf16"};
+  k.versions = {
+      {"v1", "one thread a pooled output, CUDA cores",
+       "the loop a learner writes first: each thread computes the nine conv pixels of its pooling window "
+       "(2304 multiply-adds, fp32 on CUDA cores), rounds each after the ReLU and keeps the max; the conv output "
+       "never reaches memory, but every conv pixel is computed up to four times",
+       {}, ""},
+      {"v2", "tensor cores through mma.sync, a ring of conv rows",
+       "the implicit GEMM (M = pixels, N = channels, K = 256) on mma.sync from ldmatrix fragments; persistent "
+       "blocks stage the weights once, double-buffer the input rows and keep five conv rows in a shared-memory "
+       "ring, so each conv pixel is computed once and pooled from there (kernels/stem.cu; production before sm_90)",
+       {}, ""},
+      {"v3", "wgmma: the weights in registers, the pixels as the staged rows",
+       "the GEMM transposed onto wgmma (M = 64 channels from registers, N = 120 pixels from shared memory): each "
+       "k-step's operand is the staged input itself shifted by a row and a column, no im2col, and the tensor "
+       "cores run asynchronously at four warps a scheduler's worth of work (kernels/stem_sm90.cu; production on "
+       "sm_90, 64 channels; n/a elsewhere)",
+       {}, ""},
+  };
+  k.production = {{"bf16", "v3"}};
+  k.model_shapes = {{"resnet50 B256 224x224: conv1 + maxpool", {256, 115, 64}},
+                    {"resnet50 B32 224x224: conv1 + maxpool", {32, 115, 64}},
+                    {"resnet50 B1 224x224: conv1 + maxpool", {1, 115, 64}}};
+  k.odd_shapes = {{"the smallest side: one conv pixel", {1, 4, 64}},
+                  {"odd sides, 64 channels", {3, 35, 64}},
+                  {"a narrow stem", {2, 19, 8}},
+                  {"the model's side, two images", {2, 115, 64}},
+                  {"24 channels, an odd side", {1, 33, 24}}};
+  k.models = {{"resnet50", "conv1 and the max pool after it: bf16's default fused stem", true,
+               "with the fused stem, not with --stem cudnn; in fp8 the fused stem writes e4m3, which only "
+               "production does",
+               {"bf16"}}};
+  k.cost = [](const std::vector<int64_t>& d, const std::string&) {
+    const double N = double(d[0]), Hs = double(d[1]), C = double(d[2]), So = double(d[1] - 3);
+    const double Po = double((d[1] - 4) / 2 + 1);
+    // The 7 x 7 x 3 convolution's multiply-adds: the s2d form's zero taps are not work that must be done.
+    return Cost{N * Hs * Hs * 16 * 2 + C * 256 * 2 + C * 2, N * Po * Po * C * 2, 2 * N * So * So * C * 147};
+  };
+  k.shape_error = [](const std::vector<int64_t>& d) -> std::string {
+    if (d[2] % 8 != 0) return "the stem takes output channels in steps of 8, not " + std::to_string(d[2]) + ".";
+    return "";
+  };
+  k.tolerance = kStorageTolerance;
+  return k;
+}
+
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
@@ -436,7 +489,8 @@ int KernelInfo::dim_index(const std::string& dim) const {
 
 const std::vector<KernelInfo>& kernels() {
   static const std::vector<KernelInfo> all{layernorm(), bias_gelu(),         attention(), embedding(), residual(),
-                                           residual_layernorm(), quantize(), amax(),      maxpool(),   conv_epilogue()};
+                                           residual_layernorm(), quantize(), amax(),      maxpool(),   conv_epilogue(),
+                                           stem()};
   return all;
 }
 

@@ -1,0 +1,248 @@
+// The fused stem on wgmma (sm_90a): conv (4×4 stride 1 on the space-to-depth input) + bias + ReLU
+// + 3×3/2 max pool, bf16 storage, fp32 accumulation. The work cut (units, steps, the ring of five
+// conv rows, double-buffered input rows, the pool phase) is kernels/stem.cu's, unchanged
+// (kernels/stem_common.cuh); only the implicit GEMM and the layout it reads differ.
+//
+// The GEMM, transposed. kernels/stem.cu computes Y[pixel][channel] with mma.sync; here the 64
+// output channels are wgmma's M and the pixels its N:
+//   Yᵀ[o][px] = Σ_{ks<16} Σ_{c<16} W[o][16·ks + c] · s2d[px + a·Hs + b][c],  ks = 4a + b.
+// Why this way round. (1) The weights (64 × 256 bf16, 32 KB) are the A operand, held in registers
+// for the whole kernel (64 a thread: the m64k16 fragment of each of the 16 k-steps) and never in
+// shared memory. (2) Only the pixels come from shared memory, as wgmma's B: per m64n120k16, 3.75 KB
+// for 120 clocks of the tensor core at its peak rate, half of shared memory's 128 B a clock. With
+// the pixels as M and N = 64 channels both operands would stream from shared memory, 4 KB for 32
+// clocks: shared memory would be the limit. (3) 64 channels are one M of 64: one instruction a k-step.
+//
+// The implicit GEMM is a shift. A step's staged s2d rows lo .. hi+2 lie flat in shared memory,
+// pixel i = row·Hs + column, and conv output (r, x) is flat pixel m = r·Hs + x of the same layout:
+// tap (a, b) reads flat pixel m + a·Hs + b. So for each k-step the B operand is the staged input
+// itself, offset by a·Hs + b pixels: no im2col, no index math, one descriptor a k-step. The columns
+// x = So .. Hs−1 of each row (3 of 115 at 224) compute garbage that is never stored, and so do the
+// pixels past the step's last row in its last chunk; their reads stay inside the buffer (128
+// pixels of slack), and a garbage pixel's column of Yᵀ depends on its own pixel only.
+//
+// The layout wgmma reads: no swizzle ("interleave"), K-major. A core matrix is 8 rows (pixels) of
+// 16 bytes (8 channels) stored contiguously, 128 bytes; the 8-pixel groups along N are SBO = 128
+// bytes apart (consecutive pixels), and the two 8-channel halves of a k-step LBO = one plane apart
+// (cute/atom/mma_traits_sm90_gmma.hpp's canonical K-major INTERLEAVE layout
+// ((8,n),2):((1,SBO),LBO) in 16-byte units). Hence each staged buffer is two planes, channels 0-7
+// and 8-15, each [pixel] × 16 bytes: a descriptor's start may sit at any pixel (16-byte aligned),
+// which is what makes the shift free. A core matrix's 8 rows are 128 contiguous bytes: all 32
+// banks, no conflict.
+//
+// Fragments (PTX ISA, wgmma "Register Fragments"; warp w of the warpgroup, lane = 4g + t):
+//   A (registers), per k-step: a[0] = W[16w+g][2t, 2t+1], a[1] = W[16w+g+8][2t, 2t+1],
+//                              a[2] = W[16w+g][2t+8, +9], a[3] = W[16w+g+8][2t+8, +9] (mma.m16n8k16's A)
+//   D (fp32, 60 registers):    d[4j + e]: channel 16w + g + 8·(e >> 1), pixel 8j + 2t + (e & 1)
+// The epilogue (bias + ReLU in fp32, rounded to bf16 as kernels/stem.cu stores it) pairs each
+// value with its neighbour channel, held by lane ^ 4, with one shuffle, and stores 4 bytes (two
+// channels of one pixel) into the ring: a warp's 32 stores cover 8 pixels × 4 channel pairs, and
+// the ring's 144-byte pixel stride spreads them over all 32 banks.
+//
+// A block is two warpgroups (256 threads), one an SM (144 KB of shared memory at 224: two staged
+// buffers of 2 × 16.4 KB and the 79 KB ring). Each takes every other 120-pixel chunk of a step:
+// 16 wgmma (one a k-step) into one accumulator, then the epilogue; a 4-row step at 224 is 460 flat
+// pixels, 4 chunks (480).
+//
+// Prediction (H200, B256 at 224): 54 steps an SM, each 4 chunks × 16 × 64·120·16 MACs at the SM's
+// 2048 bf16 MACs a clock = 3840 clocks (2.1 us at 1.83 GHz); the pool phase and the epilogue stores
+// (~0.9 us a step, tensor cores idle) come on top: 54 × 3.0 = 0.16 ms at the peak rate, ~0.20-0.25
+// ms at 70% of it, against 0.445 ms for kernels/stem.cu's mma.sync.
+#include "kernels/stem_sm90.cuh"
+
+#include <cuda_bf16.h>
+
+#include "core/check.h"
+
+namespace laptime::stem {
+namespace {
+
+constexpr int kThreads = 256;  // two warpgroups
+constexpr int kC = kWgmmaChannels;
+constexpr int kRingPx = kC + 8;                 // ring pixel stride, elements (144 bytes)
+constexpr int kN = kWgmmaChunk;                 // pixels a chunk
+constexpr int kAcc = kN / 2;                    // fp32 accumulators a thread
+constexpr int kSlack = 128;                     // pixels of a plane past the staged rows (≥ kN + 3)
+
+struct Smem {
+  int plane, in0, in1, ring, total;
+};
+__host__ __device__ inline Smem smem_layout(int Hs) {
+  Smem s;
+  s.plane = round128((kInRows * Hs + kSlack) * 16);
+  s.in0 = 0;
+  s.in1 = 2 * s.plane;
+  s.ring = 4 * s.plane;
+  s.total = s.ring + kRing * (Hs - 3) * kRingPx * 2;
+  return s;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// A shared-memory matrix descriptor: no swizzle, start `addr`, LBO (the K halves) `lbo`, SBO 128.
+__device__ __forceinline__ uint64_t descriptor(uint32_t addr, uint32_t lbo) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
+         (static_cast<uint64_t>(128 >> 4) << 32);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// The accumulators are not to be touched by the compiler across the asynchronous MMA.
+__device__ __forceinline__ void fence_operands(float (&d)[kAcc]) {
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// D[64 × 120] += A[64 × 16] (registers) · B[16 × 120] (shared memory, K-major), fp32 += bf16 · bf16.
+__device__ __forceinline__ void wgmma_n120(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %65, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n120k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
+      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, "
+      "{%60, %61, %62, %63}, %64, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+// Starts the copy of s2d rows [lo, hi + 3) of image n into a staged buffer's two planes: 16-byte
+// chunk i of the run is pixel i / 2's channel half i % 2.
+__device__ __forceinline__ void load_rows_async(uint32_t buf, int plane, const StemParams& q, const Step& st) {
+  const int chunks = (st.hi + 3 - st.lo) * q.Hs * 2;
+  const __nv_bfloat16* src = q.in + (static_cast<int64_t>(st.n) * q.Hs + st.lo) * q.Hs * kCin;
+  for (int i = threadIdx.x; i < chunks; i += kThreads) cp_async16(buf + (i & 1) * plane + (i >> 1) * 16, src + i * 8);
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+__global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const StemParams q) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(128) unsigned char smem[];
+  const Smem L = smem_layout(q.Hs);
+  const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  __nv_bfloat16* ring = reinterpret_cast<__nv_bfloat16*>(smem + L.ring);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wg = warp >> 2, wq = warp & 3, g = lane >> 2, t = lane & 3, odd = g & 1;
+  const int units = q.N * q.bands;
+  int unit = blockIdx.x;
+  if (unit >= units) return;
+  const float out_scale = q.out_inv_scale ? *q.out_inv_scale : 1.f;
+
+  int s = 0, buf = 0;
+  Step st = make_step(q, unit, 0);
+  load_rows_async(smem_base + L.in0, L.plane, q, st);
+  cp_async_commit();
+
+  // The weights, once: this thread's A fragments of all 16 k-steps (W is [64][256] bf16, k
+  // contiguous: 128 32-bit words a channel), and the biases of its two channels.
+  const int o0 = 16 * wq + g;
+  const uint32_t* w32 = reinterpret_cast<const uint32_t*>(q.weight);
+  uint32_t wa[16][4];
+#pragma unroll
+  for (int ks = 0; ks < 16; ++ks) {
+    wa[ks][0] = __ldg(w32 + o0 * 128 + ks * 8 + t);
+    wa[ks][1] = __ldg(w32 + (o0 + 8) * 128 + ks * 8 + t);
+    wa[ks][2] = __ldg(w32 + o0 * 128 + ks * 8 + 4 + t);
+    wa[ks][3] = __ldg(w32 + (o0 + 8) * 128 + ks * 8 + 4 + t);
+  }
+  const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
+
+  while (true) {
+    int next_unit = unit, next_s = s + 1;
+    if (next_s == unit_steps(q, unit)) {
+      next_unit += gridDim.x;
+      next_s = 0;
+    }
+    const bool has_next = next_unit < units;
+    cp_async_wait_all();
+    // This thread's copies, visible to the tensor cores' (async) reads; then everyone's.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();  // this step's rows in; the previous pool done with the ring
+    Step nx{};
+    if (has_next) {
+      nx = make_step(q, next_unit, next_s);
+      load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
+      cp_async_commit();
+    }
+
+    // --- implicit GEMM over this step's conv rows [lo, hi), epilogue into the ring
+    const uint32_t in_s = smem_base + (buf ? L.in1 : L.in0);
+    const int rows = st.hi - st.lo, chunks = (rows * q.Hs + kN - 1) / kN;
+    for (int c = wg; c < chunks; c += 2) {  // uniform across the warpgroup, as wgmma requires
+      const int m0 = c * kN;
+      float d[kAcc];
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) d[i] = 0.f;
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < 16; ++ks)
+        wgmma_n120(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * q.Hs + (ks & 3)) * 16, L.plane));
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_operands(d);
+
+      // This lane stores pixel 8j + 2t + odd, channels (o0 − odd) + 8h and the next one, for each
+      // j and h; (r, x) is that pixel's conv row within the step and column, stepped along j.
+      int m = m0 + 2 * t + odd;
+      int r = m / q.Hs, x = m - r * q.Hs;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float v0 = fmaxf(d[4 * j + 2 * h] + bias[h], 0.f);      // pixel 8j + 2t, channel o0 + 8h
+          const float v1 = fmaxf(d[4 * j + 2 * h + 1] + bias[h], 0.f);  // pixel 8j + 2t + 1
+          const float got = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);  // lane ^ 4: channel o0 + 8h ± 1
+          if (r < rows && x < q.So) {
+            const __nv_bfloat162 pair = odd ? __floats2bfloat162_rn(got, v1) : __floats2bfloat162_rn(v0, got);
+            __nv_bfloat16* dst = ring + ((st.lo + r) % kRing * q.So + x) * kRingPx + (o0 - odd) + 8 * h;
+            *reinterpret_cast<__nv_bfloat162*>(dst) = pair;
+          }
+        }
+        x += 8;
+        while (x >= q.Hs) {
+          x -= q.Hs;
+          ++r;
+        }
+      }
+    }
+    __syncthreads();  // the step's conv rows in the ring
+
+    pool_step<kC, kRingPx>(q, st, ring, out_scale, tid, kThreads);
+    if (!has_next) break;
+    unit = next_unit;
+    s = next_s;
+    st = nx;
+    buf ^= 1;
+  }
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+}
+
+}  // namespace
+
+int wgmma_smem_bytes(int Hs) { return smem_layout(Hs).total; }
+
+int wgmma_prepare(int optin, int bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(fused_stem_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fused_stem_wgmma_kernel, kThreads, bytes));
+  return n;
+}
+
+void wgmma_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
+  fused_stem_wgmma_kernel<<<grid, kThreads, smem_bytes, stream>>>(q);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace laptime::stem

@@ -1,0 +1,22 @@
+// The fused stem's Hopper core (kernels/stem_sm90.cu, compiled for sm_90a alone): the same
+// conv + bias + ReLU + 3×3/2 max pool as kernels/stem.cu, its implicit GEMM on wgmma. Internal to
+// kernels/: fused_stem_plan() (kernels/stem.cu) chooses it, and the build defines
+// LAPTIME_HAVE_STEM_WGMMA where it is compiled (an sm_90 build).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "kernels/stem_common.cuh"
+
+namespace laptime::stem {
+
+constexpr int kWgmmaChannels = 64;  // the one width it runs: ResNet-50's stem
+constexpr int kWgmmaChunk = 120;    // pixels a wgmma (m64n120k16: 64 channels × 120 pixels)
+
+// Dynamic shared memory one block needs at s2d side Hs.
+int wgmma_smem_bytes(int Hs);
+// Build time: the shared-memory opt-in (to `optin` bytes); returns the blocks an SM holds at `bytes`.
+int wgmma_prepare(int optin, int bytes);
+void wgmma_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream);
+
+}  // namespace laptime::stem
