@@ -312,7 +312,7 @@ double band_cost(const StemParams& q, int band, int nsplit, FusedStemCore core) 
   for (int s = 0; s < steps; ++s) {
     const Step st = make_step(q, band, s);
     if (core == FusedStemCore::Wgmma) {
-      const int chunks = ((st.hi - st.lo) * q.Hs + kWgmmaChunk - 1) / kWgmmaChunk;
+      const int chunks = (st.hi - st.lo) * ((q.So + kWgmmaChunk - 1) / kWgmmaChunk);
       cost += (chunks + 1) / 2 + 0.5;
     } else {
       const int tasks = ((st.hi - st.lo) * q.So + kChunk - 1) / kChunk * nsplit;

@@ -94,17 +94,19 @@ __device__ __forceinline__ void fence_operands(float (&d)[kAcc]) {
   for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// D[64 × 120] += A[64 × 16] (registers) · B[16 × 120] (shared memory, K-major), fp32 += bf16 · bf16.
-__device__ __forceinline__ void wgmma_n120(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t desc_b) {
+// D[64 × 112] += A[64 × 16] (registers) · B[16 × 112] (shared memory, K-major), fp32 += bf16 · bf16.
+__device__ __forceinline__ void wgmma_n112(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t desc_b) {
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
-      "setp.ne.b32 p, %65, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n120k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-      "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
-      "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, "
-      "{%60, %61, %62, %63}, %64, p, 1, 1, 0;\n"
+      "setp.ne.b32 p, %61, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "
+      "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
+      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55"
+      "}, "
+      "{%56, %57, %58, %59}, %60, p, 1, 1, 0;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -112,8 +114,7 @@ __device__ __forceinline__ void wgmma_n120(float (&d)[kAcc], const uint32_t (&a)
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
         "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
@@ -179,43 +180,38 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 
     // --- implicit GEMM over this step's conv rows [lo, hi), epilogue into the ring
     const uint32_t in_s = smem_base + (buf ? L.in1 : L.in0);
-    const int rows = st.hi - st.lo, chunks = (rows * q.Hs + kN - 1) / kN;
+    // A chunk is kN pixels of one conv row: row r = c / cpr from column x0 (one chunk a row at 224).
+    const int rows = st.hi - st.lo, cpr = (q.So + kN - 1) / kN, chunks = rows * cpr;
     for (int c = wg; c < chunks; c += 2) {  // uniform across the warpgroup, as wgmma requires
-      const int m0 = c * kN;
-      float d[kAcc];
+      const int r = c / cpr, x0 = (c - r * cpr) * kN, m0 = r * q.Hs + x0;
+      float d[kAcc];  // starts at the bias: the epilogue adds nothing
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i) d[i] = 0.f;
+      for (int i = 0; i < kAcc; ++i) d[i] = bias[(i >> 1) & 1];
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < 16; ++ks)
-        wgmma_n120(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * q.Hs + (ks & 3)) * 16, L.plane));
+        wgmma_n112(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * q.Hs + (ks & 3)) * 16, L.plane));
       wgmma_commit();
       wgmma_wait_all();
       fence_operands(d);
 
-      // This lane stores pixel 8j + 2t + odd, channels (o0 − odd) + 8h and the next one, for each
-      // j and h; (r, x) is that pixel's conv row within the step and column, stepped along j.
-      int m = m0 + 2 * t + odd;
-      int r = m / q.Hs, x = m - r * q.Hs;
+      // ReLU and bf16 in one conversion, pixels 8j + 2t and +1 of channel o0 + 8h packed; the
+      // shuffle brings lane ^ 4's pair (channel o0 + 8h ± 1), and the byte permute keeps one
+      // pixel's two channels: even g pixel 8j + 2t, channels o0, o0 + 1; odd g pixel 8j + 2t + 1,
+      // channels o0 − 1, o0. Columns past So (a row shorter than kN) are not stored.
+      const uint32_t sel = odd ? 0x3276u : 0x5410u;
+      const int x = x0 + 2 * t + odd, lim = q.So - x;
+      __nv_bfloat16* dst = ring + ((st.lo + r) % kRing * q.So + x) * kRingPx + (o0 - odd);
 #pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
+      for (int j = 0; j < kN / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const float v0 = fmaxf(d[4 * j + 2 * h] + bias[h], 0.f);      // pixel 8j + 2t, channel o0 + 8h
-          const float v1 = fmaxf(d[4 * j + 2 * h + 1] + bias[h], 0.f);  // pixel 8j + 2t + 1
-          const float got = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);  // lane ^ 4: channel o0 + 8h ± 1
-          if (r < rows && x < q.So) {
-            const __nv_bfloat162 pair = odd ? __floats2bfloat162_rn(got, v1) : __floats2bfloat162_rn(v0, got);
-            __nv_bfloat16* dst = ring + ((st.lo + r) % kRing * q.So + x) * kRingPx + (o0 - odd) + 8 * h;
-            *reinterpret_cast<__nv_bfloat162*>(dst) = pair;
-          }
+          uint32_t mine;
+          asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;\n" : "=r"(mine) : "f"(d[4 * j + 2 * h + 1]), "f"(d[4 * j + 2 * h]));
+          const uint32_t theirs = __shfl_xor_sync(0xffffffffu, mine, 4);
+          if (8 * j < lim)
+            *reinterpret_cast<uint32_t*>(dst + 8 * j * kRingPx + 8 * h) = __byte_perm(mine, theirs, sel);
         }
-        x += 8;
-        while (x >= q.Hs) {
-          x -= q.Hs;
-          ++r;
-        }
-      }
     }
     __syncthreads();  // the step's conv rows in the ring
 

@@ -11,7 +11,7 @@
 namespace laptime::stem {
 
 constexpr int kWgmmaChannels = 64;  // the one width it runs: ResNet-50's stem
-constexpr int kWgmmaChunk = 120;    // pixels a wgmma (m64n120k16: 64 channels × 120 pixels)
+constexpr int kWgmmaChunk = 112;    // pixels a wgmma (m64n112k16: 64 channels × 112 pixels of one conv row)
 
 // Dynamic shared memory one block needs at s2d side Hs.
 int wgmma_smem_bytes(int Hs);
