@@ -8,18 +8,18 @@
 //   Yᵀ[o][px] = Σ_{ks<16} Σ_{c<16} W[o][16·ks + c] · s2d[px + a·Hs + b][c],  ks = 4a + b.
 // Why this way round. (1) The weights (64 × 256 bf16, 32 KB) are the A operand, held in registers
 // for the whole kernel (64 a thread: the m64k16 fragment of each of the 16 k-steps) and never in
-// shared memory. (2) Only the pixels come from shared memory, as wgmma's B: per m64n120k16, 3.75 KB
-// for 120 clocks of the tensor core at its peak rate, half of shared memory's 128 B a clock. With
+// shared memory. (2) Only the pixels come from shared memory, as wgmma's B: per m64n112k16, 3.5 KB
+// for 112 clocks of the tensor core at its peak rate, half of shared memory's 128 B a clock. With
 // the pixels as M and N = 64 channels both operands would stream from shared memory, 4 KB for 32
 // clocks: shared memory would be the limit. (3) 64 channels are one M of 64: one instruction a k-step.
 //
 // The implicit GEMM is a shift. A step's staged s2d rows lo .. hi+2 lie flat in shared memory,
 // pixel i = row·Hs + column, and conv output (r, x) is flat pixel m = r·Hs + x of the same layout:
 // tap (a, b) reads flat pixel m + a·Hs + b. So for each k-step the B operand is the staged input
-// itself, offset by a·Hs + b pixels: no im2col, no index math, one descriptor a k-step. The columns
-// x = So .. Hs−1 of each row (3 of 115 at 224) compute garbage that is never stored, and so do the
-// pixels past the step's last row in its last chunk; their reads stay inside the buffer (128
-// pixels of slack), and a garbage pixel's column of Yᵀ depends on its own pixel only.
+// itself, offset by a·Hs + b pixels: no im2col, no index math, one descriptor a k-step. A chunk
+// is 112 pixels of one conv row (one chunk a row at 224, So = 112); a shorter row computes
+// garbage columns past So that are never stored, their reads inside the buffer (128 pixels of
+// slack), and a garbage pixel's column of Yᵀ depends on its own pixel only.
 //
 // The layout wgmma reads: no swizzle ("interleave"), K-major. A core matrix is 8 rows (pixels) of
 // 16 bytes (8 channels) stored contiguously, 128 bytes; the 8-pixel groups along N are SBO = 128
@@ -33,21 +33,28 @@
 // Fragments (PTX ISA, wgmma "Register Fragments"; warp w of the warpgroup, lane = 4g + t):
 //   A (registers), per k-step: a[0] = W[16w+g][2t, 2t+1], a[1] = W[16w+g+8][2t, 2t+1],
 //                              a[2] = W[16w+g][2t+8, +9], a[3] = W[16w+g+8][2t+8, +9] (mma.m16n8k16's A)
-//   D (fp32, 60 registers):    d[4j + e]: channel 16w + g + 8·(e >> 1), pixel 8j + 2t + (e & 1)
-// The epilogue (bias + ReLU in fp32, rounded to bf16 as kernels/stem.cu stores it) pairs each
-// value with its neighbour channel, held by lane ^ 4, with one shuffle, and stores 4 bytes (two
-// channels of one pixel) into the ring: a warp's 32 stores cover 8 pixels × 4 channel pairs, and
-// the ring's 144-byte pixel stride spreads them over all 32 banks.
+//   D (fp32, 56 registers):    d[4j + e]: channel 16w + g + 8·(e >> 1), pixel 8j + 2t + (e & 1)
+// The accumulators start at the bias. The epilogue is four instructions a pair of values: one
+// cvt.rn.relu.bf16x2 (ReLU and the bf16 rounding kernels/stem.cu stores), a shuffle for the pair
+// of the neighbour channel (lane ^ 4), a byte permute to one pixel's two channels, and one 4-byte
+// store into the ring at an immediate offset (the chunk's row is fixed, its column steps by 8): a
+// warp's 32 stores cover 8 pixels × 4 channel pairs, and the ring's 144-byte pixel stride spreads
+// them over all 32 banks.
 //
 // A block is two warpgroups (256 threads), one an SM (144 KB of shared memory at 224: two staged
-// buffers of 2 × 16.4 KB and the 79 KB ring). Each takes every other 120-pixel chunk of a step:
-// 16 wgmma (one a k-step) into one accumulator, then the epilogue; a 4-row step at 224 is 460 flat
-// pixels, 4 chunks (480).
+// buffers of 2 × 16.4 KB and the 79 KB ring). Each takes every other chunk (conv row) of a step:
+// 16 wgmma (one a k-step) into one accumulator, then the epilogue; a 4-row step is 4 chunks.
 //
-// Prediction (H200, B256 at 224): 54 steps an SM, each 4 chunks × 16 × 64·120·16 MACs at the SM's
-// 2048 bf16 MACs a clock = 3840 clocks (2.1 us at 1.83 GHz); the pool phase and the epilogue stores
+// Prediction (H200, B256 at 224; made for the first cut, 120-pixel chunks): 54 steps an SM, each
+// 4 chunks × 16 × 64·120·16 MACs at the SM's 2048 bf16 MACs a clock = 3840 clocks (2.1 us at 1.83 GHz); the pool phase and the epilogue stores
 // (~0.9 us a step, tensor cores idle) come on top: 54 × 3.0 = 0.16 ms at the peak rate, ~0.20-0.25
 // ms at 70% of it, against 0.445 ms for kernels/stem.cu's mma.sync.
+// Measured (results/2026-12-02c-stem, `laptime lab stem`): the first cut, 120-pixel chunks of the
+// flat pixel index, 385 us. Nsight Compute (B32) put 40% of its warp samples and 7.9 M of 14.6 M
+// warp instructions in the epilogue (a row/column walk with a wrap per 8 pixels, the bias add, the
+// ReLU, a separate conversion); the tensor-core wait was 10%. One row a chunk and the four-instruction
+// epilogue: 246 us (245 TFLOP/s of the 7×7 convolution's work, 1.81x mma.sync), 39.8 us at B32,
+// 9.95 at B1. What is left is the pool phase and the barriers between the phases, tensor cores idle.
 #include "kernels/stem_sm90.cuh"
 
 #include <cuda_bf16.h>
