@@ -8,14 +8,7 @@ target_sources(laptime_kernels PRIVATE
 # The fused stem's wgmma core (kernels/stem_sm90.cu) is sm_90a code: compiled, in a library of its
 # own, only when CMAKE_CUDA_ARCHITECTURES asks for sm_90 (the sm_80 build keeps kernels/stem.cu's
 # mma.sync core alone, chosen at run time: fused_stem_plan).
-set(laptime_stem_sm90 OFF)
-foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
-  string(REGEX MATCH "^[0-9]+" arch_number "${arch}")
-  if(arch_number STREQUAL "90")
-    set(laptime_stem_sm90 ON)
-  endif()
-endforeach()
-if(laptime_stem_sm90)
+if(LAPTIME_SM90)  # the top-level CMakeLists.txt
   add_library(laptime_stem_sm90 STATIC ${CMAKE_CURRENT_LIST_DIR}/stem_sm90.cu)
   laptime_target_defaults(laptime_stem_sm90)
   target_link_libraries(laptime_stem_sm90 PRIVATE laptime_core)
