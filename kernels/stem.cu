@@ -178,17 +178,13 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
   const int row_bytes = q.Hs * kPixelBytes;
 
   while (true) {
-    int next_unit = unit, next_s = s + 1;
-    if (next_s == unit_steps(q, unit)) {
-      next_unit += gridDim.x;
-      next_s = 0;
-    }
-    const bool has_next = next_unit < units;
+    const Work next = next_work(q, unit, s);
+    const bool has_next = next.unit < units;
     cp_async_wait_all();
     __syncthreads();  // this step's rows (and the weights) in; the previous pool done with the ring
     Step nx{};
     if (has_next) {
-      nx = make_step(q, next_unit, next_s);
+      nx = make_step(q, next.unit, next.s);
       load_rows_async(smem_base + (buf ? L.in0 : L.in1), q, nx);
       cp_async_commit();
     }
@@ -269,8 +265,8 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
     // --- 3×3/2 max pool of pooled rows [p, pe)
     pool_step<C, kRingPx>(q, st, ring, out_scale, tid, kThreads);
     if (!has_next) break;
-    unit = next_unit;
-    s = next_s;
+    unit = next.unit;
+    s = next.s;
     st = nx;
     buf ^= 1;
   }

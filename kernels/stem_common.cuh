@@ -52,6 +52,17 @@ __host__ __device__ inline Step make_step(const StemParams& q, int unit, int s) 
   return st;
 }
 
+// The work after step s of `unit` for a persistent block that takes every gridDim.x-th unit:
+// the next step of the same unit, else the first of the block's next unit (past the last unit
+// when the block is done).
+struct Work {
+  int unit, s;
+};
+__device__ __forceinline__ Work next_work(const StemParams& q, int unit, int s) {
+  if (s + 1 < unit_steps(q, unit)) return {unit, s + 1};
+  return {unit + static_cast<int>(gridDim.x), 0};
+}
+
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }

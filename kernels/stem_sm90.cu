@@ -168,19 +168,15 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
   const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
 
   while (true) {
-    int next_unit = unit, next_s = s + 1;
-    if (next_s == unit_steps(q, unit)) {
-      next_unit += gridDim.x;
-      next_s = 0;
-    }
-    const bool has_next = next_unit < units;
+    const Work next = next_work(q, unit, s);
+    const bool has_next = next.unit < units;
     cp_async_wait_all();
     // This thread's copies, visible to the tensor cores' (async) reads; then everyone's.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();  // this step's rows in; the previous pool done with the ring
     Step nx{};
     if (has_next) {
-      nx = make_step(q, next_unit, next_s);
+      nx = make_step(q, next.unit, next.s);
       load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
       cp_async_commit();
     }
@@ -224,8 +220,8 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 
     pool_step<kC, kRingPx>(q, st, ring, out_scale, tid, kThreads);
     if (!has_next) break;
-    unit = next_unit;
-    s = next_s;
+    unit = next.unit;
+    s = next.s;
     st = nx;
     buf ^= 1;
   }
