@@ -307,7 +307,9 @@ double band_cost(const StemParams& q, int band, int nsplit, FusedStemCore core) 
   const int steps = unit_steps(q, band);
   for (int s = 0; s < steps; ++s) {
     const Step st = make_step(q, band, s);
-    if (core == FusedStemCore::Wgmma) {
+    if (core == FusedStemCore::Overlap) {  // the pool runs under the next step's MMA
+      cost += (st.hi - st.lo + 1) / 2 + 0.1;
+    } else if (core == FusedStemCore::Wgmma) {
       const int chunks = (st.hi - st.lo) * ((q.So + kWgmmaChunk - 1) / kWgmmaChunk);
       cost += (chunks + 1) / 2 + 0.5;
     } else {
@@ -340,6 +342,7 @@ const char* fused_stem_core_name(FusedStemCore core) {
     case FusedStemCore::Auto: return "auto";
     case FusedStemCore::MmaSync: return "mma.sync";
     case FusedStemCore::Wgmma: return "wgmma";
+    case FusedStemCore::Overlap: return "wgmma, pool overlapped";
   }
   return "?";
 }
@@ -369,26 +372,50 @@ std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device) {
 #endif
 }
 
+std::string fused_stem_overlap_refusal(int out_channels, int Hs, int device) {
+  const std::string why = fused_stem_wgmma_refusal(out_channels, Hs, device);
+  if (!why.empty()) return why;
+#ifdef LAPTIME_HAVE_STEM_WGMMA
+  if (Hs - 3 > kWgmmaChunk)
+    return "the overlapped wgmma stem pools one conv row a chunk: a conv side up to " + std::to_string(kWgmmaChunk) +
+           " (a space-to-depth side up to " + std::to_string(kWgmmaChunk + 3) + "), not " + std::to_string(Hs - 3) + ".";
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int need = overlap_smem_bytes(Hs);
+  if (need > optin)
+    return "the overlapped wgmma stem at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " +
+           std::to_string(need) + " bytes of shared memory per block, more than the device's " + std::to_string(optin) + ".";
+#endif
+  return "";
+}
+
 FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, FusedStemCore core) {
   int optin = 0, sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::string why = fused_stem_refusal(DType::BF16, kCin, kFusedStemKernel, out_channels, Hs, optin);
   require(why.empty(), why);
-  if (core != FusedStemCore::MmaSync) {
+  if (core == FusedStemCore::Overlap) {
+    const std::string no = fused_stem_overlap_refusal(out_channels, Hs, device);
+    require(no.empty(), no);
+  } else if (core != FusedStemCore::MmaSync) {
     const std::string no_wgmma = fused_stem_wgmma_refusal(out_channels, Hs, device);
     require(core == FusedStemCore::Auto || no_wgmma.empty(), no_wgmma);
-    core = no_wgmma.empty() ? FusedStemCore::Wgmma : FusedStemCore::MmaSync;
+    if (core == FusedStemCore::Auto)
+      core = !no_wgmma.empty()                                           ? FusedStemCore::MmaSync
+             : fused_stem_overlap_refusal(out_channels, Hs, device).empty() ? FusedStemCore::Overlap
+                                                                          : FusedStemCore::Wgmma;
   }
   FusedStemPlan plan;
   plan.core = core;
   int per_sm = 0;
   // The opt-in at the device's limit, not at this plan's size: another plan (a larger image) of
   // the same instantiation must not be cut back by this one.
-  if (core == FusedStemCore::Wgmma) {
+  if (core == FusedStemCore::Wgmma || core == FusedStemCore::Overlap) {
 #ifdef LAPTIME_HAVE_STEM_WGMMA
-    plan.smem_bytes = wgmma_smem_bytes(Hs);
-    per_sm = wgmma_prepare(optin, plan.smem_bytes);
+    const bool ov = core == FusedStemCore::Overlap;
+    plan.smem_bytes = ov ? overlap_smem_bytes(Hs) : wgmma_smem_bytes(Hs);
+    per_sm = ov ? overlap_prepare(optin, plan.smem_bytes) : wgmma_prepare(optin, plan.smem_bytes);
 #endif
   } else {
     plan.smem_bytes = stem_smem(out_channels, Hs).total;
@@ -441,10 +468,13 @@ void fused_stem_forward(void* out, const void* in, const void* weight, const voi
   q.Po = pool_out_size(q.So, 3, 2, 1);
   q.bands = plan.bands;
   q.band_rows = plan.band_rows;
-  if (plan.core == FusedStemCore::Wgmma) {
+  if (plan.core == FusedStemCore::Wgmma || plan.core == FusedStemCore::Overlap) {
 #ifdef LAPTIME_HAVE_STEM_WGMMA
     require(Cout == kWgmmaChannels, "internal: the wgmma stem's plan was made for another width.");
-    wgmma_launch(q, plan.grid, plan.smem_bytes, stream);
+    if (plan.core == FusedStemCore::Overlap)
+      overlap_launch(q, plan.grid, plan.smem_bytes, stream);
+    else
+      wgmma_launch(q, plan.grid, plan.smem_bytes, stream);
     return;
 #endif
   }

@@ -18,14 +18,18 @@ constexpr int kFusedStemKernel = 4;  // the s2d convolution's kernel side
 
 // How one launch is cut: each image's pooled rows in `bands` bands of `band_rows` rows (the last
 // may be shorter), one band per work unit, `grid` persistent blocks looping over the units.
-// The tensor-core path of the stem's implicit GEMM (the lab's versions of kernel `stem`):
-//   MmaSync  v1, kernels/stem.cu: mma.sync from ldmatrix fragments, sm_80 and later;
-//   Wgmma    v2, kernels/stem_sm90.cu: wgmma, the weights in registers and the pixels read
+// The tensor-core path of the stem's implicit GEMM (laptime lab's stem v2, v3 and v4; its v1 is
+// a direct CUDA-core kernel of the lab's own):
+//   MmaSync  v2, kernels/stem.cu: mma.sync from ldmatrix fragments, sm_80 and later;
+//   Wgmma    v3, kernels/stem_sm90.cu: wgmma, the weights in registers and the pixels read
 //            straight from the staged rows; sm_90 (compiled for sm_90a, in an sm_90 build), 64
 //            output channels (ResNet-50's stem);
-//   Auto     Wgmma where it runs, else MmaSync.
-enum class FusedStemCore { Auto, MmaSync, Wgmma };
-const char* fused_stem_core_name(FusedStemCore core);  // "auto", "mma.sync", "wgmma"
+//   Overlap  v4, the same file's second kernel: wgmma with the pool on a warpgroup of its own,
+//            overlapping the next step's MMA, and pooled along the row in the epilogue; Wgmma's
+//            conditions and one conv row a chunk (a conv side up to 112: 224-pixel images);
+//   Auto     Overlap where it runs, else Wgmma, else MmaSync.
+enum class FusedStemCore { Auto, MmaSync, Wgmma, Overlap };
+const char* fused_stem_core_name(FusedStemCore core);  // "auto", "mma.sync", "wgmma", "wgmma, pool overlapped"
 
 struct FusedStemPlan {
   int bands = 1, band_rows = 0, grid = 0;
@@ -42,6 +46,9 @@ std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out
 // compiled it (CMAKE_CUDA_ARCHITECTURES with 90), the device is sm_90, 64 output channels, and
 // its shared memory at side Hs fits the device's opt-in limit.
 std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device);
+// "" when the Overlap core runs it: the wgmma core's conditions, a conv side So = Hs − 3 of at most
+// 112 (one conv row a chunk), and its own shared memory within the opt-in limit.
+std::string fused_stem_overlap_refusal(int out_channels, int Hs, int device);
 
 // Build time, once per (out_channels, Hs, N): the shared-memory opt-in (cudaFuncSetAttribute),
 // the blocks per SM that fit, and the cut of N images over the device's SMs. `device` is

@@ -69,6 +69,29 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
+// Channels 8·cc .. 8·cc + 7 of pooled pixel (n, pr, x), eight bf16 maxima in `best`: stored as 16
+// bytes (bf16) or 8 (e4m3: · out_scale, rounded, saturated; what quantize_fp8 writes from the bf16
+// output, the unfused path's).
+template <int C>
+__device__ __forceinline__ void store_pooled(const StemParams& q, int n, int pr, int x, int cc, const uint4& best,
+                                             float out_scale) {
+  const int64_t at = ((static_cast<int64_t>(n) * q.Po + pr) * q.Po + x) * C + cc * 8;
+  if (q.out_inv_scale) {
+    const __nv_bfloat162* m = reinterpret_cast<const __nv_bfloat162*>(&best);
+    uint2 packed;
+    __nv_fp8_e4m3* o = reinterpret_cast<__nv_fp8_e4m3*>(&packed);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const float2 f = __bfloat1622float2(m[c]);
+      o[2 * c] = from_f32<__nv_fp8_e4m3>(f.x * out_scale);
+      o[2 * c + 1] = from_f32<__nv_fp8_e4m3>(f.y * out_scale);
+    }
+    *reinterpret_cast<uint2*>(static_cast<uint8_t*>(q.out) + at) = packed;
+  } else {
+    *reinterpret_cast<uint4*>(static_cast<__nv_bfloat16*>(q.out) + at) = best;
+  }
+}
+
 // The 3×3/2 max pool of pooled rows [st.p, st.pe) out of the ring (conv row r in slot r % kRing,
 // pixel x at (slot·So + x)·RingPx elements, ReLU'd bf16), by `threads` threads: 8 channels of one
 // pooled pixel a thread, stored as 16 bytes (bf16) or 8 (e4m3: · out_scale, rounded, saturated).
@@ -103,20 +126,7 @@ __device__ __forceinline__ void pool_step(const StemParams& q, const Step& st, c
 #pragma unroll
       for (int c = 0; c < 4; ++c) m[c] = __hmax2(m[c], e[c]);
     }
-    const int64_t at = ((static_cast<int64_t>(st.n) * q.Po + pr) * q.Po + x) * C + cc * 8;
-    if (q.out_inv_scale) {  // e4m3: the bf16 maxima (as the unfused path stores them) · 1/s, 8 bytes
-      uint2 packed;
-      __nv_fp8_e4m3* o = reinterpret_cast<__nv_fp8_e4m3*>(&packed);
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const float2 f = __bfloat1622float2(m[c]);
-        o[2 * c] = from_f32<__nv_fp8_e4m3>(f.x * out_scale);
-        o[2 * c + 1] = from_f32<__nv_fp8_e4m3>(f.y * out_scale);
-      }
-      *reinterpret_cast<uint2*>(static_cast<uint8_t*>(q.out) + at) = packed;
-    } else {
-      *reinterpret_cast<uint4*>(static_cast<__nv_bfloat16*>(q.out) + at) = best;
-    }
+    store_pooled<C>(q, st.n, pr, x, cc, best, out_scale);
   }
 }
 

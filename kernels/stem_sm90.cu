@@ -125,6 +125,34 @@ __device__ __forceinline__ void wgmma_n112(float (&d)[kAcc], const uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
+// This thread's A fragments of all 16 k-steps, once a kernel (W is [64][256] bf16, k contiguous:
+// 128 32-bit words a channel; channels o0 and o0 + 8).
+__device__ __forceinline__ void load_weights(const StemParams& q, int o0, int t, uint32_t (&wa)[16][4]) {
+  const uint32_t* w32 = reinterpret_cast<const uint32_t*>(q.weight);
+#pragma unroll
+  for (int ks = 0; ks < 16; ++ks) {
+    wa[ks][0] = __ldg(w32 + o0 * 128 + ks * 8 + t);
+    wa[ks][1] = __ldg(w32 + (o0 + 8) * 128 + ks * 8 + t);
+    wa[ks][2] = __ldg(w32 + o0 * 128 + ks * 8 + 4 + t);
+    wa[ks][3] = __ldg(w32 + (o0 + 8) * 128 + ks * 8 + 4 + t);
+  }
+}
+
+// One chunk's implicit GEMM: d (64 channels × 112 pixels from flat pixel m0 of the staged rows at
+// in_s) = bias + Σ_ks W_ks · s2d[m0 + a·Hs + b], the accumulators starting at the bias (the
+// epilogue adds nothing); returns with the MMA complete.
+__device__ __forceinline__ void conv_chunk(float (&d)[kAcc], const uint32_t (&wa)[16][4], const float (&bias)[2],
+                                           uint32_t in_s, int m0, int Hs, int plane) {
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) d[i] = bias[(i >> 1) & 1];
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 16; ++ks) wgmma_n112(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * Hs + (ks & 3)) * 16, plane));
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_operands(d);
+}
+
 // Starts the copy of s2d rows [lo, hi + 3) of image n into a staged buffer's two planes: 16-byte
 // chunk i of the run is pixel i / 2's channel half i % 2.
 __device__ __forceinline__ void load_rows_async(uint32_t buf, int plane, const StemParams& q, const Step& st) {
@@ -153,18 +181,9 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
   load_rows_async(smem_base + L.in0, L.plane, q, st);
   cp_async_commit();
 
-  // The weights, once: this thread's A fragments of all 16 k-steps (W is [64][256] bf16, k
-  // contiguous: 128 32-bit words a channel), and the biases of its two channels.
   const int o0 = 16 * wq + g;
-  const uint32_t* w32 = reinterpret_cast<const uint32_t*>(q.weight);
   uint32_t wa[16][4];
-#pragma unroll
-  for (int ks = 0; ks < 16; ++ks) {
-    wa[ks][0] = __ldg(w32 + o0 * 128 + ks * 8 + t);
-    wa[ks][1] = __ldg(w32 + (o0 + 8) * 128 + ks * 8 + t);
-    wa[ks][2] = __ldg(w32 + o0 * 128 + ks * 8 + 4 + t);
-    wa[ks][3] = __ldg(w32 + (o0 + 8) * 128 + ks * 8 + 4 + t);
-  }
+  load_weights(q, o0, t, wa);
   const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
 
   while (true) {
@@ -187,16 +206,8 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
     const int rows = st.hi - st.lo, cpr = (q.So + kN - 1) / kN, chunks = rows * cpr;
     for (int c = wg; c < chunks; c += 2) {  // uniform across the warpgroup, as wgmma requires
       const int r = c / cpr, x0 = (c - r * cpr) * kN, m0 = r * q.Hs + x0;
-      float d[kAcc];  // starts at the bias: the epilogue adds nothing
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) d[i] = bias[(i >> 1) & 1];
-      wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < 16; ++ks)
-        wgmma_n112(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * q.Hs + (ks & 3)) * 16, L.plane));
-      wgmma_commit();
-      wgmma_wait_all();
-      fence_operands(d);
+      float d[kAcc];
+      conv_chunk(d, wa, bias, in_s, m0, q.Hs, L.plane);
 
       // ReLU and bf16 in one conversion, pixels 8j + 2t and +1 of channel o0 + 8h packed; the
       // shuffle brings lane ^ 4's pair (channel o0 + 8h ± 1), and the byte permute keeps one
@@ -228,6 +239,172 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
 
+// --- The pool overlapped (laptime lab's stem v4): a third warpgroup pools step s while the two
+// MMA warpgroups compute step s + 1, and the epilogue pools along the row.
+//
+// Along the row in registers: a thread holds conv columns 2x and 2x + 1 of pooled column
+// x = 4j + t (d[4j + 2h], d[4j + 2h + 1], channel o0 + 8h); column 2x − 1 is lane t − 1's 2x + 1
+// of the same group j, or, for t = 0, lane t + 3's of group j − 1 (one shuffle a value: the
+// t = 0 lanes keep the previous group's). max, then ReLU and bf16 in one conversion: bf16(relu(max))
+// is the max of the rounded values (rounding is monotone), so the result is v3's bit for bit. The
+// ring then holds Po columns (half the epilogue's stores, a third of the pool's loads: three rows
+// a pooled pixel, not nine pixels), at a 160-byte pixel stride, where a warp's store of 8 words
+// × 4 pixels meets 32 distinct banks.
+//
+// The ring is ten rows, addressed by position (rows in the order the block computes them, across
+// its units), not by conv row: the pool of step s reads at most positions pos_s − 1 .. pos_s + 4
+// and step s + 1 writes at most the five after them. Named barriers order the two roles, one pair
+// for each parity of the step count k: FULL(k) (MMA arrives after its epilogue stores, the pool
+// waits) and EMPTY(k) (the pool arrives after pooling, MMA waits before step k + 2 writes). Step
+// k + 2 is the first whose rows may overlap step k's pool; a barrier of one parity is never
+// arrived at twice before it completes (MMA's k + 2 arrival comes after EMPTY(k), which comes
+// after the pool passed FULL(k)).
+//
+// One conv row a chunk (So ≤ 112): the row's pooling needs its whole row in one warpgroup.
+constexpr int kThreadsOv = 384;     // MMA warpgroups 0 and 1, the pool's warpgroup 2
+constexpr int kRingOv = 10;         // ring positions
+constexpr int kHRingPx = kC + 16;   // pooled-column stride, elements (160 bytes)
+enum : int { kBarMma = 1, kBarFull = 2, kBarEmpty = 4 };  // 0 is __syncthreads'; FULL 2-3, EMPTY 4-5
+
+__host__ __device__ inline int pooled_side(int Hs) { return (Hs - 3 - 1) / 2 + 1; }  // pool_out_size(So, 3, 2, 1)
+
+__host__ __device__ inline Smem smem_layout_ov(int Hs) {
+  Smem s = smem_layout(Hs);
+  s.total = s.ring + kRingOv * pooled_side(Hs) * kHRingPx * 2;
+  return s;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The vertical half of the 3×3/2 max pool of step st's pooled rows: ring position of conv row r is
+// pos + r − st.lo (the previous step's last row at pos − 1), clamped rows as in pool_step.
+__device__ __forceinline__ void pool_rows(const StemParams& q, const Step& st, int pos, const __nv_bfloat16* ring,
+                                          float out_scale, int tid, int threads) {
+  constexpr int NT = kC / 8;
+  const int items = (st.pe - st.p) * q.Po * NT;
+  for (int it = tid; it < items; it += threads) {
+    const int cc = it % NT, pq = it / NT;
+    const int second = pq >= q.Po;
+    const int x = pq - (second ? q.Po : 0), pr = st.p + second;
+    uint4 v[3];
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      const int r = min(max(2 * pr - 1 + d, 0), q.So - 1);
+      const int slot = (pos + r - st.lo + kRingOv) % kRingOv;
+      v[d] = *reinterpret_cast<const uint4*>(ring + (slot * q.Po + x) * kHRingPx + cc * 8);
+    }
+    __nv_bfloat162* m = reinterpret_cast<__nv_bfloat162*>(&v[0]);
+#pragma unroll
+    for (int k = 1; k < 3; ++k) {
+      const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
+#pragma unroll
+      for (int c = 0; c < 4; ++c) m[c] = __hmax2(m[c], e[c]);
+    }
+    store_pooled<kC>(q, st.n, pr, x, cc, v[0], out_scale);
+  }
+}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+__global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(const StemParams q) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(128) unsigned char smem[];
+  const Smem L = smem_layout_ov(q.Hs);
+  const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  __nv_bfloat16* ring = reinterpret_cast<__nv_bfloat16*>(smem + L.ring);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wg = warp >> 2, wq = warp & 3, g = lane >> 2, t = lane & 3, odd = g & 1;
+  const int units = q.N * q.bands;
+  int unit = blockIdx.x, s = 0, k = 0, pos = 0;  // k: steps done by this block; pos: ring rows written
+  if (unit >= units) return;
+  Step st = make_step(q, unit, 0);
+
+  if (wg == 2) {  // the pool's warpgroup
+    const float out_scale = q.out_inv_scale ? *q.out_inv_scale : 1.f;
+    while (true) {
+      bar_sync(kBarFull + (k & 1), kThreadsOv);
+      pool_rows(q, st, pos, ring, out_scale, tid - 256, 128);
+      bar_arrive(kBarEmpty + (k & 1), kThreadsOv);
+      const Work next = next_work(q, unit, s);
+      if (next.unit >= units) return;
+      pos += st.hi - st.lo;
+      unit = next.unit;
+      s = next.s;
+      st = make_step(q, unit, s);
+      ++k;
+    }
+  }
+
+  int buf = 0;
+  load_rows_async(smem_base + L.in0, L.plane, q, st);
+  cp_async_commit();
+  const int o0 = 16 * wq + g;
+  uint32_t wa[16][4];
+  load_weights(q, o0, t, wa);
+  const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
+  const int left_lane = t > 0 ? lane - 1 : lane + 3;
+  const uint32_t sel = odd ? 0x3276u : 0x5410u;
+
+  while (true) {
+    const Work next = next_work(q, unit, s);
+    const bool has_next = next.unit < units;
+    cp_async_wait_all();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    bar_sync(kBarMma, 256);  // this step's rows in; both MMA warpgroups done with the other buffer
+    Step nx{};
+    if (has_next) {
+      nx = make_step(q, next.unit, next.s);
+      load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
+      cp_async_commit();
+    }
+    if (k >= 2) bar_sync(kBarEmpty + (k & 1), kThreadsOv);  // step k − 2's pool done with these positions
+
+    const uint32_t in_s = smem_base + (buf ? L.in1 : L.in0);
+    for (int r = wg; r < st.hi - st.lo; r += 2) {  // one conv row a chunk; uniform across the warpgroup
+      float d[kAcc];
+      conv_chunk(d, wa, bias, in_s, r * q.Hs, q.Hs, L.plane);
+      // Along the row: pooled column x = 4j + t from conv columns 2x − 1, 2x, 2x + 1 (clamped to
+      // the row), then one pooled pixel's channel pair stored as in v3.
+      __nv_bfloat16* dst = ring + (((pos + r) % kRingOv) * q.Po + t) * kHRingPx + (o0 - odd) + 8 * odd;
+      float carry[2] = {0.f, 0.f};
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+        const int x = 4 * j + t;
+        float m[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float a = d[4 * j + 2 * h], b = d[4 * j + 2 * h + 1];
+          const float got = __shfl_sync(0xffffffffu, b, left_lane);
+          const float left = t > 0 ? got : (j > 0 ? carry[h] : a);
+          carry[h] = got;
+          const float right = 2 * x + 1 < q.So ? b : a;
+          m[h] = fmaxf(a, fmaxf(left, right));
+        }
+        uint32_t mine;
+        asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;\n" : "=r"(mine) : "f"(m[1]), "f"(m[0]));
+        const uint32_t theirs = __shfl_xor_sync(0xffffffffu, mine, 4);
+        if (x < q.Po) *reinterpret_cast<uint32_t*>(dst + 4 * j * kHRingPx) = __byte_perm(mine, theirs, sel);
+      }
+    }
+    bar_arrive(kBarFull + (k & 1), kThreadsOv);  // the step's rows in the ring, for the pool
+    if (!has_next) break;
+    pos += st.hi - st.lo;
+    unit = next.unit;
+    s = next.s;
+    st = nx;
+    buf ^= 1;
+    ++k;
+  }
+  // The pool's arrivals of the last two steps, consumed: no barrier is left part-arrived at exit.
+  for (int j = k > 0 ? k - 1 : 0; j <= k; ++j) bar_sync(kBarEmpty + (j & 1), kThreadsOv);
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+}
+
 }  // namespace
 
 int wgmma_smem_bytes(int Hs) { return smem_layout(Hs).total; }
@@ -241,6 +418,20 @@ int wgmma_prepare(int optin, int bytes) {
 
 void wgmma_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
   fused_stem_wgmma_kernel<<<grid, kThreads, smem_bytes, stream>>>(q);
+  CUDA_CHECK_LAUNCH();
+}
+
+int overlap_smem_bytes(int Hs) { return smem_layout_ov(Hs).total; }
+
+int overlap_prepare(int optin, int bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(fused_stem_wgmma_ov_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fused_stem_wgmma_ov_kernel, kThreadsOv, bytes));
+  return n;
+}
+
+void overlap_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
+  fused_stem_wgmma_ov_kernel<<<grid, kThreadsOv, smem_bytes, stream>>>(q);
   CUDA_CHECK_LAUNCH();
 }
 

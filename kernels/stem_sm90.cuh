@@ -19,4 +19,10 @@ int wgmma_smem_bytes(int Hs);
 int wgmma_prepare(int optin, int bytes);
 void wgmma_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream);
 
+// The same with the pool overlapped (kernels/stem_sm90.cu's second kernel): a third warpgroup
+// pools while the MMA warpgroups compute the next step. One conv row a chunk: So ≤ kWgmmaChunk.
+int overlap_smem_bytes(int Hs);
+int overlap_prepare(int optin, int bytes);
+void overlap_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream);
+
 }  // namespace laptime::stem

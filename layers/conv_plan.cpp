@@ -377,7 +377,24 @@ void Chooser::gemm_route() {
     ++candidates;
     p->ms = ms;
     p->engine = "cuBLASLt algorithm " + std::to_string(a) + " of its heuristic";
+    const bool first = a == 0;
+    // CUTLASS's kernels for the same product (bf16 on sm_90: ReLU + bias + the residual in one
+    // epilogue, no memset beside them), each schedule timed as cuBLASLt's algorithms are.
+    const int cutlass = first ? p->gemm->cutlass_candidate_count() : 0;
+    const int listed = first ? p->gemm->candidate_count() - cutlass : 0;
+    std::shared_ptr<ConvPlan> kept = p;
     consider(std::move(p));
+    for (int i = 0; i < cutlass; ++i) {
+      auto q = fresh(ConvRoute::Gemm);
+      q->gemm = std::make_unique<Gemm>(ctx.cublaslt(), g, Context::kCublasLtWorkspace);
+      q->gemm->set_choice(kept->gemm->candidate(listed + i));
+      const float t = measure(*q, &error);
+      if (t < 0.f) continue;
+      ++candidates;
+      q->ms = t;
+      q->engine = q->gemm->backend();
+      consider(std::move(q));
+    }
   }
   if (!why.empty()) refused(ConvRoute::Gemm, why);
 }

@@ -58,16 +58,12 @@ DeviceBuffer upload(DType t, const std::vector<float>& v) {
   }
   std::vector<uint8_t> bits(v.size());
   for (size_t i = 0; i < v.size(); ++i) bits[i] = ref::e4m3_bits(v[i]);
-  DeviceBuffer b(bits.size());
-  CUDA_CHECK(cudaMemcpy(b.data(), bits.data(), bits.size(), cudaMemcpyHostToDevice));
-  return b;
+  return test::upload_bytes(bits);
 }
 
 std::vector<float> download(DType t, const void* p, size_t n) {
   if (t == DType::BF16) return test::download_f32(DType::BF16, p, n);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint8_t> bits(n);
-  CUDA_CHECK(cudaMemcpy(bits.data(), p, n, cudaMemcpyDeviceToHost));
+  const std::vector<uint8_t> bits = test::download_bytes(p, n);
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = ref::e4m3_value(bits[i]);
   return v;

@@ -28,6 +28,7 @@ namespace {
 
 using test::close;
 using test::download_bytes;
+using test::upload_bytes;
 using test::DeviceArray;
 using Vec = std::vector<float>;
 
@@ -44,13 +45,6 @@ class E4m3StreamTest : public ::testing::Test {
   std::unique_ptr<Context> ctx;
   uint64_t seed = 0;
 };
-
-DeviceBuffer upload_bytes(const std::vector<uint8_t>& v) {
-  DeviceBuffer b(v.size());
-  CUDA_CHECK(cudaMemcpy(b.data(), v.data(), v.size(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return b;
-}
 
 Vec bf16(Vec v) {
   for (float& x : v) x = ref::round_bf16(x);

@@ -40,7 +40,7 @@ std::string element_text(const LabCase& c, size_t i) {
 
 }  // namespace
 
-CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed) {
+CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed, double floor) {
   CheckRow row;
   row.bound = bound;
   row.rows = c.rows();
@@ -67,7 +67,8 @@ CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, 
       const size_t i = static_cast<size_t>(r * w + j);
       const double d = double(out[i]) - ref[static_cast<size_t>(j)];
       num += d * d;
-      den += double(ref[static_cast<size_t>(j)]) * ref[static_cast<size_t>(j)];
+      const double mag = std::max(std::fabs(double(ref[static_cast<size_t>(j)])), floor);
+      den += mag * mag;
       if (std::fabs(d) > worst) worst = std::fabs(d), worst_i = i, worst_ref = ref[static_cast<size_t>(j)];
     }
   }

@@ -2,7 +2,8 @@
 //
 // The check: the outputs poisoned (every byte 0xff: NaN), one call, every output element must be
 // finite (an element the version forgot to write is still NaN), then the relative L2 error
-// ‖out − ref‖ / ‖ref‖ (‖ref‖ taken as 1 when it is 0) over the rows compared: all of them up to
+// ‖out − ref‖ / ‖ref‖ (‖ref‖ taken as 1 when it is 0; each |ref| at least the version's error
+// floor where the registry gives one) over the rows compared: all of them up to
 // the case's max_checked_rows, else the first, the last and rows drawn at random from the seed.
 //
 // The timing: each call is timed alone between two CUDA events, after a write of twice the L2
@@ -26,7 +27,8 @@
 
 namespace laptime::lab {
 
-CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed);
+// `floor`: each reference value counts in ‖ref‖ as at least this magnitude (KernelInfo::error_floor).
+CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed, double floor = 0);
 
 // A buffer of twice the device's L2 cache (at least 64 MiB), written to evict it.
 class L2Flush {

@@ -128,7 +128,7 @@ class Runner {
   // the device unusable ends the run, since nothing after it can run.
   CheckRow guarded_check(LabCase& c, const VersionResult& vr) {
     try {
-      return check_version(c, vr.index, ctx_, bound(), next_seed());
+      return check_version(c, vr.index, ctx_, bound(), next_seed(), k_.floor_of(vr.index, r_.precision));
     } catch (const Error& e) {
       if (cudaDeviceSynchronize() != cudaSuccess)
         throw Error(k_.name + " " + vr.id + " left the GPU unusable (" + e.what() +

@@ -138,7 +138,8 @@ struct StemArgs {
 using StemLaunch = void (*)(const StemArgs&, cudaStream_t);
 StemLaunch stem_version(int index);
 // "" when version `index` runs (N, Hs, C) on `device`, else why not (one sentence): v1 and v2
-// take what the fused stem takes (fused_stem_refusal), v3 needs the wgmma core too.
+// take what the fused stem takes (fused_stem_refusal), v3 needs the wgmma core too, v4 the
+// overlapped core's one conv row a chunk (fused_stem_overlap_refusal).
 std::string stem_refusal(int index, int Hs, int C, int device);
 // v2 and v3: the plan of their core (fused_stem_plan); v1 needs none (an empty plan).
 FusedStemPlan stem_plan(int index, int N, int Hs, int C, int device);

@@ -85,8 +85,14 @@ struct KernelInfo {
   std::string (*shape_error)(const std::vector<int64_t>& dims) = nullptr;
   // The check's bound on the relative L2 error ‖out − ref‖ / ‖ref‖, per precision.
   std::map<std::string, double> tolerance;
+  // Version id -> precision -> a floor under each reference value's magnitude in ‖ref‖, for a
+  // version whose error is absolute, not relative (the tanh form of GELU: a few ulp of 1 in
+  // 1 + tanh z, however small the result): the bound then holds against max(|ref|, floor)
+  // element by element. Absent: no floor (the plain relative error).
+  std::map<std::string, std::map<std::string, double>> error_floor;
 
   int version_index(const std::string& id) const;  // -1 when absent
+  double floor_of(int version, const std::string& precision) const;  // error_floor's, else 0
   int production_index(const std::string& precision) const;
   bool runs_in(const Version& v, const std::string& precision) const;
   bool has_precision(const std::string& precision) const;

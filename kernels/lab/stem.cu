@@ -65,7 +65,7 @@ void fused(const StemArgs& a, cudaStream_t stream) {
 }  // namespace
 
 StemLaunch stem_version(int index) {
-  static constexpr StemLaunch kVersions[] = {v1, fused, fused};
+  static constexpr StemLaunch kVersions[] = {v1, fused, fused, fused};
   return version_at(kVersions, index);
 }
 
@@ -75,13 +75,14 @@ std::string stem_refusal(int index, int Hs, int C, int device) {
   // v1 has no shared memory to run out of; it takes the same shapes otherwise.
   const std::string why = fused_stem_refusal(DType::BF16, kFusedStemInChannels, kFusedStemKernel, C, Hs,
                                              index == 0 ? 1 << 30 : optin);
-  if (!why.empty() || index != 2) return why;
-  return fused_stem_wgmma_refusal(C, Hs, device);
+  if (!why.empty() || index < 2) return why;
+  return index == 2 ? fused_stem_wgmma_refusal(C, Hs, device) : fused_stem_overlap_refusal(C, Hs, device);
 }
 
 FusedStemPlan stem_plan(int index, int N, int Hs, int C, int device) {
   if (index == 0) return FusedStemPlan{};
-  return fused_stem_plan(N, Hs, C, device, index == 1 ? FusedStemCore::MmaSync : FusedStemCore::Wgmma);
+  static constexpr FusedStemCore kCores[] = {FusedStemCore::MmaSync, FusedStemCore::Wgmma, FusedStemCore::Overlap};
+  return fused_stem_plan(N, Hs, C, device, kCores[index - 1]);
 }
 
 }  // namespace laptime::lab

@@ -11,7 +11,7 @@
 # The kernels: one instantiation per translation unit (layers/cutlass/<name>.cu), compiled for
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
 # be an empty trap), in a library of their own. Each costs ~45-90 s of one core and ~3.5 GB to
-# compile (nvcc 13.0, CUTLASS 4.2): the sixteen (GEMMs and convolutions) are about half of a
+# compile (nvcc 13.0, CUTLASS 4.2): the eighteen (GEMMs and convolutions) are about half of a
 # 2-core build. Kept: what a timed plan chose on the H200 or may choose (docs/PERF.md's plan
 # lines) and the tiles the residual stream needs. Dropped to keep the README's build under 15
 # minutes on 2 cores (21 units took 1020 s): the five fp8 kernels with promoted accumulation,
@@ -32,6 +32,8 @@ set(LAPTIME_CUTLASS_KERNELS
   gemm_bf16_bias_128x128_pingpong
   gemm_bf16_gelu_128x256_coop
   gemm_bf16_gelu_128x128_pingpong
+  gemm_bf16_relu_128x128_pingpong
+  gemm_bf16_relu_256x128_coop_e128
   gemm_fp8fa_bias_128x128_pingpong
   gemm_fp8fa_bias_128x256_coop
   gemm_fp8fa_gelu_e4m3_128x128_pingpong

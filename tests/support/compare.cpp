@@ -34,6 +34,13 @@ std::vector<uint8_t> download_bytes(const void* src, size_t n) {
   return v;
 }
 
+DeviceBuffer upload_bytes(const std::vector<uint8_t>& v) {
+  DeviceBuffer b(v.size());
+  CUDA_CHECK(cudaMemcpy(b.data(), v.data(), v.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return b;
+}
+
 std::vector<float> DeviceArray::download() const { return download_f32(dtype_, buf_.data(), n_); }
 
 }  // namespace laptime::test

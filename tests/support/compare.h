@@ -82,6 +82,8 @@ inline double layer_bound(Precision p) {
 std::vector<float> download_f32(DType dtype, const void* src, size_t n);
 // n bytes at `src` (device) as they are (e4m3 encodings). Synchronizes the device.
 std::vector<uint8_t> download_bytes(const void* src, size_t n);
+// The bytes `v` in a new device buffer (e4m3 encodings as they are). Synchronizes the device.
+DeviceBuffer upload_bytes(const std::vector<uint8_t>& v);
 
 // Base fixture of the GPU layer suites, parameterised by precision: skips without a GPU,
 // draws a fresh seed (print it with SCOPED_TRACE), and owns a Context.
