@@ -87,6 +87,11 @@ bool cutlass() {
   return on;
 }
 
+bool eager_timing_direct() {
+  static const bool direct = word(kEagerTiming, true, {{"direct", true}, {"graph", false}});
+  return direct;
+}
+
 ResnetFp8 resnet_fp8() {
   static const ResnetFp8 r =
       word(kResnetFp8, ResnetFp8::Auto, {{"auto", ResnetFp8::Auto}, {"stream", ResnetFp8::Stream}, {"layers", ResnetFp8::Layers}});

@@ -87,6 +87,13 @@ inline constexpr Switch kResnetFp8{
     "bf16 activations with each 1x1 convolution's fp8-or-bf16 choice measured (layers, issue 22's "
     "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
     "else layers. layers/e4m3_block.h."};
+inline constexpr Switch kEagerTiming{
+    "LAPTIME_EAGER_TIMING", "direct / graph", "direct",
+    "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "
+    "GEMM's algorithm, an fp8-or-bf16 choice) launched directly, run after run, as the eager loop "
+    "launches it, so a library's memset before its kernel and each launch's gap are charged "
+    "(direct); or in a CUDA graph, as a --graph build times them, the choices before this switch "
+    "(graph). core/timing.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{
     "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
@@ -95,7 +102,8 @@ inline constexpr Switch kCacheDir{
 // Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
 // that the two name the same switches).
 inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
-                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kCacheDir};
+                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kEagerTiming,
+                                          kCacheDir};
 
 Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
 bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM is not "off"
@@ -106,6 +114,7 @@ Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
 Gpt2Gemm gpt2_gemm();                                    // LAPTIME_GPT2_GEMM
 bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
 ResnetFp8 resnet_fp8();                                  // LAPTIME_RESNET_FP8
+bool eager_timing_direct();                              // LAPTIME_EAGER_TIMING is "direct"
 
 // The text `s` is set to now, "" when unset: for a report that says which switches a run had.
 std::string text(const Switch& s);

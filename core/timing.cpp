@@ -1,8 +1,10 @@
 #include "core/timing.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "core/check.h"
 
@@ -64,8 +66,44 @@ float time_enqueued(cudaStream_t stream, const EventPool& ev, const std::functio
 }
 
 namespace {
-// One replay of `graph` (or, without one, one direct run) between two events: milliseconds
-// per run, negative when the direct run refuses.
+// A host function at the head of the stream that holds it until the host has enqueued what
+// follows (or 100 ms pass): the GPU then finds the runs queued, as in an eager loop whose host
+// runs ahead, and the host's enqueue of the first run is not inside the timed window.
+struct Gate {
+  std::atomic<bool> open{false};
+};
+void CUDART_CB hold_until_open(void* p) {
+  const Gate* gate = static_cast<const Gate*>(p);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (!gate->open.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+}
+
+// `direct` direct runs in a row between two events, behind a Gate: milliseconds per run,
+// negative when a run refuses. The stream is idle again when it returns or throws.
+float timed_direct(cudaStream_t stream, const EventPool& ev, int direct, const std::function<bool()>& run) {
+  Gate gate;
+  CUDA_CHECK(cudaLaunchHostFunc(stream, hold_until_open, &gate));
+  bool ran = true;
+  try {
+    CUDA_CHECK(cudaEventRecord(ev[0], stream));
+    for (int i = 0; i < direct && ran; ++i) ran = run();
+    CUDA_CHECK(cudaEventRecord(ev[1], stream));
+  } catch (...) {
+    gate.open.store(true, std::memory_order_release);
+    (void)cudaStreamSynchronize(stream);  // the host function is done with `gate`
+    throw;
+  }
+  gate.open.store(true, std::memory_order_release);
+  CUDA_CHECK(cudaEventSynchronize(ev[1]));
+  if (!ran) return -1.f;
+  float ms = 0.f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  return ms / direct;
+}
+
+// One replay of `graph` (or, without one, one direct run) between two events: milliseconds per
+// run, negative when the direct run refuses.
 float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* graph, const std::function<bool()>& run) {
   bool ran = true;
   const float ms = time_enqueued(stream, ev, [&] {
@@ -79,7 +117,7 @@ float timed_replay(cudaStream_t stream, const EventPool& ev, const CudaGraph* gr
 }
 }  // namespace
 
-float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why) {
+float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why, CandidateLaunch launch) {
   const EventPool ev(2);  // outside the try: a device that cannot make events is an error, not a refusal
   auto refused = [&](const std::string& reason) {
     if (why) *why = reason;
@@ -87,21 +125,27 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std:
   };
   try {
     if (!run()) return refused("the candidate refused to run");
-    auto graph = std::make_unique<CudaGraph>();
-    try {
-      graph->capture(stream, [&] {
-        for (int i = 0; i < kCandidateGraphRuns; ++i)
-          if (!run()) throw Error("internal: a candidate refused to run inside a capture.");
-      });
-      graph->launch(stream);  // the first launch of a graph pays its upload: untimed
+    std::unique_ptr<CudaGraph> graph;
+    if (launch == CandidateLaunch::Graph) {
+      try {
+        graph = std::make_unique<CudaGraph>();
+        graph->capture(stream, [&] {
+          for (int i = 0; i < kCandidateGraphRuns; ++i)
+            if (!run()) throw Error("internal: a candidate refused to run inside a capture.");
+        });
+        graph->launch(stream);  // the first launch of a graph pays its upload: untimed
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+      } catch (const Error&) {
+        (void)cudaGetLastError();
+        graph.reset();  // a candidate that cannot be captured is timed by direct runs
+      }
+    } else {
       CUDA_CHECK(cudaStreamSynchronize(stream));
-    } catch (const Error&) {
-      (void)cudaGetLastError();
-      graph.reset();  // a candidate that cannot be captured is timed by direct runs
     }
     float best = -1.f;
     for (int i = 0; i < kCandidateTimedReplays; ++i) {
-      const float ms = timed_replay(stream, ev, graph.get(), run);
+      const float ms = launch == CandidateLaunch::Direct ? timed_direct(stream, ev, kCandidateGraphRuns, run)
+                                                        : timed_replay(stream, ev, graph.get(), run);
       if (ms < 0.f) return refused("the candidate refused to run on a timed replay");
       if (best < 0.f || ms < best) best = ms;
     }

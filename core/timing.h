@@ -17,6 +17,15 @@
 // GPU's alone. Several runs per replay and the minimum of a few replays keep a single slow
 // launch (clock ramp, a neighbour on the GPU) from deciding.
 //
+// An eager build times them the other way (CandidateLaunch::Direct, chosen by the layers for a
+// model built for the bench's eager loop, LAPTIME_EAGER_TIMING): each replay is
+// kCandidateGraphRuns direct runs between the two events, launched one after another as that
+// loop launches them, queued behind a host function that holds the stream until they are all
+// enqueued (the loop's host runs ahead of its GPU; the host's enqueue is not timed: where it is
+// the slower side, eager_charge_ms below charges it). What a graph hides is then charged: a
+// library's own launches beside its kernel (cuBLASLt's and cuDNN's 4-byte memsets, ~1 us each on
+// the GPU and a kernel boundary more) and the gap at each launch.
+//
 // Build time only: every call synchronizes with the stream, and must run on the stream the
 // layer will later run on (DESIGN.md's build contract: build-time device work on ctx.stream).
 #pragma once
@@ -82,7 +91,9 @@ constexpr int kCandidateTimedReplays = 3;
 // negative: the candidate is to be passed over, and `why` (when given) gets the reason, the
 // library's own words when it threw, so that a refused candidate can be reported (a layer's
 // plan line) instead of vanishing. Synchronizes.
-float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
+enum class CandidateLaunch { Graph, Direct };
+float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr,
+                     CandidateLaunch launch = CandidateLaunch::Graph);
 
 // Milliseconds of host time that one call of `run` takes to enqueue its work on `stream`: the
 // launches' CPU cost, what an eager loop pays per call where the GPU is faster than the host (a

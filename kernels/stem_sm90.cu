@@ -260,11 +260,21 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 // arrived at twice before it completes (MMA's k + 2 arrival comes after EMPTY(k), which comes
 // after the pool passed FULL(k)).
 //
+// The two MMA warpgroups take the step's rows in turn at the tensor cores (ping-pong, a TURN
+// barrier each way): in v3 both issue together and then both sit in their epilogues with the
+// tensor cores idle; here one's epilogue runs under the other's MMA.
+//
 // One conv row a chunk (So ≤ 112): the row's pooling needs its whole row in one warpgroup.
+//
+// Measured (results/2026-12-02d-overlap, call A): the first cut, without the ping-pong, ran 282 us
+// at B256 against v3's 248: moving the pool off the critical path did not pay for the heavier
+// epilogue while both warpgroups still met in their epilogues.
 constexpr int kThreadsOv = 384;     // MMA warpgroups 0 and 1, the pool's warpgroup 2
 constexpr int kRingOv = 10;         // ring positions
 constexpr int kHRingPx = kC + 16;   // pooled-column stride, elements (160 bytes)
-enum : int { kBarMma = 1, kBarFull = 2, kBarEmpty = 4 };  // 0 is __syncthreads'; FULL 2-3, EMPTY 4-5
+// 0 is __syncthreads'; FULL 2-3, EMPTY 4-5; TURN0 (warpgroup 0's chunk has left the tensor cores,
+// warpgroup 1 may issue) and TURN1 the other way.
+enum : int { kBarMma = 1, kBarFull = 2, kBarEmpty = 4, kBarTurn0 = 6, kBarTurn1 = 7 };
 
 __host__ __device__ inline int pooled_side(int Hs) { return (Hs - 3 - 1) / 2 + 1; }  // pool_out_size(So, 3, 2, 1)
 
@@ -364,10 +374,16 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
     }
     if (k >= 2) bar_sync(kBarEmpty + (k & 1), kThreadsOv);  // step k − 2's pool done with these positions
 
+    // The chunks (one conv row each) in turn at the tensor cores, ping-pong: warpgroup 0 takes the
+    // even rows, 1 the odd ones, and a warpgroup issues row r only once row r − 1's MMA is done, so
+    // each epilogue runs under the other warpgroup's MMA instead of beside it.
     const uint32_t in_s = smem_base + (buf ? L.in1 : L.in0);
-    for (int r = wg; r < st.hi - st.lo; r += 2) {  // one conv row a chunk; uniform across the warpgroup
+    const int chunks = st.hi - st.lo;
+    for (int r = wg; r < chunks; r += 2) {  // uniform across the warpgroup, as wgmma requires
+      if (r > 0) bar_sync(wg ? kBarTurn0 : kBarTurn1, 256);
       float d[kAcc];
       conv_chunk(d, wa, bias, in_s, r * q.Hs, q.Hs, L.plane);
+      if (r + 1 < chunks) bar_arrive(wg ? kBarTurn1 : kBarTurn0, 256);
       // Along the row: pooled column x = 4j + t from conv columns 2x − 1, 2x, 2x + 1 (clamped to
       // the row), then one pooled pixel's channel pair stored as in v3.
       __nv_bfloat16* dst = ring + (((pos + r) % kRingOv) * q.Po + t) * kHRingPx + (o0 - odd) + 8 * odd;

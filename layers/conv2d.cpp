@@ -90,7 +90,8 @@ void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, 
       throw Error("cuDNN refused convolution '" + name() + "' with a shared plan: " + why);
   } else {
     int timed = 0;
-    p = choose_conv_plan(ctx, problem_, name(), route, N, H, W, y, x, residual, &timed);
+    p = choose_conv_plan(ctx, problem_, name(), route, N, H, W, y, x, residual, &timed,
+                         cache ? cache->replay() : GemmTuner::Replay::Graph);
     if (cache) cache->add(key, p, timed);
   }
   plans_[{N, H, W}] = p;

@@ -254,9 +254,9 @@ namespace {
 // forward's own buffers, the fastest so far, and the routes that had nothing.
 struct Chooser {
   Chooser(const ConvProblem& conv, const std::string& name, Context& ctx, int N, int H, int W, void* y, const void* x,
-          const void* residual)
+          const void* residual, CandidateLaunch launch)
       : conv(conv), name(name), ctx(ctx), N(N), H(H), W(W), y(y), x(x), residual(residual), tune(env::conv_tune()),
-        rows(int64_t{N} * conv.shape.out_size(H) * conv.shape.out_size(W)) {}
+        launch(launch), rows(int64_t{N} * conv.shape.out_size(H) * conv.shape.out_size(W)) {}
 
   const ConvProblem& conv;
   const std::string& name;  // the layer's, for the sentences
@@ -266,6 +266,7 @@ struct Chooser {
   const void* x;
   const void* residual;
   bool tune;             // time the candidates (LAPTIME_CONV_TUNE is not off)
+  CandidateLaunch launch;  // how (core/timing.h): in a graph, or directly for an eager loop
   int64_t rows;          // N·Ho·Wo
   std::shared_ptr<ConvPlan> best;
   std::string refusals;  // the routes that had nothing, and why
@@ -288,7 +289,7 @@ struct Chooser {
   float measure(const ConvPlan& p, std::string* error) const {
     auto run = [&] { return p.enqueue(conv, ctx, y, x, residual, error); };
     if (!tune) return run() ? 0.f : -1.f;
-    return time_candidate(ctx.stream(), run);
+    return time_candidate(ctx.stream(), run, nullptr, launch);
   }
   // Keeps p when it is the first plan that runs or, timed, the fastest.
   void consider(std::shared_ptr<ConvPlan> p) {
@@ -403,8 +404,8 @@ void Chooser::gemm_route() {
 
 std::shared_ptr<ConvPlan> choose_conv_plan(Context& ctx, const ConvProblem& conv, const std::string& name,
                                            ConvRoute route, int N, int H, int W, void* y, const void* x,
-                                           const void* residual, int* timed) {
-  Chooser c(conv, name, ctx, N, H, W, y, x, residual);
+                                           const void* residual, int* timed, GemmTuner::Replay replay) {
+  Chooser c(conv, name, ctx, N, H, W, y, x, residual, GemmTuner::launch_for(replay));
   // cuDNN's routes, fused first; untimed, Separate only when Fused had nothing.
   for (ConvRoute r : {ConvRoute::Fused, ConvRoute::Separate})
     if ((route == ConvRoute::Auto || route == r) && (c.tune || !c.best)) c.cudnn_route(r);
@@ -461,12 +462,12 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
   if (env::conv_tune()) {  // the GEMM's own algorithm first, among cuBLASLt's first few, on x8 as the timing fills it
     quantize_fp8(x8.data(), fp8.input_inv_scale(), conv.dtype, x, x_elems, ctx.stream());
     float ms = 0.f;
-    gemm->autotune(ctx, y, x8.data(), fp8.weight8(), conv.bias, &ms);
+    gemm->autotune(ctx, y, x8.data(), fp8.weight8(), conv.bias, &ms, GemmTuner::launch_for(replay));
   }
-  c.fp8_ms = time_candidate(ctx.stream(), run8, &why8);
+  c.fp8_ms = time_candidate(ctx.stream(), run8, &why8, GemmTuner::launch_for(replay));
   // The bf16 side: what choose_conv_plan chose, as it measured it (the same method), or timed now.
   auto run16 = [&] { return chosen.enqueue(conv, ctx, y, x, residual, &ignored); };
-  c.bf16_ms = chosen.ms >= 0.f ? chosen.ms : time_candidate(ctx.stream(), run16, &why16);
+  c.bf16_ms = chosen.ms >= 0.f ? chosen.ms : time_candidate(ctx.stream(), run16, &why16, GemmTuner::launch_for(replay));
   const bool eager = replay == GemmTuner::Replay::Eager;
   if (eager) {  // an eager loop pays each side's launches on the host: the quantize pass is one more
     c.fp8_ms = eager_charge_ms(c.fp8_ms, ctx.stream(), run8, &why8);
@@ -477,7 +478,10 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
   if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + first_line(why8));
   if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to time: " + first_line(why16));
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
-  if (eager) notes.push_back("eager: each time is max(GPU, host enqueue)");
+  if (eager)
+    notes.push_back(GemmTuner::launch_for(replay) == CandidateLaunch::Direct
+                        ? "eager: each time is max(GPU, host enqueue), the GPU's timed by direct launches"
+                        : "eager: each time is max(GPU, host enqueue)");
   for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;
   c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
                               (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));

@@ -155,9 +155,11 @@ std::string conv_plan_key(const ConvProblem& c, int N, int H, int W, bool residu
 // candidates built, run on these buffers and timed; the winner runs last, so y holds its result,
 // and its workspace is reserved on ctx. *timed gets the candidates timed. Throws a sentence
 // naming `name` when none can run.
+// `replay` Eager: the candidates timed as an eager loop launches them (GemmTuner::launch_for).
 std::shared_ptr<ConvPlan> choose_conv_plan(Context& ctx, const ConvProblem& c, const std::string& name,
                                            ConvRoute route, int N, int H, int W, void* y, const void* x,
-                                           const void* residual, int* timed);
+                                           const void* residual, int* timed,
+                                           GemmTuner::Replay replay = GemmTuner::Replay::Graph);
 
 // fp8: the e4m3 candidate of a 1×1 stride-1 convolution: x (x_elems elements) quantized with
 // fp8's input scale, then `gemm` (y = ReLU(s_x·s_w·(x8 · W8ᵀ) + bias + 1·residual)), both kernels

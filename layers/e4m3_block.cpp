@@ -40,7 +40,8 @@ float tune(const Context& ctx, Gemm& g, const std::string& what, void* d, const 
     }
   }
   float ms = -1.f;
-  const int best = g.autotune(ctx, d, a, b, bias, &ms);
+  const int best =
+      g.autotune(ctx, d, a, b, bias, &ms, GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph));
   if (cache) cache->set_timed_choice(key, {best, ms, g.candidate_count()});
   return ms;
 }
@@ -59,10 +60,13 @@ Timed fastest(const Context& ctx, ConvPlanCache* cache, const std::string& key, 
     if (c->index < count) return {c->index, c->ms, true};
   }
   for (int i = 0; i < count; ++i) {
-    const float ms = time_candidate(ctx.stream(), [&] {
-      run(i);
-      return true;
-    });
+    const float ms = time_candidate(
+        ctx.stream(),
+        [&] {
+          run(i);
+          return true;
+        },
+        nullptr, GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph));
     if (ms >= 0.f && (t.ms < 0.f || ms < t.ms)) t = {i, ms, false};
   }
   if (t.ms >= 0.f && cache) cache->set_timed_choice(key, {t.index, t.ms, count});

@@ -206,7 +206,8 @@ std::string Gemm::backend() const {
   return "CUTLASS " + cutlass_kernel_->name() + ", " + schedule_name(cutlass_schedule_);
 }
 
-int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms) {
+int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms,
+                   CandidateLaunch launch) {
   if (spec_.M == 0 || spec_.N == 0 || candidate_count() < 2) {
     *best_ms = 0.f;
     return 0;
@@ -220,7 +221,7 @@ int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, co
     const float ms = time_candidate(ctx.stream(), [&] {
       run(ctx, d, a, b, bias, 1.f, 0.f);
       return true;
-    });
+    }, nullptr, launch);
     if (ms >= 0.f && (best < 0 || ms < best_time)) {
       best = i;
       best_time = ms;

@@ -21,6 +21,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/timing.h"
 #include "layers/cutlass/cutlass_gemm.h"
 
 namespace laptime {
@@ -86,9 +87,11 @@ class Gemm {
   int candidate_count() const { return static_cast<int>(candidates_.size() + cutlass_.size()); }
   int cutlass_candidate_count() const { return static_cast<int>(cutlass_.size()); }
   // Times every candidate on these operands with time_candidate (core/timing.h: on
-  // ctx.stream(), inside a CUDA graph, the GPU's time alone; synchronizes) and keeps the
-  // fastest. Returns its index; *best_ms gets its time. Operands as for run(), with beta = 0.
-  int autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms);
+  // ctx.stream(), inside a CUDA graph, the GPU's time alone, or launched directly as an eager
+  // loop launches them; synchronizes) and keeps the fastest. Returns its index; *best_ms gets
+  // its time. Operands as for run(), with beta = 0.
+  int autotune(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float* best_ms,
+               CandidateLaunch launch = CandidateLaunch::Graph);
 
   // What run() enqueues: cuBLASLt's `algo`, or, when `cutlass` is set, that kernel with its schedule.
   struct Choice {

@@ -33,13 +33,13 @@ void GemmTuner::tune(const Context& ctx, Gemm& gemm, const void* b, const void* 
   // Finite operands (zeros): timing must not depend on NaN/denormal paths.
   CUDA_CHECK(cudaMemsetAsync(a, 0, a_bytes, ctx.stream()));
   float ms = 0.f;
-  gemm.autotune(ctx, d, a, b, bias, &ms);
+  gemm.autotune(ctx, d, a, b, bias, &ms, launch());
   cache_.emplace(key.str(), gemm.choice());
   build_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 float GemmTuner::charge(const Context& ctx, const std::function<bool()>& run, std::string* why) const {
-  const float gpu = time_candidate(ctx.stream(), run, why);
+  const float gpu = time_candidate(ctx.stream(), run, why, launch());
   return replay_ == Replay::Graph ? gpu : eager_charge_ms(gpu, ctx.stream(), run, why);
 }
 

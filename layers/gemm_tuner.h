@@ -17,6 +17,8 @@
 
 #include "core/buffer.h"
 #include "core/context.h"
+#include "core/env_switches.h"
+#include "core/timing.h"
 #include "layers/gemm.h"
 
 namespace laptime {
@@ -37,6 +39,12 @@ class GemmTuner {
   enum class Replay { Graph, Eager };
   void set_replay(Replay r) { replay_ = r; }
   Replay replay() const { return replay_; }
+  // How its candidates are launched while timed: directly in an eager build (LAPTIME_EAGER_TIMING
+  // permitting), in a CUDA graph otherwise (core/timing.h).
+  static CandidateLaunch launch_for(Replay r) {
+    return r == Replay::Eager && env::eager_timing_direct() ? CandidateLaunch::Direct : CandidateLaunch::Graph;
+  }
+  CandidateLaunch launch() const { return launch_for(replay_); }
   // A candidate's time under replay(): core/timing.h's time_candidate, and in Eager also its
   // enqueue_ms, the larger. Negative (why filled) when it refuses. Synchronizes.
   float charge(const Context& ctx, const std::function<bool()>& run, std::string* why = nullptr) const;

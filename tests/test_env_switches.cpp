@@ -202,6 +202,21 @@ TEST(EnvSwitches, ResnetFp8RefusesAnotherWord) {
   });
 }
 
+TEST(EnvSwitches, EagerTimingRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kEagerTiming.name, "eager", 1);
+    EXPECT_EQ(refusal_of([] { env::eager_timing_direct(); }), "LAPTIME_EAGER_TIMING must be 'direct' or 'graph', not 'eager'.");
+  });
+  in_fresh_process([] {
+    setenv(env::kEagerTiming.name, "graph", 1);
+    EXPECT_FALSE(env::eager_timing_direct());
+  });
+  in_fresh_process([] {
+    unsetenv(env::kEagerTiming.name);
+    EXPECT_TRUE(env::eager_timing_direct());
+  });
+}
+
 TEST(EnvSwitches, Fp8FastAccumRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kFp8FastAccum.name, "1", 1);  // its word before issue 29 made it the default

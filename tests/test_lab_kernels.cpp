@@ -63,7 +63,7 @@ void check_all_versions(const KernelInfo& k, const std::string& precision, const
       SCOPED_TRACE(::testing::Message() << k.versions[v].id << " at " << shape_text(k, shape.dims) << " ("
                                         << shape.label << "), " << input_kind_name(kind) << " inputs, seed " << seed);
       if (!why.empty()) continue;  // n/a here: the lab reports it as such
-      const CheckRow row = check_version(*c, static_cast<int>(v), ctx, k.tolerance.at(precision), seed,
+      const CheckRow row = check_version(*c, static_cast<int>(v), ctx, k.bound_of(static_cast<int>(v), precision), seed,
                                          k.floor_of(static_cast<int>(v), precision));
       EXPECT_TRUE(row.passed) << "rel error " << row.rel_error << " > " << row.bound << ": " << row.detail;
     }

@@ -37,16 +37,19 @@ TEST(LabRegistry, LaddersOfAtLeastThreeVersionsEndingInProduction) {
       EXPECT_TRUE(k.tolerance.count(p)) << "no tolerance in " << p;
       // A floor is a version's own, never production's: what a model runs keeps the plain bound.
       EXPECT_EQ(k.floor_of(prod, p), 0.0) << "production " << k.versions[static_cast<size_t>(prod)].id << " in " << p;
+      EXPECT_EQ(k.bound_of(prod, p), k.tolerance.at(p)) << "production " << k.versions[static_cast<size_t>(prod)].id;
       EXPECT_EQ(std::find(precision_names().begin(), precision_names().end(), p) != precision_names().end(), true);
     }
-    for (const auto& [id, floors] : k.error_floor) {  // a floor names a version and a precision it runs in
-      const int v = k.version_index(id);
-      ASSERT_GE(v, 0) << "error_floor names no version " << id;
-      for (const auto& [p, f] : floors) {
-        EXPECT_TRUE(k.runs_in(k.versions[static_cast<size_t>(v)], p)) << id << " " << p;
-        EXPECT_GT(f, 0.0) << id << " " << p;
+    // A floor or an own bound names a version and a precision it runs in.
+    for (const auto* m : {&k.error_floor, &k.version_tolerance})
+      for (const auto& [id, values] : *m) {
+        const int v = k.version_index(id);
+        ASSERT_GE(v, 0) << "a per-version bound names no version " << id;
+        for (const auto& [p, f] : values) {
+          EXPECT_TRUE(k.runs_in(k.versions[static_cast<size_t>(v)], p)) << id << " " << p;
+          EXPECT_GT(f, 0.0) << id << " " << p;
+        }
       }
-    }
     ASSERT_FALSE(k.model_shapes.empty());
     EXPECT_FALSE(k.odd_shapes.empty());
     for (const std::vector<Shape>* shapes : {&k.model_shapes, &k.odd_shapes})

@@ -128,20 +128,20 @@ class Runner {
   // the device unusable ends the run, since nothing after it can run.
   CheckRow guarded_check(LabCase& c, const VersionResult& vr) {
     try {
-      return check_version(c, vr.index, ctx_, bound(), next_seed(), k_.floor_of(vr.index, r_.precision));
+      return check_version(c, vr.index, ctx_, bound(vr.index), next_seed(), k_.floor_of(vr.index, r_.precision));
     } catch (const Error& e) {
       if (cudaDeviceSynchronize() != cudaSuccess)
         throw Error(k_.name + " " + vr.id + " left the GPU unusable (" + e.what() +
                     "); the versions after it cannot run.");
       CheckRow row;
       row.rel_error = NAN;
-      row.bound = bound();
+      row.bound = bound(vr.index);
       row.detail = e.what();
       return row;
     }
   }
 
-  double bound() const { return k_.tolerance.at(r_.precision); }
+  double bound(int version) const { return k_.bound_of(version, r_.precision); }
 
   TimingRow timing_row(int si, const Timing& t, const Cost& cost) const {
     TimingRow row;

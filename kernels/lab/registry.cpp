@@ -43,6 +43,11 @@ KernelInfo layernorm() {
        {}, ""},
   };
   k.production = kV3;
+  // v1 sums each row sequentially in fp32: at C = 2056 around an offset 14 standard deviations
+  // from zero (the huge inputs, 8 ± 1), the mean carries ~√C · 2^-24 · 8 ≈ 2e-5, about 1e-5 of the
+  // output (a check on the H200 measured 1.06e-5 against the 1e-5 bound). 5e-5 is that with
+  // room; v2 and v3 sum in a warp's tree (log2 C roundings) and keep 1e-5.
+  k.version_tolerance = {{"v1", {{"fp32", 5e-5}}}};
   k.model_shapes = {{"gpt2 B8 T1024: ln_1, ln_2 (12 blocks), ln_f", {8192, 768}}};
   k.odd_shapes = {{"one element", {1, 1}},
                   {"odd rows and C", {37, 771}},
@@ -478,11 +483,23 @@ int KernelInfo::version_index(const std::string& id) const {
   return -1;
 }
 
-double KernelInfo::floor_of(int version, const std::string& precision) const {
-  const auto v = error_floor.find(versions.at(static_cast<size_t>(version)).id);
-  if (v == error_floor.end()) return 0;
+namespace {
+// The value a per-version map holds for (version, precision), else `fallback`.
+double per_version(const std::map<std::string, std::map<std::string, double>>& m, const std::string& id,
+                   const std::string& precision, double fallback) {
+  const auto v = m.find(id);
+  if (v == m.end()) return fallback;
   const auto p = v->second.find(precision);
-  return p == v->second.end() ? 0 : p->second;
+  return p == v->second.end() ? fallback : p->second;
+}
+}  // namespace
+
+double KernelInfo::floor_of(int version, const std::string& precision) const {
+  return per_version(error_floor, versions.at(static_cast<size_t>(version)).id, precision, 0);
+}
+
+double KernelInfo::bound_of(int version, const std::string& precision) const {
+  return per_version(version_tolerance, versions.at(static_cast<size_t>(version)).id, precision, tolerance.at(precision));
 }
 
 int KernelInfo::production_index(const std::string& precision) const {
