@@ -88,7 +88,7 @@ bool cutlass() {
 }
 
 bool eager_timing_direct() {
-  static const bool direct = word(kEagerTiming, true, {{"direct", true}, {"graph", false}});
+  static const bool direct = word(kEagerTiming, false, {{"graph", false}, {"direct", true}});
   return direct;
 }
 

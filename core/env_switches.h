@@ -88,12 +88,12 @@ inline constexpr Switch kResnetFp8{
     "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
     "else layers. layers/e4m3_block.h."};
 inline constexpr Switch kEagerTiming{
-    "LAPTIME_EAGER_TIMING", "direct / graph", "direct",
+    "LAPTIME_EAGER_TIMING", "graph / direct", "graph",
     "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "
-    "GEMM's algorithm, an fp8-or-bf16 choice) launched directly, run after run, as the eager loop "
-    "launches it, so a library's memset before its kernel and each launch's gap are charged "
-    "(direct); or in a CUDA graph, as a --graph build times them, the choices before this switch "
-    "(graph). core/timing.h."};
+    "GEMM's algorithm, an fp8-or-bf16 choice) timed in a CUDA graph as a --graph build times it "
+    "(graph), or launched directly, run after run, as the eager loop launches it, so a library's "
+    "memset before its kernel and each launch's gap are charged (direct: measured no faster at "
+    "ResNet-50 B256 or GPT-2 B8, docs/PERF.md 2026-12-02 fourth session). core/timing.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{
     "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",

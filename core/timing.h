@@ -17,8 +17,8 @@
 // GPU's alone. Several runs per replay and the minimum of a few replays keep a single slow
 // launch (clock ramp, a neighbour on the GPU) from deciding.
 //
-// An eager build times them the other way (CandidateLaunch::Direct, chosen by the layers for a
-// model built for the bench's eager loop, LAPTIME_EAGER_TIMING): each replay is
+// An eager build may time them the other way (CandidateLaunch::Direct, chosen by the layers for a
+// model built for the bench's eager loop with LAPTIME_EAGER_TIMING=direct): each replay is
 // kCandidateGraphRuns direct runs between the two events, launched one after another as that
 // loop launches them, queued behind a host function that holds the stream until they are all
 // enqueued (the loop's host runs ahead of its GPU; the host's enqueue is not timed: where it is

@@ -25,7 +25,7 @@ constexpr int kFusedStemKernel = 4;  // the s2d convolution's kernel side
 //            straight from the staged rows; sm_90 (compiled for sm_90a, in an sm_90 build), 64
 //            output channels (ResNet-50's stem);
 //   Overlap  v4, the same file's second kernel: wgmma with the pool on a warpgroup of its own,
-//            overlapping the next step's MMA, and pooled along the row in the epilogue; Wgmma's
+//            overlapping the next step's MMA, and the two MMA warpgroups in ping-pong; Wgmma's
 //            conditions and one conv row a chunk (a conv side up to 112: 224-pixel images);
 //   Auto     Overlap where it runs, else Wgmma, else MmaSync.
 enum class FusedStemCore { Auto, MmaSync, Wgmma, Overlap };

@@ -99,9 +99,14 @@ __device__ __forceinline__ void store_pooled(const StemParams& q, int n, int pr,
 // (kernels/pooling.cu): a clamped position repeats one already in the window, so the max is the
 // clipped window's (padding never wins: ReLU ≥ 0 and every window holds a real pixel), and the
 // nine 16-byte loads issue together, with no loop between them.
-template <int C, int RingPx>
+// `slot(r)`: the ring slot of conv row r (default: r % kRing, the five-row ring of a kernel that
+// pools between its steps; the overlapped wgmma kernel addresses its ring by position).
+struct SlotByRow {
+  __device__ __forceinline__ int operator()(int r) const { return r % kRing; }
+};
+template <int C, int RingPx, class Slot = SlotByRow>
 __device__ __forceinline__ void pool_step(const StemParams& q, const Step& st, const __nv_bfloat16* ring,
-                                          float out_scale, int tid, int threads) {
+                                          float out_scale, int tid, int threads, Slot slot = {}) {
   constexpr int NT = C / 8;
   const int items = (st.pe - st.p) * q.Po * NT;
   for (int it = tid; it < items; it += threads) {
@@ -112,7 +117,7 @@ __device__ __forceinline__ void pool_step(const StemParams& q, const Step& st, c
     int col[3];
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
-      row[d] = ring + (min(max(2 * pr - 1 + d, 0), q.So - 1) % kRing) * q.So * RingPx + cc * 8;
+      row[d] = ring + slot(min(max(2 * pr - 1 + d, 0), q.So - 1)) * q.So * RingPx + cc * 8;
       col[d] = min(max(2 * x - 1 + d, 0), q.So - 1) * RingPx;
     }
     uint4 v[9];

@@ -240,47 +240,38 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 }
 
 // --- The pool overlapped (laptime lab's stem v4): a third warpgroup pools step s while the two
-// MMA warpgroups compute step s + 1, and the epilogue pools along the row.
+// MMA warpgroups compute step s + 1, and those two take the rows in turn at the tensor cores.
 //
-// Along the row in registers: a thread holds conv columns 2x and 2x + 1 of pooled column
-// x = 4j + t (d[4j + 2h], d[4j + 2h + 1], channel o0 + 8h); column 2x − 1 is lane t − 1's 2x + 1
-// of the same group j, or, for t = 0, lane t + 3's of group j − 1 (one shuffle a value: the
-// t = 0 lanes keep the previous group's). max, then ReLU and bf16 in one conversion: bf16(relu(max))
-// is the max of the rounded values (rounding is monotone), so the result is v3's bit for bit. The
-// ring then holds Po columns (half the epilogue's stores, a third of the pool's loads: three rows
-// a pooled pixel, not nine pixels), at a 160-byte pixel stride, where a warp's store of 8 words
-// × 4 pixels meets 32 distinct banks.
+// What v3 waits on (Nsight Compute, results/2026-12-02d-overlap/c-ncu, B256): the tensor pipe
+// busy 44.5% of the cycles, the rest the epilogue and the pool phase, each warp of a warpgroup
+// alone on its scheduler and issuing every ~6 cycles (0.41 eligible warps a scheduler). v4 moves
+// the pool to its own warpgroup and orders the MMA warpgroups ping-pong (warpgroup 0 the even
+// rows, 1 the odd ones, a TURN barrier each way: a warpgroup issues row r once row r − 1's MMA is
+// done), so that one's epilogue runs under the other's MMA. That pays only if the epilogue is no
+// longer than a row's MMA (16 × m64n112k16, ~900 cycles): its shuffles are gone. Each value pair
+// (pixels 2t and 2t + 1 of one channel, ReLU and bf16 in one cvt) is stored as two 2-byte stores
+// into v3's ring layout, where the pool warpgroup reads it as v3's pool phase does. A first cut
+// that pooled along the row in the epilogue (three shuffles a group) ran 282 us against v3's 248:
+// its epilogue, ~240 instructions a row at ~9 cycles each, was longer than the MMA it hid under.
 //
-// The ring is ten rows, addressed by position (rows in the order the block computes them, across
-// its units), not by conv row: the pool of step s reads at most positions pos_s − 1 .. pos_s + 4
-// and step s + 1 writes at most the five after them. Named barriers order the two roles, one pair
-// for each parity of the step count k: FULL(k) (MMA arrives after its epilogue stores, the pool
-// waits) and EMPTY(k) (the pool arrives after pooling, MMA waits before step k + 2 writes). Step
-// k + 2 is the first whose rows may overlap step k's pool; a barrier of one parity is never
-// arrived at twice before it completes (MMA's k + 2 arrival comes after EMPTY(k), which comes
-// after the pool passed FULL(k)).
-//
-// The two MMA warpgroups take the step's rows in turn at the tensor cores (ping-pong, a TURN
-// barrier each way): in v3 both issue together and then both sit in their epilogues with the
-// tensor cores idle; here one's epilogue runs under the other's MMA.
-//
-// One conv row a chunk (So ≤ 112): the row's pooling needs its whole row in one warpgroup.
-//
-// Measured (results/2026-12-02d-overlap, call A): the first cut, without the ping-pong, ran 282 us
-// at B256 against v3's 248: moving the pool off the critical path did not pay for the heavier
-// epilogue while both warpgroups still met in their epilogues.
-constexpr int kThreadsOv = 384;     // MMA warpgroups 0 and 1, the pool's warpgroup 2
-constexpr int kRingOv = 10;         // ring positions
-constexpr int kHRingPx = kC + 16;   // pooled-column stride, elements (160 bytes)
-// 0 is __syncthreads'; FULL 2-3, EMPTY 4-5; TURN0 (warpgroup 0's chunk has left the tensor cores,
+// The ring is nine rows, addressed by position (rows in the order the block computes them, across
+// its units), not by conv row: the pool of step s reads at most the five positions pos_s − 1 ..
+// pos_s + 3 and step s + 1 writes the four after them. The first step of a unit writes five rows
+// (its window's first): it waits until the pool of the step before is done. Named barriers order
+// the two roles, one pair for each parity of the step count k: FULL(k) (MMA arrives after its
+// epilogue stores, the pool waits) and EMPTY(k) (the pool arrives after pooling; MMA consumes
+// them in order, step k needing k − 2 done, a unit's first step k − 1). A barrier of one parity is
+// never arrived at twice before it completes: MMA's FULL(k + 2) comes after it consumed EMPTY(k),
+// which comes after the pool passed FULL(k), and the pool's EMPTY(k + 2) after FULL(k + 2).
+constexpr int kThreadsOv = 384;  // MMA warpgroups 0 and 1, the pool's warpgroup 2
+constexpr int kRingOv = 9;       // ring positions
+// 0 is __syncthreads'; FULL 2-3, EMPTY 4-5; TURN0 (warpgroup 0's row has left the tensor cores,
 // warpgroup 1 may issue) and TURN1 the other way.
 enum : int { kBarMma = 1, kBarFull = 2, kBarEmpty = 4, kBarTurn0 = 6, kBarTurn1 = 7 };
 
-__host__ __device__ inline int pooled_side(int Hs) { return (Hs - 3 - 1) / 2 + 1; }  // pool_out_size(So, 3, 2, 1)
-
 __host__ __device__ inline Smem smem_layout_ov(int Hs) {
   Smem s = smem_layout(Hs);
-  s.total = s.ring + kRingOv * pooled_side(Hs) * kHRingPx * 2;
+  s.total = s.ring + kRingOv * (Hs - 3) * kRingPx * 2;
   return s;
 }
 
@@ -292,33 +283,12 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// The vertical half of the 3×3/2 max pool of step st's pooled rows: ring position of conv row r is
-// pos + r − st.lo (the previous step's last row at pos − 1), clamped rows as in pool_step.
-__device__ __forceinline__ void pool_rows(const StemParams& q, const Step& st, int pos, const __nv_bfloat16* ring,
-                                          float out_scale, int tid, int threads) {
-  constexpr int NT = kC / 8;
-  const int items = (st.pe - st.p) * q.Po * NT;
-  for (int it = tid; it < items; it += threads) {
-    const int cc = it % NT, pq = it / NT;
-    const int second = pq >= q.Po;
-    const int x = pq - (second ? q.Po : 0), pr = st.p + second;
-    uint4 v[3];
-#pragma unroll
-    for (int d = 0; d < 3; ++d) {
-      const int r = min(max(2 * pr - 1 + d, 0), q.So - 1);
-      const int slot = (pos + r - st.lo + kRingOv) % kRingOv;
-      v[d] = *reinterpret_cast<const uint4*>(ring + (slot * q.Po + x) * kHRingPx + cc * 8);
-    }
-    __nv_bfloat162* m = reinterpret_cast<__nv_bfloat162*>(&v[0]);
-#pragma unroll
-    for (int k = 1; k < 3; ++k) {
-      const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
-#pragma unroll
-      for (int c = 0; c < 4; ++c) m[c] = __hmax2(m[c], e[c]);
-    }
-    store_pooled<kC>(q, st.n, pr, x, cc, v[0], out_scale);
-  }
-}
+// The ring slot of conv row r of a step whose first row st.lo is at position pos (the step
+// before's last row, r = st.lo − 1, at pos − 1).
+struct SlotByPosition {
+  int pos, lo;
+  __device__ __forceinline__ int operator()(int r) const { return (pos + r - lo + kRingOv) % kRingOv; }
+};
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(const StemParams q) {
@@ -328,7 +298,7 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
   const uint32_t smem_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   __nv_bfloat16* ring = reinterpret_cast<__nv_bfloat16*>(smem + L.ring);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int wg = warp >> 2, wq = warp & 3, g = lane >> 2, t = lane & 3, odd = g & 1;
+  const int wg = warp >> 2, wq = warp & 3, g = lane >> 2, t = lane & 3;
   const int units = q.N * q.bands;
   int unit = blockIdx.x, s = 0, k = 0, pos = 0;  // k: steps done by this block; pos: ring rows written
   if (unit >= units) return;
@@ -338,7 +308,7 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
     const float out_scale = q.out_inv_scale ? *q.out_inv_scale : 1.f;
     while (true) {
       bar_sync(kBarFull + (k & 1), kThreadsOv);
-      pool_rows(q, st, pos, ring, out_scale, tid - 256, 128);
+      pool_step<kC, kRingPx>(q, st, ring, out_scale, tid - 256, 128, SlotByPosition{pos, st.lo});
       bar_arrive(kBarEmpty + (k & 1), kThreadsOv);
       const Work next = next_work(q, unit, s);
       if (next.unit >= units) return;
@@ -350,15 +320,13 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
     }
   }
 
-  int buf = 0;
+  int buf = 0, freed = 0;  // freed: the pool's steps whose EMPTY this role has consumed
   load_rows_async(smem_base + L.in0, L.plane, q, st);
   cp_async_commit();
   const int o0 = 16 * wq + g;
   uint32_t wa[16][4];
   load_weights(q, o0, t, wa);
   const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
-  const int left_lane = t > 0 ? lane - 1 : lane + 3;
-  const uint32_t sel = odd ? 0x3276u : 0x5410u;
 
   while (true) {
     const Work next = next_work(q, unit, s);
@@ -372,11 +340,11 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
       load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
       cp_async_commit();
     }
-    if (k >= 2) bar_sync(kBarEmpty + (k & 1), kThreadsOv);  // step k − 2's pool done with these positions
+    // The ring positions this step writes, free: step k − 2's pool done (k − 1's for a unit's
+    // first step, which writes a fifth row).
+    const int need = s == 0 ? k - 1 : k - 2;
+    for (; freed <= need; ++freed) bar_sync(kBarEmpty + (freed & 1), kThreadsOv);
 
-    // The chunks (one conv row each) in turn at the tensor cores, ping-pong: warpgroup 0 takes the
-    // even rows, 1 the odd ones, and a warpgroup issues row r only once row r − 1's MMA is done, so
-    // each epilogue runs under the other warpgroup's MMA instead of beside it.
     const uint32_t in_s = smem_base + (buf ? L.in1 : L.in0);
     const int chunks = st.hi - st.lo;
     for (int r = wg; r < chunks; r += 2) {  // uniform across the warpgroup, as wgmma requires
@@ -384,28 +352,19 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
       float d[kAcc];
       conv_chunk(d, wa, bias, in_s, r * q.Hs, q.Hs, L.plane);
       if (r + 1 < chunks) bar_arrive(wg ? kBarTurn1 : kBarTurn0, 256);
-      // Along the row: pooled column x = 4j + t from conv columns 2x − 1, 2x, 2x + 1 (clamped to
-      // the row), then one pooled pixel's channel pair stored as in v3.
-      __nv_bfloat16* dst = ring + (((pos + r) % kRingOv) * q.Po + t) * kHRingPx + (o0 - odd) + 8 * odd;
-      float carry[2] = {0.f, 0.f};
+      // Pixels 8j + 2t and + 1 of channels o0 + 8h: ReLU and bf16 in one conversion, then each
+      // half stored on its own (two 2-byte stores, no shuffle); columns past So are not stored.
+      uint16_t* dst = reinterpret_cast<uint16_t*>(ring + ((pos + r) % kRingOv * q.So + 2 * t) * kRingPx + o0);
+      const int lim = q.So - 2 * t;
 #pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-        const int x = 4 * j + t;
-        float m[2];
+      for (int j = 0; j < kN / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const float a = d[4 * j + 2 * h], b = d[4 * j + 2 * h + 1];
-          const float got = __shfl_sync(0xffffffffu, b, left_lane);
-          const float left = t > 0 ? got : (j > 0 ? carry[h] : a);
-          carry[h] = got;
-          const float right = 2 * x + 1 < q.So ? b : a;
-          m[h] = fmaxf(a, fmaxf(left, right));
+          uint32_t v;
+          asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;\n" : "=r"(v) : "f"(d[4 * j + 2 * h + 1]), "f"(d[4 * j + 2 * h]));
+          if (8 * j < lim) dst[8 * j * kRingPx + 8 * h] = static_cast<uint16_t>(v);
+          if (8 * j + 1 < lim) dst[(8 * j + 1) * kRingPx + 8 * h] = static_cast<uint16_t>(v >> 16);
         }
-        uint32_t mine;
-        asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;\n" : "=r"(mine) : "f"(m[1]), "f"(m[0]));
-        const uint32_t theirs = __shfl_xor_sync(0xffffffffu, mine, 4);
-        if (x < q.Po) *reinterpret_cast<uint32_t*>(dst + 4 * j * kHRingPx) = __byte_perm(mine, theirs, sel);
-      }
     }
     bar_arrive(kBarFull + (k & 1), kThreadsOv);  // the step's rows in the ring, for the pool
     if (!has_next) break;
@@ -416,8 +375,8 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
     buf ^= 1;
     ++k;
   }
-  // The pool's arrivals of the last two steps, consumed: no barrier is left part-arrived at exit.
-  for (int j = k > 0 ? k - 1 : 0; j <= k; ++j) bar_sync(kBarEmpty + (j & 1), kThreadsOv);
+  // The pool's remaining arrivals, consumed: no barrier is left part-arrived at exit.
+  for (; freed <= k; ++freed) bar_sync(kBarEmpty + (freed & 1), kThreadsOv);
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
 

@@ -39,8 +39,8 @@ class GemmTuner {
   enum class Replay { Graph, Eager };
   void set_replay(Replay r) { replay_ = r; }
   Replay replay() const { return replay_; }
-  // How its candidates are launched while timed: directly in an eager build (LAPTIME_EAGER_TIMING
-  // permitting), in a CUDA graph otherwise (core/timing.h).
+  // How its candidates are launched while timed: directly in an eager build with
+  // LAPTIME_EAGER_TIMING=direct, in a CUDA graph otherwise (core/timing.h).
   static CandidateLaunch launch_for(Replay r) {
     return r == Replay::Eager && env::eager_timing_direct() ? CandidateLaunch::Direct : CandidateLaunch::Graph;
   }

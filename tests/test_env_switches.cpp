@@ -205,15 +205,15 @@ TEST(EnvSwitches, ResnetFp8RefusesAnotherWord) {
 TEST(EnvSwitches, EagerTimingRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kEagerTiming.name, "eager", 1);
-    EXPECT_EQ(refusal_of([] { env::eager_timing_direct(); }), "LAPTIME_EAGER_TIMING must be 'direct' or 'graph', not 'eager'.");
+    EXPECT_EQ(refusal_of([] { env::eager_timing_direct(); }), "LAPTIME_EAGER_TIMING must be 'graph' or 'direct', not 'eager'.");
   });
   in_fresh_process([] {
-    setenv(env::kEagerTiming.name, "graph", 1);
-    EXPECT_FALSE(env::eager_timing_direct());
+    setenv(env::kEagerTiming.name, "direct", 1);
+    EXPECT_TRUE(env::eager_timing_direct());
   });
   in_fresh_process([] {
     unsetenv(env::kEagerTiming.name);
-    EXPECT_TRUE(env::eager_timing_direct());
+    EXPECT_FALSE(env::eager_timing_direct());
   });
 }
 

@@ -416,11 +416,12 @@ KernelInfo stem() {
        "cores run asynchronously at four warps a scheduler's worth of work (kernels/stem_sm90.cu; production on "
        "sm_90 where v4 cannot run: conv sides over 112)",
        {}, ""},
-      {"v4", "wgmma with the pool overlapped: a warpgroup of its own, pooled along the row in the epilogue",
-       "v3's tensor cores waited on the pool phase and the barriers around it (one block an SM, the phases in "
-       "turn); here a third warpgroup pools step s while the two MMA warpgroups compute step s + 1 (a ring of ten "
-       "rows, named barriers), and the epilogue takes the max along the row in registers, so the ring holds pooled "
-       "columns: half the stores, a third of the pool's loads (production on sm_90 at 64 channels, conv side <= 112)",
+      {"v4", "wgmma with the pool overlapped: a warpgroup of its own, the MMA warpgroups in ping-pong",
+       "v3's tensor cores sat idle 55% of the time, through its epilogue and pool phase (each warp alone on its "
+       "scheduler); here a third warpgroup pools step s while the MMA warpgroups compute step s + 1 (a ring of nine "
+       "rows, named barriers), the two take the rows in turn at the tensor cores so that one's epilogue runs under "
+       "the other's MMA, and the epilogue has no shuffle: a conversion and two 2-byte stores a value pair "
+       "(production on sm_90 at 64 channels, conv side <= 112)",
        {}, ""},
   };
   k.production = {{"bf16", "v4"}};
