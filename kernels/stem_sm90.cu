@@ -154,11 +154,42 @@ __device__ __forceinline__ void conv_chunk(float (&d)[kAcc], const uint32_t (&wa
 }
 
 // Starts the copy of s2d rows [lo, hi + 3) of image n into a staged buffer's two planes: 16-byte
-// chunk i of the run is pixel i / 2's channel half i % 2.
+// chunk i of the run is pixel i / 2's channel half i % 2. Threads 0-255 (the MMA warpgroups).
 __device__ __forceinline__ void load_rows_async(uint32_t buf, int plane, const StemParams& q, const Step& st) {
   const int chunks = (st.hi + 3 - st.lo) * q.Hs * 2;
   const __nv_bfloat16* src = q.in + (static_cast<int64_t>(st.n) * q.Hs + st.lo) * q.Hs * kCin;
   for (int i = threadIdx.x; i < chunks; i += kThreads) cp_async16(buf + (i & 1) * plane + (i >> 1) * 16, src + i * 8);
+}
+
+// Before the loop over steps: the first step's rows started into buffer 0, this thread's weight
+// fragments (channels o0 and o0 + 8) and their biases loaded.
+__device__ __forceinline__ void begin_steps(const StemParams& q, uint32_t smem_base, const Smem& L, const Step& st,
+                                            int o0, int t, uint32_t (&wa)[16][4], float (&bias)[2]) {
+  load_rows_async(smem_base + L.in0, L.plane, q, st);
+  cp_async_commit();
+  load_weights(q, o0, t, wa);
+  bias[0] = __bfloat162float(q.bias[o0]);
+  bias[1] = __bfloat162float(q.bias[o0 + 8]);
+}
+
+// A step's top, before its barrier: this thread's copies complete and visible to the tensor
+// cores' (async) reads.
+__device__ __forceinline__ void rows_landed() {
+  cp_async_wait_all();
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// After the step's barrier (everyone done with the other buffer): the next step's rows started
+// into it. Returns that step (empty when there is none).
+__device__ __forceinline__ Step start_next(const StemParams& q, uint32_t smem_base, const Smem& L, int buf,
+                                           const Work& next, bool has_next) {
+  Step nx{};
+  if (has_next) {
+    nx = make_step(q, next.unit, next.s);
+    load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
+    cp_async_commit();
+  }
+  return nx;
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -178,27 +209,17 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 
   int s = 0, buf = 0;
   Step st = make_step(q, unit, 0);
-  load_rows_async(smem_base + L.in0, L.plane, q, st);
-  cp_async_commit();
-
   const int o0 = 16 * wq + g;
   uint32_t wa[16][4];
-  load_weights(q, o0, t, wa);
-  const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
+  float bias[2];
+  begin_steps(q, smem_base, L, st, o0, t, wa, bias);
 
   while (true) {
     const Work next = next_work(q, unit, s);
     const bool has_next = next.unit < units;
-    cp_async_wait_all();
-    // This thread's copies, visible to the tensor cores' (async) reads; then everyone's.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // this step's rows in; the previous pool done with the ring
-    Step nx{};
-    if (has_next) {
-      nx = make_step(q, next.unit, next.s);
-      load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
-      cp_async_commit();
-    }
+    rows_landed();
+    __syncthreads();  // this step's rows in, everyone's; the previous pool done with the ring
+    const Step nx = start_next(q, smem_base, L, buf, next, has_next);
 
     // --- implicit GEMM over this step's conv rows [lo, hi), epilogue into the ring
     const uint32_t in_s = smem_base + (buf ? L.in1 : L.in0);
@@ -321,25 +342,17 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
   }
 
   int buf = 0, freed = 0;  // freed: the pool's steps whose EMPTY this role has consumed
-  load_rows_async(smem_base + L.in0, L.plane, q, st);
-  cp_async_commit();
   const int o0 = 16 * wq + g;
   uint32_t wa[16][4];
-  load_weights(q, o0, t, wa);
-  const float bias[2] = {__bfloat162float(q.bias[o0]), __bfloat162float(q.bias[o0 + 8])};
+  float bias[2];
+  begin_steps(q, smem_base, L, st, o0, t, wa, bias);
 
   while (true) {
     const Work next = next_work(q, unit, s);
     const bool has_next = next.unit < units;
-    cp_async_wait_all();
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    rows_landed();
     bar_sync(kBarMma, 256);  // this step's rows in; both MMA warpgroups done with the other buffer
-    Step nx{};
-    if (has_next) {
-      nx = make_step(q, next.unit, next.s);
-      load_rows_async(smem_base + (buf ? L.in0 : L.in1), L.plane, q, nx);
-      cp_async_commit();
-    }
+    const Step nx = start_next(q, smem_base, L, buf, next, has_next);
     // The ring positions this step writes, free: step k − 2's pool done (k − 1's for a unit's
     // first step, which writes a fifth row).
     const int need = s == 0 ? k - 1 : k - 2;
@@ -380,34 +393,33 @@ __global__ void __launch_bounds__(kThreadsOv, 1) fused_stem_wgmma_ov_kernel(cons
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
 
+using StemKernel = void (*)(StemParams);
+
+// The shared-memory opt-in of `kernel` (to `optin` bytes); returns the blocks an SM holds at `bytes`.
+int prepare_kernel(StemKernel kernel, int threads, int optin, int bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, bytes));
+  return n;
+}
+
+void launch_kernel(StemKernel kernel, int threads, const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
+  kernel<<<grid, threads, smem_bytes, stream>>>(q);
+  CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 int wgmma_smem_bytes(int Hs) { return smem_layout(Hs).total; }
-
-int wgmma_prepare(int optin, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(fused_stem_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-  int n = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fused_stem_wgmma_kernel, kThreads, bytes));
-  return n;
-}
-
+int wgmma_prepare(int optin, int bytes) { return prepare_kernel(fused_stem_wgmma_kernel, kThreads, optin, bytes); }
 void wgmma_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
-  fused_stem_wgmma_kernel<<<grid, kThreads, smem_bytes, stream>>>(q);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(fused_stem_wgmma_kernel, kThreads, q, grid, smem_bytes, stream);
 }
 
 int overlap_smem_bytes(int Hs) { return smem_layout_ov(Hs).total; }
-
-int overlap_prepare(int optin, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(fused_stem_wgmma_ov_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-  int n = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fused_stem_wgmma_ov_kernel, kThreadsOv, bytes));
-  return n;
-}
-
+int overlap_prepare(int optin, int bytes) { return prepare_kernel(fused_stem_wgmma_ov_kernel, kThreadsOv, optin, bytes); }
 void overlap_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
-  fused_stem_wgmma_ov_kernel<<<grid, kThreadsOv, smem_bytes, stream>>>(q);
-  CUDA_CHECK_LAUNCH();
+  launch_kernel(fused_stem_wgmma_ov_kernel, kThreadsOv, q, grid, smem_bytes, stream);
 }
 
 }  // namespace laptime::stem

@@ -5,6 +5,7 @@
 // depending on how fast this machine launches. core/timing.h's direct launches (an eager build's
 // candidates): queued behind the host before the GPU starts, so the host's time is not in them.
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -18,16 +19,22 @@
 namespace laptime {
 namespace {
 
-TEST(GemmTunerCharge, EagerChargesTheHostGraphDoesNot) {
-  LAPTIME_REQUIRE_GPU();
-  Context ctx;
-  DeviceBuffer buf(4096);
-  constexpr double kHostMs = 2.0;
-  auto run = [&] {
+constexpr double kHostMs = 2.0;
+
+// A candidate whose host side takes kHostMs (a sleep) before one 4 KiB memset on the stream.
+std::function<bool()> slow_host_memset(const Context& ctx, DeviceBuffer& buf) {
+  return [&ctx, &buf] {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kHostMs));
     CUDA_CHECK(cudaMemsetAsync(buf.data(), 0, buf.bytes(), ctx.stream()));
     return true;
   };
+}
+
+TEST(GemmTunerCharge, EagerChargesTheHostGraphDoesNot) {
+  LAPTIME_REQUIRE_GPU();
+  Context ctx;
+  DeviceBuffer buf(4096);
+  const auto run = slow_host_memset(ctx, buf);
   GemmTuner graph, eager;
   eager.set_replay(GemmTuner::Replay::Eager);
   const float g = graph.charge(ctx, run), e = eager.charge(ctx, run);
@@ -49,12 +56,7 @@ TEST(CandidateTiming, DirectRunsAreQueuedBeforeTheyAreTimed) {
   LAPTIME_REQUIRE_GPU();
   Context ctx;
   DeviceBuffer buf(4096);
-  constexpr double kHostMs = 2.0;
-  auto run = [&] {
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kHostMs));
-    CUDA_CHECK(cudaMemsetAsync(buf.data(), 0, buf.bytes(), ctx.stream()));
-    return true;
-  };
+  const auto run = slow_host_memset(ctx, buf);
   // Timed as they were enqueued, the runs would measure the host's 2 ms each.
   const float d = time_candidate(ctx.stream(), run, nullptr, CandidateLaunch::Direct);
   EXPECT_GT(d, 0.f);
