@@ -401,10 +401,9 @@ FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, Fused
   } else if (core != FusedStemCore::MmaSync) {
     const std::string no_wgmma = fused_stem_wgmma_refusal(out_channels, Hs, device);
     require(core == FusedStemCore::Auto || no_wgmma.empty(), no_wgmma);
-    if (core == FusedStemCore::Auto)
-      core = !no_wgmma.empty()                                           ? FusedStemCore::MmaSync
-             : fused_stem_overlap_refusal(out_channels, Hs, device).empty() ? FusedStemCore::Overlap
-                                                                          : FusedStemCore::Wgmma;
+    // Auto: Wgmma, not Overlap, which measured 4% slower (258.6 against 248.8 us at B256,
+    // results/2026-12-02d-overlap call D); Overlap runs when asked (laptime lab stem v4).
+    if (core == FusedStemCore::Auto) core = no_wgmma.empty() ? FusedStemCore::Wgmma : FusedStemCore::MmaSync;
   }
   FusedStemPlan plan;
   plan.core = core;

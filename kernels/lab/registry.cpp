@@ -414,17 +414,18 @@ KernelInfo stem() {
        "the GEMM transposed onto wgmma (M = 64 channels from registers, N = 120 pixels from shared memory): each "
        "k-step's operand is the staged input itself shifted by a row and a column, no im2col, and the tensor "
        "cores run asynchronously at four warps a scheduler's worth of work (kernels/stem_sm90.cu; production on "
-       "sm_90 where v4 cannot run: conv sides over 112)",
+       "sm_90, 64 channels; n/a elsewhere)",
        {}, ""},
       {"v4", "wgmma with the pool overlapped: a warpgroup of its own, the MMA warpgroups in ping-pong",
        "v3's tensor cores sat idle 55% of the time, through its epilogue and pool phase (each warp alone on its "
        "scheduler); here a third warpgroup pools step s while the MMA warpgroups compute step s + 1 (a ring of nine "
        "rows, named barriers), the two take the rows in turn at the tensor cores so that one's epilogue runs under "
        "the other's MMA, and the epilogue has no shuffle: a conversion and two 2-byte stores a value pair "
-       "(production on sm_90 at 64 channels, conv side <= 112)",
+       "(not production: on the H200 it ran 4% slower than v3, its pool warpgroup idle and the epilogue still "
+       "longer than a row's MMA; sm_90, 64 channels, conv side <= 112)",
        {}, ""},
   };
-  k.production = {{"bf16", "v4"}};
+  k.production = {{"bf16", "v3"}};
   k.model_shapes = {{"resnet50 B256 224x224: conv1 + maxpool", {256, 115, 64}},
                     {"resnet50 B32 224x224: conv1 + maxpool", {32, 115, 64}},
                     {"resnet50 B1 224x224: conv1 + maxpool", {1, 115, 64}}};
