@@ -274,6 +274,10 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 // into v3's ring layout, where the pool warpgroup reads it as v3's pool phase does. A first cut
 // that pooled along the row in the epilogue (three shuffles a group) ran 282 us against v3's 248:
 // its epilogue, ~240 instructions a row at ~9 cycles each, was longer than the MMA it hid under.
+// This version measured 258.6 us against v3's 248.8 (call D): still slower, so fused_stem_plan
+// keeps v3 and this core runs only when asked for (FusedStemCore::Overlap, `--kernel stem=v4`).
+// What it leaves: each warp is still alone on its scheduler, and the pool warpgroup's 128
+// threads take v3's pool phase at half its threads; the tensor pipe's 45% is the number to move.
 //
 // The ring is nine rows, addressed by position (rows in the order the block computes them, across
 // its units), not by conv row: the pool of step s reads at most the five positions pos_s − 1 ..
