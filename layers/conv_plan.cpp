@@ -377,7 +377,9 @@ void Chooser::gemm_route() {
     if (ms < 0.f) continue;
     ++candidates;
     p->ms = ms;
-    p->engine = "cuBLASLt algorithm " + std::to_string(a) + " of its heuristic";
+    // (A spec cuBLASLt has no algorithm for builds on CUTLASS's first kernel alone: Gemm's constructor.)
+    p->engine = p->gemm->backend() == "cuBLASLt" ? "cuBLASLt algorithm " + std::to_string(a) + " of its heuristic"
+                                                 : p->gemm->backend();
     const bool first = a == 0;
     // CUTLASS's kernels for the same product (bf16 on sm_90: ReLU + bias + the residual in one
     // epilogue, no memset beside them), each schedule timed as cuBLASLt's algorithms are.
