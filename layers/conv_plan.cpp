@@ -461,15 +461,16 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
     return true;
   };
   std::string why8, why16, ignored;
+  const CandidateLaunch launch = GemmTuner::launch_for(replay);
   if (env::conv_tune()) {  // the GEMM's own algorithm first, among cuBLASLt's first few, on x8 as the timing fills it
     quantize_fp8(x8.data(), fp8.input_inv_scale(), conv.dtype, x, x_elems, ctx.stream());
     float ms = 0.f;
-    gemm->autotune(ctx, y, x8.data(), fp8.weight8(), conv.bias, &ms, GemmTuner::launch_for(replay));
+    gemm->autotune(ctx, y, x8.data(), fp8.weight8(), conv.bias, &ms, launch);
   }
-  c.fp8_ms = time_candidate(ctx.stream(), run8, &why8, GemmTuner::launch_for(replay));
+  c.fp8_ms = time_candidate(ctx.stream(), run8, &why8, launch);
   // The bf16 side: what choose_conv_plan chose, as it measured it (the same method), or timed now.
   auto run16 = [&] { return chosen.enqueue(conv, ctx, y, x, residual, &ignored); };
-  c.bf16_ms = chosen.ms >= 0.f ? chosen.ms : time_candidate(ctx.stream(), run16, &why16, GemmTuner::launch_for(replay));
+  c.bf16_ms = chosen.ms >= 0.f ? chosen.ms : time_candidate(ctx.stream(), run16, &why16, launch);
   const bool eager = replay == GemmTuner::Replay::Eager;
   if (eager) {  // an eager loop pays each side's launches on the host: the quantize pass is one more
     c.fp8_ms = eager_charge_ms(c.fp8_ms, ctx.stream(), run8, &why8);
@@ -480,10 +481,7 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
   if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + first_line(why8));
   if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to time: " + first_line(why16));
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
-  if (eager)
-    notes.push_back(GemmTuner::launch_for(replay) == CandidateLaunch::Direct
-                        ? "eager: each time is max(GPU, host enqueue), the GPU's timed by direct launches"
-                        : "eager: each time is max(GPU, host enqueue)");
+  if (eager) notes.push_back(GemmTuner::eager_note(replay));
   for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;
   c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
                               (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));

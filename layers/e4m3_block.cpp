@@ -26,6 +26,11 @@ std::vector<const CutlassGemmKernel*> residual_stream_kernels(int device) {
   return v;
 }
 
+// How the candidates are launched while timed: as the model's loop will run (the cache's replay).
+CandidateLaunch launch_of(const ConvPlanCache* cache) {
+  return GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph);
+}
+
 // The GEMM's candidates (cuBLASLt's ranked algorithms, the CUTLASS kernels that compute it) timed
 // on these operands and the fastest kept (Gemm::autotune), or the choice of an identical GEMM
 // through the cache. Returns the chosen time.
@@ -40,8 +45,7 @@ float tune(const Context& ctx, Gemm& g, const std::string& what, void* d, const 
     }
   }
   float ms = -1.f;
-  const int best =
-      g.autotune(ctx, d, a, b, bias, &ms, GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph));
+  const int best = g.autotune(ctx, d, a, b, bias, &ms, launch_of(cache));
   if (cache) cache->set_timed_choice(key, {best, ms, g.candidate_count()});
   return ms;
 }
@@ -66,7 +70,7 @@ Timed fastest(const Context& ctx, ConvPlanCache* cache, const std::string& key, 
           run(i);
           return true;
         },
-        nullptr, GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph));
+        nullptr, launch_of(cache));
     if (ms >= 0.f && (t.ms < 0.f || ms < t.ms)) t = {i, ms, false};
   }
   if (t.ms >= 0.f && cache) cache->set_timed_choice(key, {t.index, t.ms, count});

@@ -45,6 +45,13 @@ class GemmTuner {
     return r == Replay::Eager && env::eager_timing_direct() ? CandidateLaunch::Direct : CandidateLaunch::Graph;
   }
   CandidateLaunch launch() const { return launch_for(replay_); }
+  // What a plan line says of how its eager times were taken; "" for Graph.
+  static const char* eager_note(Replay r) {
+    if (r != Replay::Eager) return "";
+    return launch_for(r) == CandidateLaunch::Direct
+               ? "eager: each time is max(GPU, host enqueue), the GPU's timed by direct launches"
+               : "eager: each time is max(GPU, host enqueue)";
+  }
   // A candidate's time under replay(): core/timing.h's time_candidate, and in Eager also its
   // enqueue_ms, the larger. Negative (why filled) when it refuses. Synchronizes.
   float charge(const Context& ctx, const std::function<bool()>& run, std::string* why = nullptr) const;

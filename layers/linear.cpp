@@ -171,10 +171,7 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
   if (p.fp8_out8 && c.fp8_out8_ms < 0.f) notes.push_back("the fp8 plan with an e4m3 output failed to run: " + out8_why);
   if (p.quantize && c.fp8_gemm_ms < 0.f) notes.push_back("the fp8 GEMM without its quantize failed to run: " + gemm_why);
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
-  if (tuner && tuner->replay() == GemmTuner::Replay::Eager)
-    notes.push_back(tuner->launch() == CandidateLaunch::Direct
-                        ? "eager: each time is max(GPU, host enqueue), the GPU's timed by direct launches"
-                        : "eager: each time is max(GPU, host enqueue)");
+  if (tuner && tuner->replay() == GemmTuner::Replay::Eager) notes.push_back(GemmTuner::eager_note(tuner->replay()));
   for (const std::string& n8 : notes) c.note += (c.note.empty() ? "" : "; ") + n8;
   c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
                               (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
