@@ -320,6 +320,14 @@ double band_cost(const StemParams& q, int band, int nsplit, FusedStemCore core) 
   return cost;
 }
 
+// "" when `need` bytes of shared memory a block fit the device's opt-in, else the sentence for
+// `what` ("the fused stem", "the wgmma stem", ...) at s2d side Hs.
+std::string smem_refusal(const char* what, int Hs, int need, int optin) {
+  if (need <= optin) return "";
+  return std::string(what) + " at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " + std::to_string(need) +
+         " bytes of shared memory per block, more than the device's " + std::to_string(optin) + ".";
+}
+
 }  // namespace
 
 std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out_channels, int Hs, int smem_optin) {
@@ -330,11 +338,7 @@ std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out
   if (out_channels % 8 != 0 || out_channels < 8 || out_channels > 64)
     return "the fused stem takes 8 to 64 output channels in steps of 8, not " + std::to_string(out_channels) + ".";
   if (Hs < 4) return "the fused stem needs a space-to-depth side of at least 4, not " + std::to_string(Hs) + ".";
-  const int need = stem_smem(out_channels, Hs).total;
-  if (need > smem_optin)
-    return "the fused stem at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " + std::to_string(need) +
-           " bytes of shared memory per block, more than the device's " + std::to_string(smem_optin) + ".";
-  return "";
+  return smem_refusal("the fused stem", Hs, stem_smem(out_channels, Hs).total, smem_optin);
 }
 
 const char* fused_stem_core_name(FusedStemCore core) {
@@ -364,11 +368,7 @@ std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device) {
   if (out_channels != kWgmmaChannels)
     return "the wgmma stem takes " + std::to_string(kWgmmaChannels) + " output channels, not " +
            std::to_string(out_channels) + ".";
-  const int need = wgmma_smem_bytes(Hs);
-  if (need > optin)
-    return "the wgmma stem at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " + std::to_string(need) +
-           " bytes of shared memory per block, more than the device's " + std::to_string(optin) + ".";
-  return "";
+  return smem_refusal("the wgmma stem", Hs, wgmma_smem_bytes(Hs), optin);
 #endif
 }
 
@@ -381,12 +381,10 @@ std::string fused_stem_overlap_refusal(int out_channels, int Hs, int device) {
            " (a space-to-depth side up to " + std::to_string(kWgmmaChunk + 3) + "), not " + std::to_string(Hs - 3) + ".";
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const int need = overlap_smem_bytes(Hs);
-  if (need > optin)
-    return "the overlapped wgmma stem at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " +
-           std::to_string(need) + " bytes of shared memory per block, more than the device's " + std::to_string(optin) + ".";
-#endif
+  return smem_refusal("the overlapped wgmma stem", Hs, overlap_smem_bytes(Hs), optin);
+#else
   return "";
+#endif
 }
 
 FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, FusedStemCore core) {
