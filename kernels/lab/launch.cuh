@@ -133,7 +133,7 @@ struct StemArgs {
   const void* weight;  // [C, 4, 4, 16] bf16 (BatchNorm folded)
   const void* bias;    // [C] bf16
   int N, Hs, C;
-  const FusedStemPlan* plan;  // v2 and v3: from stem_plan() for this N, Hs, C; v1: unused
+  const FusedStemPlan* plan;  // v2-v4: from stem_plan() for this N, Hs, C; v1: unused
 };
 using StemLaunch = void (*)(const StemArgs&, cudaStream_t);
 StemLaunch stem_version(int index);
@@ -141,7 +141,7 @@ StemLaunch stem_version(int index);
 // take what the fused stem takes (fused_stem_refusal), v3 needs the wgmma core too, v4 the
 // overlapped core's one conv row a chunk (fused_stem_overlap_refusal).
 std::string stem_refusal(int index, int Hs, int C, int device);
-// v2 and v3: the plan of their core (fused_stem_plan); v1 needs none (an empty plan).
+// v2-v4: the plan of their core (fused_stem_plan); v1 needs none (an empty plan).
 FusedStemPlan stem_plan(int index, int N, int Hs, int C, int device);
 
 struct ConvEpilogueArgs {

@@ -411,7 +411,8 @@ KernelInfo stem() {
        "ring, so each conv pixel is computed once and pooled from there (kernels/stem.cu; production before sm_90)",
        {}, ""},
       {"v3", "wgmma: the weights in registers, the pixels as the staged rows",
-       "the GEMM transposed onto wgmma (M = 64 channels from registers, N = 120 pixels from shared memory): each "
+       "the GEMM transposed onto wgmma (M = 64 channels from registers, N = 112 pixels of one conv row from shared "
+       "memory): each "
        "k-step's operand is the staged input itself shifted by a row and a column, no im2col, and the tensor "
        "cores run asynchronously at four warps a scheduler's worth of work (kernels/stem_sm90.cu; production on "
        "sm_90, 64 channels; n/a elsewhere)",

@@ -4,6 +4,8 @@
 //   v2  tensor cores through mma.sync, a ring of conv rows in shared memory (kernels/stem.cu)
 //   v3  wgmma, the weights in registers, the pixels read straight from the staged rows
 //       (kernels/stem_sm90.cu; production on sm_90, where v2 is production elsewhere)
+//   v4  v3 with the pool on a warpgroup of its own and the MMA warpgroups in ping-pong
+//       (kernels/stem_sm90.cu's second kernel; measured slower than v3, not production)
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/lab/launch.cuh"
