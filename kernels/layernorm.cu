@@ -11,7 +11,9 @@
 // lane: C <= 2048 in bf16, <= 1024 in fp32, 16-byte aligned rows) reads the row from memory
 // once, with 16-byte loads, into registers, and does all three passes there: one read and one
 // write of the activations, the bandwidth floor (GPT-2 small, bf16, 8192 x 768: 25 MB moved).
-// The general kernel above it stays for every other shape.
+// Its register array is sized to the row (NV vectors a lane, an instantiation per NV: 3 for
+// GPT-2's bf16 rows), so a narrow row does not pay the widest row's registers in occupancy
+// (layernorm_registers.cuh). The general kernel above it stays for every other shape.
 // Both can write a narrower type than they read (To): fp32 in, fp16 out feeds tf32's fp16
 // attention projections straight from the LayerNorm (layers/attention.h), with no conversion pass;
 // bf16 in, e4m3 out (times the consumer's inverse scale, saturated) feeds fp8's GEMMs the same
@@ -58,33 +60,35 @@ __global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
 
 constexpr int kMaxVecPerLane = kLayerNormMaxVecPerLane;
 
-template <class T, class To>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+// NV: the vectors a lane holds (the row's, or kMaxVecPerLane for the lab's v3); Row: how they are
+// held (layernorm_registers.cuh). MinBlocks: the launch bound's blocks an SM, 8 for one wave of rows
+// (ptxas then caps a thread at 32 registers).
+template <class T, class To, int NV, int MinBlocks, template <class, int> class Row = PackedRow>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, MinBlocks)
 layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
                      const T* __restrict__ bias, int rows, int C, float eps, const float* __restrict__ out_scale) {
   constexpr int kVec = 16 / sizeof(T);
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
-  const int n_vec = C / kVec;  // whole vectors in the row; the launcher checked
+  const int n_vec = C / kVec;  // whole vectors in the row, at most 32 · NV; the launcher checked
   const uint4* x = reinterpret_cast<const uint4*>(in + static_cast<size_t>(row) * C);
-  float v[kMaxVecPerLane][kVec];
+  Row<T, NV> r;
 #pragma unroll
-  for (int i = 0; i < kMaxVecPerLane; ++i) {
-    const int idx = i * 32 + lane;
-    if (idx < n_vec) {
-      uint4 raw = x[idx];
-      const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[i][k] = to_f32(e[k]);
-    }
-  }
-  layernorm_registers<T, To, kVec>(reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C), v, weight,
-                                   bias, n_vec, C, eps, out_scale ? *out_scale : 1.f, lane);
+  for (int i = 0; i < NV; ++i)
+    if (i * 32 + lane < n_vec) r.set(i, x[i * 32 + lane]);
+  layernorm_registers(reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C), r, weight, bias, n_vec, C,
+                      eps, out_scale ? *out_scale : 1.f, lane);
 }
 
-// Path::General runs the general kernel whatever the shape (laptime lab's layernorm v2).
-enum class Path { Auto, General };
+// The kernel a shape runs (laptime lab's layernorm versions v2-v5; Auto is production).
+//   General          the general kernel whatever the shape (v2)
+//   WidestRegisters  the fast path with registers for the widest row whatever C is (v3)
+//   SizedRegisters   the fast path, its registers sized to the row (v4)
+//   OneWave          v4 asking ptxas for 8 blocks an SM where the row is at most 3 vectors a lane
+//                    (GPT-2's bf16 rows): 32 registers a thread and a 12-byte spill, so GPT-2's
+//                    8192 rows run as one wave of warps (v5, production)
+enum class Path { Auto, General, WidestRegisters, SizedRegisters, OneWave };
 
 template <class T, class To>
 void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, const float* out_scale,
@@ -92,9 +96,23 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
   const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
                         reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
   constexpr int vec = 16 / sizeof(T);
-  if (path == Path::Auto && aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
-    layernorm_vec_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias,
-                                                                                                   rows, C, eps, out_scale);
+  if (path == Path::Auto) path = Path::OneWave;
+  const dim3 grid(ceil_div(rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
+  const bool fast = path != Path::General && aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane;
+  if (fast && path == Path::WidestRegisters)
+    layernorm_vec_kernel<T, To, kMaxVecPerLane, 1, FloatRow>
+        <<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
+  else if (fast)
+    with_vecs_per_lane(C / vec, [&](auto nv) {
+      constexpr int NV = decltype(nv)::value;
+      if constexpr (NV <= 3) {
+        if (path == Path::OneWave) {
+          layernorm_vec_kernel<T, To, NV, 8><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
+          return;
+        }
+      }
+      layernorm_vec_kernel<T, To, NV, 1><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
+    });
   else
     layernorm_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias, rows,
                                                                                               C, eps, out_scale);
@@ -123,12 +141,16 @@ void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, 
                                        eps, nullptr, stream));
 }
 
-void layernorm_forward_general(DType dtype, void* out, const void* in, const void* weight, const void* bias, int rows,
-                               int C, float eps, cudaStream_t stream) {
+void layernorm_forward_path(LayerNormPath which, DType dtype, void* out, const void* in, const void* weight,
+                            const void* bias, int rows, int C, float eps, cudaStream_t stream) {
   if (rows == 0) return;
+  const Path path = which == LayerNormPath::General           ? Path::General
+                    : which == LayerNormPath::WidestRegisters ? Path::WidestRegisters
+                    : which == LayerNormPath::SizedRegisters  ? Path::SizedRegisters
+                                                              : Path::OneWave;
   LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
                                        static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
-                                       eps, nullptr, stream, Path::General));
+                                       eps, nullptr, stream, path));
 }
 
 void layernorm_forward_fp8(void* out, const float* out_inv_scale, DType dtype, const void* in, const void* weight,

@@ -5,8 +5,8 @@
 // four loads before it uses any, so two vectors' worth of bytes are in flight per thread; a
 // scalar loop takes a ragged tail, and a scalar kernel any tensor that is not 16-byte aligned.
 //
-// residual_layernorm_forward: kernels/layernorm.cu's fast path with x + r in place of the row
-// read: a warp loads its row of x and of r (16 bytes a load), adds them in registers, rounds the
+// residual_layernorm_forward: kernels/layernorm.cu's fast path (its registers sized to the row)
+// with x + r in place of the row read: a warp loads its row of x and of r (16 bytes a load), adds them in registers, rounds the
 // sum to the storage type (what the residual stream holds, and what an unfused LayerNorm would
 // read back), writes it, and normalises the registers it still holds (layernorm_registers.cuh).
 // x and x_out may be one buffer: each element is read and then written by the same thread.
@@ -61,7 +61,7 @@ __global__ void residual_scalar_kernel(T* out, const T* x, const T* __restrict__
     out[i] = from_f32<T>(to_f32(x[i]) + to_f32(r[i]));
 }
 
-template <class T>
+template <class T, int NV>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 residual_layernorm_kernel(T* x_out, T* __restrict__ y, const T* x, const T* __restrict__ r,
                           const T* __restrict__ weight, const T* __restrict__ bias, int rows, int C, float eps) {
@@ -69,25 +69,22 @@ residual_layernorm_kernel(T* x_out, T* __restrict__ y, const T* x, const T* __re
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
-  const int n_vec = C / kVec;  // whole vectors, at most 32 · kLayerNormMaxVecPerLane: the launcher checked
+  const int n_vec = C / kVec;  // whole vectors, at most 32 · NV: the launcher checked
   const size_t base = static_cast<size_t>(row) * C;
   const uint4* xv = reinterpret_cast<const uint4*>(x + base);
   const uint4* rv = reinterpret_cast<const uint4*>(r + base);
   uint4* ov = reinterpret_cast<uint4*>(x_out + base);
-  float v[kLayerNormMaxVecPerLane][kVec];
+  PackedRow<T, NV> sum;
 #pragma unroll
-  for (int i = 0; i < kLayerNormMaxVecPerLane; ++i) {
+  for (int i = 0; i < NV; ++i) {
     const int idx = i * 32 + lane;
     if (idx < n_vec) {
-      const uint4 sum = add_vec<T>(xv[idx], rv[idx]);  // rounded to T: the stream's value
-      ov[idx] = sum;
-      const T* e = reinterpret_cast<const T*>(&sum);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[i][k] = to_f32(e[k]);
+      const uint4 s = add_vec<T>(xv[idx], rv[idx]);  // rounded to T: the stream's value
+      ov[idx] = s;
+      sum.set(i, s);
     }
   }
-  layernorm_registers<T, T, kVec>(reinterpret_cast<OutVec<T, kVec>*>(y + base), v, weight, bias, n_vec, C, eps, 1.f,
-                                  lane);
+  layernorm_registers(reinterpret_cast<OutVec<T, kVec>*>(y + base), sum, weight, bias, n_vec, C, eps, 1.f, lane);
 }
 
 bool aligned16(std::initializer_list<const void*> ptrs) {
@@ -123,11 +120,13 @@ void residual_layernorm_forward(DType dtype, void* x_out, void* y, const void* x
     layernorm_forward(dtype, y, x_out, weight, bias, rows, C, eps, stream);
     return;
   }
-  LAPTIME_DISPATCH_FLOAT(dtype, residual_layernorm_kernel<scalar_t><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32,
-                                                                      0, stream>>>(
-                                    static_cast<scalar_t*>(x_out), static_cast<scalar_t*>(y),
-                                    static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(r),
-                                    static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C, eps));
+  LAPTIME_DISPATCH_FLOAT(dtype, with_vecs_per_lane(C / vec, [&](auto nv) {
+    residual_layernorm_kernel<scalar_t, decltype(nv)::value>
+        <<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+            static_cast<scalar_t*>(x_out), static_cast<scalar_t*>(y), static_cast<const scalar_t*>(x),
+            static_cast<const scalar_t*>(r), static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias),
+            rows, C, eps);
+  }));
   CUDA_CHECK_LAUNCH();
 }
 
