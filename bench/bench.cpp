@@ -27,6 +27,7 @@
 
 #include "bench/bench_result.h"
 #include "bench/bench.h"
+#include "bench/clocks.h"
 #include "bench/interrupt.h"
 #include "bench/layer_costs.h"
 #include "core/buffer.h"
@@ -280,9 +281,25 @@ std::vector<BenchLap> read_laps(const EventPool& events, int done, int warmup) {
   for (int i = 0; i < done; ++i) {
     float ms = 0.f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
-    laps.push_back({i, i < warmup, ms});
+    BenchLap lap;
+    lap.index = i;
+    lap.warmup = i < warmup;
+    lap.ms = ms;
+    laps.push_back(lap);
   }
   return laps;
+}
+
+// Each lap's [start, end] on the GPU's timeline, in ms from the loop's first event.
+std::vector<std::pair<double, double>> lap_spans(const EventPool& events, int done) {
+  std::vector<std::pair<double, double>> spans;
+  for (int i = 0; i < done; ++i) {
+    float a = 0.f, b = 0.f;
+    CUDA_CHECK(cudaEventElapsedTime(&a, events[0], events[2 * i]));
+    CUDA_CHECK(cudaEventElapsedTime(&b, events[0], events[2 * i + 1]));
+    spans.emplace_back(a, b);
+  }
+  return spans;
 }
 
 BenchMemory measure_memory(const Workload& w, const Context& ctx) {
@@ -313,7 +330,12 @@ int run_bench(const BenchOptions& o) {
   const int total = o.warmup + o.iters;
   const EventPool events(2 * static_cast<size_t>(total));
   Pitfalls pitfalls(o.pitfall, ctx, *w);
+  ClockSampler clock(ctx.device());
+  // The GPU idle as the loop starts, so that its timeline and the clock samples share an origin.
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  clock.start();
   const int done = run_loop(o, ctx, forward, pitfalls, events, interrupt);
+  const std::vector<ClockSample> clock_samples = clock.stop();
   r.interrupted = done < total;
   r.enqueue_ms = probe_enqueue(ctx, forward, r.interrupted);
   if (tracer) {
@@ -323,6 +345,10 @@ int run_bench(const BenchOptions& o) {
   r.sidecars = write_sidecars(o, *w);
 
   r.laps = read_laps(events, done, o.warmup);
+  if (clock.unavailable().empty())
+    assign_clocks(r, lap_spans(events, done), clock_samples, clock.power_limit_w());
+  else
+    r.clocks = BenchClocks{clock.unavailable()};
   r.flops_per_forward = w->flops_per_forward();
   r.items_per_forward = w->items_per_forward();
   r.item_name = w->item_name();

@@ -1,5 +1,8 @@
 #include "bench/bench_result.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/stats.h"
@@ -23,6 +26,83 @@ void summarize(BenchResult& r) {
   r.items_per_s = r.items_per_forward / (r.steady->median * 1e-3);
 }
 
+std::string throttle_words(uint64_t mask) {
+  std::vector<std::string> words;
+  if (mask & kClockSwPowerCap) words.emplace_back("the power cap");
+  if (mask & kClockHwPowerBrake) words.emplace_back("the power brake");
+  if (mask & (kClockSwThermal | kClockHwThermal)) words.emplace_back("a thermal slowdown");
+  if (mask & kClockHwSlowdown) words.emplace_back("a hardware slowdown");
+  std::string s;
+  for (std::size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+  return s;
+}
+
+void assign_clocks(BenchResult& r, const std::vector<std::pair<double, double>>& spans,
+                   const std::vector<ClockSample>& samples, int power_limit_w) {
+  BenchClocks c;
+  c.samples = samples.size();
+  c.power_limit_w = power_limit_w;
+  for (std::size_t i = 0; i < r.laps.size() && i < spans.size(); ++i) {
+    BenchLap& lap = r.laps[i];
+    const auto [start, end] = spans[i];
+    std::optional<int> lowest;
+    uint64_t reasons = 0;
+    for (const ClockSample& x : samples)
+      if (x.t_ms >= start && x.t_ms <= end) {
+        lowest = lowest ? std::min(*lowest, x.sm_mhz) : x.sm_mhz;
+        reasons |= x.reasons & kClockThrottles;
+      }
+    if (!lowest && !samples.empty()) {  // a lap shorter than the sampling: the nearest reading
+      const double mid = 0.5 * (start + end);
+      const ClockSample* best = &samples.front();
+      for (const ClockSample& x : samples)
+        if (std::abs(x.t_ms - mid) < std::abs(best->t_ms - mid)) best = &x;
+      lowest = best->sm_mhz;
+      reasons = best->reasons & kClockThrottles;
+    }
+    lap.sm_mhz = lowest;
+    lap.throttled = reasons != 0;
+    if (!lap.warmup) c.reasons |= reasons;
+  }
+  r.clocks = c;
+}
+
+namespace {
+// The clock line of the report (none for a result without clocks).
+void print_clocks(const BenchResult& r, std::FILE* out) {
+  if (!r.clocks) return;
+  const BenchClocks& c = *r.clocks;
+  if (!c.unavailable.empty()) {
+    std::fprintf(out, "  clock       not read: %s\n", c.unavailable.c_str());
+    return;
+  }
+  std::vector<double> mhz, capped_ms, free_ms;
+  for (const BenchLap& l : r.laps) {
+    if (l.warmup || !l.sm_mhz) continue;
+    mhz.push_back(*l.sm_mhz);
+    (l.throttled ? capped_ms : free_ms).push_back(l.ms);
+  }
+  if (mhz.empty()) return;
+  const stats::Summary m = stats::summarize(mhz);
+  std::string range = m.min == m.max ? std::to_string(int(m.min)) + " MHz in every steady lap"
+                                     : std::to_string(int(m.min)) + "-" + std::to_string(int(m.max)) +
+                                           " MHz over the steady laps (median " + std::to_string(int(m.median)) + ")";
+  std::fprintf(out, "  clock       SM %s, read by NVML %zu times\n", range.c_str(), c.samples);
+  if (capped_ms.empty()) {
+    std::fprintf(out, "              no lap throttled\n");
+    return;
+  }
+  const std::string limit = c.power_limit_w ? " (the board's limit " + std::to_string(c.power_limit_w) + " W)" : "";
+  std::fprintf(out, "              %zu of %zu laps throttled by %s%s", capped_ms.size(), mhz.size(),
+               throttle_words(c.reasons).c_str(), limit.c_str());
+  if (free_ms.empty())
+    std::fprintf(out, ": every lap ran below the %d MHz maximum\n", r.device.sm_clock_mhz);
+  else
+    std::fprintf(out, ": their median lap %.3f ms, the other %zu laps' %.3f ms\n", stats::median(capped_ms),
+                 free_ms.size(), stats::median(free_ms));
+}
+}  // namespace
+
 void print_bench_header(const BenchResult& r, std::FILE* out) {
   const BenchDevice& d = r.device;
   const BenchConfig& c = r.config;
@@ -45,8 +125,13 @@ void print_bench(const BenchResult& r, std::FILE* out) {
     std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", r.trace.c_str(), r.trace.c_str());
   for (const std::string& p : r.sidecars)
     std::fprintf(out, "  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());
-  std::fprintf(out, "\n  iteration   lap (ms)\n");
-  for (const BenchLap& l : r.laps) std::fprintf(out, "  %5d %-6s %9.3f\n", l.index, l.warmup ? "warmup" : "", l.ms);
+  const bool clocked = std::any_of(r.laps.begin(), r.laps.end(), [](const BenchLap& l) { return l.sm_mhz.has_value(); });
+  std::fprintf(out, "\n  iteration   lap (ms)%s\n", clocked ? "  SM MHz" : "");
+  for (const BenchLap& l : r.laps) {
+    std::fprintf(out, "  %5d %-6s %9.3f", l.index, l.warmup ? "warmup" : "", l.ms);
+    if (l.sm_mhz) std::fprintf(out, "  %6d%s", *l.sm_mhz, l.throttled ? " throttled" : "");
+    std::fprintf(out, "\n");
+  }
   const std::vector<double> laps = r.steady_laps();
   const int done = static_cast<int>(r.laps.size());
   std::fprintf(out, "\n%s\n", steady_summary(laps, r.config.iters, r.interrupted, done).c_str());
@@ -69,6 +154,7 @@ void print_bench(const BenchResult& r, std::FILE* out) {
   const BenchMemory& m = r.memory;
   std::fprintf(out, "  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
                m.weights / 1048576.0, m.activations / 1048576.0, m.workspace / 1048576.0, m.device_in_use / 1048576.0);
+  print_clocks(r, out);
   std::fprintf(out, "\nlap time: %.3f ms (median of %zu, %s, %s)\n", s.median, laps.size(), r.config.precision.c_str(),
                r.config.graph ? "graph" : "eager");
 }
@@ -108,8 +194,25 @@ nlohmann::json bench_to_json(const BenchResult& r) {
   report["device"] = device_json(r.device);
   report["config"] = config_json(r.config);
   nlohmann::json iterations = nlohmann::json::array();
-  for (const BenchLap& l : r.laps) iterations.push_back({{"index", l.index}, {"warmup", l.warmup}, {"lap_ms", l.ms}});
+  for (const BenchLap& l : r.laps) {
+    nlohmann::json it{{"index", l.index}, {"warmup", l.warmup}, {"lap_ms", l.ms}};
+    if (l.sm_mhz) {
+      it["sm_mhz"] = *l.sm_mhz;
+      it["throttled"] = l.throttled;
+    }
+    iterations.push_back(it);
+  }
   report["iterations"] = iterations;
+  if (r.clocks) {
+    const BenchClocks& c = *r.clocks;
+    if (!c.unavailable.empty())
+      report["clocks"] = {{"unavailable", c.unavailable}};
+    else
+      report["clocks"] = {{"source", "NVML"},
+                          {"samples", c.samples},
+                          {"power_limit_w", c.power_limit_w},
+                          {"throttled_by", throttle_words(c.reasons)}};
+  }
   if (r.interrupted) report["interrupted"] = true;
   if (!r.steady) return report;
   const stats::Summary& s = *r.steady;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -44,6 +45,35 @@ struct BenchLap {
   int index = 0;
   bool warmup = false;
   float ms = 0.f;  // between the iteration's two events
+  // The SM clock while the lap ran (bench/clocks.h; assign_clocks below): none when the clock
+  // was not read. `throttled`: NVML gave a reason that holds the clock down (power cap, thermal,
+  // hardware slowdown) at some sample inside the lap.
+  std::optional<int> sm_mhz;
+  bool throttled = false;
+};
+
+// One reading of the SM clock, t_ms after the loop's start (bench/clocks.h), and NVML's
+// clock-event reasons at that moment (its bit mask, nvml.h's nvmlClocksEventReason*).
+struct ClockSample {
+  double t_ms = 0;
+  int sm_mhz = 0;
+  uint64_t reasons = 0;
+};
+// The reasons that hold the clock below what the load asks for (idle and application-clock
+// settings are not among them).
+constexpr uint64_t kClockSwPowerCap = 0x4, kClockHwSlowdown = 0x8, kClockSwThermal = 0x20, kClockHwThermal = 0x40,
+                   kClockHwPowerBrake = 0x80;
+constexpr uint64_t kClockThrottles =
+    kClockSwPowerCap | kClockHwSlowdown | kClockSwThermal | kClockHwThermal | kClockHwPowerBrake;
+// "the power cap", "a thermal slowdown", ... for the reasons in `mask` (the throttling ones); "" for none.
+std::string throttle_words(uint64_t mask);
+
+// How the clock was read over the loop.
+struct BenchClocks {
+  std::string unavailable;  // why no clock was read; "" when it was
+  std::size_t samples = 0;  // readings over the loop, one about every millisecond
+  int power_limit_w = 0;    // the board's enforced limit; 0 if unknown
+  uint64_t reasons = 0;     // the throttling reasons seen in any steady lap
 };
 
 struct BenchMemory {
@@ -63,6 +93,7 @@ struct BenchResult {
   std::string item_name;              // "tokens" | "images"
   std::optional<double> enqueue_ms;   // host time to enqueue one forward on an idle GPU (median)
   BenchMemory memory;
+  std::optional<BenchClocks> clocks;  // none when the run did not try (a result made by hand)
 
   // Filled by summarize(): the statistics of the steady laps, none when there is no steady
   // lap (interrupted during warm-up), and what follows from their median.
@@ -74,6 +105,14 @@ struct BenchResult {
 
 // Fills r.steady, r.items_per_s and r.tflops from r.laps and the per-forward counts.
 void summarize(BenchResult& r);
+
+// Gives each lap of r.laps its clock: spans[i] is lap i's [start, end] in milliseconds on the
+// GPU's timeline from the loop's first event, which the samples' times share (the GPU is idle
+// when the loop starts, so its first event runs as it is enqueued). A lap's clock is the lowest
+// reading inside it, or the nearest reading for a lap shorter than the sampling; it is throttled
+// if any reading inside it has a throttling reason. Fills r.clocks (samples, reasons).
+void assign_clocks(BenchResult& r, const std::vector<std::pair<double, double>>& spans,
+                   const std::vector<ClockSample>& samples, int power_limit_w);
 
 // The report's header (device, software, run, weights, variant, plans): printed before the
 // loop, so that a long run shows what it is running.

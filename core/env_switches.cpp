@@ -92,6 +92,11 @@ bool eager_timing_direct() {
   return direct;
 }
 
+bool bench_clock() {
+  static const bool on = word(kBenchClock, true, {{"on", true}, {"off", false}});
+  return on;
+}
+
 ResnetFp8 resnet_fp8() {
   static const ResnetFp8 r =
       word(kResnetFp8, ResnetFp8::Auto, {{"auto", ResnetFp8::Auto}, {"stream", ResnetFp8::Stream}, {"layers", ResnetFp8::Layers}});

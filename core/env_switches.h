@@ -94,6 +94,11 @@ inline constexpr Switch kEagerTiming{
     "(graph), or launched directly, run after run, as the eager loop launches it, so a library's "
     "memset before its kernel and each launch's gap are charged (direct: measured no faster at "
     "ResNet-50 B256 or GPT-2 B8, docs/PERF.md 2026-12-02 fourth session). core/timing.h."};
+inline constexpr Switch kBenchClock{
+    "LAPTIME_BENCH_CLOCK", "on / off", "on",
+    "bench: the SM clock read through NVML every millisecond of the loop, each lap's clock and "
+    "whether the power cap (or heat) held it down reported beside it (on), or not read, for an A/B "
+    "of the sampler itself (off). bench/clocks.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{
     "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
@@ -103,7 +108,7 @@ inline constexpr Switch kCacheDir{
 // that the two name the same switches).
 inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
                                           kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kEagerTiming,
-                                          kCacheDir};
+                                          kBenchClock, kCacheDir};
 
 Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
 bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM is not "off"
@@ -115,6 +120,7 @@ Gpt2Gemm gpt2_gemm();                                    // LAPTIME_GPT2_GEMM
 bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
 ResnetFp8 resnet_fp8();                                  // LAPTIME_RESNET_FP8
 bool eager_timing_direct();                              // LAPTIME_EAGER_TIMING is "direct"
+bool bench_clock();                                      // LAPTIME_BENCH_CLOCK is not "off"
 
 // The text `s` is set to now, "" when unset: for a report that says which switches a run had.
 std::string text(const Switch& s);

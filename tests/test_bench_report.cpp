@@ -28,6 +28,14 @@ std::string text_of(const BenchResult& r) {
   return s;
 }
 
+BenchLap lap(int index, bool warmup, float ms) {
+  BenchLap l;
+  l.index = index;
+  l.warmup = warmup;
+  l.ms = ms;
+  return l;
+}
+
 BenchResult small_run() {
   BenchResult r;
   r.device = {"NVIDIA H200", 132, 1980, 3201, 139.80072021484375, "13.0", "13.0", "13.1", "13.1", "9.19", "9.19"};
@@ -44,7 +52,7 @@ BenchResult small_run() {
   r.config.variant = "attention cudnn, GELU in the c_fc epilogue, GEMM algorithms: heuristic";
   r.trace = "t.sqlite";
   r.sidecars = {"t.layers.json"};
-  r.laps = {{0, true, 9.5f}, {1, false, 2.f}, {2, false, 4.f}, {3, false, 1.f}, {4, false, 3.f}};
+  r.laps = {lap(0, true, 9.5f), lap(1, false, 2.f), lap(2, false, 4.f), lap(3, false, 1.f), lap(4, false, 3.f)};
   r.flops_per_forward = 1e12;
   r.items_per_forward = 4;
   r.item_name = "tokens";
@@ -179,7 +187,7 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
   r.config.variant = c.value("variant", "");
   r.config.plans = c.value("plans", std::vector<std::string>{});
   for (const nlohmann::json& l : want["iterations"])
-    r.laps.push_back({l["index"].get<int>(), l["warmup"].get<bool>(), l["lap_ms"].get<float>()});
+    r.laps.push_back(lap(l["index"].get<int>(), l["warmup"].get<bool>(), l["lap_ms"].get<float>()));
   r.flops_per_forward = want["flops_per_forward"];
   r.items_per_forward = 1;  // B=1 images
   r.item_name = want["throughput"]["item"];
@@ -189,6 +197,117 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
   summarize(r);
   EXPECT_EQ(bench_to_json(r), want);
   EXPECT_EQ(bench_to_json(r).dump(2), want.dump(2));
+}
+
+// The clock under the laps (bench/clocks.h): laps 1-2 at 1980 MHz, laps 3-4 at 1830 with the
+// power cap (0x4) and, inside lap 4, one reading at 1815; the warm-up lap's readings say idle
+// (0x1), which is no throttle. Each lap gets its lowest reading inside it; the report counts the
+// throttled steady laps and compares their median lap with the others'.
+std::vector<ClockSample> clock_readings() {
+  std::vector<ClockSample> s;
+  for (double t = 0.25; t < 9.5; t += 0.5) s.push_back({t, 1980, 0x1});   // warm-up, 0-9.5 ms: 19
+  for (double t = 9.75; t < 16.0; t += 0.5) s.push_back({t, 1980, 0});    // laps 1, 2 and lap 3's start: 13
+  for (double t = 16.25; t < 24.0; t += 0.5) s.push_back({t, 1830, kClockSwPowerCap});  // 16
+  s.push_back({22.5, 1815, kClockSwPowerCap});                                          // 49 in all
+  return s;
+}
+
+// Lap i's [start, end] for small_run's laps, back to back from 0.
+std::vector<std::pair<double, double>> small_run_spans(const BenchResult& r) {
+  std::vector<std::pair<double, double>> spans;
+  double t = 0;
+  for (const BenchLap& l : r.laps) {
+    spans.emplace_back(t, t + l.ms);
+    t += l.ms;
+  }
+  return spans;
+}
+
+TEST(BenchReport, ClockedLapsSayWhichRanThrottled) {
+  BenchResult r = small_run();  // laps 9.5 | 2, 4, 3, 5 back to back: 9.5-11.5, -15.5, -18.5, -23.5
+  r.laps[3].ms = 3.f;
+  r.laps[4].ms = 5.f;
+  summarize(r);
+  assign_clocks(r, small_run_spans(r), clock_readings(), 700);
+  ASSERT_TRUE(r.clocks);
+  EXPECT_EQ(r.clocks->samples, clock_readings().size());
+  EXPECT_EQ(r.clocks->reasons, kClockSwPowerCap);
+  EXPECT_EQ(r.laps[0].sm_mhz, 1980);
+  EXPECT_FALSE(r.laps[0].throttled);  // idle is not a throttle
+  EXPECT_EQ(r.laps[1].sm_mhz, 1980);
+  EXPECT_FALSE(r.laps[1].throttled);
+  EXPECT_EQ(r.laps[2].sm_mhz, 1980);  // 11.5-15.5
+  EXPECT_FALSE(r.laps[2].throttled);
+  EXPECT_EQ(r.laps[3].sm_mhz, 1830);  // 15.5-18.5: its lowest reading, and the cap in it
+  EXPECT_TRUE(r.laps[3].throttled);
+  EXPECT_EQ(r.laps[4].sm_mhz, 1815);  // 18.5-23.5 holds the 1815 reading at 22.5
+  EXPECT_TRUE(r.laps[4].throttled);
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("  iteration   lap (ms)  SM MHz\n"
+                   "      0 warmup     9.500    1980\n"
+                   "      1            2.000    1980\n"
+                   "      2            4.000    1980\n"
+                   "      3            3.000    1830 throttled\n"
+                   "      4            5.000    1815 throttled\n"),
+            std::string::npos)
+      << t;
+  // Median of the throttled laps (3, 5) = 4; of the others (2, 4) = 3.
+  EXPECT_NE(t.find("  clock       SM 1815-1980 MHz over the steady laps (median 1905), read by NVML 49 times\n"
+                   "              2 of 4 laps throttled by the power cap (the board's limit 700 W): their median lap "
+                   "4.000 ms, the other 2 laps' 3.000 ms\n"
+                   "\nlap time"),
+            std::string::npos)
+      << t;
+  const nlohmann::json j = bench_to_json(r);
+  EXPECT_EQ(j["iterations"][3]["sm_mhz"], 1830);
+  EXPECT_EQ(j["iterations"][3]["throttled"], true);
+  EXPECT_EQ(j["iterations"][1]["throttled"], false);
+  EXPECT_EQ(j["clocks"], nlohmann::json({{"source", "NVML"},
+                                         {"samples", 49},
+                                         {"power_limit_w", 700},
+                                         {"throttled_by", "the power cap"}}));
+}
+
+// Laps shorter than the sampling take the nearest reading; every lap at one clock, none
+// throttled, says so in one line.
+TEST(BenchReport, ShortLapsTakeTheNearestReading) {
+  BenchResult r = small_run();
+  std::vector<std::pair<double, double>> spans;
+  for (std::size_t i = 0; i < r.laps.size(); ++i) spans.emplace_back(0.1 * i, 0.1 * i + 0.05);
+  assign_clocks(r, spans, {{0.0, 1965, 0}, {0.32, 1980, 0}}, 0);
+  EXPECT_EQ(r.laps[0].sm_mhz, 1965);  // lap 0: 0.00-0.05, nearest 0.0
+  EXPECT_EQ(r.laps[3].sm_mhz, 1980);  // lap 3: 0.30-0.35 holds 0.32
+  EXPECT_EQ(r.laps[4].sm_mhz, 1980);  // lap 4: 0.40-0.45, nearest 0.32
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("  clock       SM 1965-1980 MHz over the steady laps (median 1980), read by NVML 2 times\n"
+                   "              no lap throttled\n"),
+            std::string::npos)
+      << t;
+  assign_clocks(r, spans, {{0.0, 1980, 0}}, 0);
+  EXPECT_NE(text_of(r).find("  clock       SM 1980 MHz in every steady lap, read by NVML 1 times\n"), std::string::npos);
+}
+
+// No NVML: no clock column, one line saying why, and the JSON's reason.
+TEST(BenchReport, ClockNotReadSaysWhy) {
+  BenchResult r = small_run();
+  r.clocks = BenchClocks{"libnvidia-ml.so.1 (NVML, part of the driver) could not be loaded"};
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("  iteration   lap (ms)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  clock       not read: libnvidia-ml.so.1 (NVML, part of the driver) could not be loaded\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(bench_to_json(r)["clocks"],
+            nlohmann::json({{"unavailable", "libnvidia-ml.so.1 (NVML, part of the driver) could not be loaded"}}));
+  EXPECT_FALSE(bench_to_json(small_run()).contains("clocks"));
+}
+
+TEST(BenchReport, ThrottleWords) {
+  EXPECT_EQ(throttle_words(0), "");
+  EXPECT_EQ(throttle_words(0x1), "");  // idle
+  EXPECT_EQ(throttle_words(kClockSwPowerCap), "the power cap");
+  EXPECT_EQ(throttle_words(kClockSwPowerCap | kClockSwThermal | kClockHwSlowdown),
+            "the power cap, a thermal slowdown and a hardware slowdown");
+  EXPECT_EQ(throttle_words(kClockHwThermal | kClockHwPowerBrake), "the power brake and a thermal slowdown");
 }
 
 }  // namespace

@@ -217,6 +217,21 @@ TEST(EnvSwitches, EagerTimingRefusesAnotherWord) {
   });
 }
 
+TEST(EnvSwitches, BenchClockRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kBenchClock.name, "no", 1);
+    EXPECT_EQ(refusal_of([] { env::bench_clock(); }), "LAPTIME_BENCH_CLOCK must be 'on' or 'off', not 'no'.");
+  });
+  in_fresh_process([] {
+    setenv(env::kBenchClock.name, "off", 1);
+    EXPECT_FALSE(env::bench_clock());
+  });
+  in_fresh_process([] {
+    unsetenv(env::kBenchClock.name);
+    EXPECT_TRUE(env::bench_clock());
+  });
+}
+
 TEST(EnvSwitches, Fp8FastAccumRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kFp8FastAccum.name, "1", 1);  // its word before issue 29 made it the default
