@@ -5,7 +5,9 @@
 # call may carry. Builds the targets first. Run it here, not on the device:
 #   scripts/dev/pack-carry.sh [SRC_BUILD (default build)] [SRC_BUILD80 (default build80: sm_80, optional)]
 # TESTS="test_a test_b" packs those suites alone (a call's carry is 64 MiB with the tracked tree:
-# every suite does not fit beside it); BUILD80=0 leaves the sm_80 build out.
+# every suite does not fit beside it); BUILD80=0 leaves the sm_80 build out; PROBES=0 leaves out
+# the development probes (laptime_fp8_shapes, laptime_cutlass_probe, laptime_sdpa_probe);
+# TESTS80="test_a" packs those sm_80 suites alone.
 set -euo pipefail
 src=${1:-build}
 src80=${2:-build80}
@@ -28,10 +30,13 @@ copy() {  # copy FROM_BUILD TO_NAME FILES...
     strip --strip-unneeded "$stage/$to/$f" 2>/dev/null || true
   done
 }
-copy "$src" build bench/laptime bench/liblaptime_gpu.so bench/laptime_fp8_shapes bench/laptime_cutlass_probe bench/laptime_sdpa_probe \
-  "${tests[@]/#/tests/}"
-[[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so tests/test_gpt2_layers \
-  tests/test_resnet50_layers tests/test_fp8_layers
+probes=(bench/laptime_fp8_shapes bench/laptime_cutlass_probe bench/laptime_sdpa_probe)
+[[ ${PROBES:-1} == 0 ]] && probes=()
+copy "$src" build bench/laptime bench/liblaptime_gpu.so "${probes[@]}" "${tests[@]/#/tests/}"
+tests80=(test_gpt2_layers test_resnet50_layers test_fp8_layers)
+# shellcheck disable=SC2206  # TESTS80 is a word list
+[[ -n ${TESTS80:-} ]] && tests80=($TESTS80)
+[[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so "${tests80[@]/#/tests/}"
 # The system libraries the binaries link that the device lacks (RE2: libre2-dev is not there);
 # device-run.sh, captures.sh and bench-identical.sh put build/lib on LD_LIBRARY_PATH.
 mkdir -p "$stage/build/lib"
