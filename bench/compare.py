@@ -6,7 +6,8 @@
 
 Every file must be a "laptime.bench/1" report. One row per file: framework, model,
 precision, mode (eager / graph / compile), shape, median lap, p10-p90, throughput, TFLOP/s,
-the speedup over the PyTorch eager run of the same model, precision and shape
+the SM clock under the steady laps (the median of `laptime bench`'s per-lap NVML readings, and
+how many laps ran throttled, the power cap most often; "-" for a report without them), the speedup over the PyTorch eager run of the same model, precision and shape
 (baseline median / this median) when the files include one, and the variant: laptime's
 `config.variant` (which kernels ran: attention core, stem, GEMM choice) or torch.compile's
 mode, "-" when the report has none. Rows are grouped by model,
@@ -35,6 +36,7 @@ HEADER = (
     "p10-p90 ms",
     "throughput",
     "TFLOP/s",
+    "SM MHz",
     "vs eager",
     "variant",
 )
@@ -61,6 +63,7 @@ class Run:
     tflops: float
     flops: float
     variant: str = "-"
+    clock: str = "-"
 
     @property
     def workload(self) -> Tuple[str, str, str]:
@@ -99,6 +102,23 @@ def _variant(report: dict) -> str:
     return "-"
 
 
+def _clock(report: dict) -> str:
+    """The steady laps' median SM clock and how many ran throttled: "1665 (20/20 throttled)"."""
+    laps = [
+        it
+        for it in report.get("iterations") or []
+        if isinstance(it, dict) and not it.get("warmup") and isinstance(it.get("sm_mhz"), int)
+    ]
+    if not laps:
+        return "-"
+    mhz = sorted(it["sm_mhz"] for it in laps)
+    n = len(mhz)
+    median = mhz[n // 2] if n % 2 else (mhz[n // 2 - 1] + mhz[n // 2]) / 2
+    throttled = sum(1 for it in laps if it.get("throttled") is True)
+    text = f"{median:.0f}"
+    return text + (f" ({throttled}/{n} throttled)" if throttled else "")
+
+
 def load_run(path: str) -> Run:
     try:
         with open(path, encoding="utf-8") as f:
@@ -127,6 +147,7 @@ def load_run(path: str) -> Run:
         tflops=_field(report, "tflops", float, path),
         flops=_field(report, "flops_per_forward", float, path),
         variant=_variant(report),
+        clock=_clock(report),
     )
     if run.median_ms <= 0:
         raise ReportError(f"{path}: steady_ms.median is {run.median_ms}, not a positive time")
@@ -190,6 +211,7 @@ def table(runs: Sequence[Run]) -> Tuple[List[List[str]], List[str]]:
                 f"{r.p10_ms:.3f}-{r.p90_ms:.3f}",
                 f"{r.items_per_s:,.0f} {r.item}/s",
                 f"{r.tflops:.1f}",
+                r.clock,
                 "-" if s is None else f"{s:.2f}x",
                 r.variant,
             ]

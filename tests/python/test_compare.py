@@ -187,10 +187,37 @@ def test_markdown(tmp_path, capsys):
     assert code == 0
     lines = out.strip().splitlines()
     assert lines[0].startswith("| framework | model | precision | mode | shape | lap ms |")
-    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|--:|---|"
+    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|---|--:|---|"  # the clock column left-aligned
     assert lines[3].startswith("| laptime | gpt2 | bf16 | graph | " + GPT2_SHAPE + " | 4.000 |")
-    assert lines[3].endswith("| 2.50x | - |")
-    assert all(line.count("|") == 12 for line in lines)
+    assert lines[3].endswith("| - | 2.50x | - |")
+    assert all(line.count("|") == 13 for line in lines)
+
+
+def test_clock_column_reads_the_laps_clock(tmp_path, capsys):
+    """The steady laps' median SM clock and the throttled count; "-" without readings."""
+    lap = report("laptime", 4.0)
+    lap["iterations"] = [
+        {"index": 0, "warmup": True, "lap_ms": 9.0, "sm_mhz": 1980, "throttled": False},
+        {"index": 1, "warmup": False, "lap_ms": 4.0, "sm_mhz": 1980, "throttled": False},
+        {"index": 2, "warmup": False, "lap_ms": 4.1, "sm_mhz": 1845, "throttled": True},
+        {"index": 3, "warmup": False, "lap_ms": 4.1, "sm_mhz": 1830, "throttled": True},
+    ]
+    steady = report("laptime", 3.0, mode="graph")
+    steady["iterations"] = [
+        {"index": 0, "warmup": False, "lap_ms": 3.0, "sm_mhz": 1980, "throttled": False},
+        {"index": 1, "warmup": False, "lap_ms": 3.0, "sm_mhz": 1965, "throttled": False},
+    ]
+    files = [
+        write(tmp_path, "eager.json", report("pytorch-eager", 10.0)),
+        write(tmp_path, "laptime.json", lap),
+        write(tmp_path, "graph.json", steady),
+    ]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    rows = data_rows(out)
+    assert "SM MHz" in out.splitlines()[0]
+    assert [r[9] for r in rows] == ["-", "1845 (2/3 throttled)", "1972"]  # 1972.5 rounds to even
+    assert [r[-2] for r in rows] == ["1.00x", "2.50x", "3.33x"]
 
 
 def test_variant_names_what_ran(tmp_path, capsys):
