@@ -45,22 +45,26 @@ void assign_clocks(BenchResult& r, const std::vector<std::pair<double, double>>&
   for (std::size_t i = 0; i < r.laps.size() && i < spans.size(); ++i) {
     BenchLap& lap = r.laps[i];
     const auto [start, end] = spans[i];
-    std::optional<int> lowest;
+    double sum = 0;
+    int inside = 0;
     uint64_t reasons = 0;
     for (const ClockSample& x : samples)
       if (x.t_ms >= start && x.t_ms <= end) {
-        lowest = lowest ? std::min(*lowest, x.sm_mhz) : x.sm_mhz;
+        sum += x.sm_mhz;
+        ++inside;
         reasons |= x.reasons & kClockThrottles;
       }
-    if (!lowest && !samples.empty()) {  // a lap shorter than the sampling: the nearest reading
+    std::optional<int> mhz;
+    if (inside) mhz = static_cast<int>(std::lround(sum / inside));
+    if (!inside && !samples.empty()) {  // a lap shorter than the sampling: the nearest reading
       const double mid = 0.5 * (start + end);
       const ClockSample* best = &samples.front();
       for (const ClockSample& x : samples)
         if (std::abs(x.t_ms - mid) < std::abs(best->t_ms - mid)) best = &x;
-      lowest = best->sm_mhz;
+      mhz = best->sm_mhz;
       reasons = best->reasons & kClockThrottles;
     }
-    lap.sm_mhz = lowest;
+    lap.sm_mhz = mhz;
     lap.throttled = reasons != 0;
     if (!lap.warmup) c.reasons |= reasons;
   }
@@ -84,9 +88,10 @@ void print_clocks(const BenchResult& r, std::FILE* out) {
   }
   if (mhz.empty()) return;
   const stats::Summary m = stats::summarize(mhz);
-  std::string range = m.min == m.max ? std::to_string(int(m.min)) + " MHz in every steady lap"
-                                     : std::to_string(int(m.min)) + "-" + std::to_string(int(m.max)) +
-                                           " MHz over the steady laps (median " + std::to_string(int(m.median)) + ")";
+  const auto mhz_text = [](double v) { return std::to_string(std::lround(v)); };
+  std::string range = m.min == m.max ? mhz_text(m.min) + " MHz in every steady lap"
+                                     : mhz_text(m.min) + "-" + mhz_text(m.max) + " MHz over the steady laps (median " +
+                                           mhz_text(m.median) + ")";
   std::fprintf(out, "  clock       SM %s, read by NVML %zu times\n", range.c_str(), c.samples);
   if (capped_ms.empty()) {
     std::fprintf(out, "              no lap throttled\n");

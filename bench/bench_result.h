@@ -108,8 +108,8 @@ void summarize(BenchResult& r);
 
 // Gives each lap of r.laps its clock: spans[i] is lap i's [start, end] in milliseconds on the
 // GPU's timeline from the loop's first event, which the samples' times share (the GPU is idle
-// when the loop starts, so its first event runs as it is enqueued). A lap's clock is the lowest
-// reading inside it, or the nearest reading for a lap shorter than the sampling; it is throttled
+// when the loop starts, so its first event runs as it is enqueued). A lap's clock is the mean of
+// the readings inside it, or the nearest reading for a lap shorter than the sampling; it is throttled
 // if any reading inside it has a throttling reason. Fills r.clocks (samples, reasons).
 void assign_clocks(BenchResult& r, const std::vector<std::pair<double, double>>& spans,
                    const std::vector<ClockSample>& samples, int power_limit_w);

@@ -201,7 +201,7 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
 
 // The clock under the laps (bench/clocks.h): laps 1-2 at 1980 MHz, laps 3-4 at 1830 with the
 // power cap (0x4) and, inside lap 4, one reading at 1815; the warm-up lap's readings say idle
-// (0x1), which is no throttle. Each lap gets its lowest reading inside it; the report counts the
+// (0x1), which is no throttle. Each lap gets the mean of its readings; the report counts the
 // throttled steady laps and compares their median lap with the others'.
 std::vector<ClockSample> clock_readings() {
   std::vector<ClockSample> s;
@@ -238,28 +238,29 @@ TEST(BenchReport, ClockedLapsSayWhichRanThrottled) {
   EXPECT_FALSE(r.laps[1].throttled);
   EXPECT_EQ(r.laps[2].sm_mhz, 1980);  // 11.5-15.5
   EXPECT_FALSE(r.laps[2].throttled);
-  EXPECT_EQ(r.laps[3].sm_mhz, 1830);  // 15.5-18.5: its lowest reading, and the cap in it
+  EXPECT_EQ(r.laps[3].sm_mhz, 1855);  // 15.5-18.5: 1980 at 15.75, five 1830s: 11130 / 6; the cap in it
   EXPECT_TRUE(r.laps[3].throttled);
-  EXPECT_EQ(r.laps[4].sm_mhz, 1815);  // 18.5-23.5 holds the 1815 reading at 22.5
+  EXPECT_EQ(r.laps[4].sm_mhz, 1829);  // 18.5-23.5: ten 1830s and the 1815 at 22.5: 20115 / 11 = 1828.6
   EXPECT_TRUE(r.laps[4].throttled);
   const std::string t = text_of(r);
   EXPECT_NE(t.find("  iteration   lap (ms)  SM MHz\n"
                    "      0 warmup     9.500    1980\n"
                    "      1            2.000    1980\n"
                    "      2            4.000    1980\n"
-                   "      3            3.000    1830 throttled\n"
-                   "      4            5.000    1815 throttled\n"),
+                   "      3            3.000    1855 throttled\n"
+                   "      4            5.000    1829 throttled\n"),
             std::string::npos)
       << t;
   // Median of the throttled laps (3, 5) = 4; of the others (2, 4) = 3.
-  EXPECT_NE(t.find("  clock       SM 1815-1980 MHz over the steady laps (median 1905), read by NVML 49 times\n"
+  // The steady laps' clocks 1980, 1980, 1855, 1829: median (1855 + 1980) / 2 = 1917.5, rounded.
+  EXPECT_NE(t.find("  clock       SM 1829-1980 MHz over the steady laps (median 1918), read by NVML 49 times\n"
                    "              2 of 4 laps throttled by the power cap (the board's limit 700 W): their median lap "
                    "4.000 ms, the other 2 laps' 3.000 ms\n"
                    "\nlap time"),
             std::string::npos)
       << t;
   const nlohmann::json j = bench_to_json(r);
-  EXPECT_EQ(j["iterations"][3]["sm_mhz"], 1830);
+  EXPECT_EQ(j["iterations"][3]["sm_mhz"], 1855);
   EXPECT_EQ(j["iterations"][3]["throttled"], true);
   EXPECT_EQ(j["iterations"][1]["throttled"], false);
   EXPECT_EQ(j["clocks"], nlohmann::json({{"source", "NVML"},
