@@ -21,6 +21,8 @@
 // the GEMM would have read after a separate quantization pass.
 #include "kernels/layernorm.cuh"
 
+#include <vector>
+
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/layernorm_registers.cuh"
@@ -60,6 +62,52 @@ __global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
 
 constexpr int kMaxVecPerLane = kLayerNormMaxVecPerLane;
 
+// Waits until the kernel before this one on the stream has finished and its writes are visible.
+// A no-op unless the kernel was launched as a programmatic dependent (launch_dependent below):
+// then its launch and its blocks' scheduling overlap the end of the kernel before (the GEMM whose
+// output it normalises), and this is where each block waits for that output.
+__device__ __forceinline__ void wait_for_the_kernel_before() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Programmatic dependent launch needs compute capability 9.0 (Hopper); elsewhere the kernels
+// launch plainly. Read once per device.
+bool dependent_launch_runs_here() {
+  static const std::vector<bool> sm90 = [] {
+    int n = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&n));
+    std::vector<bool> v;
+    for (int d = 0; d < n; ++d) {
+      int major = 0;
+      CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
+      v.push_back(major >= 9);
+    }
+    return v;
+  }();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  return device < static_cast<int>(sm90.size()) && sm90[device];
+}
+
+// `kernel` on `stream` as a programmatic dependent of the kernel before it
+// (cudaLaunchAttributeProgrammaticStreamSerialization), which the kernel must wait for itself
+// (wait_for_the_kernel_before).
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
 // NV: the vectors a lane holds (the row's, or kMaxVecPerLane for the lab's v3); Row: how they are
 // held (layernorm_registers.cuh). MinBlocks: the launch bound's blocks an SM, 8 for one wave of rows
 // (ptxas then caps a thread at 32 registers).
@@ -67,6 +115,7 @@ template <class T, class To, int NV, int MinBlocks, template <class, int> class 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, MinBlocks)
 layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
                      const T* __restrict__ bias, int rows, int C, float eps, const float* __restrict__ out_scale) {
+  wait_for_the_kernel_before();
   constexpr int kVec = 16 / sizeof(T);
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -87,8 +136,10 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
 //   SizedRegisters   the fast path, its registers sized to the row (v4)
 //   OneWave          v4 asking ptxas for 8 blocks an SM where the row is at most 3 vectors a lane
 //                    (GPT-2's bf16 rows): 32 registers a thread and a 12-byte spill, so GPT-2's
-//                    8192 rows run as one wave of warps (v5, production)
-enum class Path { Auto, General, WidestRegisters, SizedRegisters, OneWave };
+//                    8192 rows run as one wave of warps (v5)
+//   Dependent        v5 launched as a programmatic dependent of the kernel before it on Hopper
+//                    (launch_dependent), plainly elsewhere (v6, production)
+enum class Path { Auto, General, WidestRegisters, SizedRegisters, OneWave, Dependent };
 
 template <class T, class To>
 void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, const float* out_scale,
@@ -96,7 +147,8 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
   const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
                         reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
   constexpr int vec = 16 / sizeof(T);
-  if (path == Path::Auto) path = Path::OneWave;
+  if (path == Path::Auto) path = Path::Dependent;
+  const bool dependent = path == Path::Dependent && dependent_launch_runs_here();
   const dim3 grid(ceil_div(rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
   const bool fast = path != Path::General && aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane;
   if (fast && path == Path::WidestRegisters)
@@ -105,13 +157,15 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
   else if (fast)
     with_vecs_per_lane(C / vec, [&](auto nv) {
       constexpr int NV = decltype(nv)::value;
-      if constexpr (NV <= 3) {
-        if (path == Path::OneWave) {
-          layernorm_vec_kernel<T, To, NV, 8><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
-          return;
-        }
-      }
-      layernorm_vec_kernel<T, To, NV, 1><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
+      constexpr int kOneWave = NV <= 3 ? 8 : 1;
+      if (path == Path::SizedRegisters)
+        layernorm_vec_kernel<T, To, NV, 1><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
+      else if (dependent)
+        launch_dependent(layernorm_vec_kernel<T, To, NV, kOneWave>, grid, block, stream, out, in, weight, bias, rows, C,
+                         eps, out_scale);
+      else
+        layernorm_vec_kernel<T, To, NV, kOneWave>
+            <<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
     });
   else
     layernorm_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias, rows,
@@ -147,7 +201,8 @@ void layernorm_forward_path(LayerNormPath which, DType dtype, void* out, const v
   const Path path = which == LayerNormPath::General           ? Path::General
                     : which == LayerNormPath::WidestRegisters ? Path::WidestRegisters
                     : which == LayerNormPath::SizedRegisters  ? Path::SizedRegisters
-                                                              : Path::OneWave;
+                    : which == LayerNormPath::OneWave         ? Path::OneWave
+                                                              : Path::Dependent;
   LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
                                        static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
                                        eps, nullptr, stream, path));

@@ -15,14 +15,15 @@ void layernorm_forward(DType dtype, void* out, const void* in, const void* weigh
 void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, const void* weight, const void* bias,
                        int rows, int C, float eps, cudaStream_t stream);
 // One of the kernels layernorm_forward chooses from, whatever it would choose (laptime lab's
-// layernorm v2-v5; kernels/layernorm.cu says what each is). Where the fast path cannot run the
+// layernorm v2-v6; kernels/layernorm.cu says what each is). Where the fast path cannot run the
 // shape (C not whole 16-byte vectors, a row past 2048 bf16 / 1024 fp32, a misaligned pointer),
 // every path runs the general kernel, as layernorm_forward does.
 enum class LayerNormPath {
   General,          // three passes over the row, the second and third from L1 (v2; the fallback)
   WidestRegisters,  // the row in registers, sized for the widest row (v3)
   SizedRegisters,   // the row in registers, sized to the row (v4)
-  OneWave,          // v4 at 32 registers a thread for rows of up to 3 vectors a lane (v5, production)
+  OneWave,          // v4 at 32 registers a thread for rows of up to 3 vectors a lane (v5)
+  Dependent,        // v5 launched as a programmatic dependent of the kernel before it (v6, production)
 };
 void layernorm_forward_path(LayerNormPath path, DType dtype, void* out, const void* in, const void* weight,
                             const void* bias, int rows, int C, float eps, cudaStream_t stream);

@@ -3,8 +3,9 @@
 //   v2  one warp per row, three passes: kernels/layernorm.cu's general kernel
 //   v3  one warp per row, the row in registers (sized for the widest row), 16-byte loads
 //   v4  v3 with its registers sized to the row
-//   v5  v4 with a launch bound of 8 blocks an SM: one wave of rows (production, layernorm_forward)
-// v2-v4 are layernorm_forward_path's other paths.
+//   v5  v4 with a launch bound of 8 blocks an SM: one wave of rows
+//   v6  v5 launched as a programmatic dependent of the kernel before it (production, layernorm_forward)
+// v2-v5 are layernorm_forward_path's other paths.
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/lab/launch.cuh"
@@ -49,14 +50,15 @@ void run_path(LayerNormPath path, const LayerNormArgs& a, cudaStream_t stream) {
 void v2(const LayerNormArgs& a, cudaStream_t stream) { run_path(LayerNormPath::General, a, stream); }
 void v3(const LayerNormArgs& a, cudaStream_t stream) { run_path(LayerNormPath::WidestRegisters, a, stream); }
 void v4(const LayerNormArgs& a, cudaStream_t stream) { run_path(LayerNormPath::SizedRegisters, a, stream); }
-void v5(const LayerNormArgs& a, cudaStream_t stream) {
+void v5(const LayerNormArgs& a, cudaStream_t stream) { run_path(LayerNormPath::OneWave, a, stream); }
+void v6(const LayerNormArgs& a, cudaStream_t stream) {
   layernorm_forward(a.dtype, a.out, a.in, a.weight, a.bias, a.rows, a.C, a.eps, stream);
 }
 
 }  // namespace
 
 LayerNormLaunch layernorm_version(int index) {
-  static constexpr LayerNormLaunch kVersions[] = {v1, v2, v3, v4, v5};
+  static constexpr LayerNormLaunch kVersions[] = {v1, v2, v3, v4, v5, v6};
   return version_at(kVersions, index);
 }
 

@@ -77,7 +77,7 @@ void residual_layernorm_v1(const ResidualLayerNormArgs& a, cudaStream_t stream) 
 
 void residual_layernorm_v2(const ResidualLayerNormArgs& a, cudaStream_t stream) {
   residual_v3(add_of(a), stream);
-  layernorm_version(4)(norm_of(a), stream);  // layernorm v5, production
+  layernorm_version(5)(norm_of(a), stream);  // layernorm v6, production
 }
 
 void residual_layernorm_v3(const ResidualLayerNormArgs& a, cudaStream_t stream) {
