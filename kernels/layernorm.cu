@@ -130,7 +130,7 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
                       eps, out_scale ? *out_scale : 1.f, lane);
 }
 
-// The kernel a shape runs (laptime lab's layernorm versions v2-v5; Auto is production).
+// The kernel a shape runs (laptime lab's layernorm versions v2-v6; Auto is production).
 //   General          the general kernel whatever the shape (v2)
 //   WidestRegisters  the fast path with registers for the widest row whatever C is (v3)
 //   SizedRegisters   the fast path, its registers sized to the row (v4)

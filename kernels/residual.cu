@@ -6,9 +6,10 @@
 // scalar loop takes a ragged tail, and a scalar kernel any tensor that is not 16-byte aligned.
 //
 // residual_layernorm_forward: kernels/layernorm.cu's fast path (its registers sized to the row)
-// with x + r in place of the row read: a warp loads its row of x and of r (16 bytes a load), adds them in registers, rounds the
-// sum to the storage type (what the residual stream holds, and what an unfused LayerNorm would
-// read back), writes it, and normalises the registers it still holds (layernorm_registers.cuh).
+// with x + r in place of the row read: a warp loads its row of x and of r (16 bytes a load), adds
+// them in registers, rounds the sum to the storage type (what the residual stream holds, and what
+// an unfused LayerNorm would read back), writes it, and normalises the registers it still holds
+// (layernorm_registers.cuh).
 // x and x_out may be one buffer: each element is read and then written by the same thread.
 #include "kernels/residual.cuh"
 
