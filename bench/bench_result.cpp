@@ -100,8 +100,10 @@ void print_clocks(const BenchResult& r, std::FILE* out) {
   const std::string limit = c.power_limit_w ? " (the board's limit " + std::to_string(c.power_limit_w) + " W)" : "";
   std::fprintf(out, "              %zu of %zu laps throttled by %s%s", capped_ms.size(), mhz.size(),
                throttle_words(c.reasons).c_str(), limit.c_str());
-  if (free_ms.empty())
+  if (free_ms.empty() && m.max < r.device.sm_clock_mhz)
     std::fprintf(out, ": every lap ran below the %d MHz maximum\n", r.device.sm_clock_mhz);
+  else if (free_ms.empty())
+    std::fprintf(out, "\n");
   else
     std::fprintf(out, ": their median lap %.3f ms, the other %zu laps' %.3f ms\n", stats::median(capped_ms),
                  free_ms.size(), stats::median(free_ms));

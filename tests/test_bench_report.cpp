@@ -288,6 +288,20 @@ TEST(BenchReport, ShortLapsTakeTheNearestReading) {
   EXPECT_NE(text_of(r).find("  clock       SM 1980 MHz in every steady lap, read by NVML 1 times\n"), std::string::npos);
 }
 
+// Every lap throttled: below the maximum when every reading was, else only that the cap held.
+TEST(BenchReport, EveryLapThrottled) {
+  BenchResult r = small_run();
+  assign_clocks(r, small_run_spans(r), {{0.0, 1700, kClockSwPowerCap}, {100.0, 1700, kClockSwPowerCap}}, 700);
+  EXPECT_NE(text_of(r).find("              4 of 4 laps throttled by the power cap (the board's limit 700 W): every lap ran "
+                            "below the 1980 MHz maximum\n"),
+            std::string::npos)
+      << text_of(r);
+  assign_clocks(r, small_run_spans(r), {{0.0, 1980, kClockSwThermal}, {100.0, 1980, kClockSwThermal}}, 0);
+  EXPECT_NE(text_of(r).find("              4 of 4 laps throttled by a thermal slowdown\n"),
+            std::string::npos)
+      << text_of(r);
+}
+
 // No NVML: no clock column, one line saying why, and the JSON's reason.
 TEST(BenchReport, ClockNotReadSaysWhy) {
   BenchResult r = small_run();
