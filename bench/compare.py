@@ -7,7 +7,8 @@
 Every file must be a "laptime.bench/1" report. One row per file: framework, model,
 precision, mode (eager / graph / compile), shape, median lap, p10-p90, throughput, TFLOP/s,
 the SM clock under the steady laps (the median of `laptime bench`'s per-lap NVML readings, and
-how many laps ran throttled, the power cap most often; "-" for a report without them), the speedup over the PyTorch eager run of the same model, precision and shape
+how many laps ran throttled, the power cap most often; "-" for a report without them), the
+speedup over the PyTorch eager run of the same model, precision and shape
 (baseline median / this median) when the files include one, and the variant: laptime's
 `config.variant` (which kernels ran: attention core, stem, GEMM choice) or torch.compile's
 mode, "-" when the report has none. Rows are grouped by model,
@@ -20,6 +21,7 @@ reason, and the exit status is 1. Standard library only.
 import argparse
 import json
 import math
+import statistics
 import sys
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -111,12 +113,9 @@ def _clock(report: dict) -> str:
     ]
     if not laps:
         return "-"
-    mhz = sorted(it["sm_mhz"] for it in laps)
-    n = len(mhz)
-    median = mhz[n // 2] if n % 2 else (mhz[n // 2 - 1] + mhz[n // 2]) / 2
+    median = statistics.median(it["sm_mhz"] for it in laps)
     throttled = sum(1 for it in laps if it.get("throttled") is True)
-    text = f"{median:.0f}"
-    return text + (f" ({throttled}/{n} throttled)" if throttled else "")
+    return f"{median:.0f}" + (f" ({throttled}/{len(laps)} throttled)" if throttled else "")
 
 
 def load_run(path: str) -> Run:
