@@ -103,4 +103,10 @@ ResnetFp8 resnet_fp8() {
   return r;
 }
 
+ResnetShortcut resnet_shortcut() {
+  static const ResnetShortcut r = word(kResnetShortcut, ResnetShortcut::Auto,
+                                       {{"auto", ResnetShortcut::Auto}, {"folded", ResnetShortcut::Folded}, {"apart", ResnetShortcut::Apart}});
+  return r;
+}
+
 }  // namespace laptime::env

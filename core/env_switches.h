@@ -31,6 +31,8 @@ enum class Gpt2Gelu { Measured, Epilogue, Kernel };
 enum class Gpt2Gemm { Auto, Timed, Heuristic };
 // LAPTIME_RESNET_FP8.
 enum class ResnetFp8 { Auto, Stream, Layers };
+// LAPTIME_RESNET_SHORTCUT.
+enum class ResnetShortcut { Auto, Folded, Apart };
 
 namespace env {
 
@@ -87,6 +89,12 @@ inline constexpr Switch kResnetFp8{
     "bf16 activations with each 1x1 convolution's fp8-or-bf16 choice measured (layers, issue 22's "
     "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
     "else layers. layers/e4m3_block.h."};
+inline constexpr Switch kResnetShortcut{
+    "LAPTIME_RESNET_SHORTCUT", "auto / folded / apart", "auto",
+    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3 (t2 and "
+    "the strided input side by side, one convolution over both: no shortcut tensor written and read "
+    "back), apart (the downsample's own convolution, conv3 adding its output), or whichever of the two "
+    "measured faster at build (auto). layers/bottleneck.h."};
 inline constexpr Switch kEagerTiming{
     "LAPTIME_EAGER_TIMING", "graph / direct", "graph",
     "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "
@@ -107,8 +115,8 @@ inline constexpr Switch kCacheDir{
 // Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
 // that the two name the same switches).
 inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
-                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kEagerTiming,
-                                          kBenchClock, kCacheDir};
+                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kResnetShortcut,
+                                          kEagerTiming, kBenchClock, kCacheDir};
 
 Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
 bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM is not "off"
@@ -119,6 +127,7 @@ Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
 Gpt2Gemm gpt2_gemm();                                    // LAPTIME_GPT2_GEMM
 bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
 ResnetFp8 resnet_fp8();                                  // LAPTIME_RESNET_FP8
+ResnetShortcut resnet_shortcut();                        // LAPTIME_RESNET_SHORTCUT
 bool eager_timing_direct();                              // LAPTIME_EAGER_TIMING is "direct"
 bool bench_clock();                                      // LAPTIME_BENCH_CLOCK is not "off"
 

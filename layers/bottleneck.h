@@ -7,6 +7,16 @@
 //   y  = relu(conv3(t2) + sc)    1×1, width → 4·width; the residual add and the ReLU ride in
 //                                conv3's call (cuDNN's fused graph or cuBLASLt's epilogue,
 //                                whichever measured faster), so the block launches no separate add
+//
+// The projection shortcut folded into conv3 (offer_folded_shortcut; bf16, tf32, fp32): conv3 and
+// the downsample are both 1×1 and their sum is one product over their inputs side by side,
+//   y  = relu([W3 | Wd] · [t2 ; x strided] + (b3 + bd))
+// so a block with a downsample can run a copy that puts t2 and x (subsampled) side by side
+// (kernels/concat.cuh, in the downsample's range) and one convolution over K = width + in (in
+// conv3's range), instead of the downsample writing its [N, Ho, Wo, 4·width] output and conv3
+// reading it back. At ResNet-50's layer1.0 that is 411 MB written and read again at B256, against
+// a 205 MB copy. prepare() times both ways on the block's buffers and keeps the faster
+// (LAPTIME_RESNET_SHORTCUT forces one); describe_shortcut() says which ran and both times.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 //
 // fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output
@@ -14,9 +24,11 @@
 // hands the stream block the bf16 shortcut and output to record.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/context.h"
@@ -26,6 +38,13 @@
 #include "layers/e4m3_block.h"
 
 namespace laptime {
+
+// The folded shortcut's weights for the block `prefix` (in → width → 4·width) from the folded
+// `<prefix>.conv3` and `<prefix>.downsample` in `w`: `<prefix>.conv3.weight` [4·width, 1, 1,
+// width + in], row o = [conv3's row o, the downsample's row o], and `<prefix>.conv3.bias`, the
+// two biases' sum, added to `out`. Host, at load.
+void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const std::string& prefix, int in_channels,
+                                 int width);
 
 class Bottleneck {
  public:
@@ -51,6 +70,18 @@ class Bottleneck {
   // are in place: the stream block refers to this block's convolutions, so the block must not
   // move after it (ResNet50 calls it when blocks_ is whole).
   void use_e4m3_stream(const Context& ctx);
+  // A block with a downsample, outside fp8: offers the folded shortcut above to prepare(). `w`
+  // holds `<prefix>.conv3.weight` [4·width, 1, 1, width + in] ([W3 | Wd], BatchNorms folded) and
+  // `<prefix>.conv3.bias` (b3 + bd), and must outlive the block. Before prepare().
+  void offer_folded_shortcut(const DeviceWeights& w, Precision precision);
+  // True when forward() at this input shape runs the folded shortcut (as prepare() chose).
+  bool folded_shortcut(int N, int H, int W) const;
+  // Tests: after prepare() with the offer, forward() at this shape runs the way given (both were
+  // prepared), whatever prepare() chose.
+  void choose_shortcut(int N, int H, int W, bool folded);
+  // One line on the choice: "folded into conv3 (...): 0.140 ms against 0.240 ms apart; conv3 over
+  // t2 and x: <its plan>" or "apart ...", "" for a block without the offer.
+  std::string describe_shortcut(int N, int H, int W) const;
   bool e4m3_stream() const { return e4m3_ != nullptr; }
   void drop_e4m3_stream();  // back to bf16 activations (the per-layer fp8 candidates offered again)
   const E4m3Block& e4m3() const { return *e4m3_; }  // with e4m3_stream()
@@ -78,17 +109,31 @@ class Bottleneck {
   struct Slots {
     char* t1;        // [N, H, W, width]
     char* t2;        // [N, Ho, Wo, width]
-    char* shortcut;  // [N, Ho, Wo, 4·width], with a downsample only
+    char* shortcut;  // [N, Ho, Wo, 4·width], with a downsample only; the folded shortcut's
+                     // [N, Ho, Wo, width + in] copy when offered (the slot is the larger of the two)
     char* rest;      // past the three: the e4m3 stream's extra scratch (E4m3Block::extra_scratch_bytes;
                      // the stream's t1, t2 and sc8 take the three above, each large enough for its e4m3)
   };
   Slots slots(void* scratch, int N, int H, int W) const;
+  // The folded shortcut's build: its convolution prepared on these buffers, the two ways timed.
+  void prepare_shortcut(Context& ctx, int N, int H, int W, void* y, const void* x, const Slots& s, ConvRoute route,
+                        ConvPlanCache* cache);
+  // [t2 ; x strided] into the shortcut's slot, in the downsample's range.
+  void enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const;
 
   NvtxName name_;
   int in_, width_;
   DType dtype_;
   Conv2d conv1_, conv2_, conv3_;
   std::optional<Conv2d> downsample_;
+  std::optional<Conv2d> conv3_folded_;  // over [t2 ; x strided], when offered
+  NvtxName shortcut_name_;              // `<prefix>.downsample`: the folded shortcut's copy
+  struct ShortcutChoice {
+    bool folded = false;
+    float folded_ms = -1.f, apart_ms = -1.f;  // negative: not timed (forced, or refused)
+    std::string note;                          // the switch that forced it, or a refusal
+  };
+  std::map<std::tuple<int, int, int>, ShortcutChoice> shortcut_;  // by input shape
   std::unique_ptr<E4m3Block> e4m3_;  // the e4m3 stream, when used
 };
 

@@ -248,6 +248,14 @@ HostWeights stem_host_weights(const HostWeights& w, const ResNetConfig& cfg, con
   h.add("conv1.bias", {K}, w.at("conv1.bias").values);
   return h;
 }
+// Each downsample block's folded shortcut weights (layers/bottleneck.h).
+HostWeights shortcut_host_weights(const HostWeights& w, const Geometry& g) {
+  HostWeights h;
+  for (const BlockGeometry& b : g.blocks)
+    if (b.stride != 1 || b.in_channels != Bottleneck::kExpansion * b.width)  // Bottleneck's rule for a downsample
+      add_folded_shortcut_weights(h, w, b.prefix, b.in_channels, b.width);
+  return h;
+}
 }  // namespace
 
 namespace {
@@ -292,6 +300,11 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
               "): leave out --stem cudnn (the fused stem runs in bf16).");
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
+  if (precision != Precision::FP8) {  // the folded shortcut offered to every block with a downsample
+    shortcut_weights_ = DeviceWeights(ctx, shortcut_host_weights(weights, g), activation_dtype(precision));
+    for (Bottleneck& b : blocks_)
+      if (b.has_downsample()) b.offer_folded_shortcut(shortcut_weights_, precision);
+  }
   if (precision == Precision::FP8) {  // the e4m3 stream (layers/e4m3_block.h), blocks_ now whole
     const ResnetFp8 mode = env::resnet_fp8();
     const std::string why = laptime::e4m3_stream_refusal(ctx);
@@ -611,7 +624,10 @@ std::vector<std::string> ResNet50::describe_convs(int B) const {
     v.push_back(c[0]->name() + ": " + c[0]->describe(B, size, size));
     v.push_back(c[1]->name() + ": " + c[1]->describe(B, size, size));
     v.push_back(c[2]->name() + ": " + c[2]->describe(B, b.out_size(size), b.out_size(size)));
-    if (b.has_downsample()) v.push_back(c[3]->name() + ": " + c[3]->describe(B, size, size));
+    if (b.has_downsample()) {
+      const std::string sc = b.describe_shortcut(B, size, size);
+      v.push_back(c[3]->name() + ": " + (sc.empty() ? c[3]->describe(B, size, size) : "shortcut " + sc));
+    }
     size = b.out_size(size);
   }
   std::ostringstream os;

@@ -171,6 +171,7 @@ class ResNet50 {
   MaxPool maxpool_;
   std::string stem_refusal_;     // why Fused was asked for and not run, or "" (before stem_kind_: it fills this)
   StemKind stem_kind_;           // resolved: Cudnn or Fused
+  DeviceWeights shortcut_weights_;  // outside fp8: each downsample block's [W3 | Wd] and b3 + bd (folded shortcut)
   std::unique_ptr<FusedStem> fused_;  // StemKind::Fused: conv1 + ReLU + max pool in one kernel
   std::vector<Bottleneck> blocks_;
   Classifier head_;

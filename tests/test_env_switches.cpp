@@ -202,6 +202,22 @@ TEST(EnvSwitches, ResnetFp8RefusesAnotherWord) {
   });
 }
 
+TEST(EnvSwitches, ResnetShortcutRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kResnetShortcut.name, "fused", 1);
+    EXPECT_EQ(refusal_of([] { env::resnet_shortcut(); }),
+              "LAPTIME_RESNET_SHORTCUT must be 'auto', 'folded' or 'apart', not 'fused'.");
+  });
+  in_fresh_process([] {
+    setenv(env::kResnetShortcut.name, "apart", 1);
+    EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::Apart);
+  });
+  in_fresh_process([] {
+    unsetenv(env::kResnetShortcut.name);
+    EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::Auto);
+  });
+}
+
 TEST(EnvSwitches, EagerTimingRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kEagerTiming.name, "eager", 1);

@@ -315,18 +315,33 @@ TEST_P(Resnet50LayerTest, Bottleneck) {
       if (stride != 1 || Cin != out)
         add_conv_bn(&raw, &folded, q + ".downsample", q + ".downsample.0", q + ".downsample.1", {Cin, out, 1, stride, 0},
                     &rng);
-      DeviceWeights w(*ctx, folded, dtype());
+      const bool project = stride != 1 || Cin != out;
+      HostWeights shortcut;  // the folded shortcut's [W3 | Wd], b3 + bd
+      if (project) add_folded_shortcut_weights(shortcut, folded, q, Cin, width);
+      DeviceWeights w(*ctx, folded, dtype()), ws(*ctx, shortcut, dtype());
       Bottleneck block(w, q, Cin, width, stride, precision());
-      EXPECT_EQ(block.has_downsample(), stride != 1 || Cin != out);
+      EXPECT_EQ(block.has_downsample(), project);
+      if (project) block.offer_folded_shortcut(ws, precision());
       const int Ho = block.out_size(H), Wo = block.out_size(W);
       auto x = test::random_vec(static_cast<size_t>(N) * H * W * Cin, seed + 1);
       for (float& v : x) v = std::fabs(v);  // a block's input comes out of a ReLU
       DeviceArray dx(dtype(), x), dy(dtype(), static_cast<size_t>(N) * Ho * Wo * out);
       DeviceBuffer scratch(block.scratch_bytes(N, H, W));
       block.prepare(*ctx, N, H, W, dy.data(), dx.data(), scratch.data(), route);
-      dy.poison();
-      block.forward(*ctx, dy.data(), dx.data(), N, H, W, scratch.data());
-      EXPECT_TRUE(close(dy.download(), ref::bottleneck(x, raw, q, N, H, W, Cin, width, stride, 1e-5f), bound()));
+      const std::vector<float> want = ref::bottleneck(x, raw, q, N, H, W, Cin, width, stride, 1e-5f);
+      // With a downsample, both ways of the shortcut (the copy's vector path at width and in
+      // multiples of 16 bytes, its element path at width 4 in bf16); else the one way.
+      for (const bool fold : project ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+        SCOPED_TRACE(fold ? "shortcut folded into conv3" : "shortcut apart");
+        if (project) block.choose_shortcut(N, H, W, fold);
+        EXPECT_EQ(block.folded_shortcut(N, H, W), fold);
+        dy.poison();
+        block.forward(*ctx, dy.data(), dx.data(), N, H, W, scratch.data());
+        EXPECT_TRUE(close(dy.download(), want, bound()));
+      }
+      if (project) {
+        EXPECT_NE(block.describe_shortcut(N, H, W), "");
+      }
     }
 }
 
@@ -507,12 +522,20 @@ TEST_P(Resnet50Golden, Blocks) {
     const ref::BlockSpec& b = blocks[i];
     SCOPED_TRACE(b.prefix);
     Bottleneck block(*w, b.prefix, b.in_channels, b.width, b.stride, precision());
+    HostWeights shortcut;
+    if (block.has_downsample()) add_folded_shortcut_weights(shortcut, host, b.prefix, b.in_channels, b.width);
+    DeviceWeights ws(*ctx, shortcut, dtype());
+    if (block.has_downsample()) block.offer_folded_shortcut(ws, precision());
     DeviceArray x(dtype(), block_input(i)), y(dtype(), golden(b.prefix + ".out").size());
     DeviceBuffer scratch(block.scratch_bytes(B, b.in_size, b.in_size));
     block.prepare(*ctx, B, b.in_size, b.in_size, y.data(), x.data(), scratch.data());
-    y.poison();
-    block.forward(*ctx, y.data(), x.data(), B, b.in_size, b.in_size, scratch.data());
-    EXPECT_TRUE(close(y.download(), golden(b.prefix + ".out"), bound()));
+    for (const bool fold : block.has_downsample() ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+      SCOPED_TRACE(fold ? "shortcut folded into conv3" : "shortcut apart");
+      if (block.has_downsample()) block.choose_shortcut(B, b.in_size, b.in_size, fold);
+      y.poison();
+      block.forward(*ctx, y.data(), x.data(), B, b.in_size, b.in_size, scratch.data());
+      EXPECT_TRUE(close(y.download(), golden(b.prefix + ".out"), bound()));
+    }
   }
 }
 
