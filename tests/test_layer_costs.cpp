@@ -13,16 +13,14 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
-
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "core/env_switches.h"
 #include "cli/gpu_cli.h"
 #include "cli/host_cli.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/env_switches.h"
 #include "layers/conv2d.h"
 #include "layers/layer_cost.h"
 #include "models/gpt2.h"
