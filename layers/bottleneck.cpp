@@ -142,15 +142,14 @@ ScratchPlan plan_scratch(std::size_t in_px, std::size_t out_px, int width, int o
 
 Bottleneck::Slots Bottleneck::slots(void* scratch, int N, int H, int W) const {
   const ScratchPlan p = plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_,
-                                     out_channels(), has_downsample(), conv3_folded_ ? width_ + in_ : 0,
-                                     dtype_size(dtype_));
+                                     out_channels(), has_downsample(), folded_channels(), dtype_size(dtype_));
   char* base = static_cast<char*>(scratch);
   return Slots{base + p.t1, base + p.t2, base + p.shortcut, base + p.bytes};
 }
 
 std::size_t Bottleneck::scratch_bytes(int N, int H, int W) const {
   return plan_scratch(std::size_t(N) * H * W, std::size_t(N) * out_size(H) * out_size(W), width_, out_channels(),
-                      has_downsample(), conv3_folded_ ? width_ + in_ : 0, dtype_size(dtype_))
+                      has_downsample(), folded_channels(), dtype_size(dtype_))
              .bytes +
          (e4m3_ ? e4m3_->extra_scratch_bytes(N, H, W) : 0);  // after the bf16 slots (Slots::rest)
 }
@@ -188,22 +187,17 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
   if (mode == ResnetShortcut::Auto) {
     const CandidateLaunch launch = GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph);
     std::string why;
-    c.apart_ms = time_candidate(
-        ctx.stream(),
-        [&] {
-          downsample_->forward(ctx, s.shortcut, x, N, H, W);
-          conv3_.forward(ctx, y, s.t2, N, Ho, Wo, s.shortcut);
-          return true;
-        },
-        &why, launch);
-    c.folded_ms = time_candidate(
-        ctx.stream(),
-        [&] {
-          enqueue_concat(ctx, s, x, N, H, W);
-          conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
-          return true;
-        },
-        &why, launch);
+    auto way = [&](bool folded) {
+      return time_candidate(
+          ctx.stream(),
+          [&] {
+            enqueue_shortcut_and_conv3(ctx, y, x, s, N, H, W, folded);
+            return true;
+          },
+          &why, launch);
+    };
+    c.apart_ms = way(false);
+    c.folded_ms = way(true);
     c.folded = c.folded_ms >= 0.f && (c.apart_ms < 0.f || c.folded_ms < c.apart_ms);
     if (c.folded_ms < 0.f || c.apart_ms < 0.f) c.note = "one way refused: " + why;
   } else {
@@ -216,6 +210,18 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
 void Bottleneck::enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const {
   NvtxRange range(ctx, NvtxLevel::Layer, shortcut_name_);
   concat_shortcut_forward(dtype_, s.shortcut, s.t2, width_, x, in_, N, H, W, downsample_->shape().stride, ctx.stream());
+}
+
+void Bottleneck::enqueue_shortcut_and_conv3(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H,
+                                            int W, bool folded) const {
+  const int Ho = out_size(H), Wo = out_size(W);
+  if (folded) {
+    enqueue_concat(ctx, s, x, N, H, W);
+    conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
+    return;
+  }
+  if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
+  conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
 }
 
 void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
@@ -244,13 +250,7 @@ void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int 
   const int Ho = out_size(H), Wo = out_size(W);
   conv1_.forward(ctx, s.t1, x, N, H, W);
   conv2_.forward(ctx, s.t2, s.t1, N, H, W);
-  if (folded_shortcut(N, H, W)) {
-    enqueue_concat(ctx, s, x, N, H, W);
-    conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
-    return;
-  }
-  if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
-  conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
+  enqueue_shortcut_and_conv3(ctx, y, x, s, N, H, W, folded_shortcut(N, H, W));
   if (e4m3_ && e4m3_->calibrating()) {  // the stream's scales, from this bf16 pass
     e4m3_->record_t1(ctx, s.t1, int64_t{N} * H * W * width_);
     e4m3_->record_t2(ctx, s.t2, int64_t{N} * Ho * Wo * width_);

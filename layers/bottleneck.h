@@ -120,6 +120,12 @@ class Bottleneck {
                         ConvPlanCache* cache);
   // [t2 ; x strided] into the shortcut's slot, in the downsample's range.
   void enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const;
+  // What follows conv2, one way or the other: the copy and the folded conv3, or the downsample (if
+  // any) and conv3 adding the shortcut. forward() and prepare()'s timing both run this.
+  void enqueue_shortcut_and_conv3(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
+                                  bool folded) const;
+  // The folded shortcut's copy's channels (width + in) when offered, else 0: its scratch slot.
+  int folded_channels() const { return conv3_folded_ ? width_ + in_ : 0; }
 
   NvtxName name_;
   int in_, width_;

@@ -248,14 +248,6 @@ HostWeights stem_host_weights(const HostWeights& w, const ResNetConfig& cfg, con
   h.add("conv1.bias", {K}, w.at("conv1.bias").values);
   return h;
 }
-// Each downsample block's folded shortcut weights (layers/bottleneck.h).
-HostWeights shortcut_host_weights(const HostWeights& w, const Geometry& g) {
-  HostWeights h;
-  for (const BlockGeometry& b : g.blocks)
-    if (b.stride != 1 || b.in_channels != Bottleneck::kExpansion * b.width)  // Bottleneck's rule for a downsample
-      add_folded_shortcut_weights(h, w, b.prefix, b.in_channels, b.width);
-  return h;
-}
 }  // namespace
 
 namespace {
@@ -301,7 +293,11 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
   const Geometry g = geometry(cfg, image_size);
   for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
   if (precision != Precision::FP8) {  // the folded shortcut offered to every block with a downsample
-    shortcut_weights_ = DeviceWeights(ctx, shortcut_host_weights(weights, g), activation_dtype(precision));
+    HostWeights folded;
+    for (std::size_t i = 0; i < blocks_.size(); ++i)
+      if (blocks_[i].has_downsample())
+        add_folded_shortcut_weights(folded, weights, g.blocks[i].prefix, g.blocks[i].in_channels, g.blocks[i].width);
+    shortcut_weights_ = DeviceWeights(ctx, folded, activation_dtype(precision));
     for (Bottleneck& b : blocks_)
       if (b.has_downsample()) b.offer_folded_shortcut(shortcut_weights_, precision);
   }
