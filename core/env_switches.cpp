@@ -87,6 +87,11 @@ bool cutlass() {
   return on;
 }
 
+bool cutlass_pdl() {
+  static const bool on = word(kCutlassPdl, true, {{"on", true}, {"off", false}});
+  return on;
+}
+
 bool eager_timing_direct() {
   static const bool direct = word(kEagerTiming, false, {{"graph", false}, {"direct", true}});
   return direct;
@@ -105,7 +110,10 @@ ResnetFp8 resnet_fp8() {
 
 ResnetShortcut resnet_shortcut() {
   static const ResnetShortcut r = word(kResnetShortcut, ResnetShortcut::Auto,
-                                       {{"auto", ResnetShortcut::Auto}, {"folded", ResnetShortcut::Folded}, {"apart", ResnetShortcut::Apart}});
+                                       {{"auto", ResnetShortcut::Auto},
+                                        {"folded", ResnetShortcut::Folded},
+                                        {"folded-copy", ResnetShortcut::FoldedCopy},
+                                        {"apart", ResnetShortcut::Apart}});
   return r;
 }
 

@@ -32,7 +32,7 @@ enum class Gpt2Gemm { Auto, Timed, Heuristic };
 // LAPTIME_RESNET_FP8.
 enum class ResnetFp8 { Auto, Stream, Layers };
 // LAPTIME_RESNET_SHORTCUT.
-enum class ResnetShortcut { Auto, Folded, Apart };
+enum class ResnetShortcut { Auto, Folded, FoldedCopy, Apart };
 
 namespace env {
 
@@ -82,6 +82,12 @@ inline constexpr Switch kCutlass{
     "H100/H200 builds with sm_90: CUTLASS's sm_90a GEMMs offered to every timed GEMM choice beside "
     "cuBLASLt's algorithms (auto), or withheld, every GEMM on cuBLASLt, for an A/B (off). "
     "layers/cutlass/cutlass_gemm.h."};
+inline constexpr Switch kCutlassPdl{
+    "LAPTIME_CUTLASS_PDL", "on / off", "on",
+    "Hopper: CUTLASS's GEMMs launched as programmatic dependents of the work before them on the "
+    "stream (their launch and prologue under its tail; compiled with CUTLASS's grid dependency "
+    "control, each waits for it before touching memory) (on), or plainly, for an A/B (off). "
+    "layers/cutlass/sm90_gemm.cuh."};
 inline constexpr Switch kResnetFp8{
     "LAPTIME_RESNET_FP8", "auto / stream / layers", "auto",
     "fp8 ResNet-50: every tensor between two layers e4m3 (stream: conv1, conv3 and the downsample "
@@ -90,11 +96,13 @@ inline constexpr Switch kResnetFp8{
     "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
     "else layers. layers/e4m3_block.h."};
 inline constexpr Switch kResnetShortcut{
-    "LAPTIME_RESNET_SHORTCUT", "auto / folded / apart", "auto",
-    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3 (t2 and "
-    "the strided input side by side, one convolution over both: no shortcut tensor written and read "
-    "back), apart (the downsample's own convolution, conv3 adding its output), or whichever of the two "
-    "measured faster at build (auto). layers/bottleneck.h."};
+    "LAPTIME_RESNET_SHORTCUT", "auto / folded / folded-copy / apart", "auto",
+    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3, one "
+    "convolution over t2 and the strided input side by side (no shortcut tensor written and read "
+    "back) with conv2 writing t2 straight into its half (folded; the copy below where cuDNN has no "
+    "plan for that strided output) or copied there (folded-copy), apart (the downsample's own "
+    "convolution, conv3 adding its output), or whichever measured fastest at build (auto). "
+    "layers/bottleneck.h."};
 inline constexpr Switch kEagerTiming{
     "LAPTIME_EAGER_TIMING", "graph / direct", "graph",
     "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "
@@ -115,7 +123,7 @@ inline constexpr Switch kCacheDir{
 // Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
 // that the two name the same switches).
 inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
-                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kResnetFp8, kResnetShortcut,
+                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kCutlassPdl, kResnetFp8, kResnetShortcut,
                                           kEagerTiming, kBenchClock, kCacheDir};
 
 Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
@@ -126,6 +134,7 @@ const std::vector<std::string>& cudnn_deselect_engines();  // LAPTIME_CUDNN_DESE
 Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
 Gpt2Gemm gpt2_gemm();                                    // LAPTIME_GPT2_GEMM
 bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
+bool cutlass_pdl();                                      // LAPTIME_CUTLASS_PDL is not "off"
 ResnetFp8 resnet_fp8();                                  // LAPTIME_RESNET_FP8
 ResnetShortcut resnet_shortcut();                        // LAPTIME_RESNET_SHORTCUT
 bool eager_timing_direct();                              // LAPTIME_EAGER_TIMING is "direct"

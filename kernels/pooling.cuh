@@ -21,6 +21,10 @@ void maxpool3x3s2_forward_general(DType dtype, void* out, const void* in, int N,
 
 // out: [N, C] = mean over H·W of in: [N, H, W, C], summed in fp32.
 void global_avgpool_forward(DType dtype, void* out, const void* in, int N, int H, int W, int C, cudaStream_t stream);
+// The same with the general kernel alone (one output element a thread, its H·W loads in a
+// row): global_avgpool_forward's fallback, laptime lab's avgpool v1.
+void global_avgpool_forward_general(DType dtype, void* out, const void* in, int N, int H, int W, int C,
+                                    cudaStream_t stream);
 // The same on an e4m3 input whose real value is *scale · in (fp8 ResNet-50's e4m3 stream): out
 // [N, C] bf16 = *scale · mean over H·W, summed in fp32.
 void global_avgpool_e4m3_forward(void* out, const void* in, const float* scale, int N, int H, int W, int C,

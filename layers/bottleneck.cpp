@@ -23,9 +23,22 @@ Bottleneck::Bottleneck(const DeviceWeights& w, const std::string& prefix, int in
       conv3_(w, prefix + ".conv3", ConvShape{width, kExpansion * width, 1, 1, 0}, ConvActivation::Relu, precision),
       shortcut_name_(prefix + ".downsample") {
   // torchvision's rule: project the shortcut whenever the block changes resolution or width.
-  if (stride != 1 || in_channels != kExpansion * width)
+  if (stride != 1 || in_channels != kExpansion * width) {
     downsample_.emplace(w, prefix + ".downsample", ConvShape{in_channels, kExpansion * width, 1, stride, 0},
                         ConvActivation::None, precision);
+    // The same weights (Conv2d holds their device pointers); planned only if the fold is offered.
+    conv2_into_fold_.emplace(w, prefix + ".conv2", conv2_.shape(), ConvActivation::Relu, precision);
+    conv2_into_fold_->set_output_pixel_stride(width + in_channels);
+  }
+}
+
+const char* shortcut_way_name(ShortcutWay w) {
+  switch (w) {
+    case ShortcutWay::Apart: return "apart";
+    case ShortcutWay::FoldedCopy: return "folded-copy";
+    case ShortcutWay::Folded: return "folded";
+  }
+  return "?";
 }
 
 std::vector<const Conv2d*> Bottleneck::convs() const {
@@ -83,16 +96,24 @@ void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const s
   out.add(prefix + ".conv3.bias", {n_out}, std::move(bias));
 }
 
-void Bottleneck::choose_shortcut(int N, int H, int W, bool folded) {
+void Bottleneck::choose_shortcut(int N, int H, int W, ShortcutWay way) {
   const auto it = shortcut_.find({N, H, W});
   require(it != shortcut_.end(), "internal: block '" + name_.str() + "' has no folded shortcut prepared at this shape.");
-  it->second.folded = folded;
+  require(has_shortcut_way(N, H, W, way), "internal: block '" + name_.str() + "' did not build the " +
+                                              shortcut_way_name(way) + " shortcut at this shape: " + it->second.note);
+  it->second.way = way;
   it->second.note = "chosen by a test";
 }
 
-bool Bottleneck::folded_shortcut(int N, int H, int W) const {
+ShortcutWay Bottleneck::shortcut_way(int N, int H, int W) const {
   const auto it = shortcut_.find({N, H, W});
-  return it != shortcut_.end() && it->second.folded;
+  return it == shortcut_.end() ? ShortcutWay::Apart : it->second.way;
+}
+
+bool Bottleneck::has_shortcut_way(int N, int H, int W, ShortcutWay way) const {
+  const auto it = shortcut_.find({N, H, W});
+  if (it == shortcut_.end()) return way == ShortcutWay::Apart;
+  return way != ShortcutWay::Folded || it->second.folded_built;
 }
 
 std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
@@ -102,12 +123,20 @@ std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
   const int Ho = out_size(H), Wo = out_size(W);
   std::ostringstream os;
   os << std::fixed << std::setprecision(3);
-  os << (c.folded ? "folded into conv3" : "apart") << " (the folded way: t2 and x side by side, one convolution over K = "
-     << width_ << " + " << in_ << ")";
-  if (c.folded_ms >= 0.f && c.apart_ms >= 0.f)
-    os << ": folded " << c.folded_ms << " ms against apart " << c.apart_ms << " ms, this and conv3 together";
+  os << shortcut_way_name(c.way) << " (folded: one convolution over K = " << width_ << " + " << in_
+     << ", t2 and x side by side, conv2 writing t2 there or a copy)";
+  std::string times;
+  for (ShortcutWay w : {ShortcutWay::Folded, ShortcutWay::FoldedCopy, ShortcutWay::Apart}) {
+    const float ms = c.ms[static_cast<int>(w)];
+    if (ms < 0.f) continue;
+    std::ostringstream t;
+    t << std::fixed << std::setprecision(3) << (times.empty() ? "" : ", ") << shortcut_way_name(w) << " " << ms << " ms";
+    times += t.str();
+  }
+  if (!times.empty()) os << ": " << times << ", conv2 to conv3";
   if (!c.note.empty()) os << " [" << c.note << "]";
-  if (c.folded)
+  if (c.way == ShortcutWay::Folded) os << "; conv2 into the left half: " << conv2_into_fold_->describe(N, H, W);
+  if (c.way != ShortcutWay::Apart)
     os << "; conv3 over both: " << conv3_folded_->describe(N, Ho, Wo);
   else
     os << "; " << downsample_->describe(N, H, W);
@@ -167,7 +196,7 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
   conv2_.prepare(ctx, N, H, W, s.t2, s.t1, nullptr, fit(conv2_), cache);
   if (downsample_) downsample_->prepare(ctx, N, H, W, s.shortcut, x, nullptr, fit(*downsample_), cache);
   conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
-  if (conv3_folded_) prepare_shortcut(ctx, N, H, W, y, x, s, fit(*conv3_folded_), cache);
+  if (conv3_folded_) prepare_shortcut(ctx, N, H, W, y, x, s, fit(conv2_), fit(*conv3_folded_), cache);
   if (e4m3_) {
     require(x_scale != nullptr, "internal: block '" + name_.str() + "' on the e4m3 stream was prepared without its input's scale.");
     e4m3_->prepare(ctx, N, H, W, y, x, x_scale, E4m3Block::Slots{s.t1, s.t2, s.shortcut, s.rest},
@@ -176,52 +205,82 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
 }
 
 void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, const void* x, const Slots& s,
-                                  ConvRoute route, ConvPlanCache* cache) {
+                                  ConvRoute conv2_route, ConvRoute conv3_route, ConvPlanCache* cache) {
   const int Ho = out_size(H), Wo = out_size(W);
-  // The copy writes the shortcut's slot, which the apart way's downsample writes too: the two
-  // ways are never enqueued together.
-  enqueue_concat(ctx, s, x, N, H, W);
-  conv3_folded_->prepare(ctx, N, Ho, Wo, y, s.shortcut, nullptr, route, cache);
   ShortcutChoice c;
+  // conv2 straight into the copy's left half: a plan of cuDNN's fused graph for the strided y, or
+  // none (the copy way then carries t2 too).
+  try {
+    conv2_into_fold_->prepare(ctx, N, H, W, s.shortcut, s.t1, nullptr, conv2_route, cache);
+    c.folded_built = true;
+  } catch (const Error& e) {
+    c.note = std::string("no plan for conv2 into the left half: ") + e.what();
+  }
+  // The copy writes the shortcut's slot, which the apart way's downsample writes too: the ways are
+  // never enqueued together.
+  enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/true);
+  conv3_folded_->prepare(ctx, N, Ho, Wo, y, s.shortcut, nullptr, conv3_route, cache);
   const ResnetShortcut mode = env::resnet_shortcut();
+  auto note = [&](const std::string& n) { c.note += (c.note.empty() ? "" : "; ") + n; };
   if (mode == ResnetShortcut::Auto) {
     const CandidateLaunch launch = GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph);
     std::string why;
-    auto way = [&](bool folded) {
-      return time_candidate(
+    float best = -1.f;
+    for (ShortcutWay w : {ShortcutWay::Apart, ShortcutWay::FoldedCopy, ShortcutWay::Folded}) {
+      if (w == ShortcutWay::Folded && !c.folded_built) continue;
+      const float ms = time_candidate(
           ctx.stream(),
           [&] {
-            enqueue_shortcut_and_conv3(ctx, y, x, s, N, H, W, folded);
+            enqueue_conv2_onward(ctx, y, x, s, N, H, W, w);
             return true;
           },
           &why, launch);
-    };
-    c.apart_ms = way(false);
-    c.folded_ms = way(true);
-    c.folded = c.folded_ms >= 0.f && (c.apart_ms < 0.f || c.folded_ms < c.apart_ms);
-    if (c.folded_ms < 0.f || c.apart_ms < 0.f) c.note = "one way refused: " + why;
+      c.ms[static_cast<int>(w)] = ms;
+      if (ms < 0.f) note(std::string(shortcut_way_name(w)) + " refused: " + why);
+      if (ms >= 0.f && (best < 0.f || ms < best)) {
+        best = ms;
+        c.way = w;
+      }
+    }
   } else {
-    c.folded = mode == ResnetShortcut::Folded;
-    c.note = std::string("LAPTIME_RESNET_SHORTCUT=") + (c.folded ? "folded" : "apart");
+    c.way = mode == ResnetShortcut::Apart        ? ShortcutWay::Apart
+            : mode == ResnetShortcut::FoldedCopy ? ShortcutWay::FoldedCopy
+            : c.folded_built                     ? ShortcutWay::Folded
+                                                 : ShortcutWay::FoldedCopy;
+    note(std::string("LAPTIME_RESNET_SHORTCUT=") + (mode == ResnetShortcut::Apart        ? "apart"
+                                                    : mode == ResnetShortcut::FoldedCopy ? "folded-copy"
+                                                                                         : "folded"));
   }
   shortcut_[{N, H, W}] = c;
 }
 
-void Bottleneck::enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const {
+void Bottleneck::enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W,
+                                bool with_t2) const {
   NvtxRange range(ctx, NvtxLevel::Layer, shortcut_name_);
-  concat_shortcut_forward(dtype_, s.shortcut, s.t2, width_, x, in_, N, H, W, downsample_->shape().stride, ctx.stream());
+  concat_shortcut_forward(dtype_, s.shortcut, with_t2 ? s.t2 : nullptr, width_, x, in_, N, H, W,
+                          downsample_->shape().stride, ctx.stream());
 }
 
-void Bottleneck::enqueue_shortcut_and_conv3(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H,
-                                            int W, bool folded) const {
+void Bottleneck::enqueue_conv2_onward(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
+                                      ShortcutWay way) const {
   const int Ho = out_size(H), Wo = out_size(W);
-  if (folded) {
-    enqueue_concat(ctx, s, x, N, H, W);
-    conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
-    return;
+  switch (way) {
+    case ShortcutWay::Folded:  // t2 into the left half, x strided beside it, one convolution over both
+      conv2_into_fold_->forward(ctx, s.shortcut, s.t1, N, H, W);
+      enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/false);
+      conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
+      return;
+    case ShortcutWay::FoldedCopy:  // t2 packed, then both copied side by side
+      conv2_.forward(ctx, s.t2, s.t1, N, H, W);
+      enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/true);
+      conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
+      return;
+    case ShortcutWay::Apart:
+      conv2_.forward(ctx, s.t2, s.t1, N, H, W);
+      if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
+      conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
+      return;
   }
-  if (downsample_) downsample_->forward(ctx, s.shortcut, x, N, H, W);
-  conv3_.forward(ctx, y, s.t2, N, Ho, Wo, downsample_ ? s.shortcut : x);
 }
 
 void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& parent, int N, int H, int W) const {
@@ -231,13 +290,13 @@ void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& pa
     return;
   }
   out.push_back(conv1_.cost(name_.str(), N, H, W));
-  out.push_back(conv2_.cost(name_.str(), N, H, W));
-  if (folded_shortcut(N, H, W)) {  // conv3 over [t2 ; x strided], no residual; the copy in the downsample's range
+  out.push_back(conv2_.cost(name_.str(), N, H, W));  // the same bytes into the left half (Folded)
+  const ShortcutWay way = shortcut_way(N, H, W);
+  if (way != ShortcutWay::Apart) {  // conv3 over [t2 ; x strided], no residual; the copy in the downsample's range
     const int Ho = out_size(H), Wo = out_size(W);
     out.push_back(conv3_folded_->cost(name_.str(), N, Ho, Wo));
-    const double px = double(N) * Ho * Wo;
-    out.push_back(streaming_cost(shortcut_name_.str(), name_.str(), "elementwise", px * (width_ + in_),
-                                 px * (width_ + in_), 0, dtype_size(dtype_)));
+    const double px = double(N) * Ho * Wo, copied = px * (way == ShortcutWay::Folded ? in_ : width_ + in_);
+    out.push_back(streaming_cost(shortcut_name_.str(), name_.str(), "elementwise", copied, copied, 0, dtype_size(dtype_)));
     return;
   }
   out.push_back(conv3_.cost(name_.str(), N, out_size(H), out_size(W)));  // with the shortcut it adds
@@ -249,9 +308,8 @@ void Bottleneck::forward(const Context& ctx, void* y, const void* x, int N, int 
   const Slots s = slots(scratch, N, H, W);
   const int Ho = out_size(H), Wo = out_size(W);
   conv1_.forward(ctx, s.t1, x, N, H, W);
-  conv2_.forward(ctx, s.t2, s.t1, N, H, W);
-  enqueue_shortcut_and_conv3(ctx, y, x, s, N, H, W, folded_shortcut(N, H, W));
-  if (e4m3_ && e4m3_->calibrating()) {  // the stream's scales, from this bf16 pass
+  enqueue_conv2_onward(ctx, y, x, s, N, H, W, shortcut_way(N, H, W));
+  if (e4m3_ && e4m3_->calibrating()) {  // the stream's scales, from this bf16 pass (fp8: never folded, t2 packed)
     e4m3_->record_t1(ctx, s.t1, int64_t{N} * H * W * width_);
     e4m3_->record_t2(ctx, s.t2, int64_t{N} * Ho * Wo * width_);
     const int64_t out_elems = int64_t{N} * Ho * Wo * out_channels();

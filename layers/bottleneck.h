@@ -11,12 +11,19 @@
 // The projection shortcut folded into conv3 (offer_folded_shortcut; bf16, tf32, fp32): conv3 and
 // the downsample are both 1×1 and their sum is one product over their inputs side by side,
 //   y  = relu([W3 | Wd] · [t2 ; x strided] + (b3 + bd))
-// so a block with a downsample can run a copy that puts t2 and x (subsampled) side by side
-// (kernels/concat.cuh, in the downsample's range) and one convolution over K = width + in (in
-// conv3's range), instead of the downsample writing its [N, Ho, Wo, 4·width] output and conv3
-// reading it back. At ResNet-50's layer1.0 that is 411 MB written and read again at B256, against
-// a 205 MB copy. prepare() times both ways on the block's buffers and keeps the faster
-// (LAPTIME_RESNET_SHORTCUT forces one); describe_shortcut() says which ran and both times.
+// so a block with a downsample can put t2 and x (subsampled) side by side in one buffer
+// [N, Ho, Wo, width + in] and run one convolution over K = width + in (in conv3's range), instead
+// of the downsample writing its [N, Ho, Wo, 4·width] output and conv3 reading it back. Two ways
+// to fill that buffer (ShortcutWay):
+//   Folded      conv2 writes t2 straight into its left half (cuDNN's fused graph with y's pixels
+//               width + in apart: Conv2d::set_output_pixel_stride), and a copy moves x strided
+//               into the right half (kernels/concat.cuh, in the downsample's range);
+//   FoldedCopy  conv2 writes t2 packed and the copy moves t2 and x both (where cuDNN has no plan
+//               for the strided y, or it measured slower).
+// At ResNet-50's layer1.0 at B256 the apart way writes and reads back 411 MB; the copy of both
+// moves 411 MB (205 read, 205 written), the copy of x alone 205. prepare() times the ways this
+// block has, from conv2 to conv3, on its own buffers and keeps the fastest (LAPTIME_RESNET_SHORTCUT
+// forces one); describe_shortcut() says which ran and each way's time.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 //
 // fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output
@@ -46,6 +53,10 @@ namespace laptime {
 void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const std::string& prefix, int in_channels,
                                  int width);
 
+// How a block with a downsample runs its shortcut (see the top of this file).
+enum class ShortcutWay { Apart, FoldedCopy, Folded };
+const char* shortcut_way_name(ShortcutWay w);  // "apart", "folded-copy", "folded"
+
 class Bottleneck {
  public:
   static constexpr int kExpansion = 4;  // output channels = 4 · width
@@ -74,13 +85,19 @@ class Bottleneck {
   // holds `<prefix>.conv3.weight` [4·width, 1, 1, width + in] ([W3 | Wd], BatchNorms folded) and
   // `<prefix>.conv3.bias` (b3 + bd), and must outlive the block. Before prepare().
   void offer_folded_shortcut(const DeviceWeights& w, Precision precision);
-  // True when forward() at this input shape runs the folded shortcut (as prepare() chose).
-  bool folded_shortcut(int N, int H, int W) const;
-  // Tests: after prepare() with the offer, forward() at this shape runs the way given (both were
-  // prepared), whatever prepare() chose.
-  void choose_shortcut(int N, int H, int W, bool folded);
-  // One line on the choice: "folded into conv3 (...): 0.140 ms against 0.240 ms apart; conv3 over
-  // t2 and x: <its plan>" or "apart ...", "" for a block without the offer.
+  // The way forward() at this input shape runs the shortcut, as prepare() chose (Apart for a block
+  // without the offer or without a downsample).
+  ShortcutWay shortcut_way(int N, int H, int W) const;
+  bool folded_shortcut(int N, int H, int W) const { return shortcut_way(N, H, W) != ShortcutWay::Apart; }
+  // Whether prepare() built `way` at this shape: Apart and FoldedCopy always with the offer,
+  // Folded when cuDNN had a plan for conv2's strided output (describe_shortcut says why not).
+  bool has_shortcut_way(int N, int H, int W, ShortcutWay way) const;
+  // Tests: after prepare() with the offer, forward() at this shape runs `way` (which must have been
+  // built), whatever prepare() chose.
+  void choose_shortcut(int N, int H, int W, ShortcutWay way);
+  // One line on the choice: "folded (...): folded 0.140 ms, folded-copy 0.170 ms, apart 0.240 ms,
+  // conv2 to conv3; conv2 into the left half: <its plan>; conv3 over t2 and x: <its plan>", "" for
+  // a block without the offer.
   std::string describe_shortcut(int N, int H, int W) const;
   bool e4m3_stream() const { return e4m3_ != nullptr; }
   void drop_e4m3_stream();  // back to bf16 activations (the per-layer fp8 candidates offered again)
@@ -115,15 +132,16 @@ class Bottleneck {
                      // the stream's t1, t2 and sc8 take the three above, each large enough for its e4m3)
   };
   Slots slots(void* scratch, int N, int H, int W) const;
-  // The folded shortcut's build: its convolution prepared on these buffers, the two ways timed.
-  void prepare_shortcut(Context& ctx, int N, int H, int W, void* y, const void* x, const Slots& s, ConvRoute route,
-                        ConvPlanCache* cache);
-  // [t2 ; x strided] into the shortcut's slot, in the downsample's range.
-  void enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const;
-  // What follows conv2, one way or the other: the copy and the folded conv3, or the downsample (if
-  // any) and conv3 adding the shortcut. forward() and prepare()'s timing both run this.
-  void enqueue_shortcut_and_conv3(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
-                                  bool folded) const;
+  // The folded shortcut's build: its convolutions prepared on these buffers, the ways timed.
+  void prepare_shortcut(Context& ctx, int N, int H, int W, void* y, const void* x, const Slots& s,
+                        ConvRoute conv2_route, ConvRoute conv3_route, ConvPlanCache* cache);
+  // [t2 ; x strided] into the shortcut's slot, in the downsample's range; with_t2 false: x's half
+  // only (conv2 wrote t2's).
+  void enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W, bool with_t2) const;
+  // conv2 and what follows it, one way or another (ShortcutWay). forward() and prepare()'s timing
+  // both run this.
+  void enqueue_conv2_onward(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
+                            ShortcutWay way) const;
   // The folded shortcut's copy's channels (width + in) when offered, else 0: its scratch slot.
   int folded_channels() const { return conv3_folded_ ? width_ + in_ : 0; }
 
@@ -133,11 +151,15 @@ class Bottleneck {
   Conv2d conv1_, conv2_, conv3_;
   std::optional<Conv2d> downsample_;
   std::optional<Conv2d> conv3_folded_;  // over [t2 ; x strided], when offered
+  // conv2 again, its output's pixels width + in apart: t2 into the folded copy's left half (with a
+  // downsample; prepared when the folded shortcut is offered).
+  std::optional<Conv2d> conv2_into_fold_;
   NvtxName shortcut_name_;              // `<prefix>.downsample`: the folded shortcut's copy
   struct ShortcutChoice {
-    bool folded = false;
-    float folded_ms = -1.f, apart_ms = -1.f;  // negative: not timed (forced, or refused)
-    std::string note;                          // the switch that forced it, or a refusal
+    ShortcutWay way = ShortcutWay::Apart;
+    float ms[3] = {-1.f, -1.f, -1.f};  // by ShortcutWay, conv2 to conv3; negative: not timed (forced, or not built)
+    bool folded_built = false;         // conv2_into_fold_ has a plan at this shape
+    std::string note;                  // the switch that forced it, a refusal, or why Folded was not built
   };
   std::map<std::tuple<int, int, int>, ShortcutChoice> shortcut_;  // by input shape
   std::unique_ptr<E4m3Block> e4m3_;  // the e4m3 stream, when used

@@ -15,8 +15,9 @@ namespace laptime {
 
 class Classifier {
  public:
-  // Reads `fc.weight` [classes, C] and `fc.bias` [classes].
-  Classifier(const DeviceWeights& w, int C, int classes, Precision precision);
+  // Reads `fc.weight` [classes, C] and `fc.bias` [classes]. `kernels`: laptime lab's avgpool
+  // version, when named (--kernel avgpool=vN).
+  Classifier(const DeviceWeights& w, int C, int classes, Precision precision, const lab::KernelChoice& kernels = {});
 
   void prepare(const Context& ctx, int N);  // the fc's cuBLASLt plan for N rows
   // fp8: the fc's calibration (layers/linear.h); its input, the pooled features, stays bf16 and

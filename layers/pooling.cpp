@@ -29,7 +29,13 @@ LayerCost MaxPool::cost(const std::string& parent, int N, int H, int W, int C) c
                         0, es);
 }
 
-GlobalAvgPool::GlobalAvgPool(const std::string& name, DType dtype) : name_(name), dtype_(dtype) {}
+GlobalAvgPool::GlobalAvgPool(const std::string& name, DType dtype, const lab::KernelChoice& kernels)
+    : name_(name), dtype_(dtype) {
+  const auto it = kernels.find("avgpool");
+  launch_ = lab::avgpool_version(it != kernels.end() ? it->second
+                                                     : lab::find_kernel("avgpool")->production_index(
+                                                           dtype == DType::F32 ? "fp32" : "bf16"));
+}
 
 void GlobalAvgPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C,
                             const float* x_scale) const {
@@ -37,7 +43,7 @@ void GlobalAvgPool::forward(const Context& ctx, void* y, const void* x, int N, i
   if (x_scale)
     global_avgpool_e4m3_forward(y, x, x_scale, N, H, W, C, ctx.stream());
   else
-    global_avgpool_forward(dtype_, y, x, N, H, W, C, ctx.stream());
+    launch_({y, x, N, H, W, C, dtype_}, ctx.stream());
 }
 
 LayerCost GlobalAvgPool::cost(const std::string& parent, int N, int H, int W, int C, bool e4m3_input) const {

@@ -32,7 +32,8 @@ class MaxPool {
 
 class GlobalAvgPool {
  public:
-  GlobalAvgPool(const std::string& name, DType dtype);
+  // `kernels` may name laptime lab's version to run (--kernel avgpool=vN); the e4m3 input has one.
+  GlobalAvgPool(const std::string& name, DType dtype, const lab::KernelChoice& kernels = {});
   // y: [N, C]; x: [N, H, W, C]. x_scale non-null: x is e4m3 whose real value is *x_scale · x
   // (fp8 ResNet-50's e4m3 stream), y bf16.
   void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C,
@@ -43,6 +44,7 @@ class GlobalAvgPool {
  private:
   NvtxName name_;
   DType dtype_;
+  lab::AvgPoolLaunch launch_;
 };
 
 }  // namespace laptime

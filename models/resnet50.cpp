@@ -284,7 +284,7 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
                  ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width,
                                                cfg.kernels.count("stem") ? cfg.kernels.at("stem") : -1)
                  : nullptr),
-      head_(weights_, cfg.features(), cfg.num_classes, precision) {
+      head_(weights_, cfg.features(), cfg.num_classes, precision, cfg.kernels) {
   require(!(fused_ && cfg.kernels.count("maxpool")),
           "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
   require(fused_ || !cfg.kernels.count("stem"),

@@ -202,15 +202,34 @@ TEST(EnvSwitches, ResnetFp8RefusesAnotherWord) {
   });
 }
 
+TEST(EnvSwitches, CutlassPdlRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kCutlassPdl.name, "auto", 1);
+    EXPECT_EQ(refusal_of([] { env::cutlass_pdl(); }), "LAPTIME_CUTLASS_PDL must be 'on' or 'off', not 'auto'.");
+  });
+  in_fresh_process([] {
+    setenv(env::kCutlassPdl.name, "off", 1);
+    EXPECT_FALSE(env::cutlass_pdl());
+  });
+  in_fresh_process([] {
+    unsetenv(env::kCutlassPdl.name);
+    EXPECT_TRUE(env::cutlass_pdl());
+  });
+}
+
 TEST(EnvSwitches, ResnetShortcutRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kResnetShortcut.name, "fused", 1);
     EXPECT_EQ(refusal_of([] { env::resnet_shortcut(); }),
-              "LAPTIME_RESNET_SHORTCUT must be 'auto', 'folded' or 'apart', not 'fused'.");
+              "LAPTIME_RESNET_SHORTCUT must be 'auto', 'folded', 'folded-copy' or 'apart', not 'fused'.");
   });
   in_fresh_process([] {
     setenv(env::kResnetShortcut.name, "apart", 1);
     EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::Apart);
+  });
+  in_fresh_process([] {
+    setenv(env::kResnetShortcut.name, "folded-copy", 1);
+    EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::FoldedCopy);
   });
   in_fresh_process([] {
     unsetenv(env::kResnetShortcut.name);

@@ -171,6 +171,26 @@ TEST_P(LabSwapIn, MaxPoolLayerWithEveryVersion) {
   }
 }
 
+// The global average pool with each version, against the reference: the vector path (C = 64)
+// and the general one (C = 12), an odd image.
+TEST_P(LabSwapIn, AvgPoolLayerWithEveryVersion) {
+  for (const int C : {64, 12}) {
+    const int N = 3, H = 5, W = 7;
+    const std::vector<float> x = test::random_vec(static_cast<size_t>(N) * H * W * C, seed + C);
+    test::DeviceArray dx(dtype(), x), dy(dtype(), static_cast<size_t>(N) * C);
+    const std::vector<float> xs = dx.download();  // as stored
+    std::vector<float> want(dy.size());
+    for (int n = 0; n < N; ++n) ref::avgpool_image(&want[static_cast<size_t>(n) * C], xs.data(), H * W, C, n);
+    for (int v = 0; v < 3; ++v) {
+      SCOPED_TRACE(::testing::Message() << "avgpool v" << v + 1 << " C=" << C);
+      const GlobalAvgPool pool("avgpool", dtype(), {{"avgpool", v}});
+      dy.poison();
+      pool.forward(*ctx, dy.data(), dx.data(), N, H, W, C);
+      EXPECT_TRUE(test::close(dy.download(), want, precision() == Precision::FP32 ? 1e-6 : 8e-3));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(, LabSwapIn, ::testing::Values(Precision::FP32, Precision::BF16),
                          [](const auto& info) { return std::string(precision_name(info.param)); });
 

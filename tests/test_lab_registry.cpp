@@ -97,6 +97,9 @@ TEST(LabRegistry, BytesAndFlopsByHand) {
   EXPECT_EQ(cost("quantize", "fp8").bytes(), 8192.0 * 768 * 3 + 4);
   EXPECT_EQ(cost("quantize", "fp8", 1).bytes(), 256.0 * 56 * 56 * 256 * 3 + 4);
   EXPECT_EQ(cost("amax", "fp8").bytes(), 8192.0 * 768 * 2 + 8);
+  // Average pool [256, 7, 7, 2048] -> [256, 2048] bf16; fp32 twice the bytes.
+  EXPECT_EQ(cost("avgpool", "bf16").bytes(), 256.0 * 7 * 7 * 2048 * 2 + 256.0 * 2048 * 2);
+  EXPECT_EQ(cost("avgpool", "fp32").read, 256.0 * 7 * 7 * 2048 * 4);
   // Max pool [256, 112, 112, 64] -> [256, 56, 56, 64] bf16.
   EXPECT_EQ(cost("maxpool", "bf16").bytes(), 256.0 * 112 * 112 * 64 * 2 + 256.0 * 56 * 56 * 64 * 2);
   // Conv epilogue with a residual: y read and written, the residual read, the bias once; without: no residual.

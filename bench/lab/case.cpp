@@ -98,6 +98,7 @@ std::unique_ptr<LabCase> make_case(const KernelInfo& k, const Shape& shape, cons
   if (k.name == "quantize") return make_quantize_case(d);
   if (k.name == "amax") return make_amax_case(d);
   if (k.name == "maxpool") return make_maxpool_case(d, dt);
+  if (k.name == "avgpool") return make_avgpool_case(d, dt);
   if (k.name == "conv_epilogue") return make_conv_epilogue_case(d, dt);
   if (k.name == "stem") return make_stem_case(d, dt);
   throw Error("internal: the lab has no case for kernel '" + k.name + "'.");

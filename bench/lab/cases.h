@@ -19,6 +19,7 @@ std::unique_ptr<LabCase> make_residual_layernorm_case(const std::vector<int64_t>
 std::unique_ptr<LabCase> make_quantize_case(const std::vector<int64_t>& dims);
 std::unique_ptr<LabCase> make_amax_case(const std::vector<int64_t>& dims);
 std::unique_ptr<LabCase> make_maxpool_case(const std::vector<int64_t>& dims, DType dtype);
+std::unique_ptr<LabCase> make_avgpool_case(const std::vector<int64_t>& dims, DType dtype);
 std::unique_ptr<LabCase> make_conv_epilogue_case(const std::vector<int64_t>& dims, DType dtype);
 std::unique_ptr<LabCase> make_stem_case(const std::vector<int64_t>& dims, DType dtype);
 

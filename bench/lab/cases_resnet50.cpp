@@ -43,6 +43,35 @@ class MaxPoolCase : public LabCase {
   std::vector<float> h_in_;
 };
 
+// The global average pool: one output row an image. "Huge": inputs of magnitude 1e30 (49 of them
+// summed stay inside fp32).
+class AvgPoolCase : public LabCase {
+ public:
+  AvgPoolCase(int N, int H, int W, int C, DType dt)
+      : N_(N), H_(H), W_(W), C_(C), dt_(dt), in_(dt, int64_t{N} * H * W * C), out_(dt, int64_t{N} * C) {
+    rows_ = N;
+    width_ = C;
+  }
+  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+    draw(in_, kind, seed, 1.f, 0.f, 1e30f, s);
+    h_in_ = in_.download(s);
+  }
+  void reset(cudaStream_t s) override { out_.poison(s); }
+  void run(int index, const Context& ctx) override {
+    avgpool_version(index)({out_.data(), in_.data(), N_, H_, W_, C_, dt_}, ctx.stream());
+  }
+  std::vector<float> outputs(cudaStream_t s) override { return out_.download(s); }
+  void reference(int64_t row, const std::vector<float>&, float* ref) const override {
+    ref::avgpool_image(ref, h_in_.data(), int64_t{H_} * W_, C_, row);
+  }
+
+ private:
+  int N_, H_, W_, C_;
+  DType dt_;
+  LabTensor in_, out_;
+  std::vector<float> h_in_;
+};
+
 class ConvEpilogueCase : public LabCase {
  public:
   ConvEpilogueCase(int64_t rows, int C, bool residual, bool relu, DType dt)
@@ -135,6 +164,10 @@ std::unique_ptr<LabCase> make_stem_case(const std::vector<int64_t>& d, DType dt)
 
 std::unique_ptr<LabCase> make_maxpool_case(const std::vector<int64_t>& d, DType dt) {
   return std::make_unique<MaxPoolCase>(static_cast<int>(d[0]), static_cast<int>(d[1]), static_cast<int>(d[2]),
+                                       static_cast<int>(d[3]), dt);
+}
+std::unique_ptr<LabCase> make_avgpool_case(const std::vector<int64_t>& d, DType dt) {
+  return std::make_unique<AvgPoolCase>(static_cast<int>(d[0]), static_cast<int>(d[1]), static_cast<int>(d[2]),
                                        static_cast<int>(d[3]), dt);
 }
 std::unique_ptr<LabCase> make_conv_epilogue_case(const std::vector<int64_t>& d, DType dt) {

@@ -127,6 +127,15 @@ struct MaxPoolArgs {
 using MaxPoolLaunch = void (*)(const MaxPoolArgs&, cudaStream_t);
 MaxPoolLaunch maxpool_version(int index);
 
+struct AvgPoolArgs {
+  void* out;       // [N, C]
+  const void* in;  // [N, H, W, C]
+  int N, H, W, C;
+  DType dtype;
+};
+using AvgPoolLaunch = void (*)(const AvgPoolArgs&, cudaStream_t);
+AvgPoolLaunch avgpool_version(int index);
+
 struct StemArgs {
   void* out;           // [N, Po, Po, C] bf16, Po = pool_out_size(Hs - 3, 3, 2, 1)
   const void* in;      // [N, Hs, Hs, 16] bf16: the image's space-to-depth transform

@@ -102,6 +102,14 @@ float amax(const float* x, int64_t n) {
   return m;
 }
 
+void avgpool_image(float* y, const float* in, int64_t HW, int64_t C, int64_t n) {
+  for (int64_t c = 0; c < C; ++c) {
+    double s = 0;
+    for (int64_t p = 0; p < HW; ++p) s += in[(n * HW + p) * C + c];
+    y[c] = static_cast<float>(s / static_cast<double>(HW));
+  }
+}
+
 void maxpool_pixel(float* y, const float* in, int64_t H, int64_t W, int64_t C, int64_t n, int64_t ho, int64_t wo) {
   for (int64_t c = 0; c < C; ++c) {
     float m = -std::numeric_limits<float>::infinity();

@@ -42,6 +42,8 @@ void quantize_row(float* q, const float* x, float inv_scale, int64_t C);
 // max |x| over n values, NaN when one is NaN.
 float amax(const float* x, int64_t n);
 
+// Image n's global average: y[C] = the mean over its HW pixels of in: [N, HW, C], summed in double.
+void avgpool_image(float* y, const float* in, int64_t HW, int64_t C, int64_t n);
 // Output pixel (n, ho, wo) of the 3 x 3 stride-2 padding-1 max pool: y[C]; in: [N, H, W, C].
 void maxpool_pixel(float* y, const float* in, int64_t H, int64_t W, int64_t C, int64_t n, int64_t ho, int64_t wo);
 // The stem's pooled pixel (n, py, px): y[C] = max over the 3 x 3/2 window (clipped to the conv

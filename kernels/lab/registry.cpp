@@ -370,6 +370,46 @@ KernelInfo maxpool() {
   return k;
 }
 
+KernelInfo avgpool() {
+  KernelInfo k;
+  k.name = "avgpool";
+  k.summary = "global average pool before the classifier: y[N, C] = mean over H x W of x [N, H, W, C], fp32 sums";
+  k.kind = "pool";
+  k.dims = {{"N", 1, 65535, 1, 3}, {"H", 1, 1024, 1, 7}, {"W", 1, 1024, 1, 7}, {"C", 1, 8192, 1, 80}};
+  k.precisions = {"bf16", "fp32"};
+  k.versions = {
+      {"v1", "one output element a thread",
+       "each thread walks its channel down all H x W pixels, one 2-byte load at a time: a warp's load is 64 "
+       "contiguous bytes and a thread has its 49 loads in a row, so few bytes are in flight (production's fallback)",
+       {}, ""},
+      {"v2", "16-byte vectors, one output vector a thread",
+       "8 bf16 or 4 fp32 channels a load, 512 contiguous bytes a warp-load, but a thread still walks all 49 "
+       "pixels in a row, and there are 8 times fewer threads: 65536 at ResNet-50's B256, half a wave of the "
+       "H200's resident threads",
+       {}, ""},
+      {"v3", "16-byte vectors, the pixels split over a block's warps",
+       "a block takes 32 vectors of channels of one image; each of its 8 warps sums every eighth pixel, and "
+       "warp 0 adds the 8 partial sums from shared memory: v2's wide loads with 8 times the threads and "
+       "loads in flight (production, kernels/pooling.cu)",
+       {}, ""},
+  };
+  k.production = kV3;
+  k.model_shapes = {{"resnet50 B256 224x224: avgpool", {256, 7, 7, 2048}}};
+  k.odd_shapes = {{"one pixel", {1, 1, 1, 8}},
+                  {"odd sides, odd C", {2, 3, 5, 12}},
+                  {"C not a multiple of a block's 32 vectors", {3, 7, 7, 264}},
+                  {"a 2 x 2 image", {4, 2, 2, 16}}};
+  k.models = {{"resnet50", "avgpool before fc", true,
+               "fp8's e4m3 stream pools its e4m3 activations in a kernel of its own",
+               {"fp32", "tf32", "bf16"}}};
+  k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
+    const double N = double(d[0]), C = double(d[3]), es = element_bytes(p);
+    return Cost{N * double(d[1]) * double(d[2]) * C * es, N * C * es, 0};
+  };
+  k.tolerance = kStorageTolerance;
+  return k;
+}
+
 KernelInfo conv_epilogue() {
   KernelInfo k;
   k.name = "conv_epilogue";
@@ -544,8 +584,8 @@ int KernelInfo::dim_index(const std::string& dim) const {
 
 const std::vector<KernelInfo>& kernels() {
   static const std::vector<KernelInfo> all{layernorm(), bias_gelu(),         attention(), embedding(), residual(),
-                                           residual_layernorm(), quantize(), amax(),      maxpool(),   conv_epilogue(),
-                                           stem()};
+                                           residual_layernorm(), quantize(), amax(),      maxpool(),   avgpool(),
+                                           conv_epilogue(),      stem()};
   return all;
 }
 

@@ -97,7 +97,11 @@ if(laptime_cutlass_why STREQUAL "")
   # NDEBUG in every build type: CUTLASS's device asserts are calls inside the wgmma pipeline, and
   # ptxas then serializes the wgmma instructions (its warning C7510).
   target_compile_options(laptime_cutlass PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a -Xptxas=--warn-on-spills,--warning-as-error>)
-  target_compile_definitions(laptime_cutlass PRIVATE NDEBUG)
+  # CUTLASS_ENABLE_GDC_FOR_SM90: the GEMM kernels' grid dependency control (griddepcontrol.wait
+  # before their first global access, launch_dependents at their last tile), so sm90_gemm.cuh can
+  # launch them as programmatic dependents (LAPTIME_CUTLASS_PDL). The sm_90 convolution kernel has
+  # no such wait, so sm90_conv.cuh launches plainly.
+  target_compile_definitions(laptime_cutlass PRIVATE NDEBUG CUTLASS_ENABLE_GDC_FOR_SM90)
   target_link_libraries(laptime_layers PRIVATE laptime_cutlass)
   list(LENGTH LAPTIME_CUTLASS_KERNELS laptime_cutlass_count)
   list(LENGTH LAPTIME_CUTLASS_CONV_KERNELS laptime_cutlass_conv_count)

@@ -119,6 +119,8 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
       cache.owner = this;
       p = fresh.get();
     }
+    // Launched plainly: CUTLASS's sm_90 implicit-GEMM kernel has no grid-dependency wait, so a
+    // programmatic dependent launch (sm90_gemm.cuh's) could read its input before it is written.
     check(p->op.run(stream), "run");
     CUDA_CHECK(cudaGetLastError());
   }

@@ -40,6 +40,7 @@
 #include <cutlass/numeric_types.h>
 
 #include "core/check.h"
+#include "core/env_switches.h"
 #include "layers/cutlass/cutlass_gemm.h"
 
 namespace laptime::sm90 {
@@ -210,7 +211,10 @@ class Sm90Gemm final : public CutlassGemmKernel {
       cache.owner = this;
       p = fresh.get();
     }
-    check(p->op.run(stream), "run");
+    // A programmatic dependent launch (LAPTIME_CUTLASS_PDL): the grid may start while the work
+    // before it on the stream finishes; built with CUTLASS_ENABLE_GDC_FOR_SM90 (cutlass.cmake),
+    // its producer and epilogue wait (griddepcontrol.wait) before their first global access.
+    check(p->op.run(stream, nullptr, env::cutlass_pdl()), "run");
     CUDA_CHECK(cudaGetLastError());
   }
 
