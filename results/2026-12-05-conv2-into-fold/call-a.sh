@@ -6,7 +6,7 @@
 # Bottleneck and the golden Blocks), test_cutlass_gemm, test_fp8_layers, test_e4m3_stream,
 # test_gpt2_layers, test_layer_costs. Then laps on an idle card, one at a time, alternating:
 # ResNet-50 B256 bf16 auto against LAPTIME_RESNET_SHORTCUT=folded-copy; GPT-2 B8 fp8 and bf16 and
-# ResNet-50 B256 fp8 with LAPTIME_CUTLASS_PDL on and off; the small --graph rows.
+# ResNet-50 B256 fp8 with LAPTIME_CUTLASS_PDL on and off; the small --graph rows; `laptime lab avgpool`.
 # Packed with PROBES=0 BUILD80=0 TESTS="test_resnet50_layers test_cutlass_gemm test_fp8_layers
 # test_e4m3_stream test_gpt2_layers test_layer_costs" scripts/dev/pack-carry.sh build.
 set -u
@@ -30,6 +30,8 @@ bench() {  # bench NAME MODEL ARGS...
   local n=$1; shift
   timeout 60 "$L" bench "$@" --json $D/laps/$n.json >$D/laps/$n.log 2>&1; note "$n" $?
 }
+timeout 60 "$L" lab avgpool --json $D/lab_avgpool_bf16.json >$D/lab_avgpool_bf16.log 2>&1; note "lab avgpool bf16" $?
+timeout 60 "$L" lab avgpool -p fp32 --json $D/lab_avgpool_fp32.json >$D/lab_avgpool_fp32.log 2>&1; note "lab avgpool fp32" $?
 for i in 1 2; do
   bench rn_bf16_auto_$i resnet50 -p bf16
   LAPTIME_RESNET_SHORTCUT=folded-copy bench rn_bf16_copy_$i resnet50 -p bf16
