@@ -21,9 +21,10 @@
 //   FoldedCopy  conv2 writes t2 packed and the copy moves t2 and x both (where cuDNN has no plan
 //               for the strided y, or it measured slower).
 // At ResNet-50's layer1.0 at B256 the apart way writes and reads back 411 MB; the copy of both
-// moves 411 MB (205 read, 205 written), the copy of x alone 205. prepare() times the ways this
-// block has, from conv2 to conv3, on its own buffers and keeps the fastest (LAPTIME_RESNET_SHORTCUT
-// forces one); describe_shortcut() says which ran and each way's time.
+// moves 411 MB (205 read, 205 written), the copy of x alone 205. prepare() times FoldedCopy and
+// Apart, from conv2 to conv3, on the block's own buffers and keeps the faster; Folded is built and
+// run only when LAPTIME_RESNET_SHORTCUT=folded asks for it, until a GPU run has checked and timed
+// it (2026-12-05 got no device). describe_shortcut() says which ran and each way's time.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 //
 // fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output

@@ -208,12 +208,12 @@ TEST(EnvSwitches, CutlassPdlRefusesAnotherWord) {
     EXPECT_EQ(refusal_of([] { env::cutlass_pdl(); }), "LAPTIME_CUTLASS_PDL must be 'on' or 'off', not 'auto'.");
   });
   in_fresh_process([] {
-    setenv(env::kCutlassPdl.name, "off", 1);
-    EXPECT_FALSE(env::cutlass_pdl());
+    setenv(env::kCutlassPdl.name, "on", 1);
+    EXPECT_TRUE(env::cutlass_pdl());
   });
   in_fresh_process([] {
     unsetenv(env::kCutlassPdl.name);
-    EXPECT_TRUE(env::cutlass_pdl());
+    EXPECT_FALSE(env::cutlass_pdl());
   });
 }
 

@@ -390,10 +390,11 @@ KernelInfo avgpool() {
       {"v3", "16-byte vectors, the pixels split over a block's warps",
        "a block takes 32 vectors of channels of one image; each of its 8 warps sums every eighth pixel, and "
        "warp 0 adds the 8 partial sums from shared memory: v2's wide loads with 8 times the threads and "
-       "loads in flight (production, kernels/pooling.cu)",
+       "loads in flight (kernels/pooling.cu's global_avgpool_forward; production once a GPU run has checked "
+       "and timed it: 2026-12-05 got no device)",
        {}, ""},
   };
-  k.production = kV3;
+  k.production = {{"bf16", "v1"}, {"fp32", "v1"}};
   k.model_shapes = {{"resnet50 B256 224x224: avgpool", {256, 7, 7, 2048}}};
   k.odd_shapes = {{"one pixel", {1, 1, 1, 8}},
                   {"odd sides, odd C", {2, 3, 5, 12}},
