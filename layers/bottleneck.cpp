@@ -23,13 +23,9 @@ Bottleneck::Bottleneck(const DeviceWeights& w, const std::string& prefix, int in
       conv3_(w, prefix + ".conv3", ConvShape{width, kExpansion * width, 1, 1, 0}, ConvActivation::Relu, precision),
       shortcut_name_(prefix + ".downsample") {
   // torchvision's rule: project the shortcut whenever the block changes resolution or width.
-  if (stride != 1 || in_channels != kExpansion * width) {
+  if (stride != 1 || in_channels != kExpansion * width)
     downsample_.emplace(w, prefix + ".downsample", ConvShape{in_channels, kExpansion * width, 1, stride, 0},
                         ConvActivation::None, precision);
-    // The same weights (Conv2d holds their device pointers); planned only if the fold is offered.
-    conv2_into_fold_.emplace(w, prefix + ".conv2", conv2_.shape(), ConvActivation::Relu, precision);
-    conv2_into_fold_->set_output_pixel_stride(width + in_channels);
-  }
 }
 
 const char* shortcut_way_name(ShortcutWay w) {
@@ -73,6 +69,12 @@ void Bottleneck::offer_folded_shortcut(const DeviceWeights& w, Precision precisi
                         ConvActivation::Relu, precision);
 }
 
+void Bottleneck::offer_conv2_into_fold(const DeviceWeights& w, Precision precision) {
+  require(conv3_folded_.has_value(), "internal: block '" + name_.str() + "' offers conv2 into the fold before the fold.");
+  conv2_into_fold_.emplace(w, name_.str() + ".conv2", conv2_.shape(), ConvActivation::Relu, precision);
+  conv2_into_fold_->set_output_pixel_stride(width_ + in_);
+}
+
 void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const std::string& prefix, int in_channels,
                                  int width) {
   const int n_out = Bottleneck::kExpansion * width, k = width + in_channels;
@@ -113,7 +115,7 @@ ShortcutWay Bottleneck::shortcut_way(int N, int H, int W) const {
 bool Bottleneck::has_shortcut_way(int N, int H, int W, ShortcutWay way) const {
   const auto it = shortcut_.find({N, H, W});
   if (it == shortcut_.end()) return way == ShortcutWay::Apart;
-  return way != ShortcutWay::Folded || it->second.folded_built;
+  return way != ShortcutWay::Folded || (conv2_into_fold_ && conv2_into_fold_->prepared(N, H, W));
 }
 
 std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
@@ -125,15 +127,14 @@ std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
   os << std::fixed << std::setprecision(3);
   os << shortcut_way_name(c.way) << " (folded: one convolution over K = " << width_ << " + " << in_
      << ", t2 and x side by side, conv2 writing t2 there or a copy)";
-  std::string times;
+  const char* sep = ": ";
   for (ShortcutWay w : {ShortcutWay::Folded, ShortcutWay::FoldedCopy, ShortcutWay::Apart}) {
     const float ms = c.ms[static_cast<int>(w)];
     if (ms < 0.f) continue;
-    std::ostringstream t;
-    t << std::fixed << std::setprecision(3) << (times.empty() ? "" : ", ") << shortcut_way_name(w) << " " << ms << " ms";
-    times += t.str();
+    os << sep << shortcut_way_name(w) << " " << ms << " ms";
+    sep = ", ";
   }
-  if (!times.empty()) os << ": " << times << ", conv2 to conv3";
+  if (*sep == ',') os << ", conv2 to conv3";
   if (!c.note.empty()) os << " [" << c.note << "]";
   if (c.way == ShortcutWay::Folded) os << "; conv2 into the left half: " << conv2_into_fold_->describe(N, H, W);
   if (c.way != ShortcutWay::Apart)
@@ -208,14 +209,16 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
                                   ConvRoute conv2_route, ConvRoute conv3_route, ConvPlanCache* cache) {
   const int Ho = out_size(H), Wo = out_size(W);
   ShortcutChoice c;
-  // conv2 straight into the copy's left half: a plan of cuDNN's fused graph for the strided y, or
-  // none (the copy way then carries t2 too).
-  try {
-    conv2_into_fold_->prepare(ctx, N, H, W, s.shortcut, s.t1, nullptr, conv2_route, cache);
-    c.folded_built = true;
-  } catch (const Error& e) {
-    c.note = std::string("no plan for conv2 into the left half: ") + e.what();
+  // conv2 straight into the copy's left half, when offered: a plan of cuDNN's fused graph for the
+  // strided y, or none (the copy way then carries t2 too).
+  if (conv2_into_fold_) {
+    try {
+      conv2_into_fold_->prepare(ctx, N, H, W, s.shortcut, s.t1, nullptr, conv2_route, cache);
+    } catch (const Error& e) {
+      c.note = std::string("no plan for conv2 into the left half: ") + e.what();
+    }
   }
+  const bool folded_built = conv2_into_fold_ && conv2_into_fold_->prepared(N, H, W);
   // The copy writes the shortcut's slot, which the apart way's downsample writes too: the ways are
   // never enqueued together.
   enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/true);
@@ -246,11 +249,9 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
   } else {
     c.way = mode == ResnetShortcut::Apart        ? ShortcutWay::Apart
             : mode == ResnetShortcut::FoldedCopy ? ShortcutWay::FoldedCopy
-            : c.folded_built                     ? ShortcutWay::Folded
+            : folded_built                       ? ShortcutWay::Folded
                                                  : ShortcutWay::FoldedCopy;
-    note(std::string("LAPTIME_RESNET_SHORTCUT=") + (mode == ResnetShortcut::Apart        ? "apart"
-                                                    : mode == ResnetShortcut::FoldedCopy ? "folded-copy"
-                                                                                         : "folded"));
+    note(std::string(env::kResnetShortcut.name) + "=" + env::text(env::kResnetShortcut));
   }
   shortcut_[{N, H, W}] = c;
 }

@@ -22,9 +22,10 @@
 //               for the strided y, or it measured slower).
 // At ResNet-50's layer1.0 at B256 the apart way writes and reads back 411 MB; the copy of both
 // moves 411 MB (205 read, 205 written), the copy of x alone 205. prepare() times FoldedCopy and
-// Apart, from conv2 to conv3, on the block's own buffers and keeps the faster; Folded is built and
-// run only when LAPTIME_RESNET_SHORTCUT=folded asks for it, until a GPU run has checked and timed
-// it (2026-12-05 got no device). describe_shortcut() says which ran and each way's time.
+// Apart, from conv2 to conv3, on the block's own buffers and keeps the faster; Folded is offered
+// (offer_conv2_into_fold) and run only when LAPTIME_RESNET_SHORTCUT=folded asks for it, until a
+// GPU run has checked and timed it (2026-12-05 got no device). describe_shortcut() says which ran
+// and each way's time.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 //
 // fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output
@@ -86,12 +87,17 @@ class Bottleneck {
   // holds `<prefix>.conv3.weight` [4·width, 1, 1, width + in] ([W3 | Wd], BatchNorms folded) and
   // `<prefix>.conv3.bias` (b3 + bd), and must outlive the block. Before prepare().
   void offer_folded_shortcut(const DeviceWeights& w, Precision precision);
+  // After offer_folded_shortcut: offers the Folded way too, conv2 writing t2 into the left half.
+  // `w` holds `<prefix>.conv2` (the block's own weights) and must outlive the block. Before
+  // prepare(), which then builds that strided conv2 (a plan search of its own, at build).
+  void offer_conv2_into_fold(const DeviceWeights& w, Precision precision);
   // The way forward() at this input shape runs the shortcut, as prepare() chose (Apart for a block
   // without the offer or without a downsample).
   ShortcutWay shortcut_way(int N, int H, int W) const;
   bool folded_shortcut(int N, int H, int W) const { return shortcut_way(N, H, W) != ShortcutWay::Apart; }
   // Whether prepare() built `way` at this shape: Apart and FoldedCopy always with the offer,
-  // Folded when cuDNN had a plan for conv2's strided output (describe_shortcut says why not).
+  // Folded when offered and cuDNN had a plan for conv2's strided output (describe_shortcut says
+  // why not).
   bool has_shortcut_way(int N, int H, int W, ShortcutWay way) const;
   // Tests: after prepare() with the offer, forward() at this shape runs `way` (which must have been
   // built), whatever prepare() chose.
@@ -152,14 +158,13 @@ class Bottleneck {
   Conv2d conv1_, conv2_, conv3_;
   std::optional<Conv2d> downsample_;
   std::optional<Conv2d> conv3_folded_;  // over [t2 ; x strided], when offered
-  // conv2 again, its output's pixels width + in apart: t2 into the folded copy's left half (with a
-  // downsample; prepared when the folded shortcut is offered).
+  // conv2 again, its output's pixels width + in apart: t2 into the folded copy's left half, when
+  // offered (offer_conv2_into_fold).
   std::optional<Conv2d> conv2_into_fold_;
   NvtxName shortcut_name_;              // `<prefix>.downsample`: the folded shortcut's copy
   struct ShortcutChoice {
     ShortcutWay way = ShortcutWay::Apart;
     float ms[3] = {-1.f, -1.f, -1.f};  // by ShortcutWay, conv2 to conv3; negative: not timed (forced, or not built)
-    bool folded_built = false;         // conv2_into_fold_ has a plan at this shape
     std::string note;                  // the switch that forced it, a refusal, or why Folded was not built
   };
   std::map<std::tuple<int, int, int>, ShortcutChoice> shortcut_;  // by input shape

@@ -413,7 +413,10 @@ TEST_P(Resnet50LayerTest, Bottleneck) {
       DeviceWeights w(*ctx, folded, dtype()), ws(*ctx, shortcut, dtype());
       Bottleneck block(w, q, Cin, width, stride, precision());
       EXPECT_EQ(block.has_downsample(), project);
-      if (project) block.offer_folded_shortcut(ws, precision());
+      if (project) {
+        block.offer_folded_shortcut(ws, precision());
+        block.offer_conv2_into_fold(w, precision());
+      }
       const int Ho = block.out_size(H), Wo = block.out_size(W);
       auto x = test::random_vec(static_cast<size_t>(N) * H * W * Cin, seed + 1);
       for (float& v : x) v = std::fabs(v);  // a block's input comes out of a ReLU
@@ -624,7 +627,10 @@ TEST_P(Resnet50Golden, Blocks) {
     HostWeights shortcut;
     if (block.has_downsample()) add_folded_shortcut_weights(shortcut, host, b.prefix, b.in_channels, b.width);
     DeviceWeights ws(*ctx, shortcut, dtype());
-    if (block.has_downsample()) block.offer_folded_shortcut(ws, precision());
+    if (block.has_downsample()) {
+      block.offer_folded_shortcut(ws, precision());
+      block.offer_conv2_into_fold(*w, precision());
+    }
     DeviceArray x(dtype(), block_input(i)), y(dtype(), golden(b.prefix + ".out").size());
     DeviceBuffer scratch(block.scratch_bytes(B, b.in_size, b.in_size));
     block.prepare(*ctx, B, b.in_size, b.in_size, y.data(), x.data(), scratch.data());
