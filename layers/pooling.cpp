@@ -4,17 +4,8 @@
 
 namespace laptime {
 
-namespace {
-lab::MaxPoolLaunch maxpool_launch(const lab::KernelChoice& kernels, DType dtype) {
-  const auto it = kernels.find("maxpool");
-  return lab::maxpool_version(it != kernels.end() ? it->second
-                                                  : lab::find_kernel("maxpool")->production_index(
-                                                        dtype == DType::F32 ? "fp32" : "bf16"));
-}
-}  // namespace
-
 MaxPool::MaxPool(const std::string& name, DType dtype, const lab::KernelChoice& kernels)
-    : name_(name), dtype_(dtype), launch_(maxpool_launch(kernels, dtype)) {}
+    : name_(name), dtype_(dtype), launch_(lab::maxpool_version(lab::chosen_version(kernels, "maxpool", dtype))) {}
 
 int MaxPool::out_size(int in) { return pool_out_size(in, 3, 2, 1); }
 
@@ -30,12 +21,7 @@ LayerCost MaxPool::cost(const std::string& parent, int N, int H, int W, int C) c
 }
 
 GlobalAvgPool::GlobalAvgPool(const std::string& name, DType dtype, const lab::KernelChoice& kernels)
-    : name_(name), dtype_(dtype) {
-  const auto it = kernels.find("avgpool");
-  launch_ = lab::avgpool_version(it != kernels.end() ? it->second
-                                                     : lab::find_kernel("avgpool")->production_index(
-                                                           dtype == DType::F32 ? "fp32" : "bf16"));
-}
+    : name_(name), dtype_(dtype), launch_(lab::avgpool_version(lab::chosen_version(kernels, "avgpool", dtype))) {}
 
 void GlobalAvgPool::forward(const Context& ctx, void* y, const void* x, int N, int H, int W, int C,
                             const float* x_scale) const {

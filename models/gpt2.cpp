@@ -154,9 +154,7 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
   for (int i = 0; i < cfg.n_layer; ++i)
     blocks_.emplace_back(weights_, block(i), cfg.n_embd, cfg.n_head, cfg.layer_norm_epsilon, precision, attention, gelu,
                          cfg.kernels);
-  const lab::KernelInfo& embedding = *lab::find_kernel("embedding");
-  const auto chosen = cfg.kernels.find("embedding");
-  embedding_ = lab::embedding_version(chosen != cfg.kernels.end() ? chosen->second : embedding.production_index(dtype() == DType::F32 ? "fp32" : "bf16"));
+  embedding_ = lab::embedding_version(lab::chosen_version(cfg.kernels, "embedding", dtype()));
 
   const std::size_t es = dtype_size(dtype());
   const std::size_t bt = static_cast<std::size_t>(max_batch) * max_seq;

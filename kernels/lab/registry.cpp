@@ -661,6 +661,12 @@ std::string parse_shape(const KernelInfo& k, const std::string& text, Shape* sha
   return "";
 }
 
+int chosen_version(const KernelChoice& choice, const std::string& kernel, DType storage) {
+  const auto it = choice.find(kernel);
+  if (it != choice.end()) return it->second;
+  return find_kernel(kernel)->production_index(storage == DType::F32 ? "fp32" : "bf16");
+}
+
 std::string add_kernel_choice(const std::string& text, KernelChoice* choice) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
+
 namespace laptime::lab {
 
 // The precisions a kernel can run in, as `-p` spells them. fp8 is bf16 data quantized to e4m3.
@@ -125,6 +127,9 @@ std::string shape_text(const KernelInfo& k, const std::vector<int64_t>& dims);
 // --kernel NAME=VERSION, repeatable: the versions chosen for a model run, by kernel name (the
 // version's index, 0 for v1). A kernel not in the map runs its production version.
 using KernelChoice = std::map<std::string, int>;
+// The version index a model runs of `kernel`: the one `choice` names, else production's for the
+// storage type (F32: "fp32", else "bf16"). `kernel` must be in the registry.
+int chosen_version(const KernelChoice& choice, const std::string& kernel, DType storage);
 // Adds "layernorm=v2" to *choice; "" or the sentence (unknown kernel or version, named twice).
 std::string add_kernel_choice(const std::string& text, KernelChoice* choice);
 // "" when `model` can run every choice in `precision` ("fp32", "tf32", "bf16", "fp8"), else the
