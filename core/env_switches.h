@@ -83,11 +83,11 @@ inline constexpr Switch kCutlass{
     "cuBLASLt's algorithms (auto), or withheld, every GEMM on cuBLASLt, for an A/B (off). "
     "layers/cutlass/cutlass_gemm.h."};
 inline constexpr Switch kCutlassPdl{
-    "LAPTIME_CUTLASS_PDL", "on / off", "off",
+    "LAPTIME_CUTLASS_PDL", "on / off", "on",
     "Hopper: CUTLASS's GEMMs launched as programmatic dependents of the work before them on the "
     "stream (their launch and prologue under its tail; compiled with CUTLASS's grid dependency "
-    "control, each waits for it before touching memory) (on), or plainly (off: the default until "
-    "a GPU run has checked and timed on). layers/cutlass/sm90_gemm.cuh."};
+    "control, each waits for it before touching memory) (on: GPT-2 B8 fp8 -0.03 to -0.08 ms on an "
+    "H100, docs/PERF.md 2026-12-05), or plainly (off, for an A/B). layers/cutlass/sm90_gemm.cuh."};
 inline constexpr Switch kResnetFp8{
     "LAPTIME_RESNET_FP8", "auto / stream / layers", "auto",
     "fp8 ResNet-50: every tensor between two layers e4m3 (stream: conv1, conv3 and the downsample "
@@ -102,7 +102,8 @@ inline constexpr Switch kResnetShortcut{
     "back) with conv2 writing t2 straight into its half (folded; the copy below where cuDNN has no "
     "plan for that strided output) or copied there (folded-copy), apart (the downsample's own "
     "convolution, conv3 adding its output), or the faster of folded-copy and apart as measured at "
-    "build (auto; folded joins it once a GPU run has checked and timed it). layers/bottleneck.h."};
+    "build (auto; folded is measured slower: cuDNN stages the strided y in a workspace). "
+    "layers/bottleneck.h."};
 inline constexpr Switch kEagerTiming{
     "LAPTIME_EAGER_TIMING", "graph / direct", "graph",
     "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "

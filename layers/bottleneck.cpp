@@ -229,8 +229,8 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
     const CandidateLaunch launch = GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph);
     std::string why;
     float best = -1.f;
-    // Folded is not among auto's ways until a GPU run has checked and timed it (2026-12-05 got no
-    // device): LAPTIME_RESNET_SHORTCUT=folded runs it.
+    // Folded is not among auto's ways: cuDNN's strided y costs conv2 more than the copy saves
+    // (bottleneck.h); LAPTIME_RESNET_SHORTCUT=folded runs it.
     for (ShortcutWay w : {ShortcutWay::Apart, ShortcutWay::FoldedCopy}) {
       const float ms = time_candidate(
           ctx.stream(),

@@ -299,8 +299,8 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
         add_folded_shortcut_weights(folded, weights, g.blocks[i].prefix, g.blocks[i].in_channels, g.blocks[i].width);
     shortcut_weights_ = DeviceWeights(ctx, folded, activation_dtype(precision));
     // conv2 into the fold's left half only when LAPTIME_RESNET_SHORTCUT=folded asks for it: auto
-    // does not choose it until a GPU run has checked and timed it, so its plan search stays out of
-    // the build.
+    // never chooses it (measured slower, layers/bottleneck.h), so its plan search stays out of the
+    // build.
     const bool conv2_into_fold = env::resnet_shortcut() == ResnetShortcut::Folded;
     for (Bottleneck& b : blocks_) {
       if (!b.has_downsample()) continue;

@@ -212,8 +212,12 @@ TEST(EnvSwitches, CutlassPdlRefusesAnotherWord) {
     EXPECT_TRUE(env::cutlass_pdl());
   });
   in_fresh_process([] {
-    unsetenv(env::kCutlassPdl.name);
+    setenv(env::kCutlassPdl.name, "off", 1);
     EXPECT_FALSE(env::cutlass_pdl());
+  });
+  in_fresh_process([] {
+    unsetenv(env::kCutlassPdl.name);
+    EXPECT_TRUE(env::cutlass_pdl());
   });
 }
 

@@ -380,7 +380,7 @@ KernelInfo avgpool() {
   k.versions = {
       {"v1", "one output element a thread",
        "each thread walks its channel down all H x W pixels, one 2-byte load at a time: a warp's load is 64 "
-       "contiguous bytes and a thread has its 49 loads in a row, so few bytes are in flight (production's fallback)",
+       "contiguous bytes and a thread has its 49 loads in a row, so few bytes are in flight (v3's fallback)",
        {}, ""},
       {"v2", "16-byte vectors, one output vector a thread",
        "8 bf16 or 4 fp32 channels a load, 512 contiguous bytes a warp-load, but a thread still walks all 49 "
@@ -390,11 +390,10 @@ KernelInfo avgpool() {
       {"v3", "16-byte vectors, the pixels split over a block's warps",
        "a block takes 32 vectors of channels of one image; each of its 8 warps sums every eighth pixel, and "
        "warp 0 adds the 8 partial sums from shared memory: v2's wide loads with 8 times the threads and "
-       "loads in flight (kernels/pooling.cu's global_avgpool_forward; production once a GPU run has checked "
-       "and timed it: 2026-12-05 got no device)",
+       "loads in flight (kernels/pooling.cu's global_avgpool_forward)",
        {}, ""},
   };
-  k.production = {{"bf16", "v1"}, {"fp32", "v1"}};
+  k.production = {{"bf16", "v3"}, {"fp32", "v3"}};
   k.model_shapes = {{"resnet50 B256 224x224: avgpool", {256, 7, 7, 2048}}};
   k.odd_shapes = {{"one pixel", {1, 1, 1, 8}},
                   {"odd sides, odd C", {2, 3, 5, 12}},
