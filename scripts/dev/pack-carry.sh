@@ -4,10 +4,11 @@
 # device-run.sh, captures.sh and bench-identical.sh run, since build/ itself is over the 64 MiB a
 # call may carry. Builds the targets first. Run it here, not on the device:
 #   scripts/dev/pack-carry.sh [SRC_BUILD (default build)] [SRC_BUILD80 (default build80: sm_80, optional)]
-# TESTS="test_a test_b" packs those suites alone (a call's carry is 64 MiB with the tracked tree:
+# TESTS="test_a test_b" packs those suites alone (TESTS="" none) (a call's carry is 64 MiB with the tracked tree:
 # every suite does not fit beside it); BUILD80=0 leaves the sm_80 build out; PROBES=0 leaves out
 # the development probes (laptime_fp8_shapes, laptime_cutlass_probe, laptime_sdpa_probe);
-# TESTS80="test_a" packs those sm_80 suites alone.
+# TESTS80="test_a" packs those sm_80 suites alone; LAPTIME80=0 leaves out the sm_80 laptime (the
+# suites link the library statically and run without it).
 set -euo pipefail
 src=${1:-build}
 src80=${2:-build80}
@@ -15,11 +16,16 @@ tests=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_r
        test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli
        test_lab_kernels test_lab_cli test_cutlass_gemm test_gemm_tuner test_e4m3_stream)
 # shellcheck disable=SC2206  # TESTS is a word list
-[[ -n ${TESTS:-} ]] && tests=($TESTS)
+[[ -n ${TESTS+set} ]] && tests=($TESTS)
 [[ ${BUILD80:-1} == 0 ]] && src80=/nonexistent
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/work} CCACHE_DIR=${CCACHE_DIR:-/work/.ccache}
 cmake --build "$src" -j2 --target laptime laptime_fp8_shapes laptime_cutlass_probe laptime_sdpa_probe "${tests[@]}"
-[[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime test_gpt2_layers test_resnet50_layers test_fp8_layers
+tests80=(test_gpt2_layers test_resnet50_layers test_fp8_layers)
+# shellcheck disable=SC2206  # TESTS80 is a word list
+[[ -n ${TESTS80:-} ]] && tests80=($TESTS80)
+laptime80=(bench/laptime bench/liblaptime_gpu.so)
+[[ ${LAPTIME80:-1} == 0 ]] && laptime80=()
+[[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime "${tests80[@]}"
 stage=$(mktemp -d)
 copy() {  # copy FROM_BUILD TO_NAME FILES...
   local from=$1 to=$2; shift 2
@@ -33,10 +39,7 @@ copy() {  # copy FROM_BUILD TO_NAME FILES...
 probes=(bench/laptime_fp8_shapes bench/laptime_cutlass_probe bench/laptime_sdpa_probe)
 [[ ${PROBES:-1} == 0 ]] && probes=()
 copy "$src" build bench/laptime bench/liblaptime_gpu.so "${probes[@]}" "${tests[@]/#/tests/}"
-tests80=(test_gpt2_layers test_resnet50_layers test_fp8_layers)
-# shellcheck disable=SC2206  # TESTS80 is a word list
-[[ -n ${TESTS80:-} ]] && tests80=($TESTS80)
-[[ -d $src80 ]] && copy "$src80" build80 bench/laptime bench/liblaptime_gpu.so "${tests80[@]/#/tests/}"
+[[ -d $src80 ]] && copy "$src80" build80 "${laptime80[@]}" "${tests80[@]/#/tests/}"
 # The system libraries the binaries link that the device lacks (RE2: libre2-dev is not there);
 # device-run.sh, captures.sh and bench-identical.sh put build/lib on LD_LIBRARY_PATH.
 mkdir -p "$stage/build/lib"
