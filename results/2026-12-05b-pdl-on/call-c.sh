@@ -20,8 +20,8 @@ run e2e_resnet50 200 python3 tests/e2e/check_resnet50.py --laptime "$L" &
 run e2e_gpt2 150 python3 tests/e2e/check_gpt2.py --laptime "$L" &
 run test_fp8_layers 200 "$T/test_fp8_layers" &
 run test_e4m3_stream 200 "$T/test_e4m3_stream" &
-run sm80_test_resnet50_layers 290 "$T80/test_resnet50_layers" &
-run sm80_test_gpt2_layers 220 "$T80/test_gpt2_layers" &
+run sm80_test_resnet50_layers 225 "$T80/test_resnet50_layers" &
+run sm80_test_gpt2_layers 200 "$T80/test_gpt2_layers" &
 wait
 cp $C/rc.txt "$R/"; tar czf "$R/c.tgz" -C $C .
 ls -la "$R"
