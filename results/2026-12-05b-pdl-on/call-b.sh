@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Call B of results/2026-12-05b-pdl-on, at the commit that turned LAPTIME_CUTLASS_PDL on and made
-# avgpool v3 production (measured on an H100 in call A, results/2026-12-05-conv2-into-fold; the
-# checks at these defaults are call C's): the PERF.md table on an idle card (`LAYERS=0
+# Call B of results/2026-12-05b-pdl-on, with LAPTIME_CUTLASS_PDL on (exported; run it after call C
+# or F has passed with it on) and avgpool v3 production (both measured on an H100 in call A,
+# results/2026-12-05-conv2-into-fold): the PERF.md table on an idle card (`LAYERS=0
 # LAPS_BUDGET=190 COMPILE_BUDGET=100 scripts/dev/table-run.sh`), then each change against its
 # switch on this card, alternating: GPT-2 B8 fp8 PDL on and off, ResNet-50 B256 bf16 avgpool v3
 # and v1, and `laptime lab avgpool`.
 # Packed with PROBES=0 BUILD80=0 TESTS="" scripts/dev/pack-carry.sh build (laptime alone).
 set -u
+export LAPTIME_CUTLASS_PDL=on  # run only after call C or F has passed with it on
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
 tar xJf .carry/build.tar.xz
 R=${OUT:?}; L=$PWD/build/bench/laptime; B=/tmp/b

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Call C of results/2026-12-05b-pdl-on (any card: correctness first), at the commit that
-# turned LAPTIME_CUTLASS_PDL on and made avgpool v3 production: the end-to-end checks against
+# Call C of results/2026-12-05b-pdl-on (any card: correctness first), with LAPTIME_CUTLASS_PDL on
+# (it exports it) and avgpool v3 production: the end-to-end checks against
 # PyTorch (both models, every precision), test_fp8_layers and test_e4m3_stream (the CUTLASS GEMMs
 # as programmatic dependents), and the sm_80 build's GPT-2 layer suite and the ResNet-50 layer tests
 # of what changed (the whole-model tests left out: JIT-compiled from PTX they took 363 s on the
@@ -9,6 +9,7 @@
 # Packed with PROBES=0 TESTS="test_fp8_layers test_e4m3_stream" LAPTIME80=0
 # TESTS80="test_resnet50_layers test_gpt2_layers" scripts/dev/pack-carry.sh build build80.
 set -u
+export LAPTIME_CUTLASS_PDL=on  # what these checks are for; the build defaults to off until they pass
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
 tar xJf .carry/build.tar.xz
 R=${OUT:?}; L=$PWD/build/bench/laptime; T=$PWD/build/tests; T80=$PWD/build80/tests; C=/tmp/c

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Call D of results/2026-12-05b-pdl-on: calls C and B in one (the device's time is short): the
-# checks at the new defaults side by side (the end-to-end checks of both models in every
+# checks with LAPTIME_CUTLASS_PDL on (exported) and avgpool v3 production side by side (the end-to-end checks of both models in every
 # precision, test_fp8_layers, test_e4m3_stream, the sm_80 build's ResNet-50 and GPT-2 layer
 # suites), then the PERF.md table on an idle card (`LAYERS=0 LAPS_BUDGET=190 COMPILE_BUDGET=100
 # scripts/dev/table-run.sh`), then GPT-2 B8 fp8 with LAPTIME_CUTLASS_PDL off and on, alternating,
@@ -8,6 +8,7 @@
 # Packed with PROBES=0 TESTS="test_fp8_layers test_e4m3_stream" LAPTIME80=0
 # TESTS80="test_resnet50_layers test_gpt2_layers" scripts/dev/pack-carry.sh build build80.
 set -u
+export LAPTIME_CUTLASS_PDL=on  # what these checks are for; the build defaults to off until they pass
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
 tar xJf .carry/build.tar.xz
 R=${OUT:?}; L=$PWD/build/bench/laptime; T=$PWD/build/tests; T80=$PWD/build80/tests; D=/tmp/d

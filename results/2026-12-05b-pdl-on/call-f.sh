@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Call F of results/2026-12-05b-pdl-on: call C cut to the device time left (about 400 s with the
-# machine's start): the checks at the new defaults (LAPTIME_CUTLASS_PDL on, avgpool v3) side by
+# machine's start): the checks with LAPTIME_CUTLASS_PDL on and avgpool v3 production side by
 # side, each log written straight to $OUT so a call cut at its limit still brings back what ran:
 # the end-to-end checks against PyTorch (both models, every precision), test_fp8_layers and
 # test_e4m3_stream, and from the sm_80 build the ResNet-50 layer tests of what changed and GPT-2's
@@ -9,6 +9,7 @@
 # Packed as call C: PROBES=0 TESTS="test_fp8_layers test_e4m3_stream" LAPTIME80=0
 # TESTS80="test_resnet50_layers test_gpt2_layers" scripts/dev/pack-carry.sh build build80.
 set -u
+export LAPTIME_CUTLASS_PDL=on  # what these checks are for; the build defaults to off until they pass
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
 tar xJf .carry/build.tar.xz
 R=${OUT:?}; L=$PWD/build/bench/laptime; T=$PWD/build/tests; T80=$PWD/build80/tests
