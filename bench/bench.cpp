@@ -33,6 +33,7 @@
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/env_switches.h"
 #include "core/output_file.h"
 #include "core/stats.h"
 #include "core/timing.h"
@@ -127,6 +128,8 @@ BenchConfig describe_config(const BenchOptions& o, const Workload& w) {
   c.iters = o.iters;
   c.variant = w.variant();
   c.plans = w.plan_report();
+  for (const env::Switch& s : env::kAllSwitches)
+    if (std::string v = env::text(s); !v.empty()) c.switches.emplace_back(s.name, std::move(v));
   return c;
 }
 

@@ -123,6 +123,11 @@ void print_bench_header(const BenchResult& r, std::FILE* out) {
                c.graph ? "CUDA Graph" : "eager", c.nvtx.c_str(), c.stream.c_str());
   std::fprintf(out, "  weights     %s, %.1f M parameters\n", c.weights.c_str(), c.params / 1e6);
   if (!c.variant.empty()) std::fprintf(out, "  variant     %s\n", c.variant.c_str());
+  if (!c.switches.empty()) {
+    std::string line;
+    for (const auto& [name, value] : c.switches) line += (line.empty() ? "" : ", ") + name + "=" + value;
+    std::fprintf(out, "  switches    %s\n", line.c_str());
+  }
   for (std::size_t i = 0; i < c.plans.size(); ++i)
     std::fprintf(out, "  %-11s %s\n", i == 0 ? "plans" : "", c.plans[i].c_str());
 }
@@ -190,6 +195,7 @@ nlohmann::json config_json(const BenchConfig& c) {
                    {"iters", c.iters}};
   if (!c.variant.empty()) j["variant"] = c.variant;
   if (!c.plans.empty()) j["plans"] = c.plans;
+  for (const auto& [name, value] : c.switches) j["switches"][name] = value;
   return j;
 }
 }  // namespace

@@ -39,6 +39,9 @@ struct BenchConfig {
   int warmup = 0, iters = 0;
   std::string variant;             // which implementation variants ran; "" when the model has none
   std::vector<std::string> plans;  // how the model was planned (ResNet-50's convolutions); may be empty
+  // Every LAPTIME_* switch the environment set (core/env_switches.h), name and value, in the
+  // switches' order: two reports of one command under different switches say how they differ.
+  std::vector<std::pair<std::string, std::string>> switches;
 };
 
 struct BenchLap {

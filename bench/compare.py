@@ -11,7 +11,8 @@ how many laps ran throttled, the power cap most often; "-" for a report without 
 speedup over the PyTorch eager run of the same model, precision and shape
 (baseline median / this median) when the files include one, and the variant: laptime's
 `config.variant` (which kernels ran: attention core, stem, GEMM choice) or torch.compile's
-mode, "-" when the report has none. Rows are grouped by model,
+mode, then the LAPTIME_* switches the run had set (`config.switches`, in brackets), "-" when the
+report has none of these. Rows are grouped by model,
 precision and shape, the eager baseline first, then in the order given.
 
 A report that is missing, is not JSON, or lacks a field the table needs is named with the
@@ -93,15 +94,21 @@ def _field(report: dict, dotted: str, kind: type, path: str):
 
 
 def _variant(report: dict) -> str:
-    """Which implementation ran: laptime's config.variant, torch.compile's mode, else "-"."""
+    """Which implementation ran: laptime's config.variant or torch.compile's mode, and the
+    LAPTIME_* switches set ("[LAPTIME_CUTLASS_PDL=on]"), else "-"."""
     config = report.get("config")
     if not isinstance(config, dict):
         return "-"
+    parts = []
     for key, prefix in (("variant", ""), ("compile_mode", "mode=")):
         value = config.get(key)
         if isinstance(value, str) and value:
-            return prefix + value
-    return "-"
+            parts.append(prefix + value)
+            break
+    switches = config.get("switches")
+    if isinstance(switches, dict) and switches:
+        parts.append("[" + ", ".join(f"{k}={v}" for k, v in sorted(switches.items())) + "]")
+    return " ".join(parts) or "-"
 
 
 def _clock(report: dict) -> str:

@@ -134,7 +134,26 @@ TEST(BenchReport, PlansAndGraphMode) {
   EXPECT_EQ(j["config"]["mode"], "graph");
   EXPECT_EQ(j["config"]["plans"], nlohmann::json({"conv1: a", "layer1.0.conv1: b"}));
   EXPECT_FALSE(j["config"].contains("variant"));
+  EXPECT_FALSE(j["config"].contains("switches"));
   EXPECT_FALSE(j.contains("interrupted"));
+}
+
+// The LAPTIME_* switches a run had: one line after the variant, in the order given, and an
+// object in the JSON's config; neither when none was set (TextOfAShortRun, PlansAndGraphMode).
+TEST(BenchReport, SwitchesSetAreNamed) {
+  BenchResult r = small_run();
+  r.config.switches = {{"LAPTIME_CUTLASS_PDL", "on"}, {"LAPTIME_RESNET_SHORTCUT", "folded"}};
+  const std::string t = text_of(r);
+  EXPECT_NE(t.find("  variant     attention cudnn, GELU in the c_fc epilogue, GEMM algorithms: heuristic\n"
+                   "  switches    LAPTIME_CUTLASS_PDL=on, LAPTIME_RESNET_SHORTCUT=folded\n"
+                   "  trace       "),
+            std::string::npos)
+      << t;
+  const nlohmann::json j = bench_to_json(r);
+  EXPECT_EQ(j["config"]["switches"], nlohmann::json({{"LAPTIME_CUTLASS_PDL", "on"}, {"LAPTIME_RESNET_SHORTCUT", "folded"}}));
+  r.config.switches.clear();
+  EXPECT_EQ(text_of(r).find("switches"), std::string::npos);
+  EXPECT_FALSE(bench_to_json(r)["config"].contains("switches"));
 }
 
 // Ctrl-C during warm-up: the laps done, a sentence instead of statistics, and a JSON report
@@ -186,6 +205,8 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
   r.config.iters = c["iters"];
   r.config.variant = c.value("variant", "");
   r.config.plans = c.value("plans", std::vector<std::string>{});
+  for (const auto& [name, value] : c.value("switches", nlohmann::json::object()).items())
+    r.config.switches.emplace_back(name, value.get<std::string>());
   for (const nlohmann::json& l : want["iterations"])
     r.laps.push_back(lap(l["index"].get<int>(), l["warmup"].get<bool>(), l["lap_ms"].get<float>()));
   r.flops_per_forward = want["flops_per_forward"];

@@ -239,6 +239,21 @@ def test_variant_names_what_ran(tmp_path, capsys):
     assert lines[4].rstrip().endswith("1.67x  mode=max-autotune-no-cudagraphs")
 
 
+def test_switches_follow_the_variant(tmp_path, capsys):
+    """Two runs of one command under different LAPTIME_* switches: each row names its switches."""
+    on = report("laptime", 2.85)
+    on["config"]["variant"] = "attention cudnn"
+    on["config"]["switches"] = {"LAPTIME_RESNET_SHORTCUT": "folded", "LAPTIME_CUTLASS_PDL": "on"}
+    off = report("laptime", 2.95)
+    off["config"]["switches"] = {"LAPTIME_CUTLASS_PDL": "off"}
+    files = [write(tmp_path, "on.json", on), write(tmp_path, "off.json", off)]
+    code, out, _ = run(capsys, *files)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[2].rstrip().endswith("attention cudnn [LAPTIME_CUTLASS_PDL=on, LAPTIME_RESNET_SHORTCUT=folded]")
+    assert lines[3].rstrip().endswith("  [LAPTIME_CUTLASS_PDL=off]")
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
