@@ -195,6 +195,9 @@ nlohmann::json config_json(const BenchConfig& c) {
                    {"iters", c.iters}};
   if (!c.variant.empty()) j["variant"] = c.variant;
   if (!c.plans.empty()) j["plans"] = c.plans;
+  // Always written (empty when none was set), so that `laptime diff` can tell "none set" from a
+  // report that does not record them.
+  j["switches"] = nlohmann::json::object();
   for (const auto& [name, value] : c.switches) j["switches"][name] = value;
   return j;
 }

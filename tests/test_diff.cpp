@@ -685,6 +685,37 @@ TEST(DiffHostile, RunsOfDifferentThingsAreNamedBeforeTheVerdict) {
   EXPECT_EQ(real.differences[0].after, "resnet50");
 }
 
+// The A/B of one LAPTIME_* switch (call A's PDL on against off): the switch is the one difference,
+// and the note says the change is its effect. A switch set on one side only is set against
+// "unset"; a report that does not record switches (older, or PyTorch's) is compared on nothing.
+TEST(DiffHostile, ASwitchIsTheOneDifference) {
+  const json config{{"model", "gpt2"}, {"precision", "fp8"}, {"shape", "B=8 T=1024"}, {"mode", "eager"}};
+  json on = config, off = config, none = config;
+  on["switches"] = {{"LAPTIME_CUTLASS_PDL", "on"}, {"LAPTIME_FP8_MLP", "pair"}};
+  off["switches"] = {{"LAPTIME_FP8_MLP", "pair"}};
+  const std::string a = bench_report("switch_off.json", std::vector<double>(20, 2.95), off);
+  const std::string b = bench_report("switch_on.json", std::vector<double>(20, 2.85), on);
+  const Diff d = diff_runs(load_run(a, {}), load_run(b, {}), {});
+  ASSERT_EQ(d.differences.size(), 1u);
+  EXPECT_EQ(d.differences[0].what, "LAPTIME_CUTLASS_PDL");
+  EXPECT_EQ(d.differences[0].before, "unset");
+  EXPECT_EQ(d.differences[0].after, "on");
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_EQ(d.notes[0], "The two runs differ in switches (LAPTIME_CUTLASS_PDL unset -> on) only: the change below is "
+                        "its effect.");
+  // With a second difference the note is the general one, switches grouped after software.
+  json graph = on;
+  graph["mode"] = "graph";
+  const Diff two = diff_runs(load_run(a, {}), load_run(bench_report("switch_graph.json", std::vector<double>(20, 2.7), graph), {}), {});
+  ASSERT_EQ(two.differences.size(), 2u);
+  EXPECT_EQ(two.notes[0], "The two runs differ in mode (eager -> graph) and switches (LAPTIME_CUTLASS_PDL unset -> on): "
+                          "the change below is all of these at once, not the effect of one change; compare runs that "
+                          "differ in one thing only to attribute it.");
+  // A report without the record: nothing is known to differ.
+  const std::string old = bench_report("switch_none.json", std::vector<double>(20, 2.95), none);
+  EXPECT_TRUE(diff_runs(load_run(old, {}), load_run(b, {}), {}).differences.empty());
+}
+
 // "SQLite cannot prepare a statement (database disk image is malformed): SELECT ..." did not say
 // which of the two files it was.
 TEST(DiffHostile, ADamagedInputNamesItsFile) {

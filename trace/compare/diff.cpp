@@ -412,22 +412,30 @@ void apply_gate(Diff& d, const DiffOptions& o) {
     }
 }
 
-// "The two runs differ in model (gpt2 -> resnet50), GPU (...) and software (torch 2.5 -> 2.6): ...".
+// "The two runs differ in model (gpt2 -> resnet50), GPU (...) and software (torch 2.5 -> 2.6): ...";
+// one difference alone is the run's A/B: "... differ in switches (LAPTIME_CUTLASS_PDL unset -> on)
+// only: the change below is its effect.".
 std::string differences_note(const std::vector<RunDifference>& diffs) {
-  std::vector<std::string> parts, software;
+  std::vector<std::string> parts, software, switches;
   for (const RunDifference& x : diffs) {
-    const bool soft = x.what != "model" && x.what != "precision" && x.what != "shape" && x.what != "mode" &&
-                      x.what != "GPU";
-    (soft ? software : parts).push_back(x.what + (soft ? " " : " (") + x.before + " -> " + x.after + (soft ? "" : ")"));
+    const bool core = x.what == "model" || x.what == "precision" || x.what == "shape" || x.what == "mode" ||
+                      x.what == "GPU";
+    if (core)
+      parts.push_back(x.what + " (" + x.before + " -> " + x.after + ")");
+    else
+      (x.what.rfind("LAPTIME_", 0) == 0 ? switches : software).push_back(x.what + " " + x.before + " -> " + x.after);
   }
-  if (!software.empty()) {
-    std::string s = "software (";
-    for (size_t i = 0; i < software.size(); ++i) s += (i ? ", " : "") + software[i];
+  for (auto [group, items] : {std::pair<const char*, std::vector<std::string>*>{"software", &software},
+                              {"switches", &switches}}) {
+    if (items->empty()) continue;
+    std::string s = std::string(group) + " (";
+    for (size_t i = 0; i < items->size(); ++i) s += (i ? ", " : "") + (*items)[i];
     parts.push_back(s + ")");
   }
   std::string list;
   for (size_t i = 0; i < parts.size(); ++i)
     list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  if (diffs.size() == 1) return "The two runs differ in " + list + " only: the change below is its effect.";
   return "The two runs differ in " + list + ": the change below is all of these at once, not the effect of one "
          "change; compare runs that differ in one thing only to attribute it.";
 }
@@ -448,6 +456,20 @@ std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSid
   for (const auto& [name, version] : b.software) {
     const auto other = a.software.find(name);
     if (other != a.software.end()) compare(name.c_str(), version, other->second);
+  }
+  // Switches where both reports record them: one set on one side only is set against "unset"
+  // (its default), the usual A/B of one switch.
+  if (b.switches && a.switches) {
+    std::map<std::string, std::string> names = *b.switches;
+    names.insert(a.switches->begin(), a.switches->end());
+    for (const auto& entry : names) {
+      const std::string& name = entry.first;
+      auto value = [&](const std::map<std::string, std::string>& m) {
+        const auto it = m.find(name);
+        return it == m.end() ? std::string("unset") : it->second;
+      };
+      compare(name.c_str(), value(*b.switches), value(*a.switches));
+    }
   }
   return out;
 }

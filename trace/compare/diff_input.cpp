@@ -63,6 +63,10 @@ RunIdentity identity_of_report(const nlohmann::json& j) {
                               {&id.shape, "shape"},
                               {&id.mode, "mode"}})
       if (cfg.contains(key)) *field = scalar_text(cfg[key]);
+    if (cfg.contains("switches") && cfg["switches"].is_object()) {
+      id.switches.emplace();
+      for (const auto& [name, value] : cfg["switches"].items()) (*id.switches)[name] = scalar_text(value);
+    }
   }
   id.software["framework"] = j.contains("framework") ? scalar_text(j["framework"]) : "laptime";
   if (j.contains("device") && j["device"].is_object()) {
