@@ -693,10 +693,13 @@ TEST(DiffHostile, ASwitchIsTheOneDifference) {
   json on = config, off = config, none = config;
   on["switches"] = {{"LAPTIME_CUTLASS_PDL", "on"}, {"LAPTIME_FP8_MLP", "pair"}};
   off["switches"] = {{"LAPTIME_FP8_MLP", "pair"}};
-  const std::string a = bench_report("switch_off.json", std::vector<double>(20, 2.95), off);
-  const std::string b = bench_report("switch_on.json", std::vector<double>(20, 2.85), on);
+  const json h100{{"name", "NVIDIA H100 80GB HBM3"}};
+  const std::string a = bench_report("switch_off.json", std::vector<double>(20, 2.95), off, h100);
+  const std::string b = bench_report("switch_on.json", std::vector<double>(20, 2.85), on, h100);
   const Diff d = diff_runs(load_run(a, {}), load_run(b, {}), {});
   ASSERT_EQ(d.differences.size(), 1u);
+  EXPECT_EQ(d.before.source, "laptime, eager, fp8, NVIDIA H100 80GB HBM3, LAPTIME_FP8_MLP=pair");
+  EXPECT_EQ(d.after.source, "laptime, eager, fp8, NVIDIA H100 80GB HBM3, LAPTIME_CUTLASS_PDL=on, LAPTIME_FP8_MLP=pair");
   EXPECT_EQ(d.differences[0].what, "LAPTIME_CUTLASS_PDL");
   EXPECT_EQ(d.differences[0].before, "unset");
   EXPECT_EQ(d.differences[0].after, "on");
@@ -706,13 +709,13 @@ TEST(DiffHostile, ASwitchIsTheOneDifference) {
   // With a second difference the note is the general one, switches grouped after software.
   json graph = on;
   graph["mode"] = "graph";
-  const Diff two = diff_runs(load_run(a, {}), load_run(bench_report("switch_graph.json", std::vector<double>(20, 2.7), graph), {}), {});
+  const Diff two = diff_runs(load_run(a, {}), load_run(bench_report("switch_graph.json", std::vector<double>(20, 2.7), graph, h100), {}), {});
   ASSERT_EQ(two.differences.size(), 2u);
   EXPECT_EQ(two.notes[0], "The two runs differ in mode (eager -> graph) and switches (LAPTIME_CUTLASS_PDL unset -> on): "
                           "the change below is all of these at once, not the effect of one change; compare runs that "
                           "differ in one thing only to attribute it.");
   // A report without the record: nothing is known to differ.
-  const std::string old = bench_report("switch_none.json", std::vector<double>(20, 2.95), none);
+  const std::string old = bench_report("switch_none.json", std::vector<double>(20, 2.95), none, h100);
   EXPECT_TRUE(diff_runs(load_run(old, {}), load_run(b, {}), {}).differences.empty());
 }
 

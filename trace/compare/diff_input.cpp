@@ -126,6 +126,9 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
       warm.push_back(it.value("warmup", false));
     }
     r.identity = identity_of_report(j);
+    // The switches the run had, beside where its numbers came from: "..., LAPTIME_CUTLASS_PDL=on".
+    if (r.identity.switches)
+      for (const auto& [name, value] : *r.identity.switches) r.source += ", " + name + "=" + value;
   } catch (const json::exception&) {
     throw TraceError(path + " is not a well-formed `laptime bench --json` report: a field has the wrong type.");
   }
