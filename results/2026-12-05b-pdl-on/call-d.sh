@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call D of results/2026-12-05b-pdl-on: calls C and B in one (the device's time is short): the
+# Call D of results/2026-12-05b-pdl-on: calls F and E in one, given ~800 s of device time: the
 # checks with LAPTIME_CUTLASS_PDL on (exported) and avgpool v3 production side by side (the end-to-end checks of both models in every
 # precision, test_fp8_layers, test_e4m3_stream, the sm_80 build's ResNet-50 and GPT-2 layer
 # suites), then the PERF.md table on an idle card (`LAYERS=0 LAPS_BUDGET=190 COMPILE_BUDGET=100

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Call E of results/2026-12-05b-pdl-on, on the H200 once call C or F has passed with
-# LAPTIME_CUTLASS_PDL on (exported here) elsewhere: the PERF.md table alone, on an idle card (`LAYERS=0 LAPS_BUDGET=190
+# Call E of results/2026-12-05b-pdl-on, on the H200 once call F has passed with
+# LAPTIME_CUTLASS_PDL on (exported here): the PERF.md table alone, on an idle card (`LAYERS=0 LAPS_BUDGET=190
 # COMPILE_BUDGET=100 scripts/dev/table-run.sh`), and `laptime lab avgpool`.
 # Packed with PROBES=0 BUILD80=0 TESTS="" scripts/dev/pack-carry.sh build (laptime alone).
 set -u
-export LAPTIME_CUTLASS_PDL=on  # run only after call C or F has passed with it on
+export LAPTIME_CUTLASS_PDL=on  # run only after call F has passed with it on
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
 tar xJf .carry/build.tar.xz
 R=${OUT:?}; L=$PWD/build/bench/laptime; E=/tmp/e

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Call F of results/2026-12-05b-pdl-on: call C cut to the device time left (about 400 s with the
+# Call F of results/2026-12-05b-pdl-on, cut to the device time that was left (about 400 s with the
 # machine's start): the checks with LAPTIME_CUTLASS_PDL on and avgpool v3 production side by
 # side, each log written straight to $OUT so a call cut at its limit still brings back what ran:
 # the end-to-end checks against PyTorch (both models, every precision), test_fp8_layers and
 # test_e4m3_stream, and from the sm_80 build the ResNet-50 layer tests of what changed and GPT-2's
 # embedding and golden blocks (the whole-model tests, JIT-compiled from PTX, took 363 s on the
 # fifth session's H200: more than this call has).
-# Packed as call C: PROBES=0 TESTS="test_fp8_layers test_e4m3_stream" LAPTIME80=0
+# Packed with PROBES=0 TESTS="test_fp8_layers test_e4m3_stream" LAPTIME80=0
 # TESTS80="test_resnet50_layers test_gpt2_layers" scripts/dev/pack-carry.sh build build80.
 set -u
 export LAPTIME_CUTLASS_PDL=on  # what these checks are for; the build defaults to off until they pass
