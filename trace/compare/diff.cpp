@@ -425,13 +425,14 @@ std::string differences_note(const std::vector<RunDifference>& diffs) {
     else
       (x.what.rfind("LAPTIME_", 0) == 0 ? switches : software).push_back(x.what + " " + x.before + " -> " + x.after);
   }
-  for (auto [group, items] : {std::pair<const char*, std::vector<std::string>*>{"software", &software},
-                              {"switches", &switches}}) {
-    if (items->empty()) continue;
-    std::string s = std::string(group) + " (";
-    for (size_t i = 0; i < items->size(); ++i) s += (i ? ", " : "") + (*items)[i];
+  auto group = [&parts](const char* name, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    std::string s = std::string(name) + " (";
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
     parts.push_back(s + ")");
-  }
+  };
+  group("software", software);
+  group("switches", switches);
   std::string list;
   for (size_t i = 0; i < parts.size(); ++i)
     list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
@@ -460,16 +461,14 @@ std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSid
   // Switches where both reports record them: one set on one side only is set against "unset"
   // (its default), the usual A/B of one switch.
   if (b.switches && a.switches) {
-    std::map<std::string, std::string> names = *b.switches;
-    names.insert(a.switches->begin(), a.switches->end());
-    for (const auto& entry : names) {
-      const std::string& name = entry.first;
-      auto value = [&](const std::map<std::string, std::string>& m) {
-        const auto it = m.find(name);
-        return it == m.end() ? std::string("unset") : it->second;
-      };
-      compare(name.c_str(), value(*b.switches), value(*a.switches));
-    }
+    auto value = [](const std::map<std::string, std::string>& m, const std::string& name) {
+      const auto it = m.find(name);
+      return it == m.end() ? std::string("unset") : it->second;
+    };
+    std::set<std::string> names;
+    for (const auto* m : {&*b.switches, &*a.switches})
+      for (const auto& entry : *m) names.insert(entry.first);
+    for (const std::string& name : names) compare(name.c_str(), value(*b.switches, name), value(*a.switches, name));
   }
   return out;
 }
