@@ -441,7 +441,7 @@ TEST(DiffReal, ResNetAgainstGpt2HasNoCommonLayers) {
   EXPECT_NE(row(d, "layer1.*.conv2"), nullptr);
 }
 
-// --top (trace/write/top.h): the text shows the iteration and 15 layers unless told, with a line for the
+// --top (trace/analyses/top.h): the text shows the iteration and 15 layers unless told, with a line for the
 // rest and for the kernel changes of the rows left out; the JSON every row unless --top is given;
 // the verdict counts every layer either way.
 TEST(DiffReal, TopCutsTheTextAndTheJsonOnlyWhenAsked) {

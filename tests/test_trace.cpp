@@ -997,7 +997,7 @@ TEST(RealCaptures, ResNet50IsConvolutionsAndWaitsOnTheHost) {
   EXPECT_GT(a.host_wait_idle * 2, a.idle_in_iterations);
 }
 
-// --top (trace/write/top.h): the text shows 15 rows of each table unless told, with a line for the rest;
+// --top (trace/analyses/top.h): the text shows 15 rows of each table unless told, with a line for the rest;
 // the JSON every row unless --top is given, and then how many it left out.
 TEST(RealCaptures, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
   Analysis a = analyze_capture("resnet50_bf16");

@@ -32,7 +32,7 @@ struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   std::string gpu;                 // "NVIDIA H200, 132 SMs", when the capture recorded it
   std::vector<std::string> notes;  // the reader's notes and the analysis's own
   DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
-  std::optional<int> top;          // rows the tables show (ReportOptions::top, trace/write/top.h)
+  std::optional<int> top;          // rows the tables show (ReportOptions::top, trace/analyses/top.h)
   Program program = Program::Other;  // who made the trace: the verdict's advice is in its terms
 
   Bound bound = Bound::NoGpuWork;

@@ -47,7 +47,7 @@ struct ReportOptions {
   // "warmup", or category 1 when no names were registered); with no marks, the first one.
   std::optional<int> skip_warmup;
   double gap_us = 5.0;  // an idle stretch longer than this inside an iteration is a gap
-  // Rows in the kernel, layer, gap and synchronization tables: trace/write/top.h (unset: 15 in the
+  // Rows in the kernel, layer, gap and synchronization tables: trace/analyses/top.h (unset: 15 in the
   // text, every row in the JSON; 0: every row).
   std::optional<int> top;
   // The process to report (--pid). Unset: the one process with iterations; a capture in which

@@ -35,7 +35,7 @@ struct DiffOptions {
   double min_change_us = 1.0;  // ... and the smallest absolute change so called
   std::optional<double> fail_if_slower_pct;  // the gate
   std::string peak;  // the ceilings for the roofline columns (laptime peak's file); empty: the GPU's cache if any
-  // Layer rows the writers show (trace/write/top.h: unset, 15 in the text and every row in the JSON;
+  // Layer rows the writers show (trace/analyses/top.h: unset, 15 in the text and every row in the JSON;
   // 0: every row). The verdict's counts and the gate read every row.
   std::optional<int> top;
 };

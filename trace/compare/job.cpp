@@ -21,7 +21,7 @@
 #include "trace/model/validate.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
-#include "trace/write/top.h"
+#include "trace/analyses/top.h"
 
 namespace laptime::trace {
 

@@ -53,7 +53,7 @@ void print_table(std::FILE* out, const std::vector<std::vector<std::string>>& ro
 // `text`'s words (split at single spaces) filled into lines of at most `columns` display
 // columns, each indented by `indent`.
 void print_wrapped(std::FILE* out, const std::string& text, size_t indent, size_t columns = 100);
-// Under a table cut by --top (trace/write/top.h): "... N more rows (--top 0 for all)", indented; nothing
+// Under a table cut by --top (trace/analyses/top.h): "... N more rows (--top 0 for all)", indented; nothing
 // when none were left out. `what` names the rows ("rows", "layers with kernel changes").
 void print_more_rows(std::FILE* out, size_t omitted, int indent, const char* what = "rows");
 

@@ -4,14 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trace/write/top.h"
+#include "trace/analyses/top.h"
 #include "trace/model/validate.h"
 
 namespace laptime::trace {
 
 namespace {
 
-// The first rows of a table that the JSON holds (trace/write/top.h), as a range to loop over.
+// The first rows of a table that the JSON holds (trace/analyses/top.h), as a range to loop over.
 template <class Row>
 struct FirstRows {
   const std::vector<Row>& rows;
@@ -143,7 +143,7 @@ nlohmann::json to_json(const Analysis& a) {
     host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
   }
   json gaps = json::array();
-  for (size_t i = 0; i < text_rows(a.top, a.gaps.size()); ++i) {  // the text's cut (trace/write/top.h)
+  for (size_t i = 0; i < text_rows(a.top, a.gaps.size()); ++i) {  // the text's cut (trace/analyses/top.h)
     const Gap& g = a.gaps[i];
     gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
                     {"cause", gap_cause_name(g.cause)}, {"before", g.before.str()}, {"after", g.after.str()},

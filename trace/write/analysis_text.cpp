@@ -4,7 +4,7 @@
 #include <map>
 
 #include "trace/model/format.h"
-#include "trace/write/top.h"
+#include "trace/analyses/top.h"
 
 namespace laptime::trace {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/analyses/roofline.h"
-#include "trace/write/top.h"
+#include "trace/analyses/top.h"
 
 namespace laptime::trace {
 

@@ -7,7 +7,7 @@
 
 #include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
-#include "trace/write/top.h"
+#include "trace/analyses/top.h"
 
 namespace laptime::trace {
 

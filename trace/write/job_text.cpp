@@ -5,7 +5,7 @@
 
 #include "trace/model/format.h"
 #include "trace/model/text.h"
-#include "trace/write/top.h"
+#include "trace/analyses/top.h"
 
 namespace laptime::trace {
 
