@@ -88,7 +88,7 @@ bool cutlass() {
 }
 
 bool cutlass_pdl() {
-  static const bool on = word(kCutlassPdl, false, {{"on", true}, {"off", false}});
+  static const bool on = word(kCutlassPdl, true, {{"on", true}, {"off", false}});
   return on;
 }
 

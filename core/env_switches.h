@@ -83,12 +83,12 @@ inline constexpr Switch kCutlass{
     "cuBLASLt's algorithms (auto), or withheld, every GEMM on cuBLASLt, for an A/B (off). "
     "layers/cutlass/cutlass_gemm.h."};
 inline constexpr Switch kCutlassPdl{
-    "LAPTIME_CUTLASS_PDL", "on / off", "off",
+    "LAPTIME_CUTLASS_PDL", "on / off", "on",
     "Hopper: CUTLASS's GEMMs launched as programmatic dependents of the work before them on the "
     "stream (their launch and prologue under its tail; compiled with CUTLASS's grid dependency "
     "control, each waits for it before touching memory) (on: GPT-2 B8 fp8 -0.03 to -0.08 ms on an "
-    "H100, docs/PERF.md 2026-12-05), or plainly (off: the default until the suites and the "
-    "end-to-end checks have passed with it on). layers/cutlass/sm90_gemm.cuh."};
+    "H100, docs/PERF.md 2026-12-05), or plainly, for an A/B (off). "
+    "layers/cutlass/sm90_gemm.cuh."};
 inline constexpr Switch kResnetFp8{
     "LAPTIME_RESNET_FP8", "auto / stream / layers", "auto",
     "fp8 ResNet-50: every tensor between two layers e4m3 (stream: conv1, conv3 and the downsample "
