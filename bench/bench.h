@@ -32,15 +32,15 @@ struct BenchOptions {
   StreamKind stream = StreamKind::Created;
   int device = 0;
   Pitfall pitfall = Pitfall::None;
-  std::string json;  // write the report here when set
+  std::string json;   // write the report here when set
   std::string trace;  // capture the run with CUPTI into this file (laptime's nsys-schema SQLite)
 };
 
 struct ForwardOptions {
   WorkloadOptions workload;
-  std::string tokens;  // gpt2: raw int32 [B, T]
-  std::string input;   // resnet50: images, raw fp32 NCHW [B, 3, S, S] (as PyTorch takes them)
-  std::string output;  // raw fp32 logits
+  std::string tokens;     // gpt2: raw int32 [B, T]
+  std::string input;      // resnet50: images, raw fp32 NCHW [B, 3, S, S] (as PyTorch takes them)
+  std::string output;     // raw fp32 logits
   std::string calibrate;  // fp8: the calibration batch, same format and shape as the input; empty: the input
   int device = 0;
 };
@@ -53,7 +53,8 @@ inline const std::map<std::string, Pitfall>& pitfall_words() {
   return words;
 }
 inline const std::map<std::string, StreamKind>& stream_words() {
-  static const std::map<std::string, StreamKind> words{{"created", StreamKind::Created}, {"default", StreamKind::Legacy}};
+  static const std::map<std::string, StreamKind> words{{"created", StreamKind::Created},
+                                                       {"default", StreamKind::Legacy}};
   return words;
 }
 template <class Enum>

@@ -134,10 +134,12 @@ void print_bench_header(const BenchResult& r, std::FILE* out) {
 
 void print_bench(const BenchResult& r, std::FILE* out) {
   if (!r.trace.empty())
-    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", r.trace.c_str(), r.trace.c_str());
+    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", r.trace.c_str(),
+                 r.trace.c_str());
   for (const std::string& p : r.sidecars)
     std::fprintf(out, "  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());
-  const bool clocked = std::any_of(r.laps.begin(), r.laps.end(), [](const BenchLap& l) { return l.sm_mhz.has_value(); });
+  const bool clocked =
+      std::any_of(r.laps.begin(), r.laps.end(), [](const BenchLap& l) { return l.sm_mhz.has_value(); });
   std::fprintf(out, "\n  iteration   lap (ms)%s\n", clocked ? "  SM MHz" : "");
   for (const BenchLap& l : r.laps) {
     std::fprintf(out, "  %5d %-6s %9.3f", l.index, l.warmup ? "warmup" : "", l.ms);
@@ -150,7 +152,8 @@ void print_bench(const BenchResult& r, std::FILE* out) {
   if (!r.steady) return;  // interrupted during warm-up: nothing steady to report
   const stats::Summary& s = *r.steady;
   std::fprintf(out, "  throughput  %.0f %s/s\n", r.items_per_s, r.item_name.c_str());
-  std::fprintf(out, "  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", r.flops_per_forward / 1e9, r.tflops);
+  std::fprintf(out, "  compute     %.1f GFLOP per forward, %.1f TFLOP/s achieved\n", r.flops_per_forward / 1e9,
+               r.tflops);
   if (r.enqueue_ms) {
     const double e = *r.enqueue_ms;
     // --pitfall sync's hook stays installed for the probe, whose forwards then wait for the GPU
@@ -164,7 +167,8 @@ void print_bench(const BenchResult& r, std::FILE* out) {
                                       : ", GPU-bound");
   }
   const BenchMemory& m = r.memory;
-  std::fprintf(out, "  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
+  std::fprintf(out,
+               "  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
                m.weights / 1048576.0, m.activations / 1048576.0, m.workspace / 1048576.0, m.device_in_use / 1048576.0);
   print_clocks(r, out);
   std::fprintf(out, "\nlap time: %.3f ms (median of %zu, %s, %s)\n", s.median, laps.size(), r.config.precision.c_str(),
@@ -187,11 +191,16 @@ nlohmann::json device_json(const BenchDevice& d) {
 }
 
 nlohmann::json config_json(const BenchConfig& c) {
-  nlohmann::json j{{"model", c.model},   {"pitfall", c.pitfall},
-                   {"precision", c.precision}, {"shape", c.shape},
-                   {"weights", c.weights}, {"params", c.params},
-                   {"mode", c.graph ? "graph" : "eager"}, {"nvtx", c.nvtx},
-                   {"stream", c.stream}, {"warmup", c.warmup},
+  nlohmann::json j{{"model", c.model},
+                   {"pitfall", c.pitfall},
+                   {"precision", c.precision},
+                   {"shape", c.shape},
+                   {"weights", c.weights},
+                   {"params", c.params},
+                   {"mode", c.graph ? "graph" : "eager"},
+                   {"nvtx", c.nvtx},
+                   {"stream", c.stream},
+                   {"warmup", c.warmup},
                    {"iters", c.iters}};
   if (!c.variant.empty()) j["variant"] = c.variant;
   if (!c.plans.empty()) j["plans"] = c.plans;
@@ -232,7 +241,7 @@ nlohmann::json bench_to_json(const BenchResult& r) {
   if (r.interrupted) report["interrupted"] = true;
   if (!r.steady) return report;
   const stats::Summary& s = *r.steady;
-  report["steady_ms"] = {{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
+  report["steady_ms"] = {{"mean", s.mean}, {"median", s.median}, {"p10", s.p10},      {"p90", s.p90},
                          {"min", s.min},   {"max", s.max},       {"stddev", s.stddev}};
   report["throughput"] = {{"items_per_s", r.items_per_s}, {"item", r.item_name}};
   report["flops_per_forward"] = r.flops_per_forward;

@@ -34,7 +34,7 @@ struct BenchConfig {
   std::string shape;    // the workload's one line ("B=8 T=1024 (8192 tokens)")
   std::string weights;  // file, or a description of the random weights
   int64_t params = 0;
-  bool graph = false;   // one forward captured in a CUDA Graph and replayed (else eager)
+  bool graph = false;  // one forward captured in a CUDA Graph and replayed (else eager)
   std::string nvtx, stream;
   int warmup = 0, iters = 0;
   std::string variant;             // which implementation variants ran; "" when the model has none

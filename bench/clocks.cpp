@@ -13,7 +13,7 @@ namespace laptime {
 // stable across drivers). Loaded with dlopen, so that no NVML header or library is needed to build.
 struct ClockSampler::Nvml {
   using Device = void*;
-  using Ret = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
+  using Ret = int;                    // nvmlReturn_t; 0 is NVML_SUCCESS
   static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
 
   void* lib = nullptr;

@@ -275,14 +275,22 @@ void print(const CaseResult& r) {
 }
 
 nlohmann::json to_json(const CaseResult& r) {
-  nlohmann::json j = {{"M", r.M}, {"layer", r.layer->name}, {"variant", r.variant->name}, {"N", r.layer->N},
-                      {"K", r.layer->K}, {"cublaslt_ms", r.cublaslt_ms}, {"autotune_pick", r.autotune_pick},
+  nlohmann::json j = {{"M", r.M},
+                      {"layer", r.layer->name},
+                      {"variant", r.variant->name},
+                      {"N", r.layer->N},
+                      {"K", r.layer->K},
+                      {"cublaslt_ms", r.cublaslt_ms},
+                      {"autotune_pick", r.autotune_pick},
                       {"autotune_ms", r.autotune_ms}};
   j["cutlass"] = nlohmann::json::array();
   for (const CutlassRow& c : r.cutlass)
-    j["cutlass"].push_back({{"kernel", c.kernel}, {"schedule", c.schedule}, {"ms", c.ms},
+    j["cutlass"].push_back({{"kernel", c.kernel},
+                            {"schedule", c.schedule},
+                            {"ms", c.ms},
                             {"rel_l2", std::isfinite(c.rel_l2) ? nlohmann::json(c.rel_l2) : nlohmann::json()},
-                            {"ok", c.ok}, {"error", c.error}});
+                            {"ok", c.ok},
+                            {"error", c.error}});
   return j;
 }
 

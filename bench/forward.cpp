@@ -44,14 +44,15 @@ int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
   const int64_t B = o.workload.batch ? o.workload.batch : 1;
   const int64_t T = o.workload.seq ? o.workload.seq : static_cast<int64_t>(tokens.size()) / B;
   require(T >= 1 && T <= limits::kMaxSeq, o.tokens + " holds " + std::to_string(tokens.size()) + " token ids: " +
-                                               std::to_string(T) + " per sequence for batch " + std::to_string(B) +
-                                               ", outside [1, " + std::to_string(limits::kMaxSeq) + "].");
+                                              std::to_string(T) + " per sequence for batch " + std::to_string(B) +
+                                              ", outside [1, " + std::to_string(limits::kMaxSeq) + "].");
   limits::check_tokens(B, T);
   require(static_cast<int64_t>(tokens.size()) == B * T, o.tokens + " holds " + std::to_string(tokens.size()) +
                                                             " token ids, not B*T = " + std::to_string(B) + "*" +
                                                             std::to_string(T) + " = " + std::to_string(B * T) + ".");
   require(calibration.size() == tokens.size(), o.calibrate + " holds " + std::to_string(calibration.size()) +
-                                                   " token ids, not the " + std::to_string(tokens.size()) + " of --tokens.");
+                                                   " token ids, not the " + std::to_string(tokens.size()) +
+                                                   " of --tokens.");
 
   Context ctx(o.device);
   SafeTensors file = SafeTensors::open(o.workload.weights);
@@ -79,9 +80,9 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   auto read_images = [&](const std::string& path) {
     const std::string raw = read_file(path, "an image file");
     const std::size_t n = std::size_t(B) * 3 * S * S;
-    require(raw.size() == n * sizeof(float), path + " holds " + std::to_string(raw.size()) + " bytes, not the " +
-                                                 std::to_string(n * sizeof(float)) + " of " + std::to_string(B) +
-                                                 " fp32 images of 3x" + std::to_string(S) + "x" + std::to_string(S) + ".");
+    require(raw.size() == n * sizeof(float),
+            path + " holds " + std::to_string(raw.size()) + " bytes, not the " + std::to_string(n * sizeof(float)) +
+                " of " + std::to_string(B) + " fp32 images of 3x" + std::to_string(S) + "x" + std::to_string(S) + ".");
     std::vector<float> images(n);
     std::memcpy(images.data(), raw.data(), raw.size());
     return images;

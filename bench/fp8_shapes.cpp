@@ -51,25 +51,36 @@ struct Shape {
 
 // The distinct convolutions of ResNet-50 at 224 (torchvision v1.5), by input side.
 const Shape kShapes[] = {
-    {"layer1 conv1 (block 0)", 56, 64, 64, 1, 1, false},   {"layer1 conv1", 56, 256, 64, 1, 1, false},
-    {"layer1 conv3", 56, 64, 256, 1, 1, true},              {"layer1 downsample", 56, 64, 256, 1, 1, false},
-    {"layer2 conv1 (block 0)", 56, 256, 128, 1, 1, false}, {"layer2 conv1", 28, 512, 128, 1, 1, false},
-    {"layer2 conv3", 28, 128, 512, 1, 1, true},             {"layer3 conv1 (block 0)", 28, 512, 256, 1, 1, false},
-    {"layer3 conv1", 14, 1024, 256, 1, 1, false},           {"layer3 conv3", 14, 256, 1024, 1, 1, true},
-    {"layer4 conv1 (block 0)", 14, 1024, 512, 1, 1, false}, {"layer4 conv1", 7, 2048, 512, 1, 1, false},
+    {"layer1 conv1 (block 0)", 56, 64, 64, 1, 1, false},
+    {"layer1 conv1", 56, 256, 64, 1, 1, false},
+    {"layer1 conv3", 56, 64, 256, 1, 1, true},
+    {"layer1 downsample", 56, 64, 256, 1, 1, false},
+    {"layer2 conv1 (block 0)", 56, 256, 128, 1, 1, false},
+    {"layer2 conv1", 28, 512, 128, 1, 1, false},
+    {"layer2 conv3", 28, 128, 512, 1, 1, true},
+    {"layer3 conv1 (block 0)", 28, 512, 256, 1, 1, false},
+    {"layer3 conv1", 14, 1024, 256, 1, 1, false},
+    {"layer3 conv3", 14, 256, 1024, 1, 1, true},
+    {"layer4 conv1 (block 0)", 14, 1024, 512, 1, 1, false},
+    {"layer4 conv1", 7, 2048, 512, 1, 1, false},
     {"layer4 conv3", 7, 512, 2048, 1, 1, true},
-    {"layer1 conv2", 56, 64, 64, 3, 1, false},              {"layer2 conv2 (stride 2)", 56, 128, 128, 3, 2, false},
-    {"layer2 conv2", 28, 128, 128, 3, 1, false},            {"layer3 conv2 (stride 2)", 28, 256, 256, 3, 2, false},
-    {"layer3 conv2", 14, 256, 256, 3, 1, false},            {"layer4 conv2 (stride 2)", 14, 512, 512, 3, 2, false},
+    {"layer1 conv2", 56, 64, 64, 3, 1, false},
+    {"layer2 conv2 (stride 2)", 56, 128, 128, 3, 2, false},
+    {"layer2 conv2", 28, 128, 128, 3, 1, false},
+    {"layer3 conv2 (stride 2)", 28, 256, 256, 3, 2, false},
+    {"layer3 conv2", 14, 256, 256, 3, 1, false},
+    {"layer4 conv2 (stride 2)", 14, 512, 512, 3, 2, false},
     {"layer4 conv2", 7, 512, 512, 3, 1, false},
-    {"layer2 downsample (s2)", 56, 256, 512, 1, 2, false},  {"layer3 downsample (s2)", 28, 512, 1024, 1, 2, false},
+    {"layer2 downsample (s2)", 56, 256, 512, 1, 2, false},
+    {"layer3 downsample (s2)", 28, 512, 1024, 1, 2, false},
     {"layer4 downsample (s2)", 14, 1024, 2048, 1, 2, false},
 };
 
 std::string gemm_row(Context& ctx, const Shape& s, int N, DeviceBuffer& pool) {
   const int out_side = s.side;  // stride 1
   const int64_t M = int64_t{N} * out_side * out_side;
-  const std::size_t need = std::size_t(M) * (s.cin * 3 + s.cout * 6) + std::size_t(s.cin) * s.cout * 3 + s.cout * 2 + 4096;
+  const std::size_t need =
+      std::size_t(M) * (s.cin * 3 + s.cout * 6) + std::size_t(s.cin) * s.cout * 3 + s.cout * 2 + 4096;
   if (pool.bytes() < need) pool = DeviceBuffer(need);
   char* p = pool.as<char>();
   ArenaLayout l;
@@ -120,7 +131,8 @@ std::string gemm_row(Context& ctx, const Shape& s, int N, DeviceBuffer& pool) {
   const float tq = time_ms(st, [&] { quantize_fp8(x8, one, DType::BF16, x16, M * s.cin, st); });
   // bf16's bytes: x read, y written, the residual read.
   const double mb16 = double(M) * (s.cin + s.cout * (s.residual ? 2 : 1)) * 2 / 1e6;
-  std::snprintf(out, sizeof out, "%-26s 1x1 M=%7lld K=%4d N=%4d%s  bf16 %8.1f us  fp8->bf16 %8.1f us  fp8->fp8 %8.1f us  "
+  std::snprintf(out, sizeof out,
+                "%-26s 1x1 M=%7lld K=%4d N=%4d%s  bf16 %8.1f us  fp8->bf16 %8.1f us  fp8->fp8 %8.1f us  "
                 "quantize x %6.1f us  (bf16 moves %.0f MB)",
                 s.name, static_cast<long long>(M), s.cin, s.cout, s.residual ? " +res" : "     ", t16 * 1e3, t8 * 1e3,
                 t88 * 1e3, tq * 1e3, mb16);
@@ -135,8 +147,8 @@ float conv_time(Context& ctx, const Shape& s, int N, bool fp8, fe::DataType_t y_
   why->clear();
   const int64_t C = s.cin, K = s.cout, H = s.side, R = s.kernel;
   const int64_t Ho = (H + 2 * (R / 2) - R) / s.stride + 1;
-  const std::size_t need = std::size_t(N) * H * H * C * 2 + std::size_t(N) * Ho * Ho * K * 4 + std::size_t(K) * C * R * R * 2 +
-                           K * 2 + 8192;
+  const std::size_t need =
+      std::size_t(N) * H * H * C * 2 + std::size_t(N) * Ho * Ho * K * 4 + std::size_t(K) * C * R * R * 2 + K * 2 + 8192;
   if (pool.bytes() < need) pool = DeviceBuffer(need);
   ArenaLayout l;
   char* p = pool.as<char>();
@@ -158,15 +170,26 @@ float conv_time(Context& ctx, const Shape& s, int N, bool fp8, fe::DataType_t y_
   using T = fe::graph::Tensor_attributes;
   using PW = fe::graph::Pointwise_attributes;
   fe::graph::Graph g;
-  g.set_io_data_type(fe::DataType_t::BFLOAT16).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(
-      fe::DataType_t::FLOAT);
+  g.set_io_data_type(fe::DataType_t::BFLOAT16)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
   const fe::DataType_t in_type = fp8 ? fe::DataType_t::FP8_E4M3 : fe::DataType_t::BFLOAT16;
-  auto tx = g.tensor(T().set_name("x").set_uid(1).set_dim({N, C, H, H}).set_stride({H * H * C, 1, H * C, C}).set_data_type(in_type));
-  auto tw = g.tensor(T().set_name("w").set_uid(2).set_dim({K, C, R, R}).set_stride({R * R * C, 1, R * C, C}).set_data_type(in_type));
-  auto t = g.conv_fprop(tx, tw, fe::graph::Conv_fprop_attributes().set_padding({R / 2, R / 2}).set_stride({s.stride, s.stride}).set_dilation({1, 1}));
+  auto tx = g.tensor(
+      T().set_name("x").set_uid(1).set_dim({N, C, H, H}).set_stride({H * H * C, 1, H * C, C}).set_data_type(in_type));
+  auto tw = g.tensor(
+      T().set_name("w").set_uid(2).set_dim({K, C, R, R}).set_stride({R * R * C, 1, R * C, C}).set_data_type(in_type));
+  auto t = g.conv_fprop(tx, tw,
+                        fe::graph::Conv_fprop_attributes()
+                            .set_padding({R / 2, R / 2})
+                            .set_stride({s.stride, s.stride})
+                            .set_dilation({1, 1}));
   std::unordered_map<int64_t, void*> pack{{1, x}, {2, w}, {3, bias}, {9, y}};
   auto scalar = [&](const char* name, int64_t uid) {
-    return g.tensor(T().set_name(name).set_uid(uid).set_dim({1, 1, 1, 1}).set_stride({1, 1, 1, 1}).set_data_type(fe::DataType_t::FLOAT));
+    return g.tensor(T().set_name(name)
+                        .set_uid(uid)
+                        .set_dim({1, 1, 1, 1})
+                        .set_stride({1, 1, 1, 1})
+                        .set_data_type(fe::DataType_t::FLOAT));
   };
   if (fp8) {
     t = g.pointwise(t, scalar("descale_x", 4), PW().set_mode(fe::PointwiseMode_t::MUL));
@@ -174,10 +197,18 @@ float conv_time(Context& ctx, const Shape& s, int N, bool fp8, fe::DataType_t y_
     pack[4] = scales;
     pack[5] = scales + 1;
   }
-  auto tb = g.tensor(T().set_name("bias").set_uid(3).set_dim({1, K, 1, 1}).set_stride({K, 1, K, K}).set_data_type(fe::DataType_t::BFLOAT16));
+  auto tb = g.tensor(T().set_name("bias")
+                         .set_uid(3)
+                         .set_dim({1, K, 1, 1})
+                         .set_stride({K, 1, K, K})
+                         .set_data_type(fe::DataType_t::BFLOAT16));
   t = g.pointwise(t, tb, PW().set_mode(fe::PointwiseMode_t::ADD));
   if (s.residual) {
-    auto tz = g.tensor(T().set_name("z").set_uid(7).set_dim({N, K, Ho, Ho}).set_stride({Ho * Ho * K, 1, Ho * K, K}).set_data_type(in_type));
+    auto tz = g.tensor(T().set_name("z")
+                           .set_uid(7)
+                           .set_dim({N, K, Ho, Ho})
+                           .set_stride({Ho * Ho * K, 1, Ho * K, K})
+                           .set_data_type(in_type));
     pack[7] = res;
     if (fp8) {
       tz = g.pointwise(tz, scalar("descale_z", 8), PW().set_mode(fe::PointwiseMode_t::MUL));
@@ -190,7 +221,12 @@ float conv_time(Context& ctx, const Shape& s, int N, bool fp8, fe::DataType_t y_
     t = g.pointwise(t, scalar("scale_y", 6), PW().set_mode(fe::PointwiseMode_t::MUL));
     pack[6] = scales + 2;
   }
-  t->set_output(true).set_name("y").set_uid(9).set_data_type(y_type).set_dim({N, K, Ho, Ho}).set_stride({Ho * Ho * K, 1, Ho * K, K});
+  t->set_output(true)
+      .set_name("y")
+      .set_uid(9)
+      .set_data_type(y_type)
+      .set_dim({N, K, Ho, Ho})
+      .set_stride({Ho * Ho * K, 1, Ho * K, K});
   fe::error_t e = g.validate();
   if (e.is_good()) e = g.build_operation_graph(ctx.cudnn());
   if (e.is_good()) e = g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
@@ -228,8 +264,8 @@ int run(int N) {
     const float t8b = conv_time(ctx, s, N, true, fe::DataType_t::BFLOAT16, pool, &w8b);
     std::printf("%-26s %dx%d side %3d C=%4d K=%4d s%d%s  bf16 %8.1f us  fp8->fp8 %8.1f us  fp8->bf16 %8.1f us%s%s%s\n",
                 s.name, s.kernel, s.kernel, s.side, s.cin, s.cout, s.stride, s.residual ? " +res" : "     ", t16 * 1e3,
-                t8 * 1e3, t8b * 1e3,
-                w16.empty() ? "" : ("  [bf16: " + w16 + "]").c_str(), w8.empty() ? "" : ("  [fp8: " + w8 + "]").c_str(),
+                t8 * 1e3, t8b * 1e3, w16.empty() ? "" : ("  [bf16: " + w16 + "]").c_str(),
+                w8.empty() ? "" : ("  [fp8: " + w8 + "]").c_str(),
                 w8b.empty() ? "" : ("  [fp8->bf16: " + w8b + "]").c_str());
   }
   return 0;

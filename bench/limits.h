@@ -12,9 +12,9 @@
 namespace laptime::limits {
 
 inline constexpr int64_t kMaxBatch = 65536;
-inline constexpr int64_t kMaxSeq = 65536;          // the weights' n_ctx is checked by the model
+inline constexpr int64_t kMaxSeq = 65536;  // the weights' n_ctx is checked by the model
 inline constexpr int64_t kMaxImageSize = 8192;
-inline constexpr int64_t kMaxTokens = 1 << 20;     // gpt2: B*T per forward
+inline constexpr int64_t kMaxTokens = 1 << 20;  // gpt2: B*T per forward
 inline constexpr int64_t kMaxWarmup = 100000;
 inline constexpr int64_t kMaxIters = 1000000;
 inline constexpr int64_t kMaxDevice = 1023;

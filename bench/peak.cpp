@@ -157,10 +157,14 @@ int run_peak(const PeakOptions& o) {
   char when[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  c.measured = std::string(when) + ", cuBLASLt " + std::to_string(kGemmSide) + "^3 GEMM and 1 GiB device copy, best of " +
-               std::to_string(kRuns) + ", max SM clock " + std::to_string(sm_clock / 1000) + " MHz";
+  c.measured = std::string(when) + ", cuBLASLt " + std::to_string(kGemmSide) +
+               "^3 GEMM and 1 GiB device copy, best of " + std::to_string(kRuns) + ", max SM clock " +
+               std::to_string(sm_clock / 1000) + " MHz";
   nlohmann::json j = trace::ceilings_to_json(c);
-  j["method"] = {{"gemm_side", kGemmSide}, {"copy_bytes", kCopyBytes}, {"warmup", kWarmup}, {"runs", kRuns},
+  j["method"] = {{"gemm_side", kGemmSide},
+                 {"copy_bytes", kCopyBytes},
+                 {"warmup", kWarmup},
+                 {"runs", kRuns},
                  {"statistic", "best"}};
   if (o.cache.empty()) {  // the default cache folder is made; a --cache folder must exist
     std::error_code ec;

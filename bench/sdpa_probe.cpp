@@ -104,9 +104,10 @@ int probe(Context& ctx, int B, int T, uint32_t seed) {
   });
   const double flop = 4.0 * B * kHeads * double(T) * T * kHeadDim / 2;  // Q·Kᵀ and P·V, the causal half
   std::printf("  bf16 %8.1f us  %6.1f TFLOP/s (causal half)\n", ms16 * 1e3, flop / (ms16 * 1e-3) / 1e12);
-  std::printf("  fp8  %8.1f us  %6.1f TFLOP/s  x%.2f of bf16's time\n", ms8 * 1e3, flop / (ms8 * 1e-3) / 1e12, ms8 / ms16);
-  std::printf("  fp8 output against bf16's: rel L2 %.3e (bf16's output rounded to e4m3 alone: %.3e)\n", rel_l2(got, want),
-              rel_l2(floor8, want));
+  std::printf("  fp8  %8.1f us  %6.1f TFLOP/s  x%.2f of bf16's time\n", ms8 * 1e3, flop / (ms8 * 1e-3) / 1e12,
+              ms8 / ms16);
+  std::printf("  fp8 output against bf16's: rel L2 %.3e (bf16's output rounded to e4m3 alone: %.3e)\n",
+              rel_l2(got, want), rel_l2(floor8, want));
   return 0;
 }
 

@@ -10,9 +10,8 @@ std::string steady_summary(const std::vector<double>& laps, int requested, bool 
   char line[512];
   if (laps.empty() && iterations_done == 0) return "  interrupted before the first iteration: no statistics";
   if (laps.empty()) {
-    std::snprintf(line, sizeof line,
-                  "  interrupted after %d iteration%s, all warm-up: no steady-state statistics", iterations_done,
-                  iterations_done == 1 ? "" : "s");
+    std::snprintf(line, sizeof line, "  interrupted after %d iteration%s, all warm-up: no steady-state statistics",
+                  iterations_done, iterations_done == 1 ? "" : "s");
     return line;
   }
   const stats::Summary s = stats::summarize(laps);

@@ -17,17 +17,18 @@
 namespace laptime {
 
 struct WorkloadOptions {
-  std::string model;          // "gpt2" | "resnet50"
-  std::string weights;        // file, or empty for seeded random weights of the real shape
-  uint64_t seed = 0;          // for random weights and inputs
-  int batch = 0;              // 0: the model's default
-  int seq = 0;                // gpt2: 0 = n_ctx
-  int image_size = 0;         // resnet50: 0 = the file's/model's default (224)
+  std::string model;    // "gpt2" | "resnet50"
+  std::string weights;  // file, or empty for seeded random weights of the real shape
+  uint64_t seed = 0;    // for random weights and inputs
+  int batch = 0;        // 0: the model's default
+  int seq = 0;          // gpt2: 0 = n_ctx
+  int image_size = 0;   // resnet50: 0 = the file's/model's default (224)
   Precision precision = Precision::BF16;
   AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
   StemKind stem = StemKind::Auto;                 // resnet50: the stem implementation (--stem)
   lab::KernelChoice kernels;  // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
-  bool eager_loop = true;     // forward() looped eagerly, not replayed in a graph (--graph): fp8's choices charge host time
+  bool eager_loop =
+      true;  // forward() looped eagerly, not replayed in a graph (--graph): fp8's choices charge host time
 };
 
 class Workload {

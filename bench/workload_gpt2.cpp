@@ -20,9 +20,12 @@ namespace {
 // model's own choices, for before/after timings of the GELU fusion and of timed GEMM algorithms.
 GeluPlacement gelu_placement() {
   switch (env::gpt2_gelu()) {
-    case Gpt2Gelu::Epilogue: return GeluPlacement::Epilogue;
-    case Gpt2Gelu::Kernel: return GeluPlacement::Kernel;
-    case Gpt2Gelu::Measured: break;
+    case Gpt2Gelu::Epilogue:
+      return GeluPlacement::Epilogue;
+    case Gpt2Gelu::Kernel:
+      return GeluPlacement::Kernel;
+    case Gpt2Gelu::Measured:
+      break;
   }
   return GeluPlacement::Auto;
 }
@@ -31,9 +34,12 @@ GeluPlacement gelu_placement() {
 // its candidates (issue 29: fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's heuristic elsewhere.
 GemmChoice gemm_choice(const Context& ctx) {
   switch (env::gpt2_gemm()) {
-    case Gpt2Gemm::Timed: return GemmChoice::Timed;
-    case Gpt2Gemm::Heuristic: return GemmChoice::Heuristic;
-    case Gpt2Gemm::Auto: break;
+    case Gpt2Gemm::Timed:
+      return GemmChoice::Timed;
+    case Gpt2Gemm::Heuristic:
+      return GemmChoice::Heuristic;
+    case Gpt2Gemm::Auto:
+      break;
   }
   return cutlass_gemm_kernels(ctx.device()).empty() ? GemmChoice::Heuristic : GemmChoice::Timed;
 }
@@ -56,7 +62,8 @@ class Gpt2Workload : public Workload {
     cfg.eager_loop = o.eager_loop;
     B_ = o.batch ? o.batch : 8;
     T_ = o.seq ? o.seq : cfg.n_ctx;
-    model_ = std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice(ctx));
+    model_ =
+        std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice(ctx));
     std::mt19937 gen(static_cast<uint32_t>(o.seed));
     std::vector<int32_t> tokens(static_cast<size_t>(B_) * T_);
     for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, cfg.vocab_size - 1)(gen);
@@ -75,12 +82,14 @@ class Gpt2Workload : public Workload {
   std::string variant() const override {
     const int lab_core = model_->attention_lab_core();
     return std::string("attention ") +
-           (lab_core >= 0 ? "lab v" + std::to_string(lab_core + 1) : attention_kind_name(model_->attention_kind(B_, T_))) +
+           (lab_core >= 0 ? "lab v" + std::to_string(lab_core + 1)
+                          : attention_kind_name(model_->attention_kind(B_, T_))) +
            (model_->attention_f16_core(B_, T_) ? " (fp16 core and projections)" : "") + ", GELU " +
            (model_->gelu_in_epilogue() ? "in the c_fc epilogue" : "kernel") +
-           (model_->gemm_shapes_timed() ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) +
-                                              " shapes, " + std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"
-                                        : ", GEMM algorithms: heuristic") +
+           (model_->gemm_shapes_timed()
+                ? ", GEMM algorithms timed at build (" + std::to_string(model_->gemm_shapes_timed()) + " shapes, " +
+                      std::to_string(static_cast<int>(model_->gemm_tuning_ms())) + " ms)"
+                : ", GEMM algorithms: heuristic") +
            fp8_variant() + (kernels_.empty() ? "" : ", --kernel " + kernels_);
   }
   std::vector<std::string> plan_report() const override { return model_->describe_fp8(B_, T_); }

@@ -42,8 +42,8 @@ class Resnet50Workload : public Workload {
   void forward(const Context& ctx) override { model_->forward(ctx, B_); }
   const void* output() const override { return model_->logits(); }
   std::string shape() const override {
-    return "B=" + std::to_string(B_) + " " + std::to_string(S_) + "x" + std::to_string(S_) + " (" +
-           std::to_string(B_) + " images)";
+    return "B=" + std::to_string(B_) + " " + std::to_string(S_) + "x" + std::to_string(S_) + " (" + std::to_string(B_) +
+           " images)";
   }
   std::string weights_source() const override { return source_; }
   int64_t items_per_forward() const override { return B_; }

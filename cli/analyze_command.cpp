@@ -58,8 +58,9 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   cli::add_switch(sub, "--job", &o.job, "the job view even for one report");
   cli::add_integer(sub, "--workers", &o.workers, 1, 4096,
                    "reports read at once in the job view (default: the machine's cores); memory grows with it");
-  cli::add_non_negative_real(sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
-                             "job view: exit 3 when the slowest report's lap is more than PCT% above the median report's");
+  cli::add_non_negative_real(
+      sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
+      "job view: exit 3 when the slowest report's lap is more than PCT% above the median report's");
   sub->add_option("--range", o.report.range,
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
                   "re:REGEX, matching whole names (default: laptime's `forward`, else a family of ranges numbered by "
@@ -78,12 +79,16 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                        "also write the numbers as JSON (schema laptime.analyze/1; the job view's laptime.job/1); - for "
                        "standard output",
                        true);
-  cli::add_output_file(sub, "--perfetto", &o.perfetto, "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
+  cli::add_output_file(sub, "--perfetto", &o.perfetto,
+                       "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
-  cli::add_input_path(sub, "--layers", &o.layers, "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
-                                                  ".layers.json, when present): adds the roofline table");
-  cli::add_input_path(sub, "--peak", &o.peak, "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
-  cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg, "draw the per-layer roofline (needs the layer costs and ceilings)");
+  cli::add_input_path(sub, "--layers", &o.layers,
+                      "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
+                      ".layers.json, when present): adds the roofline table");
+  cli::add_input_path(sub, "--peak", &o.peak,
+                      "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
+  cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg,
+                       "draw the per-layer roofline (needs the layer costs and ceilings)");
   return sub;
 }
 
@@ -122,8 +127,11 @@ nlohmann::json report_json(const trace::Trace& t, const Report& r, bool with_pid
 
 nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
   const trace::Analysis& first = reports.each.front().a;
-  nlohmann::json out{{"schema", "laptime.analyze/1"}, {"source", first.source}, {"gpu", first.gpu},
-                     {"notes", reports.notes}, {"dropped_rows", trace::dropped_json(first.dropped)}};
+  nlohmann::json out{{"schema", "laptime.analyze/1"},
+                     {"source", first.source},
+                     {"gpu", first.gpu},
+                     {"notes", reports.notes},
+                     {"dropped_rows", trace::dropped_json(first.dropped)}};
   nlohmann::json each = nlohmann::json::array();
   for (const Report& r : reports.each) each.push_back(report_json(t, r, true));
   out["processes"] = std::move(each);
@@ -151,14 +159,16 @@ int run_job(const AnalyzeOptions& o) {
                                     {"--peak", o.peak},
                                     {"--roofline-svg", o.roofline_svg}})
     if (!value.empty())
-      throw trace::TraceError(std::string(flag) + " is for one report: the job view takes --json, --range, --pid, "
+      throw trace::TraceError(std::string(flag) +
+                              " is for one report: the job view takes --json, --range, --pid, "
                               "--skip-warmup, --gap-us, --top, --workers and --fail-if-spread.");
   trace::JobOptions jo;
   jo.report = o.report;
   jo.workers = static_cast<unsigned>(o.workers.value_or(0));
   jo.fail_if_spread_pct = o.fail_if_spread;
   std::vector<std::string> notes;
-  const std::vector<std::string> files = trace::expand_report_inputs(o.files.empty() ? std::vector<std::string>{o.file} : o.files, notes);
+  const std::vector<std::string> files =
+      trace::expand_report_inputs(o.files.empty() ? std::vector<std::string>{o.file} : o.files, notes);
   // No output onto any report or the export it is read through.
   std::vector<std::string> inputs = files;
   for (const std::string& f : files)
@@ -199,8 +209,10 @@ int run_analyze(const AnalyzeOptions& o) {
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
   try {
     check_input(o.file, "a trace", Missing::Allow);
-    if (!o.layers.empty()) check_input(o.layers, "a layer costs file");
-    else check_input(trace::layer_costs_path(o.file), "a layer costs file", Missing::Allow);
+    if (!o.layers.empty())
+      check_input(o.layers, "a layer costs file");
+    else
+      check_input(trace::layer_costs_path(o.file), "a layer costs file", Missing::Allow);
     if (!o.peak.empty()) check_input(o.peak, "a peak file");
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
@@ -224,8 +236,7 @@ int run_analyze(const AnalyzeOptions& o) {
   }
   for (size_t i = 0; i < n; ++i) {
     const Report& r = reports.each[i];
-    if (n > 1)
-      std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(*t, r.pid).c_str(), i + 1, n);
+    if (n > 1) std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(*t, r.pid).c_str(), i + 1, n);
     trace::print_report(r.a, stdout);
     if (!r.steady.text.empty()) std::printf("\nSteady state: %s\n", r.steady.text.c_str());
   }
@@ -248,7 +259,8 @@ int run_analyze(const AnalyzeOptions& o) {
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
   if (json_out) {
-    nlohmann::json out = n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
+    nlohmann::json out =
+        n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
     if (roof) out["roofline"] = trace::roofline_to_json(*roof);
     cli::write_json(json_out, std::move(out));
   }

@@ -23,18 +23,18 @@ class App;
 namespace laptime {
 
 struct AnalyzeOptions {
-  std::string file;                // the first of `files` (the one trace, outside the job view)
-  std::vector<std::string> files;  // as given: several, a folder or a glob make the job view
-  bool job = false;                // --job: the job view even for one report
-  std::optional<int> workers;      // --workers: reports read at once (default: the cores)
+  std::string file;                      // the first of `files` (the one trace, outside the job view)
+  std::vector<std::string> files;        // as given: several, a folder or a glob make the job view
+  bool job = false;                      // --job: the job view even for one report
+  std::optional<int> workers;            // --workers: reports read at once (default: the cores)
   std::optional<double> fail_if_spread;  // --fail-if-spread PCT: exit 3 (kExitGateFailed) above it
-  trace::ReportOptions report;  // --range, --pid, --skip-warmup, --gap-us, --top
-  std::string json;             // the same numbers as JSON (schema laptime.analyze/1)
-  std::string perfetto;         // Chrome Trace Event JSON of the whole trace
-  std::string svg;              // one steady iteration as a timeline
-  std::string layers;           // layer costs sidecar (default: beside the trace, trace/analyses/roofline.h)
-  std::string peak;             // ceilings from `laptime peak` (default: the cache of the trace's GPU)
-  std::string roofline_svg;     // the per-layer roofline plot
+  trace::ReportOptions report;           // --range, --pid, --skip-warmup, --gap-us, --top
+  std::string json;                      // the same numbers as JSON (schema laptime.analyze/1)
+  std::string perfetto;                  // Chrome Trace Event JSON of the whole trace
+  std::string svg;                       // one steady iteration as a timeline
+  std::string layers;                    // layer costs sidecar (default: beside the trace, trace/analyses/roofline.h)
+  std::string peak;                      // ceilings from `laptime peak` (default: the cache of the trace's GPU)
+  std::string roofline_svg;              // the per-layer roofline plot
 };
 
 // Adds the `analyze` subcommand to `app`, filling `o` when it is parsed; returns it so the

@@ -31,7 +31,8 @@ inline constexpr CommandInfo kCommands[] = {
     {"bench", Side::Gpu, "loop forward passes and report the steady-state lap time"},
     {"forward", Side::Gpu, "run one forward pass on given inputs and write the logits (fp32)"},
     {"analyze", Side::Host,
-     "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` file"},
+     "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` "
+     "file"},
     {"diff", Side::Host,
      "compare two runs layer by layer: medians, 95% bootstrap interval of the change, and a label per layer.\n"
      "Labels (t = --threshold, a = --min-change-us, relative to BEFORE's median): SLOWER / FASTER when the\n"

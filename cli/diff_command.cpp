@@ -32,7 +32,8 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
       ->required();
   cli::add_input_path(sub, "after", &o.after, "the same, for the run to compare")->required();
   sub->add_option_function<std::string>(
-         "--by", [&o](const std::string& v) { o.diff.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
+         "--by",
+         [&o](const std::string& v) { o.diff.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
          "match layers with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
       ->check(CLI::IsMember({"layer", "block"}));
   cli::add_input_path(sub, "--peak", &o.diff.peak,
@@ -62,8 +63,8 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   cli::add_integer(sub, "--top", &o.diff.top, 0, 1000000,
                    "layer rows shown, largest change first (default 15 in the text, every row in the JSON; 0: every "
                    "row); the verdict and the gate count every layer");
-  cli::add_output_file(sub, "--json", &o.json, "also write the diff as JSON (schema laptime.diff/1); - for standard output",
-                       true);
+  cli::add_output_file(sub, "--json", &o.json,
+                       "also write the diff as JSON (schema laptime.diff/1); - for standard output", true);
   cli::add_output_file(sub, "--svg", &o.svg, "draw both median iterations on one time axis, layers joined");
   return sub;
 }

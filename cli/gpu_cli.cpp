@@ -18,17 +18,19 @@ const std::map<std::string, Precision> kPrecisions{
 const std::map<std::string, NvtxLevel> kNvtxLevels{
     {"none", NvtxLevel::None}, {"iter", NvtxLevel::Iter}, {"block", NvtxLevel::Block}, {"layer", NvtxLevel::Layer}};
 const std::map<std::string, Pitfall>& kPitfalls = pitfall_words();
-const std::map<std::string, AttentionKind> kAttention{
-    {"auto", AttentionKind::Auto}, {"cudnn", AttentionKind::Cudnn}, {"flash", AttentionKind::Flash},
-    {"naive", AttentionKind::Naive}};
+const std::map<std::string, AttentionKind> kAttention{{"auto", AttentionKind::Auto},
+                                                      {"cudnn", AttentionKind::Cudnn},
+                                                      {"flash", AttentionKind::Flash},
+                                                      {"naive", AttentionKind::Naive}};
 const std::map<std::string, StemKind> kStems{
     {"auto", StemKind::Auto}, {"cudnn", StemKind::Cudnn}, {"fused", StemKind::Fused}};
 const std::map<std::string, StreamKind>& kStreams = stream_words();
 
 void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::string>* kernel_words) {
   app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
-  cli::add_input_file(app, "--weights", &w->weights, "laptime .safetensors file (weights/convert.py); default: seeded "
-                                                      "random weights of the real shape");
+  cli::add_input_file(app, "--weights", &w->weights,
+                      "laptime .safetensors file (weights/convert.py); default: seeded "
+                      "random weights of the real shape");
   cli::add_integer(app, "--seed", &w->seed, 0, INT64_MAX, "seed for random weights and inputs");
   cli::add_integer(app, "--batch,-b", &w->batch, 1, limits::kMaxBatch, "batch size (default: gpt2 8, resnet50 256)")
       ->default_str("");
@@ -37,18 +39,21 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::st
   cli::add_integer(app, "--image-size", &w->image_size, 1, limits::kMaxImageSize,
                    "resnet50: input height = width (default 224)")
       ->default_str("");
-  app->add_option_function<std::string>("--precision,-p", [w](const std::string& v) { w->precision = kPrecisions.at(v); },
-                                        "fp32 (strict), tf32, bf16 (default) or fp8 (bf16 with e4m3 GEMMs where they are "
-                                        "faster, scales calibrated on the input batch; sm_89+)")
+  app->add_option_function<std::string>(
+         "--precision,-p", [w](const std::string& v) { w->precision = kPrecisions.at(v); },
+         "fp32 (strict), tf32, bf16 (default) or fp8 (bf16 with e4m3 GEMMs where they are "
+         "faster, scales calibrated on the input batch; sm_89+)")
       ->check(CLI::IsMember(kPrecisions));
-  app->add_option_function<std::string>("--attention", [w](const std::string& v) { w->attention = kAttention.at(v); },
-                                        "gpt2: attention core, cudnn (bf16, tf32), flash (our fused kernels: bf16 with "
-                                        "head size 64, fp32 and tf32 with head size 16, 32 or 64) or naive (T x T "
-                                        "matrix, every precision); default auto: the fastest for the precision")
+  app->add_option_function<std::string>(
+         "--attention", [w](const std::string& v) { w->attention = kAttention.at(v); },
+         "gpt2: attention core, cudnn (bf16, tf32), flash (our fused kernels: bf16 with "
+         "head size 64, fp32 and tf32 with head size 16, 32 or 64) or naive (T x T "
+         "matrix, every precision); default auto: the fastest for the precision")
       ->check(CLI::IsMember(kAttention));
-  app->add_option_function<std::string>("--stem", [w](const std::string& v) { w->stem = kStems.at(v); },
-                                        "resnet50: the stem, cudnn (4x4 space-to-depth convolution, then max pool) or "
-                                        "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
+  app->add_option_function<std::string>(
+         "--stem", [w](const std::string& v) { w->stem = kStems.at(v); },
+         "resnet50: the stem, cudnn (4x4 space-to-depth convolution, then max pool) or "
+         "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
   app->add_option("--kernel", *kernel_words,
                   "NAME=VERSION (repeatable): run laptime lab's version of that kernel in the model (layernorm=v1; "
@@ -105,18 +110,24 @@ CLI::App* add_bench_subcommand(CLI::App& app, Command& cmd, Words* words) {
   cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
                    "warm-up iterations (marked, excluded from statistics)");
   cli::add_integer(bench, "--iters,-n", &b.iters, 1, limits::kMaxIters, "timed steady-state iterations");
-  bench->add_option_function<std::string>("--nvtx", [&b](const std::string& v) { b.nvtx = kNvtxLevels.at(v); },
-                                          "NVTX ranges: none, iter, block or layer (default)")
+  bench
+      ->add_option_function<std::string>(
+          "--nvtx", [&b](const std::string& v) { b.nvtx = kNvtxLevels.at(v); },
+          "NVTX ranges: none, iter, block or layer (default)")
       ->check(CLI::IsMember(kNvtxLevels));
   cli::add_switch(bench, "--graph", &words->graph, "capture one forward in a CUDA Graph and replay it");
-  bench->add_option_function<std::string>("--stream", [&b](const std::string& v) { b.stream = kStreams.at(v); },
-                                          "created (a non-blocking stream, default) or default (legacy stream 0)")
+  bench
+      ->add_option_function<std::string>(
+          "--stream", [&b](const std::string& v) { b.stream = kStreams.at(v); },
+          "created (a non-blocking stream, default) or default (legacy stream 0)")
       ->check(CLI::IsMember(kStreams));
   cli::add_integer(bench, "--device", &b.device, 0, limits::kMaxDevice, "CUDA device index");
-  bench->add_option_function<std::string>("--pitfall", [&b](const std::string& v) { b.pitfall = kPitfalls.at(v); },
-                                          "demo a classic mistake inside the loop (off by default): sync (read a value back and wait "
-                                          "at every layer end, as .item()/max() do), pageable (torch.tensor(list).cuda()), "
-                                          "alloc (cudaMalloc/cudaFree)")
+  bench
+      ->add_option_function<std::string>(
+          "--pitfall", [&b](const std::string& v) { b.pitfall = kPitfalls.at(v); },
+          "demo a classic mistake inside the loop (off by default): sync (read a value back and wait "
+          "at every layer end, as .item()/max() do), pageable (torch.tensor(list).cuda()), "
+          "alloc (cudaMalloc/cudaFree)")
       ->check(CLI::IsMember(kPitfalls));
   cli::add_output_file(bench, "--json", &b.json,
                        "also write the report as JSON (schema: docs/PERF.md); - for standard output", true);
@@ -145,7 +156,8 @@ CLI::App* add_forward_subcommand(CLI::App& app, Command& cmd, Words* words) {
 CLI::App* add_peak_subcommand(CLI::App& app, Command& cmd) {
   CLI::App* peak = app.add_subcommand("peak", command_description("peak"));
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
-  cli::add_output_file(peak, "--cache", &cmd.peak.cache, "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
+  cli::add_output_file(peak, "--cache", &cmd.peak.cache,
+                       "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
   peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
 
   return peak;
@@ -163,11 +175,16 @@ Command parse_command_line(const std::vector<std::string>& args) {
   for (const CommandInfo& c : kCommands) {
     if (c.side != Side::Gpu) continue;
     const std::string name = c.name;
-    if (name == "bench") subs.emplace_back(add_bench_subcommand(app, cmd, &words), Command::Kind::Bench);
-    else if (name == "forward") subs.emplace_back(add_forward_subcommand(app, cmd, &words), Command::Kind::Forward);
-    else if (name == "peak") subs.emplace_back(add_peak_subcommand(app, cmd), Command::Kind::Peak);
-    else if (name == "lab") subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed), Command::Kind::Lab);
-    else throw std::logic_error("cli/commands.h lists a GPU subcommand the module has no parser for: " + name);
+    if (name == "bench")
+      subs.emplace_back(add_bench_subcommand(app, cmd, &words), Command::Kind::Bench);
+    else if (name == "forward")
+      subs.emplace_back(add_forward_subcommand(app, cmd, &words), Command::Kind::Forward);
+    else if (name == "peak")
+      subs.emplace_back(add_peak_subcommand(app, cmd), Command::Kind::Peak);
+    else if (name == "lab")
+      subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed), Command::Kind::Lab);
+    else
+      throw std::logic_error("cli/commands.h lists a GPU subcommand the module has no parser for: " + name);
   }
   BenchOptions& b = cmd.bench;
   ForwardOptions& f = cmd.forward;

@@ -30,8 +30,9 @@ int run_gpu_command(int argc, char** argv) {
   void* handle = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    throw CommandLineError(std::string("laptime ") + argv[1] + " needs the GPU module and the CUDA libraries, which could not be loaded: " +
-                           (why ? why : module) + ".");
+    throw CommandLineError(
+        std::string("laptime ") + argv[1] +
+        " needs the GPU module and the CUDA libraries, which could not be loaded: " + (why ? why : module) + ".");
   }
   using Entry = int (*)(int, char**);
   auto entry = reinterpret_cast<Entry>(dlsym(handle, "laptime_gpu_main"));

@@ -17,7 +17,8 @@ std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& arg
       found |= sub->get_name() == args[0];
       known += (known.empty() ? "" : ", ") + sub->get_name();
     }
-    if (!found) return "unknown command '" + args[0] + "': choose one of " + known + ". Run `laptime --help` for usage.";
+    if (!found)
+      return "unknown command '" + args[0] + "': choose one of " + known + ". Run `laptime --help` for usage.";
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
   try {

@@ -76,8 +76,8 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
       "the bench's layer costs (default: REPORT's stem + .layers.json, when present): moved/must, roofline");
   cli::add_input_path(sub, "--peak", &o.peak,
                       "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
-  cli::add_output_file(sub, "--json", &o.json, "also write the numbers as JSON (laptime.kernels/1); - for standard output",
-                       true);
+  cli::add_output_file(sub, "--json", &o.json,
+                       "also write the numbers as JSON (laptime.kernels/1); - for standard output", true);
   cli::add_output_file(sub, "--svg", &o.svg,
                        "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
   sub->add_option_function<std::string>(
@@ -89,7 +89,7 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
       ->check(CLI::Validator(
           [](std::string& m) {  // "" is --command with --from: no model
             return m.empty() || m == "gpt2" || m == "resnet50" || m == "lab" ? std::string()
-                                                                              : m + " not in {gpt2,resnet50,lab}";
+                                                                             : m + " not in {gpt2,resnet50,lab}";
           },
           "{gpt2,resnet50,lab}"));
   cli::add_input_path(sub, "--from", &o.from,
@@ -118,13 +118,15 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
 // `--command --from TRACE`: the ncu command for the traced program (trace/ncu/ncu_handoff.h).
 int run_handoff(const KernelsOptions& o) {
   if (!o.ncu.model.empty())
-    throw trace::TraceError("--command " + o.ncu.model + " is laptime's own bench; --from TRACE is any program's: "
+    throw trace::TraceError("--command " + o.ncu.model +
+                            " is laptime's own bench; --from TRACE is any program's: "
                             "give one of them.");
   const trace::NcuCommandOptions none;
   if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
       !o.ncu.stem.empty() || o.ncu.csv || o.ncu.binary != none.binary)
-    throw trace::TraceError("--from takes the program from the trace (or after --): the bench's shape flags do not "
-                            "apply.");
+    throw trace::TraceError(
+        "--from takes the program from the trace (or after --): the bench's shape flags do not "
+        "apply.");
   if (!o.reports.empty())
     throw trace::TraceError("--command prints the ncu command that makes a report: give it no report to read.");
   trace::NcuHandoffOptions h;
@@ -141,8 +143,9 @@ int run_handoff(const KernelsOptions& o) {
 int run_kernels(const KernelsOptions& o) {
   if (o.command && !o.from.empty()) return run_handoff(o);
   if (!o.from.empty() || !o.program.empty() || (o.command && o.pid))
-    throw trace::TraceError("--from, --pid and a program after -- go with --command: `laptime kernels --command --from "
-                            "TRACE [-- PROGRAM ARGS]`.");
+    throw trace::TraceError(
+        "--from, --pid and a program after -- go with --command: `laptime kernels --command --from "
+        "TRACE [-- PROGRAM ARGS]`.");
   if (o.command && o.ncu.model.empty())
     throw trace::TraceError("--command takes gpt2 or resnet50 (laptime's own bench), or --from TRACE (any program).");
   if (o.command) {

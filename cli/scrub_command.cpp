@@ -20,7 +20,8 @@ namespace laptime {
 
 CLI::App* add_scrub_subcommand(CLI::App& app, ScrubOptions& o) {
   CLI::App* sub = app.add_subcommand("scrub", command_description("scrub"));
-  cli::add_input_path(sub, "in", &o.in, "trace: an nsys SQLite export, REPORT.nsys-rep, or a `laptime bench --trace` file")
+  cli::add_input_path(sub, "in", &o.in,
+                      "trace: an nsys SQLite export, REPORT.nsys-rep, or a `laptime bench --trace` file")
       ->required();
   cli::add_output_file(sub, "out", &o.out, "the scrubbed copy (SQLite)")->required();
   return sub;
@@ -28,7 +29,8 @@ CLI::App* add_scrub_subcommand(CLI::App& app, ScrubOptions& o) {
 
 int run_scrub(const ScrubOptions& o) {
   if (trace::is_nsys_report(o.out))
-    throw trace::TraceError(trace::escape_name(o.out) + ": the scrubbed copy is an SQLite file, not an Nsight Systems "
+    throw trace::TraceError(trace::escape_name(o.out) +
+                            ": the scrubbed copy is an SQLite file, not an Nsight Systems "
                             "report: name it .sqlite.");
   const std::string export_of_report = trace::is_nsys_report(o.in) ? trace::export_path_for(o.in) : "";
   try {
@@ -43,10 +45,10 @@ int run_scrub(const ScrubOptions& o) {
     OutputFile out(spec, {o.in, export_of_report, source.path()});
     const trace::ScrubResult r = trace::scrub_trace(source.path(), out.temp_path());
     out.commit();
-    std::printf("laptime scrub: wrote %s: %zu tables kept, %zu dropped, %zu environment rows removed, %zu strings "
-                "no kept table names removed\n",
-                trace::escape_name(o.out).c_str(), r.tables_kept, r.tables_dropped, r.environment_rows,
-                r.strings_dropped);
+    std::printf(
+        "laptime scrub: wrote %s: %zu tables kept, %zu dropped, %zu environment rows removed, %zu strings "
+        "no kept table names removed\n",
+        trace::escape_name(o.out).c_str(), r.tables_kept, r.tables_dropped, r.environment_rows, r.strings_dropped);
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
   }

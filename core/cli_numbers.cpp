@@ -66,8 +66,8 @@ namespace {
 // A finite number in [0, max] (zero_ok) or (0, max]; "nan", "inf", "5us", " 5" and "" refused.
 double parse_real(const std::string& flag, const std::string& text, double max, bool zero_ok) {
   char* end = nullptr;
-  const double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? NAN
-                                                                                         : std::strtod(text.c_str(), &end);
+  const double value =
+      text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ? NAN : std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(value) || value < 0 || (value == 0 && !zero_ok))
     refuse(flag + " must be a " + (zero_ok ? "non-negative" : "positive") + " number, got " + typed(text) + ".");
   if (value > max) {
@@ -113,8 +113,8 @@ CLI::Option* add_integer(CLI::App* app, const std::string& names, int* target, i
   return add_integer_impl(app, names, target, min, max, help)->default_str(std::to_string(*target));
 }
 
-CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<int>* target, int64_t min,
-                         int64_t max, const std::string& help) {
+CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<int>* target, int64_t min, int64_t max,
+                         const std::string& help) {
   return add_integer_impl(app, names, target, min, max, help);
 }
 
@@ -134,10 +134,10 @@ template <class T>
 CLI::Option* add_real_impl(CLI::App* app, const std::string& names, T* target, double max, bool zero_ok,
                            const std::string& help) {
   const std::string flag = flag_name(names);
-  CLI::Option* opt = app->add_option_function<std::string>(
-                            names, [=](const std::string& text) { *target = parse_real(flag, text, max, zero_ok); },
-                            help)
-                         ->type_name("NUMBER");
+  CLI::Option* opt =
+      app->add_option_function<std::string>(
+             names, [=](const std::string& text) { *target = parse_real(flag, text, max, zero_ok); }, help)
+          ->type_name("NUMBER");
   if constexpr (std::is_same_v<T, double>) {
     char shown[32];
     std::snprintf(shown, sizeof shown, "%g", *target);
@@ -157,8 +157,8 @@ CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, doub
   return add_real_impl(app, names, target, max, true, help);
 }
 
-CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, std::optional<double>* target,
-                                   double max, const std::string& help) {
+CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, std::optional<double>* target, double max,
+                                   const std::string& help) {
   return add_real_impl(app, names, target, max, true, help);
 }
 
@@ -188,13 +188,14 @@ void check_input_file(const std::string& flag, const std::string& path) {
 
 CLI::Option* add_input_file(CLI::App* app, const std::string& names, std::string* target, const std::string& help) {
   const std::string flag = flag_name(names);
-  return app->add_option_function<std::string>(
-                names,
-                [=](const std::string& path) {
-                  check_input_file(flag, path);
-                  *target = path;
-                },
-                help)
+  return app
+      ->add_option_function<std::string>(
+          names,
+          [=](const std::string& path) {
+            check_input_file(flag, path);
+            *target = path;
+          },
+          help)
       ->type_name("FILE");
 }
 

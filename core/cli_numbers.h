@@ -38,8 +38,8 @@ CLI::Option* add_integer(CLI::App* app, const std::string& names, int* target, i
 CLI::Option* add_integer(CLI::App* app, const std::string& names, uint64_t* target, int64_t min, int64_t max,
                          const std::string& help);
 // Unset (std::nullopt) unless the flag is given.
-CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<int>* target, int64_t min,
-                         int64_t max, const std::string& help);
+CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<int>* target, int64_t min, int64_t max,
+                         const std::string& help);
 CLI::Option* add_integer(CLI::App* app, const std::string& names, std::optional<uint32_t>* target, int64_t min,
                          int64_t max, const std::string& help);
 CLI::Option* add_positive_real(CLI::App* app, const std::string& names, double* target, double max,
@@ -47,8 +47,8 @@ CLI::Option* add_positive_real(CLI::App* app, const std::string& names, double* 
 CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, double* target, double max,
                                    const std::string& help);
 // Unset (std::nullopt) unless the flag is given.
-CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, std::optional<double>* target,
-                                   double max, const std::string& help);
+CLI::Option* add_non_negative_real(CLI::App* app, const std::string& names, std::optional<double>* target, double max,
+                                   const std::string& help);
 // A flag: `--graph` alone is true; `--graph=1|0|true|false|yes|no|on|off` says it explicitly.
 CLI::Option* add_switch(CLI::App* app, const std::string& names, bool* target, const std::string& help);
 

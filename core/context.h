@@ -26,8 +26,7 @@ class Context {
   // Selects `device`, creates the stream and the cuBLASLt handle. Throws Error when there is
   // no usable GPU. cuDNN's handle is created on first use (ResNet-50's convolutions,
   // GPT-2's cuDNN attention).
-  explicit Context(int device = 0, StreamKind stream = StreamKind::Created,
-                   NvtxLevel nvtx = NvtxLevel::Layer);
+  explicit Context(int device = 0, StreamKind stream = StreamKind::Created, NvtxLevel nvtx = NvtxLevel::Layer);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;

@@ -14,7 +14,7 @@ namespace laptime {
 enum class DType { F32, F16, BF16, F64, I32, I64, U8, F8E4M3 };
 
 std::size_t dtype_size(DType t);
-const char* dtype_name(DType t);          // safetensors spelling: "F32", "BF16", ...
+const char* dtype_name(DType t);  // safetensors spelling: "F32", "BF16", ...
 bool parse_dtype(const std::string& s, DType* out);
 
 // How a model computes. Chosen at model build; weights are converted on upload.

@@ -35,8 +35,8 @@ std::string text(const Switch& s) {
 }
 
 Fp8Policy fp8_gemm() {
-  static const Fp8Policy p =
-      word(kFp8Gemm, Fp8Policy::Auto, {{"auto", Fp8Policy::Auto}, {"fp8", Fp8Policy::Always}, {"bf16", Fp8Policy::Never}});
+  static const Fp8Policy p = word(kFp8Gemm, Fp8Policy::Auto,
+                                  {{"auto", Fp8Policy::Auto}, {"fp8", Fp8Policy::Always}, {"bf16", Fp8Policy::Never}});
   return p;
 }
 
@@ -46,7 +46,8 @@ bool fp8_fast_accum() {
 }
 
 Fp8Pairing fp8_mlp() {
-  static const Fp8Pairing p = word(kFp8Mlp, Fp8Pairing::Pair, {{"pair", Fp8Pairing::Pair}, {"apart", Fp8Pairing::Apart}});
+  static const Fp8Pairing p =
+      word(kFp8Mlp, Fp8Pairing::Pair, {{"pair", Fp8Pairing::Pair}, {"apart", Fp8Pairing::Apart}});
   return p;
 }
 
@@ -78,7 +79,8 @@ Gpt2Gelu gpt2_gelu() {
 
 Gpt2Gemm gpt2_gemm() {
   static const Gpt2Gemm g =
-      word(kGpt2Gemm, Gpt2Gemm::Auto, {{"auto", Gpt2Gemm::Auto}, {"timed", Gpt2Gemm::Timed}, {"heuristic", Gpt2Gemm::Heuristic}});
+      word(kGpt2Gemm, Gpt2Gemm::Auto,
+           {{"auto", Gpt2Gemm::Auto}, {"timed", Gpt2Gemm::Timed}, {"heuristic", Gpt2Gemm::Heuristic}});
   return g;
 }
 
@@ -104,7 +106,8 @@ bool bench_clock() {
 
 ResnetFp8 resnet_fp8() {
   static const ResnetFp8 r =
-      word(kResnetFp8, ResnetFp8::Auto, {{"auto", ResnetFp8::Auto}, {"stream", ResnetFp8::Stream}, {"layers", ResnetFp8::Layers}});
+      word(kResnetFp8, ResnetFp8::Auto,
+           {{"auto", ResnetFp8::Auto}, {"stream", ResnetFp8::Stream}, {"layers", ResnetFp8::Layers}});
   return r;
 }
 

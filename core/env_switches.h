@@ -38,8 +38,8 @@ namespace env {
 
 struct Switch {
   const char* name;
-  const char* values;     // what it takes
-  const char* fallback;   // unset or empty
+  const char* values;    // what it takes
+  const char* fallback;  // unset or empty
   const char* meaning;
 };
 
@@ -118,29 +118,28 @@ inline constexpr Switch kBenchClock{
     "whether the power cap (or heat) held it down reported beside it (on), or not read, for an A/B "
     "of the sampler itself (off). bench/clocks.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
-inline constexpr Switch kCacheDir{
-    "LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
-    "where `laptime peak` caches the device's ceilings and the roofline looks for them."};
+inline constexpr Switch kCacheDir{"LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
+                                  "where `laptime peak` caches the device's ceilings and the roofline looks for them."};
 
 // Every switch above, in this order: the docs table's rows (tests/test_env_switches.cpp checks
 // that the two name the same switches).
-inline constexpr Switch kAllSwitches[] = {kFp8Gemm,  kFp8FastAccum, kFp8Mlp,  kConvTune, kCudnnDeselectEngines,
-                                          kGpt2Gelu, kGpt2Gemm,     kCutlass, kCutlassPdl, kResnetFp8, kResnetShortcut,
-                                          kEagerTiming, kBenchClock, kCacheDir};
+inline constexpr Switch kAllSwitches[] = {
+    kFp8Gemm, kFp8FastAccum, kFp8Mlp,    kConvTune,       kCudnnDeselectEngines, kGpt2Gelu,   kGpt2Gemm,
+    kCutlass, kCutlassPdl,   kResnetFp8, kResnetShortcut, kEagerTiming,          kBenchClock, kCacheDir};
 
-Fp8Policy fp8_gemm();                                    // LAPTIME_FP8_GEMM
-bool fp8_fast_accum();                                   // LAPTIME_FP8_FAST_ACCUM is not "off"
-Fp8Pairing fp8_mlp();                                    // LAPTIME_FP8_MLP
-bool conv_tune();                                        // LAPTIME_CONV_TUNE is not "off"
+Fp8Policy fp8_gemm();                                      // LAPTIME_FP8_GEMM
+bool fp8_fast_accum();                                     // LAPTIME_FP8_FAST_ACCUM is not "off"
+Fp8Pairing fp8_mlp();                                      // LAPTIME_FP8_MLP
+bool conv_tune();                                          // LAPTIME_CONV_TUNE is not "off"
 const std::vector<std::string>& cudnn_deselect_engines();  // LAPTIME_CUDNN_DESELECT_ENGINES, empty items dropped
-Gpt2Gelu gpt2_gelu();                                    // LAPTIME_GPT2_GELU
-Gpt2Gemm gpt2_gemm();                                    // LAPTIME_GPT2_GEMM
-bool cutlass();                                          // LAPTIME_CUTLASS is not "off"
-bool cutlass_pdl();                                      // LAPTIME_CUTLASS_PDL is not "off"
-ResnetFp8 resnet_fp8();                                  // LAPTIME_RESNET_FP8
-ResnetShortcut resnet_shortcut();                        // LAPTIME_RESNET_SHORTCUT
-bool eager_timing_direct();                              // LAPTIME_EAGER_TIMING is "direct"
-bool bench_clock();                                      // LAPTIME_BENCH_CLOCK is not "off"
+Gpt2Gelu gpt2_gelu();                                      // LAPTIME_GPT2_GELU
+Gpt2Gemm gpt2_gemm();                                      // LAPTIME_GPT2_GEMM
+bool cutlass();                                            // LAPTIME_CUTLASS is not "off"
+bool cutlass_pdl();                                        // LAPTIME_CUTLASS_PDL is not "off"
+ResnetFp8 resnet_fp8();                                    // LAPTIME_RESNET_FP8
+ResnetShortcut resnet_shortcut();                          // LAPTIME_RESNET_SHORTCUT
+bool eager_timing_direct();                                // LAPTIME_EAGER_TIMING is "direct"
+bool bench_clock();                                        // LAPTIME_BENCH_CLOCK is not "off"
 
 // The text `s` is set to now, "" when unset: for a report that says which switches a run had.
 std::string text(const Switch& s);

@@ -58,7 +58,8 @@ std::string read_input(const std::string& path, const std::string& what, size_t 
   if (fd.get() < 0) refuse(path, what, std::string("cannot be read: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) refuse(path, what, std::string("cannot be read: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) refuse(path, what, kind_problem(path).empty() ? "is not a regular file" : kind_problem(path));
+  if (!S_ISREG(st.st_mode))
+    refuse(path, what, kind_problem(path).empty() ? "is not a regular file" : kind_problem(path));
   if (static_cast<unsigned long long>(st.st_size) > max_bytes)
     throw InputError(path + " is " + std::to_string(st.st_size) + " bytes, more than " + what + " can be (at most " +
                      std::to_string(max_bytes) + ").");
@@ -70,8 +71,7 @@ std::string read_input(const std::string& path, const std::string& what, size_t 
     if (n < 0) refuse(path, what, std::string("cannot be read: ") + std::strerror(errno));
     if (n == 0) break;
     if (bytes.size() + static_cast<size_t>(n) > max_bytes)  // it grew while being read
-      throw InputError(path + " is more than " + std::to_string(max_bytes) + " bytes, more than " + what +
-                       " can be.");
+      throw InputError(path + " is more than " + std::to_string(max_bytes) + " bytes, more than " + what + " can be.");
     bytes.append(buf, static_cast<size_t>(n));
   }
   return bytes;

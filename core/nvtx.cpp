@@ -6,10 +6,14 @@ namespace laptime {
 
 const char* nvtx_level_name(NvtxLevel l) {
   switch (l) {
-    case NvtxLevel::None: return "none";
-    case NvtxLevel::Iter: return "iter";
-    case NvtxLevel::Block: return "block";
-    case NvtxLevel::Layer: return "layer";
+    case NvtxLevel::None:
+      return "none";
+    case NvtxLevel::Iter:
+      return "iter";
+    case NvtxLevel::Block:
+      return "block";
+    case NvtxLevel::Layer:
+      return "layer";
   }
   return "?";
 }
@@ -53,8 +57,7 @@ NvtxRange::NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name) 
   pushed_ = true;
 }
 
-NvtxRange::NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name, uint64_t payload,
-                     NvtxCategory category)
+NvtxRange::NvtxRange(const Context& ctx, NvtxLevel level, const NvtxName& name, uint64_t payload, NvtxCategory category)
     : ctx_(ctx), level_(level) {
   if (static_cast<int>(level) > static_cast<int>(ctx.nvtx_level())) return;
   nvtxEventAttributes_t a = attributes(name);

@@ -85,8 +85,7 @@ void check_one(const OutputSpec& o, const std::vector<std::string>& inputs) {
   const std::string& path = o.path;
   const std::string to = "the " + o.what + " to " + path;
   if (path == "-") {
-    if (!o.stdout_ok)
-      throw OutputError("the " + o.what + " cannot go to standard output ('-'): give a file name.");
+    if (!o.stdout_ok) throw OutputError("the " + o.what + " cannot go to standard output ('-'): give a file name.");
     return;
   }
   struct stat lst {};
@@ -107,7 +106,8 @@ void check_one(const OutputSpec& o, const std::vector<std::string>& inputs) {
       }
     }
   } else if (lstat_error != ENOENT && lstat_error != ENOTDIR && lstat_error != ENAMETOOLONG) {
-    throw OutputError("cannot write " + to + ": " + std::strerror(lstat_error) + ".");  // a loop in its folders, no access
+    throw OutputError("cannot write " + to + ": " + std::strerror(lstat_error) +
+                      ".");  // a loop in its folders, no access
   }
   // The same directory entry as an input, whether either exists yet: an export the command is
   // about to make (R.nsys-rep's R.sqlite) is an input too.
@@ -122,8 +122,7 @@ void check_one(const OutputSpec& o, const std::vector<std::string>& inputs) {
   if (!dir) throw OutputError("cannot write " + to + ": folder " + folder + " does not exist.");
   if (!S_ISDIR(dir->st_mode)) throw OutputError("cannot write " + to + ": " + folder + " is not a folder.");
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
-    throw OutputError("cannot write " + to + ": folder " + folder + " is not writable (" + std::strerror(errno) +
-                      ").");
+    throw OutputError("cannot write " + to + ": folder " + folder + " is not writable (" + std::strerror(errno) + ").");
   if (const long limit = name_max_of(folder); name.size() > static_cast<size_t>(limit))
     throw OutputError("cannot write " + to + ": its file name is " + std::to_string(name.size()) +
                       " bytes long, over the folder's limit of " + std::to_string(limit) + ".");
@@ -212,8 +211,7 @@ OutputFile::OutputFile(const OutputSpec& spec, const std::vector<std::string>& i
     std::fflush(stdout);
     fd_ = ::dup(STDOUT_FILENO);
     saved_stdout_ = ::dup(STDOUT_FILENO);
-    if (fd_ < 0 || saved_stdout_ < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-      fail(std::strerror(errno));
+    if (fd_ < 0 || saved_stdout_ < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) fail(std::strerror(errno));
     return;
   }
   // Everything below goes through one descriptor of the folder: the temporary is created and

@@ -40,8 +40,8 @@ class OutputError : public std::runtime_error {
 };
 
 struct OutputSpec {
-  std::string what;  // for messages: "JSON report", "Perfetto trace", ...
-  std::string path;  // as the user gave it; empty = not asked for (skipped)
+  std::string what;        // for messages: "JSON report", "Perfetto trace", ...
+  std::string path;        // as the user gave it; empty = not asked for (skipped)
   bool stdout_ok = false;  // "-" means standard output
 };
 

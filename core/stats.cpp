@@ -177,8 +177,8 @@ Interval bootstrap_median_change(const SortedSample& before, const SortedSample&
 
 uint64_t after_seed(uint64_t seed) { return SplitMix64(seed ^ 0xA5A5A5A5A5A5A5A5ull).next(); }
 
-Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after,
-                                 int resamples, uint64_t seed, double level) {
+Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after, int resamples,
+                                 uint64_t seed, double level) {
   return bootstrap_median_change(SortedSample(before, 0), SortedSample(after, 0),
                                  draw_resampled_medians(before.size(), resamples, seed),
                                  draw_resampled_medians(after.size(), resamples, after_seed(seed)), level);

@@ -91,8 +91,8 @@ Interval bootstrap_median_change(const SortedSample& before, const SortedSample&
                                  const MedianDraws& a, double level = 0.95);
 // The same for two lists, drawn here: the before side from `seed`, the after side from a stream
 // derived from it (after_seed).
-Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after,
-                                 int resamples, uint64_t seed, double level = 0.95);
+Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after, int resamples,
+                                 uint64_t seed, double level = 0.95);
 uint64_t after_seed(uint64_t seed);
 
 // Where a series of per-iteration times settles. The rule (documented in docs/PROFILING.md):
@@ -103,10 +103,10 @@ uint64_t after_seed(uint64_t seed);
 // none does. Iterations of the last half outside the band are spikes, not warm-up: they do
 // not move the start (and by construction at least half the series is always steady).
 struct SteadyState {
-  size_t start = 0;           // index into the series of the first steady iteration
-  double median = 0;          // m, of the last half
-  double band = 0;            // the half-width of the band, same unit as the series
-  size_t outside_late = 0;    // iterations from `start` on that lie outside the band (spikes)
+  size_t start = 0;         // index into the series of the first steady iteration
+  double median = 0;        // m, of the last half
+  double band = 0;          // the half-width of the band, same unit as the series
+  size_t outside_late = 0;  // iterations from `start` on that lie outside the band (spikes)
 };
 constexpr double kMadWidth = 5.0;
 constexpr double kMinBand = 0.02;

@@ -17,12 +17,12 @@ struct Tensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
 
-  int64_t numel() const {
-    return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
-  }
+  int64_t numel() const { return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>()); }
   std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
   template <class T>
-  T* ptr() const { return static_cast<T*>(data); }
+  T* ptr() const {
+    return static_cast<T*>(data);
+  }
 };
 
 std::string shape_str(const std::vector<int64_t>& shape);  // "[3, 768]"

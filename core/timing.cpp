@@ -145,7 +145,7 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std:
     float best = -1.f;
     for (int i = 0; i < kCandidateTimedReplays; ++i) {
       const float ms = launch == CandidateLaunch::Direct ? timed_direct(stream, ev, kCandidateGraphRuns, run)
-                                                        : timed_replay(stream, ev, graph.get(), run);
+                                                         : timed_replay(stream, ev, graph.get(), run);
       if (ms < 0.f) return refused("the candidate refused to run on a timed replay");
       if (best < 0.f || ms < best) best = ms;
     }

@@ -19,8 +19,8 @@ constexpr int kRowsPerBlock = 8;
 // One thread per element of one of q/k/v; consecutive threads walk hd so reads and writes
 // are both contiguous within a head.
 template <class T>
-__global__ void split_qkv_kernel(T* __restrict__ q, T* __restrict__ k, T* __restrict__ v,
-                                 const T* __restrict__ qkv, int B, int T_, int H, int hd) {
+__global__ void split_qkv_kernel(T* __restrict__ q, T* __restrict__ k, T* __restrict__ v, const T* __restrict__ qkv,
+                                 int B, int T_, int H, int hd) {
   const int64_t C = static_cast<int64_t>(H) * hd;
   const int64_t n = static_cast<int64_t>(B) * T_ * C;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < n;
@@ -103,14 +103,16 @@ __global__ void f16_to_f32_kernel(float* __restrict__ dst, const __half* __restr
 void convert_f32_to_f16(void* dst, const float* src, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   const bool vec = (reinterpret_cast<uintptr_t>(dst) % 8 == 0) && (reinterpret_cast<uintptr_t>(src) % 16 == 0);
-  f32_to_f16_kernel<<<grid_stride_blocks(vec ? n / 4 + 1 : n, 256), 256, 0, stream>>>(static_cast<__half*>(dst), src, n, vec);
+  f32_to_f16_kernel<<<grid_stride_blocks(vec ? n / 4 + 1 : n, 256), 256, 0, stream>>>(static_cast<__half*>(dst), src, n,
+                                                                                      vec);
   CUDA_CHECK_LAUNCH();
 }
 
 void convert_f16_to_f32(float* dst, const void* src, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   const bool vec = (reinterpret_cast<uintptr_t>(src) % 8 == 0) && (reinterpret_cast<uintptr_t>(dst) % 16 == 0);
-  f16_to_f32_kernel<<<grid_stride_blocks(vec ? n / 4 + 1 : n, 256), 256, 0, stream>>>(dst, static_cast<const __half*>(src), n, vec);
+  f16_to_f32_kernel<<<grid_stride_blocks(vec ? n / 4 + 1 : n, 256), 256, 0, stream>>>(
+      dst, static_cast<const __half*>(src), n, vec);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -127,8 +129,9 @@ void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, in
 void causal_softmax(DType dtype, void* probs, const float* scores, int BH, int T, cudaStream_t stream) {
   const int64_t rows = static_cast<int64_t>(BH) * T;
   if (rows == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, causal_softmax_kernel<scalar_t><<<ceil_div(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
-                                    static_cast<scalar_t*>(probs), scores, rows, T));
+  LAPTIME_DISPATCH_FLOAT(
+      dtype, causal_softmax_kernel<scalar_t><<<ceil_div(rows, kRowsPerBlock), kRowsPerBlock * 32, 0, stream>>>(
+                 static_cast<scalar_t*>(probs), scores, rows, T));
   CUDA_CHECK_LAUNCH();
 }
 

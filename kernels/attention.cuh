@@ -14,8 +14,8 @@ namespace laptime {
 
 // q, k, v: [B, H, T, hd] each; qkv: [B, T, 3C] with C = H·hd, laid out as (q | k | v), each
 // (head, dim). All of `dtype`.
-void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, int B, int T, int H,
-                     int hd, cudaStream_t stream);
+void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, int B, int T, int H, int hd,
+                     cudaStream_t stream);
 
 // probs: [B·H, T, T] of `dtype`; scores: [B·H, T, T] fp32, already scaled by 1/sqrt(hd).
 // Row i gets softmax over keys j <= i and exact zeros for j > i, so the following P·V
@@ -28,7 +28,6 @@ void convert_f32_to_f16(void* dst, const float* src, int64_t n, cudaStream_t str
 void convert_f16_to_f32(float* dst, const void* src, int64_t n, cudaStream_t stream);
 
 // out: [B, T, C]; heads: [B, H, T, hd]. All of `dtype`.
-void merge_heads(DType dtype, void* out, const void* heads, int B, int T, int H, int hd,
-                 cudaStream_t stream);
+void merge_heads(DType dtype, void* out, const void* heads, int B, int T, int H, int hd, cudaStream_t stream);
 
 }  // namespace laptime

@@ -16,19 +16,43 @@
 
 namespace laptime {
 
-template <class T> __device__ __forceinline__ float to_f32(T v);
-template <> __device__ __forceinline__ float to_f32<float>(float v) { return v; }
-template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <> __device__ __forceinline__ float to_f32<__half>(__half v) { return __half2float(v); }
-template <> __device__ __forceinline__ float to_f32<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
+template <class T>
+__device__ __forceinline__ float to_f32(T v);
+template <>
+__device__ __forceinline__ float to_f32<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <>
+__device__ __forceinline__ float to_f32<__half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ __forceinline__ float to_f32<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
+  return static_cast<float>(v);
+}
 
-template <class T> __device__ __forceinline__ T from_f32(float v);
-template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ __forceinline__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
+template <class T>
+__device__ __forceinline__ T from_f32(float v);
+template <>
+__device__ __forceinline__ float from_f32<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float v) {
+  return __float2half_rn(v);
+}
 // e4m3: round to nearest even, saturating to ±448 (e4m3 has no infinity: a non-saturating
 // conversion would turn an overflow into NaN). NaN stays NaN.
-template <> __device__ __forceinline__ __nv_fp8_e4m3 from_f32<__nv_fp8_e4m3>(float v) {
+template <>
+__device__ __forceinline__ __nv_fp8_e4m3 from_f32<__nv_fp8_e4m3>(float v) {
   __nv_fp8_e4m3 r;
   r.__x = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
   return r;
@@ -61,17 +85,17 @@ inline unsigned grid_stride_blocks(int64_t n, int threads) {
 // Runs the statement with `scalar_t` the storage type of `dtype` (F32 or BF16). Any other
 // type (F16, I32, ...) throws Error naming it: no kernel here was written for it, and
 // reading it as float would be silently wrong.
-#define LAPTIME_DISPATCH_FLOAT(dtype, ...)                                                          \
-  do {                                                                                              \
-    const ::laptime::DType laptime_dt_ = (dtype);                                                   \
-    if (laptime_dt_ == ::laptime::DType::BF16) {                                                    \
-      using scalar_t = __nv_bfloat16;                                                               \
-      __VA_ARGS__;                                                                                  \
-    } else if (laptime_dt_ == ::laptime::DType::F32) {                                              \
-      using scalar_t = float;                                                                       \
-      __VA_ARGS__;                                                                                  \
-    } else {                                                                                        \
-      throw ::laptime::Error(std::string("internal: ") + __func__ + " has no kernel for " +        \
-                             ::laptime::dtype_name(laptime_dt_) + " data (only F32 and BF16).");    \
-    }                                                                                               \
+#define LAPTIME_DISPATCH_FLOAT(dtype, ...)                                                       \
+  do {                                                                                           \
+    const ::laptime::DType laptime_dt_ = (dtype);                                                \
+    if (laptime_dt_ == ::laptime::DType::BF16) {                                                 \
+      using scalar_t = __nv_bfloat16;                                                            \
+      __VA_ARGS__;                                                                               \
+    } else if (laptime_dt_ == ::laptime::DType::F32) {                                           \
+      using scalar_t = float;                                                                    \
+      __VA_ARGS__;                                                                               \
+    } else {                                                                                     \
+      throw ::laptime::Error(std::string("internal: ") + __func__ + " has no kernel for " +      \
+                             ::laptime::dtype_name(laptime_dt_) + " data (only F32 and BF16)."); \
+    }                                                                                            \
   } while (0)

@@ -60,18 +60,23 @@ void concat_shortcut_forward(DType dtype, void* y, const void* a, int Ca, const 
     auto* yo = static_cast<scalar_t*>(y);
     const auto* ai = static_cast<const scalar_t*>(a);
     const auto* bi = static_cast<const scalar_t*>(b);
-    const uintptr_t bits = reinterpret_cast<uintptr_t>(y) | reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b);
+    const uintptr_t bits =
+        reinterpret_cast<uintptr_t>(y) | reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b);
     const bool vec = bits % 16 == 0 && Ca % kVec == 0 && Cb % kVec == 0;
     const int64_t n = pixels * ((with_a ? Ca + Cb : Cb) / (vec ? kVec : 1));
     const dim3 grid = grid_stride_blocks(n, kThreads);
     if (vec && with_a)
-      concat_shortcut_kernel<scalar_t, kVec, true><<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
+      concat_shortcut_kernel<scalar_t, kVec, true>
+          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
     else if (vec)
-      concat_shortcut_kernel<scalar_t, kVec, false><<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
+      concat_shortcut_kernel<scalar_t, kVec, false>
+          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
     else if (with_a)
-      concat_shortcut_kernel<scalar_t, 1, true><<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
+      concat_shortcut_kernel<scalar_t, 1, true>
+          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
     else
-      concat_shortcut_kernel<scalar_t, 1, false><<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
+      concat_shortcut_kernel<scalar_t, 1, false>
+          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
   });
   CUDA_CHECK_LAUNCH();
 }

@@ -59,8 +59,8 @@ void launch(T* y, const T* b, const T* z, int64_t rows, int C, Path path, cudaSt
       (reinterpret_cast<uintptr_t>(y) | reinterpret_cast<uintptr_t>(b) | reinterpret_cast<uintptr_t>(z)) % 16 == 0;
   if (path == Path::Auto && aligned && C % kVec == 0) {
     const int64_t n_vec = rows * (C / kVec);
-    conv_epilogue_vec_kernel<T, kRelu><<<grid_stride_blocks(n_vec, kThreads), kThreads, 0, stream>>>(y, b, z, n_vec,
-                                                                                                     C / kVec);
+    conv_epilogue_vec_kernel<T, kRelu>
+        <<<grid_stride_blocks(n_vec, kThreads), kThreads, 0, stream>>>(y, b, z, n_vec, C / kVec);
   } else {
     const int64_t n = rows * C;
     conv_epilogue_kernel<T, kRelu><<<grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(y, b, z, n, C);

@@ -10,8 +10,8 @@ namespace laptime {
 namespace {
 
 template <class T>
-__global__ void embedding_kernel(T* __restrict__ out, const int32_t* __restrict__ tokens,
-                                 const T* __restrict__ wte, const T* __restrict__ wpe, int T_, int C) {
+__global__ void embedding_kernel(T* __restrict__ out, const int32_t* __restrict__ tokens, const T* __restrict__ wte,
+                                 const T* __restrict__ wpe, int T_, int C) {
   const int bt = blockIdx.x;  // b * T + t
   const int t = bt % T_;
   const T* tok_row = wte + static_cast<size_t>(tokens[bt]) * C;
@@ -21,8 +21,8 @@ __global__ void embedding_kernel(T* __restrict__ out, const int32_t* __restrict_
 }
 
 template <class T>
-__global__ void embedding_vec_kernel(T* __restrict__ out, const int32_t* __restrict__ tokens,
-                                     const T* __restrict__ wte, const T* __restrict__ wpe, int T_, int C) {
+__global__ void embedding_vec_kernel(T* __restrict__ out, const int32_t* __restrict__ tokens, const T* __restrict__ wte,
+                                     const T* __restrict__ wpe, int T_, int C) {
   constexpr int kVec = 16 / sizeof(T);
   const int bt = blockIdx.x;
   const int t = bt % T_, n_vec = C / kVec;  // whole vectors: the launcher checked
@@ -46,7 +46,8 @@ void launch(DType dtype, void* out, const int32_t* tokens, const void* wte, cons
             Path path, cudaStream_t stream) {
   if (B * T == 0) return;
   const bool aligned =
-      (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(wte) | reinterpret_cast<uintptr_t>(wpe)) % 16 == 0;
+      (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(wte) | reinterpret_cast<uintptr_t>(wpe)) % 16 ==
+      0;
   LAPTIME_DISPATCH_FLOAT(dtype, {
     constexpr int kVec = 16 / sizeof(scalar_t);
     auto* y = static_cast<scalar_t*>(out);
@@ -65,8 +66,8 @@ void launch(DType dtype, void* out, const int32_t* tokens, const void* wte, cons
 
 }  // namespace
 
-void embedding_forward(DType dtype, void* out, const int32_t* tokens, const void* wte, const void* wpe,
-                       int B, int T, int C, cudaStream_t stream) {
+void embedding_forward(DType dtype, void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
+                       int C, cudaStream_t stream) {
   launch(dtype, out, tokens, wte, wpe, B, T, C, Path::Auto, stream);
 }
 

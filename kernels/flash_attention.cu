@@ -27,10 +27,10 @@ namespace laptime {
 namespace {
 
 constexpr int kHeadDim = 64;
-constexpr int kBlockM = 64;            // query rows per block
-constexpr int kBlockN = 64;            // keys per tile
-constexpr int kWarps = kBlockM / 16;   // 16 query rows per warp
-constexpr int kPad = 8;                // row padding (bf16): 72-element rows spread a fragment load over all banks
+constexpr int kBlockM = 64;           // query rows per block
+constexpr int kBlockN = 64;           // keys per tile
+constexpr int kWarps = kBlockM / 16;  // 16 query rows per warp
+constexpr int kPad = 8;               // row padding (bf16): 72-element rows spread a fragment load over all banks
 constexpr int kRow = kHeadDim + kPad;
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
@@ -60,23 +60,27 @@ __device__ __forceinline__ void load_tile_async(__nv_bfloat16* tile, const __nv_
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
 
 // Four 8x8 bf16 matrices from shared memory; lane l supplies the address of row l % 8 of matrix l / 8.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const __nv_bfloat16* row) {
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const __nv_bfloat16* row) {
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 
 __global__ void __launch_bounds__(kWarps * 32)
-flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __restrict__ qkv, int T, int H,
-                       float scale_log2) {
+    flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __restrict__ qkv, int T, int H,
+                           float scale_log2) {
   __shared__ __align__(16) __nv_bfloat16 q_s[kBlockM * kRow];
   __shared__ __align__(16) __nv_bfloat16 k_s[2][kBlockN * kRow];
   __shared__ __align__(16) __nv_bfloat16 v_s[2][kBlockN * kRow];
@@ -100,8 +104,8 @@ flash_attention_kernel(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __r
 
   uint32_t qa[kHeadDim / 16][4];  // this warp's 16 query rows, one A fragment per 16-wide slice
   float o[kHeadDim / 8][4] = {};
-  float m[2] = {-INFINITY, -INFINITY};  // running max of rows g and g+8 (log2 domain)
-  float l[2] = {0.f, 0.f};              // running sum of exponentials (this thread's share)
+  float m[2] = {-INFINITY, -INFINITY};   // running max of rows g and g+8 (log2 domain)
+  float l[2] = {0.f, 0.f};               // running sum of exponentials (this thread's share)
   const int row_g = q0 + warp * 16 + g;  // rows this thread holds: row_g and row_g + 8
 
   for (int kt = 0; kt <= last_tile; ++kt) {
@@ -224,7 +228,7 @@ void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cu
   const dim3 grid(ceil_div(T, kBlockM), B * H);
   const float scale_log2 = 1.4426950408889634f / sqrtf(static_cast<float>(kHeadDim));  // log2(e) / sqrt(hd)
   flash_attention_kernel<<<grid, kWarps * 32, 0, stream>>>(static_cast<__nv_bfloat16*>(out),
-                                                          static_cast<const __nv_bfloat16*>(qkv), T, H, scale_log2);
+                                                           static_cast<const __nv_bfloat16*>(qkv), T, H, scale_log2);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -43,20 +43,24 @@
 namespace laptime {
 namespace {
 
-constexpr int kBlockM = 64;   // query rows per block
-constexpr int kBlockN = 64;   // keys per tile
-constexpr int kThreads = 256; // 16 x 16 threads, 4 x 4 micro-tiles of the 64 x 64 S
-constexpr int kMicro = 4;     // rows (and keys) per thread
+constexpr int kBlockM = 64;    // query rows per block
+constexpr int kBlockN = 64;    // keys per tile
+constexpr int kThreads = 256;  // 16 x 16 threads, 4 x 4 micro-tiles of the 64 x 64 S
+constexpr int kMicro = 4;      // rows (and keys) per thread
 
 // n consecutive floats (n = 1, 2 or 4) from shared or global memory, and back.
 template <int N>
 __device__ __forceinline__ void load_floats(float (&dst)[N], const float* src) {
   if constexpr (N == 4) {
     const float4 v = *reinterpret_cast<const float4*>(src);
-    dst[0] = v.x; dst[1] = v.y; dst[2] = v.z; dst[3] = v.w;
+    dst[0] = v.x;
+    dst[1] = v.y;
+    dst[2] = v.z;
+    dst[3] = v.w;
   } else if constexpr (N == 2) {
     const float2 v = *reinterpret_cast<const float2*>(src);
-    dst[0] = v.x; dst[1] = v.y;
+    dst[0] = v.x;
+    dst[1] = v.y;
   } else {
     dst[0] = *src;
   }
@@ -92,15 +96,15 @@ __device__ __forceinline__ float group_sum(float v) {
 
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
-flash_attention_f32_kernel(float* __restrict__ out, const float* __restrict__ qkv, int T, int H, float scale) {
+    flash_attention_f32_kernel(float* __restrict__ out, const float* __restrict__ qkv, int T, int H, float scale) {
   static_assert(D % 16 == 0 && D <= 64, "head size: a multiple of 16 up to 64");
-  constexpr int kDV = D / 16;  // O columns per thread
+  constexpr int kDV = D / 16;     // O columns per thread
   constexpr int kChunks = D / 4;  // float4 chunks per row of q, k or v
   constexpr int kKP = D * kBlockN > kBlockM * kBlockN ? D * kBlockN : kBlockM * kBlockN;
   static_assert((kBlockM * kChunks) % kThreads == 0 && (kBlockN * kChunks) % kThreads == 0, "whole tile loads");
-  __shared__ __align__(16) float q_s[kBlockM * D];   // [row][d]
-  __shared__ __align__(16) float kp_s[kKP];          // Kᵀ [d][key], then P [row][key]
-  __shared__ __align__(16) float v_s[kBlockN * D];   // [key][d]
+  __shared__ __align__(16) float q_s[kBlockM * D];  // [row][d]
+  __shared__ __align__(16) float kp_s[kKP];         // Kᵀ [d][key], then P [row][key]
+  __shared__ __align__(16) float v_s[kBlockN * D];  // [key][d]
 
   const int bh = blockIdx.x, b = bh / H, h = bh % H;
   const int q_tile = gridDim.y - 1 - blockIdx.y;  // heaviest first
@@ -231,13 +235,18 @@ void launch(float* out, const float* qkv, int B, int T, int H, cudaStream_t stre
 
 bool flash_attention_f32_supported(int head_dim) { return head_dim == 16 || head_dim == 32 || head_dim == 64; }
 
-void flash_attention_f32_forward(float* out, const float* qkv, int B, int T, int H, int head_dim,
-                                 cudaStream_t stream) {
+void flash_attention_f32_forward(float* out, const float* qkv, int B, int T, int H, int head_dim, cudaStream_t stream) {
   if (int64_t{B} * T * H == 0) return;
   switch (head_dim) {
-    case 16: launch<16>(out, qkv, B, T, H, stream); break;
-    case 32: launch<32>(out, qkv, B, T, H, stream); break;
-    case 64: launch<64>(out, qkv, B, T, H, stream); break;
+    case 16:
+      launch<16>(out, qkv, B, T, H, stream);
+      break;
+    case 32:
+      launch<32>(out, qkv, B, T, H, stream);
+      break;
+    case 64:
+      launch<64>(out, qkv, B, T, H, stream);
+      break;
     default:
       throw Error("internal: the fp32 flash attention kernel has no head size " + std::to_string(head_dim) +
                   " (16, 32 or 64).");

@@ -14,7 +14,6 @@ bool flash_attention_f32_supported(int head_dim);
 
 // out: [B, T, C] fp32; qkv: [B, T, 3C] fp32 (q | k | v, each (head, dim)); C = H * head_dim.
 // Causal, scale 1/sqrt(head_dim). Both pointers 16-byte aligned.
-void flash_attention_f32_forward(float* out, const float* qkv, int B, int T, int H, int head_dim,
-                                 cudaStream_t stream);
+void flash_attention_f32_forward(float* out, const float* qkv, int B, int T, int H, int head_dim, cudaStream_t stream);
 
 }  // namespace laptime

@@ -74,8 +74,8 @@ __global__ void dequantize_kernel(float* __restrict__ dst, const __nv_fp8_e4m3* 
 
 // One thread per V bytes of an output pixel's channels (V = 16: one uint4; V = 1: a byte).
 template <class V>
-__global__ void subsample_kernel(V* __restrict__ dst, const V* __restrict__ src, int H, int W, int Ho, int Wo,
-                                 int cv, int stride, int64_t total) {
+__global__ void subsample_kernel(V* __restrict__ dst, const V* __restrict__ src, int H, int W, int Ho, int Wo, int cv,
+                                 int stride, int64_t total) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int c = static_cast<int>(i % cv);
@@ -112,15 +112,15 @@ void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, float offset
   if (dtype == DType::F8E4M3)
     fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(dst), n, seed, offset, scale);
   else
-    LAPTIME_DISPATCH_FLOAT(dtype, fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<scalar_t*>(dst), n, seed,
-                                                                                  offset, scale));
+    LAPTIME_DISPATCH_FLOAT(
+        dtype, fill_uniform_kernel<<<blocks, 256, 0, stream>>>(static_cast<scalar_t*>(dst), n, seed, offset, scale));
   CUDA_CHECK_LAUNCH();
 }
 
 void amax_forward(float* amax, DType dtype, const void* x, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
-  LAPTIME_DISPATCH_FLOAT(dtype, amax_kernel<scalar_t><<<grid_stride_blocks(n, 256), 256, 0, stream>>>(
-                                    amax, static_cast<const scalar_t*>(x), n));
+  LAPTIME_DISPATCH_FLOAT(dtype, amax_kernel<scalar_t>
+                         <<<grid_stride_blocks(n, 256), 256, 0, stream>>>(amax, static_cast<const scalar_t*>(x), n));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -52,7 +52,8 @@ void launch(DType dtype, void* out, const void* in, const void* bias, int64_t n,
   constexpr int kThreads = 256;
   const unsigned blocks = grid_stride_blocks(n, kThreads);
   const bool aligned =
-      (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
+      (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(bias)) % 16 ==
+      0;
   LAPTIME_DISPATCH_FLOAT(dtype, {
     auto* y = static_cast<scalar_t*>(out);
     const auto* x = static_cast<const scalar_t*>(in);

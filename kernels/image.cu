@@ -59,8 +59,8 @@ void nchw_f32_to_s2d(DType dtype, void* out, const float* in, int N, int C, int 
 
 void nchw_f32_to_nhwc(DType dtype, void* out, const float* in, int N, int C, int H, int W, int C_out,
                       cudaStream_t stream) {
-  require(C_out >= C, "internal: nchw_f32_to_nhwc cannot fit " + std::to_string(C) + " channels in " +
-                          std::to_string(C_out) + ".");
+  require(C_out >= C,
+          "internal: nchw_f32_to_nhwc cannot fit " + std::to_string(C) + " channels in " + std::to_string(C_out) + ".");
   const int64_t total = static_cast<int64_t>(N) * H * W * C_out;
   if (total == 0) return;
   LAPTIME_DISPATCH_FLOAT(dtype, nchw_to_nhwc_kernel<scalar_t><<<ceil_div(total, kThreads), kThreads, 0, stream>>>(

@@ -33,9 +33,9 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 
 template <class T, class To>
-__global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in,
-                                 const T* __restrict__ weight, const T* __restrict__ bias, int rows,
-                                 int C, float eps, const float* __restrict__ out_scale) {
+__global__ void layernorm_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
+                                 const T* __restrict__ bias, int rows, int C, float eps,
+                                 const float* __restrict__ out_scale) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -113,8 +113,8 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStre
 // (ptxas then caps a thread at 32 registers).
 template <class T, class To, int NV, int MinBlocks, template <class, int> class Row = PackedRow>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, MinBlocks)
-layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
-                     const T* __restrict__ bias, int rows, int C, float eps, const float* __restrict__ out_scale) {
+    layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
+                         const T* __restrict__ bias, int rows, int C, float eps, const float* __restrict__ out_scale) {
   wait_for_the_kernel_before();
   constexpr int kVec = 16 / sizeof(T);
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
@@ -126,8 +126,8 @@ layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __
 #pragma unroll
   for (int i = 0; i < NV; ++i)
     if (i * 32 + lane < n_vec) r.set(i, x[i * 32 + lane]);
-  layernorm_registers(reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C), r, weight, bias, n_vec, C,
-                      eps, out_scale ? *out_scale : 1.f, lane);
+  layernorm_registers(reinterpret_cast<OutVec<To, kVec>*>(out + static_cast<size_t>(row) * C), r, weight, bias, n_vec,
+                      C, eps, out_scale ? *out_scale : 1.f, lane);
 }
 
 // The kernel a shape runs (laptime lab's layernorm versions v2-v6; Auto is production).
@@ -145,7 +145,9 @@ template <class T, class To>
 void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int C, float eps, const float* out_scale,
             cudaStream_t stream, Path path = Path::Auto) {
   const bool aligned = (reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in) |
-                        reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) % 16 == 0;
+                        reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) %
+                           16 ==
+                       0;
   constexpr int vec = 16 / sizeof(T);
   if (path == Path::Auto) path = Path::Dependent;
   const bool dependent = path == Path::Dependent && dependent_launch_runs_here();
@@ -168,15 +170,15 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
             <<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
     });
   else
-    layernorm_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(out, in, weight, bias, rows,
-                                                                                              C, eps, out_scale);
+    layernorm_kernel<T, To><<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+        out, in, weight, bias, rows, C, eps, out_scale);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
-                       int rows, int C, float eps, cudaStream_t stream) {
+void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias, int rows, int C,
+                       float eps, cudaStream_t stream) {
   layernorm_forward(dtype, dtype, out, in, weight, bias, rows, C, eps, stream);
 }
 
@@ -188,11 +190,11 @@ void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, 
            static_cast<const float*>(bias), rows, C, eps, nullptr, stream);
     return;
   }
-  require(out_dtype == dtype, std::string("internal: LayerNorm writes ") + dtype_name(dtype) + " or, from F32, F16; not " +
-                                  dtype_name(out_dtype) + ".");
-  LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
-                                       static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
-                                       eps, nullptr, stream));
+  require(out_dtype == dtype, std::string("internal: LayerNorm writes ") + dtype_name(dtype) +
+                                  " or, from F32, F16; not " + dtype_name(out_dtype) + ".");
+  LAPTIME_DISPATCH_FLOAT(
+      dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
+                    static_cast<const scalar_t*>(bias), rows, C, eps, nullptr, stream));
 }
 
 void layernorm_forward_path(LayerNormPath which, DType dtype, void* out, const void* in, const void* weight,
@@ -203,9 +205,9 @@ void layernorm_forward_path(LayerNormPath which, DType dtype, void* out, const v
                     : which == LayerNormPath::SizedRegisters  ? Path::SizedRegisters
                     : which == LayerNormPath::OneWave         ? Path::OneWave
                                                               : Path::Dependent;
-  LAPTIME_DISPATCH_FLOAT(dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in),
-                                       static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
-                                       eps, nullptr, stream, path));
+  LAPTIME_DISPATCH_FLOAT(
+      dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
+                    static_cast<const scalar_t*>(bias), rows, C, eps, nullptr, stream, path));
 }
 
 void layernorm_forward_fp8(void* out, const float* out_inv_scale, DType dtype, const void* in, const void* weight,
@@ -213,8 +215,8 @@ void layernorm_forward_fp8(void* out, const float* out_inv_scale, DType dtype, c
   if (rows == 0) return;
   require(dtype == DType::BF16, std::string("internal: the fp8 LayerNorm reads BF16, not ") + dtype_name(dtype) + ".");
   launch(static_cast<__nv_fp8_e4m3*>(out), static_cast<const __nv_bfloat16*>(in),
-         static_cast<const __nv_bfloat16*>(weight), static_cast<const __nv_bfloat16*>(bias), rows, C, eps, out_inv_scale,
-         stream);
+         static_cast<const __nv_bfloat16*>(weight), static_cast<const __nv_bfloat16*>(bias), rows, C, eps,
+         out_inv_scale, stream);
 }
 
 }  // namespace laptime

@@ -9,8 +9,8 @@ namespace laptime {
 
 // out, in: [rows, C] of `dtype` (F32 or BF16); weight, bias: [C] of `dtype`.
 // Statistics in fp32 whatever the storage type.
-void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias,
-                       int rows, int C, float eps, cudaStream_t stream);
+void layernorm_forward(DType dtype, void* out, const void* in, const void* weight, const void* bias, int rows, int C,
+                       float eps, cudaStream_t stream);
 // The same, writing `out_dtype`: `dtype`, or F16 from F32 (tf32's fp16 attention projections).
 void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, const void* weight, const void* bias,
                        int rows, int C, float eps, cudaStream_t stream);

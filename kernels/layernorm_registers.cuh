@@ -26,14 +26,30 @@ constexpr int kLayerNormMaxVecPerLane = 8;
 template <class F>
 void with_vecs_per_lane(int n_vec, F&& f) {
   switch ((n_vec + 31) / 32) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    case 5: f(std::integral_constant<int, 5>{}); break;
-    case 6: f(std::integral_constant<int, 6>{}); break;
-    case 7: f(std::integral_constant<int, 7>{}); break;
-    default: f(std::integral_constant<int, kLayerNormMaxVecPerLane>{}); break;
+    case 1:
+      f(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      f(std::integral_constant<int, 2>{});
+      break;
+    case 3:
+      f(std::integral_constant<int, 3>{});
+      break;
+    case 4:
+      f(std::integral_constant<int, 4>{});
+      break;
+    case 5:
+      f(std::integral_constant<int, 5>{});
+      break;
+    case 6:
+      f(std::integral_constant<int, 6>{});
+      break;
+    case 7:
+      f(std::integral_constant<int, 7>{});
+      break;
+    default:
+      f(std::integral_constant<int, kLayerNormMaxVecPerLane>{});
+      break;
   }
 }
 
@@ -83,8 +99,8 @@ struct PackedRow {
 // y = ((x - mean) · rstd · weight + bias) · qs (qs = 1 but for fp8's inverse scale).
 template <class T, class To, int NV, template <class, int> class Row>
 __device__ __forceinline__ void layernorm_registers(OutVec<To, 16 / sizeof(T)>* __restrict__ y, Row<T, NV>& x,
-                                                    const T* __restrict__ weight, const T* __restrict__ bias,
-                                                    int n_vec, int C, float eps, float qs, int lane) {
+                                                    const T* __restrict__ weight, const T* __restrict__ bias, int n_vec,
+                                                    int C, float eps, float qs, int lane) {
   constexpr int kVec = 16 / sizeof(T);
   float sum = 0.f;
 #pragma unroll

@@ -24,8 +24,8 @@ namespace {
 constexpr int kThreads = 256;
 
 template <class T>
-__global__ void maxpool3x3s2_kernel(T* __restrict__ out, const T* __restrict__ in, int N, int H, int W, int C,
-                                    int Ho, int Wo) {
+__global__ void maxpool3x3s2_kernel(T* __restrict__ out, const T* __restrict__ in, int N, int H, int W, int C, int Ho,
+                                    int Wo) {
   const int64_t total = static_cast<int64_t>(N) * Ho * Wo * C;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
@@ -115,8 +115,8 @@ __global__ void global_avgpool_kernel(T* __restrict__ out, const T* __restrict__
 constexpr int kAvgWarps = 8;
 
 template <class T>
-__global__ void __launch_bounds__(32 * kAvgWarps) global_avgpool_vec_kernel(T* __restrict__ out, const T* __restrict__ in,
-                                                                            int HW, int C) {
+__global__ void __launch_bounds__(32 * kAvgWarps)
+    global_avgpool_vec_kernel(T* __restrict__ out, const T* __restrict__ in, int HW, int C) {
   constexpr int kVec = 16 / sizeof(T);
   const int vecs = C / kVec;
   const int v = blockIdx.x * 32 + threadIdx.x;
@@ -174,7 +174,8 @@ void maxpool(DType dtype, void* out, const void* in, int N, int H, int W, int C,
     const auto* x = static_cast<const scalar_t*>(in);
     if (path == Path::Auto && aligned && C % kVec == 0) {
       const int64_t threads = static_cast<int64_t>(N) * Ho * ((Wo + 1) / 2) * (C / kVec);
-      maxpool3x3s2_pair_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
+      maxpool3x3s2_pair_kernel<scalar_t>
+          <<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
     } else {
       maxpool3x3s2_kernel<scalar_t><<<ceil_div(total, kThreads), kThreads, 0, stream>>>(y, x, N, H, W, C, Ho, Wo);
     }

@@ -64,8 +64,8 @@ __global__ void residual_scalar_kernel(T* out, const T* x, const T* __restrict__
 
 template <class T, int NV>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-residual_layernorm_kernel(T* x_out, T* __restrict__ y, const T* x, const T* __restrict__ r,
-                          const T* __restrict__ weight, const T* __restrict__ bias, int rows, int C, float eps) {
+    residual_layernorm_kernel(T* x_out, T* __restrict__ y, const T* x, const T* __restrict__ r,
+                              const T* __restrict__ weight, const T* __restrict__ bias, int rows, int C, float eps) {
   constexpr int kVec = 16 / sizeof(T);
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -122,12 +122,13 @@ void residual_layernorm_forward(DType dtype, void* x_out, void* y, const void* x
     return;
   }
   LAPTIME_DISPATCH_FLOAT(dtype, with_vecs_per_lane(C / vec, [&](auto nv) {
-    residual_layernorm_kernel<scalar_t, decltype(nv)::value>
-        <<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
-            static_cast<scalar_t*>(x_out), static_cast<scalar_t*>(y), static_cast<const scalar_t*>(x),
-            static_cast<const scalar_t*>(r), static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias),
-            rows, C, eps);
-  }));
+                           residual_layernorm_kernel<scalar_t, decltype(nv)::value>
+                               <<<ceil_div(rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, stream>>>(
+                                   static_cast<scalar_t*>(x_out), static_cast<scalar_t*>(y),
+                                   static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(r),
+                                   static_cast<const scalar_t*>(weight), static_cast<const scalar_t*>(bias), rows, C,
+                                   eps);
+                         }));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -76,9 +76,9 @@ using namespace stem;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kMTiles = 7;              // m16 tiles per warp task: 112 pixels
-constexpr int kChunk = kMTiles * 16;    // pixels per warp task
-constexpr int kWRowBytes = kK * 2;      // 512: one output channel's weights
+constexpr int kMTiles = 7;            // m16 tiles per warp task: 112 pixels
+constexpr int kChunk = kMTiles * 16;  // pixels per warp task
+constexpr int kWRowBytes = kK * 2;    // 512: one output channel's weights
 
 // Shared memory of one block, byte offsets.
 struct StemSmem {
@@ -172,9 +172,9 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
   cp_async_commit();
 
   const int g = lane >> 2, t = lane & 3;
-  const int a_half = lane >> 4;                      // A: k half this lane addresses
-  const int b_chan = (lane & 7) + ((lane >> 4) << 3); // B (x4): channel offset within a tile pair
-  const int b_half = (lane >> 3) & 1;                 // B: k half
+  const int a_half = lane >> 4;                        // A: k half this lane addresses
+  const int b_chan = (lane & 7) + ((lane >> 4) << 3);  // B (x4): channel offset within a tile pair
+  const int b_half = (lane >> 3) & 1;                  // B: k half
   const int row_bytes = q.Hs * kPixelBytes;
 
   while (true) {
@@ -214,35 +214,36 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
 
-      // k-steps ks = 4a + b; the a loop stays rolled (all 16 unrolled kept ~30 more registers
-      // of precomputed addresses live and left no headroom at 64 channels).
+            // k-steps ks = 4a + b; the a loop stays rolled (all 16 unrolled kept ~30 more registers
+            // of precomputed addresses live and left no headroom at 64 channels).
 #pragma unroll 1
       for (int a = 0; a < kFusedStemKernel; ++a)
 #pragma unroll
-      for (int b = 0; b < kFusedStemKernel; ++b) {
-        const int ks = 4 * a + b;
-        uint32_t bf[NTW][2];
+        for (int b = 0; b < kFusedStemKernel; ++b) {
+          const int ks = 4 * a + b;
+          uint32_t bf[NTW][2];
 #pragma unroll
-        for (int j = 0; j + 1 < NTW; j += 2) {
-          uint32_t r[4];
-          ldmatrix_x4(r, w_s + w_offset(8 * (j0 + j) + b_chan, 2 * ks + b_half));
-          bf[j][0] = r[0];
-          bf[j][1] = r[1];
-          bf[j + 1][0] = r[2];
-          bf[j + 1][1] = r[3];
+          for (int j = 0; j + 1 < NTW; j += 2) {
+            uint32_t r[4];
+            ldmatrix_x4(r, w_s + w_offset(8 * (j0 + j) + b_chan, 2 * ks + b_half));
+            bf[j][0] = r[0];
+            bf[j][1] = r[1];
+            bf[j + 1][0] = r[2];
+            bf[j + 1][1] = r[3];
+          }
+          if constexpr (NTW % 2 == 1)  // the odd last tile: lanes 0-15 address it
+            ldmatrix_x2(bf[NTW - 1][0], bf[NTW - 1][1],
+                        w_s + w_offset(8 * (j0 + NTW - 1) + (lane & 7), 2 * ks + b_half));
+#pragma unroll
+          for (int i = 0; i < kMTiles; ++i) {
+            uint32_t af[4];
+            ldmatrix_x4(af, a_row[i] + a * row_bytes + in_offset(a_x[i] + b, a_half));
+#pragma unroll
+            for (int j = 0; j < NTW; ++j) mma_bf16(acc[i][j], af, bf[j][0], bf[j][1]);
+          }
         }
-        if constexpr (NTW % 2 == 1)  // the odd last tile: lanes 0-15 address it
-          ldmatrix_x2(bf[NTW - 1][0], bf[NTW - 1][1], w_s + w_offset(8 * (j0 + NTW - 1) + (lane & 7), 2 * ks + b_half));
-#pragma unroll
-        for (int i = 0; i < kMTiles; ++i) {
-          uint32_t af[4];
-          ldmatrix_x4(af, a_row[i] + a * row_bytes + in_offset(a_x[i] + b, a_half));
-#pragma unroll
-          for (int j = 0; j < NTW; ++j) mma_bf16(acc[i][j], af, bf[j][0], bf[j][1]);
-        }
-      }
 
-      // Epilogue: lane holds pixels m0 + 16i + g (+ 8), channels 8j + 2t (+ 1).
+        // Epilogue: lane holds pixels m0 + 16i + g (+ 8), channels 8j + 2t (+ 1).
 #pragma unroll
       for (int i = 0; i < kMTiles; ++i)
 #pragma unroll
@@ -285,17 +286,42 @@ int blocks_per_sm(int bytes) {
 }
 
 // Runs `body` with NT = C / 8 a compile-time constant, NT in 1..8.
-#define LAPTIME_STEM_DISPATCH(C, ...)                                                                  \
-  switch ((C) / 8) {                                                                                   \
-    case 1: { constexpr int NT = 1; __VA_ARGS__; } break;                                              \
-    case 2: { constexpr int NT = 2; __VA_ARGS__; } break;                                              \
-    case 3: { constexpr int NT = 3; __VA_ARGS__; } break;                                              \
-    case 4: { constexpr int NT = 4; __VA_ARGS__; } break;                                              \
-    case 5: { constexpr int NT = 5; __VA_ARGS__; } break;                                              \
-    case 6: { constexpr int NT = 6; __VA_ARGS__; } break;                                              \
-    case 7: { constexpr int NT = 7; __VA_ARGS__; } break;                                              \
-    case 8: { constexpr int NT = 8; __VA_ARGS__; } break;                                              \
-    default: throw Error("internal: fused stem dispatched with " + std::to_string(C) + " channels.");   \
+#define LAPTIME_STEM_DISPATCH(C, ...)                                                          \
+  switch ((C) / 8) {                                                                           \
+    case 1: {                                                                                  \
+      constexpr int NT = 1;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 2: {                                                                                  \
+      constexpr int NT = 2;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 3: {                                                                                  \
+      constexpr int NT = 3;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 4: {                                                                                  \
+      constexpr int NT = 4;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 5: {                                                                                  \
+      constexpr int NT = 5;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 6: {                                                                                  \
+      constexpr int NT = 6;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 7: {                                                                                  \
+      constexpr int NT = 7;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    case 8: {                                                                                  \
+      constexpr int NT = 8;                                                                    \
+      __VA_ARGS__;                                                                             \
+    } break;                                                                                   \
+    default:                                                                                   \
+      throw Error("internal: fused stem dispatched with " + std::to_string(C) + " channels."); \
   }
 
 // Time of one unit (a band). mma.sync: in warp tasks per SM sub-partition (tasks are dealt
@@ -324,8 +350,9 @@ double band_cost(const StemParams& q, int band, int nsplit, FusedStemCore core) 
 // `what` ("the fused stem", "the wgmma stem", ...) at s2d side Hs.
 std::string smem_refusal(const char* what, int Hs, int need, int optin) {
   if (need <= optin) return "";
-  return std::string(what) + " at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " + std::to_string(need) +
-         " bytes of shared memory per block, more than the device's " + std::to_string(optin) + ".";
+  return std::string(what) + " at a " + std::to_string(Hs) + "-pixel space-to-depth side needs " +
+         std::to_string(need) + " bytes of shared memory per block, more than the device's " + std::to_string(optin) +
+         ".";
 }
 
 }  // namespace
@@ -343,10 +370,14 @@ std::string fused_stem_refusal(DType dtype, int in_channels, int kernel, int out
 
 const char* fused_stem_core_name(FusedStemCore core) {
   switch (core) {
-    case FusedStemCore::Auto: return "auto";
-    case FusedStemCore::MmaSync: return "mma.sync";
-    case FusedStemCore::Wgmma: return "wgmma";
-    case FusedStemCore::Overlap: return "wgmma, pool overlapped";
+    case FusedStemCore::Auto:
+      return "auto";
+    case FusedStemCore::MmaSync:
+      return "mma.sync";
+    case FusedStemCore::Wgmma:
+      return "wgmma";
+    case FusedStemCore::Overlap:
+      return "wgmma, pool overlapped";
   }
   return "?";
 }
@@ -378,7 +409,8 @@ std::string fused_stem_overlap_refusal(int out_channels, int Hs, int device) {
 #ifdef LAPTIME_HAVE_STEM_WGMMA
   if (Hs - 3 > kWgmmaChunk)
     return "the overlapped wgmma stem pools one conv row a chunk: a conv side up to " + std::to_string(kWgmmaChunk) +
-           " (a space-to-depth side up to " + std::to_string(kWgmmaChunk + 3) + "), not " + std::to_string(Hs - 3) + ".";
+           " (a space-to-depth side up to " + std::to_string(kWgmmaChunk + 3) + "), not " + std::to_string(Hs - 3) +
+           ".";
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return smem_refusal("the overlapped wgmma stem", Hs, overlap_smem_bytes(Hs), optin);
@@ -416,11 +448,10 @@ FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, Fused
 #endif
   } else {
     plan.smem_bytes = stem_smem(out_channels, Hs).total;
-    LAPTIME_STEM_DISPATCH(out_channels, set_smem_attribute<NT>(optin);
-                          per_sm = blocks_per_sm<NT>(plan.smem_bytes));
+    LAPTIME_STEM_DISPATCH(out_channels, set_smem_attribute<NT>(optin); per_sm = blocks_per_sm<NT>(plan.smem_bytes));
   }
-  require(per_sm > 0, "the fused stem cannot fit one block on an SM at a " + std::to_string(Hs) +
-                          "-pixel space-to-depth side.");
+  require(per_sm > 0,
+          "the fused stem cannot fit one block on an SM at a " + std::to_string(Hs) + "-pixel space-to-depth side.");
   const int slots = per_sm * sms, So = Hs - 3, Po = pool_out_size(So, 3, 2, 1);
   const int nsplit = (out_channels / 8) % 2 == 0 ? 2 : 1;
   // Bands per image: the fewest that minimise waves × the slowest band. More bands fill the SMs

@@ -33,7 +33,7 @@ const char* fused_stem_core_name(FusedStemCore core);  // "auto", "mma.sync", "w
 
 struct FusedStemPlan {
   int bands = 1, band_rows = 0, grid = 0;
-  int smem_bytes = 0;  // dynamic shared memory per block
+  int smem_bytes = 0;                           // dynamic shared memory per block
   FusedStemCore core = FusedStemCore::MmaSync;  // never Auto
 };
 

@@ -13,22 +13,22 @@
 
 namespace laptime::stem {
 
-constexpr int kRing = 5;                // conv rows kept: a step's 2p−1 .. 2p+3
-constexpr int kInRows = kRing + 3;      // s2d rows a step reads at most
+constexpr int kRing = 5;            // conv rows kept: a step's 2p−1 .. 2p+3
+constexpr int kInRows = kRing + 3;  // s2d rows a step reads at most
 constexpr int kCin = kFusedStemInChannels;
 constexpr int kK = kFusedStemKernel * kFusedStemKernel * kCin;  // 256
-constexpr int kPixelBytes = kCin * 2;                             // 32: one s2d pixel
+constexpr int kPixelBytes = kCin * 2;                           // 32: one s2d pixel
 
 __host__ __device__ inline int round128(int b) { return (b + 127) / 128 * 128; }
 
 struct StemParams {
-  void* out;                     // [N, Po, Po, C]: bf16, or e4m3 with out_inv_scale
-  const float* out_inv_scale;    // e4m3 output: 1/s, device (the e4m3 stream's first scale); else nullptr
-  const __nv_bfloat16* in;       // [N, Hs, Hs, 16]
-  const __nv_bfloat16* weight;   // [C, 256]
-  const __nv_bfloat16* bias;     // [C]
-  int N, Hs, So, Po;             // images, s2d side, conv output side (Hs − 3), pooled side
-  int bands, band_rows;          // per image: bands of band_rows pooled rows (the last may be short)
+  void* out;                    // [N, Po, Po, C]: bf16, or e4m3 with out_inv_scale
+  const float* out_inv_scale;   // e4m3 output: 1/s, device (the e4m3 stream's first scale); else nullptr
+  const __nv_bfloat16* in;      // [N, Hs, Hs, 16]
+  const __nv_bfloat16* weight;  // [C, 256]
+  const __nv_bfloat16* bias;    // [C]
+  int N, Hs, So, Po;            // images, s2d side, conv output side (Hs − 3), pooled side
+  int bands, band_rows;         // per image: bands of band_rows pooled rows (the last may be short)
 };
 
 // One step of a unit (image n, band): pooled rows [p, pe), conv rows [lo, hi) computed now.

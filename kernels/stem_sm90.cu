@@ -66,10 +66,10 @@ namespace {
 
 constexpr int kThreads = 256;  // two warpgroups
 constexpr int kC = kWgmmaChannels;
-constexpr int kRingPx = kC + 8;                 // ring pixel stride, elements (144 bytes)
-constexpr int kN = kWgmmaChunk;                 // pixels a chunk
-constexpr int kAcc = kN / 2;                    // fp32 accumulators a thread
-constexpr int kSlack = 128;                     // pixels of a plane past the staged rows (≥ kN + 3)
+constexpr int kRingPx = kC + 8;  // ring pixel stride, elements (144 bytes)
+constexpr int kN = kWgmmaChunk;  // pixels a chunk
+constexpr int kAcc = kN / 2;     // fp32 accumulators a thread
+constexpr int kSlack = 128;      // pixels of a plane past the staged rows (≥ kN + 3)
 
 struct Smem {
   int plane, in0, in1, ring, total;
@@ -115,13 +115,13 @@ __device__ __forceinline__ void wgmma_n112(float (&d)[kAcc], const uint32_t (&a)
       "}, "
       "{%56, %57, %58, %59}, %60, p, 1, 1, 0;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
@@ -147,7 +147,8 @@ __device__ __forceinline__ void conv_chunk(float (&d)[kAcc], const uint32_t (&wa
   for (int i = 0; i < kAcc; ++i) d[i] = bias[(i >> 1) & 1];
   wgmma_fence();
 #pragma unroll
-  for (int ks = 0; ks < 16; ++ks) wgmma_n112(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * Hs + (ks & 3)) * 16, plane));
+  for (int ks = 0; ks < 16; ++ks)
+    wgmma_n112(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * Hs + (ks & 3)) * 16, plane));
   wgmma_commit();
   wgmma_wait_all();
   fence_operands(d);
@@ -244,8 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
           uint32_t mine;
           asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;\n" : "=r"(mine) : "f"(d[4 * j + 2 * h + 1]), "f"(d[4 * j + 2 * h]));
           const uint32_t theirs = __shfl_xor_sync(0xffffffffu, mine, 4);
-          if (8 * j < lim)
-            *reinterpret_cast<uint32_t*>(dst + 8 * j * kRingPx + 8 * h) = __byte_perm(mine, theirs, sel);
+          if (8 * j < lim) *reinterpret_cast<uint32_t*>(dst + 8 * j * kRingPx + 8 * h) = __byte_perm(mine, theirs, sel);
         }
     }
     __syncthreads();  // the step's conv rows in the ring
@@ -421,7 +421,9 @@ void wgmma_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t st
 }
 
 int overlap_smem_bytes(int Hs) { return smem_layout_ov(Hs).total; }
-int overlap_prepare(int optin, int bytes) { return prepare_kernel(fused_stem_wgmma_ov_kernel, kThreadsOv, optin, bytes); }
+int overlap_prepare(int optin, int bytes) {
+  return prepare_kernel(fused_stem_wgmma_ov_kernel, kThreadsOv, optin, bytes);
+}
 void overlap_launch(const StemParams& q, int grid, int smem_bytes, cudaStream_t stream) {
   launch_kernel(fused_stem_wgmma_ov_kernel, kThreadsOv, q, grid, smem_bytes, stream);
 }

@@ -15,10 +15,10 @@ namespace laptime {
 
 struct CausalSelfAttention::Plan {
   AttentionKind kind = AttentionKind::Naive;
-  int lab = -1;                       // laptime lab's core version (v1, v2) instead of kind's
-  bool f16 = false;                   // cuDNN core in fp16 around fp32 storage (tf32)
-  CudnnSdpa sdpa;                     // kind == Cudnn
-  std::optional<Gemm> scores, pv;     // kind == Naive
+  int lab = -1;                    // laptime lab's core version (v1, v2) instead of kind's
+  bool f16 = false;                // cuDNN core in fp16 around fp32 storage (tf32)
+  CudnnSdpa sdpa;                  // kind == Cudnn
+  std::optional<Gemm> scores, pv;  // kind == Naive
 };
 
 struct CausalSelfAttention::Slots {
@@ -100,12 +100,13 @@ CausalSelfAttention::CausalSelfAttention(const DeviceWeights& w, const std::stri
       b_attn_(w.get(prefix + ".c_attn.bias")),
       w_proj_(w.get(prefix + ".c_proj.weight")),
       b_proj_(w.get(prefix + ".c_proj.bias")) {
-  require(n_head > 0 && C % n_head == 0, "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" +
-                                             std::to_string(n_head) + ").");
+  require(n_head > 0 && C % n_head == 0,
+          "n_embd (" + std::to_string(C) + ") is not divisible by n_head (" + std::to_string(n_head) + ").");
   check_kind(requested_, precision, dtype_, hd_);
   if (lab_core_ >= 0) {
     const std::string why = lab::attention_refusal(lab_core_, dtype_, hd_);
-    require(why.empty(), "--kernel attention=v" + std::to_string(lab_core_ + 1) + " cannot run '" + prefix + "': " + why);
+    require(why.empty(),
+            "--kernel attention=v" + std::to_string(lab_core_ + 1) + " cannot run '" + prefix + "': " + why);
   }
   c_proj_.set_fp8_input(Fp8Input::Quantize);  // the heads come from the core in bf16
 }
@@ -150,9 +151,10 @@ std::size_t CausalSelfAttention::scratch_bytes(int B, int T) const {
   const bool may_materialise = lab_core_ < 0 ? requested_ == AttentionKind::Naive ||
                                                    (requested_ == AttentionKind::Auto && !flash_supported(dtype_, hd_))
                                              : lab_core_ == 0;  // lab v1 keeps its scores where naive's go
-  const bool may_f16 = lab_core_ < 0 && f16_core(precision_, dtype_) &&
-                      (requested_ == AttentionKind::Cudnn ||
-                       (requested_ == AttentionKind::Auto && auto_kind(precision_, dtype_, hd_) == AttentionKind::Cudnn));
+  const bool may_f16 =
+      lab_core_ < 0 && f16_core(precision_, dtype_) &&
+      (requested_ == AttentionKind::Cudnn ||
+       (requested_ == AttentionKind::Auto && auto_kind(precision_, dtype_, hd_) == AttentionKind::Cudnn));
   return slots(B, T, may_materialise, may_f16).total;
 }
 
@@ -174,8 +176,8 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
     p->f16 = f16_core(precision_, dtype_);
     if (!p->sdpa.build(ctx, B, T, H_, hd_, p->f16 ? DType::F16 : dtype_, &why)) {
       if (requested_ == AttentionKind::Cudnn)
-        throw Error("cuDNN cannot run attention '" + name_.str() + "' for B=" + std::to_string(B) + " T=" +
-                    std::to_string(T) + " H=" + std::to_string(H_) + " hd=" + std::to_string(hd_) + ": " +
+        throw Error("cuDNN cannot run attention '" + name_.str() + "' for B=" + std::to_string(B) +
+                    " T=" + std::to_string(T) + " H=" + std::to_string(H_) + " hd=" + std::to_string(hd_) + ": " +
                     why.substr(0, why.find('\n')));
       kind = flash_supported(dtype_, hd_) ? AttentionKind::Flash : AttentionKind::Naive;
       p->f16 = false;
@@ -207,22 +209,30 @@ void CausalSelfAttention::prepare(Context& ctx, int B, int T, GemmTuner* tuner) 
     const int64_t head_stride = static_cast<int64_t>(T) * hd_, tt = static_cast<int64_t>(T) * T;
     // S[T, T] = q[T, hd] · k[T, hd]ᵀ, per head; fp32 output so the softmax sees unrounded scores.
     GemmSpec s;
-    s.M = T; s.N = T; s.K = hd_;
+    s.M = T;
+    s.N = T;
+    s.K = hd_;
     s.b_layout = BLayout::NK;
     s.ab_dtype = dtype_;
     s.d_dtype = DType::F32;
     s.precision = precision_;
     s.batch = B * H_;
-    s.stride_a = head_stride; s.stride_b = head_stride; s.stride_d = tt;
+    s.stride_a = head_stride;
+    s.stride_b = head_stride;
+    s.stride_d = tt;
     p->scores.emplace(ctx.cublaslt(), s, ctx.workspace_bytes());
     // O[T, hd] = P[T, T] · v[T, hd], per head.
     GemmSpec pv;
-    pv.M = T; pv.N = hd_; pv.K = T;
+    pv.M = T;
+    pv.N = hd_;
+    pv.K = T;
     pv.b_layout = BLayout::KN;
     pv.ab_dtype = pv.d_dtype = dtype_;
     pv.precision = precision_;
     pv.batch = B * H_;
-    pv.stride_a = tt; pv.stride_b = head_stride; pv.stride_d = head_stride;
+    pv.stride_a = tt;
+    pv.stride_b = head_stride;
+    pv.stride_d = head_stride;
     p->pv.emplace(ctx.cublaslt(), pv, ctx.workspace_bytes());
   }
   plans_.emplace(key, std::move(p));
@@ -294,16 +304,17 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
   {
     NvtxRange r(ctx, NvtxLevel::Layer, core_name_);
     if (p.lab >= 0) {  // laptime lab's v1 (its scores and probabilities in naive's slots) or v2
-      lab::attention_version(p.lab)({at(s.heads), at(s.qkv), reinterpret_cast<float*>(at(s.scores)), at(s.probs), B, T,
-                                     H_, hd_, dtype_},
-                                    st);
+      lab::attention_version(p.lab)(
+          {at(s.heads), at(s.qkv), reinterpret_cast<float*>(at(s.scores)), at(s.probs), B, T, H_, hd_, dtype_}, st);
     } else {
       switch (p.kind) {
-        case AttentionKind::Cudnn: p.sdpa.run(ctx, at(s.heads), at(s.qkv)); break;
+        case AttentionKind::Cudnn:
+          p.sdpa.run(ctx, at(s.heads), at(s.qkv));
+          break;
         case AttentionKind::Flash:
           if (dtype_ == DType::F32)
-            flash_attention_f32_forward(reinterpret_cast<float*>(at(s.heads)), reinterpret_cast<const float*>(at(s.qkv)),
-                                        B, T, H_, hd_, st);
+            flash_attention_f32_forward(reinterpret_cast<float*>(at(s.heads)),
+                                        reinterpret_cast<const float*>(at(s.qkv)), B, T, H_, hd_, st);
           else
             flash_attention_forward(at(s.heads), at(s.qkv), B, T, H_, st);
           break;

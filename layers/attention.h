@@ -100,8 +100,8 @@ class CausalSelfAttention {
   DType dtype_;
   AttentionKind requested_;
   int lab_core_ = -1;  // --kernel attention=v1|v2
-  Linear c_attn_;  // [3C, C]
-  Linear c_proj_;  // [C, C]
+  Linear c_attn_;      // [3C, C]
+  Linear c_proj_;      // [C, C]
   // tf32's fp16 core: fp16 copies of W_attn, b_attn and W_proj (made in the first prepare()
   // that needs them, on ctx's stream), and the projections that read them.
   const void *w_attn_, *b_attn_, *w_proj_, *b_proj_;

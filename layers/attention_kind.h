@@ -21,10 +21,14 @@ enum class AttentionKind { Auto, Cudnn, Flash, Naive };
 
 inline const char* attention_kind_name(AttentionKind k) {
   switch (k) {
-    case AttentionKind::Auto: return "auto";
-    case AttentionKind::Cudnn: return "cudnn";
-    case AttentionKind::Flash: return "flash";
-    case AttentionKind::Naive: return "naive";
+    case AttentionKind::Auto:
+      return "auto";
+    case AttentionKind::Cudnn:
+      return "cudnn";
+    case AttentionKind::Flash:
+      return "flash";
+    case AttentionKind::Naive:
+      return "naive";
   }
   return "?";
 }

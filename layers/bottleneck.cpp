@@ -30,9 +30,12 @@ Bottleneck::Bottleneck(const DeviceWeights& w, const std::string& prefix, int in
 
 const char* shortcut_way_name(ShortcutWay w) {
   switch (w) {
-    case ShortcutWay::Apart: return "apart";
-    case ShortcutWay::FoldedCopy: return "folded-copy";
-    case ShortcutWay::Folded: return "folded";
+    case ShortcutWay::Apart:
+      return "apart";
+    case ShortcutWay::FoldedCopy:
+      return "folded-copy";
+    case ShortcutWay::Folded:
+      return "folded";
   }
   return "?";
 }
@@ -70,7 +73,8 @@ void Bottleneck::offer_folded_shortcut(const DeviceWeights& w, Precision precisi
 }
 
 void Bottleneck::offer_conv2_into_fold(const DeviceWeights& w, Precision precision) {
-  require(conv3_folded_.has_value(), "internal: block '" + name_.str() + "' offers conv2 into the fold before the fold.");
+  require(conv3_folded_.has_value(),
+          "internal: block '" + name_.str() + "' offers conv2 into the fold before the fold.");
   conv2_into_fold_.emplace(w, name_.str() + ".conv2", conv2_.shape(), ConvActivation::Relu, precision);
   conv2_into_fold_->set_output_pixel_stride(width_ + in_);
 }
@@ -100,7 +104,8 @@ void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const s
 
 void Bottleneck::choose_shortcut(int N, int H, int W, ShortcutWay way) {
   const auto it = shortcut_.find({N, H, W});
-  require(it != shortcut_.end(), "internal: block '" + name_.str() + "' has no folded shortcut prepared at this shape.");
+  require(it != shortcut_.end(),
+          "internal: block '" + name_.str() + "' has no folded shortcut prepared at this shape.");
   require(has_shortcut_way(N, H, W, way), "internal: block '" + name_.str() + "' did not build the " +
                                               shortcut_way_name(way) + " shortcut at this shape: " + it->second.note);
   it->second.way = way;
@@ -199,9 +204,9 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
   conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
   if (conv3_folded_) prepare_shortcut(ctx, N, H, W, y, x, s, fit(conv2_), fit(*conv3_folded_), cache);
   if (e4m3_) {
-    require(x_scale != nullptr, "internal: block '" + name_.str() + "' on the e4m3 stream was prepared without its input's scale.");
-    e4m3_->prepare(ctx, N, H, W, y, x, x_scale, E4m3Block::Slots{s.t1, s.t2, s.shortcut, s.rest},
-                   cache);
+    require(x_scale != nullptr,
+            "internal: block '" + name_.str() + "' on the e4m3 stream was prepared without its input's scale.");
+    e4m3_->prepare(ctx, N, H, W, y, x, x_scale, E4m3Block::Slots{s.t1, s.t2, s.shortcut, s.rest}, cache);
   }
 }
 
@@ -298,7 +303,8 @@ void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& pa
     const int Ho = out_size(H), Wo = out_size(W);
     out.push_back(conv3_folded_->cost(name_.str(), N, Ho, Wo));
     const double px = double(N) * Ho * Wo, copied = px * (way == ShortcutWay::Folded ? in_ : width_ + in_);
-    out.push_back(streaming_cost(shortcut_name_.str(), name_.str(), "elementwise", copied, copied, 0, dtype_size(dtype_)));
+    out.push_back(
+        streaming_cost(shortcut_name_.str(), name_.str(), "elementwise", copied, copied, 0, dtype_size(dtype_)));
     return;
   }
   out.push_back(conv3_.cost(name_.str(), N, out_size(H), out_size(W)));  // with the shortcut it adds

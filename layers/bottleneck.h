@@ -162,14 +162,14 @@ class Bottleneck {
   // conv2 again, its output's pixels width + in apart: t2 into the folded copy's left half, when
   // offered (offer_conv2_into_fold).
   std::optional<Conv2d> conv2_into_fold_;
-  NvtxName shortcut_name_;              // `<prefix>.downsample`: the folded shortcut's copy
+  NvtxName shortcut_name_;  // `<prefix>.downsample`: the folded shortcut's copy
   struct ShortcutChoice {
     ShortcutWay way = ShortcutWay::Apart;
     float ms[3] = {-1.f, -1.f, -1.f};  // by ShortcutWay, conv2 to conv3; negative: not timed (forced, or not built)
     std::string note;                  // the switch that forced it, a refusal, or why Folded was not built
   };
   std::map<std::tuple<int, int, int>, ShortcutChoice> shortcut_;  // by input shape
-  std::unique_ptr<E4m3Block> e4m3_;  // the e4m3 stream, when used
+  std::unique_ptr<E4m3Block> e4m3_;                               // the e4m3 stream, when used
 };
 
 }  // namespace laptime

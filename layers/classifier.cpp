@@ -4,7 +4,10 @@ namespace laptime {
 
 Classifier::Classifier(const DeviceWeights& w, int C, int classes, Precision precision,
                        const lab::KernelChoice& kernels)
-    : C_(C), avgpool_("avgpool", w.dtype(), kernels), fc_name_("fc"), fc_(w, "fc", C, classes, precision, HasBias::Yes) {
+    : C_(C),
+      avgpool_("avgpool", w.dtype(), kernels),
+      fc_name_("fc"),
+      fc_(w, "fc", C, classes, precision, HasBias::Yes) {
   fc_.set_fp8_input(Fp8Input::Quantize);
 }
 

@@ -32,8 +32,8 @@ LayerCost conv_cost(const std::string& name, const std::string& parent, const Co
 }
 
 FoldedConv fold_batchnorm(const ConvShape& s, const std::vector<float>& w_oihw, const std::vector<float>& gamma,
-                          const std::vector<float>& beta, const std::vector<float>& mean,
-                          const std::vector<float>& var, float eps, const std::string& bn_name) {
+                          const std::vector<float>& beta, const std::vector<float>& mean, const std::vector<float>& var,
+                          float eps, const std::string& bn_name) {
   const int K = s.out_channels, C = s.in_channels, R = s.kernel;
   require(static_cast<int64_t>(w_oihw.size()) == s.weight_count() && gamma.size() == static_cast<size_t>(K) &&
               beta.size() == gamma.size() && mean.size() == gamma.size() && var.size() == gamma.size(),
@@ -59,7 +59,7 @@ FoldedConv fold_batchnorm(const ConvShape& s, const std::vector<float>& w_oihw, 
 // fp8: one shape's e4m3 GEMM, owned by its layer (the descriptor holds the layer's scale
 // pointers), and the choice, which identical layers share through the cache.
 struct Conv2d::Fp8Plan {
-  std::unique_ptr<Gemm> gemm;  // nullptr when cuBLASLt had no plan
+  std::unique_ptr<Gemm> gemm;   // nullptr when cuBLASLt had no plan
   GemmTuner::Fp8Choice choice;  // fp8_ms: quantize + GEMM; bf16_ms: the chosen bf16/cuDNN plan
   DeviceBuffer x8;              // [N·H·W, in] e4m3, when chosen
   int64_t x_elems = 0;          // N·H·W·in
@@ -67,8 +67,7 @@ struct Conv2d::Fp8Plan {
 
 Conv2d::Conv2d(const DeviceWeights& w, const std::string& prefix, const ConvShape& shape, ConvActivation act,
                Precision precision)
-    : name_(prefix),
-      problem_{shape, w.dtype(), precision, act, w.get(prefix + ".weight"), w.get(prefix + ".bias")} {}
+    : name_(prefix), problem_{shape, w.dtype(), precision, act, w.get(prefix + ".weight"), w.get(prefix + ".bias")} {}
 
 Conv2d::~Conv2d() = default;
 Conv2d::Conv2d(Conv2d&&) noexcept = default;
@@ -197,7 +196,7 @@ LayerCost Conv2d::cost(const std::string& parent, int N, int H, int W) const {
   LayerCost c = conv_cost(name(), parent, problem_.shape, N, H, W, residual, problem_.dtype);
   if (problem_.precision != Precision::FP8) return c;
   c.precision = runs_fp8(N, H, W) ? "fp8" : "bf16";  // the roofline bounds each by its own ceiling
-  if (runs_fp8(N, H, W))  // 1-byte weights; the bias, the input it quantizes and y stay bf16
+  if (runs_fp8(N, H, W))                             // 1-byte weights; the bias, the input it quantizes and y stay bf16
     c.weight_bytes = double(problem_.shape.weight_count()) +
                      problem_.shape.out_channels * static_cast<double>(dtype_size(problem_.dtype));
   return c;
@@ -207,7 +206,8 @@ std::string Conv2d::describe(int N, int H, int W) const {
   const ConvPlan& p = plan(N, H, W);
   std::ostringstream os;
   os << conv_route_name(p.route) << ", " << p.engine << ", " << p.workspace << " B workspace";
-  if (p.ms >= 0.f) os << ", " << std::fixed << std::setprecision(3) << p.ms << " ms (fastest of " << p.candidates << ")";
+  if (p.ms >= 0.f)
+    os << ", " << std::fixed << std::setprecision(3) << p.ms << " ms (fastest of " << p.candidates << ")";
   if (!p.note.empty()) os << " [" << p.note << "]";
   const std::string fp8 = fp8_report(N, H, W);
   if (!fp8.empty()) os << "; fp8 candidate: " << fp8;
@@ -229,7 +229,8 @@ void Conv2d::forward(const Context& ctx, void* y, const void* x, int N, int H, i
       fp8_.record_input(ctx, x, problem_.dtype, f.x_elems);  // then the bf16 plan, below
     } else if (f.choice.fp8) {
       if (!fp8_.calibrated())
-        throw Error("internal: convolution '" + name() + "' runs fp8 before its calibration (calibrate the model first).");
+        throw Error("internal: convolution '" + name() +
+                    "' runs fp8 before its calibration (calibrate the model first).");
       quantize_fp8(f.x8.data(), fp8_.input_inv_scale(), problem_.dtype, x, f.x_elems, ctx.stream());
       f.gemm->run(ctx, y, f.x8.data(), fp8_.weight8(), problem_.bias, 1.f, residual ? 1.f : 0.f, residual);
       return;

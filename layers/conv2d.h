@@ -75,8 +75,8 @@ struct FoldedConv {
 // weight out OIHW → KRSC. w_oihw: [out, in, k, k]; gamma, beta, mean, var: [out].
 // Throws a sentence naming `bn_name` when a variance is negative or not finite.
 FoldedConv fold_batchnorm(const ConvShape& s, const std::vector<float>& w_oihw, const std::vector<float>& gamma,
-                          const std::vector<float>& beta, const std::vector<float>& mean,
-                          const std::vector<float>& var, float eps, const std::string& bn_name);
+                          const std::vector<float>& beta, const std::vector<float>& mean, const std::vector<float>& var,
+                          float eps, const std::string& bn_name);
 
 class Conv2d {
  public:
@@ -106,8 +106,7 @@ class Conv2d {
   // residual: like y, or nullptr, as at prepare(). The shape must have been prepared, on a
   // context with the same stream. Any device pointers of those shapes will do, 16-byte aligned
   // (cuDNN's tensors are declared so).
-  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W,
-               const void* residual = nullptr) const;
+  void forward(const Context& ctx, void* y, const void* x, int N, int H, int W, const void* residual = nullptr) const;
 
   const std::string& name() const { return name_.str(); }
   const ConvShape& shape() const { return problem_.shape; }  // the convolution as the weights file has it
@@ -163,7 +162,7 @@ class Conv2d {
   ConvProblem problem_;  // shape, storage type, precision, activation, weight [out, k, k, in] and bias [out]
   std::map<std::tuple<int, int, int>, std::shared_ptr<ConvPlan>> plans_;  // by (N, H, W)
   // fp8 only.
-  Fp8Weight fp8_;                                                       // W8 [out, in] and the scales
+  Fp8Weight fp8_;                                                            // W8 [out, in] and the scales
   std::map<std::tuple<int, int, int>, std::unique_ptr<Fp8Plan>> fp8_plans_;  // by (N, H, W): per layer (its scales)
   bool calibrating_ = false;
   bool fp8_offered_ = true;

@@ -48,8 +48,8 @@ struct GraphSpec {
   DType dtype;          // storage type of x, w, bias, residual and y
   Precision precision;  // which engines may run it
   ConvActivation act;
-  bool residual;        // the fused graph adds z
-  ConvRoute route;      // Fused: conv → bias → [z] → [ReLU]; Separate: conv alone
+  bool residual;    // the fused graph adds z
+  ConvRoute route;  // Fused: conv → bias → [z] → [ReLU]; Separate: conv alone
 };
 
 // Describes the graph of `s` on `g`: explicit dims and NHWC strides for every tensor the
@@ -60,8 +60,8 @@ void describe_graph(fe::graph::Graph& g, const GraphSpec& s) {
   const int64_t K = s.shape.out_channels, R = s.shape.kernel;
   const int64_t Ho = s.shape.out_size(static_cast<int>(s.H)), Wo = s.shape.out_size(static_cast<int>(s.W));
   using Tensor = fe::graph::Tensor_attributes;
-  auto x = g.tensor(Tensor().set_name("x").set_uid(kUidX).set_dim({s.N, s.C, s.H, s.W}).set_stride(
-      nhwc_strides(s.C, s.H, s.W)));
+  auto x = g.tensor(
+      Tensor().set_name("x").set_uid(kUidX).set_dim({s.N, s.C, s.H, s.W}).set_stride(nhwc_strides(s.C, s.H, s.W)));
   auto w = g.tensor(Tensor().set_name("w").set_uid(kUidW).set_dim({K, s.C, R, R}).set_stride(nhwc_strides(s.C, R, R)));
   // Cross-correlation, as PyTorch's Conv2d.
   auto y = g.conv_fprop(x, w,
@@ -75,16 +75,20 @@ void describe_graph(fe::graph::Graph& g, const GraphSpec& s) {
     auto bias = g.tensor(Tensor().set_name("bias").set_uid(kUidBias).set_dim({1, K, 1, 1}).set_stride({K, 1, K, K}));
     y = g.pointwise(y, bias, Pointwise().set_name("add_bias").set_mode(fe::PointwiseMode_t::ADD));
     if (s.residual) {
-      auto z = g.tensor(Tensor().set_name("z").set_uid(kUidResidual).set_dim({s.N, K, Ho, Wo}).set_stride(
-          nhwc_strides(K, Ho, Wo)));
+      auto z = g.tensor(
+          Tensor().set_name("z").set_uid(kUidResidual).set_dim({s.N, K, Ho, Wo}).set_stride(nhwc_strides(K, Ho, Wo)));
       y = g.pointwise(y, z, Pointwise().set_name("add_residual").set_mode(fe::PointwiseMode_t::ADD));
     }
-    if (s.act == ConvActivation::Relu) y = g.pointwise(y, Pointwise().set_name("relu").set_mode(fe::PointwiseMode_t::RELU_FWD));
+    if (s.act == ConvActivation::Relu)
+      y = g.pointwise(y, Pointwise().set_name("relu").set_mode(fe::PointwiseMode_t::RELU_FWD));
   }
-  y->set_output(true).set_name("y").set_uid(kUidY).set_data_type(io).set_dim({s.N, K, Ho, Wo}).set_stride(
-      nhwc_strides(s.Cy, Ho, Wo));
+  y->set_output(true)
+      .set_name("y")
+      .set_uid(kUidY)
+      .set_data_type(io)
+      .set_dim({s.N, K, Ho, Wo})
+      .set_stride(nhwc_strides(s.Cy, Ho, Wo));
 }
-
 
 // Candidates timed per cuDNN route and per shape, at most: the heuristics' lists run to dozens of
 // configurations, most of them variants of the first few; building each plan costs host time
@@ -176,10 +180,14 @@ std::string conv_shape_text(int N, int H, int W, int C) {
 
 const char* conv_route_name(ConvRoute r) {
   switch (r) {
-    case ConvRoute::Auto: return "auto";
-    case ConvRoute::Fused: return "fused";
-    case ConvRoute::Separate: return "separate";
-    case ConvRoute::Gemm: return "gemm";
+    case ConvRoute::Auto:
+      return "auto";
+    case ConvRoute::Fused:
+      return "fused";
+    case ConvRoute::Separate:
+      return "separate";
+    case ConvRoute::Gemm:
+      return "gemm";
   }
   return "?";
 }
@@ -256,8 +264,18 @@ namespace {
 struct Chooser {
   Chooser(const ConvProblem& conv, const std::string& name, Context& ctx, int N, int H, int W, void* y, const void* x,
           const void* residual, CandidateLaunch launch)
-      : conv(conv), name(name), ctx(ctx), N(N), H(H), W(W), y(y), x(x), residual(residual), tune(env::conv_tune()),
-        launch(launch), rows(int64_t{N} * conv.shape.out_size(H) * conv.shape.out_size(W)) {}
+      : conv(conv),
+        name(name),
+        ctx(ctx),
+        N(N),
+        H(H),
+        W(W),
+        y(y),
+        x(x),
+        residual(residual),
+        tune(env::conv_tune()),
+        launch(launch),
+        rows(int64_t{N} * conv.shape.out_size(H) * conv.shape.out_size(W)) {}
 
   const ConvProblem& conv;
   const std::string& name;  // the layer's, for the sentences
@@ -266,9 +284,9 @@ struct Chooser {
   void* y;
   const void* x;
   const void* residual;
-  bool tune;             // time the candidates (LAPTIME_CONV_TUNE is not off)
+  bool tune;               // time the candidates (LAPTIME_CONV_TUNE is not off)
   CandidateLaunch launch;  // how (core/timing.h): in a graph, or directly for an eager loop
-  int64_t rows;          // N·Ho·Wo
+  int64_t rows;            // N·Ho·Wo
   std::shared_ptr<ConvPlan> best;
   std::string refusals;  // the routes that had nothing, and why
   int candidates = 0;    // timed, all routes
@@ -307,9 +325,10 @@ void Chooser::cudnn_route(ConvRoute r) {
   p->graph = std::make_unique<ConvPlan::Graph>();
   fe::graph::Graph& g = p->graph->graph;
   if (conv.strided_output() && r != ConvRoute::Fused)  // the epilogue kernel writes packed rows
-    return refused(r, "y is strided (" + std::to_string(conv.y_stride()) + " elements a pixel); only the fused graph writes it");
-  const GraphSpec spec{conv.shape, conv.shape.in_channels, conv.y_stride(), N, H, W, conv.dtype, conv.precision,
-                       conv.act, p->residual, r};
+    return refused(
+        r, "y is strided (" + std::to_string(conv.y_stride()) + " elements a pixel); only the fused graph writes it");
+  const GraphSpec spec{conv.shape, conv.shape.in_channels, conv.y_stride(), N,           H, W,
+                       conv.dtype, conv.precision,         conv.act,        p->residual, r};
   describe_graph(g, spec);
   std::string why;
   if (!list_configs(g, p->handle, spec, tune, &why)) return refused(r, why);
@@ -336,8 +355,7 @@ void Chooser::cudnn_route(ConvRoute r) {
     if (ms < 0.f) continue;
     // enqueue() lists its pointers in this order; a frontend that disagreed would bind them wrongly.
     require(g.get_variant_pack_uids_sorted() == graph_uids(r, p->residual),
-            "internal: cudnn-frontend lists the tensors of convolution '" + name +
-                "' in an unexpected order.");
+            "internal: cudnn-frontend lists the tensors of convolution '" + name + "' in an unexpected order.");
     if (tune) ++candidates;
     if (route_index < 0 || ms < route_best) {
       route_best = ms;
@@ -442,8 +460,8 @@ std::string conv_plan_key(const ConvProblem& c, int N, int H, int W, bool residu
                           cudaStream_t stream) {
   const ConvShape& s = c.shape;
   std::ostringstream os;
-  os << s.in_channels << ',' << s.out_channels << ',' << s.kernel << ',' << s.stride << ',' << s.pad << '|' << N
-     << ',' << H << ',' << W << '|' << dtype_name(c.dtype) << ',' << precision_name(c.precision) << ','
+  os << s.in_channels << ',' << s.out_channels << ',' << s.kernel << ',' << s.stride << ',' << s.pad << '|' << N << ','
+     << H << ',' << W << '|' << dtype_name(c.dtype) << ',' << precision_name(c.precision) << ','
      << (c.act == ConvActivation::Relu) << ',' << residual << ',' << conv_route_name(route) << ','
      << static_cast<const void*>(stream) << '|' << c.y_stride();
   return os.str();
@@ -488,8 +506,8 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
   if (eager) notes.push_back(GemmTuner::eager_note(replay));
   for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;
-  c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
-                              (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
+  c.fp8 = c.fp8_ms >= 0.f &&
+          (policy == Fp8Policy::Always || (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
   // The buffers hold the chosen plan's result, as choose_conv_plan leaves them.
   std::string why;
   if (!chosen.enqueue(conv, ctx, y, x, residual, &why))

@@ -102,13 +102,13 @@ struct ConvPlan {
   ConvRoute route = ConvRoute::Separate;
   std::unique_ptr<Graph> graph;  // Fused, Separate: its candidate plans built
   std::unique_ptr<Gemm> gemm;    // Gemm: the chosen algorithm
-  bool residual = false;  // prepared with a residual (forward must agree)
-  int64_t workspace = 0;  // bytes, reserved on the context
-  std::string engine;     // cuDNN's name for the plan (engine and knobs), or cuBLASLt's algorithm
-  std::string note;       // what was refused on the way, if anything
-  int64_t out_rows = 0;   // N·Ho·Wo, the epilogue's rows
-  float ms = -1.f;        // measured at prepare (negative: not timed)
-  int candidates = 0;     // how many were timed for this shape, all routes
+  bool residual = false;         // prepared with a residual (forward must agree)
+  int64_t workspace = 0;         // bytes, reserved on the context
+  std::string engine;            // cuDNN's name for the plan (engine and knobs), or cuBLASLt's algorithm
+  std::string note;              // what was refused on the way, if anything
+  int64_t out_rows = 0;          // N·Ho·Wo, the epilogue's rows
+  float ms = -1.f;               // measured at prepare (negative: not timed)
+  int candidates = 0;            // how many were timed for this shape, all routes
 };
 
 // Plans shared between the convolutions of one model: one per distinct (shape, input size,
@@ -163,10 +163,9 @@ std::string conv_plan_key(const ConvProblem& c, int N, int H, int W, bool residu
 // and its workspace is reserved on ctx. *timed gets the candidates timed. Throws a sentence
 // naming `name` when none can run.
 // `replay` Eager: the candidates timed as an eager loop launches them (GemmTuner::launch_for).
-std::shared_ptr<ConvPlan> choose_conv_plan(Context& ctx, const ConvProblem& c, const std::string& name,
-                                           ConvRoute route, int N, int H, int W, void* y, const void* x,
-                                           const void* residual, int* timed,
-                                           GemmTuner::Replay replay = GemmTuner::Replay::Graph);
+std::shared_ptr<ConvPlan> choose_conv_plan(Context& ctx, const ConvProblem& c, const std::string& name, ConvRoute route,
+                                           int N, int H, int W, void* y, const void* x, const void* residual,
+                                           int* timed, GemmTuner::Replay replay = GemmTuner::Replay::Graph);
 
 // fp8: the e4m3 candidate of a 1×1 stride-1 convolution: x (x_elems elements) quantized with
 // fp8's input scale, then `gemm` (y = ReLU(s_x·s_w·(x8 · W8ᵀ) + bias + 1·residual)), both kernels

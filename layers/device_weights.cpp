@@ -14,9 +14,8 @@ void HostWeights::add(const std::string& name, std::vector<int64_t> shape, std::
   HostTensor t{std::move(shape), std::move(values)};
   int64_t n = 1;
   for (int64_t d : t.shape) n *= d;
-  require(n == static_cast<int64_t>(t.values.size()),
-          "internal: tensor '" + name + "' of shape " + shape_str(t.shape) + " has " +
-              std::to_string(t.values.size()) + " values.");
+  require(n == static_cast<int64_t>(t.values.size()), "internal: tensor '" + name + "' of shape " + shape_str(t.shape) +
+                                                          " has " + std::to_string(t.values.size()) + " values.");
   tensors_[name] = std::move(t);
 }
 
@@ -38,7 +37,8 @@ int64_t HostWeights::param_count() const {
 }
 
 DeviceWeights::DeviceWeights(const Context& ctx, const HostWeights& host, DType dtype) : dtype_(dtype) {
-  require(dtype == DType::F32 || dtype == DType::BF16, std::string("weights cannot be stored as ") + dtype_name(dtype) + ".");
+  require(dtype == DType::F32 || dtype == DType::BF16,
+          std::string("weights cannot be stored as ") + dtype_name(dtype) + ".");
   ArenaLayout layout;
   for (const auto& [name, t] : host.all()) {
     offsets_[name] = layout.reserve(t.values.size() * dtype_size(dtype));

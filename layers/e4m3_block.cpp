@@ -34,8 +34,8 @@ CandidateLaunch launch_of(const ConvPlanCache* cache) {
 // The GEMM's candidates (cuBLASLt's ranked algorithms, the CUTLASS kernels that compute it) timed
 // on these operands and the fastest kept (Gemm::autotune), or the choice of an identical GEMM
 // through the cache. Returns the chosen time.
-float tune(const Context& ctx, Gemm& g, const std::string& what, void* d, const void* a, const void* b, const void* bias,
-           ConvPlanCache* cache) {
+float tune(const Context& ctx, Gemm& g, const std::string& what, void* d, const void* a, const void* b,
+           const void* bias, ConvPlanCache* cache) {
   const GemmSpec& s = g.spec();
   const std::string key = what + " " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
   if (const ConvPlanCache::TimedChoice* c = cache ? cache->timed_choice(key) : nullptr) {
@@ -98,7 +98,7 @@ std::string e4m3_stream_refusal(const Context& ctx) {
 }
 
 struct E4m3Block::Plan {
-  int Ho = 0, Wo = 0;  // conv2's output side (the plan's key holds N, H, W)
+  int Ho = 0, Wo = 0;              // conv2's output side (the plan's key holds N, H, W)
   const float* x_scale = nullptr;  // the producer's s_x this plan's GEMMs read
   std::unique_ptr<Gemm> conv1, downsample;
   const CutlassConvKernel* conv2 = nullptr;
@@ -181,11 +181,13 @@ void E4m3Block::prepare(Context& ctx, int N, int H, int W, void* y8, const void*
   if (downsample_) {
     p->downsample = fp8_gemm(*downsample_, out_rows, wds_, Epilogue::Bias, sc_scale_.inv_scale());
     const void* a8 = downsample_->shape().stride != 1 ? s.xs8 : x8;
-    p->downsample_ms = tune(ctx, *p->downsample, "e4m3 downsample", s.sc8, a8, wds_.weight8(), downsample_->bias(), cache);
+    p->downsample_ms =
+        tune(ctx, *p->downsample, "e4m3 downsample", s.sc8, a8, wds_.weight8(), downsample_->bias(), cache);
   }
 
   choose_conv2(ctx, *p, conv2_args(N, H, W, s), cache);
-  choose_conv3(ctx, *p, conv3_args(N, p->Ho, p->Wo, y8, s, downsample_ ? s.sc8 : x8, downsample_ ? sc_scale_.scale() : x_scale),
+  choose_conv3(ctx, *p,
+               conv3_args(N, p->Ho, p->Wo, y8, s, downsample_ ? s.sc8 : x8, downsample_ ? sc_scale_.scale() : x_scale),
                cache);
   plans_[{N, H, W}] = std::move(p);
 }
@@ -205,14 +207,15 @@ void E4m3Block::choose_conv2(Context& ctx, Plan& p, const CutlassConvArgs& a2, C
     throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS convolution can run '" + conv2_.name() + "'" +
                           (conv_refusals.empty() ? "" : " (" + conv_refusals + ")") +
                           "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
-  const std::string key2 = "e4m3 conv2 " + conv_shape_text(a2.N, a2.H, a2.W, a2.C) + " k" + std::to_string(a2.K) + " s" +
-                           std::to_string(a2.stride);
+  const std::string key2 = "e4m3 conv2 " + conv_shape_text(a2.N, a2.H, a2.W, a2.C) + " k" + std::to_string(a2.K) +
+                           " s" + std::to_string(a2.stride);
   std::vector<CutlassLaunchCache> launches2(convs.size());  // one each: a cache is one kernel's
   const Timed t2 = fastest(ctx, cache, key2, static_cast<int>(convs.size()), [&](int i) {
     convs[i]->run(a2, launches2[i], ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
   });
   if (t2.ms < 0.f)
-    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS convolution failed to run '" + conv2_.name() + "'.");
+    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS convolution failed to run '" + conv2_.name() +
+                          "'.");
   p.conv2 = convs[t2.index];
   p.conv2_ms = t2.ms;
   p.conv2_shared = t2.shared;
@@ -233,14 +236,15 @@ void E4m3Block::choose_conv3(Context& ctx, Plan& p, const CutlassGemmArgs& a, Co
       if (k->workspace_bytes(a, sched) <= ctx.workspace_bytes()) candidates.push_back({k, sched});
   }
   if (candidates.empty())
-    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS kernel can run '" + conv3_.name() + "' (M=" +
-                          std::to_string(a.M) + " N=" + std::to_string(a.N) + " K=" + std::to_string(a.K) + ")" +
-                          (refusals.empty() ? "" : ": " + refusals) +
+    throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: no CUTLASS kernel can run '" + conv3_.name() +
+                          "' (M=" + std::to_string(a.M) + " N=" + std::to_string(a.N) + " K=" + std::to_string(a.K) +
+                          ")" + (refusals.empty() ? "" : ": " + refusals) +
                           "; LAPTIME_RESNET_FP8=layers keeps the blocks' activations bf16.");
   const std::string key = "e4m3 conv3 " + std::to_string(a.M) + "x" + std::to_string(a.N) + "x" + std::to_string(a.K);
   std::vector<CutlassLaunchCache> launches3(candidates.size());
   const Timed t3 = fastest(ctx, cache, key, static_cast<int>(candidates.size()), [&](int i) {
-    candidates[i].first->run(a, candidates[i].second, launches3[i], ctx.workspace(), ctx.workspace_bytes(), ctx.stream());
+    candidates[i].first->run(a, candidates[i].second, launches3[i], ctx.workspace(), ctx.workspace_bytes(),
+                             ctx.stream());
   });
   if (t3.ms < 0.f)
     throw E4m3StreamError("fp8 ResNet-50's e4m3 stream: every CUTLASS kernel failed to run '" + conv3_.name() + "'.");
@@ -359,9 +363,9 @@ std::vector<std::string> E4m3Block::describe(int N, int H, int W) const {
               (p.conv3_shared ? ", shared" : "") + ")");
   if (downsample_)
     v.push_back(downsample_->name() + ": e4m3 stream, " +
-                (downsample_->shape().stride != 1 ? "the e4m3 input subsampled, then " : std::string()) +
-                "fp8 GEMM (" + p.downsample->backend() + "), bias -> e4m3, " + fixed3(p.downsample_ms) +
-                " ms (fastest of " + std::to_string(p.downsample->candidate_count()) + ")");
+                (downsample_->shape().stride != 1 ? "the e4m3 input subsampled, then " : std::string()) + "fp8 GEMM (" +
+                p.downsample->backend() + "), bias -> e4m3, " + fixed3(p.downsample_ms) + " ms (fastest of " +
+                std::to_string(p.downsample->candidate_count()) + ")");
   return v;
 }
 

@@ -63,8 +63,8 @@ class E4m3Block {
  public:
   // The block's own convolutions (their folded bf16 weights and biases), which outlive it. Makes
   // the e4m3 weights and the scales (synchronizes).
-  E4m3Block(const Context& ctx, const std::string& block, const Conv2d& conv1, const Conv2d& conv2,
-            const Conv2d& conv3, const Conv2d* downsample);
+  E4m3Block(const Context& ctx, const std::string& block, const Conv2d& conv1, const Conv2d& conv2, const Conv2d& conv3,
+            const Conv2d* downsample);
   ~E4m3Block();
   E4m3Block(const E4m3Block&) = delete;
   E4m3Block& operator=(const E4m3Block&) = delete;
@@ -92,11 +92,13 @@ class E4m3Block {
   void begin_calibration(const Context& ctx);
   void record_t1(const Context& ctx, const void* t1, int64_t n) const { t1_scale_.record(ctx, t1, DType::BF16, n); }
   void record_t2(const Context& ctx, const void* t2, int64_t n) const { t2_scale_.record(ctx, t2, DType::BF16, n); }
-  void record_shortcut(const Context& ctx, const void* sc, int64_t n) const { sc_scale_.record(ctx, sc, DType::BF16, n); }
+  void record_shortcut(const Context& ctx, const void* sc, int64_t n) const {
+    sc_scale_.record(ctx, sc, DType::BF16, n);
+  }
   void record_output(const Context& ctx, const void* y, int64_t n) const { y_scale_.record(ctx, y, DType::BF16, n); }
   void end_calibration(const Context& ctx);
   bool calibrating() const { return calibrating_; }
-  const Fp8Scale& output_scale() const { return y_scale_; }  // s_y: the next block's s_x
+  const Fp8Scale& output_scale() const { return y_scale_; }     // s_y: the next block's s_x
   const Fp8Scale& shortcut_scale() const { return sc_scale_; }  // s_sc (made with a downsample only)
   const Fp8Scale& t1_scale() const { return t1_scale_; }
   const Fp8Scale& t2_scale() const { return t2_scale_; }
@@ -112,7 +114,8 @@ class E4m3Block {
   CutlassConvArgs conv2_args(int N, int H, int W, const Slots& s) const;
   void choose_conv2(Context& ctx, Plan& p, const CutlassConvArgs& a2, ConvPlanCache* cache) const;
   void choose_conv3(Context& ctx, Plan& p, const CutlassGemmArgs& a, ConvPlanCache* cache) const;
-  CutlassGemmArgs conv3_args(int N, int Ho, int Wo, void* y8, const Slots& s, const void* r8, const float* r_scale) const;
+  CutlassGemmArgs conv3_args(int N, int Ho, int Wo, void* y8, const Slots& s, const void* r8,
+                             const float* r_scale) const;
 
   std::string block_;
   const Conv2d &conv1_, &conv2_, &conv3_;

@@ -42,14 +42,15 @@ std::string fp8_refusal(const Context& ctx) {
            std::string(ctx.props().name) + " is " + std::to_string(ctx.props().major) + "." +
            std::to_string(ctx.props().minor) + ".";
   if (!LAPTIME_FP8_BUILD)
-    return std::string("-p fp8 needs a build with sm_89 or newer code; this one was built for CMAKE_CUDA_ARCHITECTURES=") +
+    return std::string(
+               "-p fp8 needs a build with sm_89 or newer code; this one was built for CMAKE_CUDA_ARCHITECTURES=") +
            LAPTIME_CUDA_ARCHITECTURES + " (rebuild with 90 for Hopper).";
   return "";
 }
 
 void Fp8Weight::make(const Context& ctx, const void* weight, DType dtype, int64_t n, const std::string& name) {
-  require(dtype == DType::BF16, "internal: fp8 layer '" + name + "' needs bf16 weights, not " +
-                                    std::string(dtype_name(dtype)) + ".");
+  require(dtype == DType::BF16,
+          "internal: fp8 layer '" + name + "' needs bf16 weights, not " + std::string(dtype_name(dtype)) + ".");
   name_ = name;
   scales_ = DeviceBuffer(kSlots * kSlotFloats * sizeof(float));
   CUDA_CHECK(cudaMemsetAsync(scales_.data(), 0, scales_.bytes(), ctx.stream()));
@@ -57,7 +58,8 @@ void Fp8Weight::make(const Context& ctx, const void* weight, DType dtype, int64_
   const float s_w = scale_from_amax(read_float(ctx, slot(kAmaxW)), 1.f, "the weight of '" + name + "'");
   const std::vector<float> init{s_w, 1.f, 1.f, 0.f, 1.f / s_w};  // kScaleW .. kInvScaleW; s_x = 1 until calibrated
   for (int i = 0; i < static_cast<int>(init.size()); ++i)
-    CUDA_CHECK(cudaMemcpyAsync(slot(static_cast<Slot>(i)), &init[i], sizeof(float), cudaMemcpyHostToDevice, ctx.stream()));
+    CUDA_CHECK(
+        cudaMemcpyAsync(slot(static_cast<Slot>(i)), &init[i], sizeof(float), cudaMemcpyHostToDevice, ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // init is about to go out of scope
   weight8_ = DeviceBuffer(static_cast<std::size_t>(n));
   quantize_fp8(weight8_.data(), slot(kInvScaleW), dtype, weight, n, ctx.stream());

@@ -44,9 +44,9 @@ class Fp8Weight {
   void make(const Context& ctx, const void* weight, DType dtype, int64_t n, const std::string& name);
   bool made() const { return scales_.data() != nullptr; }
 
-  const void* weight8() const { return weight8_.data(); }  // [out, in] e4m3
-  const float* weight_scale() const { return slot(kScaleW); }      // s_w, device
-  const float* input_scale() const { return slot(kScaleX); }       // s_x, device
+  const void* weight8() const { return weight8_.data(); }            // [out, in] e4m3
+  const float* weight_scale() const { return slot(kScaleW); }        // s_w, device
+  const float* input_scale() const { return slot(kScaleX); }         // s_x, device
   const float* input_inv_scale() const { return slot(kInvScaleX); }  // 1/s_x, device: what x8's producer multiplies by
 
   // Calibration (see the top). record_input() enqueues amax(x) on ctx's stream; end() waits once.
@@ -77,11 +77,11 @@ class Fp8Scale {
   // `what` names the tensor in the sentences ("the output of layer2.0"). Synchronizes. Build time.
   void make(const Context& ctx, const std::string& what);
   bool made() const { return slots_.data() != nullptr; }
-  const float* scale() const { return slot(kScale); }          // s: what a reader multiplies by
-  const float* inv_scale() const { return slot(kInvScale); }   // 1/s: what the producer multiplies by
+  const float* scale() const { return slot(kScale); }         // s: what a reader multiplies by
+  const float* inv_scale() const { return slot(kInvScale); }  // 1/s: what the producer multiplies by
   void begin_calibration(const Context& ctx);
   void record(const Context& ctx, const void* x, DType dtype, int64_t n) const;  // amax on the stream
-  void end_calibration(const Context& ctx, float margin);  // one host wait
+  void end_calibration(const Context& ctx, float margin);                        // one host wait
   bool calibrated() const { return calibrated_; }
   float value(const Context& ctx) const;  // s as the device holds it (tests, reports). Synchronizes.
 

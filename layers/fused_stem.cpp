@@ -26,8 +26,8 @@ void FusedStem::prepare(const Context& ctx, int N, int Hs) {
 const FusedStemPlan& FusedStem::plan(int N, int Hs) const {
   auto it = plans_.find({N, Hs});
   if (it == plans_.end())  // `if`, not require(): no message built on every call
-    throw Error("internal: " + name() + " (fused stem) was not prepared for batch " + std::to_string(N) +
-                " at side " + std::to_string(Hs) + ".");
+    throw Error("internal: " + name() + " (fused stem) was not prepared for batch " + std::to_string(N) + " at side " +
+                std::to_string(Hs) + ".");
   return it->second;
 }
 
@@ -45,11 +45,10 @@ void FusedStem::forward(const Context& ctx, void* y, const void* x, int N, int H
 std::string FusedStem::describe(int N, int Hs) const {
   const FusedStemPlan& p = plan(N, Hs);
   if (version_ == 0) return "fused kernel (conv + bias + ReLU + max pool), laptime lab's stem v1: direct, CUDA cores";
-  return std::string("fused kernel (conv + bias + ReLU + max pool, ") + fused_stem_core_name(p.core) +
-         " bf16" + (version_ > 0 ? ", --kernel stem=v" + std::to_string(version_ + 1) : std::string()) +
-         "): " + std::to_string(p.bands) +
-         " band(s) of " + std::to_string(p.band_rows) + " pooled rows per image, " + std::to_string(p.grid) +
-         " blocks, " + std::to_string(p.smem_bytes / 1024) + " KB shared memory each";
+  return std::string("fused kernel (conv + bias + ReLU + max pool, ") + fused_stem_core_name(p.core) + " bf16" +
+         (version_ > 0 ? ", --kernel stem=v" + std::to_string(version_ + 1) : std::string()) +
+         "): " + std::to_string(p.bands) + " band(s) of " + std::to_string(p.band_rows) + " pooled rows per image, " +
+         std::to_string(p.grid) + " blocks, " + std::to_string(p.smem_bytes / 1024) + " KB shared memory each";
 }
 
 }  // namespace laptime

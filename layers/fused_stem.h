@@ -45,8 +45,8 @@ class FusedStem {
   NvtxName name_;
   int out_channels_;
   int version_;
-  const void* weight_;  // [out, 4, 4, 16] bf16
-  const void* bias_;    // [out] bf16
+  const void* weight_;                                  // [out, 4, 4, 16] bf16
+  const void* bias_;                                    // [out] bf16
   std::map<std::pair<int, int>, FusedStemPlan> plans_;  // by (N, Hs)
 };
 

@@ -12,11 +12,16 @@ namespace {
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
-    case DType::F32: return CUDA_R_32F;
-    case DType::BF16: return CUDA_R_16BF;
-    case DType::F16: return CUDA_R_16F;
-    case DType::F8E4M3: return CUDA_R_8F_E4M3;
-    default: throw Error(std::string("GEMM operands cannot be ") + dtype_name(t) + ".");
+    case DType::F32:
+      return CUDA_R_32F;
+    case DType::BF16:
+      return CUDA_R_16BF;
+    case DType::F16:
+      return CUDA_R_16F;
+    case DType::F8E4M3:
+      return CUDA_R_8F_E4M3;
+    default:
+      throw Error(std::string("GEMM operands cannot be ") + dtype_name(t) + ".");
   }
 }
 
@@ -35,17 +40,22 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, uint64_t rows, uint64_t 
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
   if (batch > 1) {
     CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
-    CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+    CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
   }
   return l;
 }
 
 const char* epilogue_name(Epilogue e) {
   switch (e) {
-    case Epilogue::None: return "none";
-    case Epilogue::Bias: return "bias";
-    case Epilogue::BiasRelu: return "bias+ReLU";
-    case Epilogue::GeluBias: return "GELU+bias";
+    case Epilogue::None:
+      return "none";
+    case Epilogue::Bias:
+      return "bias";
+    case Epilogue::BiasRelu:
+      return "bias+ReLU";
+    case Epilogue::GeluBias:
+      return "GELU+bias";
   }
   return "?";
 }
@@ -55,9 +65,8 @@ const char* epilogue_name(Epilogue e) {
 Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_bytes) : spec_(s) {
   // TF32 tensor cores for fp32 operands in tf32; 16-bit operands (bf16, or fp16 around tf32's
   // attention core) take the 16-bit tensor cores with fp32 accumulation in every precision.
-  const cublasComputeType_t compute = s.precision == Precision::TF32 && s.ab_dtype == DType::F32
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute =
+      s.precision == Precision::TF32 && s.ab_dtype == DType::F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
   // cuBLASLt's A is our B: [N, K] row-major is column-major K x N, used transposed.
   const cublasOperation_t trans_a = s.b_layout == BLayout::NK ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -73,7 +82,8 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   const DType c_dtype = s.d_dtype == DType::F8E4M3 ? DType::BF16 : s.d_dtype;
   if (s.epilogue != Epilogue::None) {
     const cudaDataType_t bias_type = cuda_type(c_dtype);
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+    CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
   }
   if (s.ab_dtype == DType::F8E4M3) {  // cuBLASLt's A is our B: the scales swap like the operands
     // A scale pointer 16-byte aligned: cuBLASLt's heuristic accepts a plan whose scale sits at
@@ -102,8 +112,8 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
   if (s.b_layout == BLayout::NK)
     a_ = make_layout(ab, s.K, s.N, s.K, s.batch, s.stride_b);  // [N, K] row-major
   else
-    a_ = make_layout(ab, s.N, s.K, s.N, s.batch, s.stride_b);  // [K, N] row-major
-  b_ = make_layout(ab, s.K, s.M, s.K, s.batch, s.stride_a);    // our A: [M, K] row-major
+    a_ = make_layout(ab, s.N, s.K, s.N, s.batch, s.stride_b);                // [K, N] row-major
+  b_ = make_layout(ab, s.K, s.M, s.K, s.batch, s.stride_a);                  // our A: [M, K] row-major
   d_ = make_layout(dt, s.N, s.M, s.ldd ? s.ldd : s.N, s.batch, s.stride_d);  // D: [M, N] row-major
   if (c_dtype != s.d_dtype) c_ = make_layout(cuda_type(c_dtype), s.N, s.M, s.ldd ? s.ldd : s.N, s.batch, s.stride_d);
   cublasLtMatrixLayout_t c_layout = c_ ? c_ : d_;
@@ -114,14 +124,18 @@ Gemm::Gemm(cublasLtHandle_t handle, const GemmSpec& s, std::size_t workspace_byt
                                                     sizeof(workspace_bytes)));
   const uint32_t align_a = alignment_bytes(s.batch > 1 ? s.stride_b : 0, s.ab_dtype);
   const uint32_t align_b = alignment_bytes(s.batch > 1 ? s.stride_a : 0, s.ab_dtype);
-  const uint32_t align_d =
-      std::min(alignment_bytes(s.batch > 1 ? s.stride_d : 0, s.d_dtype), alignment_bytes(s.ldd ? s.ldd : s.N, s.d_dtype));
+  const uint32_t align_d = std::min(alignment_bytes(s.batch > 1 ? s.stride_d : 0, s.d_dtype),
+                                    alignment_bytes(s.ldd ? s.ldd : s.N, s.d_dtype));
   const uint32_t align_c =
       std::min(alignment_bytes(s.batch > 1 ? s.stride_d : 0, c_dtype), alignment_bytes(s.ldd ? s.ldd : s.N, c_dtype));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a)));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b)));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c)));
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
+                                                    sizeof(align_a)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
+                                                    sizeof(align_b)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+                                                    sizeof(align_c)));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
+                                                    sizeof(align_d)));
 
   // The ranked list: run() uses the one at s.algo_index (0: the heuristic's first) unless
   // autotune() picks another.
@@ -181,8 +195,10 @@ void Gemm::find_cutlass(std::size_t workspace_bytes) {
   shape.ldd = s.ldd;
   for (const CutlassGemmKernel* k : cutlass_gemm_kernels(device)) {
     if (k->ab_dtype() != s.ab_dtype || k->d_dtype() != s.d_dtype || k->epilogue() != epi ||
-        (k->has_c() && k->c_dtype() != DType::BF16) ||  // a plan's C is bf16 (the e4m3 residual kernels are ResNet-50's)
-        (fp8 && k->fast_accum() != s.fp8_fast_accum) || !k->refusal(shape).empty())
+        (k->has_c() &&
+         k->c_dtype() != DType::BF16) ||  // a plan's C is bf16 (the e4m3 residual kernels are ResNet-50's)
+        (fp8 && k->fast_accum() != s.fp8_fast_accum) ||
+        !k->refusal(shape).empty())
       continue;
     for (const CutlassSchedule& sched : cutlass_schedules())
       if (k->workspace_bytes(shape, sched) <= workspace_bytes) cutlass_.push_back({k, sched});
@@ -218,10 +234,13 @@ int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, co
   for (int i = 0; i < candidate_count(); ++i) {
     set_choice(candidate(i));  // what run() enqueues, and so what the timing's graph captures
     // A candidate the library lists but will not run here throws from run(): passed over.
-    const float ms = time_candidate(ctx.stream(), [&] {
-      run(ctx, d, a, b, bias, 1.f, 0.f);
-      return true;
-    }, nullptr, launch);
+    const float ms = time_candidate(
+        ctx.stream(),
+        [&] {
+          run(ctx, d, a, b, bias, 1.f, 0.f);
+          return true;
+        },
+        nullptr, launch);
     if (ms >= 0.f && (best < 0 || ms < best_time)) {
       best = i;
       best_time = ms;
@@ -233,8 +252,13 @@ int Gemm::autotune(const Context& ctx, void* d, const void* a, const void* b, co
 }
 
 Gemm::Gemm(Gemm&& o) noexcept
-    : spec_(o.spec_), op_(std::exchange(o.op_, nullptr)), a_(std::exchange(o.a_, nullptr)),
-      b_(std::exchange(o.b_, nullptr)), d_(std::exchange(o.d_, nullptr)), c_(std::exchange(o.c_, nullptr)), algo_(o.algo_),
+    : spec_(o.spec_),
+      op_(std::exchange(o.op_, nullptr)),
+      a_(std::exchange(o.a_, nullptr)),
+      b_(std::exchange(o.b_, nullptr)),
+      d_(std::exchange(o.d_, nullptr)),
+      c_(std::exchange(o.c_, nullptr)),
+      algo_(o.algo_),
       candidates_(std::move(o.candidates_)),
       cutlass_(std::move(o.cutlass_)),
       cutlass_kernel_(o.cutlass_kernel_),
@@ -249,8 +273,8 @@ Gemm::~Gemm() {
   if (op_) cublasLtMatmulDescDestroy(op_);
 }
 
-void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha,
-               float beta, const void* c) const {
+void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const void* bias, float alpha, float beta,
+               const void* c) const {
   if (spec_.M == 0 || spec_.N == 0) return;
   if (cutlass_kernel_) {
     run_cutlass(ctx, d, a, b, bias, alpha, beta, c);
@@ -269,9 +293,13 @@ void Gemm::run(const Context& ctx, void* d, const void* a, const void* b, const 
   // The spec in the sentence: a refusal here is what a layer's plan line reports (time_candidate).
   if (st != CUBLAS_STATUS_SUCCESS) {
     std::ostringstream os;
-    os << "cublasLtMatmul (layers/gemm.cpp:" << __LINE__ << ") refused the " << dtype_name(spec_.ab_dtype) << " GEMM M=" << spec_.M << " N=" << spec_.N
-       << " K=" << spec_.K << " (D " << dtype_name(spec_.d_dtype) << ", C " << (c ? "given" : c_ptr ? "= D" : "none")
-       << ", epilogue " << epilogue_name(spec_.epilogue) << ", beta " << beta << "): " << cublasLtGetStatusString(st) << ".";
+    os << "cublasLtMatmul (layers/gemm.cpp:" << __LINE__ << ") refused the " << dtype_name(spec_.ab_dtype)
+       << " GEMM M=" << spec_.M << " N=" << spec_.N << " K=" << spec_.K << " (D " << dtype_name(spec_.d_dtype) << ", C "
+       << (c       ? "given"
+           : c_ptr ? "= D"
+                   : "none")
+       << ", epilogue " << epilogue_name(spec_.epilogue) << ", beta " << beta << "): " << cublasLtGetStatusString(st)
+       << ".";
     throw Error(os.str());
   }
 }

@@ -40,9 +40,9 @@ enum class Epilogue { None, Bias, BiasRelu, GeluBias };
 struct GemmSpec {
   int M = 0, N = 0, K = 0;
   BLayout b_layout = BLayout::NK;
-  DType ab_dtype = DType::F32;   // A and B (F32, BF16, F16 around tf32's fp16 attention core, F8E4M3)
-  DType d_dtype = DType::F32;    // C and D (F32, BF16 or F16; F8E4M3 after F8E4M3 operands, then C
-                                 // and the bias are BF16); the bias has D's type otherwise
+  DType ab_dtype = DType::F32;            // A and B (F32, BF16, F16 around tf32's fp16 attention core, F8E4M3)
+  DType d_dtype = DType::F32;             // C and D (F32, BF16 or F16; F8E4M3 after F8E4M3 operands, then C
+                                          // and the bias are BF16); the bias has D's type otherwise
   Precision precision = Precision::FP32;  // FP32 forbids TF32; TF32 allows it; BF16 accumulates in fp32
   Epilogue epilogue = Epilogue::None;
   int64_t ldd = 0;  // row stride of D in elements; 0 means N (dense)
@@ -75,8 +75,8 @@ class Gemm {
   // D = alpha · A · op(B) [+ bias] + beta · D. With beta = 1 the product accumulates into D
   // (how the residual add is fused into the projection GEMMs).
   // c: the C operand when it is not D (same layout as D); nullptr means D itself.
-  void run(const Context& ctx, void* d, const void* a, const void* b, const void* bias = nullptr,
-           float alpha = 1.f, float beta = 0.f, const void* c = nullptr) const;
+  void run(const Context& ctx, void* d, const void* a, const void* b, const void* bias = nullptr, float alpha = 1.f,
+           float beta = 0.f, const void* c = nullptr) const;
 
   const GemmSpec& spec() const { return spec_; }
 
@@ -117,7 +117,7 @@ class Gemm {
     const CutlassGemmKernel* kernel;
     CutlassSchedule schedule;
   };
-  std::vector<CutlassCandidate> cutlass_;             // kernels that accept this spec
+  std::vector<CutlassCandidate> cutlass_;              // kernels that accept this spec
   const CutlassGemmKernel* cutlass_kernel_ = nullptr;  // chosen: run() enqueues it instead of algo_
   CutlassSchedule cutlass_schedule_;
   mutable CutlassLaunchCache cutlass_cache_;  // its prepared launch, for the last operands

@@ -78,7 +78,7 @@ class GemmTuner {
   }
   void set_fp8_choice(const std::string& key, const Fp8Choice& c) { fp8_choices_[key] = c; }
 
-  double build_ms() const { return build_ms_; }   // wall time spent timing, all shapes
+  double build_ms() const { return build_ms_; }  // wall time spent timing, all shapes
   int shapes_timed() const { return static_cast<int>(cache_.size()); }
 
  private:

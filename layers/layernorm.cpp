@@ -7,7 +7,11 @@ namespace laptime {
 
 LayerNorm::LayerNorm(const DeviceWeights& w, const std::string& prefix, int C, float eps,
                      const lab::KernelChoice& kernels)
-    : name_(prefix), weight_(w.get(prefix + ".weight")), bias_(w.get(prefix + ".bias")), C_(C), eps_(eps),
+    : name_(prefix),
+      weight_(w.get(prefix + ".weight")),
+      bias_(w.get(prefix + ".bias")),
+      C_(C),
+      eps_(eps),
       dtype_(w.dtype()) {
   if (const auto it = kernels.find("layernorm"); it != kernels.end()) lab_ = lab::layernorm_version(it->second);
 }

@@ -16,10 +16,10 @@ namespace laptime {
 // consumer offered its scale), and the measured choice.
 struct Linear::Plan {
   std::optional<Gemm> bf16, fp8, fp8_out8;  // fp8: the storage type's output; fp8_out8: e4m3
-  bool fp8_chosen = false;  // forward() runs an fp8 plan (once calibrated)
-  bool quantize = false;    // forward() quantizes x itself (Fp8Input::Quantize)
-  bool out_fp8 = false;     // forward() runs fp8_out8 (write_fp8_output)
-  DeviceBuffer x8;          // [rows, in] e4m3 when quantize
+  bool fp8_chosen = false;                  // forward() runs an fp8 plan (once calibrated)
+  bool quantize = false;                    // forward() quantizes x itself (Fp8Input::Quantize)
+  bool out_fp8 = false;                     // forward() runs fp8_out8 (write_fp8_output)
+  DeviceBuffer x8;                          // [rows, in] e4m3 when quantize
   GemmTuner::Fp8Choice choice;
 };
 
@@ -112,8 +112,8 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   if (tuner && p.fp8) tuner->tune(ctx, *p.fp8, fp8_.weight8(), bias_);
   if (tuner && p.fp8_out8) tuner->tune(ctx, *p.fp8_out8, fp8_.weight8(), bias_);
   std::ostringstream key;
-  key << rows << ' ' << out_ << ' ' << in_ << ' ' << int(f.epilogue) << ' ' << ldy_ << ' ' << (out_inv_scale_ != nullptr)
-      << ' ' << p.quantize << ' ' << p.fp8.has_value() << ' ' << p.fp8_out8.has_value();
+  key << rows << ' ' << out_ << ' ' << in_ << ' ' << int(f.epilogue) << ' ' << ldy_ << ' '
+      << (out_inv_scale_ != nullptr) << ' ' << p.quantize << ' ' << p.fp8.has_value() << ' ' << p.fp8_out8.has_value();
   const GemmTuner::Fp8Choice* cached = tuner ? tuner->fp8_choice(key.str()) : nullptr;
   GemmTuner::Fp8Choice c;
   if (cached) {
@@ -130,7 +130,8 @@ void Linear::prepare_fp8(const Context& ctx, int rows, const GemmSpec& s, Plan& 
   if (p.fp8_chosen && p.quantize) p.x8 = DeviceBuffer(static_cast<std::size_t>(rows) * in_);
 }
 
-GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const Plan& p, const GemmTuner* tuner) const {
+GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const Plan& p,
+                                             const GemmTuner* tuner) const {
   // Operands of the real shape with random values (zeros would run faster than data).
   const int64_t ld = ldy_ ? ldy_ : out_, n = int64_t{rows} * in_;
   DeviceBuffer x(static_cast<std::size_t>(n) * dtype_size(dtype_)), x8(static_cast<std::size_t>(n)),
@@ -169,12 +170,13 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
   if (c.fp8_ms < 0.f) notes.push_back("the fp8 plan failed to run: " + fp8_why);
   if (c.bf16_ms < 0.f) notes.push_back("the bf16 plan failed to run: " + bf16_why);
   if (p.fp8_out8 && c.fp8_out8_ms < 0.f) notes.push_back("the fp8 plan with an e4m3 output failed to run: " + out8_why);
-  if (p.quantize && c.fp8_gemm_ms < 0.f) notes.push_back("the fp8 GEMM without its quantize failed to run: " + gemm_why);
+  if (p.quantize && c.fp8_gemm_ms < 0.f)
+    notes.push_back("the fp8 GEMM without its quantize failed to run: " + gemm_why);
   if (policy == Fp8Policy::Never) notes.push_back("LAPTIME_FP8_GEMM=bf16");
   if (tuner && tuner->replay() == GemmTuner::Replay::Eager) notes.push_back(GemmTuner::eager_note(tuner->replay()));
   for (const std::string& n8 : notes) c.note += (c.note.empty() ? "" : "; ") + n8;
-  c.fp8 = c.fp8_ms >= 0.f && (policy == Fp8Policy::Always ||
-                              (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
+  c.fp8 = c.fp8_ms >= 0.f &&
+          (policy == Fp8Policy::Always || (policy == Fp8Policy::Auto && (c.bf16_ms < 0.f || c.fp8_ms < c.bf16_ms)));
   return c;
 }
 
@@ -216,7 +218,8 @@ bool Linear::can_write_fp8_output(int rows) const {
 }
 
 void Linear::write_fp8_output(int rows) {
-  require(can_write_fp8_output(rows), "internal: write_fp8_output() on '" + name_ + "', which has no e4m3-output plan.");
+  require(can_write_fp8_output(rows),
+          "internal: write_fp8_output() on '" + name_ + "', which has no e4m3-output plan.");
   Plan& p = *plans_.at(rows);
   p.fp8_chosen = true;
   p.out_fp8 = true;

@@ -82,8 +82,8 @@ std::string MLP::fp8_report(int rows) const {
   pair << std::fixed << std::setprecision(1);
   apart << std::fixed << std::setprecision(1);
   if (p.pair_ms >= 0.f)
-    pair << "pair " << p.pair_ms * 1e3f << " us (c_fc e4m3 out " << fc.fp8_out8_ms * 1e3f << " + c_proj without its quantize "
-         << proj.fp8_gemm_ms * 1e3f << ")";
+    pair << "pair " << p.pair_ms * 1e3f << " us (c_fc e4m3 out " << fc.fp8_out8_ms * 1e3f
+         << " + c_proj without its quantize " << proj.fp8_gemm_ms * 1e3f << ")";
   if (p.apart_ms >= 0.f)
     apart << "apart " << p.apart_ms * 1e3f << " us (c_fc " << (fc.fp8 ? "fp8 " : "bf16 ")
           << (fc.fp8 ? fc.fp8_ms : fc.bf16_ms) * 1e3f << " + c_proj " << (proj.fp8 ? "fp8 with its quantize " : "bf16 ")

@@ -34,17 +34,17 @@ enum class GeluPlacement { Auto, Epilogue, Kernel };
 
 // fp8: the choice for c_fc and c_proj together, from what each layer's prepare() measured.
 struct Fp8PairChoice {
-  bool pair = false;     // c_fc writes e4m3, c_proj reads it (no quantize pass)
-  float pair_ms = -1.f;  // c_fc's fp8 with e4m3 out + c_proj's fp8 GEMM alone; negative: cannot run
+  bool pair = false;      // c_fc writes e4m3, c_proj reads it (no quantize pass)
+  float pair_ms = -1.f;   // c_fc's fp8 with e4m3 out + c_proj's fp8 GEMM alone; negative: cannot run
   float apart_ms = -1.f;  // the better of each on its own, added up; negative: a time is missing
-  std::string why;       // why the pair was not weighed, when it was not
+  std::string why;        // why the pair was not weighed, when it was not
 };
 // Host-only arithmetic (tests/test_fp8_layers.cpp checks it without a GPU). With Fp8Policy::Always
 // the pair wherever it can run, with Never never; with Auto and Fp8Pairing::Pair the faster of
 // the pair and apart (apart where a time is missing); with Fp8Pairing::Apart the pair only where
 // both layers chose fp8 on their own (the first probes' rule).
-Fp8PairChoice choose_fp8_pair(const GemmTuner::Fp8Choice& c_fc, const GemmTuner::Fp8Choice& c_proj,
-                              Fp8Policy policy, Fp8Pairing pairing);
+Fp8PairChoice choose_fp8_pair(const GemmTuner::Fp8Choice& c_fc, const GemmTuner::Fp8Choice& c_proj, Fp8Policy policy,
+                              Fp8Pairing pairing);
 
 class MLP {
  public:
@@ -81,8 +81,8 @@ class MLP {
   int C_;
   DType dtype_;
   Precision precision_;
-  Linear c_fc_;    // [4C, C]
-  Linear c_proj_;  // [C, 4C]
+  Linear c_fc_;                             // [4C, C]
+  Linear c_proj_;                           // [C, 4C]
   std::map<int, Fp8PairChoice> fp8_pairs_;  // by rows, fp8 with the GELU in the epilogue only
 };
 

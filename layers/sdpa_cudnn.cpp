@@ -55,8 +55,8 @@ struct CudnnSdpa::Impl {
   cudnnHandle_t handle = nullptr;  // the building context's, bound to its stream
   cudaStream_t stream = nullptr;
   fe::graph::Graph graph;
-  int64_t C = 0;          // H·hd, the element offset of k (and half that of v) inside a qkv row
-  std::size_t es = 0;     // bytes per element
+  int64_t C = 0;       // H·hd, the element offset of k (and half that of v) inside a qkv row
+  std::size_t es = 0;  // bytes per element
   std::string engine;
 
   fe::error_t enqueue(void* workspace, void* out, const void* qkv) const {
@@ -91,17 +91,17 @@ bool CudnnSdpa::build(Context& ctx, int B, int T, int H, int hd, DType dtype, st
   try {
     fe::graph::Graph& g = p->graph;
     const fe::DataType_t io = dtype == DType::BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
-    g.set_io_data_type(io).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
+    g.set_io_data_type(io)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
     using Tensor = fe::graph::Tensor_attributes;
     const std::vector<int64_t> dims{b, h, t, d}, in_strides{t * 3 * C, d, 3 * C, 1};
     auto q = g.tensor(Tensor().set_name("q").set_uid(kUidQ).set_dim(dims).set_stride(in_strides));
     auto k = g.tensor(Tensor().set_name("k").set_uid(kUidK).set_dim(dims).set_stride(in_strides));
     auto v = g.tensor(Tensor().set_name("v").set_uid(kUidV).set_dim(dims).set_stride(in_strides));
-    auto attrs = fe::graph::SDPA_attributes()
-                     .set_name("sdpa")
-                     .set_generate_stats(false)
-                     .set_causal_mask(true)
-                     .set_attn_scale(1.f / std::sqrt(static_cast<float>(hd)));
+    auto attrs =
+        fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(false).set_causal_mask(true).set_attn_scale(
+            1.f / std::sqrt(static_cast<float>(hd)));
     auto [o, stats] = g.sdpa(q, k, v, attrs);
     (void)stats;  // inference: none
     o->set_output(true).set_name("o").set_uid(kUidO).set_data_type(io).set_dim(dims).set_stride({t * C, d, C, 1});
@@ -127,7 +127,20 @@ bool CudnnSdpa::build(Context& ctx, int B, int T, int H, int hd, DType dtype, st
 
 namespace {
 // The fp8 graph's tensors by uid (the raw-pointer execute sorts by uid).
-enum Uid8 : int64_t { k8Q = 1, k8K, k8V, k8O, k8DescaleQ, k8DescaleK, k8DescaleV, k8DescaleS, k8ScaleS, k8ScaleO, k8AmaxS, k8AmaxO };
+enum Uid8 : int64_t {
+  k8Q = 1,
+  k8K,
+  k8V,
+  k8O,
+  k8DescaleQ,
+  k8DescaleK,
+  k8DescaleV,
+  k8DescaleS,
+  k8ScaleS,
+  k8ScaleO,
+  k8AmaxS,
+  k8AmaxO
+};
 // P ≤ 1 is stored as e4m3(P · 448): the largest probability at e4m3's largest finite value.
 constexpr float kProbabilityScale = 448.f;
 }  // namespace
@@ -140,12 +153,23 @@ struct CudnnSdpaFp8::Impl {
   std::string engine;
   DeviceBuffer scalars;  // floats: descale_s, scale_s (constants), amax_s, amax_o (written, unread)
 
-  fe::error_t enqueue(void* workspace, void* out8, const void* qkv8, const float* qkv_scale, const float* out_inv_scale) const {
+  fe::error_t enqueue(void* workspace, void* out8, const void* qkv8, const float* qkv_scale,
+                      const float* out_inv_scale) const {
     const char* base = static_cast<const char*>(qkv8);
     float* f = static_cast<float*>(scalars.data());
     auto* s = const_cast<float*>(qkv_scale);
-    void* ptrs[12] = {const_cast<char*>(base), const_cast<char*>(base + C), const_cast<char*>(base + 2 * C), out8,
-                      s, s, s, f, f + 1, const_cast<float*>(out_inv_scale), f + 2, f + 3};
+    void* ptrs[12] = {const_cast<char*>(base),
+                      const_cast<char*>(base + C),
+                      const_cast<char*>(base + 2 * C),
+                      out8,
+                      s,
+                      s,
+                      s,
+                      f,
+                      f + 1,
+                      const_cast<float*>(out_inv_scale),
+                      f + 2,
+                      f + 3};
     return graph.execute(handle, ptrs, 12, workspace);
   }
 };
@@ -174,11 +198,16 @@ bool CudnnSdpaFp8::build(Context& ctx, int B, int T, int H, int hd, std::string*
     using Tensor = fe::graph::Tensor_attributes;
     const std::vector<int64_t> dims{b, h, t, d}, in_strides{t * 3 * C, d, 3 * C, 1}, one{1, 1, 1, 1};
     auto view = [&](const char* name, int64_t uid) {
-      return g.tensor(Tensor().set_name(name).set_uid(uid).set_dim(dims).set_stride(in_strides).set_data_type(
-          fe::DataType_t::FP8_E4M3));
+      return g.tensor(Tensor()
+                          .set_name(name)
+                          .set_uid(uid)
+                          .set_dim(dims)
+                          .set_stride(in_strides)
+                          .set_data_type(fe::DataType_t::FP8_E4M3));
     };
     auto scalar = [&](const char* name, int64_t uid) {
-      return g.tensor(Tensor().set_name(name).set_uid(uid).set_dim(one).set_stride(one).set_data_type(fe::DataType_t::FLOAT));
+      return g.tensor(
+          Tensor().set_name(name).set_uid(uid).set_dim(one).set_stride(one).set_data_type(fe::DataType_t::FLOAT));
     };
     auto q = view("q", k8Q), k = view("k", k8K), v = view("v", k8V);
     auto attrs = fe::graph::SDPA_fp8_attributes()
@@ -186,13 +215,16 @@ bool CudnnSdpaFp8::build(Context& ctx, int B, int T, int H, int hd, std::string*
                      .set_generate_stats(false)
                      .set_causal_mask(true)
                      .set_attn_scale(1.f / std::sqrt(static_cast<float>(hd)));
-    auto [o, stats, amax_s, amax_o] =
-        g.sdpa_fp8(q, k, v, scalar("descale_q", k8DescaleQ), scalar("descale_k", k8DescaleK),
-                   scalar("descale_v", k8DescaleV), scalar("descale_s", k8DescaleS), scalar("scale_s", k8ScaleS),
-                   scalar("scale_o", k8ScaleO), attrs);
+    auto [o, stats, amax_s, amax_o] = g.sdpa_fp8(
+        q, k, v, scalar("descale_q", k8DescaleQ), scalar("descale_k", k8DescaleK), scalar("descale_v", k8DescaleV),
+        scalar("descale_s", k8DescaleS), scalar("scale_s", k8ScaleS), scalar("scale_o", k8ScaleO), attrs);
     (void)stats;
-    o->set_output(true).set_name("o").set_uid(k8O).set_data_type(fe::DataType_t::FP8_E4M3).set_dim(dims).set_stride(
-        {t * C, d, C, 1});
+    o->set_output(true)
+        .set_name("o")
+        .set_uid(k8O)
+        .set_data_type(fe::DataType_t::FP8_E4M3)
+        .set_dim(dims)
+        .set_stride({t * C, d, C, 1});
     for (auto [a, uid] : {std::pair{amax_s, k8AmaxS}, std::pair{amax_o, k8AmaxO}})
       a->set_output(true).set_uid(uid).set_data_type(fe::DataType_t::FLOAT).set_dim(one).set_stride(one);
 
@@ -203,7 +235,8 @@ bool CudnnSdpaFp8::build(Context& ctx, int B, int T, int H, int hd, std::string*
     const float host[4] = {1.f / kProbabilityScale, kProbabilityScale, 0.f, 0.f};
     CUDA_CHECK(cudaMemcpyAsync(p->scalars.data(), host, sizeof(host), cudaMemcpyHostToDevice, p->stream));
     // The trial run on zeroed scratch, unit scales: refusals at execution and module loading here.
-    DeviceBuffer qkv(static_cast<std::size_t>(b * t * 3 * C)), out(static_cast<std::size_t>(b * t * C)), ones(2 * sizeof(float));
+    DeviceBuffer qkv(static_cast<std::size_t>(b * t * 3 * C)), out(static_cast<std::size_t>(b * t * C)),
+        ones(2 * sizeof(float));
     const float unit[2] = {1.f, 1.f};
     CUDA_CHECK(cudaMemcpyAsync(ones.data(), unit, sizeof(unit), cudaMemcpyHostToDevice, p->stream));
     CUDA_CHECK(cudaMemsetAsync(qkv.data(), 0, qkv.bytes(), p->stream));
@@ -225,11 +258,12 @@ bool CudnnSdpaFp8::build(Context& ctx, int B, int T, int H, int hd, std::string*
 void CudnnSdpaFp8::run(const Context& ctx, void* out8, const void* qkv8, const float* qkv_scale,
                        const float* out_inv_scale) const {
   if (!impl_) throw Error("internal: cuDNN fp8 attention run before it was built.");
-  if (impl_->stream != ctx.stream()) throw Error("internal: cuDNN fp8 attention runs on a stream it was not built for.");
+  if (impl_->stream != ctx.stream())
+    throw Error("internal: cuDNN fp8 attention runs on a stream it was not built for.");
   fe::error_t e = impl_->enqueue(ctx.workspace(), out8, qkv8, qkv_scale, out_inv_scale);
   if (e.is_bad())
-    fail_library_call("cuDNN", "cudnn_frontend::graph::Graph::execute (fp8 attention)", e.get_message().c_str(), __func__,
-                      __FILE__, __LINE__);
+    fail_library_call("cuDNN", "cudnn_frontend::graph::Graph::execute (fp8 attention)", e.get_message().c_str(),
+                      __func__, __FILE__, __LINE__);
 }
 
 void CudnnSdpa::run(const Context& ctx, void* out, const void* qkv) const {

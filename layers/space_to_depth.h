@@ -28,9 +28,9 @@ struct SpaceToDepthStem {
   int pad = 3;              // its padding, applied by the transform
   int stored_channels = 0;  // Cs >= 4·C: the transform's channels, zero-padded to 16 bytes a pixel
 
-  int s2d_kernel() const { return (kernel + 1) / 2; }                     // 4 for 7
-  int out_size(int S) const { return (S + 2 * pad - kernel) / 2 + 1; }    // the stem's output side
-  int side(int S) const { return out_size(S) + s2d_kernel() - 1; }        // the transform's side (115 for 224)
+  int s2d_kernel() const { return (kernel + 1) / 2; }                   // 4 for 7
+  int out_size(int S) const { return (S + 2 * pad - kernel) / 2 + 1; }  // the stem's output side
+  int side(int S) const { return out_size(S) + s2d_kernel() - 1; }      // the transform's side (115 for 224)
   // The equivalent convolution: Cs → out_channels, s2d_kernel()², stride 1, no padding.
   ConvShape conv(int out_channels) const { return ConvShape{stored_channels, out_channels, s2d_kernel(), 1, 0}; }
 };

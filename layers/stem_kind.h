@@ -15,9 +15,12 @@ enum class StemKind { Auto, Cudnn, Fused };
 
 inline const char* stem_kind_name(StemKind k) {
   switch (k) {
-    case StemKind::Auto: return "auto";
-    case StemKind::Cudnn: return "cudnn";
-    case StemKind::Fused: return "fused";
+    case StemKind::Auto:
+      return "auto";
+    case StemKind::Cudnn:
+      return "cudnn";
+    case StemKind::Fused:
+      return "fused";
   }
   return "?";
 }

@@ -22,9 +22,9 @@ class TransformerBlock {
  public:
   // `prefix` is `h.<i>`; sub-layers are `<prefix>.ln_1`, `.attn`, `.ln_2`, `.mlp`.
   // `kernels`: laptime lab's versions swapped in (--kernel layernorm=vN, attention=vN).
-  TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps,
-                   Precision precision, AttentionKind attention = AttentionKind::Auto,
-                   GeluPlacement gelu = GeluPlacement::Auto, const lab::KernelChoice& kernels = {});
+  TransformerBlock(const DeviceWeights& w, const std::string& prefix, int C, int n_head, float eps, Precision precision,
+                   AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
+                   const lab::KernelChoice& kernels = {});
 
   std::size_t scratch_bytes(int B, int T) const;
   void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);

@@ -47,8 +47,8 @@ GPT2Config GPT2Config::from_file(const SafeTensors& file) {
   require(model == "gpt2", file.source() + " holds a '" + model + "' model, not gpt2.");
   auto as_int = [&](const char* key) {
     const int64_t v = file.meta_int(key);
-    require(v > 0 && v < (int64_t{1} << 31), file.source() + ": metadata " + key + " = " + std::to_string(v) +
-                                                 " is out of range.");
+    require(v > 0 && v < (int64_t{1} << 31),
+            file.source() + ": metadata " + key + " = " + std::to_string(v) + " is out of range.");
     return static_cast<int>(v);
   };
   GPT2Config c;
@@ -140,8 +140,8 @@ GPT2::GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Prec
       head_name_("lm_head"),
       ln_f_(weights_, "ln_f", cfg.n_embd, cfg.layer_norm_epsilon, cfg.kernels),
       lm_head_weight_(static_cast<std::size_t>(vocab_stride_) * cfg.n_embd * dtype_size(activation_dtype(precision))),
-      lm_head_(lm_head_weight_.data(), nullptr, activation_dtype(precision), cfg.n_embd, static_cast<int>(vocab_stride_),
-               precision, vocab_stride_) {
+      lm_head_(lm_head_weight_.data(), nullptr, activation_dtype(precision), cfg.n_embd,
+               static_cast<int>(vocab_stride_), precision, vocab_stride_) {
   // Build-time device work runs on ctx.stream(), as forward() does, after the weights' upload
   // (DeviceWeights, on the same stream).
   const cudaStream_t st = ctx.stream();
@@ -239,8 +239,8 @@ void GPT2::upload_tokens(const Context& ctx, const std::vector<int32_t>& tokens,
     require(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id " + std::to_string(tokens[i]) + " at position " +
                                                                std::to_string(i) + " is outside the vocabulary [0, " +
                                                                std::to_string(cfg_.vocab_size) + ").");
-  CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
-                             ctx.stream()));
+  CUDA_CHECK(
+      cudaMemcpyAsync(tokens_, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
@@ -291,8 +291,9 @@ std::vector<float> GPT2::logits_to_host(const Context& ctx, int B, int T) const 
   DeviceBuffer staging(static_cast<std::size_t>(n) * sizeof(float));
   convert_to_f32(staging.as<float>(), dtype(), logits_, n, ctx.stream());
   std::vector<float> out(static_cast<std::size_t>(rows) * cfg_.vocab_size);
-  CUDA_CHECK(cudaMemcpy2DAsync(out.data(), cfg_.vocab_size * sizeof(float), staging.data(), vocab_stride_ * sizeof(float),
-                               cfg_.vocab_size * sizeof(float), rows, cudaMemcpyDeviceToHost, ctx.stream()));
+  CUDA_CHECK(cudaMemcpy2DAsync(out.data(), cfg_.vocab_size * sizeof(float), staging.data(),
+                               vocab_stride_ * sizeof(float), cfg_.vocab_size * sizeof(float), rows,
+                               cudaMemcpyDeviceToHost, ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
   return out;
 }

@@ -73,8 +73,8 @@ class GPT2 {
  public:
   // `attention`: which attention core every block runs (layers/attention_kind.h); a choice
   // that cannot run this precision is refused with one sentence before any device work.
-  GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch,
-       int max_seq, AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
+  GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch, int max_seq,
+       AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
        GemmChoice gemm = GemmChoice::Heuristic);
 
   // Plans for a shape other than (max_batch, max_seq), which the constructor prepares.
@@ -143,9 +143,9 @@ class GPT2 {
   const void* wte_ = nullptr;  // weights_ "wte.weight", "wpe.weight": looked up once, at build
   const void* wpe_ = nullptr;
   lab::EmbeddingLaunch embedding_ = nullptr;  // cfg.kernels' version, else production's (v3)
-  std::set<std::pair<int, int>> prepared_;  // (B, T)
-  std::unique_ptr<GemmTuner> tuner_;         // GemmChoice::Timed, and fp8 (its per-shape choices)
-  bool calibrated_ = false;                  // fp8: calibrate() ran
+  std::set<std::pair<int, int>> prepared_;    // (B, T)
+  std::unique_ptr<GemmTuner> tuner_;          // GemmChoice::Timed, and fp8 (its per-shape choices)
+  bool calibrated_ = false;                   // fp8: calibrate() ran
   NvtxName embed_name_, head_name_;
   std::vector<TransformerBlock> blocks_;
   LayerNorm ln_f_;

@@ -53,7 +53,8 @@ Geometry geometry(const ResNetConfig& cfg, int S) {
     for (int b = 0; b < cfg.layers[s]; ++b) {
       const int width = cfg.stage_width(s), stride = (s > 0 && b == 0) ? 2 : 1;
       const int out = ConvShape{width, width, 3, stride, 1}.out_size(size);
-      g.blocks.push_back({"layer" + std::to_string(s + 1) + "." + std::to_string(b), in_channels, width, stride, size, out});
+      g.blocks.push_back(
+          {"layer" + std::to_string(s + 1) + "." + std::to_string(b), in_channels, width, stride, size, out});
       in_channels = Bottleneck::kExpansion * width;
       size = out;
     }
@@ -125,17 +126,17 @@ void check_resnet50_input(const ResNetConfig& cfg, int batch, int image_size) {
   require(batch >= 1, "batch size must be at least 1, got " + std::to_string(batch) + ".");
   require(image_size >= kMinImageSize, "image size " + std::to_string(image_size) +
                                            " is too small: ResNet-50 halves the resolution five times, so it needs "
-                                           "at least " + std::to_string(kMinImageSize) + "x" +
-                                           std::to_string(kMinImageSize) + " pixels.");
+                                           "at least " +
+                                           std::to_string(kMinImageSize) + "x" + std::to_string(kMinImageSize) +
+                                           " pixels.");
   // Checked in double first: the geometry itself would overflow int for absurd sizes.
   const double rough = double(batch) * image_size * image_size / 4 * cfg.base_width;
   // The stem's input counts too: with a narrow stem (base_width < 16) it outgrows the stem's output.
   const SpaceToDepthStem s2d = space_to_depth_stem(stem_shape(cfg), DType::BF16);  // the most channels
   const int64_t side = s2d.side(image_size);
-  const int64_t largest =
-      rough < 1e15 ? std::max(largest_activation(cfg, geometry(cfg, image_size), batch),
-                              int64_t{batch} * side * side * s2d.stored_channels)
-                   : INT64_MAX;
+  const int64_t largest = rough < 1e15 ? std::max(largest_activation(cfg, geometry(cfg, image_size), batch),
+                                                  int64_t{batch} * side * side * s2d.stored_channels)
+                                       : INT64_MAX;
   require(largest <= kMaxTensorElements,
           "batch " + std::to_string(batch) + " at " + std::to_string(image_size) + "x" + std::to_string(image_size) +
               " needs an activation of " + std::to_string(largest) +
@@ -151,7 +152,8 @@ std::vector<ResNetConv> resnet50_convs(const ResNetConfig& cfg) {
     v.push_back({p + ".conv2", p + ".conv2.weight", p + ".bn2", {b.width, b.width, 3, b.stride, 1}});
     v.push_back({p + ".conv3", p + ".conv3.weight", p + ".bn3", {b.width, out, 1, 1, 0}});
     if (b.stride != 1 || b.in_channels != out)  // Bottleneck's rule for a projection shortcut
-      v.push_back({p + ".downsample", p + ".downsample.0.weight", p + ".downsample.1", {b.in_channels, out, 1, b.stride, 0}});
+      v.push_back(
+          {p + ".downsample", p + ".downsample.0.weight", p + ".downsample.1", {b.in_channels, out, 1, b.stride, 0}});
   }
   return v;
 }
@@ -187,7 +189,8 @@ HostWeights random_resnet50_params(const ResNetConfig& cfg, uint64_t seed) {
     w.add(c.bn + ".running_var", {K}, rng.uniform(K, 0.5f, 1.5f));
   }
   const float bound = 1.f / std::sqrt(static_cast<float>(cfg.features()));
-  w.add("fc.weight", {cfg.num_classes, cfg.features()}, rng.uniform(int64_t{cfg.num_classes} * cfg.features(), -bound, bound));
+  w.add("fc.weight", {cfg.num_classes, cfg.features()},
+        rng.uniform(int64_t{cfg.num_classes} * cfg.features(), -bound, bound));
   w.add("fc.bias", {cfg.num_classes}, rng.uniform(cfg.num_classes, -bound, bound));
   return w;
 }
@@ -279,19 +282,22 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       stem_weights_(ctx, stem_host_weights(weights, cfg, s2d_), activation_dtype(precision)),
       stem_(stem_weights_, "conv1", s2d_.conv(cfg.base_width), ConvActivation::Relu, precision),
       maxpool_("maxpool", activation_dtype(precision), cfg.kernels),
-      stem_kind_(resolve_stem(stem, ctx, activation_dtype(precision), s2d_, cfg.base_width, image_size, &stem_refusal_)),
+      stem_kind_(
+          resolve_stem(stem, ctx, activation_dtype(precision), s2d_, cfg.base_width, image_size, &stem_refusal_)),
       fused_(stem_kind_ == StemKind::Fused
                  ? std::make_unique<FusedStem>(stem_weights_, "conv1", cfg.base_width,
                                                cfg.kernels.count("stem") ? cfg.kernels.at("stem") : -1)
                  : nullptr),
       head_(weights_, cfg.features(), cfg.num_classes, precision, cfg.kernels) {
-  require(!(fused_ && cfg.kernels.count("maxpool")),
-          "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
-  require(fused_ || !cfg.kernels.count("stem"),
-          "--kernel stem runs in the fused stem, which does not run here (" + stem_variant() +
-              "): leave out --stem cudnn (the fused stem runs in bf16).");
+  require(
+      !(fused_ && cfg.kernels.count("maxpool")),
+      "--kernel maxpool runs in the max pool layer, which the fused stem replaces (bf16's default): add --stem cudnn.");
+  require(fused_ || !cfg.kernels.count("stem"), "--kernel stem runs in the fused stem, which does not run here (" +
+                                                    stem_variant() +
+                                                    "): leave out --stem cudnn (the fused stem runs in bf16).");
   const Geometry g = geometry(cfg, image_size);
-  for (const BlockGeometry& b : g.blocks) blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
+  for (const BlockGeometry& b : g.blocks)
+    blocks_.emplace_back(weights_, b.prefix, b.in_channels, b.width, b.stride, precision);
   if (precision != Precision::FP8) {  // the folded shortcut offered to every block with a downsample
     HostWeights folded;
     for (std::size_t i = 0; i < blocks_.size(); ++i)
@@ -403,15 +409,18 @@ void ResNet50::prepare(Context& ctx, int B) {
   head_.prepare(ctx, B);
   prepared_.insert(B);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "%sresnet50: batch %d planned in %.1f s (convolutions %.1f s; %d distinct plans so far, %d shared, "
-               "%d candidates timed)%s\n", tty ? "\r" : "", B, s, plan_cache_.seconds() - spent0, plan_cache_.built(),
-               plan_cache_.reused(), plan_cache_.candidates_timed(), tty ? "\x1b[K" : "");
+  std::fprintf(stderr,
+               "%sresnet50: batch %d planned in %.1f s (convolutions %.1f s; %d distinct plans so far, %d shared, "
+               "%d candidates timed)%s\n",
+               tty ? "\r" : "", B, s, plan_cache_.seconds() - spent0, plan_cache_.built(), plan_cache_.reused(),
+               plan_cache_.candidates_timed(), tty ? "\x1b[K" : "");
 }
 
 void ResNet50::calibrate(Context& ctx, int B) {
   if (precision_ != Precision::FP8) return;
   check_batch(B);
-  require(prepared_.count(B) > 0, "batch size " + std::to_string(B) + " was not prepared; prepare it before calibrating.");
+  require(prepared_.count(B) > 0,
+          "batch size " + std::to_string(B) + " was not prepared; prepare it before calibrating.");
   for (Bottleneck& b : blocks_) b.begin_calibration(ctx);
   head_.begin_calibration(ctx);
   if (e4m3_stream_) stem_scale_.begin_calibration(ctx);
@@ -468,9 +477,10 @@ std::vector<std::string> ResNet50::describe_fp8(int B) const {
   std::vector<std::string> v;
   if (e4m3_stream_) {
     v.push_back("fc: " + head_.fc().fp8_report(B));
-    v.push_back("e4m3 stream (LAPTIME_RESNET_FP8): every tensor between two layers e4m3, written by the epilogue "
-                "that computes it; conv1, conv3 and the downsamples fp8 GEMMs (conv3 adding the e4m3 residual), the "
-                "3x3 convolutions CUTLASS fp8 implicit GEMMs; the stem bf16, writing e4m3 (layers/e4m3_block.h)");
+    v.push_back(
+        "e4m3 stream (LAPTIME_RESNET_FP8): every tensor between two layers e4m3, written by the epilogue "
+        "that computes it; conv1, conv3 and the downsamples fp8 GEMMs (conv3 adding the e4m3 residual), the "
+        "3x3 convolutions CUTLASS fp8 implicit GEMMs; the stem bf16, writing e4m3 (layers/e4m3_block.h)");
     return v;
   }
   int candidates = 0, chosen = 0, others = 0;  // the stem is not a block convolution: counted apart
@@ -486,9 +496,10 @@ std::vector<std::string> ResNet50::describe_fp8(int B) const {
   });
   v.push_back("fc: " + head_.fc().fp8_report(B));
   if (!e4m3_stream_why_.empty()) v.push_back("e4m3 stream not used: " + e4m3_stream_why_);
-  v.push_back("convolutions: " + std::to_string(chosen) + " of the " + std::to_string(candidates) +
-              " 1x1 stride-1 ones run the e4m3 GEMM; the stem and the other " + std::to_string(others) +
-              " (3x3, stride-2 downsamples) stay bf16: cuDNN's fp8 convolution graphs measured slower (layers/conv2d.h)");
+  v.push_back(
+      "convolutions: " + std::to_string(chosen) + " of the " + std::to_string(candidates) +
+      " 1x1 stride-1 ones run the e4m3 GEMM; the stem and the other " + std::to_string(others) +
+      " (3x3, stride-2 downsamples) stay bf16: cuDNN's fp8 convolution graphs measured slower (layers/conv2d.h)");
   return v;
 }
 
@@ -588,7 +599,7 @@ std::vector<LayerCost> ResNet50::layer_costs(int B) const {
     v.push_back(maxpool_.cost("", B, s1, s1, width));
   if (e4m3_stream_ && fused_) {
     v.front().output_bytes /= 2;  // the pooled output in e4m3
-  } else if (e4m3_stream_) {  // the stem's pooled output read in bf16, written in e4m3
+  } else if (e4m3_stream_) {      // the stem's pooled output read in bf16, written in e4m3
     const double n = double(B) * s2 * s2 * width;
     LayerCost q = streaming_cost(quantize_name_.str(), "", "elementwise", n, n, 0, 1.0);
     q.input_bytes = 2 * n;
@@ -607,15 +618,15 @@ std::vector<LayerCost> ResNet50::layer_costs(int B) const {
 std::vector<std::string> ResNet50::describe_convs(int B) const {
   std::vector<std::string> v;
   const int Hs = s2d_.side(image_size_);
-  const std::string s2d_input =
-      std::to_string(Hs) + "x" + std::to_string(Hs) + "x" + std::to_string(s2d_.stored_channels) + " space-to-depth input";
+  const std::string s2d_input = std::to_string(Hs) + "x" + std::to_string(Hs) + "x" +
+                                std::to_string(s2d_.stored_channels) + " space-to-depth input";
   if (fused_)
     v.push_back(fused_->name() + " (fused stem: the 4x4 convolution on the " + s2d_input +
                 ", ReLU and the max pool in one kernel): " + fused_->describe(B, Hs));
   else
     v.push_back(stem_.name() + " (as a 4x4 convolution on the " + s2d_input + "; then maxpool" +
-                (stem_refusal_.empty() ? "" : "; fused stem refused: " + stem_refusal_) + "): " +
-                stem_.describe(B, Hs, Hs));
+                (stem_refusal_.empty() ? "" : "; fused stem refused: " + stem_refusal_) +
+                "): " + stem_.describe(B, Hs, Hs));
   int size = MaxPool::out_size(stem_shape_.out_size(image_size_));
   for (const Bottleneck& b : blocks_) {
     if (b.e4m3_stream()) {

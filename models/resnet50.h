@@ -46,7 +46,7 @@ struct ResNetConfig {
   std::array<int, 4> layers{3, 4, 6, 3};  // bottleneck blocks per stage
   int base_width = 64;                    // stem width; stage s (0-based) has inner width base_width·2^s
   int num_classes = 1000;
-  int image_size = 224;                   // the default input resolution, not a limit
+  int image_size = 224;  // the default input resolution, not a limit
   float bn_eps = 1e-5f;
   // Not the architecture: laptime lab's kernel versions to run (--kernel maxpool=vN), production
   // where none is named.
@@ -164,14 +164,14 @@ class ResNet50 {
   Precision precision_;
   int max_batch_, image_size_;
   DeviceWeights weights_;
-  ConvShape stem_shape_;         // the stem as the weights file has it (7×7 stride 2)
-  SpaceToDepthStem s2d_;         // ... and as it runs
-  DeviceWeights stem_weights_;   // conv1.weight [w, 4, 4, Cs], conv1.bias
-  Conv2d stem_;                  // the cuDNN stem (StemKind::Cudnn; built, not prepared, when fused)
+  ConvShape stem_shape_;        // the stem as the weights file has it (7×7 stride 2)
+  SpaceToDepthStem s2d_;        // ... and as it runs
+  DeviceWeights stem_weights_;  // conv1.weight [w, 4, 4, Cs], conv1.bias
+  Conv2d stem_;                 // the cuDNN stem (StemKind::Cudnn; built, not prepared, when fused)
   MaxPool maxpool_;
-  std::string stem_refusal_;     // why Fused was asked for and not run, or "" (before stem_kind_: it fills this)
-  StemKind stem_kind_;           // resolved: Cudnn or Fused
-  DeviceWeights shortcut_weights_;  // outside fp8: each downsample block's [W3 | Wd] and b3 + bd (folded shortcut)
+  std::string stem_refusal_;          // why Fused was asked for and not run, or "" (before stem_kind_: it fills this)
+  StemKind stem_kind_;                // resolved: Cudnn or Fused
+  DeviceWeights shortcut_weights_;    // outside fp8: each downsample block's [W3 | Wd] and b3 + bd (folded shortcut)
   std::unique_ptr<FusedStem> fused_;  // StemKind::Fused: conv1 + ReLU + max pool in one kernel
   std::vector<Bottleneck> blocks_;
   Classifier head_;

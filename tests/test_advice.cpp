@@ -27,11 +27,11 @@ Analysis analyzed(const std::string& name, ReportOptions o = {}) {
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(Advice, WhoMadeTheTrace) {
-  EXPECT_EQ(analyzed("nsys/gpt2_bf16.sqlite").program, Program::Laptime);             // laptime bench under nsys
+  EXPECT_EQ(analyzed("nsys/gpt2_bf16.sqlite").program, Program::Laptime);  // laptime bench under nsys
   EXPECT_EQ(analyzed("graph/laptime_resnet50_graph_cupti.sqlite").program, Program::Laptime);  // its own tracer
-  EXPECT_EQ(analyzed("lesson/resnet50_clean.sqlite").program, Program::PyTorch);      // lesson_loop.py
-  EXPECT_EQ(analyzed("graph/graph_cases.sqlite").program, Program::Other);            // graph_cases.cu
-  const Trace two = load_nsys_sqlite(fixture("process_two_programs.sqlite"));       // laptime beside python
+  EXPECT_EQ(analyzed("lesson/resnet50_clean.sqlite").program, Program::PyTorch);               // lesson_loop.py
+  EXPECT_EQ(analyzed("graph/graph_cases.sqlite").program, Program::Other);                     // graph_cases.cu
+  const Trace two = load_nsys_sqlite(fixture("process_two_programs.sqlite"));                  // laptime beside python
   EXPECT_EQ(identify_program(two, 5100u), Program::Laptime);
   EXPECT_EQ(identify_program(two, 5200u), Program::PyTorch);
 }
@@ -65,8 +65,8 @@ TEST(Advice, APyTorchNcuReportSaysWhatTheRooflineNeeds) {
   EXPECT_TRUE(has(text, "FlopCounterMode")) << text;
   EXPECT_TRUE(has(text, "laptime.layers/1")) << text;
   EXPECT_FALSE(has(text, "laptime bench")) << text;
-  EXPECT_TRUE(has(error_of([&] { write_ncu_roofline_svg(l, testing::TempDir() + "laptime_advice.svg"); }),
-                  "FlopCounterMode"));
+  EXPECT_TRUE(
+      has(error_of([&] { write_ncu_roofline_svg(l, testing::TempDir() + "laptime_advice.svg"); }), "FlopCounterMode"));
   // laptime's own report keeps laptime's words.
   const NcuLayers own = ncu_layers(read_ncu_report(fixture("ncu/laptime_gpt2_attn_cudnn.csv")), {}, nullptr, nullptr);
   EXPECT_EQ(own.program, Program::Laptime);

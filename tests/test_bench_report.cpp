@@ -70,31 +70,32 @@ TEST(BenchReport, TextOfAShortRun) {
   EXPECT_EQ(r.steady->median, 2.5);
   EXPECT_EQ(r.items_per_s, 1600.0);
   EXPECT_EQ(r.tflops, 400.0);
-  EXPECT_EQ(text_of(r),
-            "laptime bench gpt2\n"
-            "  device      NVIDIA H200, 132 SMs, SM clock 1980 MHz, memory clock 3201 MHz, 140 GiB\n"
-            "  software    driver 13.0, CUDA runtime 13.0, cuBLAS 13.1 (built with 13.1), cuDNN 9.19 (built with 9.19)\n"
-            "  run         bf16, B=1 T=4 (4 tokens), eager, nvtx=layer, stream=created\n"
-            "  weights     random (seed 0, GPT-2 small shapes), 124.4 M parameters\n"
-            "  variant     attention cudnn, GELU in the c_fc epilogue, GEMM algorithms: heuristic\n"
-            "  trace       t.sqlite (CUPTI; read it with `laptime analyze t.sqlite`)\n"
-            "  layers      t.layers.json (FLOPs and bytes per NVTX range, for `laptime analyze`)\n"
-            "\n"
-            "  iteration   lap (ms)\n"
-            "      0 warmup     9.500\n"
-            "      1            2.000\n"
-            "      2            4.000\n"
-            "      3            1.000\n"
-            "      4            3.000\n"
-            "\n"
-            "  steady state over 4 iterations (ms): mean 2.500  median 2.500  p10 1.300  p90 3.700  min 1.000  "
-            "max 4.000  stddev 1.291\n"
-            "  throughput  1600 tokens/s\n"
-            "  compute     1000.0 GFLOP per forward, 400.0 TFLOP/s achieved\n"
-            "  host        2.250 ms to enqueue one forward on an idle GPU (90% of the lap: launch-bound)\n"
-            "  memory      weights 1.0 MiB, activations 3.0 MiB, workspace 32.0 MiB, device in use 1536.0 MiB\n"
-            "\n"
-            "lap time: 2.500 ms (median of 4, bf16, eager)\n");
+  EXPECT_EQ(
+      text_of(r),
+      "laptime bench gpt2\n"
+      "  device      NVIDIA H200, 132 SMs, SM clock 1980 MHz, memory clock 3201 MHz, 140 GiB\n"
+      "  software    driver 13.0, CUDA runtime 13.0, cuBLAS 13.1 (built with 13.1), cuDNN 9.19 (built with 9.19)\n"
+      "  run         bf16, B=1 T=4 (4 tokens), eager, nvtx=layer, stream=created\n"
+      "  weights     random (seed 0, GPT-2 small shapes), 124.4 M parameters\n"
+      "  variant     attention cudnn, GELU in the c_fc epilogue, GEMM algorithms: heuristic\n"
+      "  trace       t.sqlite (CUPTI; read it with `laptime analyze t.sqlite`)\n"
+      "  layers      t.layers.json (FLOPs and bytes per NVTX range, for `laptime analyze`)\n"
+      "\n"
+      "  iteration   lap (ms)\n"
+      "      0 warmup     9.500\n"
+      "      1            2.000\n"
+      "      2            4.000\n"
+      "      3            1.000\n"
+      "      4            3.000\n"
+      "\n"
+      "  steady state over 4 iterations (ms): mean 2.500  median 2.500  p10 1.300  p90 3.700  min 1.000  "
+      "max 4.000  stddev 1.291\n"
+      "  throughput  1600 tokens/s\n"
+      "  compute     1000.0 GFLOP per forward, 400.0 TFLOP/s achieved\n"
+      "  host        2.250 ms to enqueue one forward on an idle GPU (90% of the lap: launch-bound)\n"
+      "  memory      weights 1.0 MiB, activations 3.0 MiB, workspace 32.0 MiB, device in use 1536.0 MiB\n"
+      "\n"
+      "lap time: 2.500 ms (median of 4, bf16, eager)\n");
 }
 
 // With --pitfall sync the probe's forwards wait for the GPU at every layer end: the host line
@@ -149,7 +150,8 @@ TEST(BenchReport, SwitchesSetAreNamed) {
             std::string::npos)
       << t;
   const nlohmann::json j = bench_to_json(r);
-  EXPECT_EQ(j["config"]["switches"], nlohmann::json({{"LAPTIME_CUTLASS_PDL", "on"}, {"LAPTIME_RESNET_SHORTCUT", "folded"}}));
+  EXPECT_EQ(j["config"]["switches"],
+            nlohmann::json({{"LAPTIME_CUTLASS_PDL", "on"}, {"LAPTIME_RESNET_SHORTCUT", "folded"}}));
   r.config.switches.clear();
   EXPECT_EQ(text_of(r).find("switches"), std::string::npos);
   EXPECT_EQ(bench_to_json(r)["config"]["switches"], nlohmann::json::object());
@@ -187,9 +189,9 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
   const nlohmann::json want = nlohmann::json::parse(f);
   BenchResult r;
   const nlohmann::json& d = want["device"];
-  r.device = {d["name"],           d["sm_count"], d["sm_clock_mhz"],   d["memory_clock_mhz"],
-              d["memory_gib"],     d["driver"],   d["cuda_runtime"],   d["cublas_compiled"],
-              d["cublas_loaded"],  d["cudnn_compiled"], d["cudnn_loaded"]};
+  r.device = {d["name"],          d["sm_count"],       d["sm_clock_mhz"], d["memory_clock_mhz"],
+              d["memory_gib"],    d["driver"],         d["cuda_runtime"], d["cublas_compiled"],
+              d["cublas_loaded"], d["cudnn_compiled"], d["cudnn_loaded"]};
   const nlohmann::json& c = want["config"];
   r.config.model = c["model"];
   r.config.pitfall = c["pitfall"];
@@ -229,8 +231,8 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
 // throttled steady laps and compares their median lap with the others'.
 std::vector<ClockSample> clock_readings() {
   std::vector<ClockSample> s;
-  for (double t = 0.25; t < 9.5; t += 0.5) s.push_back({t, 1980, 0x1});   // warm-up, 0-9.5 ms: 19
-  for (double t = 9.75; t < 16.0; t += 0.5) s.push_back({t, 1980, 0});    // laps 1, 2 and lap 3's start: 13
+  for (double t = 0.25; t < 9.5; t += 0.5) s.push_back({t, 1980, 0x1});  // warm-up, 0-9.5 ms: 19
+  for (double t = 9.75; t < 16.0; t += 0.5) s.push_back({t, 1980, 0});   // laps 1, 2 and lap 3's start: 13
   for (double t = 16.25; t < 24.0; t += 0.5) s.push_back({t, 1830, kClockSwPowerCap});  // 16
   s.push_back({22.5, 1815, kClockSwPowerCap});                                          // 49 in all
   return s;
@@ -287,10 +289,9 @@ TEST(BenchReport, ClockedLapsSayWhichRanThrottled) {
   EXPECT_EQ(j["iterations"][3]["sm_mhz"], 1855);
   EXPECT_EQ(j["iterations"][3]["throttled"], true);
   EXPECT_EQ(j["iterations"][1]["throttled"], false);
-  EXPECT_EQ(j["clocks"], nlohmann::json({{"source", "NVML"},
-                                         {"samples", 49},
-                                         {"power_limit_w", 700},
-                                         {"throttled_by", "the power cap"}}));
+  EXPECT_EQ(
+      j["clocks"],
+      nlohmann::json({{"source", "NVML"}, {"samples", 49}, {"power_limit_w", 700}, {"throttled_by", "the power cap"}}));
 }
 
 // Laps shorter than the sampling take the nearest reading; every lap at one clock, none
@@ -309,20 +310,21 @@ TEST(BenchReport, ShortLapsTakeTheNearestReading) {
             std::string::npos)
       << t;
   assign_clocks(r, spans, {{0.0, 1980, 0}}, 0);
-  EXPECT_NE(text_of(r).find("  clock       SM 1980 MHz in every steady lap, read by NVML 1 times\n"), std::string::npos);
+  EXPECT_NE(text_of(r).find("  clock       SM 1980 MHz in every steady lap, read by NVML 1 times\n"),
+            std::string::npos);
 }
 
 // Every lap throttled: below the maximum when every reading was, else only that the cap held.
 TEST(BenchReport, EveryLapThrottled) {
   BenchResult r = small_run();
   assign_clocks(r, small_run_spans(r), {{0.0, 1700, kClockSwPowerCap}, {100.0, 1700, kClockSwPowerCap}}, 700);
-  EXPECT_NE(text_of(r).find("              4 of 4 laps throttled by the power cap (the board's limit 700 W): every lap ran "
-                            "below the 1980 MHz maximum\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text_of(r).find("              4 of 4 laps throttled by the power cap (the board's limit 700 W): every lap ran "
+                      "below the 1980 MHz maximum\n"),
+      std::string::npos)
       << text_of(r);
   assign_clocks(r, small_run_spans(r), {{0.0, 1980, kClockSwThermal}, {100.0, 1980, kClockSwThermal}}, 0);
-  EXPECT_NE(text_of(r).find("              4 of 4 laps throttled by a thermal slowdown\n"),
-            std::string::npos)
+  EXPECT_NE(text_of(r).find("              4 of 4 laps throttled by a thermal slowdown\n"), std::string::npos)
       << text_of(r);
 }
 

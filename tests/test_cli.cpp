@@ -115,7 +115,8 @@ TEST(Cli, ForwardCalibrate) {
 }
 
 TEST(Cli, KernelsParsesReportsAndTheCommand) {
-  const HostCommand k = parse_host_command_line({"kernels", "a.csv", "b.ncu-rep", "--by", "block", "--domain", "default"});
+  const HostCommand k =
+      parse_host_command_line({"kernels", "a.csv", "b.ncu-rep", "--by", "block", "--domain", "default"});
   EXPECT_EQ(k.kind, HostCommand::Kind::Kernels);
   EXPECT_EQ(k.kernels.reports, (std::vector<std::string>{"a.csv", "b.ncu-rep"}));
   EXPECT_EQ(k.kernels.layers.by, trace::LayerKey::Block);
@@ -148,9 +149,11 @@ TEST(Cli, BadInputIsOneSentence) {
   EXPECT_THAT(parse_error({"bench", "gpt2", "--iters", "0"}), HasSubstr("--iters"));
   EXPECT_THAT(parse_error({"bench", "gpt2", "--batch", "eight"}), HasSubstr("--batch"));
   EXPECT_THAT(parse_error({"bench", "gpt2", "--frobnicate"}), HasSubstr("--frobnicate"));
-  EXPECT_THAT(parse_error({"bench", "gpt2", "--weights", "/nonexistent/w.safetensors"}), HasSubstr("/nonexistent/w.safetensors"));
+  EXPECT_THAT(parse_error({"bench", "gpt2", "--weights", "/nonexistent/w.safetensors"}),
+              HasSubstr("/nonexistent/w.safetensors"));
   EXPECT_THAT(parse_error({"bench", "gpt2", "--graph", "--stream", "default"}), HasSubstr("cannot be captured"));
-  EXPECT_THAT(parse_error({"bench", "gpt2", "--graph", "--pitfall", "sync"}), HasSubstr("--pitfall cannot be combined"));
+  EXPECT_THAT(parse_error({"bench", "gpt2", "--graph", "--pitfall", "sync"}),
+              HasSubstr("--pitfall cannot be combined"));
   EXPECT_THAT(parse_error({"forward", "gpt2", "--output", "x.bin"}), HasSubstr("needs --tokens"));
   EXPECT_THAT(parse_error({"frobnicate"}), HasSubstr("frobnicate"));
   EXPECT_THAT(parse_error({}), HasSubstr("subcommand"));
@@ -165,19 +168,24 @@ TEST(Cli, BadInputIsOneSentence) {
 TEST(Cli, AttentionChoice) {
   EXPECT_EQ(parse({"bench", "gpt2"}).bench.workload.attention, AttentionKind::Auto);
   EXPECT_EQ(parse({"bench", "gpt2", "--attention", "cudnn"}).bench.workload.attention, AttentionKind::Cudnn);
-  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "naive", "-p", "fp32"}).bench.workload.attention, AttentionKind::Naive);
-  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "cudnn", "-p", "tf32"}).bench.workload.attention, AttentionKind::Cudnn);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "naive", "-p", "fp32"}).bench.workload.attention,
+            AttentionKind::Naive);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "cudnn", "-p", "tf32"}).bench.workload.attention,
+            AttentionKind::Cudnn);
   EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "fast"}), HasSubstr("fast not in"));
   // flash runs in every precision (fp32 storage through kernels/flash_attention_f32.cu); its head
   // size is checked by the layer, where the weights are known.
-  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "tf32"}).bench.workload.attention, AttentionKind::Flash);
-  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "fp32"}).bench.workload.attention, AttentionKind::Flash);
-  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "bf16"}).bench.workload.attention, AttentionKind::Flash);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "tf32"}).bench.workload.attention,
+            AttentionKind::Flash);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "fp32"}).bench.workload.attention,
+            AttentionKind::Flash);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "bf16"}).bench.workload.attention,
+            AttentionKind::Flash);
   EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "cudnn", "-p", "fp32"}), HasSubstr("not strict fp32"));
   EXPECT_THAT(parse_error({"bench", "resnet50", "--attention", "naive"}), HasSubstr("gpt2 only"));
-  EXPECT_THAT(parse_error({"forward", "gpt2", "--tokens", LAPTIME_BINARY, "-o", "x.bin", "--attention", "cudnn", "-p",
-                           "fp32"}),
-              HasSubstr("not strict fp32"));
+  EXPECT_THAT(
+      parse_error({"forward", "gpt2", "--tokens", LAPTIME_BINARY, "-o", "x.bin", "--attention", "cudnn", "-p", "fp32"}),
+      HasSubstr("not strict fp32"));
 }
 
 // ResNet-50's stem: parsed onto the enum, fused refused outside bf16 and for GPT-2, host-side.
@@ -186,10 +194,12 @@ TEST(Cli, StemChoice) {
   EXPECT_EQ(parse({"bench", "resnet50", "--stem", "fused"}).bench.workload.stem, StemKind::Fused);
   EXPECT_EQ(parse({"bench", "resnet50", "--stem", "cudnn", "-p", "fp32"}).bench.workload.stem, StemKind::Cudnn);
   EXPECT_THAT(parse_error({"bench", "resnet50", "--stem", "fast"}), HasSubstr("fast not in"));
-  EXPECT_THAT(parse_error({"bench", "resnet50", "--stem", "fused", "-p", "tf32"}), HasSubstr("fused runs only in bf16"));
+  EXPECT_THAT(parse_error({"bench", "resnet50", "--stem", "fused", "-p", "tf32"}),
+              HasSubstr("fused runs only in bf16"));
   EXPECT_THAT(parse_error({"bench", "gpt2", "--stem", "cudnn"}), HasSubstr("resnet50 only"));
-  EXPECT_EQ(parse({"forward", "resnet50", "--input", LAPTIME_BINARY, "-o", "x.bin", "--stem", "fused"}).forward.workload.stem,
-            StemKind::Fused);
+  EXPECT_EQ(
+      parse({"forward", "resnet50", "--input", LAPTIME_BINARY, "-o", "x.bin", "--stem", "fused"}).forward.workload.stem,
+      StemKind::Fused);
 }
 
 // Runs the real binary; returns (exit status, stderr + stdout).
@@ -247,7 +257,6 @@ TEST(Context, NoGpuThrowsErrorNotCrash) {
   }
 }
 
-
 // --- Numbers, switches and input files (core/cli_numbers.h, bench/limits.h) ------------------
 
 // The whole message, as main() prints it after "laptime: ".
@@ -263,8 +272,10 @@ TEST(CliNumbers, BadNumbersAreOneSentenceNamingFlagAndText) {
   EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "99999999999999999999"}),
             usage("--batch must be at most 65536, got '99999999999999999999'."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--seq", "1e3"}), usage("--seq must be a positive integer, got '1e3'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--iters", "5000000"}), usage("--iters must be at most 1000000, got '5000000'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--warmup", "-1"}), usage("--warmup must be a non-negative integer, got '-1'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--iters", "5000000"}),
+            usage("--iters must be at most 1000000, got '5000000'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--warmup", "-1"}),
+            usage("--warmup must be a non-negative integer, got '-1'."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--device", "1024"}), usage("--device must be at most 1023, got '1024'."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--seed", "-1"}), usage("--seed must be a non-negative integer, got '-1'."));
   EXPECT_EQ(parse_error({"bench", "resnet50", "--image-size", "9000"}),
@@ -286,15 +297,22 @@ TEST(CliNumbers, BoundsAreAccepted) {
 }
 
 TEST(CliNumbers, AnalyzeNumbers) {
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "nan"}), usage("--gap-us must be a positive number, got 'nan'."));
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "inf"}), usage("--gap-us must be a positive number, got 'inf'."));
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "0"}), usage("--gap-us must be a positive number, got '0'."));
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "5us"}), usage("--gap-us must be a positive number, got '5us'."));
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "2e9"}), usage("--gap-us must be at most 1e+09, got '2e9'."));
-  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--top", "-1"}), usage("--top must be a non-negative integer, got '-1'."));
-  EXPECT_EQ(parse_error({"diff", "a", "b", "--top", "1000001"}), usage("--top must be at most 1000000, got '1000001'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "nan"}),
+            usage("--gap-us must be a positive number, got 'nan'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "inf"}),
+            usage("--gap-us must be a positive number, got 'inf'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "0"}),
+            usage("--gap-us must be a positive number, got '0'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "5us"}),
+            usage("--gap-us must be a positive number, got '5us'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "2e9"}),
+            usage("--gap-us must be at most 1e+09, got '2e9'."));
+  EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--top", "-1"}),
+            usage("--top must be a non-negative integer, got '-1'."));
+  EXPECT_EQ(parse_error({"diff", "a", "b", "--top", "1000001"}),
+            usage("--top must be at most 1000000, got '1000001'."));
   EXPECT_EQ(parse({"analyze", "t.sqlite", "--top", "0"}).analyze.report.top, 0);  // every row
-  EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.top.has_value());  // 15 in the text, all in the JSON
+  EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.top.has_value());    // 15 in the text, all in the JSON
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--skip-warmup", "-1"}),
             usage("--skip-warmup must be a non-negative integer, got '-1'."));
   const Parsed c = parse({"analyze", "t.sqlite", "--gap-us", "0.5", "--top", "3", "--skip-warmup", "0"});
@@ -410,7 +428,10 @@ TEST(Interrupt, GuardRestoresThePreviousHandler) {
   // A fresh guard starts unset even after an earlier one saw a Ctrl-C.
   EXPECT_EXIT(
       {
-        { const InterruptGuard first; std::raise(SIGINT); }
+        {
+          const InterruptGuard first;
+          std::raise(SIGINT);
+        }
         const InterruptGuard second;
         std::exit(second.requested() ? 1 : 0);
       },
@@ -438,8 +459,10 @@ TEST(Interrupt, PartialReportSaysHowManyOfHowMany) {
             "  steady state over 4 iterations (ms): mean 2.500  median 2.500  p10 1.300  p90 3.700  min 1.000  "
             "max 4.000  stddev 1.291");
   EXPECT_EQ(steady_summary({4, 1, 3, 2}, 4, false, 9).find("interrupted"), std::string::npos);
-  EXPECT_EQ(steady_summary({}, 20, true, 3), "  interrupted after 3 iterations, all warm-up: no steady-state statistics");
-  EXPECT_EQ(steady_summary({}, 20, true, 1), "  interrupted after 1 iteration, all warm-up: no steady-state statistics");
+  EXPECT_EQ(steady_summary({}, 20, true, 3),
+            "  interrupted after 3 iterations, all warm-up: no steady-state statistics");
+  EXPECT_EQ(steady_summary({}, 20, true, 1),
+            "  interrupted after 1 iteration, all warm-up: no steady-state statistics");
   EXPECT_EQ(steady_summary({}, 20, true, 0), "  interrupted before the first iteration: no statistics");
 }
 
@@ -486,7 +509,8 @@ TEST(CliOutputs, DevicesAndFifosAreRefusedWithASentence) {
   EXPECT_TRUE(std::filesystem::is_fifo(dir / "fifo"));
   std::tie(rc, msg) = run_laptime("analyze " + (dir / "fifo"));
   EXPECT_EQ(rc, 1);
-  EXPECT_THAT(msg, HasSubstr("laptime: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file, so it "
+  EXPECT_THAT(msg, HasSubstr("laptime: " + (dir / "fifo") +
+                             " is a FIFO (named pipe), not a regular file, so it "
                              "cannot be a trace."));
 }
 
@@ -499,11 +523,12 @@ TEST(CliOutputs, JsonOnStandardOutput) {
   EXPECT_TRUE(report.contains("verdict"));
   EXPECT_THAT(read_bytes(dir / "err.txt"), HasSubstr("Verdict:"));  // the text report on stderr
   // Standard output on a full device: an error, not exit 0.
-  const std::string full = std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - > /dev/full 2> " +
-                           (dir / "err2.txt");
+  const std::string full =
+      std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - > /dev/full 2> " + (dir / "err2.txt");
   const int status = std::system(full.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  EXPECT_THAT(read_bytes(dir / "err2.txt"), HasSubstr("laptime: cannot write the JSON report to -: No space left on device."));
+  EXPECT_THAT(read_bytes(dir / "err2.txt"),
+              HasSubstr("laptime: cannot write the JSON report to -: No space left on device."));
   // Only a JSON report may go to standard output.
   auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --svg -");
   EXPECT_EQ(rc, 1);
@@ -513,8 +538,8 @@ TEST(CliOutputs, JsonOnStandardOutput) {
 TEST(CliOutputs, AnalyzeWritesComplete) {
   const TempDir dir;
   std::ofstream(dir / "r.json") << "old";
-  auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --json " + (dir / "r.json") + " --svg " + (dir / "t.svg") +
-                               " --perfetto " + (dir / "p.json"));
+  auto [rc, msg] = run_laptime("analyze " + fixture_trace() + " --json " + (dir / "r.json") + " --svg " +
+                               (dir / "t.svg") + " --perfetto " + (dir / "p.json"));
   EXPECT_EQ(rc, 0) << msg;
   EXPECT_TRUE(nlohmann::json::parse(read_bytes(dir / "r.json")).contains("verdict"));
   EXPECT_TRUE(nlohmann::json::parse(read_bytes(dir / "p.json")).contains("traceEvents"));
@@ -580,9 +605,11 @@ TEST(CliOutputs, EmptyFileNamesAreRefused) {
   EXPECT_EQ(parse_error({"forward", "gpt2", "-o", ""}), usage("--output: the file name is empty; give a file name."));
   EXPECT_EQ(parse_error({"peak", "--cache", ""}), usage("--cache: the file name is empty; give a file name."));
   for (const char* flag : {"--layers", "--peak"})
-    EXPECT_EQ(parse_error({"analyze", t, flag, ""}), usage(std::string(flag) + ": the file name is empty; give a file."));
+    EXPECT_EQ(parse_error({"analyze", t, flag, ""}),
+              usage(std::string(flag) + ": the file name is empty; give a file."));
   EXPECT_EQ(parse_error({"analyze", ""}), usage("file: a file name is empty; give a file."));
-  EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", "", "-o", "x"}), usage("--tokens: the file name is empty; give a file."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", "", "-o", "x"}),
+            usage("--tokens: the file name is empty; give a file."));
   auto [rc, msg] = run_laptime("analyze " + t + " --json ''");
   EXPECT_EQ(rc, 1) << msg;
 }
@@ -600,11 +627,12 @@ TEST(CliOutputs, AClosedStandardOutputNeverReachesAnOutputFile) {
   const std::string json = read_bytes(dir / "r.json");
   EXPECT_EQ(json.find("laptime analyze"), std::string::npos) << "no text report inside the JSON";
   EXPECT_TRUE(nlohmann::json::parse(json).contains("verdict"));
-  const std::string to_stdout = std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - >&- 2> " +
-                                (dir / "err2.txt");
+  const std::string to_stdout =
+      std::string(LAPTIME_BINARY) + " analyze " + fixture_trace() + " --json - >&- 2> " + (dir / "err2.txt");
   status = std::system(to_stdout.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  EXPECT_THAT(read_bytes(dir / "err2.txt"), HasSubstr("laptime: cannot write the JSON report to -: Bad file descriptor."));
+  EXPECT_THAT(read_bytes(dir / "err2.txt"),
+              HasSubstr("laptime: cannot write the JSON report to -: Bad file descriptor."));
 }
 
 // A link planted at the output's name in a sticky world-writable folder (/tmp): before, laptime
@@ -643,7 +671,8 @@ TEST(CliInputs, SidecarsThatAreNotRegularFilesAreRefusedFirst) {
   std::filesystem::create_directory(dir / "folder");
   std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --layers " + (dir / "folder"));
   EXPECT_EQ(rc, 1);
-  EXPECT_EQ(msg, "laptime: " + (dir / "folder") + " is a folder, not a regular file, so it cannot be a layer costs file.\n");
+  EXPECT_EQ(msg,
+            "laptime: " + (dir / "folder") + " is a folder, not a regular file, so it cannot be a layer costs file.\n");
   std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --layers " + (dir / "R.layers.json"));
   EXPECT_THAT(msg, HasSubstr("is a FIFO (named pipe), not a regular file, so it cannot be a layer costs file."));
   std::tie(rc, msg) = run_laptime("analyze " + fixture_trace() + " --peak /dev/zero");
@@ -661,7 +690,8 @@ TEST(CliDiff, SpecialFilesAreRefusedWithoutBlocking) {
   const std::string a = fx + "diff_base.sqlite", b = fx + "diff_attn_slower.sqlite";
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   const std::string fifo = dir / "fifo";
-  const std::string fifo_says = " is a FIFO (named pipe), not a regular file, so it cannot be a trace or a bench report.\n";
+  const std::string fifo_says =
+      " is a FIFO (named pipe), not a regular file, so it cannot be a trace or a bench report.\n";
   auto [rc, msg] = run_laptime("diff " + fifo + " " + b);
   EXPECT_EQ(rc, 1);
   EXPECT_EQ(msg, "laptime: " + fifo + fifo_says);
@@ -669,12 +699,15 @@ TEST(CliDiff, SpecialFilesAreRefusedWithoutBlocking) {
   EXPECT_EQ(msg, "laptime: " + fifo + fifo_says);
   std::tie(rc, msg) = run_laptime("diff " + a + " " + b + " --json " + fifo);
   EXPECT_EQ(rc, 1);
-  EXPECT_EQ(msg, "laptime: refusing to write the JSON diff to " + fifo + ": it is a FIFO (named pipe), not a regular file.\n");
+  EXPECT_EQ(msg, "laptime: refusing to write the JSON diff to " + fifo +
+                     ": it is a FIFO (named pipe), not a regular file.\n");
   std::tie(rc, msg) = run_laptime("diff " + (dir / "") + " " + b);
-  EXPECT_EQ(msg, "laptime: " + (dir / "") + " is a folder, not a regular file, so it cannot be a trace or a bench report.\n");
+  EXPECT_EQ(
+      msg, "laptime: " + (dir / "") + " is a folder, not a regular file, so it cannot be a trace or a bench report.\n");
   std::tie(rc, msg) = run_laptime("diff /dev/zero " + b);
-  EXPECT_EQ(msg, "laptime: /dev/zero is a character device, not a regular file, so it cannot be a trace or a bench "
-                 "report.\n");
+  EXPECT_EQ(msg,
+            "laptime: /dev/zero is a character device, not a regular file, so it cannot be a trace or a bench "
+            "report.\n");
   std::filesystem::copy_file(a, dir / "R.sqlite");
   ASSERT_EQ(::mkfifo((dir / "R.layers.json").c_str(), 0600), 0);
   std::tie(rc, msg) = run_laptime("diff " + (dir / "R.sqlite") + " " + b);
@@ -691,7 +724,8 @@ TEST(CliDiff, JsonOnStandardOutputAndLinks) {
   const TempDir dir;
   const std::string fx = std::string(LAPTIME_SOURCE_DIR) + "/tests/fixtures/";
   const std::string pair = fx + "diff_base.sqlite " + fx + "diff_attn_slower.sqlite";
-  const std::string cmd = "cd " + (dir / "") + " && " + LAPTIME_BINARY + " diff " + pair + " --json - > out.json 2> err.txt";
+  const std::string cmd =
+      "cd " + (dir / "") + " && " + LAPTIME_BINARY + " diff " + pair + " --json - > out.json 2> err.txt";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_EQ(nlohmann::json::parse(read_bytes(dir / "out.json"))["schema"], "laptime.diff/1");
   EXPECT_THAT(read_bytes(dir / "err.txt"), HasSubstr("Verdict:"));
@@ -699,8 +733,9 @@ TEST(CliDiff, JsonOnStandardOutputAndLinks) {
   const std::string full = std::string(LAPTIME_BINARY) + " diff " + pair + " --json - > /dev/full 2> " + (dir / "e2");
   const int status = std::system(full.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  EXPECT_THAT(read_bytes(dir / "e2"), ::testing::EndsWith("\nlaptime: cannot write the JSON diff to -: No space left on "
-                                                         "device.\n"));  // after the report, on stderr
+  EXPECT_THAT(read_bytes(dir / "e2"),
+              ::testing::EndsWith("\nlaptime: cannot write the JSON diff to -: No space left on "
+                                  "device.\n"));  // after the report, on stderr
   const std::string report_full = std::string(LAPTIME_BINARY) + " diff " + pair + " > /dev/full 2> " + (dir / "e3");
   EXPECT_NE(std::system(report_full.c_str()), 0);
   EXPECT_EQ(read_bytes(dir / "e3"), "laptime: cannot write the report to standard output: No space left on device.\n");

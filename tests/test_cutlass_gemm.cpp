@@ -89,8 +89,8 @@ class CutlassGemmTest : public ::testing::TestWithParam<int> {
     LAPTIME_REQUIRE_GPU();
     ctx = std::make_unique<Context>();
     if (ctx->props().major != 9 || ctx->props().minor != 0)
-      GTEST_SKIP() << "CUTLASS's sm_90a kernels run on compute capability 9.0 alone; this "
-                   << ctx->props().name << " is " << ctx->props().major << "." << ctx->props().minor;
+      GTEST_SKIP() << "CUTLASS's sm_90a kernels run on compute capability 9.0 alone; this " << ctx->props().name
+                   << " is " << ctx->props().major << "." << ctx->props().minor;
     kernel = cutlass_built_kernels().at(GetParam());
     seed = test::fresh_seed();
   }
@@ -108,9 +108,9 @@ class CutlassGemmTest : public ::testing::TestWithParam<int> {
 };
 
 void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
-  SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) + " K=" +
-               std::to_string(sh.K) + (residual ? " +residual" : "") + (in_graph ? " in a graph" : "") + " seed " +
-               std::to_string(seed));
+  SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) +
+               " K=" + std::to_string(sh.K) + (residual ? " +residual" : "") + (in_graph ? " in a graph" : "") +
+               " seed " + std::to_string(seed));
   const DType ab = kernel->ab_dtype(), dt = kernel->d_dtype();
   const bool fp8 = ab == DType::F8E4M3, gelu = kernel->epilogue() == CutlassEpilogue::GeluBias,
              relu = kernel->epilogue() == CutlassEpilogue::ReluBias;
@@ -164,8 +164,8 @@ void CutlassGemmTest::check(const Shape& sh, bool residual, bool in_graph) {
 }
 
 void CutlassGemmTest::check_residual_stream(const Shape& sh, bool in_graph) {
-  SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) + " K=" +
-               std::to_string(sh.K) + (in_graph ? " in a graph" : "") + " seed " + std::to_string(seed));
+  SCOPED_TRACE(kernel->name() + " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) +
+               " K=" + std::to_string(sh.K) + (in_graph ? " in a graph" : "") + " seed " + std::to_string(seed));
   const DType ab = kernel->ab_dtype();
   const bool fp8 = ab == DType::F8E4M3;
   const float s_a = fp8 ? 0.5f : 1.f, s_b = fp8 ? 0.25f : 1.f, c_scale = 0.75f, d_scale = 4.f;
@@ -200,7 +200,9 @@ void CutlassGemmTest::check_residual_stream(const Shape& sh, bool in_graph) {
   }
   ASSERT_EQ(kernel->refusal(a), "");
   CutlassLaunchCache launch;
-  auto run = [&] { kernel->run(a, CutlassSchedule{}, launch, ctx->workspace(), ctx->workspace_bytes(), ctx->stream()); };
+  auto run = [&] {
+    kernel->run(a, CutlassSchedule{}, launch, ctx->workspace(), ctx->workspace_bytes(), ctx->stream());
+  };
   run_once(ctx->stream(), run, in_graph);
   EXPECT_TRUE(test::close(download(DType::F8E4M3, dd.data(), size_t(sh.M) * sh.N), want, 0x1p-6));
 }
@@ -298,7 +300,8 @@ TEST(CutlassRegistry, KernelsHaveDistinctNames) {
   std::vector<std::string> names;
   for (const CutlassGemmKernel* k : cutlass_built_kernels()) names.push_back(k->name());
   for (const CutlassConvKernel* k : cutlass_built_conv_kernels()) names.push_back(k->name());
-  if (names.empty()) GTEST_SKIP() << "no CUTLASS kernels in this build (no sm_90 in CMAKE_CUDA_ARCHITECTURES, or no headers)";
+  if (names.empty())
+    GTEST_SKIP() << "no CUTLASS kernels in this build (no sm_90 in CMAKE_CUDA_ARCHITECTURES, or no headers)";
   std::sort(names.begin(), names.end());
   const auto twin = std::adjacent_find(names.begin(), names.end());
   const std::string shared = twin == names.end() ? "" : *twin;

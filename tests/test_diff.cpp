@@ -49,10 +49,10 @@ Diff diff_files(const std::string& before, const std::string& after, DiffOptions
 TEST(Labels, Definitions) {
   DiffOptions o;
   o.threshold_pct = 2.0;  // the rules at t = 2% (the default is 3%), min change 1 us
-  const double b = 1e6;  // 1 ms before
+  const double b = 1e6;   // 1 ms before
   EXPECT_EQ(classify_change(b, 30e3, {10e3, 50e3}, o), Label::Slower);
   EXPECT_EQ(classify_change(b, -30e3, {-50e3, -10e3}, o), Label::Faster);
-  EXPECT_EQ(classify_change(b, 5e3, {1e3, 9e3}, o), Label::Same);      // real, but within ±2%
+  EXPECT_EQ(classify_change(b, 5e3, {1e3, 9e3}, o), Label::Same);  // real, but within ±2%
   EXPECT_EQ(classify_change(b, 0, {-15e3, 15e3}, o), Label::Same);
   EXPECT_EQ(classify_change(b, 30e3, {-5e3, 60e3}, o), Label::Unclear);  // interval touches zero
   EXPECT_EQ(classify_change(b, 15e3, {2e3, 30e3}, o), Label::Unclear);   // clear of zero, too small, too wide
@@ -260,10 +260,10 @@ int gate(const std::string& before, const std::string& after, std::optional<doub
 
 TEST(DiffGate, ExitCodes) {
   EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", 5.0), kExitGateFailed);  // attention +10%
-  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", 15.0), 0);  // nothing slower by 15%
-  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", std::nullopt), 0);  // no gate asked
-  EXPECT_EQ(gate("diff_attn_slower.sqlite", "diff_base.sqlite", 0.0), 0);  // faster never trips it
-  EXPECT_EQ(gate("diff_base.sqlite", "diff_noise.sqlite", 0.0), 0);        // noise alone never trips it
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", 15.0), 0);               // nothing slower by 15%
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_attn_slower.sqlite", std::nullopt), 0);       // no gate asked
+  EXPECT_EQ(gate("diff_attn_slower.sqlite", "diff_base.sqlite", 0.0), 0);                // faster never trips it
+  EXPECT_EQ(gate("diff_base.sqlite", "diff_noise.sqlite", 0.0), 0);                      // noise alone never trips it
   EXPECT_EQ(gate("diff_bench_base.json", "diff_bench_slower.json", 5.0), kExitGateFailed);
 }
 
@@ -284,10 +284,20 @@ TEST(DiffCommand, CommandLine) {
   EXPECT_FALSE(d.diff.skip_warmup.has_value());
   EXPECT_EQ(d.diff.resamples, 10000);
   EXPECT_DOUBLE_EQ(d.diff.threshold_pct, 3.0);  // calibrated on the H200's A vs A' (PROFILING.md 10.6)
-  EXPECT_FALSE(d.diff.top.has_value());  // 15 rows in the text, every row in the JSON
-  const DiffCommandOptions e = parse({"diff", "a", "b", "--by", "block", "--fail-if-slower", "3.5", "--skip-warmup",
-                                      "5", "--threshold", "1", "--min-change-us", "0", "--resamples", "2000",
-                                      "--seed", "9", "--json", "d.json", "--svg", "d.svg", "--range", "step", "--top", "0"});
+  EXPECT_FALSE(d.diff.top.has_value());         // 15 rows in the text, every row in the JSON
+  const DiffCommandOptions e = parse({"diff",   "a",
+                                      "b",      "--by",
+                                      "block",  "--fail-if-slower",
+                                      "3.5",    "--skip-warmup",
+                                      "5",      "--threshold",
+                                      "1",      "--min-change-us",
+                                      "0",      "--resamples",
+                                      "2000",   "--seed",
+                                      "9",      "--json",
+                                      "d.json", "--svg",
+                                      "d.svg",  "--range",
+                                      "step",   "--top",
+                                      "0"});
   EXPECT_EQ(e.diff.by, LayerKey::Block);
   EXPECT_DOUBLE_EQ(*e.diff.fail_if_slower_pct, 3.5);
   EXPECT_EQ(*e.diff.skip_warmup, 5);
@@ -450,14 +460,19 @@ TEST(DiffReal, TopCutsTheTextAndTheJsonOnlyWhenAsked) {
   const size_t layers = d.rows.size() - 1;
   ASSERT_GT(layers, 15u);
   auto text = [&d] { return testing_support::printed([&d](std::FILE* out) { print_diff(d, out); }); };
-  auto has_row = [](const std::string& s, const DiffRow& r) { return s.find("\n  " + r.name + " ") != std::string::npos; };
+  auto has_row = [](const std::string& s, const DiffRow& r) {
+    return s.find("\n  " + r.name + " ") != std::string::npos;
+  };
   std::string s = text();
   EXPECT_TRUE(has_row(s, d.rows[15]));
   EXPECT_FALSE(has_row(s, d.rows[16]));
-  EXPECT_NE(s.find("\n  ... " + std::to_string(layers - 15) + " more rows (--top 0 for all)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("\n  ... " + std::to_string(layers - 15) + " more rows (--top 0 for all)\n"), std::string::npos)
+      << s;
   EXPECT_NE(s.find("more layers with kernel changes (--top 0 for all)"), std::string::npos) << s;
-  const auto only_after = std::count_if(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return r.label == Label::OnlyAfter; });
-  EXPECT_NE(s.find(", " + std::to_string(only_after) + " ONLY AFTER.\n"), std::string::npos) << s;  // every layer counted
+  const auto only_after =
+      std::count_if(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return r.label == Label::OnlyAfter; });
+  EXPECT_NE(s.find(", " + std::to_string(only_after) + " ONLY AFTER.\n"), std::string::npos)
+      << s;  // every layer counted
   json j = diff_to_json(d);
   EXPECT_EQ(j["rows"].size(), d.rows.size());
   EXPECT_FALSE(j.contains("rows_omitted"));
@@ -492,7 +507,10 @@ void write_json(const std::string& path, const json& j) {
 }
 
 json cost(const std::string& name, const std::string& parent, double flops, double bytes) {
-  return {{"name", name}, {"parent", parent}, {"kind", "test"}, {"flops", flops},
+  return {{"name", name},
+          {"parent", parent},
+          {"kind", "test"},
+          {"flops", flops},
           {"bytes", {{"weights", bytes / 2}, {"inputs", bytes / 4}, {"outputs", bytes / 4}}}};
 }
 
@@ -519,11 +537,13 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
   json after_layers = json::array();
   for (const json& l : layers)
     if (l["name"].get<std::string>().find("gelu") == std::string::npos) after_layers.push_back(l);
-  write_json(temp("roof_after.layers.json"), json{{"schema", "laptime.layers/1"}, {"model", "toy"},
-                                                  {"precision", "bf16"}, {"layers", after_layers}});
+  write_json(temp("roof_after.layers.json"),
+             json{{"schema", "laptime.layers/1"}, {"model", "toy"}, {"precision", "bf16"}, {"layers", after_layers}});
   const std::string peak = temp("roof_peak.json");  // ridge: 100 TFLOP/s / 1000 GB/s = 100 FLOP/B
-  write_json(peak, {{"schema", "laptime.peak/1"}, {"gpu", {{"name", "Toy GPU"}}},
-                    {"tflops", {{"bf16", 100.0}, {"tf32", 50.0}, {"fp32", 10.0}}}, {"copy_gbps", 1000.0}});
+  write_json(peak, {{"schema", "laptime.peak/1"},
+                    {"gpu", {{"name", "Toy GPU"}}},
+                    {"tflops", {{"bf16", 100.0}, {"tf32", 50.0}, {"fp32", 10.0}}},
+                    {"copy_gbps", 1000.0}});
 
   DiffOptions o;
   o.peak = peak;
@@ -570,10 +590,12 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
     if (l["name"].get<std::string>().find("c_fc") != std::string::npos) l["precision"] = "bf16";
     fp8_layers.push_back(l);
   }
-  write_json(temp("roof_after.layers.json"), json{{"schema", "laptime.layers/1"}, {"model", "toy"},
-                                                  {"precision", "fp8"}, {"layers", fp8_layers}});
-  write_json(peak, {{"schema", "laptime.peak/1"}, {"gpu", {{"name", "Toy GPU"}}},
-                    {"tflops", {{"bf16", 100.0}, {"tf32", 50.0}, {"fp32", 10.0}, {"fp8", 400.0}}}, {"copy_gbps", 1000.0}});
+  write_json(temp("roof_after.layers.json"),
+             json{{"schema", "laptime.layers/1"}, {"model", "toy"}, {"precision", "fp8"}, {"layers", fp8_layers}});
+  write_json(peak, {{"schema", "laptime.peak/1"},
+                    {"gpu", {{"name", "Toy GPU"}}},
+                    {"tflops", {{"bf16", 100.0}, {"tf32", 50.0}, {"fp32", 10.0}, {"fp8", 400.0}}},
+                    {"copy_gbps", 1000.0}});
   const Diff f = diff_runs(load_run(before, o), load_run(after, o), o);
   bool seen = false;
   for (const DiffRow& r : f.rows) {
@@ -584,8 +606,8 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
     EXPECT_NEAR(r.roof_after->pct_of_bound, 4e10 / (r.after_ns * 1e-9) / 100e12 * 100, 1e-9);
   }
   EXPECT_TRUE(seen);
-  write_json(temp("roof_after.layers.json"), json{{"schema", "laptime.layers/1"}, {"model", "toy"},
-                                                  {"precision", "bf16"}, {"layers", after_layers}});
+  write_json(temp("roof_after.layers.json"),
+             json{{"schema", "laptime.layers/1"}, {"model", "toy"}, {"precision", "bf16"}, {"layers", after_layers}});
 
   // Without ceilings: achieved TFLOP/s only, and a note says how to get the %.
   setenv("LAPTIME_CACHE_DIR", testing::TempDir().c_str(), 1);  // no cached peak file there
@@ -626,7 +648,8 @@ TEST(DiffHostile, NonPositiveLapsAreRefused) {
         << bad;
   }
   const std::string huge = bench_report("laps_huge.json", {6, 6, 1e305, 6});
-  EXPECT_NE(error_of([&] { load_run(huge, {}); }).find("a lap is a positive number of milliseconds"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_run(huge, {}); }).find("a lap is a positive number of milliseconds"),
+            std::string::npos);
   EXPECT_EQ(error_of([&] { load_run(bench_report("laps_ok.json", {6, 6, 6, 5.5}), {}); }), "");
 }
 
@@ -636,12 +659,13 @@ TEST(DiffHostile, NonPositiveLapsAreRefused) {
 TEST(DiffHostile, RunsOfDifferentThingsAreNamedBeforeTheVerdict) {
   const std::vector<double> laps(20, 6.0);
   std::vector<double> slower(20, 6.6);
-  const std::string a = bench_report("ident_a.json", laps,
-                                     {{"model", "gpt2"}, {"precision", "bf16"}, {"shape", "B=1 T=1024"}, {"mode", "eager"}},
-                                     {{"name", "NVIDIA H200"}, {"cuda_runtime", "12.4"}, {"cudnn_loaded", "9.1.0"}});
-  const std::string b = bench_report("ident_b.json", slower,
-                                     {{"model", "resnet50"}, {"precision", "fp32"}, {"shape", "B=32 224x224"}, {"mode", "eager"}},
-                                     {{"name", "NVIDIA A100-SXM4-80GB"}, {"cuda_runtime", "12.6"}, {"driver", "560.28"}});
+  const std::string a = bench_report(
+      "ident_a.json", laps, {{"model", "gpt2"}, {"precision", "bf16"}, {"shape", "B=1 T=1024"}, {"mode", "eager"}},
+      {{"name", "NVIDIA H200"}, {"cuda_runtime", "12.4"}, {"cudnn_loaded", "9.1.0"}});
+  const std::string b =
+      bench_report("ident_b.json", slower,
+                   {{"model", "resnet50"}, {"precision", "fp32"}, {"shape", "B=32 224x224"}, {"mode", "eager"}},
+                   {{"name", "NVIDIA A100-SXM4-80GB"}, {"cuda_runtime", "12.6"}, {"driver", "560.28"}});
   const Diff d = diff_runs(load_run(a, {}), load_run(b, {}), {});
   ASSERT_EQ(d.differences.size(), 5u);
   const std::vector<std::vector<std::string>> want{{"model", "gpt2", "resnet50"},
@@ -704,16 +728,19 @@ TEST(DiffHostile, ASwitchIsTheOneDifference) {
   EXPECT_EQ(d.differences[0].before, "unset");
   EXPECT_EQ(d.differences[0].after, "on");
   ASSERT_FALSE(d.notes.empty());
-  EXPECT_EQ(d.notes[0], "The two runs differ in switches (LAPTIME_CUTLASS_PDL unset -> on) only: the change below is "
-                        "its effect.");
+  EXPECT_EQ(d.notes[0],
+            "The two runs differ in switches (LAPTIME_CUTLASS_PDL unset -> on) only: the change below is "
+            "its effect.");
   // With a second difference the note is the general one, switches grouped after software.
   json graph = on;
   graph["mode"] = "graph";
-  const Diff two = diff_runs(load_run(a, {}), load_run(bench_report("switch_graph.json", std::vector<double>(20, 2.7), graph, h100), {}), {});
+  const Diff two = diff_runs(
+      load_run(a, {}), load_run(bench_report("switch_graph.json", std::vector<double>(20, 2.7), graph, h100), {}), {});
   ASSERT_EQ(two.differences.size(), 2u);
-  EXPECT_EQ(two.notes[0], "The two runs differ in mode (eager -> graph) and switches (LAPTIME_CUTLASS_PDL unset -> on): "
-                          "the change below is all of these at once, not the effect of one change; compare runs that "
-                          "differ in one thing only to attribute it.");
+  EXPECT_EQ(two.notes[0],
+            "The two runs differ in mode (eager -> graph) and switches (LAPTIME_CUTLASS_PDL unset -> on): "
+            "the change below is all of these at once, not the effect of one change; compare runs that "
+            "differ in one thing only to attribute it.");
   // A report without the record: nothing is known to differ.
   const std::string old = bench_report("switch_none.json", std::vector<double>(20, 2.95), none, h100);
   EXPECT_TRUE(diff_runs(load_run(old, {}), load_run(b, {}), {}).differences.empty());
@@ -758,8 +785,10 @@ TEST(DiffHostile, NumbersAndFileNamesAreCheckedLikeAnalyzes) {
   }
   EXPECT_EQ(error({"diff", "a", "b", "--threshold", "0"}), "--threshold must be a positive number, got '0'.");
   EXPECT_EQ(error({"diff", "a", "b", "--threshold", "1e7"}), "--threshold must be at most 1e+06, got '1e7'.");
-  EXPECT_EQ(error({"diff", "a", "b", "--resamples", "99"}), "--resamples must be an integer from 100 to 1000000, got '99'.");
-  EXPECT_EQ(error({"diff", "a", "b", "--skip-warmup", "-1"}), "--skip-warmup must be a non-negative integer, got '-1'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--resamples", "99"}),
+            "--resamples must be an integer from 100 to 1000000, got '99'.");
+  EXPECT_EQ(error({"diff", "a", "b", "--skip-warmup", "-1"}),
+            "--skip-warmup must be a non-negative integer, got '-1'.");
   EXPECT_EQ(error({"diff", "a", "b", "--seed", "x"}), "--seed must be a non-negative integer, got 'x'.");
   EXPECT_EQ(error({"diff", "a", "b", "--json", ""}),
             "--json: the file name is empty; give a file name (or - for standard output).");
@@ -771,7 +800,8 @@ TEST(DiffHostile, NumbersAndFileNamesAreCheckedLikeAnalyzes) {
 // Through run_diff, as the command runs it: every output is checked before either run is read.
 TEST(DiffHostile, OutputsFollowTheOutputRules) {
   const std::string a = temp("out_a.sqlite"), b = temp("out_b.sqlite");
-  const std::string base = read_file(fixture("diff_base.sqlite")), slower = read_file(fixture("diff_attn_slower.sqlite"));
+  const std::string base = read_file(fixture("diff_base.sqlite")),
+                    slower = read_file(fixture("diff_attn_slower.sqlite"));
   std::ofstream(a, std::ios::binary) << base;
   std::ofstream(b, std::ios::binary) << slower;
   auto run = [&](const std::string& json_path, const std::string& svg_path) {
@@ -787,8 +817,9 @@ TEST(DiffHostile, OutputsFollowTheOutputRules) {
   EXPECT_EQ(run("", b), "refusing to write the SVG diff to " + b + ": it is the same file as the input " + b + ".");
   const std::string x = temp("out_x");
   EXPECT_EQ(run(x, x), "the JSON diff and the SVG diff would both be written to " + x + ": give each its own file.");
-  EXPECT_EQ(run("/dev/full", ""), "refusing to write the JSON diff to /dev/full: it is a character device, not a "
-                                  "regular file.");
+  EXPECT_EQ(run("/dev/full", ""),
+            "refusing to write the JSON diff to /dev/full: it is a character device, not a "
+            "regular file.");
   EXPECT_EQ(run("-", "-"), "the SVG diff cannot go to standard output ('-'): give a file name.");
   EXPECT_EQ(read_file(a), base);
   EXPECT_EQ(read_file(b), slower);

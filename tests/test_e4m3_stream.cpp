@@ -27,9 +27,9 @@ namespace laptime {
 namespace {
 
 using test::close;
+using test::DeviceArray;
 using test::download_bytes;
 using test::upload_bytes;
-using test::DeviceArray;
 using Vec = std::vector<float>;
 
 class E4m3StreamTest : public ::testing::Test {
@@ -53,7 +53,8 @@ Vec bf16(Vec v) {
 
 // y [N, Ho, Wo, K] = x [N, H, W, C] ⋆ w [K, R, R, C] (KRSC, as the device holds a folded weight),
 // zero padding, summed in double, + bias.
-Vec conv_krsc(const Vec& x, const Vec& w, const Vec& bias, int N, int H, int W, int C, int K, int R, int stride, int pad) {
+Vec conv_krsc(const Vec& x, const Vec& w, const Vec& bias, int N, int H, int W, int C, int K, int R, int stride,
+              int pad) {
   const int Ho = (H + 2 * pad - R) / stride + 1, Wo = (W + 2 * pad - R) / stride + 1;
   Vec y(size_t(N) * Ho * Wo * K);
   for (int n = 0; n < N; ++n)
@@ -114,7 +115,8 @@ TEST_F(E4m3StreamTest, SubsampleGathersEveryStridethPixel) {
       for (int ho = 0; ho < Ho; ++ho)
         for (int wo = 0; wo < Wo; ++wo)
           for (int c = 0; c < C; ++c)
-            ASSERT_EQ(got[((size_t(n) * Ho + ho) * Wo + wo) * C + c], x[((size_t(n) * H + ho * s) * W + wo * s) * C + c])
+            ASSERT_EQ(got[((size_t(n) * Ho + ho) * Wo + wo) * C + c],
+                      x[((size_t(n) * H + ho * s) * W + wo * s) * C + c])
                 << "C=" << C << " n=" << n << " ho=" << ho << " wo=" << wo << " c=" << c;
   }
 }
@@ -137,7 +139,8 @@ TEST_F(E4m3StreamTest, EachConvolutionKernelMatchesTheHost) {
       SCOPED_TRACE(::testing::Message() << k->name() << " N=" << sh.N << " H=" << sh.H << " C=" << sh.C << " K=" << sh.K
                                         << " stride " << sh.stride << " seed " << seed);
       const int Ho = (sh.H + 2 - 3) / sh.stride + 1, Wo = (sh.W + 2 - 3) / sh.stride + 1;
-      Vec x = test::random_vec(size_t(sh.N) * sh.H * sh.W * sh.C, seed, 4.f), w = test::random_vec(size_t(sh.K) * 9 * sh.C, seed + 1, 4.f);
+      Vec x = test::random_vec(size_t(sh.N) * sh.H * sh.W * sh.C, seed, 4.f),
+          w = test::random_vec(size_t(sh.K) * 9 * sh.C, seed + 1, 4.f);
       for (float& v : x) v = ref::round_e4m3(v);
       for (float& v : w) v = ref::round_e4m3(v);
       const Vec bias = bf16(test::random_vec(sh.K, seed + 2, 0.5f));
@@ -263,11 +266,14 @@ Vec emulate_block(const BlockWeights& b, const Vec& xq, const BlockScales& s, in
     return v;
   };
   const Vec x = real(xq, s.x);
-  const Vec t1 = real(quantize(relu(conv_krsc(x, fp8_weight(b.w1), bf16(b.b1), N, H, W, b.in, b.width, 1, 1, 0)), s.t1), s.t1);
-  const Vec t2 = real(
-      quantize(relu(conv_krsc(t1, fp8_weight(b.w2), bf16(b.b2), N, H, W, b.width, b.width, 3, b.stride, 1)), s.t2), s.t2);
+  const Vec t1 =
+      real(quantize(relu(conv_krsc(x, fp8_weight(b.w1), bf16(b.b1), N, H, W, b.in, b.width, 1, 1, 0)), s.t1), s.t1);
+  const Vec t2 =
+      real(quantize(relu(conv_krsc(t1, fp8_weight(b.w2), bf16(b.b2), N, H, W, b.width, b.width, 3, b.stride, 1)), s.t2),
+           s.t2);
   Vec r = x;  // the identity: s_x · xq
-  if (b.downsample()) r = real(quantize(conv_krsc(x, fp8_weight(b.wd), bf16(b.bd), N, H, W, b.in, out, 1, b.stride, 0), s.sc), s.sc);
+  if (b.downsample())
+    r = real(quantize(conv_krsc(x, fp8_weight(b.wd), bf16(b.bd), N, H, W, b.in, out, 1, b.stride, 0), s.sc), s.sc);
   Vec z = conv_krsc(t2, fp8_weight(b.w3), bf16(b.b3), N, Ho, Wo, b.width, out, 1, 1, 0);
   for (size_t i = 0; i < z.size(); ++i) z[i] = std::max(z[i] + r[i], 0.f);
   return quantize(z, s.y);
@@ -350,8 +356,8 @@ TEST_F(E4m3StreamTest, TwoBlocksMatchTheRecipe) {
   a.append_costs(costs, "", N, H, W);
   ASSERT_EQ(costs.size(), 5u);  // a, conv1, conv2, conv3, downsample
   EXPECT_EQ(costs[1].precision, "fp8");
-  EXPECT_EQ(costs[1].input_bytes, double(N) * H * W * 64);               // x8, 1 byte
-  EXPECT_EQ(costs[3].output_bytes, double(n_out));                        // y8, 1 byte
+  EXPECT_EQ(costs[1].input_bytes, double(N) * H * W * 64);            // x8, 1 byte
+  EXPECT_EQ(costs[3].output_bytes, double(n_out));                    // y8, 1 byte
   EXPECT_EQ(costs[3].input_bytes, double(N) * Ho * Wo * 32 + n_out);  // t2 and the residual, e4m3
   for (size_t i = 1; i < costs.size(); ++i) EXPECT_EQ(costs[i].precision, "fp8") << costs[i].name;
 }

@@ -96,8 +96,7 @@ TEST(EnvSwitches, NothingElseReadsTheSwitches) {
       const std::string ext = e.path().extension().string();
       if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh")) continue;
       const std::string rel = fs::relative(e.path(), kSource).generic_string();
-      if (rel != "core/env_switches.cpp" && std::regex_search(read_text(e.path()), switch_read))
-        readers.push_back(rel);
+      if (rel != "core/env_switches.cpp" && std::regex_search(read_text(e.path()), switch_read)) readers.push_back(rel);
     }
   }
   EXPECT_TRUE(readers.empty()) << "a LAPTIME_* variable read outside core/env_switches.cpp: "
@@ -194,7 +193,8 @@ TEST(EnvSwitches, DeselectedEnginesDropEmptyItems) {
 TEST(EnvSwitches, ResnetFp8RefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kResnetFp8.name, "e4m3", 1);
-    EXPECT_EQ(refusal_of([] { env::resnet_fp8(); }), "LAPTIME_RESNET_FP8 must be 'auto', 'stream' or 'layers', not 'e4m3'.");
+    EXPECT_EQ(refusal_of([] { env::resnet_fp8(); }),
+              "LAPTIME_RESNET_FP8 must be 'auto', 'stream' or 'layers', not 'e4m3'.");
   });
   in_fresh_process([] {
     setenv(env::kResnetFp8.name, "layers", 1);
@@ -244,7 +244,8 @@ TEST(EnvSwitches, ResnetShortcutRefusesAnotherWord) {
 TEST(EnvSwitches, EagerTimingRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kEagerTiming.name, "eager", 1);
-    EXPECT_EQ(refusal_of([] { env::eager_timing_direct(); }), "LAPTIME_EAGER_TIMING must be 'graph' or 'direct', not 'eager'.");
+    EXPECT_EQ(refusal_of([] { env::eager_timing_direct(); }),
+              "LAPTIME_EAGER_TIMING must be 'graph' or 'direct', not 'eager'.");
   });
   in_fresh_process([] {
     setenv(env::kEagerTiming.name, "direct", 1);

@@ -106,7 +106,8 @@ TEST(ErrorsTable, EveryRunnableRowAsPrinted) {
                                   << r.command << "\n";
     const auto got = run_shell("sh '" + (dir / "row.sh").string() + "' 2>&1");
     EXPECT_EQ(got.status, r.exit) << got.out;
-    EXPECT_NE(squeezed(got.out).find(squeezed(r.message)), std::string::npos) << "want: " << r.message << "\ngot: " << got.out;
+    EXPECT_NE(squeezed(got.out).find(squeezed(r.message)), std::string::npos)
+        << "want: " << r.message << "\ngot: " << got.out;
     if (r.exit != 0) {
       std::istringstream lines(got.out);
       std::string l, last;

@@ -33,8 +33,8 @@ namespace {
 const bool kForceFp8 = (setenv("LAPTIME_FP8_GEMM", "fp8", 1), true);
 
 using test::close;
-using test::download_bytes;
 using test::DeviceArray;
+using test::download_bytes;
 
 class Fp8Test : public ::testing::Test {
  protected:
@@ -66,10 +66,11 @@ DeviceBuffer device_floats(const std::vector<float>& v) {
 TEST_F(Fp8Test, QuantizeMatchesHostRounding) {
   for (DType t : {DType::BF16, DType::F32}) {
     for (auto [n, offset] : {std::pair{size_t{1}, 0}, {size_t{7}, 0}, {size_t{4096}, 0}, {size_t{100003}, 1}}) {
-      SCOPED_TRACE(::testing::Message() << "seed " << seed << " " << dtype_name(t) << " n=" << n << " offset=" << offset);
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " " << dtype_name(t) << " n=" << n
+                                        << " offset=" << offset);
       std::vector<float> x = test::random_vec(n + offset, seed, 30.f);
-      x[offset] = 1e6f;                       // saturates
-      if (n > 2) x[offset + 1] = NAN;          // stays NaN
+      x[offset] = 1e6f;                // saturates
+      if (n > 2) x[offset + 1] = NAN;  // stays NaN
       if (t == DType::BF16) x = bf16_rounded(x);
       const float inv = 3.7f;
       const DeviceBuffer dinv = device_floats({inv});
@@ -90,7 +91,8 @@ TEST_F(Fp8Test, QuantizeMatchesHostRounding) {
         const bool ok = std::isnan(scaled) ? (got[i] & 0x7f) == 0x7f
                                            : got[i] == want || ((want & 0x7f) == 0 && (got[i] & 0x7f) == 0);
         if (!ok && bad++ < 5)
-          ADD_FAILURE() << "[" << i << "] " << scaled << ": got 0x" << std::hex << int(got[i]) << " want 0x" << int(want);
+          ADD_FAILURE() << "[" << i << "] " << scaled << ": got 0x" << std::hex << int(got[i]) << " want 0x"
+                        << int(want);
       }
       EXPECT_EQ(bad, 0);
     }
@@ -117,7 +119,8 @@ TEST_F(Fp8Test, QuantizeMatchesHostRounding) {
 TEST_F(Fp8Test, LayerNormWritesE4m3) {
   for (auto [rows, C] : {std::pair{1, 64}, {333, 768}, {7, 100}, {5, 2048}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " rows=" << rows << " C=" << C);
-    const auto w = bf16_rounded(test::random_vec(C, seed + 1, 0.5f)), b = bf16_rounded(test::random_vec(C, seed + 2, 0.5f));
+    const auto w = bf16_rounded(test::random_vec(C, seed + 1, 0.5f)),
+               b = bf16_rounded(test::random_vec(C, seed + 2, 0.5f));
     auto x = bf16_rounded(test::random_vec(static_cast<size_t>(rows) * C, seed));
     DeviceArray dx(DType::BF16, x), dw(DType::BF16, w), db(DType::BF16, b);
     const float inv = 17.f;  // |y| up to ~3: up to ~50, well inside e4m3's range, not saturating
@@ -139,8 +142,8 @@ TEST_F(Fp8Test, LayerNormWritesE4m3) {
 // y = x · Wᵀ + b computed the way the fp8 plan computes it, in double: x and W rounded to bf16
 // (their storage), then to e4m3 with the layer's scales (1/s as the device holds it), the
 // product rescaled by s_x · s_w, plus the bf16 bias (+ y0).
-std::vector<float> emulated_fp8_linear(const std::vector<float>& x, const std::vector<float>& W, const std::vector<float>& b,
-                                       int rows, int in, int out, float s_x, float s_w) {
+std::vector<float> emulated_fp8_linear(const std::vector<float>& x, const std::vector<float>& W,
+                                       const std::vector<float>& b, int rows, int in, int out, float s_x, float s_w) {
   const float inv_x = 1.f / s_x, inv_w = 1.f / s_w;
   std::vector<float> xq(x.size()), wq(W.size());
   for (size_t i = 0; i < x.size(); ++i) xq[i] = ref::round_e4m3(ref::round_bf16(x[i]) * inv_x);
@@ -201,7 +204,8 @@ TEST_F(Fp8Test, LinearMatchesTheQuantizedProduct) {
       DeviceBuffer x8(x.size());
       const void* input = dx.data();
       if (mode == Fp8Input::Produced) {
-        quantize_fp8(x8.data(), fc.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()), ctx->stream());
+        quantize_fp8(x8.data(), fc.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()),
+                     ctx->stream());
         input = x8.data();
       }
       dy.poison();
@@ -230,10 +234,11 @@ TEST_F(Fp8Test, LinearMatchesTheQuantizedProduct) {
       const double bound = 1.5 * std::sqrt(nx / dxn + nw / dwn) + 4e-3;
       EXPECT_TRUE(close(got, exact, bound)) << "bound " << bound;
       // The measured errors, for the record (the closing probe's summary collects these lines).
-      std::printf("fp8 linear %dx%dx%d %s: rel L2 against the emulation %.2e (bound 4e-3), against the exact product "
-                  "%.3e (bound %.3e, e4m3 on the operands %.4f)\n",
-                  rows, in, out, mode == Fp8Input::Quantize ? "quantize" : "produced", test::rel_l2(got, emulated),
-                  test::rel_l2(got, exact), bound, std::sqrt(nx / dxn + nw / dwn));
+      std::printf(
+          "fp8 linear %dx%dx%d %s: rel L2 against the emulation %.2e (bound 4e-3), against the exact product "
+          "%.3e (bound %.3e, e4m3 on the operands %.4f)\n",
+          rows, in, out, mode == Fp8Input::Quantize ? "quantize" : "produced", test::rel_l2(got, emulated),
+          test::rel_l2(got, exact), bound, std::sqrt(nx / dxn + nw / dwn));
 
       // Accumulate::Add: y = y0 + the product, y0 bf16.
       const auto y0 = bf16_rounded(test::random_vec(exact.size(), seed + 3));
@@ -298,11 +303,12 @@ TEST_F(Fp8Test, LinearWritesE4m3ForTheNextLayer) {
     fc.end_calibration(*ctx);
     const auto [s_w, s_x] = fc.fp8_scales(*ctx);
     DeviceBuffer x8(x.size()), y8(static_cast<size_t>(rows) * out);
-    quantize_fp8(x8.data(), fc.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()), ctx->stream());
+    quantize_fp8(x8.data(), fc.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()),
+                 ctx->stream());
     fc.forward(*ctx, y8.data(), x8.data(), rows);
     const std::vector<uint8_t> got = download_bytes(y8.data(), y8.bytes());
-    const std::vector<float> pre = emulated_fp8_linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out,
-                                                       s_x, s_w);
+    const std::vector<float> pre =
+        emulated_fp8_linear(x, hw.at("fc.weight").values, hw.at("fc.bias").values, rows, in, out, s_x, s_w);
     const std::vector<float> act = ref::gelu(pre);
     std::vector<float> got_v(got.size()), want(got.size());
     int nan = 0;
@@ -364,7 +370,8 @@ TEST_F(Fp8Test, MlpRunsThePairAgainstTheRecipe) {
     mlp.end_calibration(*ctx);
     // The input as ln_2 hands it to an fp8 c_fc: e4m3 with c_fc's scale.
     ASSERT_EQ(mlp.input_dtype(rows), DType::F8E4M3);
-    quantize_fp8(x8.data(), mlp.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()), ctx->stream());
+    quantize_fp8(x8.data(), mlp.input_inv_scale(), DType::BF16, dx.data(), static_cast<int64_t>(x.size()),
+                 ctx->stream());
     dy.poison();
     mlp.forward(*ctx, dy.data(), x8.data(), rows, scratch.data(), Accumulate::Overwrite);
     const std::vector<float> got = dy.download();
@@ -373,8 +380,8 @@ TEST_F(Fp8Test, MlpRunsThePairAgainstTheRecipe) {
     recipe.use_scale("mlp.c_proj", mlp.c_proj().fp8_scales(*ctx).second);
     const auto emulated = ref::mlp(x, hw, "mlp", rows, C, &recipe.e4m3());
     const auto exact = ref::mlp(x, hw, "mlp", rows, C);
-    std::printf("fp8 MLP pair, %d rows: rel L2 against the recipe %.3e (bound 2.4e-2), against the exact MLP %.3e\n", rows,
-                test::rel_l2(got, emulated), test::rel_l2(got, exact));
+    std::printf("fp8 MLP pair, %d rows: rel L2 against the recipe %.3e (bound 2.4e-2), against the exact MLP %.3e\n",
+                rows, test::rel_l2(got, emulated), test::rel_l2(got, exact));
     EXPECT_TRUE(close(got, emulated, 2e-2 + 4e-3)) << report;
   }
 }
@@ -426,8 +433,8 @@ TEST_F(Fp8Test, Gpt2WholeModelAgainstTheOracle) {
   const auto want = small.exact();
   const auto recipe = small.fp8(Linear::kActivationMargin);
   const double err = test::rel_l2(eager, want), expected = test::rel_l2(recipe, want);
-  std::printf("GPT-2 fp8 (3 blocks, C=128) rel L2 against the oracle: %.4e (the recipe on the host: %.4e, x%.3f)\n", err,
-              expected, err / expected);
+  std::printf("GPT-2 fp8 (3 blocks, C=128) rel L2 against the oracle: %.4e (the recipe on the host: %.4e, x%.3f)\n",
+              err, expected, err / expected);
   EXPECT_TRUE(close(eager, want, 1.1 * expected));
   EXPECT_GT(err, 0.9 * expected) << "less error than e4m3's own: did every GEMM run fp8?";
 
@@ -451,8 +458,9 @@ TEST_F(Fp8Test, Conv1x1RunsTheE4m3Gemm) {
     ConvActivation act;
     bool residual;
   };
-  for (const Case& k : {Case{2, 8, 8, 64, 96, ConvActivation::Relu, true}, Case{1, 4, 8, 256, 64, ConvActivation::Relu, false},
-                        Case{3, 4, 4, 32, 128, ConvActivation::None, false}, Case{1, 7, 7, 64, 64, ConvActivation::Relu, true}}) {
+  for (const Case& k :
+       {Case{2, 8, 8, 64, 96, ConvActivation::Relu, true}, Case{1, 4, 8, 256, 64, ConvActivation::Relu, false},
+        Case{3, 4, 4, 32, 128, ConvActivation::None, false}, Case{1, 7, 7, 64, 64, ConvActivation::Relu, true}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << k.N << " H=" << k.H << " W=" << k.W << " " << k.in
                                       << "->" << k.out << (k.residual ? " +residual" : ""));
     const int rows = k.N * k.H * k.W;
@@ -522,7 +530,8 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
     c.eager_loop = eager;
     GPT2 model(*ctx, c, small.weights, Precision::FP8, small.B, small.T);
     int charged = 0;
-    for (const std::string& line : model.describe_fp8(small.B, small.T)) charged += line.find(kEager) != std::string::npos;
+    for (const std::string& line : model.describe_fp8(small.B, small.T))
+      charged += line.find(kEager) != std::string::npos;
     if (eager)
       EXPECT_GE(charged, 5) << "the five Linear layers' plan lines (c_attn, c_proj, c_fc, c_proj, lm_head)";
     else
@@ -533,8 +542,14 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
 // The pair's rule (layers/mlp.h), host only: the quick probe's B8 times (ms) and variations.
 TEST(Fp8Pair, ChoosesThePairOnlyWhereItIsFaster) {
   GemmTuner::Fp8Choice fc, proj;
-  fc.fp8 = true; fc.fp8_ms = 0.0536f; fc.bf16_ms = 0.0662f; fc.fp8_out8_ms = 0.0500f;
-  proj.fp8 = false; proj.fp8_ms = 0.0523f; proj.bf16_ms = 0.0517f; proj.fp8_gemm_ms = 0.0330f;
+  fc.fp8 = true;
+  fc.fp8_ms = 0.0536f;
+  fc.bf16_ms = 0.0662f;
+  fc.fp8_out8_ms = 0.0500f;
+  proj.fp8 = false;
+  proj.fp8_ms = 0.0523f;
+  proj.bf16_ms = 0.0517f;
+  proj.fp8_gemm_ms = 0.0330f;
   Fp8PairChoice c = choose_fp8_pair(fc, proj, Fp8Policy::Auto, Fp8Pairing::Pair);
   EXPECT_TRUE(c.pair);
   EXPECT_NEAR(c.pair_ms, 0.0830f, 1e-6);
@@ -584,13 +599,18 @@ TEST(TimeCandidate, SaysWhyACandidateWasRefused) {
   LAPTIME_REQUIRE_GPU();
   Context ctx;
   std::string why;
-  EXPECT_LT(time_candidate(ctx.stream(), [] { return false; }, &why), 0.f);
+  EXPECT_LT(time_candidate(
+                ctx.stream(), [] { return false; }, &why),
+            0.f);
   EXPECT_EQ(why, "the candidate refused to run");
-  EXPECT_LT(time_candidate(ctx.stream(), []() -> bool { throw Error("cuBLASLt refused to run it: NOT_SUPPORTED."); }, &why),
+  EXPECT_LT(time_candidate(
+                ctx.stream(), []() -> bool { throw Error("cuBLASLt refused to run it: NOT_SUPPORTED."); }, &why),
             0.f);
   EXPECT_EQ(why, "cuBLASLt refused to run it: NOT_SUPPORTED.");
   why = "untouched";
-  EXPECT_GE(time_candidate(ctx.stream(), [] { return true; }, &why), 0.f);
+  EXPECT_GE(time_candidate(
+                ctx.stream(), [] { return true; }, &why),
+            0.f);
   EXPECT_EQ(why, "untouched");
 }
 
@@ -605,7 +625,11 @@ TEST(Fp8Refusal, SaysWhy) {
   EXPECT_EQ(why.empty(), device_ok && fp8_in_build()) << why;
   if (!why.empty()) {
     GPT2Config c;
-    c.n_layer = 1; c.n_head = 1; c.n_embd = 64; c.vocab_size = 11; c.n_ctx = 8;
+    c.n_layer = 1;
+    c.n_head = 1;
+    c.n_embd = 64;
+    c.vocab_size = 11;
+    c.n_ctx = 8;
     try {
       GPT2 model(ctx, c, random_gpt2_weights(c, 1), Precision::FP8, 1, 4);
       ADD_FAILURE() << "fp8 was not refused";

@@ -22,14 +22,14 @@ namespace {
 
 TEST(Fp8Reference, KnownValues) {
   EXPECT_EQ(ref::round_e4m3(1.f), 1.f);
-  EXPECT_EQ(ref::round_e4m3(1.0625f), 1.f);     // halfway between 1 and 1.125: to even (1.000)
-  EXPECT_EQ(ref::round_e4m3(1.1875f), 1.25f);   // halfway between 1.125 and 1.25: to even (1.010)
+  EXPECT_EQ(ref::round_e4m3(1.0625f), 1.f);    // halfway between 1 and 1.125: to even (1.000)
+  EXPECT_EQ(ref::round_e4m3(1.1875f), 1.25f);  // halfway between 1.125 and 1.25: to even (1.010)
   EXPECT_EQ(ref::round_e4m3(1.07f), 1.125f);
   EXPECT_EQ(ref::round_e4m3(447.f), 448.f);
-  EXPECT_EQ(ref::round_e4m3(1e9f), 448.f);      // saturated, not NaN
+  EXPECT_EQ(ref::round_e4m3(1e9f), 448.f);  // saturated, not NaN
   EXPECT_EQ(ref::round_e4m3(-500.f), -448.f);
-  EXPECT_EQ(ref::round_e4m3(0x1p-9f), 0x1p-9f);  // the smallest subnormal
-  EXPECT_EQ(ref::round_e4m3(0x1p-10f), 0.f);     // halfway to 0: to even (0)
+  EXPECT_EQ(ref::round_e4m3(0x1p-9f), 0x1p-9f);   // the smallest subnormal
+  EXPECT_EQ(ref::round_e4m3(0x1p-10f), 0.f);      // halfway to 0: to even (0)
   EXPECT_EQ(ref::round_e4m3(0x3p-10f), 0x1p-8f);  // halfway between 2^-9 and 2^-8: to even
   EXPECT_TRUE(std::isnan(ref::round_e4m3(NAN)));
   EXPECT_EQ(ref::e4m3_bits(448.f), 0x7e);
@@ -38,7 +38,7 @@ TEST(Fp8Reference, KnownValues) {
   for (int b = 0; b < 256; ++b) {
     const float v = ref::e4m3_value(static_cast<uint8_t>(b));
     if (std::isnan(v)) continue;
-    EXPECT_EQ(ref::round_e4m3(v), v) << "code " << b;      // every value is its own rounding
+    EXPECT_EQ(ref::round_e4m3(v), v) << "code " << b;  // every value is its own rounding
     if (v != 0.f) {
       EXPECT_EQ(ref::e4m3_bits(v), b) << "code " << b;  // and encodes back (not -0)
     }
@@ -120,7 +120,8 @@ TEST(Fp8Reference, PerTensorScalesLoseLittleToPerChannel) {
     cases.push_back({std::string("resnet50 ") + name, rows, static_cast<int>(t.values.size() / rows), t.values});
   }
   for (const Case& c : cases) {
-    const double tensor = ref::e4m3_rel_error_per_tensor(c.w), channel = ref::e4m3_rel_error_per_row(c.w, c.rows, c.cols);
+    const double tensor = ref::e4m3_rel_error_per_tensor(c.w),
+                 channel = ref::e4m3_rel_error_per_row(c.w, c.rows, c.cols);
     std::printf("%-36s per tensor %.5f, per channel %.5f\n", c.name.c_str(), tensor, channel);
     EXPECT_LT(tensor, 1.1 * channel) << c.name;
   }

@@ -48,7 +48,9 @@ TEST(GemmTunerCharge, ARefusalStaysARefusal) {
   GemmTuner eager;
   eager.set_replay(GemmTuner::Replay::Eager);
   std::string why;
-  EXPECT_LT(eager.charge(ctx, [] { return false; }, &why), 0.f);
+  EXPECT_LT(eager.charge(
+                ctx, [] { return false; }, &why),
+            0.f);
   EXPECT_FALSE(why.empty());
 }
 

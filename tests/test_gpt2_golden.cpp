@@ -61,7 +61,8 @@ TEST_P(Gpt2Golden, Attention) {
     std::vector<AttentionKind> kinds{AttentionKind::Auto, AttentionKind::Naive};
     if (precision() != Precision::FP32) kinds.push_back(AttentionKind::Cudnn);
     const int hd = cfg.n_embd / cfg.n_head;
-    if (precision() == Precision::BF16 ? hd == 64 : (hd == 16 || hd == 32 || hd == 64)) kinds.push_back(AttentionKind::Flash);
+    if (precision() == Precision::BF16 ? hd == 64 : (hd == 16 || hd == 32 || hd == 64))
+      kinds.push_back(AttentionKind::Flash);
     for (AttentionKind kind : kinds) {
       SCOPED_TRACE(attention_kind_name(kind));
       CausalSelfAttention attn(*w, n, cfg.n_embd, cfg.n_head, precision(), kind);

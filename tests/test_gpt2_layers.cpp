@@ -21,8 +21,8 @@
 namespace laptime {
 namespace {
 
-using test::DeviceArray;
 using test::close;
+using test::DeviceArray;
 
 const Precision kPrecisions[] = {Precision::FP32, Precision::TF32, Precision::BF16};
 
@@ -55,7 +55,8 @@ TEST_P(Gpt2LayerTest, Embedding) {
     embedding_forward(dtype(), y.data(), tok.as<int32_t>(), w.get("wte.weight"), w.get("wpe.weight"), B, T, C,
                       ctx->stream());
     // Weights are rounded on upload in bf16; the sum of two rounded values is exact to 2^-8.
-    EXPECT_TRUE(close(y.download(), ref::embedding(tokens, hw.at("wte.weight").values, hw.at("wpe.weight").values, B, T, C),
+    EXPECT_TRUE(close(y.download(),
+                      ref::embedding(tokens, hw.at("wte.weight").values, hw.at("wpe.weight").values, B, T, C),
                       bound()));
   }
 }
@@ -69,8 +70,8 @@ TEST_P(Gpt2LayerTest, Gelu) {
       DeviceArray dx(dtype(), x), dy(dtype(), x.size());
       dy.poison();
       const size_t es = dtype_size(dtype());
-      gelu_forward(dtype(), static_cast<char*>(dy.data()) + offset * es, static_cast<const char*>(dx.data()) + offset * es,
-                   n, ctx->stream());
+      gelu_forward(dtype(), static_cast<char*>(dy.data()) + offset * es,
+                   static_cast<const char*>(dx.data()) + offset * es, n, ctx->stream());
       // The layer sees x as stored: in bf16, GELU's tail turns the input's rounding (2^-9) into
       // several percent of the output (x = -4.506 stored as -4.5: gelu 4.95e-6 -> 5.14e-6).
       std::vector<float> seen = x;
@@ -100,8 +101,8 @@ TEST_P(Gpt2LayerTest, LayerNorm) {
     DeviceArray dx(dtype(), x), dy(dtype(), x.size());
     dy.poison();
     ln.forward(*ctx, dy.data(), dx.data(), rows);
-    EXPECT_TRUE(close(dy.download(), ref::layernorm(x, hw.at("ln.weight").values, hw.at("ln.bias").values, rows, C, 1e-5f),
-                      bound()));
+    EXPECT_TRUE(close(dy.download(),
+                      ref::layernorm(x, hw.at("ln.weight").values, hw.at("ln.bias").values, rows, C, 1e-5f), bound()));
   }
 }
 
@@ -169,8 +170,15 @@ std::vector<AttentionKind> attention_kinds(Precision p, int hd) {
 TEST_P(Gpt2LayerTest, CausalSelfAttention) {
   // Every core on each shape: odd T, T < 64, T not a multiple of 64, T = 1, head sizes 16-64;
   // flash in every precision (fp32 bound 1e-5, as naive).
-  for (auto [B, T, C, H] : {std::tuple{1, 1, 64, 4}, {3, 77, 128, 4}, {2, 64, 64, 2}, {1, 300, 768, 12},
-                            {3, 77, 256, 4}, {2, 130, 128, 2}, {1, 1, 128, 2}, {2, 1024, 768, 12}, {5, 33, 768, 12}}) {
+  for (auto [B, T, C, H] : {std::tuple{1, 1, 64, 4},
+                            {3, 77, 128, 4},
+                            {2, 64, 64, 2},
+                            {1, 300, 768, 12},
+                            {3, 77, 256, 4},
+                            {2, 130, 128, 2},
+                            {1, 1, 128, 2},
+                            {2, 1024, 768, 12},
+                            {5, 33, 768, 12}}) {
     HostWeights hw = tiny_weights(1, C, 8, T, seed);
     DeviceWeights w(*ctx, hw, dtype());
     const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
@@ -262,9 +270,18 @@ std::vector<float> attention_core_ref(const std::vector<float>& qkv, int B, int 
 // last tiles, one tile, many), B up to 5. Inputs scaled x3, so scores spread over tens of units
 // and the running max moves from key tile to key tile (the online rescale is exercised).
 TEST_P(Gpt2LayerTest, FlashAttentionF32Core) {
-  if (precision() == Precision::BF16) GTEST_SKIP() << "the fp32 flash kernel reads fp32 storage (bf16: kernels/flash_attention.cu)";
-  for (auto [B, T, H, hd] : {std::tuple{1, 1, 4, 16}, {3, 77, 4, 32}, {2, 64, 2, 32}, {1, 300, 12, 64}, {5, 33, 12, 64},
-                             {2, 130, 2, 64}, {1, 1, 2, 64}, {2, 129, 3, 16}, {1, 1024, 12, 64}, {1, 1030, 2, 64},
+  if (precision() == Precision::BF16)
+    GTEST_SKIP() << "the fp32 flash kernel reads fp32 storage (bf16: kernels/flash_attention.cu)";
+  for (auto [B, T, H, hd] : {std::tuple{1, 1, 4, 16},
+                             {3, 77, 4, 32},
+                             {2, 64, 2, 32},
+                             {1, 300, 12, 64},
+                             {5, 33, 12, 64},
+                             {2, 130, 2, 64},
+                             {1, 1, 2, 64},
+                             {2, 129, 3, 16},
+                             {1, 1024, 12, 64},
+                             {1, 1030, 2, 64},
                              {4, 65, 1, 32}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " H=" << H << " hd=" << hd);
     const int C = H * hd;
@@ -317,7 +334,11 @@ TEST_P(Gpt2LayerTest, TransformerBlock) {
 // (hd = 64 here, so flash too, in every precision); fp32 bound 1e-4 for the model.
 TEST_P(Gpt2LayerTest, WholeModel) {
   GPT2Config c;
-  c.n_layer = 3; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
+  c.n_layer = 3;
+  c.n_head = 2;
+  c.n_embd = 128;
+  c.vocab_size = 301;
+  c.n_ctx = 64;
   HostWeights hw = random_gpt2_weights(c, seed);
   const int maxB = 4, maxT = 40;
   for (AttentionKind kind : attention_kinds(precision(), c.n_embd / c.n_head)) {
@@ -334,7 +355,8 @@ TEST_P(Gpt2LayerTest, WholeModel) {
       model.forward(*ctx, B, T);
       const std::vector<float> got = model.logits_to_host(*ctx, B, T);
       const double b = precision() == Precision::FP32 ? 1e-4 : bound();
-      EXPECT_TRUE(close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
+      EXPECT_TRUE(close(
+          got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
     }
   }
 }
@@ -342,7 +364,11 @@ TEST_P(Gpt2LayerTest, WholeModel) {
 // The model in a CUDA Graph (as `bench --graph` runs it) matches the oracle.
 TEST_P(Gpt2LayerTest, WholeModelInGraph) {
   GPT2Config c;
-  c.n_layer = 2; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 128;
+  c.vocab_size = 301;
+  c.n_ctx = 64;
   HostWeights hw = random_gpt2_weights(c, seed);
   const int B = 2, T = 37;
   // With the GEMM algorithms timed at build, as `LAPTIME_GPT2_GEMM=timed` runs it.
@@ -363,7 +389,8 @@ TEST_P(Gpt2LayerTest, WholeModelInGraph) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   const double b = precision() == Precision::FP32 ? 1e-4 : bound();
-  EXPECT_TRUE(close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
+  EXPECT_TRUE(
+      close(got, ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T), b));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPrecisions, Gpt2LayerTest, ::testing::ValuesIn(kPrecisions),

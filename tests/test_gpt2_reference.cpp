@@ -39,8 +39,8 @@ TEST_F(Gpt2Reference, ConfigFromMetadata) {
 }
 
 TEST_F(Gpt2Reference, Embedding) {
-  const auto y = ref::embedding(test::golden_tokens(acts), w.at("wte.weight").values, w.at("wpe.weight").values, B, T,
-                                cfg.n_embd);
+  const auto y =
+      ref::embedding(test::golden_tokens(acts), w.at("wte.weight").values, w.at("wpe.weight").values, B, T, cfg.n_embd);
   EXPECT_TRUE(test::close(y, test::golden(acts, "embedding.out"), kOracleBound));
 }
 
@@ -116,7 +116,11 @@ TEST(Gpt2Config, WrongModelInFileIsRefused) {
 
 TEST(Gpt2Weights, MissingAndMisshapenTensorsAreNamed) {
   GPT2Config c;
-  c.n_layer = 1; c.n_head = 2; c.n_embd = 8; c.vocab_size = 11; c.n_ctx = 4;
+  c.n_layer = 1;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.vocab_size = 11;
+  c.n_ctx = 4;
   HostWeights good = random_gpt2_weights(c, 7);
   std::vector<TensorBlob> blobs;
   for (const auto& [name, t] : good.all()) {
@@ -141,7 +145,11 @@ TEST(Gpt2Weights, MissingAndMisshapenTensorsAreNamed) {
 
 TEST(Gpt2Weights, RandomWeightsAreSeeded) {
   GPT2Config c;
-  c.n_layer = 1; c.n_head = 2; c.n_embd = 8; c.vocab_size = 11; c.n_ctx = 4;
+  c.n_layer = 1;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.vocab_size = 11;
+  c.n_ctx = 4;
   const auto a = random_gpt2_weights(c, 1), b = random_gpt2_weights(c, 1), d = random_gpt2_weights(c, 2);
   EXPECT_EQ(a.at("h.0.attn.c_attn.weight").values, b.at("h.0.attn.c_attn.weight").values);
   EXPECT_NE(a.at("h.0.attn.c_attn.weight").values, d.at("h.0.attn.c_attn.weight").values);

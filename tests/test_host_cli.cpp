@@ -65,9 +65,10 @@ TEST(HostCli, GpuSubcommandsAreHandedOnByTheirFirstWord) {
 }
 
 TEST(HostCli, ErrorsAreOneSentence) {
-  EXPECT_EQ(parse_error({"anlyze", "x"}), "unknown command 'anlyze': choose one of bench, forward, analyze, diff, kernels, "
-                                          "scrub, peak, lab. "
-                                          "Run `laptime --help` for usage.");
+  EXPECT_EQ(parse_error({"anlyze", "x"}),
+            "unknown command 'anlyze': choose one of bench, forward, analyze, diff, kernels, "
+            "scrub, peak, lab. "
+            "Run `laptime --help` for usage.");
   EXPECT_THAT(parse_error({"analyze", "x", "--gap-us", "nan"}),
               HasSubstr("--gap-us must be a positive number, got 'nan'."));
   EXPECT_THAT(parse_error({"diff", "only-one"}), HasSubstr("Run `laptime --help` for usage."));

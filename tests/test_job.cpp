@@ -51,8 +51,8 @@ json single_file_json(const std::string& file) {
 }
 
 TEST(Job, NaturalOrderPutsNumbersByValue) {
-  std::vector<std::string> names{"run_10.sqlite", "run_2.sqlite", "run_1.sqlite", "run_02.sqlite", "a.sqlite",
-                                 "run_1b.sqlite"};
+  std::vector<std::string> names{"run_10.sqlite", "run_2.sqlite", "run_1.sqlite",
+                                 "run_02.sqlite", "a.sqlite",     "run_1b.sqlite"};
   std::sort(names.begin(), names.end(), natural_less);
   EXPECT_EQ(names, (std::vector<std::string>{"a.sqlite", "run_1.sqlite", "run_1b.sqlite", "run_02.sqlite",
                                              "run_2.sqlite", "run_10.sqlite"}));
@@ -78,7 +78,8 @@ TEST(Job, InputsFoldersGlobsAndExportsBesideTheirReport) {
   EXPECT_EQ(error_of([&] { expand_report_inputs({empty}, notes); }),
             "the folder " + empty + " holds no trace (.sqlite, .nsys-rep or .qdrep file).");
   // A path that exists is never a glob, and a missing one is left to the reader's sentence.
-  EXPECT_EQ(expand_report_inputs({"/nonexistent/run.sqlite"}, notes), (std::vector<std::string>{"/nonexistent/run.sqlite"}));
+  EXPECT_EQ(expand_report_inputs({"/nonexistent/run.sqlite"}, notes),
+            (std::vector<std::string>{"/nonexistent/run.sqlite"}));
 }
 
 // Every row's lap, busy share and verdict are the single-file command's, exactly.
@@ -147,11 +148,13 @@ TEST(Job, TheStragglerIsTheRankAndLayerTheGeneratorSlowed) {
 // A nested layer that carries most of its parent's growth is the one named: diff_attn_slower's
 // attention inside the block (make_diff_fixtures.py labels both h.* and h.*.attn SLOWER).
 TEST(Job, TheLayerNamedIsTheNestedOneThatCarriesTheChange) {
-  const json labels = json::parse(read_file(fixture("diff_fixtures.expected.json")))["pairs"]["base_vs_attn_slower"]["labels"];
+  const json labels =
+      json::parse(read_file(fixture("diff_fixtures.expected.json")))["pairs"]["base_vs_attn_slower"]["labels"];
   ASSERT_EQ(labels["h.*"], "SLOWER");
   ASSERT_EQ(labels["h.*.attn"], "SLOWER");
   DiffOptions o;
-  const Diff d = diff_runs(load_run(fixture("diff_base.sqlite"), o), load_run(fixture("diff_attn_slower.sqlite"), o), o);
+  const Diff d =
+      diff_runs(load_run(fixture("diff_base.sqlite"), o), load_run(fixture("diff_attn_slower.sqlite"), o), o);
   const int at = straggler_layer(d);
   ASSERT_GE(at, 0);
   EXPECT_EQ(d.rows[static_cast<size_t>(at)].name, "h.*.attn");
@@ -175,7 +178,8 @@ TEST(Job, ProcessesOfOneReportAreRowsOfTheirOwn) {
 TEST(Job, TheGateTripsAboveItsPercentOnly) {
   const json expected = json::parse(read_file(fixture("job/job.expected.json")));
   const std::string slow = expected["slowest"], med = expected["median"];
-  const double spread = 100 * (expected["ranks"][slow]["lap_ms"].get<double>() / expected["ranks"][med]["lap_ms"].get<double>() - 1);
+  const double spread =
+      100 * (expected["ranks"][slow]["lap_ms"].get<double>() / expected["ranks"][med]["lap_ms"].get<double>() - 1);
   std::vector<std::string> notes;
   const std::vector<std::string> files = expand_report_inputs({fixture("job")}, notes);
   JobOptions o;
@@ -196,8 +200,8 @@ TEST(Job, TheGateTripsAboveItsPercentOnly) {
 
 // The pool changes when a report is read, never what is found: one worker and four agree byte for byte.
 TEST(Job, ThePoolGivesOneWorkersAnswer) {
-  const std::vector<std::string> files{fixture("job/rank_0.sqlite"), fixture("job/rank_1.sqlite"),
-                                       fixture("job/rank_2.sqlite"), fixture("job/rank_3.sqlite"),
+  const std::vector<std::string> files{fixture("job/rank_0.sqlite"),      fixture("job/rank_1.sqlite"),
+                                       fixture("job/rank_2.sqlite"),      fixture("job/rank_3.sqlite"),
                                        fixture("diff_gelu_fused.sqlite"), fixture("process_two_ranks.sqlite")};
   JobOptions one, four;
   one.workers = 1;
@@ -211,7 +215,9 @@ TEST(Job, ThePoolGivesOneWorkersAnswer) {
 TEST(Job, AReportThatCannotBeReadIsNamed) {
   const std::string missing = temp("missing.sqlite");
   std::filesystem::remove(missing);
-  EXPECT_EQ(error_of([&] { analyze_job({fixture("diff_base.sqlite"), missing}, {}); }),
+  EXPECT_EQ(error_of([&] {
+              analyze_job({fixture("diff_base.sqlite"), missing}, {});
+            }),
             "cannot open " + missing + ": no such file, or it is not readable.");
   const std::string bad = error_of([&] { analyze_job({fixture("diff_base.sqlite"), fixture("not_a_trace.txt")}, {}); });
   EXPECT_NE(bad.find(fixture("not_a_trace.txt")), std::string::npos) << bad;
@@ -228,7 +234,8 @@ TEST(Job, ShellWordsPasteBackAsTheSameWords) {
   for (int c; (c = std::fgetc(p)) != EOF;) out += static_cast<char>(c);
   EXPECT_EQ(pclose(p), 0);
   std::vector<std::string> back;
-  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1) back.push_back(out.substr(at, end - at));
+  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
+    back.push_back(out.substr(at, end - at));
   EXPECT_EQ(back, words);
 }
 

@@ -46,14 +46,14 @@ TEST(LabCli, ParsesAndResolves) {
   EXPECT_EQ(c.lab.target, 0.02);
   EXPECT_TRUE(c.lab.once);
   const Command d = parse_command_line({"lab", "quantize"});
-  EXPECT_EQ(d.lab.precision, "fp8");  // the kernel's first precision
+  EXPECT_EQ(d.lab.precision, "fp8");         // the kernel's first precision
   EXPECT_EQ(d.lab.timed_shapes.size(), 2u);  // the models' shapes
   EXPECT_EQ(d.lab.version_indices.size(), 3u);
   const Command b = parse_command_line({"bench", "gpt2", "--kernel", "layernorm=v1", "--kernel", "embedding=v2"});
   EXPECT_EQ(b.bench.workload.kernels, (lab::KernelChoice{{"layernorm", 0}, {"embedding", 1}}));
   const std::string images = std::string(LAPTIME_SOURCE_DIR) + "/README.md";  // any regular file parses
-  const Command f =
-      parse_command_line({"forward", "resnet50", "--input", images, "-o", "x", "--kernel", "maxpool=v2", "--stem", "cudnn"});
+  const Command f = parse_command_line(
+      {"forward", "resnet50", "--input", images, "-o", "x", "--kernel", "maxpool=v2", "--stem", "cudnn"});
   EXPECT_EQ(f.forward.workload.kernels, (lab::KernelChoice{{"maxpool", 1}}));
 }
 

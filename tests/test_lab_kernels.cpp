@@ -114,9 +114,8 @@ TEST_P(LabKernels, AVersionThatWritesNothingFails) {
   EXPECT_FALSE(row.passed) << "seed " << seed << ": " << row.rel_error;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, LabKernels, ::testing::ValuesIn(all_kernels()), [](const auto& info) {
-  return std::get<0>(info.param) + "_" + std::get<1>(info.param);
-});
+INSTANTIATE_TEST_SUITE_P(All, LabKernels, ::testing::ValuesIn(all_kernels()),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 // --- the swap-in ------------------------------------------------------------------------------
 
@@ -126,14 +125,18 @@ class LabSwapIn : public test::PrecisionTest {};
 // the CPU oracle of the whole model, as the model tests hold the production build.
 TEST_P(LabSwapIn, Gpt2WithEveryVersion) {
   GPT2Config c;
-  c.n_layer = 3; c.n_head = 2; c.n_embd = 128; c.vocab_size = 301; c.n_ctx = 64;
+  c.n_layer = 3;
+  c.n_head = 2;
+  c.n_embd = 128;
+  c.vocab_size = 301;
+  c.n_ctx = 64;
   const HostWeights hw = random_gpt2_weights(c, seed);
   const int B = 3, T = 29;
   std::mt19937 gen(static_cast<uint32_t>(seed));
   std::vector<int32_t> tokens(B * T);
   for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, c.vocab_size - 1)(gen);
-  const std::vector<float> want = laptime::ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size,
-                                            c.layer_norm_epsilon, B, T);
+  const std::vector<float> want =
+      laptime::ref::gpt2(tokens, hw, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T);
   const std::string p = precision_name(precision());
   for (const char* name : {"layernorm", "attention", "embedding"}) {
     const KernelInfo& k = *find_kernel(name);
@@ -161,7 +164,8 @@ TEST_P(LabSwapIn, MaxPoolLayerWithEveryVersion) {
   std::vector<float> want(dy.size());
   for (int n = 0; n < N; ++n)
     for (int ho = 0; ho < Ho; ++ho)
-      for (int wo = 0; wo < Wo; ++wo) ref::maxpool_pixel(&want[((n * Ho + ho) * Wo + wo) * C], xs.data(), H, W, C, n, ho, wo);
+      for (int wo = 0; wo < Wo; ++wo)
+        ref::maxpool_pixel(&want[((n * Ho + ho) * Wo + wo) * C], xs.data(), H, W, C, n, ho, wo);
   for (int v = 0; v < 3; ++v) {
     SCOPED_TRACE(::testing::Message() << "maxpool v" << v + 1);
     const MaxPool pool("maxpool", dtype(), {{"maxpool", v}});

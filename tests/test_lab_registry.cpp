@@ -124,7 +124,8 @@ TEST(LabRegistry, CommandLineWordsAreOneSentence) {
   EXPECT_EQ(v, (std::vector<int>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(parse_versions(ln, "v3,v1", &v), "");
   EXPECT_EQ(v, (std::vector<int>{0, 2}));
-  EXPECT_EQ(parse_versions(ln, "v1,v7", &v), "--versions: layernorm has no version 'v7': it has v1, v2, v3, v4, v5, v6 (or all).");
+  EXPECT_EQ(parse_versions(ln, "v1,v7", &v),
+            "--versions: layernorm has no version 'v7': it has v1, v2, v3, v4, v5, v6 (or all).");
   EXPECT_EQ(parse_versions(ln, "v1,v1", &v), "--versions names v1 twice.");
   Shape s;
   EXPECT_EQ(parse_shape(ln, "C=771", &s), "");
@@ -153,9 +154,10 @@ TEST(LabRegistry, CommandLineWordsAreOneSentence) {
             "versions alone).");
   EXPECT_EQ(check_kernel_choice({{"residual", 0}}, "gpt2", "bf16").rfind("--kernel residual: gpt2 cannot swap it: ", 0),
             0u);
-  EXPECT_EQ(check_kernel_choice({{"layernorm", 0}}, "gpt2", "fp8").rfind("--kernel layernorm swaps into gpt2 in fp32, "
-                                                                         "bf16, not fp8: ",
-                                                                         0),
+  EXPECT_EQ(check_kernel_choice({{"layernorm", 0}}, "gpt2", "fp8")
+                .rfind("--kernel layernorm swaps into gpt2 in fp32, "
+                       "bf16, not fp8: ",
+                       0),
             0u);
   EXPECT_EQ(check_kernel_choice({{"maxpool", 1}}, "resnet50", "tf32"), "");  // fp32 storage
   EXPECT_EQ(check_kernel_choice({{"embedding", 0}}, "gpt2", "fp8"), "");     // bf16 storage

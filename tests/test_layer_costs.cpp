@@ -85,10 +85,10 @@ TEST(LayerCosts, Resnet3x3ConvMatchesAHandCount) {
   const LayerCost c = conv_cost("layer2.0.conv2", "layer2.0", s, 2, 56, 56, false, DType::BF16);
   EXPECT_EQ(c.parent, "layer2.0");
   EXPECT_EQ(c.kind, "conv");
-  EXPECT_EQ(c.flops, 462422016.0);        // 2·2·28·28·128·128·9
-  EXPECT_EQ(c.weight_bytes, 295168.0);    // (128·9·128 + 128)·2
-  EXPECT_EQ(c.input_bytes, 1605632.0);    // 2·56·56·128·2
-  EXPECT_EQ(c.output_bytes, 401408.0);    // 2·28·28·128·2
+  EXPECT_EQ(c.flops, 462422016.0);      // 2·2·28·28·128·128·9
+  EXPECT_EQ(c.weight_bytes, 295168.0);  // (128·9·128 + 128)·2
+  EXPECT_EQ(c.input_bytes, 1605632.0);  // 2·56·56·128·2
+  EXPECT_EQ(c.output_bytes, 401408.0);  // 2·28·28·128·2
   EXPECT_EQ(conv_cost("c", "", s, 2, 56, 56, false, DType::F32).weight_bytes, 590336.0);
   // With a residual, the shortcut is read too.
   EXPECT_EQ(conv_cost("c", "", s, 2, 56, 56, true, DType::BF16).input_bytes, 1605632.0 + 401408.0);
@@ -98,8 +98,8 @@ TEST(LayerCosts, Resnet3x3ConvMatchesAHandCount) {
 // 56×56×256 -> 28×28×512. (Counting the whole input put this layer at 135% of the copy
 // bandwidth on the H200.)
 TEST(LayerCosts, StridedOneByOneReadsOnlyThePixelsItsWindowsTouch) {
-  const LayerCost c = conv_cost("layer2.0.downsample", "layer2.0", ConvShape{256, 512, 1, 2, 0}, 2, 56, 56, false,
-                                DType::BF16);
+  const LayerCost c =
+      conv_cost("layer2.0.downsample", "layer2.0", ConvShape{256, 512, 1, 2, 0}, 2, 56, 56, false, DType::BF16);
   EXPECT_EQ(c.flops, 411041792.0);       // 2·2·28·28·512·256
   EXPECT_EQ(c.weight_bytes, 263168.0);   // (512·256 + 512)·2
   EXPECT_EQ(c.input_bytes, 802816.0);    // 2·28·28·256·2
@@ -108,9 +108,12 @@ TEST(LayerCosts, StridedOneByOneReadsOnlyThePixelsItsWindowsTouch) {
 
 // A composite is the sum of its parts, nested ones first; the FLOPs of a forward count leaves.
 TEST(LayerCosts, CompositesSumTheirPartsAndTotalsCountLeaves) {
-  std::vector<LayerCost> v{composite_cost("b", ""), gemm_cost("b.x", "b", 1, 2, 3, 2, 2, false, false),
-                           composite_cost("b.s", "b"), gemm_cost("b.s.y", "b.s", 1, 4, 5, 2, 2, true, false),
-                           streaming_cost("b.s.z", "b.s", "norm", 7, 7, 2, 2), gemm_cost("top", "", 1, 1, 1, 2, 2, false, false)};
+  std::vector<LayerCost> v{composite_cost("b", ""),
+                           gemm_cost("b.x", "b", 1, 2, 3, 2, 2, false, false),
+                           composite_cost("b.s", "b"),
+                           gemm_cost("b.s.y", "b.s", 1, 4, 5, 2, 2, true, false),
+                           streaming_cost("b.s.z", "b.s", "norm", 7, 7, 2, 2),
+                           gemm_cost("top", "", 1, 1, 1, 2, 2, false, false)};
   sum_composites(v);
   const auto m = by_name(v);
   EXPECT_EQ(m.at("b.s").flops, 40.0);
@@ -316,8 +319,8 @@ TEST_F(BuiltModelCosts, Gpt2HandCountsAndRanges) {
   const std::vector<LayerCost> v = g.layer_costs(8, 1024);
   EXPECT_EQ(v.size(), 1u + 12u * 11u + 2u);  // wte; per block h, ln_1, attn{3}, ln_2, mlp{3} + 2; ln_f, lm_head
   const auto b = by_name(v);
-  for (const char* leaf : {"ln_1", "attn.c_attn", "attn.core", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.gelu",
-                           "mlp.c_proj"})
+  for (const char* leaf :
+       {"ln_1", "attn.c_attn", "attn.core", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.gelu", "mlp.c_proj"})
     EXPECT_TRUE(b.count(std::string("h.11.") + leaf)) << leaf;
   for (const char* top : {"wte", "ln_f", "lm_head"}) EXPECT_EQ(b.at(top).parent, "") << top;
   const LayerCost& attn = b.at("h.0.attn");
@@ -353,7 +356,8 @@ TEST_F(BuiltModelCosts, Gpt2Tf32AttentionInFp16) {
   EXPECT_EQ(t.at("h.0.attn.c_proj").weight_bytes, C * C * 2 + C * 4);
   EXPECT_EQ(t.at("h.0.attn.c_proj").input_bytes, N * C * 2 + N * C * 4);
   EXPECT_EQ(t.at("h.0.attn.c_proj").output_bytes, N * C * 4);
-  for (const char* l : {"h.0.attn.c_attn", "h.0.attn.core", "h.0.attn.c_proj"}) EXPECT_EQ(t.at(l).precision, "fp16") << l;
+  for (const char* l : {"h.0.attn.c_attn", "h.0.attn.core", "h.0.attn.c_proj"})
+    EXPECT_EQ(t.at(l).precision, "fp16") << l;
   EXPECT_EQ(t.at("h.0.mlp.c_fc").precision, "");
   EXPECT_EQ(t.at("h.0.mlp.c_fc").weight_bytes, (C * 4 * C + 4 * C) * 4);
 }

@@ -256,7 +256,8 @@ TEST(NcuLayers, TheSidecarsOfTheCommittedShapesAreJoinedWhenPresent) {
   // reports did not pass --json, so until they are captured this only says what is missing.
   for (const char* f : {"laptime_gpt2.layers.json", "laptime_resnet50.layers.json"})
     if (!std::ifstream(fixture(f)))
-      GTEST_SKIP() << "tests/fixtures/ncu/" << f << " is not committed yet (scripts/dev/captures.sh ncu-sidecars writes it)";
+      GTEST_SKIP() << "tests/fixtures/ncu/" << f
+                   << " is not committed yet (scripts/dev/captures.sh ncu-sidecars writes it)";
   const NcuReport r = read_ncu_report(fixture("laptime_gpt2.csv"));
   const LayerCosts c = read_layer_costs(fixture("laptime_gpt2.layers.json"));
   const NcuLayers l = ncu_layers(r, {}, &c, nullptr);
@@ -503,14 +504,14 @@ TEST(NcuReports, ValuesNoGpuCanProduceAreRefusedWithTheRow) {
     const char* column;
     const char* value;
   };
-  for (const Case& c : {Case{"gpu__time_duration.sum", "1e308"}, Case{"dram__bytes.sum.per_second", "1e30"},
-                        Case{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "5e5"},
-                        Case{"launch__grid_size", "1e300"}}) {
+  for (const Case& c :
+       {Case{"gpu__time_duration.sum", "1e308"}, Case{"dram__bytes.sum.per_second", "1e30"},
+        Case{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "5e5"}, Case{"launch__grid_size", "1e300"}}) {
     Table t("laptime_gpt2_attn_cudnn.csv");
     t.at(0, c.column) = c.value;
     const std::string e = error_of([&] { t.parse(); });
-    EXPECT_THAT(e, HasSubstr(std::string("t.csv line 3 (kernel layernorm_vec_kernel): column ") + c.column + " holds '" +
-                             c.value + "', more than any GPU produces"));
+    EXPECT_THAT(e, HasSubstr(std::string("t.csv line 3 (kernel layernorm_vec_kernel): column ") + c.column +
+                             " holds '" + c.value + "', more than any GPU produces"));
     EXPECT_EQ(e.find('\n'), std::string::npos);
   }
   Table stall("laptime_gpt2_attn_cudnn.csv");
@@ -943,8 +944,8 @@ TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
   o.binary = "/opt/my tools/laptime";
   const NcuCommand c = ncu_command(o);
   // The shell splits the line into words; printed one a line, they are what was meant.
-  const auto words = laptime::testing_support::run_shell("sh -c 'cd " + dir +
-                                                         " && for w in \"$@\"; do echo \"$w\"; done' _ " + c.ncu.substr(4));
+  const auto words = laptime::testing_support::run_shell(
+      "sh -c 'cd " + dir + " && for w in \"$@\"; do echo \"$w\"; done' _ " + c.ncu.substr(4));
   EXPECT_NE(words.out.find("\n-o\nx$(touch X) it's\n/opt/my tools/laptime\nbench\n"), std::string::npos) << words.out;
   EXPECT_NE(words.out.find("\n--json\nx$(touch X) it's.json\n"), std::string::npos) << words.out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/X") || std::filesystem::exists("X")) << "a name ran as a command";

@@ -26,7 +26,8 @@ std::vector<std::string> shell_split(const std::string& command) {
   for (int c; p && (c = std::fgetc(p)) != EOF;) out += static_cast<char>(c);
   if (p) pclose(p);
   std::vector<std::string> words;
-  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1) words.push_back(out.substr(at, end - at));
+  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
+    words.push_back(out.substr(at, end - at));
   return words;
 }
 
@@ -35,9 +36,10 @@ TEST(NcuHandoff, TheCapturedCommandIsTheExportsOwn) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* s = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_0:%' ORDER BY rowid",
-                               -1, &s, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_0:%' ORDER BY rowid",
+                         -1, &s, nullptr),
+      SQLITE_OK);
   std::vector<std::string> argv;
   std::string folder;
   while (sqlite3_step(s) == SQLITE_ROW) {
@@ -70,7 +72,8 @@ TEST(NcuHandoff, ANumberedIterationIsNamedAndEveryWordQuoted) {
   const std::vector<std::string> words = shell_split(c.ncu);
   ASSERT_GE(words.size(), 8u);
   EXPECT_EQ(std::vector<std::string>(words.begin(), words.begin() + 4),
-            (std::vector<std::string>{"ncu", "--nvtx", "--nvtx-include", t.nvtx[static_cast<size_t>(median.nvtx)].text.str() + "/"}));
+            (std::vector<std::string>{"ncu", "--nvtx", "--nvtx-include",
+                                      t.nvtx[static_cast<size_t>(median.nvtx)].text.str() + "/"}));
   EXPECT_EQ(std::vector<std::string>(words.end() - 4, words.end()), o.program);
   for (const std::string& s : ncu_sections()) EXPECT_NE(c.ncu.find("--section " + s), std::string::npos) << s;
   EXPECT_NE(c.ncu.find("--print-units base -f -o 'lesson run' "), std::string::npos) << c.ncu;
@@ -97,7 +100,8 @@ TEST(NcuHandoff, ASharedRangeNameSkipsToTheMedianIteration) {
   EXPECT_EQ(words[4], "--launch-skip");
   EXPECT_EQ(words[5], std::to_string(before));
   EXPECT_EQ(words[7], std::to_string(a.iterations[static_cast<size_t>(a.svg_iteration)].kernels));
-  EXPECT_EQ(std::vector<std::string>(words.end() - static_cast<long>(captured.argv.size()), words.end()), captured.argv);
+  EXPECT_EQ(std::vector<std::string>(words.end() - static_cast<long>(captured.argv.size()), words.end()),
+            captured.argv);
   o.within = "h.0";
   const NcuCommand block = ncu_handoff(o);
   EXPECT_NE(block.ncu.find("laptime@forward/h.0/"), std::string::npos);
@@ -111,8 +115,10 @@ TEST(NcuHandoff, ATraceWithoutItsCommandAsksForIt) {
   NcuHandoffOptions o;
   o.trace = fixture("lesson/gpt2_clean.sqlite");
   EXPECT_EQ(error_of([&] { ncu_handoff(o); }),
-            o.trace + " does not record the command it captured (META_DATA_CAPTURE): give the program after --, e.g. "
-                      "`laptime kernels --command --from " + o.trace + " -- python3 train.py`.");
+            o.trace +
+                " does not record the command it captured (META_DATA_CAPTURE): give the program after --, e.g. "
+                "`laptime kernels --command --from " +
+                o.trace + " -- python3 train.py`.");
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ using trace::testing_support::source_dir;
 // stripped copy unpacked elsewhere: scripts/dev/device-run.sh host-build sets it).
 const std::string kLaptime = std::getenv("LAPTIME_BINARY") ? std::getenv("LAPTIME_BINARY") : LAPTIME_BINARY;
 const std::string kReport = "graph/graph_cases.nsys-rep";  // any report: the stand-in does not read it
-const std::string kExport = "synthetic_trace.sqlite";        // what the stand-in "exports"
+const std::string kExport = "synthetic_trace.sqlite";      // what the stand-in "exports"
 
 // A fresh folder under GoogleTest's temporary folder, removed with its contents.
 struct Folder {
@@ -149,14 +149,17 @@ TEST(NsysReport, WithoutNsysOneSentenceNamesTheCommand) {
   fs::create_directory(dir / "empty-path");
   auto r = run_shell("env PATH=" + (dir / "empty-path") + " " + kLaptime + " analyze " + rep + " 2>&1");
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "laptime: " + rep + " is an Nsight Systems report and nsys is not on PATH to export it: run `nsys export "
-                   "--type sqlite -o " + (dir / "run.sqlite") + " " + rep + "` and analyze " + (dir / "run.sqlite") + ".\n");
+  EXPECT_EQ(r.out, "laptime: " + rep +
+                       " is an Nsight Systems report and nsys is not on PATH to export it: run `nsys export "
+                       "--type sqlite -o " +
+                       (dir / "run.sqlite") + " " + rep + "` and analyze " + (dir / "run.sqlite") + ".\n");
   // A stale export is named, and the command overwrites it.
   fs::copy_file(fixture(kExport), dir / "run.sqlite");
   set_mtime(dir / "run.sqlite", 1000000000);
   r = run_shell("env PATH=" + (dir / "empty-path") + " " + kLaptime + " diff " + rep + " " + rep + " 2>&1");
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.out, HasSubstr("(" + (dir / "run.sqlite") + " beside it is older than the report): run `nsys export "
+  EXPECT_THAT(r.out, HasSubstr("(" + (dir / "run.sqlite") +
+                               " beside it is older than the report): run `nsys export "
                                "--type sqlite --force-overwrite true -o "));
   EXPECT_EQ(dir.names(), (std::vector<std::string>{"empty-path", "run.nsys-rep", "run.sqlite"}));
 }
@@ -202,10 +205,10 @@ TEST(NsysReport, ReadOnlyFolderIsExportedToATemporaryThatIsRemoved) {
   const auto r = run_shell(as_user + "env TMPDIR=" + tmp + " PATH=" + nsys_dir + ":/usr/bin:/bin FAKE_NSYS_SQLITE=" +
                            (dir / "export.sqlite") + " " + laptime + " analyze " + rep + " 2>" + (dir / "err"));
   ASSERT_EQ(r.status, 0) << read_file(dir / "err");
-  EXPECT_THAT(read_file(dir / "err"),
-              HasSubstr("laptime: exporting " + rep + " with `nsys export --type sqlite` to a temporary file, removed "
-                        "when done (cannot write the SQLite export to " + reports + "/run.sqlite: folder " + reports +
-                        " is not writable"));
+  EXPECT_THAT(read_file(dir / "err"), HasSubstr("laptime: exporting " + rep +
+                                                " with `nsys export --type sqlite` to a temporary file, removed "
+                                                "when done (cannot write the SQLite export to " +
+                                                reports + "/run.sqlite: folder " + reports + " is not writable"));
   EXPECT_EQ(body(r.out), direct_report(fixture(kExport)));
   EXPECT_TRUE(fs::is_empty(tmp)) << "the temporary export must be removed";
   EXPECT_EQ(std::distance(fs::directory_iterator(reports), fs::directory_iterator()), 1);
@@ -273,7 +276,8 @@ TEST(NsysReport, AReportFromTheFutureIsExportedOnce) {
   fs::copy_file(fixture(kReport), rep);
   set_mtime(rep, time(nullptr) + 365 * 24 * 3600);
   const std::string env = with_fake_nsys(fixture(kExport), log);
-  for (int run = 0; run < 3; ++run) EXPECT_EQ(run_shell(env + kLaptime + " analyze " + rep + " >/dev/null 2>&1").status, 0);
+  for (int run = 0; run < 3; ++run)
+    EXPECT_EQ(run_shell(env + kLaptime + " analyze " + rep + " >/dev/null 2>&1").status, 0);
   EXPECT_EQ(lines_in(log), 1);
 }
 
@@ -283,7 +287,8 @@ TEST(NsysReport, RealNsysExportMatchesTheCommittedExport) {
   // Through sh: run_shell prefixes `timeout`, which cannot run the `command` builtin itself (the
   // first H200 run skipped here with nsys on PATH).
   if (run_shell("sh -c 'command -v nsys' >/dev/null 2>&1").status != 0)
-    GTEST_SKIP() << "nsys is not on PATH: the real export of graph_cases.nsys-rep is checked where Nsight Systems is installed";
+    GTEST_SKIP()
+        << "nsys is not on PATH: the real export of graph_cases.nsys-rep is checked where Nsight Systems is installed";
   Folder dir;
   const std::string rep = dir / "graph_cases.nsys-rep";
   fs::copy_file(fixture("graph/graph_cases.nsys-rep"), rep);

@@ -126,7 +126,9 @@ TEST_F(OutputFileTest, OverwriteKeepsTheFileMode) {
 TEST_F(OutputFileTest, RefusesTheInputItself) {
   const std::string in = path("T.sqlite");
   put(in, "the trace");
-  EXPECT_EQ(error_of([&] { OutputFile f({"JSON report", in}, {in}); }),
+  EXPECT_EQ(error_of([&] {
+              OutputFile f({"JSON report", in}, {in});
+            }),
             "refusing to write the JSON report to " + in + ": it is the same file as the input " + in + ".");
   EXPECT_EQ(read(in), "the trace");
   EXPECT_EQ(entries(), std::vector<std::string>{"T.sqlite"});
@@ -213,21 +215,32 @@ TEST_F(OutputFileTest, ALinkAndItsTargetAreTwoOutputs) {
   fs::create_symlink(path("a"), path("link"));
   fs::create_directory(path("d"));
   EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("link")}}, {}); }), "");
-  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("d/../a")}}, {}); }),
+  EXPECT_THAT(error_of([&] {
+                check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("d/../a")}}, {});
+              }),
               HasSubstr("would both be written"));
-  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", "r.json"}, {"SVG timeline", "./r.json"}}, {}); }),
+  EXPECT_THAT(error_of([&] {
+                check_outputs({{"JSON report", "r.json"}, {"SVG timeline", "./r.json"}}, {});
+              }),
               HasSubstr("would both be written"));
 }
 
 TEST_F(OutputFileTest, NeverReplacesWhatIsNotARegularFile) {
   ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
   fs::create_directory(path("folder"));
-  EXPECT_EQ(error_of([&] { OutputFile f({"SVG timeline", path("fifo")}); }),
-            "refusing to write the SVG timeline to " + path("fifo") + ": it is a FIFO (named pipe), not a regular file.");
-  EXPECT_EQ(error_of([&] { OutputFile f({"SVG timeline", path("folder")}); }),
+  EXPECT_EQ(
+      error_of([&] {
+        OutputFile f({"SVG timeline", path("fifo")});
+      }),
+      "refusing to write the SVG timeline to " + path("fifo") + ": it is a FIFO (named pipe), not a regular file.");
+  EXPECT_EQ(error_of([&] {
+              OutputFile f({"SVG timeline", path("folder")});
+            }),
             "refusing to write the SVG timeline to " + path("folder") + ": it is a folder, not a regular file.");
   for (const char* device : {"/dev/null", "/dev/full"}) {
-    EXPECT_EQ(error_of([&] { OutputFile f({"JSON report", device}); }),
+    EXPECT_EQ(error_of([&] {
+                OutputFile f({"JSON report", device});
+              }),
               std::string("refusing to write the JSON report to ") + device +
                   ": it is a character device, not a regular file.");
   }
@@ -237,10 +250,15 @@ TEST_F(OutputFileTest, NeverReplacesWhatIsNotARegularFile) {
 }
 
 TEST_F(OutputFileTest, BadFoldersAreNamed) {
-  EXPECT_EQ(error_of([&] { OutputFile f({"JSON report", path("nodir/r.json")}); }),
-            "cannot write the JSON report to " + path("nodir/r.json") + ": folder " + path("nodir") + " does not exist.");
+  EXPECT_EQ(
+      error_of([&] {
+        OutputFile f({"JSON report", path("nodir/r.json")});
+      }),
+      "cannot write the JSON report to " + path("nodir/r.json") + ": folder " + path("nodir") + " does not exist.");
   put(path("plain"), "x");
-  EXPECT_EQ(error_of([&] { OutputFile f({"JSON report", path("plain/r.json")}); }),
+  EXPECT_EQ(error_of([&] {
+              OutputFile f({"JSON report", path("plain/r.json")});
+            }),
             "cannot write the JSON report to " + path("plain/r.json") + ": " + path("plain") + " is not a folder.");
 }
 
@@ -248,28 +266,42 @@ TEST_F(OutputFileTest, ReadOnlyFolderIsNamed) {
   if (::geteuid() == 0) GTEST_SKIP() << "root writes in any folder: the read-only case cannot be seen";
   fs::create_directory(path("ro"));
   fs::permissions(path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
-  EXPECT_THAT(error_of([&] { OutputFile f({"JSON report", path("ro/r.json")}); }),
+  EXPECT_THAT(error_of([&] {
+                OutputFile f({"JSON report", path("ro/r.json")});
+              }),
               HasSubstr("folder " + path("ro") + " is not writable"));
 }
 
 TEST_F(OutputFileTest, CheckOutputsComparesOutputsWithEachOther) {
   const std::string in = path("T.sqlite");
   put(in, "t");
-  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("a")}}, {in}); }),
+  EXPECT_EQ(error_of([&] {
+              check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("a")}}, {in});
+            }),
             "the JSON report and the SVG timeline would both be written to " + path("a") + ": give each its own file.");
-  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("./a")}}, {}); }),
+  EXPECT_THAT(error_of([&] {
+                check_outputs({{"JSON report", path("a")}, {"SVG timeline", path("./a")}}, {});
+              }),
               HasSubstr("would both be written"));
-  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", "-", true}, {"trace", "-", true}}, {}); }),
+  EXPECT_THAT(error_of([&] {
+                check_outputs({{"JSON report", "-", true}, {"trace", "-", true}}, {});
+              }),
               HasSubstr("would both be written to -"));
-  EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", path("a")}, {"Perfetto trace", ""}, {"SVG", in}}, {in}); }),
+  EXPECT_THAT(error_of([&] {
+                check_outputs({{"JSON report", path("a")}, {"Perfetto trace", ""}, {"SVG", in}}, {in});
+              }),
               HasSubstr("same file as the input"));
-  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", path("a")}, {"Perfetto trace", ""}, {"SVG", path("b")}}, {in}); }),
+  EXPECT_EQ(error_of([&] {
+              check_outputs({{"JSON report", path("a")}, {"Perfetto trace", ""}, {"SVG", path("b")}}, {in});
+            }),
             "");
   EXPECT_EQ(entries(), std::vector<std::string>{"T.sqlite"}) << "checking creates nothing";
 }
 
 TEST_F(OutputFileTest, StandardOutputOnlyWhereAllowed) {
-  EXPECT_EQ(error_of([&] { OutputFile f({"logits", "-"}); }),
+  EXPECT_EQ(error_of([&] {
+              OutputFile f({"logits", "-"});
+            }),
             "the logits cannot go to standard output ('-'): give a file name.");
   EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", "-", true}}, {}); }), "");
 }
@@ -379,16 +411,22 @@ TEST_F(OutputFileTest, NamesNearTheFileNameLimit) {
     EXPECT_NE(static_cast<unsigned char>(t[tilde - 1]), 0xc3) << "a character cut in half";
   }
   const std::string over = path(std::string(static_cast<size_t>(limit) + 1, 'o'));
-  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", over}}, {}); }),
+  EXPECT_EQ(error_of([&] {
+              check_outputs({{"JSON report", over}}, {});
+            }),
             "cannot write the JSON report to " + over + ": its file name is " + std::to_string(limit + 1) +
                 " bytes long, over the folder's limit of " + std::to_string(limit) + ".");
   EXPECT_EQ(entries(), (std::vector<std::string>{stem + ".json", stem + ".svgx"}));
 }
 
 TEST_F(OutputFileTest, APathThatNamesAFolderIsRefused) {
-  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", path("nodir/")}}, {}); }),
+  EXPECT_EQ(error_of([&] {
+              check_outputs({{"JSON report", path("nodir/")}}, {});
+            }),
             "cannot write the JSON report to " + path("nodir/") + ": it names a folder, not a file.");
-  EXPECT_EQ(error_of([&] { check_outputs({{"JSON report", dir_.string() + "/"}}, {}); }),
+  EXPECT_EQ(error_of([&] {
+              check_outputs({{"JSON report", dir_.string() + "/"}}, {});
+            }),
             "refusing to write the JSON report to " + dir_.string() + "/: it is a folder, not a regular file.");
   EXPECT_THAT(error_of([&] { check_outputs({{"JSON report", path("x/..")}}, {}); }), HasSubstr("names a folder"));
 }

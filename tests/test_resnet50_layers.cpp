@@ -111,8 +111,7 @@ TEST_P(Resnet50LayerTest, Conv2d) {
                                s.pad, 1e-5f, false);
       if (c.residual) want = ref::add(want, z);
       if (c.act == ConvActivation::Relu) want = ref::relu(want);
-      EXPECT_TRUE(close(dy.download(), want, bound()))
-          << "ran " << conv.describe(c.N, c.H, c.W);
+      EXPECT_TRUE(close(dy.download(), want, bound())) << "ran " << conv.describe(c.N, c.H, c.W);
       if (route != ConvRoute::Auto) {
         EXPECT_EQ(conv.route(c.N, c.H, c.W), route);
       }
@@ -125,16 +124,16 @@ TEST_P(Resnet50LayerTest, Conv2d) {
 // graph writes such a y: Auto must find one of its plans at these shapes, Separate and Gemm say why not.
 TEST_P(Resnet50LayerTest, Conv2dStridedOutput) {
   const ConvCase cases[] = {
-      {3, 15, 11, {8, 8, 3, 2, 1}, ConvActivation::Relu, false},     // the Bottleneck test's conv2, stride 2
-      {2, 9, 13, {16, 16, 3, 1, 1}, ConvActivation::Relu, false},    // stride 1
-      {2, 14, 14, {64, 64, 3, 1, 1}, ConvActivation::Relu, false},   // layer1.0's conv2, small batch
+      {3, 15, 11, {8, 8, 3, 2, 1}, ConvActivation::Relu, false},    // the Bottleneck test's conv2, stride 2
+      {2, 9, 13, {16, 16, 3, 1, 1}, ConvActivation::Relu, false},   // stride 1
+      {2, 14, 14, {64, 64, 3, 1, 1}, ConvActivation::Relu, false},  // layer1.0's conv2, small batch
   };
   for (const ConvCase& c : cases)
     for (const int extra : {16, 64}) {  // y's pixels out + extra apart (layer1.0: 64 + 64)
       const ConvShape& s = c.shape;
       SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << c.N << " H=" << c.H << " W=" << c.W << " "
-                                        << s.in_channels << "->" << s.out_channels << " s" << s.stride
-                                        << ", pixels " << s.out_channels + extra << " apart");
+                                        << s.in_channels << "->" << s.out_channels << " s" << s.stride << ", pixels "
+                                        << s.out_channels + extra << " apart");
       WeightRng rng(seed);
       HostWeights raw, folded;
       add_conv_bn(&raw, &folded, "conv", "conv", "bn", s, &rng);
@@ -179,8 +178,11 @@ TEST_P(Resnet50LayerTest, Conv2dStridedOutput) {
 // side, or b's half alone with a's left as it was (NaN), on the vector path (16-byte rows) and the
 // element path (rows that are not), odd sides and both strides.
 TEST_P(Resnet50LayerTest, ConcatShortcut) {
-  for (auto [N, H, W, Ca, Cb, stride] : {std::tuple{2, 9, 13, 8, 24, 2}, {3, 7, 5, 16, 16, 1}, {1, 11, 11, 4, 12, 2},
-                                         {2, 56, 56, 64, 64, 1}, {1, 5, 3, 3, 5, 2}})
+  for (auto [N, H, W, Ca, Cb, stride] : {std::tuple{2, 9, 13, 8, 24, 2},
+                                         {3, 7, 5, 16, 16, 1},
+                                         {1, 11, 11, 4, 12, 2},
+                                         {2, 56, 56, 64, 64, 1},
+                                         {1, 5, 3, 3, 5, 2}})
     for (const bool with_a : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " H=" << H << " W=" << W << " Ca=" << Ca
                                         << " Cb=" << Cb << " stride " << stride << (with_a ? " both" : " b only"));
@@ -293,8 +295,8 @@ TEST_P(Resnet50LayerTest, FusedStem) {
     int C, S;
     std::vector<int> batches;  // prepared on one layer, then run in turn
   };
-  const Case cases[] = {{8, 61, {2, 1}}, {64, 61, {3}}, {64, 224, {2, 1}}, {8, 224, {1}},
-                        {24, 33, {3}},   {64, 45, {5, 2}}, {16, 32, {1}}, {40, 62, {2}}};
+  const Case cases[] = {{8, 61, {2, 1}}, {64, 61, {3}},    {64, 224, {2, 1}}, {8, 224, {1}},
+                        {24, 33, {3}},   {64, 45, {5, 2}}, {16, 32, {1}},     {40, 62, {2}}};
   for (const Case& k : cases) {
     const int C = k.C, S = k.S;
     const std::vector<int>& batches = k.batches;
@@ -304,7 +306,8 @@ TEST_P(Resnet50LayerTest, FusedStem) {
     add_conv_bn(&raw, &folded, "conv1", "conv1", "bn1", stem, &rng);
     const SpaceToDepthStem s2d = space_to_depth_stem(stem, dtype());
     HostWeights h;
-    h.add("conv1.weight", {C, 4, 4, s2d.stored_channels}, space_to_depth_weight(s2d, folded.at("conv1.weight").values, C));
+    h.add("conv1.weight", {C, 4, 4, s2d.stored_channels},
+          space_to_depth_weight(s2d, folded.at("conv1.weight").values, C));
     h.add("conv1.bias", {C}, folded.at("conv1.bias").values);
     DeviceWeights w(*ctx, h, dtype());
     const int Hs = s2d.side(S), So = s2d.out_size(S), Po = MaxPool::out_size(So);
@@ -319,8 +322,8 @@ TEST_P(Resnet50LayerTest, FusedStem) {
         EXPECT_TRUE(d.find("wgmma") != std::string::npos && d.find("overlapped") == std::string::npos) << d;
       }
       for (int N : batches) {
-        SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " S=" << S << " C=" << C << ": "
-                                          << fused.describe(N, Hs));
+        SCOPED_TRACE(::testing::Message()
+                     << "seed " << seed << " N=" << N << " S=" << S << " C=" << C << ": " << fused.describe(N, Hs));
         const auto images = test::random_vec(static_cast<size_t>(N) * S * S * 3, seed + S + N);  // NHWC
         DeviceArray dimg(DType::F32, nhwc_to_nchw(images, N, S, S, 3)),
             dxs(dtype(), static_cast<size_t>(N) * Hs * Hs * s2d.stored_channels),
@@ -340,8 +343,13 @@ TEST_P(Resnet50LayerTest, MaxPool) {
   // C = 6 and 12 take the scalar path (not a whole number of 16-byte vectors), the others the
   // vector path, which makes two outputs a thread: odd output widths (W = 17, 1, 57) leave the
   // last pair half used; 58×57 spans several blocks.
-  for (auto [N, H, W, C] : {std::tuple{1, 7, 7, 8}, {3, 13, 11, 64}, {2, 30, 17, 24}, {1, 1, 1, 16}, {2, 9, 9, 6},
-                            {1, 12, 10, 12}, {2, 58, 57, 32}}) {
+  for (auto [N, H, W, C] : {std::tuple{1, 7, 7, 8},
+                            {3, 13, 11, 64},
+                            {2, 30, 17, 24},
+                            {1, 1, 1, 16},
+                            {2, 9, 9, 6},
+                            {1, 12, 10, 12},
+                            {2, 58, 57, 32}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " H=" << H << " W=" << W << " C=" << C);
     MaxPool pool("maxpool", dtype());
     const auto x = test::random_vec(static_cast<size_t>(N) * H * W * C, seed);
@@ -379,7 +387,8 @@ TEST_P(Resnet50LayerTest, Classifier) {
     head.prepare(*ctx, N);
     auto x = test::random_vec(static_cast<size_t>(N) * H * H * C, seed + 1);
     for (float& v : x) v = std::fabs(v);
-    DeviceArray dx(dtype(), x), pooled(dtype(), static_cast<size_t>(N) * C), dy(dtype(), static_cast<size_t>(N) * classes);
+    DeviceArray dx(dtype(), x), pooled(dtype(), static_cast<size_t>(N) * C),
+        dy(dtype(), static_cast<size_t>(N) * classes);
     dy.poison();
     head.forward(*ctx, dy.data(), dx.data(), N, H, H, pooled.data());
     const auto want = ref::linear(ref::global_avgpool(x, N, H, H, C), hw.at("fc.weight").values,
@@ -405,8 +414,8 @@ TEST_P(Resnet50LayerTest, Bottleneck) {
       add_conv_bn(&raw, &folded, q + ".conv2", q + ".conv2", q + ".bn2", {width, width, 3, stride, 1}, &rng);
       add_conv_bn(&raw, &folded, q + ".conv3", q + ".conv3", q + ".bn3", {width, out, 1, 1, 0}, &rng);
       if (stride != 1 || Cin != out)
-        add_conv_bn(&raw, &folded, q + ".downsample", q + ".downsample.0", q + ".downsample.1", {Cin, out, 1, stride, 0},
-                    &rng);
+        add_conv_bn(&raw, &folded, q + ".downsample", q + ".downsample.0", q + ".downsample.1",
+                    {Cin, out, 1, stride, 0}, &rng);
       const bool project = stride != 1 || Cin != out;
       HostWeights shortcut;  // the folded shortcut's [W3 | Wd], b3 + bd
       if (project) add_folded_shortcut_weights(shortcut, folded, q, Cin, width);

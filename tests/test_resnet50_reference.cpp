@@ -55,7 +55,8 @@ TEST_F(Resnet50Reference, ConfigFromMetadata) {
 }
 
 TEST_F(Resnet50Reference, Stem) {
-  const auto y = ref::conv_bn(golden("images"), p, "conv1", "bn1", B, S, S, 3, cfg.base_width, 7, 2, 3, cfg.bn_eps, true);
+  const auto y =
+      ref::conv_bn(golden("images"), p, "conv1", "bn1", B, S, S, 3, cfg.base_width, 7, 2, 3, cfg.bn_eps, true);
   EXPECT_TRUE(test::close(y, golden("conv1.out"), kOracleBound));
 }
 
@@ -72,9 +73,9 @@ TEST_F(Resnet50Reference, BlockConvolutions) {
     SCOPED_TRACE(q);
     const int H = b.in_size, Ho = b.out_size, out = 4 * b.width;
     const auto x = block_input(i);
-    EXPECT_TRUE(test::close(ref::conv_bn(x, p, q + ".conv1", q + ".bn1", B, H, H, b.in_channels, b.width, 1, 1, 0,
-                                         cfg.bn_eps, true),
-                            golden(q + ".conv1.out"), kOracleBound));
+    EXPECT_TRUE(test::close(
+        ref::conv_bn(x, p, q + ".conv1", q + ".bn1", B, H, H, b.in_channels, b.width, 1, 1, 0, cfg.bn_eps, true),
+        golden(q + ".conv1.out"), kOracleBound));
     EXPECT_TRUE(test::close(ref::conv_bn(golden(q + ".conv1.out"), p, q + ".conv2", q + ".bn2", B, H, H, b.width,
                                          b.width, 3, b.stride, 1, cfg.bn_eps, true),
                             golden(q + ".conv2.out"), kOracleBound));
@@ -108,9 +109,9 @@ TEST_F(Resnet50Reference, Head) {
   const int C = cfg.features();
   EXPECT_TRUE(test::close(ref::global_avgpool(golden(last.prefix + ".out"), B, last.out_size, last.out_size, C),
                           golden("avgpool.out"), kOracleBound));
-  EXPECT_TRUE(test::close(ref::linear(golden("avgpool.out"), p.at("fc.weight").values, p.at("fc.bias").values, B, C,
-                                      cfg.num_classes),
-                          golden("logits"), kOracleBound));
+  EXPECT_TRUE(test::close(
+      ref::linear(golden("avgpool.out"), p.at("fc.weight").values, p.at("fc.bias").values, B, C, cfg.num_classes),
+      golden("logits"), kOracleBound));
 }
 
 TEST_F(Resnet50Reference, WholeModelLogits) {
@@ -149,10 +150,13 @@ SafeTensors as_file(const HostWeights& params, const ResNetConfig& cfg, const st
   }
   std::string layers;
   for (int n : cfg.layers) layers += (layers.empty() ? "" : ",") + std::to_string(n);
-  const std::map<std::string, std::string> meta{
-      {"laptime.format", "1"}, {"laptime.model", "resnet50"}, {"resnet.layers", layers},
-      {"resnet.base_width", std::to_string(cfg.base_width)}, {"resnet.num_classes", std::to_string(cfg.num_classes)},
-      {"resnet.bn_eps", "1e-05"}, {"resnet.image_size", std::to_string(cfg.image_size)}};
+  const std::map<std::string, std::string> meta{{"laptime.format", "1"},
+                                                {"laptime.model", "resnet50"},
+                                                {"resnet.layers", layers},
+                                                {"resnet.base_width", std::to_string(cfg.base_width)},
+                                                {"resnet.num_classes", std::to_string(cfg.num_classes)},
+                                                {"resnet.bn_eps", "1e-05"},
+                                                {"resnet.image_size", std::to_string(cfg.image_size)}};
   return SafeTensors::from_bytes(serialize_safetensors(blobs, meta), name);
 }
 
@@ -236,7 +240,8 @@ TEST(Resnet50Weights, NegativeVarianceIsNamed) {
 
 TEST(Resnet50Weights, RandomParametersAreSeededAndComplete) {
   const ResNetConfig c = tiny_config();
-  const HostWeights a = random_resnet50_params(c, 1), b = random_resnet50_params(c, 1), d = random_resnet50_params(c, 2);
+  const HostWeights a = random_resnet50_params(c, 1), b = random_resnet50_params(c, 1),
+                    d = random_resnet50_params(c, 2);
   EXPECT_EQ(a.at("layer2.1.conv2.weight").values, b.at("layer2.1.conv2.weight").values);
   EXPECT_NE(a.at("layer2.1.conv2.weight").values, d.at("layer2.1.conv2.weight").values);
   // Every name the file format lists: the same tensors a file of this config must hold.
@@ -262,8 +267,8 @@ TEST(Resnet50Weights, FoldingMatchesUnfoldedBatchNorm) {
     const ConvShape& s = conv.shape;
     const auto x = test::random_vec(static_cast<size_t>(N) * H * W * s.in_channels, 11);
     const std::string stem = conv.weight.substr(0, conv.weight.size() - std::strlen(".weight"));
-    const auto want = ref::conv_bn(x, params, stem, conv.bn, N, H, W, s.in_channels, s.out_channels, s.kernel,
-                                   s.stride, s.pad, c.bn_eps, false);
+    const auto want = ref::conv_bn(x, params, stem, conv.bn, N, H, W, s.in_channels, s.out_channels, s.kernel, s.stride,
+                                   s.pad, c.bn_eps, false);
     const auto& wk = folded.at(conv.name + ".weight");
     const auto& bias = folded.at(conv.name + ".bias").values;
     EXPECT_EQ(wk.shape, (std::vector<int64_t>{s.out_channels, s.kernel, s.kernel, s.in_channels}));

@@ -22,9 +22,9 @@ namespace {
 
 using json = nlohmann::json;
 
+using testing_support::error_of;
 using testing_support::fixture;
 using testing_support::read_file;
-using testing_support::error_of;
 using testing_support::source_dir;
 std::string temp(const std::string& name) { return testing_support::temp_path("roof", name); }
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -112,14 +112,21 @@ Trace toy_trace() {
 }
 
 json layer(const std::string& name, const std::string& parent, double flops, double bytes) {
-  return {{"name", name}, {"parent", parent}, {"kind", "test"}, {"flops", flops},
+  return {{"name", name},
+          {"parent", parent},
+          {"kind", "test"},
+          {"flops", flops},
           {"bytes", {{"weights", bytes / 2}, {"inputs", bytes / 4}, {"outputs", bytes / 4}}}};
 }
 
 json toy_sidecar(const std::string& precision, const std::string& a = "a", const std::string& b = "b") {
-  return {{"schema", "laptime.layers/1"}, {"model", "toy"}, {"precision", precision}, {"shape", "B=1"},
-          {"layers", {layer("blk", "", 1e12 + 5, 2e9 + 5), layer(a, "blk", 1e12, 1e9), layer(b, "blk", 0, 1e9),
-                      layer("c", "blk", 5, 5)}}};
+  return {{"schema", "laptime.layers/1"},
+          {"model", "toy"},
+          {"precision", precision},
+          {"shape", "B=1"},
+          {"layers",
+           {layer("blk", "", 1e12 + 5, 2e9 + 5), layer(a, "blk", 1e12, 1e9), layer(b, "blk", 0, 1e9),
+            layer("c", "blk", 5, 5)}}};
 }
 
 // bf16 1000 TFLOP/s, copy 2000 GB/s: the bf16 ridge is at 500 FLOP/byte, tf32's at 250.
@@ -175,7 +182,8 @@ TEST(Roofline, ToyTraceHasKnownAnswers) {
   const TraceJoin j(t);
   const Analysis a = analyze(j, {});
   ASSERT_EQ(a.steady_count, 2u);
-  const Roofline r = compute_roofline(j, a, layer_costs_from_json(toy_sidecar("bf16"), "toy.layers.json"), toy_ceilings());
+  const Roofline r =
+      compute_roofline(j, a, layer_costs_from_json(toy_sidecar("bf16"), "toy.layers.json"), toy_ceilings());
   EXPECT_DOUBLE_EQ(r.ridge, 500.0);
   ASSERT_EQ(r.layers.size(), 2u);  // blk has measured parts; c has no range; z no entry
   const RooflineRow& ra = r.layers[0];
@@ -191,7 +199,8 @@ TEST(Roofline, ToyTraceHasKnownAnswers) {
   EXPECT_NEAR(rb.point.pct_of_bound, 50.0, 1e-9);
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_NE(r.notes[0].find("1 of 4 layers of the sidecar have no GPU work under a range of their name"),
-            std::string::npos) << r.notes[0];
+            std::string::npos)
+      << r.notes[0];
   EXPECT_NE(r.notes[0].find(": c."), std::string::npos) << r.notes[0];
 
   // tf32's ridge (250) and ceiling (500): a reaches 100% of it.
@@ -208,8 +217,9 @@ TEST(Roofline, ToyTraceHasKnownAnswers) {
   EXPECT_NEAR(row(r16.layers, "a").point.pct_of_bound, 50.0, 1e-9);
   EXPECT_EQ(row(r16.layers, "b").precision, "tf32");
   ASSERT_EQ(r16.notes.size(), 2u);
-  EXPECT_EQ(r16.notes[1], "a (fp16) compute in another precision than the run's: their bound is that precision's "
-                          "ceiling.");
+  EXPECT_EQ(r16.notes[1],
+            "a (fp16) compute in another precision than the run's: their bound is that precision's "
+            "ceiling.");
   EXPECT_EQ(roofline_to_json(r16)["folded"][0]["precision"], "fp16");
 }
 
@@ -226,7 +236,9 @@ TEST(Roofline, ACoarserCaptureIsMeasuredAtTheBlock) {
   EXPECT_FALSE(r.layers[0].point.has_bound);
   EXPECT_NEAR(r.layers[0].point.tflops, (1e12 + 5) / 3e-3 / 1e12, 1e-9);
   // Nothing at all to match: one sentence.
-  const json other = {{"schema", "laptime.layers/1"}, {"model", "other"}, {"precision", "bf16"},
+  const json other = {{"schema", "laptime.layers/1"},
+                      {"model", "other"},
+                      {"precision", "bf16"},
                       {"layers", {layer("nowhere", "", 1, 1)}}};
   EXPECT_EQ(error_of([&] { compute_roofline(j, a, layer_costs_from_json(other, "o.json"), std::nullopt); }),
             "no range in the steady iterations of this trace is named like a layer of o.json (other): capture with "
@@ -237,7 +249,9 @@ TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {
   const Trace t = toy_trace();
   const TraceJoin j(t);
   const Analysis a = analyze(j, {});
-  const json other = {{"schema", "laptime.layers/1"}, {"model", "other"}, {"precision", "bf16"},
+  const json other = {{"schema", "laptime.layers/1"},
+                      {"model", "other"},
+                      {"precision", "bf16"},
                       {"layers", {layer("nowhere", "", 1, 1)}}};
   write_file(temp("graph.layers.json"), other.dump());
   const std::optional<Roofline> r = roofline_for_trace(j, a, temp("graph.sqlite"), "", "");
@@ -265,16 +279,18 @@ TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {
   ASSERT_TRUE(cached.has_value());
   EXPECT_FALSE(cached->ceilings);
   ASSERT_FALSE(cached->notes.empty());
-  EXPECT_EQ(cached->notes.back(), cache + "/peak-Test_GPU.json is not a JSON peak file. Run `laptime peak --force` to "
-                                          "measure again.");
+  EXPECT_EQ(cached->notes.back(), cache +
+                                      "/peak-Test_GPU.json is not a JSON peak file. Run `laptime peak --force` to "
+                                      "measure again.");
   // A FIFO as the cache (before: the read blocked forever) is a note too, read without blocking.
   std::remove(default_peak_path("Test GPU").c_str());
   ASSERT_EQ(::mkfifo(default_peak_path("Test GPU").c_str(), 0600), 0);
   cached = roofline_for_trace(j, a, temp("toy.sqlite"), "", "");
   ASSERT_TRUE(cached.has_value());
   EXPECT_FALSE(cached->ceilings);
-  EXPECT_EQ(cached->notes.back(), cache + "/peak-Test_GPU.json is a FIFO (named pipe), not a regular file, so it cannot "
-                                          "be a peak file. Run `laptime peak --force` to measure again.");
+  EXPECT_EQ(cached->notes.back(), cache +
+                                      "/peak-Test_GPU.json is a FIFO (named pipe), not a regular file, so it cannot "
+                                      "be a peak file. Run `laptime peak --force` to measure again.");
   std::remove(default_peak_path("Test GPU").c_str());
   unsetenv("LAPTIME_CACHE_DIR");
   // No sidecar beside the trace and none named: no roofline.
@@ -298,9 +314,11 @@ TEST(Roofline, IdenticalBlocksFoldIntoOneRow) {
   const Trace t = b.finish();
   const TraceJoin j(t);
   const Analysis a = analyze(j, {});
-  const json side = {{"schema", "laptime.layers/1"}, {"model", "toy"}, {"precision", "bf16"},
-                     {"layers", {layer("h.0.x", "", 4e12, 1e9), layer("h.1.x", "", 4e12, 1e9),
-                                 layer("h.2.x", "", 1e12, 1e9)}}};
+  const json side = {
+      {"schema", "laptime.layers/1"},
+      {"model", "toy"},
+      {"precision", "bf16"},
+      {"layers", {layer("h.0.x", "", 4e12, 1e9), layer("h.1.x", "", 4e12, 1e9), layer("h.2.x", "", 1e12, 1e9)}}};
   const Roofline r = compute_roofline(j, a, layer_costs_from_json(side, "t"), toy_ceilings());
   ASSERT_EQ(r.layers.size(), 3u);
   ASSERT_EQ(r.folded.size(), 2u);
@@ -400,7 +418,8 @@ TEST(RooflineFiles, JsonAndAWellFormedSvg) {
   const Trace t = toy_trace();
   const TraceJoin j(t);
   const Analysis a = analyze(j, {});
-  const Roofline r = compute_roofline(j, a, layer_costs_from_json(toy_sidecar("bf16"), "toy.layers.json"), toy_ceilings());
+  const Roofline r =
+      compute_roofline(j, a, layer_costs_from_json(toy_sidecar("bf16"), "toy.layers.json"), toy_ceilings());
   const json out = roofline_to_json(r);
   EXPECT_EQ(out["ridge_flop_per_byte"], 500.0);
   EXPECT_EQ(out["layers"][0]["name"], "a");
@@ -412,11 +431,11 @@ TEST(RooflineFiles, JsonAndAWellFormedSvg) {
   write_roofline_svg(r, svg_path);
   const std::string svg = read_file(svg_path);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-  EXPECT_NE(svg.find(">a 50%</text>"), std::string::npos);  // the drawn point's label
+  EXPECT_NE(svg.find(">a 50%</text>"), std::string::npos);        // the drawn point's label
   EXPECT_NE(svg.find("b: 1000 GB/s, 50.0%"), std::string::npos);  // 0 FLOPs: listed under the plot
   EXPECT_NE(svg.find("bf16 1000 TFLOP/s"), std::string::npos);
-  const std::string check = std::string(PYTHON_EXECUTABLE) + " -c \"import sys, xml.dom.minidom as m; m.parse(sys.argv[1])\" '" +
-                            svg_path + "'";
+  const std::string check = std::string(PYTHON_EXECUTABLE) +
+                            " -c \"import sys, xml.dom.minidom as m; m.parse(sys.argv[1])\" '" + svg_path + "'";
   EXPECT_EQ(std::system(check.c_str()), 0) << "not well-formed XML: " << svg_path;
 
   // No ceilings, no plot.
@@ -467,7 +486,8 @@ TEST_P(RooflineCapture, PercentAgreesWithTheRangeTable) {
   print_roofline(*r, stdout);
   const std::string text = testing::internal::GetCapturedStdout();
   EXPECT_NE(text.find("ceilings  NVIDIA H200: bf16 GEMM 800.0 TFLOP/s, device copy 4000 GB/s, ridge 200.0 FLOP/byte"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Nsys, RooflineCapture, testing::Values("gpt2_bf16", "resnet50_bf16"));
@@ -482,7 +502,8 @@ TEST(RooflineCli, AnalyzeWritesTheTableTheJsonAndThePlot) {
   EXPECT_EQ(run_analyze(o), 0);
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("Roofline per layer (" + fixture("nsys/gpt2_bf16.layers.json") + ", gpt2 bf16 B=8 T=1024"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("wrote roofline SVG: " + o.roofline_svg), std::string::npos);
   const json report = json::parse(read_file(o.json));
   EXPECT_EQ(report["roofline"]["model"], "gpt2");

@@ -66,8 +66,7 @@ class TempFile {
   TempFile(const std::string& name, const std::vector<std::byte>& bytes)
       : path_(std::filesystem::path(::testing::TempDir()) / name) {
     std::ofstream f(path_, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
   ~TempFile() { std::filesystem::remove(path_); }
   std::string path() const { return path_.string(); }
@@ -77,10 +76,9 @@ class TempFile {
 };
 
 std::vector<std::byte> two_tensor_image() {
-  return serialize_safetensors(
-      {{"w", DType::F32, {2, 3}, bytes_of<float>({1, 2, 3, 4, 5, 6})},
-       {"b", DType::F32, {3}, bytes_of<float>({-1, 0.5f, 7})}},
-      {{"laptime.format", "1"}, {"gpt2.n_layer", "12"}, {"gpt2.layer_norm_epsilon", "1e-05"}});
+  return serialize_safetensors({{"w", DType::F32, {2, 3}, bytes_of<float>({1, 2, 3, 4, 5, 6})},
+                                {"b", DType::F32, {3}, bytes_of<float>({-1, 0.5f, 7})}},
+                               {{"laptime.format", "1"}, {"gpt2.n_layer", "12"}, {"gpt2.layer_norm_epsilon", "1e-05"}});
 }
 
 // --- files -------------------------------------------------------------------------------------
@@ -100,8 +98,7 @@ TEST(SafeTensorsFile, MissingFileIsNamed) {
 }
 
 TEST(SafeTensorsFile, DirectoryIsRejected) {
-  EXPECT_THAT(error_of([] { SafeTensors::open(::testing::TempDir()); }),
-              HasSubstr("not a regular file"));
+  EXPECT_THAT(error_of([] { SafeTensors::open(::testing::TempDir()); }), HasSubstr("not a regular file"));
 }
 
 // The reader itself never blocks on a FIFO (the CLI checks the path first, but the path could
@@ -110,7 +107,8 @@ TEST(SafeTensorsFile, AFifoIsRefusedWithoutBlocking) {
   const std::string fifo = ::testing::TempDir() + "laptime_weights_fifo_" + std::to_string(::getpid());
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_EQ(error_of([&] { SafeTensors::open(fifo); }), fifo + " is not a regular file, so it cannot be a safetensors file");
+  EXPECT_EQ(error_of([&] { SafeTensors::open(fifo); }),
+            fifo + " is not a regular file, so it cannot be a safetensors file");
   ::unlink(fifo.c_str());
 }
 
@@ -122,8 +120,7 @@ TEST(SafeTensorsFile, EmptyFileIsTooShort) {
 
 TEST(SafeTensorsFile, FileShorterThanTheLengthFieldIsTooShort) {
   const TempFile file("short.safetensors", std::vector<std::byte>(5));
-  EXPECT_THAT(error_of([&] { SafeTensors::open(file.path()); }),
-              HasSubstr("is 5 bytes long, too short"));
+  EXPECT_THAT(error_of([&] { SafeTensors::open(file.path()); }), HasSubstr("is 5 bytes long, too short"));
 }
 
 TEST(SafeTensorsFile, TruncatedDataSectionIsCaught) {
@@ -171,9 +168,7 @@ TEST(SafeTensorsHeader, MalformedJsonIsRejected) {
               AllOf(HasSubstr("header of crafted.safetensors"), HasSubstr("not valid JSON")));
 }
 
-TEST(SafeTensorsHeader, TrailingGarbageIsMalformed) {
-  EXPECT_THAT(parse_error("{} x"), HasSubstr("not valid JSON"));
-}
+TEST(SafeTensorsHeader, TrailingGarbageIsMalformed) { EXPECT_THAT(parse_error("{} x"), HasSubstr("not valid JSON")); }
 
 // nlohmann stops at a NUL as if the input ended there; the reference reader (serde_json) calls
 // anything after the JSON but whitespace "trailing characters", a NUL included.
@@ -197,9 +192,8 @@ TEST(SafeTensorsHeader, InvalidUtf8IsNamed) {
 }
 
 TEST(SafeTensorsHeader, NumberOutOfRangeIsMalformed) {
-  EXPECT_THAT(
-      parse_error(R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4),
-      HasSubstr("not valid JSON (a number is out of range)"));
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", 4),
+              HasSubstr("not valid JSON (a number is out of range)"));
 }
 
 TEST(SafeTensorsHeader, NonObjectHeaderIsRejected) {
@@ -208,8 +202,7 @@ TEST(SafeTensorsHeader, NonObjectHeaderIsRejected) {
 
 TEST(SafeTensorsHeader, DuplicateNameIsRejected) {
   const std::string entry = R"({"dtype": "U8", "shape": [1], "data_offsets": [0, 1]})";
-  EXPECT_THAT(parse_error(R"({"w": )" + entry + R"(, "w": )" + entry + "}", 1),
-              HasSubstr("names 'w' twice"));
+  EXPECT_THAT(parse_error(R"({"w": )" + entry + R"(, "w": )" + entry + "}", 1), HasSubstr("names 'w' twice"));
 }
 
 // The reference refuses a field given twice in one entry ("duplicate field `dtype`"): which of
@@ -241,8 +234,8 @@ TEST(SafeTensorsHeader, EmptyHeaderHasNoTensors) {
 // --- tensor entries ----------------------------------------------------------------------------
 
 TEST(SafeTensorsEntry, NonObjectEntryIsRejected) {
-  EXPECT_THAT(parse_error(R"({"w": [1, 2]})"), AllOf(HasSubstr("tensor 'w' in crafted.safetensors"),
-                                                     HasSubstr("JSON array instead of an object")));
+  EXPECT_THAT(parse_error(R"({"w": [1, 2]})"),
+              AllOf(HasSubstr("tensor 'w' in crafted.safetensors"), HasSubstr("JSON array instead of an object")));
 }
 
 class MissingField : public ::testing::TestWithParam<const char*> {};
@@ -251,19 +244,15 @@ TEST_P(MissingField, IsNamed) {
   std::string entry = R"({"dtype": "F32", "shape": [1], "data_offsets": [0, 4]})";
   const std::string field = std::string("\"") + GetParam() + "\"";
   entry.replace(entry.find(field), field.size(), "\"other\"");
-  EXPECT_THAT(parse_error(R"({"w": )" + entry + "}", 4),
-              HasSubstr(std::string("has no '") + GetParam() + "' field"));
+  EXPECT_THAT(parse_error(R"({"w": )" + entry + "}", 4), HasSubstr(std::string("has no '") + GetParam() + "' field"));
 }
 
-INSTANTIATE_TEST_SUITE_P(SafeTensorsEntry, MissingField,
-                         ::testing::Values("dtype", "shape", "data_offsets"));
+INSTANTIATE_TEST_SUITE_P(SafeTensorsEntry, MissingField, ::testing::Values("dtype", "shape", "data_offsets"));
 
 TEST(SafeTensorsEntry, UnknownDtypeIsRejected) {
-  EXPECT_THAT(
-      parse_error(R"({"w": {"dtype": "F8_E4M3", "shape": [4], "data_offsets": [0, 4]}})", 4),
-      AllOf(HasSubstr("dtype \"F8_E4M3\""), HasSubstr("does not read")));
-  EXPECT_THAT(parse_error(R"({"w": {"dtype": 32, "shape": [1], "data_offsets": [0, 4]}})", 4),
-              HasSubstr("dtype 32"));
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F8_E4M3", "shape": [4], "data_offsets": [0, 4]}})", 4),
+              AllOf(HasSubstr("dtype \"F8_E4M3\""), HasSubstr("does not read")));
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": 32, "shape": [1], "data_offsets": [0, 4]}})", 4), HasSubstr("dtype 32"));
 }
 
 TEST(SafeTensorsEntry, EveryAcceptedDtypeParses) {
@@ -271,11 +260,10 @@ TEST(SafeTensorsEntry, EveryAcceptedDtypeParses) {
     DType t{};
     ASSERT_TRUE(parse_dtype(name, &t));
     const std::string size = std::to_string(dtype_size(t));
-    const SafeTensors st =
-        SafeTensors::from_bytes(image(std::string(R"({"w": {"dtype": ")") + name +
-                                          R"(", "shape": [1], "data_offsets": [0, )" + size + "]}}",
-                                      dtype_size(t)),
-                                kSource);
+    const SafeTensors st = SafeTensors::from_bytes(
+        image(std::string(R"({"w": {"dtype": ")") + name + R"(", "shape": [1], "data_offsets": [0, )" + size + "]}}",
+              dtype_size(t)),
+        kSource);
     EXPECT_EQ(st.get("w").dtype, t) << name;
   }
 }
@@ -288,15 +276,13 @@ TEST(SafeTensorsEntry, NonIntegerShapeIsRejected) {
 }
 
 TEST(SafeTensorsEntry, NegativeDimensionIsRejected) {
-  EXPECT_THAT(
-      parse_error(R"({"w": {"dtype": "F32", "shape": [2, -3], "data_offsets": [0, 24]}})", 24),
-      HasSubstr("negative dimension in shape [2, -3]"));
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F32", "shape": [2, -3], "data_offsets": [0, 24]}})", 24),
+              HasSubstr("negative dimension in shape [2, -3]"));
 }
 
 TEST(SafeTensorsEntry, ShapeAndByteRangeMustAgree) {
-  EXPECT_THAT(
-      parse_error(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})", 24),
-      HasSubstr("shape [2, 3] of F32 (24 bytes) but data_offsets [0, 20] span 20 bytes"));
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 20]}})", 24),
+              HasSubstr("shape [2, 3] of F32 (24 bytes) but data_offsets [0, 20] span 20 bytes"));
 }
 
 TEST(SafeTensorsEntry, ShapeWhoseElementCountOverflowsIsRefused) {
@@ -342,20 +328,17 @@ TEST(SafeTensorsEntry, LongShapesAreCountedNotPrinted) {
   std::string shape = "[2";
   for (int i = 1; i < 1000; ++i) shape += ", 1";
   shape += "]";
-  const std::string message = parse_error(
-      R"({"w": {"dtype": "U8", "shape": )" + shape + R"(, "data_offsets": [0, 1]}})", 1);
+  const std::string message =
+      parse_error(R"({"w": {"dtype": "U8", "shape": )" + shape + R"(, "data_offsets": [0, 1]}})", 1);
   EXPECT_THAT(message, HasSubstr("has shape [2, 1, 1, 1, 1, 1, 1, 1, ... (1000 dimensions)] of U8 "
                                  "(2 bytes) but data_offsets [0, 1] span 1 bytes"));
   EXPECT_LT(message.size(), 200u);
 }
 
 TEST(SafeTensorsEntry, MalformedOffsetsAreRejected) {
-  for (const char* offsets :
-       {"[0]", "[0, 4, 8]", "[-4, 0]", "[0, 4.0]", "\"0-4\"", "[0, 18446744073709551615]"}) {
+  for (const char* offsets : {"[0]", "[0, 4, 8]", "[-4, 0]", "[0, 4.0]", "\"0-4\"", "[0, 18446744073709551615]"}) {
     EXPECT_THAT(
-        parse_error(std::string(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )") +
-                        offsets + "}}",
-                    4),
+        parse_error(std::string(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )") + offsets + "}}", 4),
         HasSubstr("instead of two non-negative integers"))
         << offsets;
   }
@@ -388,13 +371,13 @@ TEST(SafeTensorsEntry, RangeInsideAnEarlierLongerOneOverlaps) {
 }
 
 TEST(SafeTensorsEntry, AdjacentAndEmptyRangesAreFine) {
-  const SafeTensors st = SafeTensors::from_bytes(
-      image(R"({"b": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]},)"
-            R"( "a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},)"
-            R"( "e": {"dtype": "F32", "shape": [0, 3], "data_offsets": [4, 4]},)"
-            R"( "s": {"dtype": "U8", "shape": [], "data_offsets": [8, 9]}})",
-            9),
-      kSource);
+  const SafeTensors st =
+      SafeTensors::from_bytes(image(R"({"b": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]},)"
+                                    R"( "a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},)"
+                                    R"( "e": {"dtype": "F32", "shape": [0, 3], "data_offsets": [4, 4]},)"
+                                    R"( "s": {"dtype": "U8", "shape": [], "data_offsets": [8, 9]}})",
+                                    9),
+                              kSource);
   std::vector<std::string> names;
   for (const TensorInfo& t : st.tensors()) names.push_back(t.name);
   EXPECT_THAT(names, ElementsAre("a", "e", "b", "s"));  // data-offset order
@@ -454,24 +437,20 @@ TEST(SafeTensorsLayout, TheSameRangeTwiceOverlaps) {
 // --- hostile headers: nothing recursive, bounded messages --------------------------------------
 
 // `depth` nested arrays around a 1: "[[[1]]]".
-std::string nested_arrays(std::size_t depth) {
-  return std::string(depth, '[') + "1" + std::string(depth, ']');
-}
+std::string nested_arrays(std::size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); }
 
 TEST(SafeTensorsHostile, DeeplyNestedDtypeIsRefusedWithoutRecursion) {
   // The issue's crash: 100,000 nested arrays in dtype overflowed the stack while the error
   // message printed the value.
-  const std::string message = parse_error(R"({"w": {"dtype": )" + nested_arrays(100000) +
-                                          R"(, "shape": [1], "data_offsets": [0, 4]}})",
-                                          4);
+  const std::string message =
+      parse_error(R"({"w": {"dtype": )" + nested_arrays(100000) + R"(, "shape": [1], "data_offsets": [0, 4]}})", 4);
   EXPECT_EQ(message,
             "the header of crafted.safetensors nests JSON arrays or objects more than 128 deep; "
             "it is corrupt or not a safetensors file");
 }
 
 TEST(SafeTensorsHostile, DeeplyNestedOffsetsInAFileAreRefused) {
-  const std::string header = R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" +
-                             nested_arrays(100000) + "}}";
+  const std::string header = R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" + nested_arrays(100000) + "}}";
   const TempFile file("nested.safetensors", image(header, 4));  // ~200 KB, as in the issue
   EXPECT_THAT(error_of([&] { SafeTensors::open(file.path()); }),
               AllOf(HasSubstr(file.path()), HasSubstr("more than 128 deep")));
@@ -487,31 +466,26 @@ TEST(SafeTensorsHostile, DeeplyNestedObjectsAndMetadataAreRefused) {
 
 TEST(SafeTensorsHostile, NestingUpToTheLimitIsParsedAndExcerpted) {
   // The root object, the entry and 126 arrays: 128 levels, the most a header may have.
-  const std::string message = parse_error(R"({"w": {"dtype": )" + nested_arrays(126) +
-                                          R"(, "shape": [1], "data_offsets": [0, 4]}})",
-                                          4);
+  const std::string message =
+      parse_error(R"({"w": {"dtype": )" + nested_arrays(126) + R"(, "shape": [1], "data_offsets": [0, 4]}})", 4);
   EXPECT_THAT(message, HasSubstr("tensor 'w' in crafted.safetensors has dtype [[[[[[[["));
   EXPECT_THAT(message, HasSubstr("..., which laptime does not read"));
   EXPECT_LT(message.size(), 250u);
-  EXPECT_THAT(parse_error(R"({"w": {"dtype": )" + nested_arrays(127) +
-                          R"(, "shape": [1], "data_offsets": [0, 4]}})",
-                          4),
-              HasSubstr("more than 128 deep"));
+  EXPECT_THAT(
+      parse_error(R"({"w": {"dtype": )" + nested_arrays(127) + R"(, "shape": [1], "data_offsets": [0, 4]}})", 4),
+      HasSubstr("more than 128 deep"));
 }
 
 TEST(SafeTensorsHostile, LongValuesAreExcerpted) {
   const std::string huge(1 << 20, 'x');
-  std::string message = parse_error(R"({"w": {"dtype": ")" + huge +
-                                    R"(", "shape": [1], "data_offsets": [0, 4]}})",
-                                    4);
+  std::string message = parse_error(R"({"w": {"dtype": ")" + huge + R"(", "shape": [1], "data_offsets": [0, 4]}})", 4);
   EXPECT_THAT(message, HasSubstr(R"(has dtype "xxxxxxxx)"));
   EXPECT_LT(message.size(), 250u);
 
   std::string offsets = "[0";
   for (int i = 0; i < 100000; ++i) offsets += ", 4";
   offsets += "]";
-  message = parse_error(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" + offsets + "}}",
-                        4);
+  message = parse_error(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": )" + offsets + "}}", 4);
   EXPECT_THAT(message, AllOf(HasSubstr("has data_offsets [0, 4, 4, 4"), HasSubstr("...")));
   EXPECT_LT(message.size(), 250u);
 
@@ -524,8 +498,7 @@ TEST(SafeTensorsHostile, LongValuesAreExcerpted) {
 TEST(SafeTensorsHostile, LongAndControlCharacterNamesAreExcerpted) {
   const std::string name = R"(a\nb\u0007)" + std::string(100000, 'n');  // JSON escapes
   const std::string message =
-      parse_error(R"({")" + name + R"(": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})",
-                  4);
+      parse_error(R"({")" + name + R"(": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4);
   EXPECT_THAT(message, HasSubstr("tensor 'a\\x0ab\\x07nnnn"));
   EXPECT_THAT(message, HasSubstr("... (100004 bytes)' in crafted.safetensors has shape [2]"));
   EXPECT_EQ(message.find('\n'), std::string::npos);
@@ -533,12 +506,10 @@ TEST(SafeTensorsHostile, LongAndControlCharacterNamesAreExcerpted) {
 }
 
 TEST(SafeTensorsHostile, NonAsciiIsEscapedInExcerpts) {
-  EXPECT_THAT(
-      parse_error(R"({"w": {"dtype": "F\u00e9", "shape": [1], "data_offsets": [0, 4]}})", 4),
-      HasSubstr(R"(has dtype "F\u00e9")"));
-  EXPECT_THAT(
-      parse_error(R"({"\u00e9": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
-      HasSubstr(R"(tensor '\xc3\xa9' in)"));
+  EXPECT_THAT(parse_error(R"({"w": {"dtype": "F\u00e9", "shape": [1], "data_offsets": [0, 4]}})", 4),
+              HasSubstr(R"(has dtype "F\u00e9")"));
+  EXPECT_THAT(parse_error(R"({"\u00e9": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", 4),
+              HasSubstr(R"(tensor '\xc3\xa9' in)"));
 }
 
 // Every file of the fuzzer's seed corpus (tests/fuzz/corpus) through the plain build: "valid-*"
@@ -566,15 +537,13 @@ TEST(SafeTensorsHostile, SeedCorpusLoadsOrIsRefused) {
 // --- metadata ----------------------------------------------------------------------------------
 
 TEST(SafeTensorsMetadata, MustBeAnObject) {
-  EXPECT_THAT(
-      parse_error(R"({"__metadata__": ["a"]})"),
-      AllOf(HasSubstr("__metadata__ in crafted.safetensors"), HasSubstr("instead of an object")));
+  EXPECT_THAT(parse_error(R"({"__metadata__": ["a"]})"),
+              AllOf(HasSubstr("__metadata__ in crafted.safetensors"), HasSubstr("instead of an object")));
 }
 
 TEST(SafeTensorsMetadata, ValuesMustBeStrings) {
   EXPECT_THAT(parse_error(R"({"__metadata__": {"gpt2.n_layer": 12}})"),
-              AllOf(HasSubstr("key 'gpt2.n_layer'"), HasSubstr("holds a JSON number"),
-                    HasSubstr("must be strings")));
+              AllOf(HasSubstr("key 'gpt2.n_layer'"), HasSubstr("holds a JSON number"), HasSubstr("must be strings")));
 }
 
 TEST(SafeTensorsMetadata, Accessors) {
@@ -595,16 +564,13 @@ TEST(SafeTensorsMetadata, MissingKeyIsNamed) {
 
 TEST(SafeTensorsMetadata, UnparsableValuesNameKeyAndValue) {
   const SafeTensors st = SafeTensors::from_bytes(
-      serialize_safetensors(
-          {}, {{"layers", "3,4,6,3"}, {"eps", "tiny"}, {"n", " 12"}, {"big", "1e999"}}),
-      kSource);
+      serialize_safetensors({}, {{"layers", "3,4,6,3"}, {"eps", "tiny"}, {"n", " 12"}, {"big", "1e999"}}), kSource);
   EXPECT_THAT(error_of([&] { st.meta_int("layers"); }),
               HasSubstr("metadata key 'layers' in crafted.safetensors has value '3,4,6,3', "
                         "which is not an integer"));
   EXPECT_THAT(error_of([&] { st.meta_int("n"); }), HasSubstr("value ' 12'"));
-  EXPECT_THAT(
-      error_of([&] { st.meta_double("eps"); }),
-      HasSubstr("key 'eps' in crafted.safetensors has value 'tiny', which is not a finite number"));
+  EXPECT_THAT(error_of([&] { st.meta_double("eps"); }),
+              HasSubstr("key 'eps' in crafted.safetensors has value 'tiny', which is not a finite number"));
   EXPECT_THAT(error_of([&] { st.meta_double("big"); }), HasSubstr("value '1e999'"));
 }
 
@@ -626,11 +592,11 @@ TEST(SafeTensorsLookup, ShapeMismatchNamesBothShapes) {
 }
 
 TEST(SafeTensorsConvert, F32AndF64) {
-  const SafeTensors st = SafeTensors::from_bytes(
-      serialize_safetensors({{"f", DType::F32, {3}, bytes_of<float>({1.5f, -0.0f, 3e38f})},
-                             {"d", DType::F64, {2}, bytes_of<double>({0.1, -1e300})}},
-                            {}),
-      kSource);
+  const SafeTensors st =
+      SafeTensors::from_bytes(serialize_safetensors({{"f", DType::F32, {3}, bytes_of<float>({1.5f, -0.0f, 3e38f})},
+                                                     {"d", DType::F64, {2}, bytes_of<double>({0.1, -1e300})}},
+                                                    {}),
+                              kSource);
   EXPECT_THAT(st.to_float(st.get("f")), ElementsAre(1.5f, -0.0f, 3e38f));
   const std::vector<float> d = st.to_float(st.get("d"));
   EXPECT_EQ(d[0], 0.1f);
@@ -640,16 +606,14 @@ TEST(SafeTensorsConvert, F32AndF64) {
 // Reads `bits` as a 16-bit dtype through the reader.
 std::vector<float> widen(DType dtype, const std::vector<uint16_t>& bits) {
   const SafeTensors st = SafeTensors::from_bytes(
-      serialize_safetensors({{"x", dtype, {static_cast<int64_t>(bits.size())}, bytes_of(bits)}},
-                            {}),
-      kSource);
+      serialize_safetensors({{"x", dtype, {static_cast<int64_t>(bits.size())}, bytes_of(bits)}}, {}), kSource);
   return st.to_float(st.get("x"));
 }
 
 TEST(SafeTensorsConvert, BF16BitPatterns) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> v = widen(DType::BF16, {0x3f80, 0xc000, 0x3e20, 0x0000, 0x8000, 0x7f80,
-                                                   0xff80, 0x0001, 0x7f7f, 0x7fc0});
+  const std::vector<float> v =
+      widen(DType::BF16, {0x3f80, 0xc000, 0x3e20, 0x0000, 0x8000, 0x7f80, 0xff80, 0x0001, 0x7f7f, 0x7fc0});
   EXPECT_EQ(v[0], 1.0f);
   EXPECT_EQ(v[1], -2.0f);
   EXPECT_EQ(v[2], 0.15625f);
@@ -664,9 +628,8 @@ TEST(SafeTensorsConvert, BF16BitPatterns) {
 
 TEST(SafeTensorsConvert, F16BitPatterns) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> v =
-      widen(DType::F16, {0x3c00, 0xc000, 0x3555, 0x7bff, 0x0400, 0x0001, 0x03ff, 0x8001, 0x8000,
-                         0x7c00, 0xfc00, 0x7e00, 0x2e66});
+  const std::vector<float> v = widen(DType::F16, {0x3c00, 0xc000, 0x3555, 0x7bff, 0x0400, 0x0001, 0x03ff, 0x8001,
+                                                  0x8000, 0x7c00, 0xfc00, 0x7e00, 0x2e66});
   EXPECT_EQ(v[0], 1.0f);
   EXPECT_EQ(v[1], -2.0f);
   EXPECT_EQ(v[2], 0.333251953125f);
@@ -700,8 +663,7 @@ TEST(SafeTensorsSerialize, RoundTripKeepsEverything) {
       {"ids", DType::I32, {2, 1}, bytes_of<int32_t>({-7, 9})},
       {"bf", DType::BF16, {1}, bytes_of<uint16_t>({0x3f80})},
   };
-  const std::map<std::string, std::string> metadata = {{"laptime.model", "gpt2"},
-                                                       {"note", "ünïcode"}};
+  const std::map<std::string, std::string> metadata = {{"laptime.model", "gpt2"}, {"note", "ünïcode"}};
   const std::vector<std::byte> bytes = serialize_safetensors(blobs, metadata);
 
   uint64_t header_size = 0;
@@ -728,12 +690,12 @@ TEST(SafeTensorsSerialize, RejectsInconsistentBlobs) {
                 serialize_safetensors({{"w", DType::F32, {2}, std::vector<std::byte>(4)}}, {});
               }),
               AllOf(HasSubstr("tensor 'w'"), HasSubstr("does not match its 4 bytes")));
-  EXPECT_THAT(error_of([] {
-                serialize_safetensors({{"w", DType::U8, {1}, std::vector<std::byte>(1)},
-                                       {"w", DType::U8, {1}, std::vector<std::byte>(1)}},
-                                      {});
-              }),
-              HasSubstr("given twice"));
+  EXPECT_THAT(
+      error_of([] {
+        serialize_safetensors(
+            {{"w", DType::U8, {1}, std::vector<std::byte>(1)}, {"w", DType::U8, {1}, std::vector<std::byte>(1)}}, {});
+      }),
+      HasSubstr("given twice"));
   EXPECT_THAT(error_of([] {
                 serialize_safetensors({{"w", DType::U8, {-1}, {}}}, {});
               }),

@@ -27,17 +27,17 @@ namespace laptime::trace {
 namespace {
 
 namespace fs = std::filesystem;
+using laptime::testing_support::run_shell;
 using ::testing::HasSubstr;
 using testing_support::error_of;
 using testing_support::fixture;
 using testing_support::read_file;
 using testing_support::report_text;
-using laptime::testing_support::run_shell;
 using testing_support::temp_path;
 
 const std::string kLaptime = LAPTIME_BINARY;
-const char* const kSecrets[] = {"hunter2-token", "build-host-17", "alice-secret-output", "GPU-0badc0de", "/home/alice",
-                                "alice-login"};
+const char* const kSecrets[] = {"hunter2-token", "build-host-17", "alice-secret-output",
+                                "GPU-0badc0de",  "/home/alice",   "alice-login"};
 
 // Every SQLite file committed under tests/fixtures.
 std::vector<std::string> committed_traces() {
@@ -74,7 +74,8 @@ TEST(Scrub, NoCommittedTraceHoldsAnEnvironmentRow) {
     if (!capture) continue;
     ++with_command;
     sqlite::Stmt s(db.get(), "SELECT name FROM META_DATA_CAPTURE");
-    while (s.step()) EXPECT_TRUE(command_row(s.text(0))) << s.text(0) << ": run `laptime scrub` on it before committing";
+    while (s.step())
+      EXPECT_TRUE(command_row(s.text(0))) << s.text(0) << ": run `laptime scrub` on it before committing";
   }
   EXPECT_GT(with_command, 0u) << "the nsys captures keep their command lines (kernels --command --from reads them)";
 }
@@ -166,7 +167,10 @@ TEST(Scrub, RefusesInOneSentence) {
   }
   const std::string other = temp_path("scrub", "other.sqlite");
   fs::remove(other);
-  { sqlite::Db db(other, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); db.exec("CREATE TABLE t (x INTEGER);"); }
+  {
+    sqlite::Db db(other, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec("CREATE TABLE t (x INTEGER);");
+  }
   const std::string out = temp_path("scrub", "out.sqlite");
   struct Case {
     std::string in, out, says;

@@ -37,9 +37,7 @@ using testing_support::temp_path;
 
 std::string temp(const std::string& name) { return temp_path("trace", name); }
 
-
 json expected() { return json::parse(read_file(fixture("synthetic_trace.expected.json"))); }
-
 
 using testing_support::report_text;
 
@@ -137,16 +135,19 @@ TEST(TraceModel, KernelNamesAsNsysShowsThem) {
   EXPECT_EQ(short_kernel_name("void laptime::(anonymous namespace)::layernorm_kernel<__nv_bfloat16>(__nv_bfloat16*, "
                               "__nv_bfloat16 const*, int)"),
             "layernorm_kernel");
-  EXPECT_EQ(short_kernel_name("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>("
-                              "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)"),
-            "Kernel2");
-  EXPECT_EQ(short_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::"
-                              "TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#"
-                              "2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::"
-                              "GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()"
-                              "() const::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"),
-            "vectorized_elementwise_kernel");
-  EXPECT_EQ(short_kernel_name("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT"), "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT");
+  EXPECT_EQ(
+      short_kernel_name("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>("
+                        "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)"),
+      "Kernel2");
+  EXPECT_EQ(
+      short_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::"
+                        "TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#"
+                        "2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::"
+                        "GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()"
+                        "() const::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"),
+      "vectorized_elementwise_kernel");
+  EXPECT_EQ(short_kernel_name("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT"),
+            "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT");
 }
 
 TEST(NsysSqlite, ReadsAnOlderExportWithoutOptionalTablesAndColumns) {
@@ -172,8 +173,9 @@ TEST(NsysSqlite, SaysWhatIsWrongWithAFileInOneSentence) {
                 " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export --type "
                 "sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
   EXPECT_EQ(error_of([] { load_nsys_sqlite(fixture("foreign.sqlite")); }),
-            fixture("foreign.sqlite") + " is an SQLite database but not an Nsight Systems export: it has none of "
-                                        "the CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
+            fixture("foreign.sqlite") +
+                " is an SQLite database but not an Nsight Systems export: it has none of "
+                "the CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
   const std::string rep = temp("base.nsys-rep");
   std::ofstream(rep) << "binary report";
   EXPECT_EQ(error_of([&] { load_nsys_sqlite(rep); }),
@@ -197,10 +199,14 @@ TEST(Classify, ByLibraryNameThenLayerThenGenericName) {
       // Libraries' own names win over the layer they were launched from.
       {"nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT", "", {"h.3.attn", "h.3"}, Category::Gemm},
       {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "", {"h.3.mlp"}, Category::Gemm},
-      {"Kernel2", "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(T1::Params)",
-       {"lm_head"}, Category::Gemm},
+      {"Kernel2",
+       "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(T1::Params)",
+       {"lm_head"},
+       Category::Gemm},
       {"splitKreduce_kernel", "", {"h.0.mlp"}, Category::Gemm},
-      {"sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc", "", {"layer2.1.conv2"},
+      {"sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
+       "",
+       {"layer2.1.conv2"},
        Category::Convolution},
       {"fmha_cutlassF_bf16_aligned_64x64_rf_sm80", "", {"h.0.attn"}, Category::Attention},
       {"flash_fwd_kernel", "", {}, Category::Attention},
@@ -226,8 +232,7 @@ TEST(Classify, ByLibraryNameThenLayerThenGenericName) {
       {"nvjet_sm90_tst_256x128_64x4_1x2_h_bx_coopA_relubias_TNT", "", {"layer1.0.conv1"}, Category::Gemm},
       {"mystery_kernel", "", {"h.0.mlp"}, Category::Other},
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(classify_kernel(c.short_name, c.name, c.ranges), c.expected) << c.short_name;
+  for (const Case& c : cases) EXPECT_EQ(classify_kernel(c.short_name, c.name, c.ranges), c.expected) << c.short_name;
 }
 
 // --- The analysis against numbers known by construction ----------------------------------------
@@ -328,7 +333,8 @@ TEST_F(Synthetic, GapsWithCauseAndWhatTheCpuWasDoing) {
   // Largest first; the one "other" gap: residual_add was launched at 108 us, the GPU went
   // idle at 130 us, and no CUDA call was running meanwhile.
   EXPECT_EQ(a.gaps.front().duration(), 14'000);
-  const auto other = std::find_if(a.gaps.begin(), a.gaps.end(), [](const Gap& g) { return g.cause == GapCause::Other; });
+  const auto other =
+      std::find_if(a.gaps.begin(), a.gaps.end(), [](const Gap& g) { return g.cause == GapCause::Other; });
   ASSERT_NE(other, a.gaps.end());
   EXPECT_EQ(other->start, kSteady1 + 130'000);
   EXPECT_EQ(other->after, "residual_add_kernel");
@@ -340,9 +346,8 @@ TEST_F(Synthetic, GapsWithCauseAndWhatTheCpuWasDoing) {
   // Time inside CUDA calls, nested or overlapping ones counted once: before merge_heads in
   // iteration 2 the GPU idles 75..85 us while the host is in cudaStreamSynchronize (to
   // 75.5 us) and cudaLaunchKernel (80..83 us).
-  const auto merge2 = std::find_if(a.gaps.begin(), a.gaps.end(), [](const Gap& g) {
-    return g.iteration == 2 && g.after == "merge_heads_kernel";
-  });
+  const auto merge2 = std::find_if(a.gaps.begin(), a.gaps.end(),
+                                   [](const Gap& g) { return g.iteration == 2 && g.after == "merge_heads_kernel"; });
   ASSERT_NE(merge2, a.gaps.end());
   EXPECT_EQ(merge2->cpu_in_cuda, 3'500);
   EXPECT_EQ(merge2->cpu_api, "cudaLaunchKernel");
@@ -584,17 +589,14 @@ TEST_F(Synthetic, JsonCarriesTheSameNumbers) {
 
 TEST_F(Synthetic, TextReportAnswersTheFourQuestions) {
   const std::string text = report_text(run());
-  for (const char* want : {"iterations  3 `forward` ranges: 1 warm-up, 2 steady",
-                           "warm-up: marked by the bench with NVTX category `warmup`",
-                           "1. Steady-state time per iteration (ms, 2 iterations)",
-                           "GPU: range projected      0.182   0.182  0.177  0.188",  // 0.1825 is 0.18249999... in binary
-                           "2. GPU utilization inside steady iterations",
-                           "3. Kernel mix",
-                           "GEMM             0.070  57.4%       3.0",
-                           "gpu         NVIDIA H200 (synthetic), 132 SMs",
-                           "4. Synchronization inside steady iterations",
-                           "cudaStreamSynchronize",
-                           "Verdict: launch-bound"})
+  for (const char* want :
+       {"iterations  3 `forward` ranges: 1 warm-up, 2 steady",
+        "warm-up: marked by the bench with NVTX category `warmup`",
+        "1. Steady-state time per iteration (ms, 2 iterations)",
+        "GPU: range projected      0.182   0.182  0.177  0.188",  // 0.1825 is 0.18249999... in binary
+        "2. GPU utilization inside steady iterations", "3. Kernel mix", "GEMM             0.070  57.4%       3.0",
+        "gpu         NVIDIA H200 (synthetic), 132 SMs", "4. Synchronization inside steady iterations",
+        "cudaStreamSynchronize", "Verdict: launch-bound"})
     EXPECT_NE(text.find(want), std::string::npos) << "missing: " << want << "\n" << text;
 }
 
@@ -681,7 +683,8 @@ TEST(Analyze, CaptureWithoutApiTraceSaysSyncsCannotBeSeen) {
   EXPECT_FALSE(a.has_api_trace);
   EXPECT_NE(a.verdict.find("Synchronizations cannot be seen"), std::string::npos);
   EXPECT_NE(report_text(a).find("unknown: the capture has no CUDA API calls"), std::string::npos);
-  EXPECT_EQ(error_of([&] { write_svg(j, a, temp("none.svg")); }), "no iteration with GPU work to draw in the SVG timeline.");
+  EXPECT_EQ(error_of([&] { write_svg(j, a, temp("none.svg")); }),
+            "no iteration with GPU work to draw in the SVG timeline.");
 }
 
 // --- Outputs --------------------------------------------------------------------------------------
@@ -723,7 +726,8 @@ TEST_F(Synthetic, SvgDrawsTheMedianIteration) {
   write_svg(*join_, a, path);
   const std::string svg = read_file(path);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-  EXPECT_NE(svg.find("`forward` iteration 1: host 0.200 ms, GPU 0.188 ms, busy 66.0%, 6 gaps &gt; 5 us"), std::string::npos);
+  EXPECT_NE(svg.find("`forward` iteration 1: host 0.200 ms, GPU 0.188 ms, busy 66.0%, 6 gaps &gt; 5 us"),
+            std::string::npos);
   EXPECT_NE(svg.find("<title>h.0.attn (60.0 us)</title>"), std::string::npos);
   EXPECT_NE(svg.find(category_color(Category::Gemm)), std::string::npos);
   EXPECT_NE(svg.find("<title>idle 10.0 us (other), before residual_add_kernel; CPU in host code / h.0.mlp</title>"),

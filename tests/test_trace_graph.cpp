@@ -61,10 +61,14 @@ const Loaded& load(const std::string& path) {
 // The graph node that ran an operation (kNoGraphNode for eager work and replays traced whole).
 uint64_t node_of(const Trace& t, const GpuOp& op) {
   switch (op.kind) {
-    case GpuOp::Kind::Kernel: return t.kernels[op.index].graph_node;
-    case GpuOp::Kind::Memcpy: return t.memcpys[op.index].graph_node;
-    case GpuOp::Kind::Memset: return t.memsets[op.index].graph_node;
-    case GpuOp::Kind::GraphReplay: return kNoGraphNode;
+    case GpuOp::Kind::Kernel:
+      return t.kernels[op.index].graph_node;
+    case GpuOp::Kind::Memcpy:
+      return t.memcpys[op.index].graph_node;
+    case GpuOp::Kind::Memset:
+      return t.memsets[op.index].graph_node;
+    case GpuOp::Kind::GraphReplay:
+      return kNoGraphNode;
   }
   return kNoGraphNode;
 }
@@ -136,7 +140,9 @@ json reference() { return json::parse(read_file(fixture("graph/reference.expecte
 
 class Capture : public testing::TestWithParam<std::string> {};
 
-TEST_P(Capture, AgreesWithTheIndependentReference) { check_against("graph/" + GetParam() + ".sqlite", reference()[GetParam()]); }
+TEST_P(Capture, AgreesWithTheIndependentReference) {
+  check_against("graph/" + GetParam() + ".sqlite", reference()[GetParam()]);
+}
 
 TEST_P(Capture, IsGpuBoundNotNoGpuWork) {
   const Analysis& a = load("graph/" + GetParam() + ".sqlite").analysis;
@@ -226,7 +232,8 @@ TEST(GraphCapture, TheOtherThreadsGraphIsNamedByItsOwnRange) {
 TEST(GraphCapture, LaptimesOwnCuptiCaptureOfAGraphRunNamesEveryLayer) {
   const std::string name = "graph/laptime_resnet50_graph_cupti.sqlite";
   if (!std::ifstream(fixture(name)))
-    GTEST_SKIP() << "tests/fixtures/" << name << " is not committed yet: scripts/dev/captures.sh graph captures it on a GPU";
+    GTEST_SKIP() << "tests/fixtures/" << name
+                 << " is not committed yet: scripts/dev/captures.sh graph captures it on a GPU";
   const json ref = reference();
   ASSERT_TRUE(ref.contains("laptime_resnet50_graph_cupti")) << "rerun tests/fixtures/graph/reference.py";
   check_against(name, ref["laptime_resnet50_graph_cupti"]);
@@ -276,7 +283,8 @@ TEST(GraphSynthetic, Nodes) {
   EXPECT_NE(a.lap_reason.find("outside its ranges"), std::string::npos) << a.lap_reason;
   std::string notes;
   for (const std::string& n : a.notes) notes += n + "\n";
-  for (const auto& phrase : e["notes_contain"]) EXPECT_NE(notes.find(phrase.get<std::string>()), std::string::npos) << notes;
+  for (const auto& phrase : e["notes_contain"])
+    EXPECT_NE(notes.find(phrase.get<std::string>()), std::string::npos) << notes;
   EXPECT_NE(notes.find("recorded both whole and node by node"), std::string::npos) << notes;
   EXPECT_EQ(load("synthetic_graph_nodes.sqlite").join->replays_traced_by_nodes(), 4u);
 }
@@ -344,7 +352,8 @@ TEST(GraphRoofline, NodeLevelCaptureIsMeasuredPerLayerAsEagerRunsAre) {
   EXPECT_GE(leaves, 12u * 6u);  // every block's ln_1, c_attn, core, c_proj, ln_2, c_fc, c_proj (attn and mlp)
   // The default graph trace has no layers to measure: the sentence says what would.
   const Loaded& whole = load("graph/laptime_gpt2_b1_graph.sqlite");
-  const std::string e = testing_support::error_of([&] { compute_roofline(*whole.join, whole.analysis, costs, std::nullopt); });
+  const std::string e =
+      testing_support::error_of([&] { compute_roofline(*whole.join, whole.analysis, costs, std::nullopt); });
   EXPECT_NE(e.find("--cuda-graph-trace=node"), std::string::npos) << e;
 }
 
@@ -358,7 +367,8 @@ DiffSide side(const std::string& path, const DiffOptions& o) {
 TEST(GraphDiff, EagerAgainstNodeLevelGraphPerLayer) {
   DiffOptions o;
   o.resamples = 2000;
-  const Diff d = diff_runs(side("graph/laptime_gpt2_b1_eager.sqlite", o), side("graph/laptime_gpt2_b1_graph_node.sqlite", o), o);
+  const Diff d =
+      diff_runs(side("graph/laptime_gpt2_b1_eager.sqlite", o), side("graph/laptime_gpt2_b1_graph_node.sqlite", o), o);
   ASSERT_GT(d.rows.size(), 10u);
   const DiffRow& w = d.rows.front();
   EXPECT_EQ(w.label, Label::Faster);
@@ -382,7 +392,8 @@ TEST(GraphDiff, EagerAgainstNodeLevelGraphPerLayer) {
 TEST(GraphDiff, EagerAgainstTheDefaultGraphTraceComparesTheIterationOnly) {
   DiffOptions o;
   o.resamples = 2000;
-  const Diff d = diff_runs(side("graph/laptime_gpt2_b1_eager.sqlite", o), side("graph/laptime_gpt2_b1_graph.sqlite", o), o);
+  const Diff d =
+      diff_runs(side("graph/laptime_gpt2_b1_eager.sqlite", o), side("graph/laptime_gpt2_b1_graph.sqlite", o), o);
   ASSERT_EQ(d.rows.size(), 1u);
   EXPECT_EQ(d.rows[0].label, Label::Faster);
   EXPECT_TRUE(d.after.graph_replays);

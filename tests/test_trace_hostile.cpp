@@ -36,8 +36,6 @@ using testing_support::temp_path;
 
 std::string temp(const std::string& name) { return temp_path("hostile", name); }
 
-
-
 using testing_support::report_text;
 
 // Well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points past U+10FFFF) as
@@ -74,7 +72,8 @@ std::string xml_problem(const std::string& x) {
     const bool closing = i + 1 < x.size() && x[i + 1] == '/';
     size_t j = i + (closing ? 2 : 1);
     std::string name;
-    while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' || x[j] == ':')) name += x[j++];
+    while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' || x[j] == ':'))
+      name += x[j++];
     if (name.empty()) return "tag without a name at " + std::to_string(i);
     // Attributes: name="value" pairs up to '>' or '/>'.
     bool self_closing = false;
@@ -89,7 +88,8 @@ std::string xml_problem(const std::string& x) {
       }
       if (closing) return "attribute in a closing tag " + name;
       while (j < x.size() && x[j] != '=' && !std::isspace(static_cast<unsigned char>(x[j]))) ++j;
-      if (j + 1 >= x.size() || x[j] != '=' || (x[j + 1] != '"' && x[j + 1] != '\'')) return "unquoted attribute in " + name;
+      if (j + 1 >= x.size() || x[j] != '=' || (x[j + 1] != '"' && x[j + 1] != '\''))
+        return "unquoted attribute in " + name;
       const char q = x[j + 1];
       const size_t end = x.find(q, j + 2);
       if (end == std::string::npos) return "unterminated attribute in " + name;
@@ -196,9 +196,10 @@ TEST(HostileTraces, NullTimesAndIdsAreLeftOutAndCounted) {
   EXPECT_EQ(t.nvtx.size(), 20u);
   // A NULL is not read as time 0: no kernel starts at 0.
   for (const Kernel& k : t.kernels) EXPECT_GT(k.start, 0);
-  expect_invalid_line(*l,
-                      "5 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 1, CUPTI_ACTIVITY_KIND_MEMCPY 1, "
-                      "CUPTI_ACTIVITY_KIND_MEMSET 1, CUPTI_ACTIVITY_KIND_RUNTIME 1, NVTX_EVENTS 1): 5 NULL time or id.");
+  expect_invalid_line(
+      *l,
+      "5 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 1, CUPTI_ACTIVITY_KIND_MEMCPY 1, "
+      "CUPTI_ACTIVITY_KIND_MEMSET 1, CUPTI_ACTIVITY_KIND_RUNTIME 1, NVTX_EVENTS 1): 5 NULL time or id.");
   EXPECT_EQ(l->doc["dropped_rows"]["by_reason"]["null"], 5);
   EXPECT_EQ(l->doc["dropped_rows"]["read"], 92);
   EXPECT_EQ(l->doc["dropped_rows"]["by_table"][K]["read"], 27);
@@ -208,7 +209,7 @@ TEST(HostileTraces, TextWhereAnIntegerBelongsIsLeftOut) {
   const auto l = load("hostile_types.sqlite");
   const Trace& t = l->trace;
   EXPECT_EQ(t.dropped.count(DropReason::NotInteger), 5u);
-  EXPECT_EQ(dropped(t, K, DropReason::NotInteger), 2u);  // 'soon' as a start, a blob as a device
+  EXPECT_EQ(dropped(t, K, DropReason::NotInteger), 2u);   // 'soon' as a start, a blob as a device
   EXPECT_EQ(dropped(t, RT, DropReason::NotInteger), 1u);  // 1.5 as an end
   EXPECT_EQ(dropped(t, NV, DropReason::NotInteger), 2u);  // 'later' as an end, 'range' as a type
   EXPECT_EQ(t.kernels.size(), 25u);
@@ -241,8 +242,9 @@ TEST(HostileTraces, RowsPastTheDeclaredEndOfTheCaptureAreLeftOut) {
   EXPECT_EQ(dropped(t, K, DropReason::OutOfSpan), 2u);
   EXPECT_EQ(dropped(t, RT, DropReason::OutOfSpan), 1u);
   for (const Kernel& k : t.kernels) EXPECT_LE(k.end, 2'150'000);
-  expect_invalid_line(*l, "3 of 93 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 2, CUPTI_ACTIVITY_KIND_RUNTIME 1): 3 "
-                          "outside the capture's span.");
+  expect_invalid_line(*l,
+                      "3 of 93 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 2, CUPTI_ACTIVITY_KIND_RUNTIME 1): 3 "
+                      "outside the capture's span.");
   // The GPU span of an iteration is not stretched to the kernel five seconds later.
   EXPECT_LT(l->analysis.gpu_ms.max, 1.0);
 }
@@ -253,9 +255,9 @@ TEST(HostileTraces, ExtremeTimesAndIdsAreLeftOut) {
   EXPECT_EQ(t.dropped.count(DropReason::OutOfRange), 7u);
   // INT64_MIN start, INT64_MAX end, device 2^40, correlation 2^32 (CUPTI's ids are 32-bit)
   EXPECT_EQ(dropped(t, K, DropReason::OutOfRange), 4u);
-  EXPECT_EQ(dropped(t, RT, DropReason::OutOfRange), 1u);  // start -5
+  EXPECT_EQ(dropped(t, RT, DropReason::OutOfRange), 1u);                            // start -5
   EXPECT_EQ(dropped(t, "CUPTI_ACTIVITY_KIND_MEMSET", DropReason::OutOfRange), 1u);  // correlation -1
-  EXPECT_EQ(dropped(t, NV, DropReason::OutOfRange), 1u);  // start 2^62
+  EXPECT_EQ(dropped(t, NV, DropReason::OutOfRange), 1u);                            // start 2^62
   expect_invalid_line(*l,
                       "7 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 4, CUPTI_ACTIVITY_KIND_MEMSET 1, "
                       "CUPTI_ACTIVITY_KIND_RUNTIME 1, NVTX_EVENTS 1): 7 time or id out of range.");
@@ -382,7 +384,8 @@ TEST(HostileTraces, EveryOutputOfATraceWithBadNamesParses) {
   for (const json& k : doc["kernel_mix"]["kernels"]) found = found || k["name"] == "gelu\\x1B[31m<&\"'>";
   EXPECT_TRUE(found);
   found = false;
-  for (const json& e : perfetto["traceEvents"]) found = found || (e.contains("name") && e["name"] == "layernorm_\\xFF_kernel");
+  for (const json& e : perfetto["traceEvents"])
+    found = found || (e.contains("name") && e["name"] == "layernorm_\\xFF_kernel");
   EXPECT_TRUE(found);
   expect_sane_numbers(doc);
   EXPECT_EQ(xml_problem(s), "");
@@ -392,14 +395,17 @@ TEST(HostileTraces, EveryOutputOfATraceWithBadNamesParses) {
 TEST(HostileTraces, EscapeNameAgreesWithAStrictDecoderOnWhatIsUtf8) {
   const std::pair<std::string, std::string> cases[] = {
       {"layernorm_kernel", "layernorm_kernel"},
-      {"2.0 \xC2\xB5s \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80", "2.0 \xC2\xB5s \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80"},
-      {"a\xFF" "b", "a\\xFFb"},
-      {"\xE2\x82", "\\xE2\\x82"},                      // truncated at the end
-      {"\xC0\xAF", "\\xC0\\xAF"},                      // overlong '/'
-      {"\xED\xA0\x80", "\\xED\\xA0\\x80"},             // a UTF-16 surrogate
-      {"\xF4\x90\x80\x80", "\\xF4\\x90\\x80\\x80"},    // past U+10FFFF
-      {"tab\there\x7F", "tab\\x09here\\x7F"},          // control characters and DEL
-      {"\xEF\xBF\xBF", "\\xEF\\xBF\\xBF"},             // U+FFFF: UTF-8, but no XML character
+      {"2.0 \xC2\xB5s \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80",
+       "2.0 \xC2\xB5s \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80"},
+      {"a\xFF"
+       "b",
+       "a\\xFFb"},
+      {"\xE2\x82", "\\xE2\\x82"},                    // truncated at the end
+      {"\xC0\xAF", "\\xC0\\xAF"},                    // overlong '/'
+      {"\xED\xA0\x80", "\\xED\\xA0\\x80"},           // a UTF-16 surrogate
+      {"\xF4\x90\x80\x80", "\\xF4\\x90\\x80\\x80"},  // past U+10FFFF
+      {"tab\there\x7F", "tab\\x09here\\x7F"},        // control characters and DEL
+      {"\xEF\xBF\xBF", "\\xEF\\xBF\\xBF"},           // U+FFFF: UTF-8, but no XML character
       {std::string("nul\0in", 6), "nul\\x00in"},
   };
   for (const auto& [in, out] : cases) {
@@ -438,9 +444,10 @@ TEST(HostileTraces, ADeviceAsOutputIsRefusedForEveryOutput) {
 // --- Real and synthetic captures lose nothing ---------------------------------------------------
 
 TEST(HostileTraces, WellFormedCapturesHaveNoInvalidRows) {
-  for (const char* name : {"synthetic_trace.sqlite", "synthetic_old_schema.sqlite", "nsys/gpt2_bf16.sqlite",
-                           "nsys/resnet50_bf16.sqlite", "nsys/pitfall_sync.sqlite", "nsys/pitfall_pageable.sqlite",
-                           "nsys/pitfall_alloc.sqlite", "nsys/pitfall_sync_per_layer.sqlite", "nsys/gpt2_nvtx_none.sqlite"}) {
+  for (const char* name :
+       {"synthetic_trace.sqlite", "synthetic_old_schema.sqlite", "nsys/gpt2_bf16.sqlite", "nsys/resnet50_bf16.sqlite",
+        "nsys/pitfall_sync.sqlite", "nsys/pitfall_pageable.sqlite", "nsys/pitfall_alloc.sqlite",
+        "nsys/pitfall_sync_per_layer.sqlite", "nsys/gpt2_nvtx_none.sqlite"}) {
     const Trace t = load_nsys_sqlite(fixture(name));
     EXPECT_EQ(t.dropped.total(), 0u) << name << ": " << t.dropped.summary();
     EXPECT_EQ(t.dropped.summary(), "") << name;

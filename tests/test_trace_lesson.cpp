@@ -183,7 +183,8 @@ TEST(LessonCaptures, SyncCountPerIterationIsExact) {
       if (s.api == p.api) ++counted[s.iteration];
     for (const Iteration& it : a.iterations)
       if (it.steady()) {
-        EXPECT_EQ(counted[static_cast<int64_t>(it.index)], per_iteration) << p.name << " " << p.api << " iteration " << it.index;
+        EXPECT_EQ(counted[static_cast<int64_t>(it.index)], per_iteration)
+            << p.name << " " << p.api << " iteration " << it.index;
       }
     // Every call of that API is accounted for once, in the loop or outside it.
     size_t all = 0;
@@ -222,7 +223,7 @@ TEST(LessonCaptures, PageableTensorFromAListIsFoundAndDoesNotReadStale) {
     if (s.kind == SyncKind::PageableCopy) {
       ++pageable;
       EXPECT_EQ(s.detail, "HtoD 12 B, pageable -> device");  // torch.tensor([1.0, 0.5, 0.25]): 3 floats
-      EXPECT_NE(s.effect, SyncEffect::ReturnedAtOnce);     // a host-to-device copy reads nothing back
+      EXPECT_NE(s.effect, SyncEffect::ReturnedAtOnce);       // a host-to-device copy reads nothing back
     }
   EXPECT_EQ(pageable, a.steady_count);
   EXPECT_EQ(a.verdict.find("can be stale"), std::string::npos) << a.verdict;
@@ -234,7 +235,8 @@ TEST(LessonCaptures, StartEndRangesAndALoaderThreadWithItsOwnFamily) {
   const std::vector<RangeFamily> families = numbered_families(j);
   ASSERT_GE(families.size(), 2u);
   EXPECT_EQ(families[0].glob, "Forward Pass Iter *");
-  const auto loader = std::find_if(families.begin(), families.end(), [](const RangeFamily& f) { return f.glob == "load batch *"; });
+  const auto loader =
+      std::find_if(families.begin(), families.end(), [](const RangeFamily& f) { return f.glob == "load batch *"; });
   ASSERT_NE(loader, families.end());
   EXPECT_NE(loader->tid, families[0].tid);  // its own thread
   EXPECT_EQ(loader->gpu_launches, 0u);      // CPU work only

@@ -59,7 +59,8 @@ TEST_P(Pattern, DefaultRulesGiveTheGeneratorsAnswer) {
   for (const Iteration& it : a.iterations) EXPECT_TRUE(it.has_gpu) << it.index;
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, Pattern, testing::Values("gaps", "nested", "two_threads", "emit_nvtx", "tie", "none"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, Pattern,
+                         testing::Values("gaps", "nested", "two_threads", "emit_nvtx", "tie", "none"));
 
 TEST(Pattern, RuleSaysWhyTheFamilyWon) {
   const Trace t = load_nsys_sqlite(fixture("pattern_nested.sqlite"));

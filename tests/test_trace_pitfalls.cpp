@@ -22,9 +22,10 @@ std::string nsys_fixture(const std::string& name) {
   return std::string(env && *env ? env : LAPTIME_SOURCE_DIR) + "/tests/fixtures/nsys/" + name;
 }
 
-#define SKIP_WITHOUT(name)                                                                                     \
-  if (!std::filesystem::exists(nsys_fixture(std::string(name) + ".sqlite")))                                  \
-  GTEST_SKIP() << "tests/fixtures/nsys/" << (name) << ".sqlite is not committed yet: capture it on a GPU "     \
+#define SKIP_WITHOUT(name)                                                   \
+  if (!std::filesystem::exists(nsys_fixture(std::string(name) + ".sqlite"))) \
+  GTEST_SKIP() << "tests/fixtures/nsys/" << (name)                           \
+               << ".sqlite is not committed yet: capture it on a GPU "       \
                   "machine with scripts/dev/captures.sh pitfalls"
 
 struct Captured {

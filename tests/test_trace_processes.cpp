@@ -98,7 +98,8 @@ TEST_P(Processes, EachProcessIsItsOwnLoopAsTheReferenceComputesIt) {
     const Analysis a = analyze(j, o);
     expect_matches_reference(a, figures, GetParam() + " process " + pid);
     // The other processes' kernels inside its idle time, and the note when they fill more than 1%.
-    const Ns other = other_processes_in_idle(j, ops_by_iteration(j, find_iterations(j, "", o.pid)), a.iterations, *o.pid);
+    const Ns other =
+        other_processes_in_idle(j, ops_by_iteration(j, find_iterations(j, "", o.pid)), a.iterations, *o.pid);
     EXPECT_EQ(other, figures["other_processes_in_idle_ns"].get<Ns>()) << pid;
     EXPECT_EQ(a.idle_in_iterations, figures["idle_ns"].get<Ns>()) << pid;
     const bool noted = std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) {
@@ -177,7 +178,8 @@ TEST(Processes, ALagBlipOnASharedGpuIsNotAFillingQueue) {
     ReportOptions o;
     o.pid = p.pid;
     const Analysis a = analyze(j, o);
-    for (const Iteration& it : a.iterations) EXPECT_FALSE(it.host_ahead) << "pid " << p.pid << " iteration " << it.index;
+    for (const Iteration& it : a.iterations)
+      EXPECT_FALSE(it.host_ahead) << "pid " << p.pid << " iteration " << it.index;
     EXPECT_FALSE(a.lap_from_gpu) << "pid " << p.pid;
     steady.push_back(a.steady_count);
   }
@@ -224,8 +226,9 @@ TEST(Processes, OneReportedTheOthersNoted) {
   const Analysis a = analyze(j, {});  // one process qualifies: reported as any single-process trace
   expect_matches_reference(a, want["processes"]["6100"], "6100");
   const std::set<std::string> notes(a.notes.begin(), a.notes.end());
-  EXPECT_TRUE(notes.count("Process 6300 (loader) is not reported: its `batch *` ranges hold no GPU launches "
-                          "(--pid 6300 to report it)."));
+  EXPECT_TRUE(
+      notes.count("Process 6300 (loader) is not reported: its `batch *` ranges hold no GPU launches "
+                  "(--pid 6300 to report it)."));
   EXPECT_TRUE(notes.count("Process 6200 (server) ran " +
                           std::to_string(want["gpu_work_without_iterations"]["6200"].get<int>()) +
                           " GPU operations but has no iteration ranges: its work is not in this report."));
@@ -239,7 +242,8 @@ TEST(Processes, PidNamesOneOrSaysWhichHaveIterations) {
     o.pid = pid;
     return error_of([&] { analyze(j, o); });
   };
-  EXPECT_EQ(error(999), "the trace holds no process 999; the processes with iterations are 6100 (trainer), 6300 (loader).");
+  EXPECT_EQ(error(999),
+            "the trace holds no process 999; the processes with iterations are 6100 (trainer), 6300 (loader).");
   EXPECT_EQ(error(6200),
             "process 6200 (server) has no NVTX range that marks the iterations: no `forward` range and no family of "
             "ranges numbered by iteration (like `Forward Pass Iter 3`) on one of its threads; the processes with "
@@ -250,8 +254,10 @@ TEST(Processes, PidNamesOneOrSaysWhichHaveIterations) {
   o.range = "decoder";  // --range within the one process
   EXPECT_EQ(analyze(j, o).iterations.size(), 10u);
   o.range = "nothing";
-  EXPECT_EQ(error_of([&] { analyze(j, o); }).rfind("process 6100 (trainer) has no NVTX range matching `nothing`; the "
-                                                   "trace's most frequent ranges are ", 0),
+  EXPECT_EQ(error_of([&] { analyze(j, o); })
+                .rfind("process 6100 (trainer) has no NVTX range matching `nothing`; the "
+                       "trace's most frequent ranges are ",
+                       0),
             0u);
 }
 
@@ -263,8 +269,9 @@ TEST(Processes, AnalyzeCommandReportsEachProcessOnItsOwn) {
   testing::internal::CaptureStdout();
   EXPECT_EQ(run_analyze(o), 0);
   const std::string out = testing::internal::GetCapturedStdout();
-  const std::string note = "2 processes with iterations: 5100 (laptime), 5200 (python); each reported on its own; "
-                           "--pid N for one.";
+  const std::string note =
+      "2 processes with iterations: 5100 (laptime), 5200 (python); each reported on its own; "
+      "--pid N for one.";
   EXPECT_NE(out.find("  note\n    2 processes with iterations: 5100 (laptime), 5200 (python); each reported on its "
                      "own; --pid N\n    for one.\n"),
             std::string::npos)
@@ -297,7 +304,9 @@ TEST(Processes, AnalyzeCommandReportsEachProcessOnItsOwn) {
   testing::internal::CaptureStdout();
   EXPECT_EQ(run_analyze(o), 0);
   const std::string one = testing::internal::GetCapturedStdout();
-  EXPECT_NE(one.find("laptime analyze " + o.file + "\n  process     5200 (python) (--pid)\n  source "), std::string::npos) << one;
+  EXPECT_NE(one.find("laptime analyze " + o.file + "\n  process     5200 (python) (--pid)\n  source "),
+            std::string::npos)
+      << one;
   EXPECT_EQ(one.find("=== process"), std::string::npos);
   const json single = json::parse(read_file(o.json));
   EXPECT_EQ(single["pid"], 5200);
@@ -360,7 +369,8 @@ TEST(Processes, FlagsParseAndExcludeEachOther) {
   CLI::App app2;
   DiffCommandOptions o2;
   add_diff_subcommand(app2, o2);
-  EXPECT_THROW(app2.parse(std::vector<std::string>{"2", "--pid-after", "1", "--pid", "b", "a", "diff"}), CLI::ParseError);
+  EXPECT_THROW(app2.parse(std::vector<std::string>{"2", "--pid-after", "1", "--pid", "b", "a", "diff"}),
+               CLI::ParseError);
 }
 
 TEST(Processes, DiffRefusesSeveralOrComparesTheOnesNamed) {
@@ -389,8 +399,9 @@ TEST(Processes, DiffRefusesSeveralOrComparesTheOnesNamed) {
   EXPECT_NE(testing::internal::GetCapturedStdout().find("Verdict: the iteration is SAME"), std::string::npos);
   // A bench report is one process's laps: no process of it to name.
   EXPECT_EQ(error_of([&] { load_run(fixture("diff_bench_base.json"), d, 4100); }),
-            fixture("diff_bench_base.json") + " is a bench report, one process's laps: --pid names a process of a trace "
-                                              "(--pid-before N or --pid-after N for the trace's side alone).");
+            fixture("diff_bench_base.json") +
+                " is a bench report, one process's laps: --pid names a process of a trace "
+                "(--pid-before N or --pid-after N for the trace's side alone).");
 }
 
 }  // namespace

@@ -153,8 +153,7 @@ TEST_P(Bounded, AnalyzeAndDiffStayWithinAFewHundredMegabytes) {
 
 INSTANTIATE_TEST_SUITE_P(ScaleHostile, Bounded,
                          testing::Values("scale_digit_runs", "scale_long_kernel_name", "scale_deep_nesting",
-                                         "scale_long_range_name", "scale_many_names",
-                                         "scale_long_names_everywhere"));
+                                         "scale_long_range_name", "scale_many_names", "scale_long_names_everywhere"));
 
 // 60,000 closed nested ranges before 60,000 launches (issue 30 item 6): the innermost range of a
 // launch is a binary search, not a walk up 60,000 closed parents per launch (15 s of CPU for
@@ -172,7 +171,8 @@ TEST(ScaleHostile, ClosedNestingBeforeTheLaunchesStaysLinear) {
   EXPECT_EQ(a.iterations[0].kernels, 60000u);
   // Every launch sits in the iteration range itself, none in a closed `block`.
   size_t in_blocks = 0;
-  for (const GpuOp& op : j.ops()) in_blocks += op.range < 0 || t.nvtx[op.range].text.str().rfind("Forward Pass Iter", 0) != 0;
+  for (const GpuOp& op : j.ops())
+    in_blocks += op.range < 0 || t.nvtx[op.range].text.str().rfind("Forward Pass Iter", 0) != 0;
   EXPECT_EQ(in_blocks, 0u);
 }
 
@@ -186,19 +186,21 @@ TEST(ScaleHostile, ThreeMillionNcuRowsStayLean) {
     f << "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n";
     for (int i = 0; i < 3000000; ++i) f << '"' << i << "\",\"k\",\"" << 1000 + i % 7 << "\"\n";
   }
-  EXPECT_EQ(bounded(600 * kMiB, 30, [&] {
-              const NcuReport r = read_ncu_report(path);
-              const NcuLayers l = ncu_layers(r, {}, nullptr, nullptr);
-              if (l.kernels != 3000000u) _exit(5);
-            }),
+  EXPECT_EQ(bounded(600 * kMiB, 30,
+                    [&] {
+                      const NcuReport r = read_ncu_report(path);
+                      const NcuLayers l = ncu_layers(r, {}, nullptr, nullptr);
+                      if (l.kernels != 3000000u) _exit(5);
+                    }),
             "");
   // And its JSON, every kernel's row in it, written as text row by row (a tree was 3 GB).
-  EXPECT_EQ(bounded(2048 * kMiB, 60, [&] {
-              const NcuLayers l = ncu_layers(read_ncu_report(path), {}, nullptr, nullptr);
-              DeferredKernelLists rows;
-              const std::string text = rows.text(ncu_layers_to_json(l, &rows));
-              if (text.find("\"kernel_list\": [") == std::string::npos) _exit(6);
-            }),
+  EXPECT_EQ(bounded(2048 * kMiB, 60,
+                    [&] {
+                      const NcuLayers l = ncu_layers(read_ncu_report(path), {}, nullptr, nullptr);
+                      DeferredKernelLists rows;
+                      const std::string text = rows.text(ncu_layers_to_json(l, &rows));
+                      if (text.find("\"kernel_list\": [") == std::string::npos) _exit(6);
+                    }),
             "");
   std::remove(path.c_str());
 }
@@ -305,15 +307,16 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
   // 10^5 kernels (2.1 * 10^5 API calls): within 200 bytes a kernel held, and SQLite's pages,
   // the text and JSON reports and the allocator's slack on top. The bound sits about a quarter above
   // what the analyzer needs (docs/PERF.md, the analyzer at scale), so more bytes a kernel fail here.
-  EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB, 60, [&] {
-              const Trace t = load_nsys_sqlite(p);
-              const TraceJoin j(t);
-              const Analysis a = analyze(j, ReportOptions{});
-              std::FILE* null = std::fopen("/dev/null", "w");
-              print_report(a, null);
-              std::fclose(null);
-              (void)to_json(a).dump();
-            }),
+  EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB, 60,
+                    [&] {
+                      const Trace t = load_nsys_sqlite(p);
+                      const TraceJoin j(t);
+                      const Analysis a = analyze(j, ReportOptions{});
+                      std::FILE* null = std::fopen("/dev/null", "w");
+                      print_report(a, null);
+                      std::fclose(null);
+                      (void)to_json(a).dump();
+                    }),
             "");
 }
 
@@ -325,18 +328,20 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
 TEST(Scale, DiffOfAnEmitNvtxTraceByBlockStaysLinear) {
   const std::string p = scale_trace("grown_emit_1e5");
   REQUIRE_TRACE(p);
-  EXPECT_EQ(bounded(640 * kMiB, 60, [&] {
-              const Trace t = load_nsys_sqlite(p);
-              const TraceJoin j(t);
-              DiffOptions d;
-              d.by = LayerKey::Block;  // the default 10,000 resamples
-              const Diff diff = diff_runs(run_from_trace(j, d, p), run_from_trace(j, d, p), d);
-              if (diff.rows.size() < 100000) _exit(5);  // a layer per op
-              const std::string text =
-                  testing_support::printed([&diff](std::FILE* out) { print_diff(diff, out); });
-              if (text.size() > 64 * 1024 || text.find("more rows (--top 0 for all)") == std::string::npos) _exit(6);
-              (void)diff_to_json(diff).dump();
-            }),
+  EXPECT_EQ(bounded(640 * kMiB, 60,
+                    [&] {
+                      const Trace t = load_nsys_sqlite(p);
+                      const TraceJoin j(t);
+                      DiffOptions d;
+                      d.by = LayerKey::Block;  // the default 10,000 resamples
+                      const Diff diff = diff_runs(run_from_trace(j, d, p), run_from_trace(j, d, p), d);
+                      if (diff.rows.size() < 100000) _exit(5);  // a layer per op
+                      const std::string text =
+                          testing_support::printed([&diff](std::FILE* out) { print_diff(diff, out); });
+                      if (text.size() > 64 * 1024 || text.find("more rows (--top 0 for all)") == std::string::npos)
+                        _exit(6);
+                      (void)diff_to_json(diff).dump();
+                    }),
             "");
 }
 

@@ -66,8 +66,10 @@ TEST_P(Steady, TheHeadlineIsTheLoopsLap) {
     SCOPED_TRACE(a.range_name + ", " + a.lap_source);
     const double gpu = gpu_lap_ms(a);
     ASSERT_GT(gpu, 0) << "no two steady iterations in a row with GPU work";
-    const bool interleaved = a.lap_reason.empty() && !a.lap_from_gpu && std::any_of(a.notes.begin(), a.notes.end(),
-        [](const std::string& n) { return n.find("threads at once") != std::string::npos; });
+    const bool interleaved = a.lap_reason.empty() && !a.lap_from_gpu &&
+                             std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) {
+                               return n.find("threads at once") != std::string::npos;
+                             });
     if (!interleaved) {  // two threads' loops read as one have no lap of their own
       EXPECT_NEAR(a.lap_ms, gpu, 0.01 * gpu);
     }

@@ -52,15 +52,13 @@ std::string format_shape(const std::vector<int64_t>& shape) {
 template <typename UInt>
 UInt load_le(const std::byte* p) {
   UInt v = 0;
-  for (std::size_t i = 0; i < sizeof(UInt); ++i)
-    v |= static_cast<UInt>(std::to_integer<uint8_t>(p[i])) << (8 * i);
+  for (std::size_t i = 0; i < sizeof(UInt); ++i) v |= static_cast<UInt>(std::to_integer<uint8_t>(p[i])) << (8 * i);
   return v;
 }
 
 template <typename UInt>
 void store_le(UInt v, std::byte* p) {
-  for (std::size_t i = 0; i < sizeof(UInt); ++i)
-    p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  for (std::size_t i = 0; i < sizeof(UInt); ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
 
 template <typename Float, typename UInt>
@@ -200,11 +198,10 @@ void require_min_size(const std::string& source, std::size_t size) {
                          "field alone takes 8 bytes)");
 }
 
-TensorInfo parse_entry(const std::string& name, const json& entry, const std::string& source,
-                       const std::byte* data, uint64_t data_size) {
+TensorInfo parse_entry(const std::string& name, const json& entry, const std::string& source, const std::byte* data,
+                       uint64_t data_size) {
   const std::string where = "tensor '" + excerpt(name) + "' in " + source;
-  require(entry.is_object(),
-          where + " is described by a JSON " + entry.type_name() + " instead of an object");
+  require(entry.is_object(), where + " is described by a JSON " + entry.type_name() + " instead of an object");
   for (const char* field : {"dtype", "shape", "data_offsets"})
     require(entry.contains(field), where + " has no '" + field + "' field");
 
@@ -227,10 +224,9 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
 
   const json& offsets = entry["data_offsets"];
   int64_t begin = 0, end = 0;
-  require(offsets.is_array() && offsets.size() == 2 && as_int64(offsets[0], &begin) &&
-              as_int64(offsets[1], &end) && begin >= 0 && end >= 0,
-          where + " has data_offsets " + excerpt(offsets) +
-              " instead of two non-negative integers [begin, end]");
+  require(offsets.is_array() && offsets.size() == 2 && as_int64(offsets[0], &begin) && as_int64(offsets[1], &end) &&
+              begin >= 0 && end >= 0,
+          where + " has data_offsets " + excerpt(offsets) + " instead of two non-negative integers [begin, end]");
   const std::string range = "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
   require(begin <= end, where + " has data_offsets " + range + " whose begin is after its end");
   require(static_cast<uint64_t>(end) <= data_size,
@@ -239,12 +235,10 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
 
   uint64_t expected = 0;
   require(byte_size(t.shape, t.dtype, &expected),
-          where + " has shape " + format_shape(t.shape) +
-              " whose size overflows 64 bits; the file is corrupt");
+          where + " has shape " + format_shape(t.shape) + " whose size overflows 64 bits; the file is corrupt");
   const auto actual = static_cast<uint64_t>(end - begin);
-  require(expected == actual, where + " has shape " + format_shape(t.shape) + " of " +
-                                  dtype_name(t.dtype) + " (" + std::to_string(expected) +
-                                  " bytes) but data_offsets " + range + " span " +
+  require(expected == actual, where + " has shape " + format_shape(t.shape) + " of " + dtype_name(t.dtype) + " (" +
+                                  std::to_string(expected) + " bytes) but data_offsets " + range + " span " +
                                   std::to_string(actual) + " bytes");
   t.data = data + begin;
   t.nbytes = static_cast<std::size_t>(actual);
@@ -252,12 +246,12 @@ TensorInfo parse_entry(const std::string& name, const json& entry, const std::st
 }
 
 std::map<std::string, std::string> parse_metadata(const json& meta, const std::string& source) {
-  require(meta.is_object(), std::string(kMetadataKey) + " in " + source + " is a JSON " +
-                                meta.type_name() + " instead of an object of strings");
+  require(meta.is_object(), std::string(kMetadataKey) + " in " + source + " is a JSON " + meta.type_name() +
+                                " instead of an object of strings");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : meta.items()) {
-    require(value.is_string(), std::string(kMetadataKey) + " key '" + excerpt(key) + "' in " +
-                                   source + " holds a JSON " + value.type_name() +
+    require(value.is_string(), std::string(kMetadataKey) + " key '" + excerpt(key) + "' in " + source +
+                                   " holds a JSON " + value.type_name() +
                                    ", but safetensors metadata values must be strings");
     out.emplace(key, value.get<std::string>());
   }
@@ -268,8 +262,7 @@ std::map<std::string, std::string> parse_metadata(const json& meta, const std::s
 
 int64_t TensorInfo::numel() const {
   uint64_t n = 0;
-  require(std::none_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }) &&
-              element_count(shape, &n) &&
+  require(std::none_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }) && element_count(shape, &n) &&
               n <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
           "tensor '" + excerpt(name) + "' has shape " + format_shape(shape) +
               ", whose element count is negative or overflows 64 bits");
@@ -292,12 +285,11 @@ struct SafeTensors::Impl {
 void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   require_min_size(source, size);
   const uint64_t header_size = load_le<uint64_t>(bytes);
-  require(header_size <= kMaxHeaderBytes,
-          source + " declares a " + std::to_string(header_size) + "-byte header, over the " +
-              std::to_string(kMaxHeaderBytes) +
-              "-byte limit; it is corrupt or not a safetensors file");
-  require(header_size <= size - 8, source + " declares a " + std::to_string(header_size) +
-                                       "-byte header but only " + std::to_string(size - 8) +
+  require(header_size <= kMaxHeaderBytes, source + " declares a " + std::to_string(header_size) +
+                                              "-byte header, over the " + std::to_string(kMaxHeaderBytes) +
+                                              "-byte limit; it is corrupt or not a safetensors file");
+  require(header_size <= size - 8, source + " declares a " + std::to_string(header_size) + "-byte header but only " +
+                                       std::to_string(size - 8) +
                                        " bytes follow the length field; the file is truncated");
 
   const char* header_begin = reinterpret_cast<const char*>(bytes + 8);
@@ -317,14 +309,11 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
   // anything recursive on a 100,000-deep value (printing it, copying it) would run out of stack.
   std::unordered_set<std::string> seen, seen_in_entry;
   std::string duplicate, entry_name, duplicate_in_entry, duplicated_entry;
-  const json::parser_callback_t watch_keys = [&](int depth, json::parse_event_t event,
-                                                 json& parsed) {
-    if ((event == json::parse_event_t::object_start ||
-         event == json::parse_event_t::array_start) &&
+  const json::parser_callback_t watch_keys = [&](int depth, json::parse_event_t event, json& parsed) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
         depth >= static_cast<int>(kMaxHeaderDepth))
       throw Error("the header of " + source + " nests JSON arrays or objects more than " +
-                  std::to_string(kMaxHeaderDepth) +
-                  " deep; it is corrupt or not a safetensors file");
+                  std::to_string(kMaxHeaderDepth) + " deep; it is corrupt or not a safetensors file");
     if (event != json::parse_event_t::key) return true;
     const std::string& key = parsed.get_ref<const std::string&>();
     if (depth == 1) {  // a tensor name or __metadata__; the keys below are its entry's
@@ -342,19 +331,17 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
     header = json::parse(header_begin, header_end, watch_keys);
   } catch (const json::parse_error& e) {
     const bool utf8 = std::strstr(e.what(), "UTF-8") != nullptr;
-    throw Error("the header of " + source + " is not valid " + (utf8 ? "UTF-8" : "JSON") +
-                " (error at header byte " + std::to_string(e.byte) + ")");
+    throw Error("the header of " + source + " is not valid " + (utf8 ? "UTF-8" : "JSON") + " (error at header byte " +
+                std::to_string(e.byte) + ")");
   } catch (const json::out_of_range&) {
     throw Error("the header of " + source + " is not valid JSON (a number is out of range)");
   }
-  require(header.is_object(),
-          "the header of " + source + " is a JSON " + header.type_name() + " instead of an object");
-  require(duplicate.empty(),
-          "the header of " + source + " names '" + excerpt(duplicate) + "' twice");
-  require(duplicate_in_entry.empty(),
-          (duplicated_entry == kMetadataKey ? std::string(kMetadataKey)
-                                            : "tensor '" + excerpt(duplicated_entry) + "'") +
-              " in " + source + " names '" + excerpt(duplicate_in_entry) + "' twice");
+  require(header.is_object(), "the header of " + source + " is a JSON " + header.type_name() + " instead of an object");
+  require(duplicate.empty(), "the header of " + source + " names '" + excerpt(duplicate) + "' twice");
+  require(
+      duplicate_in_entry.empty(),
+      (duplicated_entry == kMetadataKey ? std::string(kMetadataKey) : "tensor '" + excerpt(duplicated_entry) + "'") +
+          " in " + source + " names '" + excerpt(duplicate_in_entry) + "' twice");
 
   const std::byte* data = bytes + 8 + header_size;
   const uint64_t data_size = size - 8 - header_size;
@@ -372,30 +359,26 @@ void SafeTensors::Impl::parse(const std::byte* bytes, std::size_t size) {
     return a.data != b.data ? a.data < b.data : a.nbytes < b.nbytes;
   });
   const auto span = [&](const TensorInfo& x) {
-    return "[" + std::to_string(x.data - data) + ", " + std::to_string(x.data - data + x.nbytes) +
-           ")";
+    return "[" + std::to_string(x.data - data) + ", " + std::to_string(x.data - data + x.nbytes) + ")";
   };
   uint64_t covered = 0;  // the data section is tiled up to here
   const TensorInfo* previous = nullptr;
   for (const TensorInfo& t : tensors) {
     const auto begin = static_cast<uint64_t>(t.data - data);
     if (begin < covered)  // then `previous` ends at `covered`, after t begins
-      throw Error("tensors '" + excerpt(previous->name) + "' and '" + excerpt(t.name) + "' in " +
-                  source + " overlap in the data section (bytes " + span(*previous) + " and " +
-                  span(t) + ")");
-    require(begin == covered,
-            "bytes [" + std::to_string(covered) + ", " + std::to_string(begin) +
-                ") of the data section of " + source + " belong to no tensor (a hole before '" +
-                excerpt(t.name) + "'); safetensors files pack tensors without gaps");
+      throw Error("tensors '" + excerpt(previous->name) + "' and '" + excerpt(t.name) + "' in " + source +
+                  " overlap in the data section (bytes " + span(*previous) + " and " + span(t) + ")");
+    require(begin == covered, "bytes [" + std::to_string(covered) + ", " + std::to_string(begin) +
+                                  ") of the data section of " + source + " belong to no tensor (a hole before '" +
+                                  excerpt(t.name) + "'); safetensors files pack tensors without gaps");
     covered = begin + t.nbytes;
     previous = &t;
   }
-  require(covered == data_size,
-          source + " has " + std::to_string(data_size - covered) +
-              (data_size - covered == 1 ? " byte" : " bytes") +
-              " after the last tensor's data (the data section is " +
-              std::to_string(data_size) + " bytes, its tensors end at byte " +
-              std::to_string(covered) + "); the file is corrupt or has something appended");
+  require(covered == data_size, source + " has " + std::to_string(data_size - covered) +
+                                    (data_size - covered == 1 ? " byte" : " bytes") +
+                                    " after the last tensor's data (the data section is " + std::to_string(data_size) +
+                                    " bytes, its tensors end at byte " + std::to_string(covered) +
+                                    "); the file is corrupt or has something appended");
   for (std::size_t i = 0; i < tensors.size(); ++i) index.emplace(tensors[i].name, i);
 }
 
@@ -412,8 +395,7 @@ SafeTensors SafeTensors::open(const std::string& path) {
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   require(fd.get() >= 0, "cannot open weights file " + path + ": " + std::strerror(errno));
   struct stat st {};
-  require(::fstat(fd.get(), &st) == 0,
-          "cannot read weights file " + path + ": " + std::strerror(errno));
+  require(::fstat(fd.get(), &st) == 0, "cannot read weights file " + path + ": " + std::strerror(errno));
   require(S_ISREG(st.st_mode), path + " is not a regular file, so it cannot be a safetensors file");
   const auto size = static_cast<std::size_t>(st.st_size);
   // Checked before mapping because mmap rejects an empty range.
@@ -447,11 +429,10 @@ const TensorInfo& SafeTensors::get(const std::string& name) const {
   return *t;
 }
 
-const TensorInfo& SafeTensors::get(const std::string& name,
-                                   const std::vector<int64_t>& shape) const {
+const TensorInfo& SafeTensors::get(const std::string& name, const std::vector<int64_t>& shape) const {
   const TensorInfo& t = get(name);
-  require(t.shape == shape, "tensor '" + name + "' in " + impl_->source + " has shape " +
-                                format_shape(t.shape) + ", expected " + format_shape(shape));
+  require(t.shape == shape, "tensor '" + name + "' in " + impl_->source + " has shape " + format_shape(t.shape) +
+                                ", expected " + format_shape(shape));
   return t;
 }
 
@@ -464,8 +445,7 @@ std::vector<float> SafeTensors::to_float(const TensorInfo& t) const {
       for (std::size_t i = 0; i < n; ++i) out[i] = bits_to<float>(load_le<uint32_t>(p + 4 * i));
       return out;
     case DType::F64:
-      for (std::size_t i = 0; i < n; ++i)
-        out[i] = static_cast<float>(bits_to<double>(load_le<uint64_t>(p + 8 * i)));
+      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(bits_to<double>(load_le<uint64_t>(p + 8 * i)));
       return out;
     case DType::F16:
       for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_float(load_le<uint16_t>(p + 2 * i));
@@ -479,8 +459,7 @@ std::vector<float> SafeTensors::to_float(const TensorInfo& t) const {
     case DType::F8E4M3:  // never parsed from a file (core/dtype.h)
       break;
   }
-  throw Error("tensor '" + excerpt(t.name) + "' in " + impl_->source + " holds " +
-              dtype_name(t.dtype) +
+  throw Error("tensor '" + excerpt(t.name) + "' in " + impl_->source + " holds " + dtype_name(t.dtype) +
               " integers, which cannot be read as weights (F32, F16, BF16 or F64 expected)");
 }
 
@@ -488,8 +467,7 @@ const std::map<std::string, std::string>& SafeTensors::metadata() const { return
 
 const std::string& SafeTensors::meta(const std::string& key) const {
   const auto it = impl_->metadata.find(key);
-  require(it != impl_->metadata.end(),
-          "metadata key '" + key + "' is missing from " + impl_->source);
+  require(it != impl_->metadata.end(), "metadata key '" + key + "' is missing from " + impl_->source);
   return it->second;
 }
 
@@ -498,9 +476,9 @@ int64_t SafeTensors::meta_int(const std::string& key) const {
   const std::string& value = meta(key);
   int64_t v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  require(ec == std::errc() && end == value.data() + value.size(),
-          "metadata key '" + excerpt(key) + "' in " + impl_->source + " has value '" +
-              excerpt(value) + "', which is not an integer");
+  require(ec == std::errc() && end == value.data() + value.size(), "metadata key '" + excerpt(key) + "' in " +
+                                                                       impl_->source + " has value '" + excerpt(value) +
+                                                                       "', which is not an integer");
   return v;
 }
 
@@ -509,8 +487,8 @@ double SafeTensors::meta_double(const std::string& key) const {
   double v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   require(ec == std::errc() && end == value.data() + value.size() && std::isfinite(v),
-          "metadata key '" + excerpt(key) + "' in " + impl_->source + " has value '" +
-              excerpt(value) + "', which is not a finite number");
+          "metadata key '" + excerpt(key) + "' in " + impl_->source + " has value '" + excerpt(value) +
+              "', which is not a finite number");
   return v;
 }
 
@@ -531,16 +509,13 @@ std::vector<std::byte> serialize_safetensors(const std::vector<TensorBlob>& tens
     require(t->name != kMetadataKey && !header.contains(t->name),
             "cannot serialize tensor '" + t->name + "': the name is reserved or given twice");
     require(std::none_of(t->shape.begin(), t->shape.end(), [](int64_t d) { return d < 0; }),
-            "cannot serialize tensor '" + t->name + "': shape " + format_shape(t->shape) +
-                " has a negative dimension");
+            "cannot serialize tensor '" + t->name + "': shape " + format_shape(t->shape) + " has a negative dimension");
     uint64_t expected = 0;
     require(byte_size(t->shape, t->dtype, &expected) && expected == t->bytes.size(),
             "cannot serialize tensor '" + t->name + "': shape " + format_shape(t->shape) + " of " +
-                dtype_name(t->dtype) + " does not match its " + std::to_string(t->bytes.size()) +
-                " bytes");
-    header[t->name] = {{"dtype", dtype_name(t->dtype)},
-                       {"shape", t->shape},
-                       {"data_offsets", {offset, offset + expected}}};
+                dtype_name(t->dtype) + " does not match its " + std::to_string(t->bytes.size()) + " bytes");
+    header[t->name] = {
+        {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + expected}}};
     offset += expected;
   }
 

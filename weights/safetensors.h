@@ -53,7 +53,7 @@ class SafeTensors {
   ~SafeTensors();
 
   const std::string& source() const;
-  const std::vector<TensorInfo>& tensors() const;  // in data-offset order
+  const std::vector<TensorInfo>& tensors() const;         // in data-offset order
   const TensorInfo* find(const std::string& name) const;  // nullptr when absent
 
   // The tensor `name`; throws "tensor 'name' is missing from <source>" when absent.

@@ -12,9 +12,12 @@ namespace laptime::lab {
 
 const char* input_kind_name(InputKind k) {
   switch (k) {
-    case InputKind::Random: return "random";
-    case InputKind::Zeros: return "zeros";
-    case InputKind::Huge: return "huge";
+    case InputKind::Random:
+      return "random";
+    case InputKind::Zeros:
+      return "zeros";
+    case InputKind::Huge:
+      return "huge";
   }
   return "?";
 }
@@ -43,12 +46,14 @@ void LabTensor::copy_from(const LabTensor& src, cudaStream_t stream) {
 }
 
 void LabTensor::upload(const std::vector<int32_t>& values) {
-  require(dtype_ == DType::I32 && static_cast<int64_t>(values.size()) == n_, "internal: a lab upload of another shape.");
+  require(dtype_ == DType::I32 && static_cast<int64_t>(values.size()) == n_,
+          "internal: a lab upload of another shape.");
   CUDA_CHECK(cudaMemcpy(buf_.data(), values.data(), values.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
 }
 
 void LabTensor::upload(const std::vector<float>& values) {
-  require(dtype_ == DType::F32 && static_cast<int64_t>(values.size()) == n_, "internal: a lab upload of another shape.");
+  require(dtype_ == DType::F32 && static_cast<int64_t>(values.size()) == n_,
+          "internal: a lab upload of another shape.");
   CUDA_CHECK(cudaMemcpy(buf_.data(), values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
 }
 
@@ -111,9 +116,12 @@ namespace laptime::lab {
 void draw(LabTensor& t, InputKind kind, uint32_t seed, float scale, float huge_offset, float huge_scale,
           cudaStream_t stream) {
   switch (kind) {
-    case InputKind::Random: return t.fill(seed, 0.f, scale, stream);
-    case InputKind::Zeros: return t.zero(stream);
-    case InputKind::Huge: return t.fill(seed, huge_offset, huge_scale, stream);
+    case InputKind::Random:
+      return t.fill(seed, 0.f, scale, stream);
+    case InputKind::Zeros:
+      return t.zero(stream);
+    case InputKind::Huge:
+      return t.fill(seed, huge_offset, huge_scale, stream);
   }
 }
 

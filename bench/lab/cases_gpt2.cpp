@@ -92,7 +92,13 @@ class BiasGeluCase : public LabCase {
 class AttentionCase : public LabCase {
  public:
   AttentionCase(int B, int T, int H, int hd, DType dt)
-      : B_(B), T_(T), H_(H), hd_(hd), dt_(dt), qkv_(dt, int64_t{B} * T * 3 * H * hd), out_(dt, int64_t{B} * T * H * hd) {
+      : B_(B),
+        T_(T),
+        H_(H),
+        hd_(hd),
+        dt_(dt),
+        qkv_(dt, int64_t{B} * T * 3 * H * hd),
+        out_(dt, int64_t{B} * T * H * hd) {
     rows_ = int64_t{B} * T;
     width_ = int64_t{H} * hd;
   }
@@ -134,16 +140,23 @@ class AttentionCase : public LabCase {
   int B_, T_, H_, hd_;
   DType dt_;
   LabTensor qkv_, out_;
-  DeviceBuffer scratch_;                 // v1's scores and probabilities
-  std::unique_ptr<CudnnSdpa> sdpa_;      // v4
+  DeviceBuffer scratch_;             // v1's scores and probabilities
+  std::unique_ptr<CudnnSdpa> sdpa_;  // v4
   std::vector<float> h_qkv_;
 };
 
 class EmbeddingCase : public LabCase {
  public:
   EmbeddingCase(int B, int T, int C, int vocab, DType dt)
-      : B_(B), T_(T), C_(C), vocab_(vocab), dt_(dt), tokens_(DType::I32, int64_t{B} * T), wte_(dt, int64_t{vocab} * C),
-        wpe_(dt, int64_t{T} * C), out_(dt, int64_t{B} * T * C) {
+      : B_(B),
+        T_(T),
+        C_(C),
+        vocab_(vocab),
+        dt_(dt),
+        tokens_(DType::I32, int64_t{B} * T),
+        wte_(dt, int64_t{vocab} * C),
+        wpe_(dt, int64_t{T} * C),
+        out_(dt, int64_t{B} * T * C) {
     rows_ = int64_t{B} * T;
     width_ = C;
   }
@@ -163,9 +176,9 @@ class EmbeddingCase : public LabCase {
   }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
-    embedding_version(index)({out_.data(), static_cast<const int32_t*>(tokens_.data()), wte_.data(), wpe_.data(), B_,
-                              T_, C_, dt_},
-                             ctx.stream());
+    embedding_version(index)(
+        {out_.data(), static_cast<const int32_t*>(tokens_.data()), wte_.data(), wpe_.data(), B_, T_, C_, dt_},
+        ctx.stream());
   }
   std::vector<float> outputs(cudaStream_t s) override { return out_.download(s); }
   void reference(int64_t row, const std::vector<float>&, float* ref) const override {
@@ -212,8 +225,15 @@ class ResidualCase : public LabCase {
 class ResidualLayerNormCase : public LabCase {
  public:
   ResidualLayerNormCase(int rows, int C, DType dt)
-      : rows_i_(rows), C_(C), dt_(dt), x_(dt, int64_t{rows} * C), r_(dt, int64_t{rows} * C), w_(dt, C), b_(dt, C),
-        x_out_(dt, int64_t{rows} * C), y_(dt, int64_t{rows} * C) {
+      : rows_i_(rows),
+        C_(C),
+        dt_(dt),
+        x_(dt, int64_t{rows} * C),
+        r_(dt, int64_t{rows} * C),
+        w_(dt, C),
+        b_(dt, C),
+        x_out_(dt, int64_t{rows} * C),
+        y_(dt, int64_t{rows} * C) {
     rows_ = rows;
     width_ = 2 * int64_t{C};
   }

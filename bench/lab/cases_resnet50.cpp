@@ -17,8 +17,15 @@ namespace {
 class MaxPoolCase : public LabCase {
  public:
   MaxPoolCase(int N, int H, int W, int C, DType dt)
-      : N_(N), H_(H), W_(W), C_(C), Ho_(pool_out_size(H, 3, 2, 1)), Wo_(pool_out_size(W, 3, 2, 1)), dt_(dt),
-        in_(dt, int64_t{N} * H * W * C), out_(dt, int64_t{N} * Ho_ * Wo_ * C) {
+      : N_(N),
+        H_(H),
+        W_(W),
+        C_(C),
+        Ho_(pool_out_size(H, 3, 2, 1)),
+        Wo_(pool_out_size(W, 3, 2, 1)),
+        dt_(dt),
+        in_(dt, int64_t{N} * H * W * C),
+        out_(dt, int64_t{N} * Ho_ * Wo_ * C) {
     rows_ = int64_t{N} * Ho_ * Wo_;
     width_ = C;
   }
@@ -75,7 +82,13 @@ class AvgPoolCase : public LabCase {
 class ConvEpilogueCase : public LabCase {
  public:
   ConvEpilogueCase(int64_t rows, int C, bool residual, bool relu, DType dt)
-      : C_(C), residual_(residual), relu_(relu), dt_(dt), y0_(dt, rows * C), y_(dt, rows * C), bias_(dt, C),
+      : C_(C),
+        residual_(residual),
+        relu_(relu),
+        dt_(dt),
+        y0_(dt, rows * C),
+        y_(dt, rows * C),
+        bias_(dt, C),
         res_(dt, residual ? rows * C : 0) {
     rows_ = rows;
     width_ = C;
@@ -114,8 +127,14 @@ class ConvEpilogueCase : public LabCase {
 class StemCase : public LabCase {
  public:
   StemCase(int N, int Hs, int C)
-      : N_(N), Hs_(Hs), C_(C), Po_(pool_out_size(Hs - 3, 3, 2, 1)), in_(DType::BF16, int64_t{N} * Hs * Hs * 16),
-        weight_(DType::BF16, int64_t{C} * 256), bias_(DType::BF16, C), out_(DType::BF16, int64_t{N} * Po_ * Po_ * C) {
+      : N_(N),
+        Hs_(Hs),
+        C_(C),
+        Po_(pool_out_size(Hs - 3, 3, 2, 1)),
+        in_(DType::BF16, int64_t{N} * Hs * Hs * 16),
+        weight_(DType::BF16, int64_t{C} * 256),
+        bias_(DType::BF16, C),
+        out_(DType::BF16, int64_t{N} * Po_ * Po_ * C) {
     rows_ = int64_t{N} * Po_ * Po_;
     width_ = C;
   }

@@ -63,8 +63,8 @@ void print_shape(const LabResult& r, int si) {
     std::printf("  one call a version (--once, for a profiler): not timed\n");
     return;
   }
-  std::printf("  %-8s %11s  %-23s %6s %8s %7s %8s %8s %8s %8s\n", "version", "median µs", "95% interval", "calls", "GB/s",
-              "DRAM", "TFLOP/s", "compute", "vs prev", "vs prod");
+  std::printf("  %-8s %11s  %-23s %6s %8s %7s %8s %8s %8s %8s\n", "version", "median µs", "95% interval", "calls",
+              "GB/s", "DRAM", "TFLOP/s", "compute", "vs prev", "vs prod");
   bool any = false, wide = false;
   for (const VersionResult& v : r.versions)
     for (const TimingRow& t : v.timings) {
@@ -78,7 +78,8 @@ void print_shape(const LabResult& r, int si) {
                   times(t.vs_previous).c_str(), times(t.vs_production).c_str());
     }
   if (!any) std::printf("  no version passed its checks here: nothing timed\n");
-  if (wide) std::printf("  ~: the interval did not narrow to ±%.1f%% within the calls or time allowed\n", 100 * r.target);
+  if (wide)
+    std::printf("  ~: the interval did not narrow to ±%.1f%% within the calls or time allowed\n", 100 * r.target);
 }
 
 }  // namespace
@@ -99,9 +100,10 @@ void print_lab(const LabResult& r) {
   else
     std::printf("  roofs: %s\n", r.ceilings_note.c_str());
   if (!r.once)
-    std::printf("  timing: each call alone between two events, the L2 cache flushed before it; the median of at least\n"
-                "  25 calls (5 for the slowest) and its 95%% bootstrap interval, until it is within ±%.1f%%; * production\n",
-                100 * r.target);
+    std::printf(
+        "  timing: each call alone between two events, the L2 cache flushed before it; the median of at least\n"
+        "  25 calls (5 for the slowest) and its 95%% bootstrap interval, until it is within ±%.1f%%; * production\n",
+        100 * r.target);
   print_checks(r);
   for (size_t i = 0; i < r.shapes.size(); ++i) print_shape(r, static_cast<int>(i));
   for (const std::string& s : r.sidecars)
@@ -114,27 +116,45 @@ void print_lab(const LabResult& r) {
 nlohmann::json lab_to_json(const LabResult& r) {
   nlohmann::json shapes = nlohmann::json::array(), versions = nlohmann::json::array();
   for (const ShapeResult& s : r.shapes)
-    shapes.push_back({{"label", s.shape.label}, {"dims", s.text}, {"values", s.shape.dims},
-                      {"bytes", {{"read", s.cost.read}, {"written", s.cost.written}}}, {"flops", s.cost.flops}});
+    shapes.push_back({{"label", s.shape.label},
+                      {"dims", s.text},
+                      {"values", s.shape.dims},
+                      {"bytes", {{"read", s.cost.read}, {"written", s.cost.written}}},
+                      {"flops", s.cost.flops}});
   for (const VersionResult& v : r.versions) {
     nlohmann::json checks = nlohmann::json::array(), timings = nlohmann::json::array();
     for (const CheckRow& c : v.checks) {
-      nlohmann::json j{{"shape", c.shape}, {"inputs", c.inputs}, {"passed", c.passed}, {"skipped", c.skipped},
-                       {"bound", c.bound}, {"rows_checked", c.rows_checked}, {"rows", c.rows}, {"detail", c.detail}};
+      nlohmann::json j{{"shape", c.shape},     {"inputs", c.inputs}, {"passed", c.passed},
+                       {"skipped", c.skipped}, {"bound", c.bound},   {"rows_checked", c.rows_checked},
+                       {"rows", c.rows},       {"detail", c.detail}};
       j["rel_error"] = std::isfinite(c.rel_error) ? nlohmann::json(c.rel_error) : nlohmann::json(nullptr);
       checks.push_back(j);
     }
     for (const TimingRow& t : v.timings) {
       auto opt = [](double x) { return x >= 0 ? nlohmann::json(x) : nlohmann::json(nullptr); };
       auto ratio = [](double x) { return x > 0 ? nlohmann::json(x) : nlohmann::json(nullptr); };
-      timings.push_back({{"shape", t.shape}, {"calls", t.runs}, {"converged", t.converged},
-                         {"median_us", t.median_us}, {"ci95_us", {t.lo_us, t.hi_us}}, {"gbps", t.gbps},
-                         {"tflops", t.tflops}, {"dram_pct", opt(t.dram_pct)}, {"compute_pct", opt(t.compute_pct)},
-                         {"vs_previous", ratio(t.vs_previous)}, {"vs_production", ratio(t.vs_production)}});
+      timings.push_back({{"shape", t.shape},
+                         {"calls", t.runs},
+                         {"converged", t.converged},
+                         {"median_us", t.median_us},
+                         {"ci95_us", {t.lo_us, t.hi_us}},
+                         {"gbps", t.gbps},
+                         {"tflops", t.tflops},
+                         {"dram_pct", opt(t.dram_pct)},
+                         {"compute_pct", opt(t.compute_pct)},
+                         {"vs_previous", ratio(t.vs_previous)},
+                         {"vs_production", ratio(t.vs_production)}});
     }
-    versions.push_back({{"id", v.id}, {"title", v.title}, {"reason", v.reason}, {"production", v.production},
-                        {"status", !v.refusal.empty() ? "n/a" : v.passed() ? "passed" : "FAILED"},
-                        {"refusal", v.refusal}, {"checks", checks}, {"timings", timings}});
+    versions.push_back({{"id", v.id},
+                        {"title", v.title},
+                        {"reason", v.reason},
+                        {"production", v.production},
+                        {"status", !v.refusal.empty() ? "n/a"
+                                   : v.passed()       ? "passed"
+                                                      : "FAILED"},
+                        {"refusal", v.refusal},
+                        {"checks", checks},
+                        {"timings", timings}});
   }
   nlohmann::json roofs = nullptr;
   if (r.dram_gbps > 0)
@@ -148,9 +168,10 @@ nlohmann::json lab_to_json(const LabResult& r) {
           {"once", r.once},
           {"roofs", roofs},
           {"roofs_note", r.ceilings_note},
-          {"timing", {{"method", "one call between two CUDA events, the L2 cache flushed before each"},
-                      {"statistic", "median, 95% percentile-bootstrap interval"},
-                      {"target_half_width", r.target}}},
+          {"timing",
+           {{"method", "one call between two CUDA events, the L2 cache flushed before each"},
+            {"statistic", "median, 95% percentile-bootstrap interval"},
+            {"target_half_width", r.target}}},
           {"shapes", shapes},
           {"versions", versions},
           {"sidecars", r.sidecars}};
@@ -181,20 +202,36 @@ nlohmann::json lab_list_json() {
     nlohmann::json versions = nlohmann::json::array(), dims = nlohmann::json::array(), shapes = nlohmann::json::array(),
                    models = nlohmann::json::array();
     for (const Version& v : k.versions)
-      versions.push_back({{"id", v.id}, {"title", v.title}, {"reason", v.reason}, {"precisions", v.precisions},
+      versions.push_back({{"id", v.id},
+                          {"title", v.title},
+                          {"reason", v.reason},
+                          {"precisions", v.precisions},
                           {"library", v.library}});
     for (const Dim& d : k.dims) dims.push_back({{"name", d.name}, {"min", d.min}, {"max", d.max}});
     for (const Shape& s : k.model_shapes) {
       const Cost c = k.cost(s.dims, k.precisions.front());
-      shapes.push_back({{"label", s.label}, {"dims", shape_text(k, s.dims)}, {"precision", k.precisions.front()},
-                        {"bytes", c.bytes()}, {"flops", c.flops}});
+      shapes.push_back({{"label", s.label},
+                        {"dims", shape_text(k, s.dims)},
+                        {"precision", k.precisions.front()},
+                        {"bytes", c.bytes()},
+                        {"flops", c.flops}});
     }
     for (const ModelUse& m : k.models)
-      models.push_back({{"model", m.model}, {"where", m.where}, {"swappable", m.swappable}, {"note", m.note},
+      models.push_back({{"model", m.model},
+                        {"where", m.where},
+                        {"swappable", m.swappable},
+                        {"note", m.note},
                         {"precisions", m.precisions}});
-    ks.push_back({{"name", k.name}, {"summary", k.summary}, {"kind", k.kind}, {"dims", dims},
-                  {"precisions", k.precisions}, {"production", k.production}, {"tolerance", k.tolerance},
-                  {"versions", versions}, {"model_shapes", shapes}, {"models", models}});
+    ks.push_back({{"name", k.name},
+                  {"summary", k.summary},
+                  {"kind", k.kind},
+                  {"dims", dims},
+                  {"precisions", k.precisions},
+                  {"production", k.production},
+                  {"tolerance", k.tolerance},
+                  {"versions", versions},
+                  {"model_shapes", shapes},
+                  {"models", models}});
   }
   return {{"schema", "laptime.lab.list/1"}, {"kernels", ks}};
 }

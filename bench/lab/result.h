@@ -19,7 +19,7 @@ struct CheckRow {
   std::string shape;   // "rows=37 C=771 (odd rows and C)"
   std::string inputs;  // "random", "zeros", "huge"
   bool passed = false;
-  bool skipped = false;  // the version does not run this shape (detail says why): not a failure
+  bool skipped = false;             // the version does not run this shape (detail says why): not a failure
   double rel_error = 0, bound = 0;  // ‖out − ref‖ / ‖ref‖ over the rows compared, and the bound
   int64_t rows_checked = 0, rows = 0;
   std::string detail;  // on failure: the worst element, a non-finite output, or the error
@@ -27,9 +27,9 @@ struct CheckRow {
 
 // The timing of one version at one shape (statistics of the per-call GPU times).
 struct TimingRow {
-  int shape = 0;       // index into LabResult::shapes
-  int runs = 0;        // timed calls
-  bool converged = false;  // the interval reached the target before the run or time limit
+  int shape = 0;                               // index into LabResult::shapes
+  int runs = 0;                                // timed calls
+  bool converged = false;                      // the interval reached the target before the run or time limit
   double median_us = 0, lo_us = 0, hi_us = 0;  // median and its 95% bootstrap interval
   double gbps = 0, tflops = 0;                 // bytes and FLOPs over the median
   double dram_pct = -1, compute_pct = -1;      // of the ceilings; negative: no ceiling
@@ -37,31 +37,31 @@ struct TimingRow {
 };
 
 struct VersionResult {
-  int index = 0;          // into the kernel's versions
+  int index = 0;  // into the kernel's versions
   std::string id, title, reason;
   bool production = false;
-  std::string refusal;    // non-empty: the version does not run here ("n/a"), and why
+  std::string refusal;  // non-empty: the version does not run here ("n/a"), and why
   std::vector<CheckRow> checks;
-  bool passed() const;    // runs, and every check passed
+  bool passed() const;             // runs, and every check passed
   std::vector<TimingRow> timings;  // empty when it failed, was refused, or --once
 };
 
 struct ShapeResult {
   Shape shape;
-  std::string text;     // "rows=8192 C=768"
-  Cost cost;            // what a call must move at this shape
+  std::string text;  // "rows=8192 C=768"
+  Cost cost;         // what a call must move at this shape
 };
 
 struct LabResult {
   std::string kernel, summary, precision, gpu;
   uint32_t seed = 0;
-  bool once = false;           // --once: one call a version and shape, for a profiler; no timing
-  std::string ceilings_source;  // the peak file read, "" without one
-  std::string ceilings_note;    // why there are none, or what they are of
+  bool once = false;                         // --once: one call a version and shape, for a profiler; no timing
+  std::string ceilings_source;               // the peak file read, "" without one
+  std::string ceilings_note;                 // why there are none, or what they are of
   double dram_gbps = 0, compute_tflops = 0;  // 0 when unknown
-  double target = 0;          // the interval's relative half-width aimed at
-  std::string method;         // how a call is timed, one sentence
-  std::vector<ShapeResult> shapes;   // the timed shapes
+  double target = 0;                         // the interval's relative half-width aimed at
+  std::string method;                        // how a call is timed, one sentence
+  std::vector<ShapeResult> shapes;           // the timed shapes
   std::vector<VersionResult> versions;
   std::vector<std::string> sidecars;  // layer-cost files written (--once with --json)
 };

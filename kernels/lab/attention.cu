@@ -71,7 +71,8 @@ void v1(const AttentionArgs& a, cudaStream_t stream) {
 // output accumulator. For each key j <= i: the score by a warp sum, then the online update:
 // m' = max(m, s), l = l·e^(m − m') + e^(s − m'), o = o·e^(m − m') + e^(s − m')·v_j.
 template <class T, int kPerLane>
-__global__ void online_kernel(T* __restrict__ out, const T* __restrict__ qkv, int B, int T_, int H, int hd, float scale) {
+__global__ void online_kernel(T* __restrict__ out, const T* __restrict__ qkv, int B, int T_, int H, int hd,
+                              float scale) {
   const int64_t warp = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (warp >= static_cast<int64_t>(B) * H * T_) return;  // whole warps leave together

@@ -11,8 +11,8 @@ namespace laptime::lab {
 namespace {
 
 template <class T>
-__global__ void embedding_flat_kernel(T* __restrict__ out, const int32_t* __restrict__ tokens, const T* __restrict__ wte,
-                                      const T* __restrict__ wpe, int T_, int C, int64_t n) {
+__global__ void embedding_flat_kernel(T* __restrict__ out, const int32_t* __restrict__ tokens,
+                                      const T* __restrict__ wte, const T* __restrict__ wpe, int T_, int C, int64_t n) {
   const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (idx >= n) return;
   const int64_t bt = idx / C;

@@ -24,8 +24,8 @@ __global__ void quantize_one_kernel(__nv_fp8_e4m3* __restrict__ dst, const float
 
 void quantize_v1(const QuantizeArgs& a, cudaStream_t stream) {
   if (a.n == 0) return;
-  quantize_one_kernel<<<ceil_div(a.n, kThreads), kThreads, 0, stream>>>(
-      static_cast<__nv_fp8_e4m3*>(a.out), a.inv_scale, static_cast<const __nv_bfloat16*>(a.in), a.n);
+  quantize_one_kernel<<<ceil_div(a.n, kThreads), kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(a.out), a.inv_scale,
+                                                                        static_cast<const __nv_bfloat16*>(a.in), a.n);
   CUDA_CHECK_LAUNCH();
 }
 

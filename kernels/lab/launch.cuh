@@ -78,9 +78,9 @@ using EmbeddingLaunch = void (*)(const EmbeddingArgs&, cudaStream_t);
 EmbeddingLaunch embedding_version(int index);
 
 struct ResidualArgs {
-  void* out;       // [n]; may equal x
-  const void* x;   // [n]
-  const void* r;   // [n]
+  void* out;      // [n]; may equal x
+  const void* x;  // [n]
+  const void* r;  // [n]
   int64_t n;
   DType dtype;
 };
@@ -102,9 +102,9 @@ using ResidualLayerNormLaunch = void (*)(const ResidualLayerNormArgs&, cudaStrea
 ResidualLayerNormLaunch residual_layernorm_version(int index);
 
 struct QuantizeArgs {
-  void* out;                // [n] e4m3
-  const float* inv_scale;   // device, one float
-  const void* in;           // [n] bf16
+  void* out;               // [n] e4m3
+  const float* inv_scale;  // device, one float
+  const void* in;          // [n] bf16
   int64_t n;
 };
 using QuantizeLaunch = void (*)(const QuantizeArgs&, cudaStream_t);

@@ -37,10 +37,10 @@ __global__ void layernorm_thread_per_row(T* __restrict__ out, const T* __restric
 
 void v1(const LayerNormArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return;
-  LAPTIME_DISPATCH_FLOAT(a.dtype, layernorm_thread_per_row<scalar_t><<<ceil_div(a.rows, 256), 256, 0, stream>>>(
-                                      static_cast<scalar_t*>(a.out), static_cast<const scalar_t*>(a.in),
-                                      static_cast<const scalar_t*>(a.weight), static_cast<const scalar_t*>(a.bias),
-                                      a.rows, a.C, a.eps));
+  LAPTIME_DISPATCH_FLOAT(
+      a.dtype, layernorm_thread_per_row<scalar_t><<<ceil_div(a.rows, 256), 256, 0, stream>>>(
+                   static_cast<scalar_t*>(a.out), static_cast<const scalar_t*>(a.in),
+                   static_cast<const scalar_t*>(a.weight), static_cast<const scalar_t*>(a.bias), a.rows, a.C, a.eps));
   CUDA_CHECK_LAUNCH();
 }
 

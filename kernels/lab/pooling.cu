@@ -58,9 +58,9 @@ void v2(const MaxPoolArgs& a, cudaStream_t stream) {
   if (!aligned || a.C % vec != 0) return v1(a, stream);
   const int64_t threads = static_cast<int64_t>(a.N) * Ho * Wo * (a.C / vec);
   if (threads == 0) return;
-  LAPTIME_DISPATCH_FLOAT(a.dtype, maxpool_vec_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(
-                                      static_cast<scalar_t*>(a.out), static_cast<const scalar_t*>(a.in), a.N, a.H,
-                                      a.W, a.C, Ho, Wo));
+  LAPTIME_DISPATCH_FLOAT(
+      a.dtype, maxpool_vec_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(
+                   static_cast<scalar_t*>(a.out), static_cast<const scalar_t*>(a.in), a.N, a.H, a.W, a.C, Ho, Wo));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -110,9 +110,9 @@ void avg_v2(const AvgPoolArgs& a, cudaStream_t stream) {
   if (!aligned || a.C % vec != 0 || a.H * a.W == 0) return avg_v1(a, stream);
   const int64_t threads = static_cast<int64_t>(a.N) * (a.C / vec);
   if (threads == 0) return;
-  LAPTIME_DISPATCH_FLOAT(a.dtype, avgpool_vec_serial_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(
-                                      static_cast<scalar_t*>(a.out), static_cast<const scalar_t*>(a.in), a.N,
-                                      a.H * a.W, a.C));
+  LAPTIME_DISPATCH_FLOAT(a.dtype,
+                         avgpool_vec_serial_kernel<scalar_t><<<ceil_div(threads, kThreads), kThreads, 0, stream>>>(
+                             static_cast<scalar_t*>(a.out), static_cast<const scalar_t*>(a.in), a.N, a.H * a.W, a.C));
   CUDA_CHECK_LAUNCH();
 }
 void avg_v3(const AvgPoolArgs& a, cudaStream_t stream) {

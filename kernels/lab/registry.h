@@ -34,31 +34,31 @@ const std::vector<std::string>& precision_names();
 // One named dimension of a kernel's shape, with the bounds --shape accepts and the range the
 // GPU tests draw random shapes from.
 struct Dim {
-  std::string name;      // "rows", "C", "B", ...
+  std::string name;  // "rows", "C", "B", ...
   int64_t min = 1, max = 1;
   int64_t test_min = 1, test_max = 1;
 };
 
 // A shape: one value per dimension, in the kernel's order.
 struct Shape {
-  std::string label;          // where it comes from: "gpt2 B8 T1024: ln_1, ln_2, ln_f", "odd", "--shape"
+  std::string label;  // where it comes from: "gpt2 B8 T1024: ln_1, ln_2, ln_f", "odd", "--shape"
   std::vector<int64_t> dims;
 };
 
 struct Version {
-  std::string id;       // "v1", "v2", ...
-  std::string title;    // what it is, a few words: "one warp per row, three reads"
-  std::string reason;   // the step from the version before, one line
+  std::string id;                       // "v1", "v2", ...
+  std::string title;                    // what it is, a few words: "one warp per row, three reads"
+  std::string reason;                   // the step from the version before, one line
   std::vector<std::string> precisions;  // where it runs; empty: every precision of the kernel
   std::string library;  // "" for a kernel in kernels/; else where its launcher lives (the lab runner calls it)
 };
 
 // Where a model runs the kernel.
 struct ModelUse {
-  std::string model;     // "gpt2" | "resnet50"
-  std::string where;     // "ln_1, ln_2 and ln_f of every block"
+  std::string model;       // "gpt2" | "resnet50"
+  std::string where;       // "ln_1, ln_2 and ln_f of every block"
   bool swappable = false;  // `laptime bench MODEL --kernel NAME=VERSION` runs any version there
-  std::string note;      // when not swappable, or when only under a condition: why, one sentence
+  std::string note;        // when not swappable, or when only under a condition: why, one sentence
   // The model precisions (`-p`) where --kernel swaps it in; the kernel then runs in the storage
   // precision of that run (fp32 for fp32 and tf32, bf16 for bf16 and fp8).
   std::vector<std::string> precisions;
@@ -76,11 +76,11 @@ struct KernelInfo {
   std::string summary;  // what it computes, one line
   std::string kind;     // the layer-cost kind of its range: "norm", "elementwise", "attention", ...
   std::vector<Dim> dims;
-  std::vector<std::string> precisions;  // the first is the default
-  std::vector<Version> versions;        // v1 first
+  std::vector<std::string> precisions;            // the first is the default
+  std::vector<Version> versions;                  // v1 first
   std::map<std::string, std::string> production;  // precision -> version id
-  std::vector<Shape> model_shapes;  // timed and checked
-  std::vector<Shape> odd_shapes;    // checked only: sizes that are not a multiple of any block or vector
+  std::vector<Shape> model_shapes;                // timed and checked
+  std::vector<Shape> odd_shapes;                  // checked only: sizes that are not a multiple of any block or vector
   std::vector<ModelUse> models;
   Cost (*cost)(const std::vector<int64_t>& dims, const std::string& precision) = nullptr;
   // "" when the dimensions make a valid call, else why not (one sentence); bounds are checked apart.
@@ -97,7 +97,7 @@ struct KernelInfo {
   // written beside it. Production never has one (a host test says so).
   std::map<std::string, std::map<std::string, double>> version_tolerance;
 
-  int version_index(const std::string& id) const;  // -1 when absent
+  int version_index(const std::string& id) const;                    // -1 when absent
   double floor_of(int version, const std::string& precision) const;  // error_floor's, else 0
   double bound_of(int version, const std::string& precision) const;  // version_tolerance's, else tolerance's
   int production_index(const std::string& precision) const;

@@ -61,7 +61,9 @@ void residual_v2(const ResidualArgs& a, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-void residual_v3(const ResidualArgs& a, cudaStream_t stream) { residual_forward(a.dtype, a.out, a.x, a.r, a.n, stream); }
+void residual_v3(const ResidualArgs& a, cudaStream_t stream) {
+  residual_forward(a.dtype, a.out, a.x, a.r, a.n, stream);
+}
 
 ResidualArgs add_of(const ResidualLayerNormArgs& a) {
   return {a.x_out, a.x, a.r, static_cast<int64_t>(a.rows) * a.C, a.dtype};
@@ -93,7 +95,7 @@ ResidualLaunch residual_version(int index) {
 
 ResidualLayerNormLaunch residual_layernorm_version(int index) {
   static constexpr ResidualLayerNormLaunch kVersions[] = {residual_layernorm_v1, residual_layernorm_v2,
-                                                           residual_layernorm_v3};
+                                                          residual_layernorm_v3};
   return version_at(kVersions, index);
 }
 

@@ -75,8 +75,8 @@ std::string stem_refusal(int index, int Hs, int C, int device) {
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   // v1 has no shared memory to run out of; it takes the same shapes otherwise.
-  const std::string why = fused_stem_refusal(DType::BF16, kFusedStemInChannels, kFusedStemKernel, C, Hs,
-                                             index == 0 ? 1 << 30 : optin);
+  const std::string why =
+      fused_stem_refusal(DType::BF16, kFusedStemInChannels, kFusedStemKernel, C, Hs, index == 0 ? 1 << 30 : optin);
   if (!why.empty() || index < 2) return why;
   return index == 2 ? fused_stem_wgmma_refusal(C, Hs, device) : fused_stem_overlap_refusal(C, Hs, device);
 }

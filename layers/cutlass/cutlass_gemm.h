@@ -44,14 +44,14 @@ enum class CutlassEpilogue { Bias, GeluBias, ReluBias };
 
 struct CutlassGemmArgs {
   int M = 0, N = 0, K = 0;
-  float alpha = 1.f;           // Z = alpha · s_a · s_b · A·Bᵀ + ...
-  const void* a = nullptr;     // [M, K] row-major, the kernel's AB type
-  const void* b = nullptr;     // [N, K] row-major
-  void* d = nullptr;           // [M, N], row stride ldd, the kernel's D type
-  int64_t ldd = 0;             // 0: N
-  const void* c = nullptr;     // [M, N] of the kernel's C type, row stride ldd; read when beta != 0 (may be d)
+  float alpha = 1.f;        // Z = alpha · s_a · s_b · A·Bᵀ + ...
+  const void* a = nullptr;  // [M, K] row-major, the kernel's AB type
+  const void* b = nullptr;  // [N, K] row-major
+  void* d = nullptr;        // [M, N], row stride ldd, the kernel's D type
+  int64_t ldd = 0;          // 0: N
+  const void* c = nullptr;  // [M, N] of the kernel's C type, row stride ldd; read when beta != 0 (may be d)
   float beta = 0.f;
-  const void* bias = nullptr;  // [N] bf16, or nullptr (none)
+  const void* bias = nullptr;      // [N] bf16, or nullptr (none)
   const float* a_scale = nullptr;  // device scalars, fp8 kernels only; nullptr: 1
   const float* b_scale = nullptr;
   const float* d_scale = nullptr;  // e4m3 D only
@@ -87,14 +87,14 @@ class CutlassGemmKernel {
   virtual bool has_c() const = 0;        // reads a C (beta != 0); an e4m3 D of GPT-2's kernels has none
   virtual DType c_dtype() const = 0;     // BF16, or F8E4M3 (the residual-stream kernels); with has_c()
   virtual CutlassEpilogue epilogue() const = 0;
-  virtual bool fast_accum() const = 0;   // fp8 without the periodic fp32 promotion
+  virtual bool fast_accum() const = 0;  // fp8 without the periodic fp32 promotion
   // "" when the kernel can run these arguments (alignment, shape); else why not. Pointers may
   // be null here (a plan is checked before its operands exist).
   virtual std::string refusal(const CutlassGemmArgs& args) const = 0;
   virtual std::size_t workspace_bytes(const CutlassGemmArgs& args, const CutlassSchedule& s) const = 0;
   // Enqueues D on `stream`. Throws Error when CUTLASS refuses the arguments or the launch fails.
-  virtual void run(const CutlassGemmArgs& args, const CutlassSchedule& s, CutlassLaunchCache& cache,
-                   void* workspace, std::size_t workspace_bytes, cudaStream_t stream) const = 0;
+  virtual void run(const CutlassGemmArgs& args, const CutlassSchedule& s, CutlassLaunchCache& cache, void* workspace,
+                   std::size_t workspace_bytes, cudaStream_t stream) const = 0;
 };
 
 // The kernels this build holds that can run on `device` (compute capability 9.0); empty on

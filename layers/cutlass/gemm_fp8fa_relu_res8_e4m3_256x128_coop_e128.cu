@@ -6,7 +6,8 @@
 namespace laptime::sm90 {
 
 const CutlassGemmKernel& gemm_fp8fa_relu_res8_e4m3_256x128_coop_e128() {
-  static const Sm90Gemm<e4m3, e4m3, CutlassEpilogue::ReluBias, 256, 128, 128, 1, 1, CooperativeFastAccum, e4m3, 128> kernel;
+  static const Sm90Gemm<e4m3, e4m3, CutlassEpilogue::ReluBias, 256, 128, 128, 1, 1, CooperativeFastAccum, e4m3, 128>
+      kernel;
   return kernel;
 }
 

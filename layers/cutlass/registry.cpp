@@ -59,12 +59,17 @@ std::vector<const CutlassConvKernel*> cutlass_conv_kernels(int device) {
 }
 
 std::vector<CutlassSchedule> cutlass_schedules() {
-  return {{CutlassRaster::Heuristic, 1}, {CutlassRaster::AlongM, 1}, {CutlassRaster::AlongN, 1},
-          {CutlassRaster::AlongM, 8}, {CutlassRaster::AlongN, 8}};
+  return {{CutlassRaster::Heuristic, 1},
+          {CutlassRaster::AlongM, 1},
+          {CutlassRaster::AlongN, 1},
+          {CutlassRaster::AlongM, 8},
+          {CutlassRaster::AlongN, 8}};
 }
 
 std::string schedule_name(const CutlassSchedule& s) {
-  const char* r = s.raster == CutlassRaster::AlongM ? "along M" : s.raster == CutlassRaster::AlongN ? "along N" : "raster heuristic";
+  const char* r = s.raster == CutlassRaster::AlongM   ? "along M"
+                  : s.raster == CutlassRaster::AlongN ? "along N"
+                                                      : "raster heuristic";
   return std::string(r) + ", swizzle " + std::to_string(s.swizzle);
 }
 

@@ -55,15 +55,16 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
   using Fusion = cutlass::epilogue::fusion::ScaledLinCombPerColBiasEltAct<cutlass::epilogue::thread::ReLu, e4m3, float,
                                                                           bf16, void, float>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
-      float, float, void, cutlass::layout::TensorNHWC, kAlign, e4m3, cutlass::layout::TensorNHWC, kAlign,
-      cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::TensorNHWC, kAlign, e4m3,
+      cutlass::layout::TensorNHWC, kAlign, cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop, e4m3,
       cutlass::layout::TensorNHWC, kAlign, e4m3, cutlass::layout::TensorNHWC, kAlign, float, Tile, Cluster,
-      std::conditional_t<Stages == 0,
-                         cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-                         cutlass::conv::collective::StageCount<(Stages ? Stages : 2)>>,
+      std::conditional_t<
+          Stages == 0,
+          cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+          cutlass::conv::collective::StageCount<(Stages ? Stages : 2)>>,
       cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
   using ProblemShape = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, Mainloop::NumSpatialDimensions>;
   using BaseKernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, Mainloop, Epilogue>;
@@ -150,9 +151,8 @@ class Sm90ConvE4m3 final : public CutlassConvKernel {
     // library sets them so: tools/library/src/conv_operation_3x.hpp).
     using StrideD = typename Kernel::StrideD;
     StrideD dD{};
-    cute::for_each(cute::make_seq<cute::rank<0>(StrideD{})>{}, [&](auto i) {
-      cute::get<0, i>(dD) = shape.stride_C[ProblemShape::RankT - 2 - i];
-    });
+    cute::for_each(cute::make_seq<cute::rank<0>(StrideD{})>{},
+                   [&](auto i) { cute::get<0, i>(dD) = shape.stride_C[ProblemShape::RankT - 2 - i]; });
     args.epilogue.dD = dD;
     args.epilogue.dC = dD;
     auto& f = args.epilogue.thread;

@@ -127,14 +127,14 @@ class Sm90Gemm final : public CutlassGemmKernel {
   static constexpr int kAlignAB = 16 / sizeof(AB), kAlignD = 16 / sizeof(D), kAlignC = c_alignment<C>();
   using Tile = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
   using Cluster = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
-  using Fusion = cutlass::epilogue::fusion::ScaledLinCombPerColBiasEltAct<Activation<Epi>::template Fn, D, float,
-                                                                          bf16, C, float>;
+  using Fusion =
+      cutlass::epilogue::fusion::ScaledLinCombPerColBiasEltAct<Activation<Epi>::template Fn, D, float, bf16, C, float>;
   using EpilogueTile = std::conditional_t<EpiN == 0, cutlass::epilogue::collective::EpilogueTileAuto,
                                           cute::Shape<cute::Int<Schedule::kEpiM>, cute::Int<(EpiN ? EpiN : 16)>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, EpilogueTile,
-      float, float, C, cutlass::layout::RowMajor, kAlignC, D, cutlass::layout::RowMajor, kAlignD,
-      typename Schedule::Epilogue, Fusion>::CollectiveOp;
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, EpilogueTile, float, float, C,
+      cutlass::layout::RowMajor, kAlignC, D, cutlass::layout::RowMajor, kAlignD, typename Schedule::Epilogue,
+      Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, AB, cutlass::layout::RowMajor, kAlignAB, AB,
       cutlass::layout::ColumnMajor, kAlignAB, float, Tile, Cluster,
@@ -156,9 +156,11 @@ class Sm90Gemm final : public CutlassGemmKernel {
  public:
   std::string name() const override {
     std::ostringstream os;
-    os << (std::is_same_v<AB, e4m3> ? "fp8" : "bf16") << ' ' << TileM << 'x' << TileN << 'x' << TileK
-       << " cluster " << ClusterM << 'x' << ClusterN << ' ' << Schedule::kName << ", "
-       << (Epi == CutlassEpilogue::GeluBias ? "GELU+bias" : Epi == CutlassEpilogue::ReluBias ? "ReLU+bias" : "bias")
+    os << (std::is_same_v<AB, e4m3> ? "fp8" : "bf16") << ' ' << TileM << 'x' << TileN << 'x' << TileK << " cluster "
+       << ClusterM << 'x' << ClusterN << ' ' << Schedule::kName << ", "
+       << (Epi == CutlassEpilogue::GeluBias   ? "GELU+bias"
+           : Epi == CutlassEpilogue::ReluBias ? "ReLU+bias"
+                                              : "bias")
        << (kC8 ? " + e4m3 residual" : "") << " -> " << (kOut8 ? "e4m3" : "bf16")
        << (Schedule::kFastAccum ? ", fast accumulation" : "");
     if (EpiN) os << ", epilogue " << Schedule::kEpiM << 'x' << EpiN;
@@ -197,8 +199,9 @@ class Sm90Gemm final : public CutlassGemmKernel {
         p->schedule.swizzle != s.swizzle || p->workspace != workspace) {
       // New operands: checked (alignment, a residual into e4m3) and encoded once, not at every call.
       const std::string why = refusal(a);
-      if (!why.empty()) throw Error("CUTLASS GEMM " + name() + " cannot run M=" + std::to_string(a.M) + " N=" +
-                                    std::to_string(a.N) + " K=" + std::to_string(a.K) + ": " + why + ".");
+      if (!why.empty())
+        throw Error("CUTLASS GEMM " + name() + " cannot run M=" + std::to_string(a.M) + " N=" + std::to_string(a.N) +
+                    " K=" + std::to_string(a.K) + ": " + why + ".");
       const Arguments args = arguments(a, s);
       if (Device::get_workspace_size(args) > workspace_bytes)
         throw Error("internal: CUTLASS GEMM " + name() + " needs more workspace than the context holds.");
@@ -220,9 +223,9 @@ class Sm90Gemm final : public CutlassGemmKernel {
 
  private:
   static bool same(const CutlassGemmArgs& x, const CutlassGemmArgs& y) {
-    return x.M == y.M && x.N == y.N && x.K == y.K && x.alpha == y.alpha && x.a == y.a && x.b == y.b && x.d == y.d && x.ldd == y.ldd &&
-           x.c == y.c && x.beta == y.beta && x.bias == y.bias && x.a_scale == y.a_scale && x.b_scale == y.b_scale &&
-           x.d_scale == y.d_scale && x.c_scale == y.c_scale;
+    return x.M == y.M && x.N == y.N && x.K == y.K && x.alpha == y.alpha && x.a == y.a && x.b == y.b && x.d == y.d &&
+           x.ldd == y.ldd && x.c == y.c && x.beta == y.beta && x.bias == y.bias && x.a_scale == y.a_scale &&
+           x.b_scale == y.b_scale && x.d_scale == y.d_scale && x.c_scale == y.c_scale;
   }
 
   void check(cutlass::Status st, const char* what) const {

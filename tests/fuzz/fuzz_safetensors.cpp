@@ -28,8 +28,7 @@ void exercise(const laptime::SafeTensors& st, const std::byte* data_begin, uint6
   const std::byte* data_end = data_begin + data_size;
   uint64_t covered = 0;
   for (const laptime::TensorInfo& t : st.tensors()) {
-    expect(t.data >= data_begin && t.data <= data_end &&
-               t.nbytes <= static_cast<std::size_t>(data_end - t.data),
+    expect(t.data >= data_begin && t.data <= data_end && t.nbytes <= static_cast<std::size_t>(data_end - t.data),
            "a tensor's bytes lie inside the data section");
     expect(t.data == data_begin + covered, "each tensor starts where the previous one ends");
     covered += t.nbytes;
@@ -37,8 +36,8 @@ void exercise(const laptime::SafeTensors& st, const std::byte* data_begin, uint6
     expect(n >= 0 && static_cast<uint64_t>(n) * laptime::dtype_size(t.dtype) == t.nbytes,
            "nbytes == numel x element size");
     expect(st.find(t.name) == &t, "every tensor is found by its name");
-    if (t.dtype == laptime::DType::F32 || t.dtype == laptime::DType::F16 ||
-        t.dtype == laptime::DType::BF16 || t.dtype == laptime::DType::F64) {
+    if (t.dtype == laptime::DType::F32 || t.dtype == laptime::DType::F16 || t.dtype == laptime::DType::BF16 ||
+        t.dtype == laptime::DType::F64) {
       expect(st.to_float(t).size() == static_cast<std::size_t>(n), "to_float returns numel values");
     } else {
       try {

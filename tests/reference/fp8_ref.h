@@ -14,8 +14,8 @@
 
 namespace laptime::ref {
 
-float round_e4m3(float x);  // the e4m3 value nearest x (ties to even), saturated to ±448; NaN stays NaN
-uint8_t e4m3_bits(float x);  // its encoding
+float round_e4m3(float x);       // the e4m3 value nearest x (ties to even), saturated to ±448; NaN stays NaN
+uint8_t e4m3_bits(float x);      // its encoding
 float e4m3_value(uint8_t bits);  // the value of an encoding (0x7f / 0xff: NaN)
 
 // ‖q − x‖ / ‖x‖ for q = s · e4m3(x / s) with the per-tensor scale s = amax(x) · margin / 448.

@@ -81,8 +81,8 @@ Vec SmallGpt2::exact() const {
 
 Vec SmallGpt2::fp8(float margin) const {
   const GPT2Config& c = config;
-  return gpt2_fp8(tokens, calibration, weights, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B,
-                  T, margin);
+  return gpt2_fp8(tokens, calibration, weights, c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.layer_norm_epsilon, B, T,
+                  margin);
 }
 
 }  // namespace laptime::ref

@@ -52,8 +52,8 @@ Vec gpt2_fp8(const std::vector<int32_t>& tokens, const std::vector<int32_t>& cal
 // B=3, T=40; its random weights and two token batches, the calibration one first, from one seed.
 struct SmallGpt2 {
   explicit SmallGpt2(uint64_t seed);
-  Vec exact() const;             // the oracle's logits on `tokens`
-  Vec fp8(float margin) const;   // the recipe's (gpt2_fp8), calibrated on `calibration`
+  Vec exact() const;            // the oracle's logits on `tokens`
+  Vec fp8(float margin) const;  // the recipe's (gpt2_fp8), calibrated on `calibration`
   GPT2Config config;
   int B = 3, T = 40;
   HostWeights weights;

@@ -12,8 +12,8 @@ Vec embedding(const std::vector<int32_t>& tokens, const Vec& wte, const Vec& wpe
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t)
       for (int c = 0; c < C; ++c)
-        out[(static_cast<size_t>(b) * T + t) * C + c] =
-            static_cast<float>(double(wte[static_cast<size_t>(tokens[b * T + t]) * C + c]) + wpe[static_cast<size_t>(t) * C + c]);
+        out[(static_cast<size_t>(b) * T + t) * C + c] = static_cast<float>(
+            double(wte[static_cast<size_t>(tokens[b * T + t]) * C + c]) + wpe[static_cast<size_t>(t) * C + c]);
   return out;
 }
 
@@ -69,7 +69,8 @@ Vec gelu(const Vec& x) {
 
 namespace {
 // `<name>.weight` · x + `<name>.bias` through `gemm` when given.
-Vec product(const GemmFn* gemm, const std::string& name, const Vec& x, const HostWeights& w, int rows, int in, int out) {
+Vec product(const GemmFn* gemm, const std::string& name, const Vec& x, const HostWeights& w, int rows, int in,
+            int out) {
   const Vec& W = w.at(name + ".weight").values;
   const Vec& b = w.at(name + ".bias").values;
   return gemm ? (*gemm)(name, x, W, b, rows, in, out) : linear(x, W, b, rows, in, out);
@@ -88,7 +89,9 @@ Vec attention(const Vec& x, const HostWeights& w, const std::string& prefix, int
       for (int i = 0; i < T; ++i) {
         auto q = [&](int d) { return double(qkv[(static_cast<size_t>(b) * T + i) * 3 * C + h * hd + d]); };
         auto k = [&](int j, int d) { return double(qkv[(static_cast<size_t>(b) * T + j) * 3 * C + C + h * hd + d]); };
-        auto v = [&](int j, int d) { return double(qkv[(static_cast<size_t>(b) * T + j) * 3 * C + 2 * C + h * hd + d]); };
+        auto v = [&](int j, int d) {
+          return double(qkv[(static_cast<size_t>(b) * T + j) * 3 * C + 2 * C + h * hd + d]);
+        };
         double m = -INFINITY;
         for (int j = 0; j <= i; ++j) {
           double s = 0;

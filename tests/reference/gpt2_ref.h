@@ -28,8 +28,8 @@ Vec gelu(const Vec& x);  // tanh form
 // `gemm` when one is given, under the layer's name (`h.0.attn.c_attn`, `lm_head`), and through
 // linear() otherwise: the fp8 emulation (tests/reference/gpt2_fp8_ref.h) swaps in e4m3 operands
 // there and leaves the rest of the model as it is.
-using GemmFn = std::function<Vec(const std::string& name, const Vec& x, const Vec& W, const Vec& b, int rows, int in,
-                                 int out)>;
+using GemmFn =
+    std::function<Vec(const std::string& name, const Vec& x, const Vec& W, const Vec& b, int rows, int in, int out)>;
 
 // GPT-2 attention: c_proj(causal_mha(c_attn(x))), x: [B, T, C]; weights under `prefix`.
 Vec attention(const Vec& x, const HostWeights& w, const std::string& prefix, int B, int T, int C, int n_head,

@@ -88,7 +88,8 @@ Vec linear(const Vec& x, const Vec& W, const Vec& b, int rows, int in, int out) 
   for (int r = 0; r < rows; ++r)
     for (int o = 0; o < out; ++o) {
       double acc = b[o];
-      for (int i = 0; i < in; ++i) acc += double(x[static_cast<size_t>(r) * in + i]) * W[static_cast<size_t>(o) * in + i];
+      for (int i = 0; i < in; ++i)
+        acc += double(x[static_cast<size_t>(r) * in + i]) * W[static_cast<size_t>(o) * in + i];
       y[static_cast<size_t>(r) * out + o] = static_cast<float>(acc);
     }
   return y;
@@ -109,7 +110,8 @@ Vec bottleneck(const Vec& x, const HostWeights& p, const std::string& prefix, in
   const Vec t3 = conv_bn(t2, p, q + ".conv3", q + ".bn3", N, Ho, Wo, width, out, 1, 1, 0, eps, false);
   const bool project = stride != 1 || Cin != out;
   const Vec shortcut =
-      project ? conv_bn(x, p, q + ".downsample.0", q + ".downsample.1", N, H, W, Cin, out, 1, stride, 0, eps, false) : x;
+      project ? conv_bn(x, p, q + ".downsample.0", q + ".downsample.1", N, H, W, Cin, out, 1, stride, 0, eps, false)
+              : x;
   return relu(add(t3, shortcut));
 }
 

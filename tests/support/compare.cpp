@@ -4,7 +4,8 @@
 
 namespace laptime::test {
 
-DeviceArray::DeviceArray(DType dtype, size_t n) : dtype_(dtype), n_(n), buf_(std::max<size_t>(n, 1) * dtype_size(dtype)) {}
+DeviceArray::DeviceArray(DType dtype, size_t n)
+    : dtype_(dtype), n_(n), buf_(std::max<size_t>(n, 1) * dtype_size(dtype)) {}
 
 DeviceArray::DeviceArray(DType dtype, const std::vector<float>& values) : DeviceArray(dtype, values.size()) {
   DeviceBuffer staging(std::max<size_t>(n_, 1) * sizeof(float));

@@ -19,9 +19,9 @@
 namespace laptime::test {
 
 // Skips the current test, visibly, when no GPU can be used.
-#define LAPTIME_REQUIRE_GPU()                                          \
-  do {                                                                 \
-    std::string why_;                                                  \
+#define LAPTIME_REQUIRE_GPU()                                                 \
+  do {                                                                        \
+    std::string why_;                                                         \
     if (!::laptime::gpu_available(&why_)) GTEST_SKIP() << "no GPU: " << why_; \
   } while (0)
 
@@ -70,10 +70,14 @@ inline std::vector<float> random_vec(size_t n, uint64_t seed, float scale = 1.f)
 // ~0.037 relative error on each product, tests/test_fp8_layers.cpp derives its own, tighter ones).
 inline double layer_bound(Precision p) {
   switch (p) {
-    case Precision::FP32: return 1e-5;
-    case Precision::TF32: return 5e-3;
-    case Precision::BF16: return 3e-2;
-    case Precision::FP8: return 0.1;
+    case Precision::FP32:
+      return 1e-5;
+    case Precision::TF32:
+      return 5e-3;
+    case Precision::BF16:
+      return 3e-2;
+    case Precision::FP8:
+      return 0.1;
   }
   return 0;
 }

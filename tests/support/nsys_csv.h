@@ -19,10 +19,14 @@ inline std::vector<std::map<std::string, std::string>> table(const std::string& 
     bool quoted = false;
     for (size_t i = 0; i < line.size(); ++i) {
       const char c = line[i];
-      if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') row.back() += line[++i];
-      else if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) row.emplace_back();
-      else row.back() += c;
+      if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"')
+        row.back() += line[++i];
+      else if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        row.emplace_back();
+      else
+        row.back() += c;
     }
     rows.push_back(std::move(row));
   }

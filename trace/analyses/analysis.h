@@ -29,10 +29,10 @@ const char* bound_name(Bound b);
 struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   std::shared_ptr<NamePool> names;  // the trace's: the Names in gaps and calls point into it
   std::string source;
-  std::string gpu;                 // "NVIDIA H200, 132 SMs", when the capture recorded it
-  std::vector<std::string> notes;  // the reader's notes and the analysis's own
-  DroppedRows dropped;             // rows the reader left out as invalid (Trace::dropped)
-  std::optional<int> top;          // rows the tables show (ReportOptions::top, trace/analyses/top.h)
+  std::string gpu;                   // "NVIDIA H200, 132 SMs", when the capture recorded it
+  std::vector<std::string> notes;    // the reader's notes and the analysis's own
+  DroppedRows dropped;               // rows the reader left out as invalid (Trace::dropped)
+  std::optional<int> top;            // rows the tables show (ReportOptions::top, trace/analyses/top.h)
   Program program = Program::Other;  // who made the trace: the verdict's advice is in its terms
 
   Bound bound = Bound::NoGpuWork;

@@ -21,12 +21,18 @@ using detail::ms;
 
 const char* bound_name(Bound b) {
   switch (b) {
-    case Bound::GpuBound: return "GPU-bound";
-    case Bound::SyncBound: return "sync-bound";
-    case Bound::LaunchBound: return "launch-bound";
-    case Bound::InputBound: return "input-bound";
-    case Bound::Mixed: return "mixed";
-    case Bound::NoGpuWork: return "no GPU work";
+    case Bound::GpuBound:
+      return "GPU-bound";
+    case Bound::SyncBound:
+      return "sync-bound";
+    case Bound::LaunchBound:
+      return "launch-bound";
+    case Bound::InputBound:
+      return "input-bound";
+    case Bound::Mixed:
+      return "mixed";
+    case Bound::NoGpuWork:
+      return "no GPU work";
   }
   return "?";
 }
@@ -74,8 +80,9 @@ std::string sync_verdict(const Analysis& a) {
               (its.size() == 1 ? " " : "s ") + detail::number_runs(its);
     }
   }
-  std::string v = " The loop synchronizes: " + (every.empty() ? some : every + " per iteration" + (some.empty() ? "" : ", and " + some)) +
-                  " (in " + sync_places_text(a, some.empty()) + ").";
+  std::string v = " The loop synchronizes: " +
+                  (every.empty() ? some : every + " per iteration" + (some.empty() ? "" : ", and " + some)) + " (in " +
+                  sync_places_text(a, some.empty()) + ").";
   size_t stalls = 0, stale = 0;
   for (const SyncCall& s : a.syncs) {
     stalls += s.effect == SyncEffect::Stall;
@@ -83,19 +90,20 @@ std::string sync_verdict(const Analysis& a) {
   }
   const double wait_ms = a.sync_wait / 1e6 / n, stall_ms = a.sync_stall / 1e6 / n;
   if (stalls)
-    v += format(" The host waits %.3f ms per iteration in them, %.3f ms of it for the compute stream's work to "
-                "finish (%.3g %s per iteration: the host stops until the GPU drains, then the GPU restarts from "
-                "an empty queue).",
-                wait_ms, stall_ms, stalls / n, stalls == a.steady_count ? "stall" : "stalls");
+    v += format(
+        " The host waits %.3f ms per iteration in them, %.3f ms of it for the compute stream's work to "
+        "finish (%.3g %s per iteration: the host stops until the GPU drains, then the GPU restarts from "
+        "an empty queue).",
+        wait_ms, stall_ms, stalls / n, stalls == a.steady_count ? "stall" : "stalls");
   else
     v += format(" The host waits %.3f ms per iteration in them; none of them waited for the compute stream's work.",
                 wait_ms);
   if (stale)
-    v += format(" %.3g per iteration returned at once: it did not wait for the forward pass; a value read this way "
-                "can be stale.",
-                stale / n);
-  if (stalls == 0 && stale == 0)
-    v += " They did not wait for the GPU: each cost only its own time.";
+    v += format(
+        " %.3g per iteration returned at once: it did not wait for the forward pass; a value read this way "
+        "can be stale.",
+        stale / n);
+  if (stalls == 0 && stale == 0) v += " They did not wait for the GPU: each cost only its own time.";
   const double shrink = a.lap_ms - a.lap_without_syncs_ms;
   if (shrink > 0.0005 * a.lap_ms)
     v += format(" Without them the lap would shrink by about %.3f ms, from %.3f to %.3f ms (", shrink, a.lap_ms,
@@ -114,7 +122,9 @@ std::string sync_verdict(const Analysis& a) {
 // A remedy in the terms of the program that ran: laptime's flags, PyTorch's calls, CUDA's own.
 struct Remedy {
   const char *laptime, *pytorch, *other;
-  const char* for_program(Program p) const { return p == Program::Laptime ? laptime : p == Program::PyTorch ? pytorch : other; }
+  const char* for_program(Program p) const {
+    return p == Program::Laptime ? laptime : p == Program::PyTorch ? pytorch : other;
+  }
 };
 
 // What would take the launches off the critical path.
@@ -166,16 +176,18 @@ void write_verdict(Analysis& a) {
     // Overlapping host-to-device copies can add up to more than the period: a share, at most all of it.
     const double input_frac = std::min(1.0, double(a.input_wait + a.htod_time) / period_total);
     const Ns host_wait = a.host_wait_idle + (a.between_iterations - a.input_wait);
-    const std::string busy_words = format("the GPU is busy %.1f%% of the time across steady iterations", 100 * busy_frac);
+    const std::string busy_words =
+        format("the GPU is busy %.1f%% of the time across steady iterations", 100 * busy_frac);
     if (busy_frac >= 0.9) {
       a.bound = Bound::GpuBound;
       const CategoryRow& top = a.categories.front();
       v = "GPU-bound: " + busy_words + " (" + a.range_name + " takes " + format("%.3f", a.gpu_ms.median) +
           " ms on the GPU, median); ";
       if (a.graphs.replay_time > top.time)  // replays traced whole: their kernels are not in the trace
-        v += format("time goes to CUDA Graph replays, %.0f%% of GPU time (which kernels run inside them needs "
-                    "`nsys profile --cuda-graph-trace=node`).",
-                    a.gpu_time ? 100.0 * a.graphs.replay_time / a.gpu_time : 0.0);
+        v += format(
+            "time goes to CUDA Graph replays, %.0f%% of GPU time (which kernels run inside them needs "
+            "`nsys profile --cuda-graph-trace=node`).",
+            a.gpu_time ? 100.0 * a.graphs.replay_time / a.gpu_time : 0.0);
       else
         v += std::string("time goes to the kernels themselves, ") + category_name(top.category) +
              format(" first with %.0f%% of GPU time.", a.gpu_time ? 100.0 * top.time / a.gpu_time : 0.0);
@@ -188,18 +200,20 @@ void write_verdict(Analysis& a) {
       a.bound = Bound::SyncBound;
       const double launch_pct = 100.0 * (host_wait - a.sync_idle) / idle;
       v = "Sync-bound: " + busy_words +
-          format("; %.0f%% of the idle time follows a synchronization that stalled it (the host waited in the "
-                 "call until the GPU had run everything queued, and the GPU stayed idle until the host launched "
-                 "again)",
-                 100.0 * a.sync_idle / idle) +
+          format(
+              "; %.0f%% of the idle time follows a synchronization that stalled it (the host waited in the "
+              "call until the GPU had run everything queued, and the GPU stayed idle until the host launched "
+              "again)",
+              100.0 * a.sync_idle / idle) +
           (launch_pct >= 0.5 ? format(", and %.0f%% waits for launches alone.", launch_pct) : ".") +
           kSyncRemedy.for_program(a.program);
     } else if (idle > 0 && host_wait >= idle / 2) {
       a.bound = Bound::LaunchBound;
       const Ns launch_wait = host_wait - a.sync_idle;
-      v = "Launch-bound: " + busy_words + format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * launch_wait / idle) +
-          " to launch the next kernel (host " + format("%.3f", a.host_ms.median) + " ms to enqueue an iteration the GPU runs in " +
-          format("%.3f", a.gpu_ms.median) + " ms, medians)" +
+      v = "Launch-bound: " + busy_words +
+          format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * launch_wait / idle) +
+          " to launch the next kernel (host " + format("%.3f", a.host_ms.median) +
+          " ms to enqueue an iteration the GPU runs in " + format("%.3f", a.gpu_ms.median) + " ms, medians)" +
           (a.sync_idle ? format(", and %.0f%% after a synchronization that stalled it", 100.0 * a.sync_idle / idle)
                        : "") +
           ".";
@@ -260,8 +274,9 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
   a.gap_threshold_us = o.gap_us;
   a.top = o.top;
   if (t.api_calls.empty())
-    a.notes.push_back("The capture has no CUDA API calls (was it taken without --trace=cuda?): GPU work cannot be "
-                      "tied to NVTX ranges.");
+    a.notes.push_back(
+        "The capture has no CUDA API calls (was it taken without --trace=cuda?): GPU work cannot be "
+        "tied to NVTX ranges.");
 
   // 1. The iterations, warm-up, and which are steady (needs the GPU spans of 2.).
   mark_warmup(t, iterations, o.skip_warmup, a, a.notes);
@@ -280,7 +295,8 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
   // 2. Utilization: the gaps and idle time of the steady iterations.
   steady_idle(std::move(gaps), a.iterations, a);
   if (iterations.pid)  // a GPU shared with other processes: their kernels in this one's idle time
-    if (std::string note = shared_gpu_note(j, ops_of, a.iterations, *iterations.pid, a.idle_in_iterations); !note.empty())
+    if (std::string note = shared_gpu_note(j, ops_of, a.iterations, *iterations.pid, a.idle_in_iterations);
+        !note.empty())
       a.notes.push_back(std::move(note));
   // 3. The kernel mix.
   kernel_mix(j, ops_of, a.iterations, a);

@@ -65,9 +65,9 @@ void summarize_graphs(const TraceJoin& j, const std::vector<std::vector<int>>& o
   g.launches = launches.size();
   if (g.node_ops > g.node_ops_named)
     notes.push_back(std::to_string(g.node_ops - g.node_ops_named) + " of the " + std::to_string(g.node_ops) +
-                      " operations graph nodes ran have no NVTX range from their node's creation (the node was made "
-                      "outside every range, or the trace does not record it): they count under the range of their "
-                      "graph's launch.");
+                    " operations graph nodes ran have no NVTX range from their node's creation (the node was made "
+                    "outside every range, or the trace does not record it): they count under the range of their "
+                    "graph's launch.");
   // Updated executables matter where layers come from nodes (see the top of graph.h).
   Ns first_update = -1;
   // The iterations' own process only: another program's graph updates change none of its nodes.
@@ -85,14 +85,14 @@ void summarize_graphs(const TraceJoin& j, const std::vector<std::vector<int>>& o
         break;
       }
     notes.push_back("The program updated an executable graph in place (" + std::to_string(g.updates) +
-                      (g.updates == 1 ? " cudaGraphExecUpdate call" : " cudaGraphExecUpdate calls") + when +
-                      "): the trace records neither the graph it was updated from nor which node took which, so "
-                      "the work replayed after it keeps the layers of the nodes the executable was instantiated "
-                      "from.");
+                    (g.updates == 1 ? " cudaGraphExecUpdate call" : " cudaGraphExecUpdate calls") + when +
+                    "): the trace records neither the graph it was updated from nor which node took which, so "
+                    "the work replayed after it keeps the layers of the nodes the executable was instantiated "
+                    "from.");
   }
   if (const size_t twice = j.replays_traced_by_nodes())
     notes.push_back(std::to_string(twice) + (twice == 1 ? " graph replay was" : " graph replays were") +
-                      " recorded both whole and node by node: counted once, by its nodes.");
+                    " recorded both whole and node by node: counted once, by its nodes.");
 }
 
 }  // namespace laptime::trace

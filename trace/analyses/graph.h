@@ -46,14 +46,14 @@ namespace laptime::trace {
 // What the steady iterations ran through CUDA Graphs (filled by summarize_graphs; a part of
 // question 3's answer, kernels.h's KernelMix).
 struct GraphSummary {
-  size_t replays = 0;          // replays traced whole (nsys's default graph trace)
-  Ns replay_time = 0;          // their GPU spans, summed
-  std::set<uint32_t> graphs;   // the graphs they replayed (graphId)
-  size_t node_ops = 0;         // operations run by graph nodes (node-level trace)
-  size_t node_ops_named = 0;   // of those, named by the range their node was made in
-  Ns node_time = 0;            // their GPU time
-  size_t launches = 0;         // cudaGraphLaunch calls that launched them
-  size_t updates = 0;          // cudaGraphExecUpdate calls made before the last steady iteration ended
+  size_t replays = 0;         // replays traced whole (nsys's default graph trace)
+  Ns replay_time = 0;         // their GPU spans, summed
+  std::set<uint32_t> graphs;  // the graphs they replayed (graphId)
+  size_t node_ops = 0;        // operations run by graph nodes (node-level trace)
+  size_t node_ops_named = 0;  // of those, named by the range their node was made in
+  Ns node_time = 0;           // their GPU time
+  size_t launches = 0;        // cudaGraphLaunch calls that launched them
+  size_t updates = 0;         // cudaGraphExecUpdate calls made before the last steady iteration ended
   bool any() const { return replays > 0 || node_ops > 0; }
 };
 

@@ -61,9 +61,12 @@ RangePattern::RangePattern(const std::string& spec) {
 
 bool RangePattern::matches(const std::string& text) const {
   switch (kind_) {
-    case Kind::Exact: return text == text_;
-    case Kind::Glob: return glob_match(text_, text);
-    case Kind::Regex: return RE2::FullMatch(text, *re_);
+    case Kind::Exact:
+      return text == text_;
+    case Kind::Glob:
+      return glob_match(text_, text);
+    case Kind::Regex:
+      return RE2::FullMatch(text, *re_);
   }
   return false;
 }
@@ -182,9 +185,10 @@ std::string frequent_ranges(const Trace& t) {
 }
 
 [[noreturn]] void no_nvtx() {
-  throw TraceError("the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
-                   "--trace=cuda,nvtx` and run `laptime bench` with --nvtx iter or finer (or wrap each iteration in "
-                   "an NVTX range, e.g. torch.cuda.nvtx.range_push(f\"Forward Pass Iter {i}\")).");
+  throw TraceError(
+      "the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
+      "--trace=cuda,nvtx` and run `laptime bench` with --nvtx iter or finer (or wrap each iteration in "
+      "an NVTX range, e.g. torch.cuda.nvtx.range_push(f\"Forward Pass Iter {i}\")).");
 }
 
 }  // namespace
@@ -221,7 +225,8 @@ std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
         c->second.emplace_back(id->second, std::stoull(name.substr(pos, len)));
       }
     }
-    for (const auto& [id, number] : c->second) by_template[{r.pid, r.tid, id}].emplace_back(static_cast<int>(i), number);
+    for (const auto& [id, number] : c->second)
+      by_template[{r.pid, r.tid, id}].emplace_back(static_cast<int>(i), number);
   }
   // In the order of (pid, tid, before, after), as families were always listed before ranking.
   using Key = std::tuple<uint32_t, uint32_t, std::string, std::string>;
@@ -236,9 +241,11 @@ std::vector<RangeFamily> numbered_families(const TraceJoin& j) {
   for (auto& [key, members] : groups) {
     if (members.size() < 2) continue;
     // Non-overlapping on the thread: sorted by start, each ends before the next begins.
-    std::sort(members.begin(), members.end(), [&](const auto& x, const auto& y) { return t.nvtx[x.first].start < t.nvtx[y.first].start; });
+    std::sort(members.begin(), members.end(),
+              [&](const auto& x, const auto& y) { return t.nvtx[x.first].start < t.nvtx[y.first].start; });
     bool ok = true;
-    for (size_t k = 1; k < members.size() && ok; ++k) ok = t.nvtx[members[k - 1].first].end <= t.nvtx[members[k].first].start;
+    for (size_t k = 1; k < members.size() && ok; ++k)
+      ok = t.nvtx[members[k - 1].first].end <= t.nvtx[members[k].first].start;
     if (!ok) continue;
     std::sort(members.begin(), members.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
     for (size_t k = 1; k < members.size() && ok; ++k) ok = members[k - 1].second != members[k].second;
@@ -336,8 +343,8 @@ IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std:
 
   if (!spec.empty()) {
     if (matches.empty())
-      throw TraceError(who + " has no NVTX range matching `" + spec + "`; " +
-                       (pid ? "the trace's" : "its") + " most frequent ranges are " + frequent_ranges(t) +
+      throw TraceError(who + " has no NVTX range matching `" + spec + "`; " + (pid ? "the trace's" : "its") +
+                       " most frequent ranges are " + frequent_ranges(t) +
                        ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
     std::vector<uint64_t> numbers = spec == "forward" ? std::vector<uint64_t>{} : number_by_name(matches);
     s.name = spec;
@@ -367,19 +374,21 @@ IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std:
       const RangeFamily& next = fams[1];
       s.rule += "; of " + plural(fams.size(), "family", "families") + ", the " +
                 (f.gpu_launches != next.gpu_launches ? "one holding the most GPU launches"
-                 : f.depth != next.depth            ? "outermost (`" + next.glob + "` nests in it)"
-                                                    : "one covering the most time") +
+                 : f.depth != next.depth             ? "outermost (`" + next.glob + "` nests in it)"
+                                                     : "one covering the most time") +
                 " (--range to choose another)";
     }
     take(f.ranges, f.numbers);
     return s;
   }
   if (pid)
-    throw TraceError(who + " has no NVTX range that marks the iterations: no `forward` range and no family of ranges "
+    throw TraceError(who +
+                     " has no NVTX range that marks the iterations: no `forward` range and no family of ranges "
                      "numbered by iteration (like `Forward Pass Iter 3`) on one of its threads.");
-  throw TraceError("no NVTX range marks the iterations: there is no `forward` range and no family of ranges numbered "
-                   "by iteration (like `Forward Pass Iter 3`) on one thread; the most frequent ranges are " +
-                   frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
+  throw TraceError(
+      "no NVTX range marks the iterations: there is no `forward` range and no family of ranges numbered "
+      "by iteration (like `Forward Pass Iter 3`) on one thread; the most frequent ranges are " +
+      frequent_ranges(t) + ": name the iteration range with --range NAME, a glob ('Step *') or re:REGEX.");
 }
 
 }  // namespace
@@ -389,8 +398,9 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec, std::o
   if (t.nvtx.empty()) no_nvtx();
   Candidates c(j, spec);
   std::vector<int> matches = c.matches();
-  if (pid) matches.erase(std::remove_if(matches.begin(), matches.end(), [&](int r) { return t.nvtx[r].pid != *pid; }),
-                         matches.end());
+  if (pid)
+    matches.erase(std::remove_if(matches.begin(), matches.end(), [&](int r) { return t.nvtx[r].pid != *pid; }),
+                  matches.end());
   return choose_iterations(j, spec, pid, std::move(matches), [&] {
     std::vector<RangeFamily> f = spec.empty() ? c.families() : std::vector<RangeFamily>{};
     if (pid) f.erase(std::remove_if(f.begin(), f.end(), [&](const RangeFamily& x) { return x.pid != *pid; }), f.end());
@@ -412,7 +422,7 @@ std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const s
   std::set<uint32_t> with_ranges;
   for (const NvtxEvent& r : t.nvtx) with_ranges.insert(r.pid);
   const bool need_families = spec.empty() && std::any_of(with_ranges.begin(), with_ranges.end(),
-                                                          [&](uint32_t pid) { return !matches.count(pid); });
+                                                         [&](uint32_t pid) { return !matches.count(pid); });
   std::map<uint32_t, std::vector<RangeFamily>> families;
   if (need_families)
     for (const RangeFamily& f : c.families()) families[f.pid].push_back(f);  // best first, as found
@@ -462,7 +472,8 @@ void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_
   if (skip_warmup) {
     const size_t k = static_cast<size_t>(std::max(0, *skip_warmup));
     if (k >= n)
-      throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) + " leaves none to measure.");
+      throw TraceError("the trace has " + iters + " and --skip-warmup " + std::to_string(k) +
+                       " leaves none to measure.");
     for (size_t i = 0; i < k; ++i) out.iterations[i].warmup = true;
     out.warmup_rule = "the first " + std::to_string(k) + " (--skip-warmup)";
     out.warmup_given = true;
@@ -480,7 +491,7 @@ void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_
   } else {
     out.warmup_rule = "none";
     notes.push_back("The trace has a single `" + s.name +
-                      "` iteration, not marked warm-up: it is measured, warm-up costs and all.");
+                    "` iteration, not marked warm-up: it is measured, warm-up costs and all.");
   }
 }
 
@@ -513,10 +524,11 @@ void settle_warmup(Iterations& r) {
   if (s.start <= marked) return;
   for (size_t i = 0; i < s.start; ++i) r.iterations[i].warmup = true;
   const bool by_marks = r.warmup_rule.rfind("marked", 0) == 0;
-  r.warmup_rule = format("the first %zu, up to where the per-iteration GPU time settles (band %.3f ms ± %.3f ms, "
-                         "from the last half; %s; --skip-warmup K to change)",
-                         s.start, s.median / 1e6, s.band / 1e6,
-                         by_marks ? format("the bench marked %zu", marked).c_str() : "not marked in the trace");
+  r.warmup_rule = format(
+      "the first %zu, up to where the per-iteration GPU time settles (band %.3f ms ± %.3f ms, "
+      "from the last half; %s; --skip-warmup K to change)",
+      s.start, s.median / 1e6, s.band / 1e6,
+      by_marks ? format("the bench marked %zu", marked).c_str() : "not marked in the trace");
 }
 
 void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
@@ -576,9 +588,10 @@ void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
   // ranges never measure the lap.
   if (climbing || last + 2 >= cand.size()) {
     out.steady_rule = "all after warm-up, though the host ran ahead of the GPU in every one";
-    notes.push_back("The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
-                      "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "
-                      "the GPU's start to next start.");
+    notes.push_back(
+        "The host ran ahead of the GPU to the end of the capture (the launch queue never filled): the "
+        "NVTX ranges measure how long the host took to enqueue an iteration, not the lap; the lap is "
+        "the GPU's start to next start.");
     out.lap_from_gpu = true;
     return;
   }
@@ -589,8 +602,8 @@ void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
   for (const Iteration& it : out.iterations)
     if (it.steady()) steady.push_back(it.index);
   out.steady_rule = detail::number_runs(steady) + "; in " + detail::number_runs(ahead) +
-                  " the host ran ahead of the GPU (the GPU's lag, from range end to GPU end, grew until "
-                  "the launch queue filled), so those ranges measure enqueue time, not the lap";
+                    " the host ran ahead of the GPU (the GPU's lag, from range end to GPU end, grew until "
+                    "the launch queue filled), so those ranges measure enqueue time, not the lap";
 }
 
 namespace {
@@ -664,9 +677,10 @@ void iteration_statistics(Iterations& out) {
 
 std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std::string& what) {
   if (s.start <= warmup) return "";
-  return format("Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
-                "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
-                what.c_str(), warmup, s.start, s.median / 1e6, s.band / 1e6, s.start);
+  return format(
+      "Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
+      "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
+      what.c_str(), warmup, s.start, s.median / 1e6, s.band / 1e6, s.start);
 }
 
 IterationSteadyState iteration_steady_state(const Iterations& a) {
@@ -678,10 +692,11 @@ IterationSteadyState iteration_steady_state(const Iterations& a) {
   }
   if (std::none_of(a.iterations.begin(), a.iterations.end(), [](const Iteration& it) { return it.has_gpu; })) return r;
   r.steady = settling(a);
-  r.text = format("per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "
-                  "max(5 x 1.4826 MAD, 2%%) of the last half); warm-up dropped %zu%s",
-                  r.steady.start, a.iterations.size(), r.steady.median / 1e6, r.steady.band / 1e6, r.warmup,
-                  r.steady.start > r.warmup ? ": too short" : ": enough");
+  r.text = format(
+      "per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "
+      "max(5 x 1.4826 MAD, 2%%) of the last half); warm-up dropped %zu%s",
+      r.steady.start, a.iterations.size(), r.steady.median / 1e6, r.steady.band / 1e6, r.warmup,
+      r.steady.start > r.warmup ? ": too short" : ": enough");
   r.warning = warmup_warning(r.steady, r.warmup, "this trace");
   return r;
 }
@@ -695,8 +710,7 @@ std::string interleaved_threads_note(const Trace& t, const IterationSet& s) {
   for (int r : by_start) {
     const NvtxEvent& e = t.nvtx[r];
     threads.insert({e.pid, e.tid});
-    if (latest >= 0 && e.start < t.nvtx[latest].end &&
-        (t.nvtx[latest].tid != e.tid || t.nvtx[latest].pid != e.pid))
+    if (latest >= 0 && e.start < t.nvtx[latest].end && (t.nvtx[latest].tid != e.tid || t.nvtx[latest].pid != e.pid))
       ++overlaps;
     if (latest < 0 || e.end > t.nvtx[latest].end) latest = r;
   }

@@ -50,8 +50,8 @@ namespace laptime::trace {
 // One iteration range, with what the questions found in it (the GPU span and busy time are
 // filled by utilization.h).
 struct Iteration {
-  int nvtx = -1;        // index into Trace::nvtx
-  uint64_t index = 0;   // the range's payload when it has one, else its position
+  int nvtx = -1;       // index into Trace::nvtx
+  uint64_t index = 0;  // the range's payload when it has one, else its position
   bool warmup = false;
   bool host_ahead = false;        // the host ran ahead of the GPU (queue filling): not steady
   Ns start = 0, end = 0;          // host: the range itself
@@ -69,18 +69,18 @@ struct Iteration {
 
 // Question 1's answer (a part of trace/analyses/analysis.h's Analysis).
 struct Iterations {
-  std::string range_name;   // `forward`, `Forward Pass Iter *`, or --range as given
-  std::string range_rule;   // how the iteration ranges were found, in words
-  std::string warmup_rule;  // how warm-up was decided, in words
+  std::string range_name;     // `forward`, `Forward Pass Iter *`, or --range as given
+  std::string range_rule;     // how the iteration ranges were found, in words
+  std::string warmup_rule;    // how warm-up was decided, in words
   bool warmup_given = false;  // --skip-warmup decided it: the data does not move it
-  std::string steady_rule;  // which iterations are measured and why the others are not
+  std::string steady_rule;    // which iterations are measured and why the others are not
 
   std::vector<Iteration> iterations;  // all, in order; steady() tells the measured ones
   int svg_iteration = -1;             // the steady iteration whose GPU span is the median
   size_t steady_count = 0;
   stats::Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
-  stats::Summary period_ms;  // GPU start to next iteration's GPU start: the throughput lap
-  stats::Summary busy_ms;    // union of GPU work per steady iteration
+  stats::Summary period_ms;                  // GPU start to next iteration's GPU start: the throughput lap
+  stats::Summary busy_ms;                    // union of GPU work per steady iteration
   double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period (module comment)
   bool lap_from_gpu = false;
   std::string lap_source;  // which of the two, in words
@@ -145,9 +145,9 @@ IterationSet find_iterations(const TraceJoin& j, const std::string& spec, std::o
 // is linear in the trace, however many processes it holds.
 struct ProcessIterations {
   uint32_t pid = 0;
-  IterationSet set;          // its iterations, when `error` is empty
-  std::string error;         // why the rules refuse its candidates (two families tie), one sentence
-  size_t gpu_launches = 0;   // launch calls inside its iteration ranges
+  IterationSet set;         // its iterations, when `error` is empty
+  std::string error;        // why the rules refuse its candidates (two families tie), one sentence
+  size_t gpu_launches = 0;  // launch calls inside its iteration ranges
 };
 std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const std::string& spec);
 

@@ -93,7 +93,8 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
   }
   const size_t memsets = ops_.size();
   const Name memset_label = t.names->intern("[CUDA memset]");
-  for (size_t i = 0; i < t.memsets.size(); ++i) add(GpuOp::Kind::Memset, static_cast<int>(i), t.memsets[i], memset_label);
+  for (size_t i = 0; i < t.memsets.size(); ++i)
+    add(GpuOp::Kind::Memset, static_cast<int>(i), t.memsets[i], memset_label);
   const size_t replays = ops_.size();
   // A replay whose nodes were traced too is already there, node by node.
   for (size_t i = 0; i < t.graph_replays.size(); ++i) {
@@ -102,7 +103,8 @@ TraceJoin::TraceJoin(const Trace& t) : t_(t) {
       ++replays_by_nodes_;
       continue;
     }
-    add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g, t.names->intern("[CUDA graph " + std::to_string(g.graph) + "]"));
+    add(GpuOp::Kind::GraphReplay, static_cast<int>(i), g,
+        t.names->intern("[CUDA graph " + std::to_string(g.graph) + "]"));
   }
   classify_ops();
   merge_ops(copies, memsets, replays);

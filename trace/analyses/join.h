@@ -29,7 +29,7 @@ namespace laptime::trace {
 struct GpuOp {
   enum class Kind : uint8_t { Kernel, Memcpy, Memset, GraphReplay };
   Ns start = 0, end = 0;
-  Name label;  // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]" (the trace's pool)
+  Name label;      // kernel short name, "[CUDA memcpy HtoD]", "[CUDA memset]", "[CUDA graph 3]" (the trace's pool)
   int index = -1;  // into Trace::kernels, ::memcpys, ::memsets or ::graph_replays
   uint32_t pid = 0, device = 0, stream = 0;
   int api = -1;    // the launch call, index into Trace::api_calls; -1 when not captured
@@ -59,11 +59,25 @@ class ThreadCalls {
     int operator*() const { return list_ ? list_[i_] : static_cast<int>(i_); }
     int operator[](difference_type n) const { return *(*this + n); }
     iterator& operator++() { return *this += 1; }
-    iterator operator++(int) { iterator r = *this; ++*this; return r; }
+    iterator operator++(int) {
+      iterator r = *this;
+      ++*this;
+      return r;
+    }
     iterator& operator--() { return *this -= 1; }
-    iterator operator--(int) { iterator r = *this; --*this; return r; }
-    iterator& operator+=(difference_type n) { i_ += n; return *this; }
-    iterator& operator-=(difference_type n) { i_ -= n; return *this; }
+    iterator operator--(int) {
+      iterator r = *this;
+      --*this;
+      return r;
+    }
+    iterator& operator+=(difference_type n) {
+      i_ += n;
+      return *this;
+    }
+    iterator& operator-=(difference_type n) {
+      i_ -= n;
+      return *this;
+    }
     friend iterator operator+(iterator a, difference_type n) { return a += n; }
     friend iterator operator+(difference_type n, iterator a) { return a += n; }
     friend iterator operator-(iterator a, difference_type n) { return a -= n; }

@@ -61,13 +61,15 @@ void kernel_mix(const TraceJoin& j, const std::vector<std::vector<int>>& ops_of,
     }
   }
   for (auto& [c, row] : cats) out.categories.push_back(row);
-  std::stable_sort(out.categories.begin(), out.categories.end(), [](const CategoryRow& x, const CategoryRow& y) { return x.time > y.time; });
+  std::stable_sort(out.categories.begin(), out.categories.end(),
+                   [](const CategoryRow& x, const CategoryRow& y) { return x.time > y.time; });
   for (const auto& by_name : kernels)
     for (const auto& [key, row] : by_name) out.kernels.push_back(row);
   std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& x, const KernelRow& y) {
     return std::tie(x.name, x.category) < std::tie(y.name, y.category);
   });
-  std::stable_sort(out.kernels.begin(), out.kernels.end(), [](const KernelRow& x, const KernelRow& y) { return x.time > y.time; });
+  std::stable_sort(out.kernels.begin(), out.kernels.end(),
+                   [](const KernelRow& x, const KernelRow& y) { return x.time > y.time; });
   // The layer, as it is and with block indices folded: each distinct name folded once.
   std::map<std::string, RangeRow> by_text, patterns;
   auto add = [](std::map<std::string, RangeRow>& table, const std::string& key, const RangeRow& r) {

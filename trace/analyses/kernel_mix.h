@@ -38,13 +38,13 @@ struct RangeRow {
 
 // Question 3's answer (a part of trace/analyses/analysis.h's Analysis).
 struct KernelMix {
-  Ns gpu_time = 0;   // sum of kernel+copy+memset (and graph replay) durations over steady iterations
-  Ns htod_time = 0;  // host-to-device copy time inside steady iterations
+  Ns gpu_time = 0;                      // sum of kernel+copy+memset (and graph replay) durations over steady iterations
+  Ns htod_time = 0;                     // host-to-device copy time inside steady iterations
   GraphSummary graphs;                  // what ran through CUDA Graphs (trace/analyses/graph.h)
   std::vector<CategoryRow> categories;  // every category, largest first (replays traced whole: in none)
   std::vector<KernelRow> kernels;       // by time, all of them
   std::vector<RangeRow> ranges;         // by innermost range, by time
-  std::vector<RangeRow> range_patterns; // the same with block indices folded: h.*.attn
+  std::vector<RangeRow> range_patterns;  // the same with block indices folded: h.*.attn
 };
 
 // Fills `out` from the GPU work of the steady iterations (ops_of: utilization.h's ops_by_iteration).

@@ -44,7 +44,8 @@ ProcessChoice chosen_process(const TraceJoin& j, const std::string& range, uint3
     if (p.error.empty()) ok.push_back(std::move(p));
   }
   const std::string others = ok.empty() ? "" : "; the processes with iterations are " + process_list(t, ok);
-  if (!trace_holds_process(j, pid)) throw TraceError("the trace holds no process " + std::to_string(pid) + others + ".");
+  if (!trace_holds_process(j, pid))
+    throw TraceError("the trace holds no process " + std::to_string(pid) + others + ".");
   // It is there, with no candidate range: find_iterations says why in its words.
   try {
     ProcessIterations p;
@@ -67,8 +68,10 @@ Ns other_processes_in_idle(const TraceJoin& j, const std::vector<std::vector<int
   std::vector<std::pair<Ns, Ns>> other;
   for (const GpuOp& op : j.ops()) {
     if (op.pid == pid) continue;
-    if (!other.empty() && op.start <= other.back().second) other.back().second = std::max(other.back().second, op.end);
-    else other.emplace_back(op.start, op.end);
+    if (!other.empty() && op.start <= other.back().second)
+      other.back().second = std::max(other.back().second, op.end);
+    else
+      other.emplace_back(op.start, op.end);
   }
   if (other.empty()) return 0;
   // The measure of `other` inside [lo, hi): its intervals are disjoint and sorted, ends too.
@@ -106,10 +109,11 @@ std::string shared_gpu_note(const TraceJoin& j, const std::vector<std::vector<in
   if (idle <= 0) return "";
   const Ns other = other_processes_in_idle(j, ops_of, iterations, pid);
   if (other * 100 <= idle) return "";
-  return detail::format("Other processes' GPU work ran during %.0f%% of this process's idle time inside its steady "
-                        "iterations (%.3f ms of %.3f ms, all steady iterations): the GPU is shared, so the idle time, the gaps and the "
-                        "verdict below include time the GPU spent on their kernels.",
-                        100.0 * other / idle, other / 1e6, idle / 1e6);
+  return detail::format(
+      "Other processes' GPU work ran during %.0f%% of this process's idle time inside its steady "
+      "iterations (%.3f ms of %.3f ms, all steady iterations): the GPU is shared, so the idle time, the gaps and the "
+      "verdict below include time the GPU spent on their kernels.",
+      100.0 * other / idle, other / 1e6, idle / 1e6);
 }
 
 ProcessChoice choose_processes(const TraceJoin& j, const std::string& range, std::optional<uint32_t> pid) {
@@ -134,7 +138,8 @@ ProcessChoice choose_processes(const TraceJoin& j, const std::string& range, std
   for (const GpuOp& op : j.ops())
     if (!named.count(op.pid)) ++ops_elsewhere[op.pid];
   for (const auto& [other, n] : ops_elsewhere)
-    c.notes.push_back("Process " + process_label(t, other) + " ran " + detail::plural(n, "GPU operation", "GPU operations") +
+    c.notes.push_back("Process " + process_label(t, other) + " ran " +
+                      detail::plural(n, "GPU operation", "GPU operations") +
                       " but has no iteration ranges: its work is not in this report.");
   c.reported = std::move(ok);
   if (c.reported.size() > 1)

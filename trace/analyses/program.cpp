@@ -9,9 +9,12 @@ namespace laptime::trace {
 
 const char* program_name(Program p) {
   switch (p) {
-    case Program::Laptime: return "laptime";
-    case Program::PyTorch: return "PyTorch";
-    case Program::Other: return "other";
+    case Program::Laptime:
+      return "laptime";
+    case Program::PyTorch:
+      return "PyTorch";
+    case Program::Other:
+      return "other";
   }
   return "?";
 }
@@ -38,7 +41,8 @@ Program identify_program(const Trace& t, std::optional<uint32_t> pid) {
   for (const NvtxEvent& e : t.nvtx)
     if (ours(e.pid) && e.domain.str() == "laptime") return Program::Laptime;
   std::unordered_set<uint32_t> pids;
-  if (pid) pids.insert(*pid);
+  if (pid)
+    pids.insert(*pid);
   else
     for (const auto& [thread, name] : t.thread_names) pids.insert(thread.first);
   for (uint32_t p : pids) {

@@ -100,21 +100,23 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
       continue;
     }
     if (measured_parents.count(e.name)) continue;
-    RooflineRow row{e.name, e.kind, 1, e.flops, e.bytes(), total_ns[i] / n_steady, {},
-                    costs.precision_of(e)};
-    row.point = roofline_point(row.flops, row.bytes, row.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, row.precision);
+    RooflineRow row{e.name, e.kind, 1, e.flops, e.bytes(), total_ns[i] / n_steady, {}, costs.precision_of(e)};
+    row.point =
+        roofline_point(row.flops, row.bytes, row.time_ns * 1e-9, ceilings ? &*ceilings : nullptr, row.precision);
     r.layers.push_back(std::move(row));
   }
   if (r.layers.empty())
-    throw TraceError("no range in the steady iterations of this trace is named like a layer of " + costs.source +
-                     " (" + costs.model + "): capture with `--nvtx layer` (or block); a --graph run under nsys needs "
+    throw TraceError("no range in the steady iterations of this trace is named like a layer of " + costs.source + " (" +
+                     costs.model +
+                     "): capture with `--nvtx layer` (or block); a --graph run under nsys needs "
                      "`--cuda-graph-trace=node`.");
   if (!missing.empty()) {
     std::string list;
     for (size_t i = 0; i < missing.size() && i < 6; ++i) list += (i ? ", " : "") + missing[i];
     r.notes.push_back(std::to_string(missing.size()) + " of " + std::to_string(costs.layers.size()) +
                       " layers of the sidecar have no GPU work under a range of their name (a coarser --nvtx level, "
-                      "or fused into a neighbour): " + list + (missing.size() > 6 ? ", ..." : "") + ".");
+                      "or fused into a neighbour): " +
+                      list + (missing.size() > 6 ? ", ..." : "") + ".");
   }
 
   // Folded: one row per block-index pattern and identical cost.
@@ -144,7 +146,8 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
   for (const RooflineRow& f : r.folded)
     if (f.precision != costs.precision) other += (other.empty() ? "" : ", ") + f.name + " (" + f.precision + ")";
   if (!other.empty())
-    r.notes.push_back(other + " compute in another precision than the run's: their bound is that precision's "
+    r.notes.push_back(other +
+                      " compute in another precision than the run's: their bound is that precision's "
                       "ceiling.");
   return r;
 }
@@ -181,7 +184,7 @@ std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a
     r = compute_roofline(j, a, costs, ceilings);
   } catch (const TraceError& e) {
     if (!layers_file.empty()) throw;  // asked for by name: an error
-    r.costs = costs;  // found beside the trace (a --graph run has one too): a note, not an error
+    r.costs = costs;                  // found beside the trace (a --graph run has one too): a note, not an error
     r.ceilings = ceilings;
     r.notes.push_back(e.what());
     return r;

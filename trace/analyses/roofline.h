@@ -28,10 +28,10 @@ enum class RoofBound { Compute, Memory };
 const char* roof_bound_name(RoofBound b);
 
 struct RooflinePoint {
-  double intensity = 0;       // FLOP per byte
-  double tflops = 0;          // achieved
-  double gbps = 0;            // achieved
-  bool has_bound = false;     // ceilings known
+  double intensity = 0;    // FLOP per byte
+  double tflops = 0;       // achieved
+  double gbps = 0;         // achieved
+  bool has_bound = false;  // ceilings known
   RoofBound bound = RoofBound::Memory;
   double attainable_tflops = 0;  // min(peak, intensity · bandwidth)
   double pct_of_bound = 0;       // achieved / the ceiling of its bound, in %
@@ -47,20 +47,20 @@ RooflinePoint roofline_point(double flops, double bytes, double seconds, const C
 struct RooflineRow {
   std::string name;  // the range, or the folded pattern ("h.*.attn.c_attn") in `folded`
   std::string kind;
-  size_t instances = 1;    // layers folded into the row
+  size_t instances = 1;         // layers folded into the row
   double flops = 0, bytes = 0;  // per instance
-  double time_ns = 0;      // per instance, per steady iteration (mean)
+  double time_ns = 0;           // per instance, per steady iteration (mean)
   RooflinePoint point;
-  std::string precision;   // whose compute ceiling bounds it: the run's unless the layer says
+  std::string precision;  // whose compute ceiling bounds it: the run's unless the layer says
 };
 
 struct Roofline {
   LayerCosts costs;
   std::optional<Ceilings> ceilings;
   double peak_tflops = 0, peak_gbps = 0, ridge = 0;  // of the run's precision; 0 without ceilings
-  std::vector<RooflineRow> layers;  // the finest ranges measured, in the sidecar's order
-  std::vector<RooflineRow> folded;  // the same with block indices folded, identical shapes together
-  std::vector<std::string> notes;   // sidecar entries without a range in the trace, etc.
+  std::vector<RooflineRow> layers;                   // the finest ranges measured, in the sidecar's order
+  std::vector<RooflineRow> folded;                   // the same with block indices folded, identical shapes together
+  std::vector<std::string> notes;                    // sidecar entries without a range in the trace, etc.
 };
 
 // Throws TraceError when no sidecar entry matches a range with GPU work in the steady

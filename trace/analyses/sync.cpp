@@ -15,23 +15,34 @@ namespace laptime::trace {
 
 const char* sync_kind_name(SyncKind k) {
   switch (k) {
-    case SyncKind::DeviceSync: return "device synchronize";
-    case SyncKind::StreamSync: return "stream synchronize";
-    case SyncKind::EventSync: return "event synchronize";
-    case SyncKind::BlockingCopy: return "blocking copy";
-    case SyncKind::PageableCopy: return "async copy from/to pageable memory";
-    case SyncKind::Allocation: return "allocation/free";
+    case SyncKind::DeviceSync:
+      return "device synchronize";
+    case SyncKind::StreamSync:
+      return "stream synchronize";
+    case SyncKind::EventSync:
+      return "event synchronize";
+    case SyncKind::BlockingCopy:
+      return "blocking copy";
+    case SyncKind::PageableCopy:
+      return "async copy from/to pageable memory";
+    case SyncKind::Allocation:
+      return "allocation/free";
   }
   return "?";
 }
 
 const char* sync_effect_name(SyncEffect e) {
   switch (e) {
-    case SyncEffect::Stall: return "stall";
-    case SyncEffect::ReturnedAtOnce: return "returned at once";
-    case SyncEffect::NoWait: return "did not wait";
-    case SyncEffect::QueueEmpty: return "queue empty";
-    case SyncEffect::Unknown: return "unknown";
+    case SyncEffect::Stall:
+      return "stall";
+    case SyncEffect::ReturnedAtOnce:
+      return "returned at once";
+    case SyncEffect::NoWait:
+      return "did not wait";
+    case SyncEffect::QueueEmpty:
+      return "queue empty";
+    case SyncEffect::Unknown:
+      return "unknown";
   }
   return "?";
 }
@@ -45,10 +56,9 @@ std::optional<SyncKind> sync_kind_of(const std::string& api) {
   static const std::set<std::string> kStream{"cudaStreamSynchronize", "cuStreamSynchronize"};
   static const std::set<std::string> kEvent{"cudaEventSynchronize", "cuEventSynchronize"};
   static const std::set<std::string> kAlloc{
-      "cudaMalloc",       "cudaFree",       "cudaMallocHost",   "cudaFreeHost",  "cudaHostAlloc",
-      "cudaMallocManaged", "cudaMallocPitch", "cudaMalloc3D",   "cudaMallocArray", "cudaFreeArray",
-      "cuMemAlloc",       "cuMemFree",      "cuMemAllocHost",   "cuMemFreeHost", "cuMemHostAlloc",
-      "cuMemAllocManaged", "cuMemAllocPitch"};
+      "cudaMalloc",      "cudaFree",      "cudaMallocHost",  "cudaFreeHost",      "cudaHostAlloc",  "cudaMallocManaged",
+      "cudaMallocPitch", "cudaMalloc3D",  "cudaMallocArray", "cudaFreeArray",     "cuMemAlloc",     "cuMemFree",
+      "cuMemAllocHost",  "cuMemFreeHost", "cuMemHostAlloc",  "cuMemAllocManaged", "cuMemAllocPitch"};
   if (kDevice.count(api)) return SyncKind::DeviceSync;
   if (kStream.count(api)) return SyncKind::StreamSync;
   if (kEvent.count(api)) return SyncKind::EventSync;
@@ -65,12 +75,13 @@ bool nested_in_runtime_call(const TraceJoin& j, int c) {
   const ApiCall& call = t.api_calls[c];
   if (call.kind() != ApiKind::Driver) return false;
   const ThreadCalls calls = j.thread_calls(call.pid, call.tid);
-  auto pos = std::upper_bound(calls.begin(), calls.end(), call.start,
-                              [&](Ns v, int x) { return v < t.api_calls[x].start; });
+  auto pos =
+      std::upper_bound(calls.begin(), calls.end(), call.start, [&](Ns v, int x) { return v < t.api_calls[x].start; });
   // The outer call started at or before this one; a few calls back is as far as it can be.
   for (int n = 0; pos != calls.begin() && n < 8; ++n) {
     const ApiCall& other = t.api_calls[*--pos];
-    if (*pos != c && other.kind() == ApiKind::Runtime && other.start <= call.start && other.end >= call.end) return true;
+    if (*pos != c && other.kind() == ApiKind::Runtime && other.start <= call.start && other.end >= call.end)
+      return true;
   }
   return false;
 }
@@ -262,9 +273,9 @@ class PlaceCounter {
   struct Group {
     size_t count = 0;
     Ns first = 0;
-    const void* range = nullptr;       // the first range's key
+    const void* range = nullptr;        // the first range's key
     const std::string* name = nullptr;  // its text (the trace's pool, or the iterations' name)
-    bool one = true;                   // every call in that one range
+    bool one = true;                    // every call in that one range
   };
   std::unordered_map<const void*, std::string> folded_;
   std::map<std::string, Group> groups_;
@@ -401,7 +412,8 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
   // the wait; the GPU still needs its busy time and the idle it has with work queued (kernel
   // boundaries), but no longer waits for launches; the larger of the two is the lap.
   const Iterations& r = iterations;
-  if (r.busy_ms.n) out.gpu_floor_ms = r.busy_ms.mean + (idle.idle_in_iterations - idle.host_wait_idle) / 1e6 / r.busy_ms.n;
+  if (r.busy_ms.n)
+    out.gpu_floor_ms = r.busy_ms.mean + (idle.idle_in_iterations - idle.host_wait_idle) / 1e6 / r.busy_ms.n;
   if (r.steady_count && !out.syncs.empty()) {
     const double wait_ms = out.sync_wait / 1e6 / r.steady_count;
     out.lap_without_syncs_ms = std::max(out.gpu_floor_ms, r.lap_ms - wait_ms);

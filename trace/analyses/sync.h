@@ -54,13 +54,13 @@ const char* sync_effect_name(SyncEffect e);
 
 struct SyncCall {
   SyncKind kind = SyncKind::DeviceSync;
-  Name api;  // the trace's pool (Analysis::names keeps it alive)
-  int64_t iteration = -1;  // its iteration's index, -1 outside every iteration
-  bool warmup = false;     // inside a warm-up iteration
-  Name range;         // innermost NVTX range around the call
+  Name api;                    // the trace's pool (Analysis::names keeps it alive)
+  int64_t iteration = -1;      // its iteration's index, -1 outside every iteration
+  bool warmup = false;         // inside a warm-up iteration
+  Name range;                  // innermost NVTX range around the call
   Ns start = 0, duration = 0;  // duration: how long the host waited in it
-  std::string detail;  // copies: "HtoD 4.0 KiB pageable -> device"
-  int64_t stream = -1;  // the stream it copied on or synchronized (-1: not recorded)
+  std::string detail;          // copies: "HtoD 4.0 KiB pageable -> device"
+  int64_t stream = -1;         // the stream it copied on or synchronized (-1: not recorded)
   SyncEffect effect = SyncEffect::Unknown;
   Ns pending = 0;  // compute-stream work still to run when the call began
 };
@@ -74,8 +74,8 @@ struct SyncPlace {
 struct SyncSummary {
   SyncKind kind = SyncKind::DeviceSync;
   size_t count = 0;
-  Ns blocked = 0;                   // host time inside them
-  Ns stalled = 0;                   // the part inside calls that waited for the compute stream
+  Ns blocked = 0;  // host time inside them
+  Ns stalled = 0;  // the part inside calls that waited for the compute stream
   size_t stalls = 0, returned_at_once = 0;
   std::vector<std::string> ranges;  // where they sat, most frequent first
   std::vector<SyncPlace> places;    // the same, folded: most calls first, then first seen

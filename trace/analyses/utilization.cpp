@@ -56,8 +56,8 @@ std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const st
       // on one thread are sequential (or nested), so scanning back from the gap's end
       // stops at the first call that ended before the gap began.
       const ThreadCalls calls = j.thread_calls(pid, tid);
-      auto pos = std::lower_bound(calls.begin(), calls.end(), g.end,
-                                  [&](int c, Ns v) { return t.api_calls[c].start < v; });
+      auto pos =
+          std::lower_bound(calls.begin(), calls.end(), g.end, [&](int c, Ns v) { return t.api_calls[c].start < v; });
       Ns best = 0, covered_until = g.end;
       while (pos != calls.begin()) {
         const ApiCall& c = t.api_calls[*--pos];
@@ -86,9 +86,8 @@ std::vector<std::pair<int, Gap>> gpu_spans_and_gaps(const TraceJoin& j, const st
 void steady_idle(std::vector<std::pair<int, Gap>> gaps, std::vector<Iteration>& iterations, Utilization& out) {
   // Sized first, and the input freed before the sort's own buffer: a 5*10^6-kernel trace has
   // 10^5 gaps, and three copies of them were the analysis's largest transient.
-  out.gaps.reserve(static_cast<size_t>(std::count_if(gaps.begin(), gaps.end(), [&](const std::pair<int, Gap>& g) {
-    return iterations[g.first].steady();
-  })));
+  out.gaps.reserve(static_cast<size_t>(std::count_if(
+      gaps.begin(), gaps.end(), [&](const std::pair<int, Gap>& g) { return iterations[g.first].steady(); })));
   for (auto& [i, g] : gaps) {
     Iteration& it = iterations[i];
     if (!it.steady()) continue;

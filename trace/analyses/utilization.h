@@ -32,13 +32,13 @@ struct Gap {
   GapCause cause = GapCause::Other;
   // Names point into the trace's pool (Analysis::names keeps it alive): a gap per kernel of a
   // kernel named by a megabyte costs a pointer, not a copy.
-  Name before;              // the GPU work that ended at the gap's start
-  Name after;               // the GPU work that started at its end
-  Name launch;              // the API call that launched `after`
-  Ns launch_start = 0;      // when that call began
-  Name cpu_api;             // the API call on the launching thread that overlapped the gap most
-  Ns cpu_in_cuda = 0;       // how much of the gap that thread spent inside CUDA calls
-  Name cpu_range;           // the innermost NVTX range on that thread over the gap's middle
+  Name before;          // the GPU work that ended at the gap's start
+  Name after;           // the GPU work that started at its end
+  Name launch;          // the API call that launched `after`
+  Ns launch_start = 0;  // when that call began
+  Name cpu_api;         // the API call on the launching thread that overlapped the gap most
+  Ns cpu_in_cuda = 0;   // how much of the gap that thread spent inside CUDA calls
+  Name cpu_range;       // the innermost NVTX range on that thread over the gap's middle
   Ns duration() const { return end - start; }
 };
 

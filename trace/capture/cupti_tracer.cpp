@@ -24,8 +24,8 @@ struct CuptiState {
   uint32_t pid = 0;
   // NVTX ranges arrive as two MARKER records, START and END, with one id; payload and
   // category come in a MARKER_DATA record with the same id, in either order relative to END.
-  std::map<uint32_t, NvtxEvent> open;       // START seen, END not yet
-  std::vector<uint32_t> closed_ids;         // parallel to trace.nvtx
+  std::map<uint32_t, NvtxEvent> open;  // START seen, END not yet
+  std::vector<uint32_t> closed_ids;    // parallel to trace.nvtx
   struct Data {
     bool has_payload = false;
     uint64_t payload = 0;
@@ -33,7 +33,7 @@ struct CuptiState {
   };
   std::map<uint32_t, Data> data;  // MARKER_DATA by marker id
   size_t dropped = 0;
-  size_t unreadable = 0;  // records of kinds we enabled but could not convert
+  size_t unreadable = 0;                        // records of kinds we enabled but could not convert
   CUpti_SubscriberHandle subscriber = nullptr;  // the graph-node callbacks, while subscribed
 
   void consume(const CUpti_Activity* record);
@@ -89,40 +89,64 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
 // CUPTI numbers memory kinds from UNKNOWN = 0; the trace model (and nsys) from PAGEABLE = 0.
 MemKind mem_kind(uint32_t cupti_kind) {
   switch (cupti_kind) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return MemKind::Pageable;
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return MemKind::Pinned;
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return MemKind::Device;
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return MemKind::Array;
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return MemKind::Managed;
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return MemKind::DeviceStatic;
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return MemKind::ManagedStatic;
-    default: return MemKind::Unknown;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return MemKind::Pageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return MemKind::Pinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return MemKind::Device;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return MemKind::Array;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return MemKind::Managed;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return MemKind::DeviceStatic;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return MemKind::ManagedStatic;
+    default:
+      return MemKind::Unknown;
   }
 }
 
 CopyKind copy_kind(uint32_t cupti_kind) {
   switch (cupti_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return CopyKind::HtoD;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return CopyKind::DtoH;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return CopyKind::HtoA;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return CopyKind::AtoH;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return CopyKind::AtoA;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return CopyKind::AtoD;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return CopyKind::DtoA;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return CopyKind::DtoD;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return CopyKind::HtoH;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return CopyKind::PtoP;
-    default: return CopyKind::Unknown;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return CopyKind::HtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return CopyKind::DtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return CopyKind::HtoA;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return CopyKind::AtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return CopyKind::AtoA;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return CopyKind::AtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return CopyKind::DtoA;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return CopyKind::DtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return CopyKind::HtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return CopyKind::PtoP;
+    default:
+      return CopyKind::Unknown;
   }
 }
 
 SyncType sync_type(CUpti_ActivitySynchronizationType t) {
   switch (t) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return SyncType::EventSynchronize;
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return SyncType::StreamWaitEvent;
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return SyncType::StreamSynchronize;
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return SyncType::ContextSynchronize;
-    default: return SyncType::Unknown;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return SyncType::EventSynchronize;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return SyncType::StreamWaitEvent;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return SyncType::StreamSynchronize;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return SyncType::ContextSynchronize;
+    default:
+      return SyncType::Unknown;
   }
 }
 
@@ -332,19 +356,20 @@ void disable_all() {
 // (CUPTI_ACTIVITY_KIND_GRAPH_TRACE) would replace the kernel records of every replay, so they stay
 // off. Without the callbacks the trace still has every kernel, under its launch's range.
 void subscribe_graph_nodes(CuptiState& state) {
-  if (cuptiSubscribe(&state.subscriber, graph_node_callback, &state) !=
-      CUPTI_SUCCESS) {
+  if (cuptiSubscribe(&state.subscriber, graph_node_callback, &state) != CUPTI_SUCCESS) {
     state.subscriber = nullptr;
-    state.trace.notes.push_back("CUPTI refused the graph-node callbacks (another CUPTI subscriber?): the kernels of "
-                                "CUDA Graph replays count under the range of their launch.");
+    state.trace.notes.push_back(
+        "CUPTI refused the graph-node callbacks (another CUPTI subscriber?): the kernels of "
+        "CUDA Graph replays count under the range of their launch.");
     return;
   }
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
     if (cuptiEnableCallback(1, state.subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid) != CUPTI_SUCCESS) {
       cuptiUnsubscribe(state.subscriber);
       state.subscriber = nullptr;
-      state.trace.notes.push_back("CUPTI refused the graph-node callbacks: the kernels of CUDA Graph replays count "
-                                  "under the range of their launch.");
+      state.trace.notes.push_back(
+          "CUPTI refused the graph-node callbacks: the kernels of CUDA Graph replays count "
+          "under the range of their launch.");
       return;
     }
 }
@@ -370,8 +395,9 @@ CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>
     CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     for (CUpti_ActivityKind k : kCudaKinds) check(cuptiActivityEnable(k), "cuptiActivityEnable");
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) != CUPTI_SUCCESS)
-      state_->trace.notes.push_back("CUPTI synchronization records are not available here; synchronizations are "
-                                    "found by API name only.");
+      state_->trace.notes.push_back(
+          "CUPTI synchronization records are not available here; synchronizations are "
+          "found by API name only.");
     subscribe_graph_nodes(*state_);
   } catch (const TraceError& e) {
     disable_all();
@@ -380,7 +406,8 @@ CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>
     g_state = nullptr;
     std::string msg = e.what();
     if (!msg.empty() && msg.back() == '.') msg.pop_back();
-    throw TraceError(msg + " (--trace needs a GPU with its driver, and no other profiler attached: not under nsys or ncu).");
+    throw TraceError(msg +
+                     " (--trace needs a GPU with its driver, and no other profiler attached: not under nsys or ncu).");
   }
   // NVTX last, once CUPTI works: pointing NVTX at CUPTI without a tracer behind it would
   // leave every NVTX call going to a half-set-up injection. The variable only has to be set
@@ -391,8 +418,10 @@ CuptiTracer::CuptiTracer(NvtxCapture nvtx) : state_(std::make_unique<CuptiState>
     injects_nvtx_ = inject_nvtx(state_->trace.notes);
     for (CUpti_ActivityKind k : kNvtxKinds)
       if (injects_nvtx_ && cuptiActivityEnable(k) != CUPTI_SUCCESS) {
-        if (previous.empty()) unsetenv("NVTX_INJECTION64_PATH");
-        else setenv("NVTX_INJECTION64_PATH", previous.c_str(), 1);
+        if (previous.empty())
+          unsetenv("NVTX_INJECTION64_PATH");
+        else
+          setenv("NVTX_INJECTION64_PATH", previous.c_str(), 1);
         injects_nvtx_ = false;
         state_->trace.notes.push_back("NVTX ranges were not recorded: CUPTI refused marker records.");
       }
@@ -437,12 +466,14 @@ Trace CuptiTracer::take() {
     t.nvtx[i].payload = it->second.payload;
   }
   if (!s.open.empty())
-    t.notes.push_back(std::to_string(s.open.size()) + " NVTX range(s) were still open when the tracer stopped and are "
+    t.notes.push_back(std::to_string(s.open.size()) +
+                      " NVTX range(s) were still open when the tracer stopped and are "
                       "ignored.");
   if (injects_nvtx_ && t.nvtx.empty())
     t.notes.push_back("No NVTX ranges were recorded: was NVTX already in use before the tracer started?");
   if (s.dropped)
-    t.notes.push_back("CUPTI dropped " + std::to_string(s.dropped) + " records (its buffers were full): the trace "
+    t.notes.push_back("CUPTI dropped " + std::to_string(s.dropped) +
+                      " records (its buffers were full): the trace "
                       "is incomplete.");
   if (s.unreadable) t.notes.push_back(std::to_string(s.unreadable) + " CUPTI records could not be read.");
 

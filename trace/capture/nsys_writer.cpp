@@ -90,7 +90,6 @@ class StringTable {
   std::map<std::string, int64_t> ids_;
 };
 
-
 // The tables the save writes, one function a group; strings get their ids in the order these
 // run (StringIds), so the order is part of the file.
 
@@ -136,8 +135,7 @@ void save_gpu_work(Db& db, const Trace& t, StringTable& strings) {
     for (const Kernel& k : t.kernels) {
       s.insert_row({k.start, k.end, int64_t{k.device}, int64_t{k.stream}, static_cast<int64_t>(k.correlation),
                     global_pid(k.pid), strings.id(k.name), strings.id(k.short_name), int64_t{k.grid.x},
-                    int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y},
-                    int64_t{k.block.z}},
+                    int64_t{k.grid.y}, int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y}, int64_t{k.block.z}},
                    {graph_node(k)});
     }
   }
@@ -166,8 +164,8 @@ void save_api_calls(Db& db, const Trace& t, StringTable& strings) {
     // Driver calls go in the same table, as nsys writes them; the reader tells them apart by name.
     Stmt s(db.get(), "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, ?, ?)");
     for (const ApiCall& c : t.api_calls) {
-      s.insert_row({c.start, c.end, global_tid(c.pid, c.tid), static_cast<int64_t>(c.correlation),
-                    strings.id(c.name), int64_t{c.return_value}});
+      s.insert_row({c.start, c.end, global_tid(c.pid, c.tid), static_cast<int64_t>(c.correlation), strings.id(c.name),
+                    int64_t{c.return_value}});
     }
   }
   {
@@ -200,7 +198,8 @@ void save_graph_tables(Db& db, const Trace& t, StringTable& strings) {
 void save_nvtx(Db& db, const Trace& t) {
   // Domains get ids in order of first appearance; the default domain is 0, as in NVTX.
   std::map<std::pair<uint32_t, std::string>, int64_t> domain_ids;
-  Stmt domain(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, ?, ?, ?)");
+  Stmt domain(db.get(),
+              "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, ?, ?, ?)");
   auto domain_id = [&](uint32_t pid, const std::string& name) -> int64_t {
     if (name.empty()) return 0;
     auto [it, inserted] = domain_ids.emplace(std::make_pair(pid, name), 0);
@@ -228,13 +227,16 @@ void save_nvtx(Db& db, const Trace& t) {
     s.bind(6, global_tid(r.pid, r.tid));
     s.bind(7, global_tid(r.pid, r.tid));
     s.bind(8, domain_id(r.pid, r.domain));
-    if (r.has_payload) s.bind(9, static_cast<int64_t>(r.payload));
-    else s.bind_null(9);
+    if (r.has_payload)
+      s.bind(9, static_cast<int64_t>(r.payload));
+    else
+      s.bind_null(9);
     s.insert();
   }
   // Category names belong to a domain; the trace model keeps them by domain name, so
   // they are written for every process that used the domain.
-  Stmt c(db.get(), "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES (0, 33, ?, ?, ?, ?)");
+  Stmt c(db.get(),
+         "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES (0, 33, ?, ?, ?, ?)");
   std::set<uint32_t> pids;
   for (const NvtxEvent& r : t.nvtx) pids.insert(r.pid);
   for (const auto& [key, name] : t.category_names)

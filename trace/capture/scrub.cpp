@@ -18,8 +18,8 @@ using sqlite::quoted;
 using sqlite::Stmt;
 
 // Columns that hold a StringIds id in the tables kept (nsys's names): the strings kept.
-const std::set<std::string> kStringColumns = {"nameId", "textId", "jsonTextId", "shortName", "demangledName",
-                                              "mangledName"};
+const std::set<std::string> kStringColumns = {"nameId",    "textId",        "jsonTextId",
+                                              "shortName", "demangledName", "mangledName"};
 // TARGET_INFO_GPU's columns that name one machine's device rather than describe it.
 const std::set<std::string> kGpuIdentifiers = {"uuid", "luid", "busLocation", "ctxswDevPath", "ctrlDevPath"};
 // The rows of META_DATA_CAPTURE kept: the captured command line and its working folder, which
@@ -127,15 +127,16 @@ ScrubResult scrub_trace(const std::string& in, const std::string& temp) {
   r.environment_rows = environment_rows_in(out.get(), "src");
   std::vector<std::string> kept;
   {
-    Stmt s(out.get(), "SELECT name, type, upper(substr(coalesce(sql, ''), 1, 14)) FROM src.sqlite_master WHERE type "
-                      "IN ('table', 'view') ORDER BY rowid");
+    Stmt s(out.get(),
+           "SELECT name, type, upper(substr(coalesce(sql, ''), 1, 14)) FROM src.sqlite_master WHERE type "
+           "IN ('table', 'view') ORDER BY rowid");
     while (s.step()) {
       const std::string name = s.text(0);
       if (starts_with(name, "sqlite_")) continue;
       // The command's table is kept when it is a table with nsys's columns (kernels reads nothing
       // else: a view, or a table of another shape, goes as unread).
-      const bool command_table = name == "META_DATA_CAPTURE" && s.text(1) == "table" &&
-                                 s.text(2) != "CREATE VIRTUAL" && has_name_and_value(out.get(), name);
+      const bool command_table = name == "META_DATA_CAPTURE" && s.text(1) == "table" && s.text(2) != "CREATE VIRTUAL" &&
+                                 has_name_and_value(out.get(), name);
       if (!table_read_by_laptime(name) && !command_table) {
         ++r.tables_dropped;
         continue;
@@ -146,31 +147,34 @@ ScrubResult scrub_trace(const std::string& in, const std::string& temp) {
       kept.push_back(name);
     }
   }
-  if (std::none_of(kept.begin(), kept.end(), [](const std::string& t) {
-        return starts_with(t, "CUPTI_ACTIVITY_KIND_") || t == "NVTX_EVENTS";
-      }))
-    throw TraceError(in + " is not an Nsight Systems export with CUDA or NVTX data: it has none of the "
-                          "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables, so there is nothing to scrub for laptime.");
+  if (std::none_of(kept.begin(), kept.end(),
+                   [](const std::string& t) { return starts_with(t, "CUPTI_ACTIVITY_KIND_") || t == "NVTX_EVENTS"; }))
+    throw TraceError(in +
+                     " is not an Nsight Systems export with CUDA or NVTX data: it has none of the "
+                     "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables, so there is nothing to scrub for laptime.");
   out.exec("BEGIN");
   const std::string string_ids = kept_string_ids(out.get(), kept);
   for (const std::string& table : kept) {
     std::string where;
     if (table == "StringIds") where = " WHERE id IN (" + string_ids + ")";
     if (table == "META_DATA_EXPORT")
-      where = " WHERE substr(name, 1, 15) = 'EXPORT_PRODUCT_' OR substr(name, 1, 14) = 'EXPORT_SCHEMA_' OR "
-              "name = 'LAPTIME_TRACE'";
+      where =
+          " WHERE substr(name, 1, 15) = 'EXPORT_PRODUCT_' OR substr(name, 1, 14) = 'EXPORT_SCHEMA_' OR "
+          "name = 'LAPTIME_TRACE'";
     if (table == "META_DATA_CAPTURE") where = kCaptureCommandRows;
     copy_table(out, table, where);
   }
   for (const std::string& table : kept)
     if (table == "META_DATA_EXPORT")
-      out.exec("INSERT INTO main.META_DATA_EXPORT (name, value) VALUES ('LAPTIME_SCRUBBED', 'environment, host, "
-               "user, the export''s paths, program output and device identifiers removed by laptime scrub; the "
-               "captured command line and its working folder kept')");
+      out.exec(
+          "INSERT INTO main.META_DATA_EXPORT (name, value) VALUES ('LAPTIME_SCRUBBED', 'environment, host, "
+          "user, the export''s paths, program output and device identifiers removed by laptime scrub; the "
+          "captured command line and its working folder kept')");
   r.strings_dropped = std::find(kept.begin(), kept.end(), "StringIds") == kept.end()
                           ? 0
-                          : count(out.get(), "SELECT (SELECT count(*) FROM src.StringIds) - "
-                                             "(SELECT count(*) FROM main.StringIds)");
+                          : count(out.get(),
+                                  "SELECT (SELECT count(*) FROM src.StringIds) - "
+                                  "(SELECT count(*) FROM main.StringIds)");
   out.exec("COMMIT");
   out.exec("DETACH DATABASE src");
   r.tables_kept = kept.size();
@@ -190,8 +194,7 @@ size_t environment_rows(const std::string& path) {
 std::string environment_note(const std::string& path) {
   const size_t n = environment_rows(path);
   if (n == 0) return "";
-  return "the trace records the capturing process's environment (" + std::to_string(n) +
-         (n == 1 ? " row" : " rows") +
+  return "the trace records the capturing process's environment (" + std::to_string(n) + (n == 1 ? " row" : " rows") +
          ": variables that can hold tokens, host names and paths); `laptime scrub TRACE OUT` writes a copy to share.";
 }
 

@@ -19,12 +19,18 @@ using detail::format;
 
 const char* label_name(Label l) {
   switch (l) {
-    case Label::Faster: return "FASTER";
-    case Label::Slower: return "SLOWER";
-    case Label::Same: return "SAME";
-    case Label::Unclear: return "UNCLEAR";
-    case Label::OnlyBefore: return "ONLY BEFORE";
-    case Label::OnlyAfter: return "ONLY AFTER";
+    case Label::Faster:
+      return "FASTER";
+    case Label::Slower:
+      return "SLOWER";
+    case Label::Same:
+      return "SAME";
+    case Label::Unclear:
+      return "UNCLEAR";
+    case Label::OnlyBefore:
+      return "ONLY BEFORE";
+    case Label::OnlyAfter:
+      return "ONLY AFTER";
   }
   return "?";
 }
@@ -71,7 +77,8 @@ DiffRow compare(const std::string& name, const stats::SortedSample& before, cons
   row.after_ns = after.median();
   row.change_ns = row.after_ns - row.before_ns;
   row.change_pct = row.before_ns > 0 ? 100 * row.change_ns / row.before_ns : 0;
-  row.ci = stats::bootstrap_median_change(before, after, resamples.before(before.size()), resamples.after(after.size()));
+  row.ci =
+      stats::bootstrap_median_change(before, after, resamples.before(before.size()), resamples.after(after.size()));
   row.label = classify_change(row.before_ns, row.change_ns, row.ci, o);
   return row;
 }
@@ -127,7 +134,9 @@ std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, co
                                           const RowCosts& sums, const std::optional<Ceilings>& ceilings) {
   if (time_ns <= 0) return std::nullopt;
   const auto it = sums.by_name.find(row.name);
-  const RowCosts::Sum* s = row.whole ? (sums.top ? &*sums.top : nullptr) : it != sums.by_name.end() ? &it->second : nullptr;
+  const RowCosts::Sum* s = row.whole                  ? (sums.top ? &*sums.top : nullptr)
+                           : it != sums.by_name.end() ? &it->second
+                                                      : nullptr;
   if (!s || s->bytes <= 0) return std::nullopt;
   const std::string& precision = s->agree && s->own ? *s->own : costs.precision;
   return roofline_point(s->flops, s->bytes, time_ns / 1e9, ceilings ? &*ceilings : nullptr, precision);
@@ -137,7 +146,7 @@ void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const 
   if (!before.costs && !after.costs) return;
   const std::string& gpu = after.gpu.empty() ? before.gpu : after.gpu;
   if (!o.peak.empty()) {
-    d.ceilings = read_ceilings(o.peak);  // named: a bad file is an error
+    d.ceilings = read_ceilings(o.peak);                              // named: a bad file is an error
   } else if (!gpu.empty() && path_exists(default_peak_path(gpu))) {  // not opened to look: a FIFO blocks
     try {
       d.ceilings = read_ceilings(default_peak_path(gpu));
@@ -146,8 +155,9 @@ void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const 
     }
   }
   if (!d.ceilings)
-    d.notes.push_back("The roofline columns show achieved TFLOP/s only: no ceilings (run `laptime peak` on this GPU, "
-                      "or pass --peak FILE).");
+    d.notes.push_back(
+        "The roofline columns show achieved TFLOP/s only: no ceilings (run `laptime peak` on this GPU, "
+        "or pass --peak FILE).");
   std::optional<RowCosts> sums_before, sums_after;
   if (before.costs) sums_before.emplace(*before.costs, o);
   if (after.costs) sums_after.emplace(*after.costs, o);
@@ -219,30 +229,34 @@ std::pair<double, double> work_and_idle(const DiffSide& r) {
 std::string where_time_went(const DiffSide& before, const DiffSide& after, const DiffRow& whole) {
   const auto [work_b, idle_b] = work_and_idle(before);
   const auto [work_a, idle_a] = work_and_idle(after);
-  return format("Where the time went (per iteration, medians): the GPU's own work %.1f -> %.1f us, its idle time "
-                "between work %.1f -> %.1f us, launch calls %s -> %s%s.",
-                work_b / 1e3, work_a / 1e3, idle_b / 1e3, idle_a / 1e3, calls_str(whole.launches_before).c_str(),
-                calls_str(whole.launches_after).c_str(),
-                before.graph_replays || after.graph_replays
-                    ? " (a graph replay traced whole counts as work from its first kernel to its last)"
-                    : "");
+  return format(
+      "Where the time went (per iteration, medians): the GPU's own work %.1f -> %.1f us, its idle time "
+      "between work %.1f -> %.1f us, launch calls %s -> %s%s.",
+      work_b / 1e3, work_a / 1e3, idle_b / 1e3, idle_a / 1e3, calls_str(whole.launches_before).c_str(),
+      calls_str(whole.launches_after).c_str(),
+      before.graph_replays || after.graph_replays
+          ? " (a graph replay traced whole counts as work from its first kernel to its last)"
+          : "");
 }
 
 // A trace side without layer ranges takes the other trace side's where its kernels match
 // (borrow_layers), with a note either way; returns whether a side needed it.
 bool borrow_missing_layers(DiffSide& before, DiffSide& after, const DiffOptions& o, std::vector<std::string>& notes) {
   bool told = false;
-  for (auto [target, from, what] : {std::tuple<DiffSide*, const DiffSide*, const char*>{&before, &after, "before"},
-                                     {&after, &before, "after"}}) {
+  for (auto [target, from, what] :
+       {std::tuple<DiffSide*, const DiffSide*, const char*>{&before, &after, "before"}, {&after, &before, "after"}}) {
     if (target->kind != "trace" || from->kind != "trace" || target->has_layers || !from->has_layers) continue;
     told = true;
     if (target->graph_replays) continue;  // its own note says why: nothing to match kernels with
     if (borrow_layers(*target, *from, o))
-      notes.push_back(std::string("The ") + what + " side has no layer ranges (a CUDA Graph replay carries none): its "
+      notes.push_back(std::string("The ") + what +
+                      " side has no layer ranges (a CUDA Graph replay carries none): its "
                       "kernels run in the same order as the other side's, so each takes the layer of its "
-                      "counterpart (" + std::to_string(target->steady_ops.front().size()) + " GPU operations per iteration).");
+                      "counterpart (" +
+                      std::to_string(target->steady_ops.front().size()) + " GPU operations per iteration).");
     else
-      notes.push_back(std::string("The ") + what + " side has no layer ranges and its kernels do not run in the "
+      notes.push_back(std::string("The ") + what +
+                      " side has no layer ranges and its kernels do not run in the "
                       "other side's order: only the whole iteration is compared.");
   }
   return told;
@@ -334,9 +348,9 @@ class KernelHomes {
  private:
   // The first of `rows` (indices, by name) whose name is not below `name`.
   size_t first_from(const std::vector<size_t>& rows, const std::string& name) const {
-    return static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), name, [this](size_t i, const std::string& n) {
-                                 return rows_[i].name < n;
-                               }) - rows.begin());
+    return static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), name,
+                                                [this](size_t i, const std::string& n) { return rows_[i].name < n; }) -
+                               rows.begin());
   }
   const std::vector<DiffRow>& rows_;
   std::unordered_map<std::string, std::vector<size_t>> gone_, added_;  // kernel -> rows, by name
@@ -377,8 +391,7 @@ void narrate_kernels(std::vector<DiffRow>& rows) {
       if (more) moved += format(" and %zu more layers", more);
       if (!moved.empty()) note += ", now in " + moved;
     }
-    for (const auto& [k, c] : added)
-      note += (note.empty() ? "" : "; ") + k + " new (" + calls_str(c) + "/iter)";
+    for (const auto& [k, c] : added) note += (note.empty() ? "" : "; ") + k + " new (" + calls_str(c) + "/iter)";
     if (!gone.empty() && r.label != Label::OnlyBefore && r.kernels_after < r.kernels_before)
       note += format("; %s kernels per iteration %s -> %s: work fused into fewer kernels", r.name.c_str(),
                      calls_str(r.kernels_before).c_str(), calls_str(r.kernels_after).c_str());
@@ -390,9 +403,10 @@ void narrate_kernels(std::vector<DiffRow>& rows) {
         bool anywhere = false;
         for (const auto& [k, c] : gone) anywhere = anywhere || homes.gained_anywhere(k);
         if (!anywhere)
-          note += format("; the layer is gone and %s runs %s -> %s kernels per iteration: its work was fused "
-                         "into another kernel there",
-                         p->name.c_str(), calls_str(p->kernels_before).c_str(), calls_str(p->kernels_after).c_str());
+          note += format(
+              "; the layer is gone and %s runs %s -> %s kernels per iteration: its work was fused "
+              "into another kernel there",
+              p->name.c_str(), calls_str(p->kernels_before).c_str(), calls_str(p->kernels_after).c_str());
       }
     }
     notes[i] = std::move(note);
@@ -418,8 +432,8 @@ void apply_gate(Diff& d, const DiffOptions& o) {
 std::string differences_note(const std::vector<RunDifference>& diffs) {
   std::vector<std::string> parts, software, switches;
   for (const RunDifference& x : diffs) {
-    const bool core = x.what == "model" || x.what == "precision" || x.what == "shape" || x.what == "mode" ||
-                      x.what == "GPU";
+    const bool core =
+        x.what == "model" || x.what == "precision" || x.what == "shape" || x.what == "mode" || x.what == "GPU";
     if (core)
       parts.push_back(x.what + " (" + x.before + " -> " + x.after + ")");
     else
@@ -434,10 +448,10 @@ std::string differences_note(const std::vector<RunDifference>& diffs) {
   group("software", software);
   group("switches", switches);
   std::string list;
-  for (size_t i = 0; i < parts.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  for (size_t i = 0; i < parts.size(); ++i) list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
   if (diffs.size() == 1) return "The two runs differ in " + list + " only: the change below is its effect.";
-  return "The two runs differ in " + list + ": the change below is all of these at once, not the effect of one "
+  return "The two runs differ in " + list +
+         ": the change below is all of these at once, not the effect of one "
          "change; compare runs that differ in one thing only to attribute it.";
 }
 
@@ -488,9 +502,10 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
     d.notes.push_back("The two sides measure an iteration differently (" + before.measure + " vs " + after.measure +
                       "): read the iteration row with care; layers need traces on both sides.");
   if (before.iteration_ns.size() < 10 || after.iteration_ns.size() < 10)
-    d.notes.push_back(format("Few steady iterations (%zu before, %zu after): the intervals are wide; run more "
-                             "iterations (bench --iters) for a sharper answer.",
-                             before.iteration_ns.size(), after.iteration_ns.size()));
+    d.notes.push_back(
+        format("Few steady iterations (%zu before, %zu after): the intervals are wide; run more "
+               "iterations (bench --iters) for a sharper answer.",
+               before.iteration_ns.size(), after.iteration_ns.size()));
   const bool told_layers = borrow_missing_layers(before, after, o, d.notes);
   d.rows.push_back(whole);
   if (before.has_layers && after.has_layers) {
@@ -501,8 +516,9 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
     });
     for (DiffRow& r : rows) d.rows.push_back(std::move(r));
   } else if (!told_layers) {
-    d.notes.push_back("Layers are compared only when both sides are traces with NVTX layer ranges: this diff has "
-                      "the whole iteration only.");
+    d.notes.push_back(
+        "Layers are compared only when both sides are traces with NVTX layer ranges: this diff has "
+        "the whole iteration only.");
   }
   add_roofline(d, before, after, o);
   for (const DiffSide* r : {&before, &after})

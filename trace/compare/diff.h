@@ -52,7 +52,7 @@ struct DiffRow {
   Label label = Label::Unclear;
   double kernels_before = 0, kernels_after = 0, launches_before = 0, launches_after = 0;  // medians per iteration
   std::vector<std::pair<std::string, double>> gone, added;  // kernel -> calls per iteration on the side that has it
-  std::string kernel_note;  // the appeared/disappeared kernels in words
+  std::string kernel_note;                                  // the appeared/disappeared kernels in words
   // Per side, where its sidecar has this layer: the roofline of the median time (the sum of
   // the FLOPs and bytes of every range the row folds; the whole iteration: the top-level ones).
   std::optional<RooflinePoint> roof_before, roof_after;
@@ -72,8 +72,8 @@ struct Diff {
   DiffSide before, after;
   DiffOptions options;
   std::vector<RunDifference> differences;  // run_differences(); said in the first note
-  std::optional<Ceilings> ceilings;  // for the roofline columns (DiffOptions::peak, else the GPU's cache)
-  std::vector<DiffRow> rows;  // the whole iteration first, then layers by absolute change
+  std::optional<Ceilings> ceilings;        // for the roofline columns (DiffOptions::peak, else the GPU's cache)
+  std::vector<DiffRow> rows;               // the whole iteration first, then layers by absolute change
   std::vector<std::string> notes;
   bool gate_failed = false;
   std::vector<std::string> gate_reasons;

@@ -97,12 +97,14 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
   try {
     j = parse_untrusted_json(text, path);
   } catch (const json::exception&) {
-    throw TraceError(path + " is not valid JSON: expected a trace (nsys SQLite export) or a `laptime bench --json` report.");
+    throw TraceError(path +
+                     " is not valid JSON: expected a trace (nsys SQLite export) or a `laptime bench --json` report.");
   }
   if (!j.is_object() || j.value("schema", "") != "laptime.bench/1" || !j.contains("iterations") ||
       !j["iterations"].is_array())
-    throw TraceError(path + " is JSON but not a `laptime bench --json` report (schema laptime.bench/1 with "
-                            "per-iteration laps).");
+    throw TraceError(path +
+                     " is JSON but not a `laptime bench --json` report (schema laptime.bench/1 with "
+                     "per-iteration laps).");
   DiffSide r;
   r.file = path;
   r.kind = "bench report";
@@ -112,7 +114,7 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
     const json cfg = j.value("config", json::object());
     r.source = j.value("framework", "laptime") + ", " + cfg.value("mode", "?") + ", " + cfg.value("precision", "?") +
                (j.contains("device") ? ", " + j["device"].value("name", "?") : "");
-  if (j.contains("device") && j["device"].is_object()) r.gpu = j["device"].value("name", "");
+    if (j.contains("device") && j["device"].is_object()) r.gpu = j["device"].value("name", "");
     for (const json& it : j["iterations"]) {
       if (!it.is_object() || !it.contains("lap_ms") || !it["lap_ms"].is_number())
         throw TraceError(path + " has an iteration without a lap_ms number.");
@@ -152,7 +154,8 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
 
 }  // namespace
 
-DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file, std::optional<uint32_t> pid) {
+DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::string& file,
+                        std::optional<uint32_t> pid) {
   const Trace& t = j.trace();
   ReportOptions ro;
   ro.range = o.range;
@@ -162,10 +165,11 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   // One process per side: two loops read as one would interleave their iterations.
   const ProcessChoice procs = choose_processes(j, o.range, pid);
   if (procs.reported.size() > 1)
-    throw TraceError(file + " holds " + std::to_string(procs.reported.size()) + " processes with iterations (" +
-                     process_list(t, procs.reported, 6) +
-                     "): a diff compares one process on each side; name it with --pid N (both sides) or --pid-before N / "
-                     "--pid-after N.");
+    throw TraceError(
+        file + " holds " + std::to_string(procs.reported.size()) + " processes with iterations (" +
+        process_list(t, procs.reported, 6) +
+        "): a diff compares one process on each side; name it with --pid N (both sides) or --pid-before N / "
+        "--pid-after N.");
   Analysis a = analyze(j, ro, procs.reported.empty() ? find_iterations(j, o.range) : procs.reported.front().set);
   a.notes.insert(a.notes.end(), procs.notes.begin(), procs.notes.end());
 
@@ -186,7 +190,7 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
     const Iteration& it = a.iterations[i];
     iteration_of_nvtx[static_cast<size_t>(it.nvtx)] = static_cast<int>(i);
     if (!it.has_gpu) continue;
-      r.series_ns.push_back(double(it.gpu_span()));
+    r.series_ns.push_back(double(it.gpu_span()));
     if (measured(it)) {
       steady_slot[i] = static_cast<int>(steady++);
       r.iteration_ns.push_back(double(it.gpu_span()));
@@ -233,12 +237,14 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   }
   aggregate_layers(r, o);
   if (r.graph_replays)
-    r.notes.push_back(file + " replays CUDA Graphs that the trace holds whole (nsys's default graph trace): what ran "
-                             "inside them is not known, so they have no layers and no kernel count; capture with `nsys "
-                             "profile --cuda-graph-trace=node` to compare them layer by layer.");
+    r.notes.push_back(file +
+                      " replays CUDA Graphs that the trace holds whole (nsys's default graph trace): what ran "
+                      "inside them is not known, so they have no layers and no kernel count; capture with `nsys "
+                      "profile --cuda-graph-trace=node` to compare them layer by layer.");
   else if (!r.has_layers)
-    r.notes.push_back(file + " has no NVTX ranges inside its iterations (or its kernels run from a CUDA Graph "
-                             "launched outside them).");
+    r.notes.push_back(file +
+                      " has no NVTX ranges inside its iterations (or its kernels run from a CUDA Graph "
+                      "launched outside them).");
   return r;
 }
 
@@ -288,7 +294,8 @@ class LayerTable {
 
   // The layers by name, their kernel calls per steady iteration.
   std::vector<LayerRun> take() {
-    for (const auto& [key, call] : calls_) layers_[static_cast<size_t>(key.first)].kernel_calls[call.first] += call.second;
+    for (const auto& [key, call] : calls_)
+      layers_[static_cast<size_t>(key.first)].kernel_calls[call.first] += call.second;
     for (LayerRun& l : layers_)
       for (auto& [k, calls] : l.kernel_calls) calls /= double(steady_);
     std::sort(layers_.begin(), layers_.end(), [](const LayerRun& x, const LayerRun& y) { return x.name < y.name; });
@@ -304,10 +311,11 @@ class LayerTable {
   LayerKey by_;
   size_t steady_;
   std::vector<LayerRun> layers_;
-  std::vector<uint64_t> last_op_;  // per layer: the last op added
+  std::vector<uint64_t> last_op_;                  // per layer: the last op added
   std::unordered_map<const void*, int> by_range_;  // range name (Name::key) -> layer
   std::unordered_map<std::string, int> by_name_;   // folded name -> layer
-  std::unordered_map<std::pair<int, const void*>, std::pair<Name, double>, PairHash> calls_;  // (layer, kernel) -> calls
+  std::unordered_map<std::pair<int, const void*>, std::pair<Name, double>, PairHash>
+      calls_;  // (layer, kernel) -> calls
 };
 
 }  // namespace
@@ -317,8 +325,8 @@ void aggregate_layers(DiffSide& r, const DiffOptions& o) {
   LayerTable table(o, steady);
   bool any_layer = false;
   uint64_t op_number = 0;
-  std::vector<int> layers;                        // of one op: each folded name once
-  std::vector<std::pair<int, int>> launches;      // of one iteration: (layer, API call)
+  std::vector<int> layers;                    // of one op: each folded name once
+  std::vector<std::pair<int, int>> launches;  // of one iteration: (layer, API call)
   for (size_t s = 0; s < steady; ++s) {
     launches.clear();
     for (const OpRecord& op : r.steady_ops[s]) {
@@ -328,8 +336,10 @@ void aggregate_layers(DiffSide& r, const DiffOptions& o) {
         const int l = table.of_range(op.ranges[c], static_cast<int>(c + 1));
         if (table.first_for_op(l, op_number)) layers.push_back(l);
       }
-      if (layers.empty()) layers.push_back(table.of_name("(outside layers)", 1));
-      else any_layer = true;
+      if (layers.empty())
+        layers.push_back(table.of_name("(outside layers)", 1));
+      else
+        any_layer = true;
       for (int l : layers) {
         table.add(l, static_cast<uint32_t>(s), op);
         if (op.api >= 0) launches.emplace_back(l, op.api);
@@ -415,8 +425,9 @@ DiffSide load_run(const std::string& path, const DiffOptions& o, std::optional<u
   try {
     if (looks_like_json(path)) {
       if (pid)
-        throw TraceError(path + " is a bench report, one process's laps: --pid names a process of a trace (--pid-before N "
-                                "or --pid-after N for the trace's side alone).");
+        throw TraceError(path +
+                         " is a bench report, one process's laps: --pid names a process of a trace (--pid-before N "
+                         "or --pid-after N for the trace's side alone).");
       r = run_from_bench_json(path, o);
     } else {
       const Trace t = load_nsys_sqlite(path);

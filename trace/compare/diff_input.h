@@ -31,8 +31,9 @@ struct DiffOptions {
   LayerKey by = LayerKey::Folded;
   int resamples = 10000;  // bootstrap resamples
   uint64_t seed = 1;      // bootstrap seed: the same inputs always give the same intervals
-  double threshold_pct = 3.0;  // SAME band, and the smallest change called FASTER/SLOWER (calibrated: docs/PROFILING.md 10.6)
-  double min_change_us = 1.0;  // ... and the smallest absolute change so called
+  double threshold_pct =
+      3.0;  // SAME band, and the smallest change called FASTER/SLOWER (calibrated: docs/PROFILING.md 10.6)
+  double min_change_us = 1.0;                // ... and the smallest absolute change so called
   std::optional<double> fail_if_slower_pct;  // the gate
   std::string peak;  // the ceilings for the roofline columns (laptime peak's file); empty: the GPU's cache if any
   // Layer rows the writers show (trace/analyses/top.h: unset, 15 in the text and every row in the JSON;
@@ -45,8 +46,8 @@ struct DiffOptions {
 // --by block are a layer each, in one iteration of thousands: a dense series per layer was
 // layers x iterations).
 struct LayerRun {
-  std::string name;  // folded or not, per DiffOptions::by
-  int depth = 1;     // nesting below the iteration range: 1 for a top-level layer
+  std::string name;       // folded or not, per DiffOptions::by
+  int depth = 1;          // nesting below the iteration range: 1 for a top-level layer
   size_t iterations = 0;  // the steady iterations, the series' full length
   struct Ran {
     uint32_t iteration = 0;  // steady index
@@ -54,7 +55,7 @@ struct LayerRun {
     double kernels = 0;      // kernels launched inside it
     double launches = 0;     // distinct host calls that launched its work
   };
-  std::vector<Ran> ran;  // the steady iterations it ran in, ascending
+  std::vector<Ran> ran;                        // the steady iterations it ran in, ascending
   std::map<std::string, double> kernel_calls;  // kernel short name -> calls per steady iteration
 
   // One of the series (&Ran::time_ns, ...) with the zeros of the other iterations, as the
@@ -80,7 +81,7 @@ struct OpRecord {
   Ns start = 0, end = 0;  // from the iteration's GPU start
   Name label;             // kernel short name, "[CUDA memcpy HtoD]", ... (the trace's pool: DiffSide::names)
   bool kernel = false;
-  int api = -1;           // the launch call (index into the trace's API calls), -1 when unknown
+  int api = -1;  // the launch call (index into the trace's API calls), -1 when unknown
   Category category = Category::Other;
   std::vector<Name> ranges;  // the NVTX ranges around its launch below the iteration, outermost first
 };
@@ -90,7 +91,7 @@ struct OpRecord {
 // (config, device); a trace has its GPU, and the model, precision and shape when the bench's
 // layer costs lie beside it.
 struct RunIdentity {
-  std::string model, precision, shape, mode;  // mode: eager or graph
+  std::string model, precision, shape, mode;    // mode: eager or graph
   std::map<std::string, std::string> software;  // "framework" -> "laptime", "CUDA runtime" -> "12.4", ...
   // The LAPTIME_* switches a bench report says were set ("LAPTIME_CUTLASS_PDL" -> "on"): empty
   // when none was; none at all for a report that does not record them (a trace, PyTorch's, or
@@ -105,23 +106,23 @@ struct DiffSide {
   std::string source;   // where the numbers came from, for the header
   std::string measure;  // what one iteration's time is
   std::string warmup_rule;
-  size_t warmup = 0;                  // leading iterations dropped
-  std::vector<double> series_ns;      // every iteration's time, warm-up included, in order
-  std::vector<double> iteration_ns;   // the steady ones
-  stats::SteadyState steady;          // of series_ns
+  size_t warmup = 0;                 // leading iterations dropped
+  std::vector<double> series_ns;     // every iteration's time, warm-up included, in order
+  std::vector<double> iteration_ns;  // the steady ones
+  stats::SteadyState steady;         // of series_ns
   bool has_layers = false;
   // Its steady iterations replay CUDA Graphs that the trace holds whole (nsys's default graph
   // trace): what ran inside them, and so their layers and kernel counts, is not known.
   bool graph_replays = false;
-  bool graph_work = false;  // any of its steady work ran in a CUDA Graph (replays or nodes)
-  std::vector<LayerRun> layers;       // by name
+  bool graph_work = false;                        // any of its steady work ran in a CUDA Graph (replays or nodes)
+  std::vector<LayerRun> layers;                   // by name
   std::vector<std::vector<OpRecord>> steady_ops;  // traces: per steady iteration, by start
-  int median_steady = -1;  // the steady iteration whose GPU span is the median (analyze's pick)
+  int median_steady = -1;                         // the steady iteration whose GPU span is the median (analyze's pick)
   std::vector<DiffBox> median_kernels, median_layers;  // that iteration, for the SVG
   Ns median_span = 0;
-  std::string gpu;                   // the device's name, when the file says
-  std::optional<LayerCosts> costs;   // the bench's layer costs sidecar beside the file, when there is one
-  RunIdentity identity;              // with gpu above: what ran
+  std::string gpu;                  // the device's name, when the file says
+  std::optional<LayerCosts> costs;  // the bench's layer costs sidecar beside the file, when there is one
+  RunIdentity identity;             // with gpu above: what ran
   std::vector<std::string> notes;
 };
 

@@ -276,17 +276,19 @@ Straggler find_straggler(const Job& job, const JobSpread& s, const JobOptions& o
   st.command = escape_name(detail::shell_words(words));
 
   const DiffRow& whole = st.diff.rows.front();
-  std::string v = "The slowest, " + row_label(slow) + format(", laps %.3f ms, %.1f%% above the median report, ",
-                                                             slow.lap_ms, s.slowest_over_median_pct) +
-                  row_label(med) + format(" (%.3f ms). Per iteration on the GPU it takes %+.3f ms [%+.3f, %+.3f] (%s)",
-                                          med.lap_ms, whole.change_ns / 1e6, whole.ci.lo / 1e6, whole.ci.hi / 1e6,
-                                          label_name(whole.label));
+  std::string v = "The slowest, " + row_label(slow) +
+                  format(", laps %.3f ms, %.1f%% above the median report, ", slow.lap_ms, s.slowest_over_median_pct) +
+                  row_label(med) +
+                  format(" (%.3f ms). Per iteration on the GPU it takes %+.3f ms [%+.3f, %+.3f] (%s)", med.lap_ms,
+                         whole.change_ns / 1e6, whole.ci.lo / 1e6, whole.ci.hi / 1e6, label_name(whole.label));
   if (st.layer >= 0) {
     const DiffRow& l = st.diff.rows[static_cast<size_t>(st.layer)];
-    v += "; the layer that makes the difference is " + l.name + format(", %+.3f ms", l.change_ns / 1e6) +
-         (l.label == Label::OnlyAfter ? " (it runs in the slowest report only)"
-                                      : format(" [%+.3f, %+.3f], %+.1f%%", l.ci.lo / 1e6, l.ci.hi / 1e6, l.change_pct)) +
-         (whole.change_ns > 0 ? format(", %.0f%% of the iteration's change.", 100 * l.change_ns / whole.change_ns) : ".");
+    v +=
+        "; the layer that makes the difference is " + l.name + format(", %+.3f ms", l.change_ns / 1e6) +
+        (l.label == Label::OnlyAfter ? " (it runs in the slowest report only)"
+                                     : format(" [%+.3f, %+.3f], %+.1f%%", l.ci.lo / 1e6, l.ci.hi / 1e6, l.change_pct)) +
+        (whole.change_ns > 0 ? format(", %.0f%% of the iteration's change.", 100 * l.change_ns / whole.change_ns)
+                             : ".");
   } else if (!st.diff.before.has_layers || !st.diff.after.has_layers) {
     v += "; the reports have no layer ranges inside their iterations to tell which layer (NVTX ranges per layer, "
          "or PyTorch's emit_nvtx, add them).";
@@ -330,7 +332,8 @@ Job analyze_job(const std::vector<std::string>& files, const JobOptions& o) {
   Job job;
   job.inputs = files;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  job.workers = static_cast<unsigned>(std::min<size_t>(o.workers ? o.workers : cores, std::max<size_t>(files.size(), 1)));
+  job.workers =
+      static_cast<unsigned>(std::min<size_t>(o.workers ? o.workers : cores, std::max<size_t>(files.size(), 1)));
   std::vector<std::vector<JobRow>> each(files.size());
   const std::map<size_t, std::string> errors =
       run_pool(files.size(), job.workers, [&](size_t i) { each[i] = report_rows(files[i], o.report); });

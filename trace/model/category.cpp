@@ -12,14 +12,22 @@ using detail::lower;
 
 const char* category_name(Category c) {
   switch (c) {
-    case Category::Gemm: return "GEMM";
-    case Category::Convolution: return "convolution";
-    case Category::Attention: return "attention";
-    case Category::Normalization: return "normalization";
-    case Category::Elementwise: return "elementwise";
-    case Category::ReductionPooling: return "reduction/pooling";
-    case Category::MemcpyMemset: return "memcpy/memset";
-    case Category::Other: return "other";
+    case Category::Gemm:
+      return "GEMM";
+    case Category::Convolution:
+      return "convolution";
+    case Category::Attention:
+      return "attention";
+    case Category::Normalization:
+      return "normalization";
+    case Category::Elementwise:
+      return "elementwise";
+    case Category::ReductionPooling:
+      return "reduction/pooling";
+    case Category::MemcpyMemset:
+      return "memcpy/memset";
+    case Category::Other:
+      return "other";
   }
   return "other";
 }
@@ -77,9 +85,10 @@ Category category_by_generic_name(const std::string& short_name) {
     return Category::Normalization;
   if (has_any(s, {"pool", "reduce", "reduction", "softmax", "argmax", "argmin", "topk"}))
     return Category::ReductionPooling;
-  if (has_any(s, {"elementwise", "gelu", "relu", "silu", "swish", "tanh", "sigmoid", "residual", "add", "bias",
-                  "scale", "mul", "cast", "convert", "copy", "fill", "embedding", "encoder", "gather", "scatter",
-                  "transpose", "permute", "split", "merge", "concat", "cat_", "index", "dropout", "where", "clamp"}))
+  if (has_any(s, {"elementwise", "gelu",    "relu",   "silu",    "swish",     "tanh",    "sigmoid", "residual",
+                  "add",         "bias",    "scale",  "mul",     "cast",      "convert", "copy",    "fill",
+                  "embedding",   "encoder", "gather", "scatter", "transpose", "permute", "split",   "merge",
+                  "concat",      "cat_",    "index",  "dropout", "where",     "clamp"}))
     return Category::Elementwise;
   return Category::Other;
 }

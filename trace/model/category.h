@@ -11,7 +11,16 @@
 
 namespace laptime::trace {
 
-enum class Category : uint8_t { Gemm, Convolution, Attention, Normalization, Elementwise, ReductionPooling, MemcpyMemset, Other };
+enum class Category : uint8_t {
+  Gemm,
+  Convolution,
+  Attention,
+  Normalization,
+  Elementwise,
+  ReductionPooling,
+  MemcpyMemset,
+  Other
+};
 constexpr int kCategoryCount = 8;
 const char* category_name(Category c);
 

@@ -52,7 +52,8 @@ std::string fold_indices(const std::string& range) {
     size_t dot = range.find('.', start);
     if (dot == std::string::npos) dot = range.size();
     const std::string part = range.substr(start, dot - start);
-    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
+    const bool digits =
+        !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
     if (!out.empty()) out += '.';
     // PyTorch emit_nvtx's counters, "aten::mm, seq = 12, op_id = 345": every number after " = "
     // folds, wherever it sits (the last one also by the rule below).
@@ -149,8 +150,7 @@ void print_more_rows(std::FILE* out, size_t omitted, int indent, const char* wha
 
 std::string shell_word(const std::string& word) {
   bool plain = !word.empty();
-  for (unsigned char c : word)
-    plain = plain && (std::isalnum(c) || std::strchr("+-./:=@_,", c) != nullptr) && c < 0x80;
+  for (unsigned char c : word) plain = plain && (std::isalnum(c) || std::strchr("+-./:=@_,", c) != nullptr) && c < 0x80;
   if (plain) return word;
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -17,42 +17,66 @@ namespace laptime::trace {
 
 const char* mem_kind_name(MemKind k) {
   switch (k) {
-    case MemKind::Pageable: return "pageable";
-    case MemKind::Pinned: return "pinned";
-    case MemKind::Device: return "device";
-    case MemKind::Array: return "array";
-    case MemKind::Managed: return "managed";
-    case MemKind::DeviceStatic: return "device static";
-    case MemKind::ManagedStatic: return "managed static";
-    case MemKind::Unknown: return "unknown";
+    case MemKind::Pageable:
+      return "pageable";
+    case MemKind::Pinned:
+      return "pinned";
+    case MemKind::Device:
+      return "device";
+    case MemKind::Array:
+      return "array";
+    case MemKind::Managed:
+      return "managed";
+    case MemKind::DeviceStatic:
+      return "device static";
+    case MemKind::ManagedStatic:
+      return "managed static";
+    case MemKind::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 const char* copy_kind_name(CopyKind k) {
   switch (k) {
-    case CopyKind::Unknown: return "unknown";
-    case CopyKind::HtoD: return "HtoD";
-    case CopyKind::DtoH: return "DtoH";
-    case CopyKind::HtoA: return "HtoA";
-    case CopyKind::AtoH: return "AtoH";
-    case CopyKind::AtoA: return "AtoA";
-    case CopyKind::AtoD: return "AtoD";
-    case CopyKind::DtoA: return "DtoA";
-    case CopyKind::DtoD: return "DtoD";
-    case CopyKind::HtoH: return "HtoH";
-    case CopyKind::PtoP: return "PtoP";
+    case CopyKind::Unknown:
+      return "unknown";
+    case CopyKind::HtoD:
+      return "HtoD";
+    case CopyKind::DtoH:
+      return "DtoH";
+    case CopyKind::HtoA:
+      return "HtoA";
+    case CopyKind::AtoH:
+      return "AtoH";
+    case CopyKind::AtoA:
+      return "AtoA";
+    case CopyKind::AtoD:
+      return "AtoD";
+    case CopyKind::DtoA:
+      return "DtoA";
+    case CopyKind::DtoD:
+      return "DtoD";
+    case CopyKind::HtoH:
+      return "HtoH";
+    case CopyKind::PtoP:
+      return "PtoP";
   }
   return "unknown";
 }
 
 const char* sync_type_name(SyncType t) {
   switch (t) {
-    case SyncType::Unknown: return "unknown";
-    case SyncType::EventSynchronize: return "event synchronize";
-    case SyncType::StreamWaitEvent: return "stream wait event";
-    case SyncType::StreamSynchronize: return "stream synchronize";
-    case SyncType::ContextSynchronize: return "context synchronize";
+    case SyncType::Unknown:
+      return "unknown";
+    case SyncType::EventSynchronize:
+      return "event synchronize";
+    case SyncType::StreamWaitEvent:
+      return "stream wait event";
+    case SyncType::StreamSynchronize:
+      return "stream synchronize";
+    case SyncType::ContextSynchronize:
+      return "context synchronize";
   }
   return "unknown";
 }

@@ -95,7 +95,7 @@ struct GpuWork {
   // CUDA API trace, or the call fell outside the capture). Set by Trace::finalize().
   int api = -1;
   Ns start = 0, end = 0;
-  uint32_t correlation = 0;  // CUPTI's 32-bit id; a graph's work carries its cudaGraphLaunch's
+  uint32_t correlation = 0;            // CUPTI's 32-bit id; a graph's work carries its cudaGraphLaunch's
   uint64_t graph_node = kNoGraphNode;  // the graph node that ran it (a node-level graph trace)
 };
 
@@ -208,14 +208,14 @@ constexpr int kDropReasonCount = 5;
 // what the analysis sees is consistent: no NULLs read as 0, no negative durations.
 struct DroppedRows {
   struct Table {
-    size_t read = 0;                        // rows the reader looked at (ranges only, for NVTX_EVENTS)
+    size_t read = 0;  // rows the reader looked at (ranges only, for NVTX_EVENTS)
     size_t by_reason[kDropReasonCount] = {};
     size_t dropped() const;
   };
   std::map<std::string, Table> tables;  // by table name
 
-  size_t total() const;             // rows left out, all tables
-  size_t count(DropReason r) const; // rows left out for one reason
+  size_t total() const;              // rows left out, all tables
+  size_t count(DropReason r) const;  // rows left out for one reason
   size_t dropped(const std::string& table) const;
   // "3 of 92 rows left out (CUPTI_ACTIVITY_KIND_KERNEL 3): 2 NULL time or id, 1 end before
   // start." in one line (trace/model/validate.cpp); "" when none was.

@@ -11,22 +11,32 @@ namespace laptime::trace {
 
 const char* drop_reason_words(DropReason r) {
   switch (r) {
-    case DropReason::Null: return "NULL time or id";
-    case DropReason::NotInteger: return "text where an integer belongs";
-    case DropReason::OutOfRange: return "time or id out of range";
-    case DropReason::EndBeforeStart: return "end before start";
-    case DropReason::OutOfSpan: return "outside the capture's span";
+    case DropReason::Null:
+      return "NULL time or id";
+    case DropReason::NotInteger:
+      return "text where an integer belongs";
+    case DropReason::OutOfRange:
+      return "time or id out of range";
+    case DropReason::EndBeforeStart:
+      return "end before start";
+    case DropReason::OutOfSpan:
+      return "outside the capture's span";
   }
   return "?";
 }
 
 const char* drop_reason_key(DropReason r) {
   switch (r) {
-    case DropReason::Null: return "null";
-    case DropReason::NotInteger: return "not_integer";
-    case DropReason::OutOfRange: return "out_of_range";
-    case DropReason::EndBeforeStart: return "end_before_start";
-    case DropReason::OutOfSpan: return "out_of_span";
+    case DropReason::Null:
+      return "null";
+    case DropReason::NotInteger:
+      return "not_integer";
+    case DropReason::OutOfRange:
+      return "out_of_range";
+    case DropReason::EndBeforeStart:
+      return "end_before_start";
+    case DropReason::OutOfSpan:
+      return "out_of_span";
   }
   return "?";
 }
@@ -91,8 +101,8 @@ nlohmann::json dropped_json(const DroppedRows& d) {
       if (t.by_reason[r]) reasons[drop_reason_key(static_cast<DropReason>(r))] = t.by_reason[r];
     by_table[name] = {{"read", t.read}, {"dropped", t.dropped()}, {"by_reason", reasons}};
   }
-  return {{"total", d.total()}, {"read", read}, {"by_reason", by_reason}, {"by_table", by_table},
-          {"summary", d.summary()}};
+  return {
+      {"total", d.total()}, {"read", read}, {"by_reason", by_reason}, {"by_table", by_table}, {"summary", d.summary()}};
 }
 
 namespace {
@@ -100,8 +110,8 @@ namespace {
 // What each table answers, for the sentence that says it is missing or emptied.
 struct TableRole {
   const char* table;
-  const char* what;      // "kernels"
-  const char* answers;   // "GPU utilization and the kernel mix (questions 2 and 3) cannot be answered"
+  const char* what;     // "kernels"
+  const char* answers;  // "GPU utilization and the kernel mix (questions 2 and 3) cannot be answered"
 };
 
 const TableRole kRoles[] = {

@@ -88,8 +88,10 @@ std::string ncu_line(const std::string& filter, bool csv, const std::string& ste
                      const std::vector<std::string>& program, const std::string& output) {
   std::vector<std::string> words{"ncu", "--nvtx"};
   for (const std::string& s : ncu_sections()) words.insert(words.end(), {"--section", s});
-  if (csv) words.insert(words.end(), {"--csv", "--page", "raw", "--print-units", "base"});
-  else words.insert(words.end(), {"-f", "-o", stem});
+  if (csv)
+    words.insert(words.end(), {"--csv", "--page", "raw", "--print-units", "base"});
+  else
+    words.insert(words.end(), {"-f", "-o", stem});
   words.insert(words.end(), program.begin(), program.end());
   std::string line = detail::shell_words(words);
   line.insert(std::string("ncu --nvtx").size(), " --nvtx-include '" + filter + "'");
@@ -107,12 +109,13 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
       throw TraceError("--command lab takes a kernel name of lower-case letters, digits and underscores, not '" +
                        escape_name(o.lab_kernel) + "'.");
   if (o.batch || o.seq || o.image_size || !o.attention.empty() || !o.stem.empty() || !o.within.empty())
-    throw TraceError("--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and "
-                     "--within apply to gpt2 and resnet50.");
+    throw TraceError(
+        "--command lab profiles laptime lab's shapes: -b, -t, --image-size, --attention, --stem and "
+        "--within apply to gpt2 and resnet50.");
   if (o.precision == "tf32") throw TraceError("laptime lab runs fp32, bf16 or fp8, not tf32.");
   NcuCommand c;
-  const std::string stem = o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision)
-                                            : o.output;
+  const std::string stem =
+      o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision) : o.output;
   require_quotable("--binary", o.binary);
   require_quotable("--output", stem);
   std::vector<std::string> lab{o.binary, "lab", o.lab_kernel};
@@ -122,9 +125,10 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
   c.costs = stem + ".layers.json";
   c.ncu = ncu_line("laptime@lab/" + o.lab_kernel + "/", o.csv, stem, lab, c.output);
   c.read = detail::shell_words({"laptime", "kernels", c.output});
-  c.notes.push_back("--once makes one call a version and shape (the checks run outside the ranges and are not "
-                    "profiled); ncu replays each kernel alone, about a second each on an H200, after the program's own "
-                    "start.");
+  c.notes.push_back(
+      "--once makes one call a version and shape (the checks run outside the ranges and are not "
+      "profiled); ncu replays each kernel alone, about a second each on an H200, after the program's own "
+      "start.");
   c.notes.push_back("--json " + stem + ".json makes the lab write " + c.costs +
                     " beside it: what each version must move, which `laptime kernels` finds beside " + c.output +
                     " (one row a version, lab/" + o.lab_kernel + "/vN).");

@@ -33,7 +33,7 @@ const std::vector<std::string>& ncu_sections();
 double ncu_seconds_per_kernel();
 
 struct NcuCommandOptions {
-  std::string model;  // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
+  std::string model;       // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
   std::string lab_kernel;  // lab: the kernel (`laptime lab --list`)
   std::string binary = "./build/bench/laptime";
   std::optional<int> batch, seq, image_size;
@@ -45,12 +45,12 @@ struct NcuCommandOptions {
 
 struct NcuCommand {
   std::string what = "one forward pass";  // what it profiles, for the heading
-  std::string ncu;                 // the ncu command line
-  std::string read;                // the laptime kernels command that reads its result
-  std::string output;              // the report file it writes
-  std::string costs;               // the layer costs file the bench writes beside it
-  int kernels = 0;                 // the kernels it will profile (as counted in the committed reports); 0: not known here (lab)
-  double seconds = 0;              // the estimate
+  std::string ncu;                        // the ncu command line
+  std::string read;                       // the laptime kernels command that reads its result
+  std::string output;                     // the report file it writes
+  std::string costs;                      // the layer costs file the bench writes beside it
+  int kernels = 0;     // the kernels it will profile (as counted in the committed reports); 0: not known here (lab)
+  double seconds = 0;  // the estimate
   std::vector<std::string> notes;  // what the estimate rests on, and why the command is so
 };
 

@@ -212,7 +212,8 @@ double metric_cell(const std::string& cell, const std::string& source, size_t li
     return source + " line " + std::to_string(line) + " (kernel " + escape_name(ncu_short_name(kernel)) + "): column " +
            column + " holds " + shown(cell);
   };
-  if (!parse_ncu_number(cell, &v) || !std::isfinite(v) || v < 0) throw TraceError(where() + ", not a non-negative number.");
+  if (!parse_ncu_number(cell, &v) || !std::isfinite(v) || v < 0)
+    throw TraceError(where() + ", not a non-negative number.");
   if (v > max) throw TraceError(where() + format(", more than any GPU produces (at most %g): not a measurement.", max));
   return v;
 }

@@ -107,10 +107,10 @@ struct NcuStack {
 // per row, only the metrics the report has columns for, then its stall ratios; the NVTX stacks
 // interned. Behind a shared pointer, so that a kernel's pointer to it outlives moving the report.
 struct NcuValues {
-  std::array<int, kNcuMetricCount> slot{};  // a metric's place within a row, -1 for a column the report lacks
-  size_t per_row = 0;                       // metrics present + stall reasons
-  size_t stall_base = 0;                    // where the stall ratios start within a row
-  std::vector<double> values;               // row-major
+  std::array<int, kNcuMetricCount> slot{};    // a metric's place within a row, -1 for a column the report lacks
+  size_t per_row = 0;                         // metrics present + stall reasons
+  size_t stall_base = 0;                      // where the stall ratios start within a row
+  std::vector<double> values;                 // row-major
   std::vector<std::vector<NcuRange>> stacks;  // distinct push/pop stacks; [0] is the empty one
 };
 
@@ -146,12 +146,12 @@ struct NcuReport {
   bool has_nvtx = false;     // the push/pop column exists (ncu ran with --nvtx)
   size_t skipped_lines = 0;  // lines before the header
   std::array<bool, kNcuMetricCount> has_column{};
-  std::vector<std::string> stall_names;  // "long_scoreboard", ... (smsp__average_warps_issue_stalled_*)
-  std::vector<std::string> strings;      // interned kernel, domain and range names
-  std::vector<NcuKernel> kernels;        // in the file's order
-  std::shared_ptr<NcuValues> values;     // what the kernels' values point into
+  std::vector<std::string> stall_names;       // "long_scoreboard", ... (smsp__average_warps_issue_stalled_*)
+  std::vector<std::string> strings;           // interned kernel, domain and range names
+  std::vector<NcuKernel> kernels;             // in the file's order
+  std::shared_ptr<NcuValues> values;          // what the kernels' values point into
   std::map<uint32_t, std::string> processes;  // the Process ID of each kernel, and its Process Name
-  std::vector<std::string> notes;        // columns the report lacks, and what that leaves out
+  std::vector<std::string> notes;             // columns the report lacks, and what that leaves out
   const std::string& str(int i) const { return strings[static_cast<size_t>(i)]; }
 };
 

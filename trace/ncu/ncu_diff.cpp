@@ -64,9 +64,11 @@ std::string differences_note(const NcuDiff& d) {
     compare("precision", a.costs->precision, b.costs->precision);
     compare("shape", a.costs->shape, b.costs->shape);
   }
-  const bool shared = std::any_of(d.rows.begin(), d.rows.end(),
-                                  [](const NcuLayerChange& c) { return c.a >= 0 && c.b >= 0 && c.name != "(no range)"; });
-  const bool ranged = std::any_of(a.layers.begin(), a.layers.end(), [](const NcuLayer& x) { return x.name != "(no range)"; });
+  const bool shared = std::any_of(d.rows.begin(), d.rows.end(), [](const NcuLayerChange& c) {
+    return c.a >= 0 && c.b >= 0 && c.name != "(no range)";
+  });
+  const bool ranged =
+      std::any_of(a.layers.begin(), a.layers.end(), [](const NcuLayer& x) { return x.name != "(no range)"; });
   if (parts.empty())
     return shared || !ranged ? ""
                              : "A and B share no layer: they ran different programs or different NVTX ranges, so the "

@@ -30,8 +30,10 @@ CapturedCommand captured_command(const std::string& sqlite_path) {
   constexpr size_t kMaxArguments = 100000;
   while (s.step()) {
     const std::string name = s.text(0), value = s.text(1);
-    if (name == "PROCESS_0:COMMAND") command = value;
-    else if (name == "PROCESS_0:WORKING_DIR") c.working_dir = value;
+    if (name == "PROCESS_0:COMMAND")
+      command = value;
+    else if (name == "PROCESS_0:WORKING_DIR")
+      c.working_dir = value;
     else if (name.rfind("PROCESS_0:ARGUMENT_", 0) == 0) {
       const std::string n = name.substr(19);
       if (!n.empty() && n.size() < 7 && n.find_first_not_of("0123456789") == std::string::npos &&
@@ -108,9 +110,10 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
   CapturedCommand program{o.program, ""};
   if (program.argv.empty()) program = captured_command(source.path());
   if (program.argv.empty())
-    throw TraceError(escape_name(o.trace) + " does not record the command it captured (META_DATA_CAPTURE): give "
-                     "the program after --, e.g. `laptime kernels --command --from " + shell_word(o.trace) +
-                     " -- python3 train.py`.");
+    throw TraceError(escape_name(o.trace) +
+                     " does not record the command it captured (META_DATA_CAPTURE): give "
+                     "the program after --, e.g. `laptime kernels --command --from " +
+                     shell_word(o.trace) + " -- python3 train.py`.");
 
   NcuCommand c;
   c.what = "one steady iteration of the traced program (`" + escape_name(range.text.str()) + "`" +
@@ -124,7 +127,8 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
       kernels_before += o.within.empty() ? a.iterations[i].kernels : kernels_within(*t, a.iterations[i].nvtx, o.within);
   }
   std::string include = (range.domain.empty() ? "" : range.domain.str() + "@") + range.text.str();
-  if (range.kind == NvtxKind::PushPop) include += "/" + (o.within.empty() ? "" : o.within + "/");
+  if (range.kind == NvtxKind::PushPop)
+    include += "/" + (o.within.empty() ? "" : o.within + "/");
   else if (!o.within.empty())
     throw TraceError("--within needs push/pop iteration ranges: `" + escape_name(range.text.str()) +
                      "` is a start/end range, which ncu cannot nest a layer in.");
@@ -136,7 +140,8 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
   const std::string stem = o.output.empty() ? stem_of(o.trace) + "_ncu" : o.output;
   std::vector<std::string> words{"ncu", "--nvtx", "--nvtx-include", include};
   if (same_name > 1)
-    words.insert(words.end(), {"--launch-skip", std::to_string(kernels_before), "--launch-count", std::to_string(c.kernels)});
+    words.insert(words.end(),
+                 {"--launch-skip", std::to_string(kernels_before), "--launch-count", std::to_string(c.kernels)});
   for (const std::string& s : ncu_sections()) words.insert(words.end(), {"--section", s});
   words.insert(words.end(), {"--print-units", "base", "-f", "-o", stem});
   words.insert(words.end(), program.argv.begin(), program.argv.end());
@@ -145,21 +150,25 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
           detail::shell_words(words);
   c.ncu = escape_name(c.ncu);  // a control character in a name is shown, never sent to the terminal
   c.read = "laptime kernels " + shell_word(c.output);
-  const double start_s = std::max<Ns>(0, t->nvtx[static_cast<size_t>(a.iterations.front().nvtx)].start - first_event(*t)) / 1e9;
+  const double start_s =
+      std::max<Ns>(0, t->nvtx[static_cast<size_t>(a.iterations.front().nvtx)].start - first_event(*t)) / 1e9;
   c.seconds = start_s + c.kernels * ncu_seconds_per_kernel();
-  c.notes.push_back(format("the estimate: the program's own start as the trace saw it (%.1f s to its first "
-                           "iteration) and about %.1f s a kernel (ncu replays each one alone, 21 passes with these "
-                           "sections, caches flushed and clocks locked; measured on an H200, "
-                           "tests/fixtures/ncu/capture.log); every other kernel runs at nearly its own speed.",
-                           start_s, ncu_seconds_per_kernel()));
+  c.notes.push_back(
+      format("the estimate: the program's own start as the trace saw it (%.1f s to its first "
+             "iteration) and about %.1f s a kernel (ncu replays each one alone, 21 passes with these "
+             "sections, caches flushed and clocks locked; measured on an H200, "
+             "tests/fixtures/ncu/capture.log); every other kernel runs at nearly its own speed.",
+             start_s, ncu_seconds_per_kernel()));
   c.notes.push_back(o.program.empty() ? "the program is the capture's own command line (nsys's META_DATA_CAPTURE)" +
                                             std::string(program.working_dir.empty() ? "." : ", run from its folder.")
                                       : "the program is the one given after --, run from this folder.");
   if (same_name > 1)
-    c.notes.push_back(format("every iteration is named `%s`: --launch-skip %zu --launch-count %d select the "
-                             "median steady one's kernels (those inside the range the command names), as this capture counted them (a program that launches "
-                             "differently under ncu shifts them).",
-                             escape_name(range.text.str()).c_str(), kernels_before, c.kernels));
+    c.notes.push_back(
+        format("every iteration is named `%s`: --launch-skip %zu --launch-count %d select the "
+               "median steady one's kernels (those inside the range the command names), as this capture counted them "
+               "(a program that launches "
+               "differently under ncu shifts them).",
+               escape_name(range.text.str()).c_str(), kernels_before, c.kernels));
   return c;
 }
 

@@ -159,16 +159,26 @@ void join_costs(const LayerCosts& costs, const Ceilings* ceilings, const std::se
 
 const char* ncu_rule_name(NcuRule r) {
   switch (r) {
-    case NcuRule::DramBoundExcess: return "dram-bound-excess";
-    case NcuRule::DramBound: return "dram-bound";
-    case NcuRule::ComputeBound: return "compute-bound";
-    case NcuRule::OnChipBound: return "on-chip-bound";
-    case NcuRule::ExcessTraffic: return "excess-traffic";
-    case NcuRule::SmallGrid: return "small-grid";
-    case NcuRule::LatencyOccupancy: return "latency-occupancy";
-    case NcuRule::LatencyStalls: return "latency-stalls";
-    case NcuRule::NoSingleLimit: return "no-single-limit";
-    case NcuRule::Unknown: return "unknown";
+    case NcuRule::DramBoundExcess:
+      return "dram-bound-excess";
+    case NcuRule::DramBound:
+      return "dram-bound";
+    case NcuRule::ComputeBound:
+      return "compute-bound";
+    case NcuRule::OnChipBound:
+      return "on-chip-bound";
+    case NcuRule::ExcessTraffic:
+      return "excess-traffic";
+    case NcuRule::SmallGrid:
+      return "small-grid";
+    case NcuRule::LatencyOccupancy:
+      return "latency-occupancy";
+    case NcuRule::LatencyStalls:
+      return "latency-stalls";
+    case NcuRule::NoSingleLimit:
+      return "no-single-limit";
+    case NcuRule::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -350,7 +360,8 @@ void add_kernel(const NcuReport& r, size_t ki, int domain, LayerKey by, NcuLayer
   if (a.longest == SIZE_MAX || time > r.kernels[a.longest].at(M::Time)) a.longest = ki;
   auto [short_name, fresh_name] = g.short_names.try_emplace(k.name);
   if (fresh_name) short_name->second = ncu_short_name(r.str(k.name));
-  auto [named, new_in_layer] = a.kernel_names.try_emplace(short_name->second, static_cast<uint32_t>(l.kernel_names.size()));
+  auto [named, new_in_layer] =
+      a.kernel_names.try_emplace(short_name->second, static_cast<uint32_t>(l.kernel_names.size()));
   if (new_in_layer) l.kernel_names.push_back(short_name->second);
   l.rows.push_back({k.id, named->second, time, bytes});
   ++out.kernels;
@@ -408,8 +419,8 @@ std::string process_list(const NcuReport& r) {
 uint32_t chosen_process(const NcuReport& r, const NcuLayerOptions& o) {
   if (o.pid) {
     if (!r.processes.count(*o.pid))
-      throw TraceError(r.source + " has no kernel of process " + std::to_string(*o.pid) + "; its processes: " +
-                       process_list(r) + ".");
+      throw TraceError(r.source + " has no kernel of process " + std::to_string(*o.pid) +
+                       "; its processes: " + process_list(r) + ".");
     return *o.pid;
   }
   if (r.processes.size() > 1)

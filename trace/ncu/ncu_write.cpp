@@ -63,7 +63,8 @@ std::string missing_costs(Program p) {
              "outputs), keyed by the NVTX range names: write them as a laptime.layers/1 file (docs/PROFILING.md "
              "11.1; torch.utils.flop_counter.FlopCounterMode counts a module's FLOPs, the nbytes of its parameters, "
              "inputs and outputs its bytes) and pass --layers FILE.";
-    case Program::Other: break;
+    case Program::Other:
+      break;
   }
   return "moved/must and the roofline need each layer's FLOPs and the bytes it must move, keyed by the NVTX range "
          "names: write them as a laptime.layers/1 file (docs/PROFILING.md 11.1) and pass --layers FILE.";

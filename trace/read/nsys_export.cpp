@@ -41,7 +41,8 @@ std::string last_line(const std::string& log) {
   size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return "";
   const size_t begin = text.find_last_of("\r\n", end);
-  std::string line = text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+  std::string line =
+      text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
   if (line.size() > 300) line = line.substr(0, 300) + "...";
   return escape_name(line);
 }
@@ -70,12 +71,14 @@ std::string unreadable_export(const std::string& out) {
   try {
     check_is_sqlite(out);
     sqlite::Db db(out, SQLITE_OPEN_READONLY, sqlite::read_only_uri(out));
-    sqlite::Stmt s(db.get(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND (name = 'NVTX_EVENTS' OR "
-                             "substr(name, 1, 20) = 'CUPTI_ACTIVITY_KIND_')");
+    sqlite::Stmt s(db.get(),
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND (name = 'NVTX_EVENTS' OR "
+                   "substr(name, 1, 20) = 'CUPTI_ACTIVITY_KIND_')");
     if (!s.step() || s.i64(0) == 0) return "it holds no CUDA or NVTX tables";
   } catch (const TraceError& e) {
     std::string why = e.what();
-    for (size_t at; (at = why.find(out)) != std::string::npos;) why.replace(at, out.size(), "it");  // not the temporary's name
+    for (size_t at; (at = why.find(out)) != std::string::npos;)
+      why.replace(at, out.size(), "it");  // not the temporary's name
     if (!why.empty() && why.back() == '.') why.pop_back();
     return "laptime cannot read it (" + why + ")";
   }
@@ -111,8 +114,8 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   }
   const std::string nsys = find_on_path("nsys");
   if (nsys.empty()) {
-    const std::string command =
-        std::string("nsys export --type sqlite ") + (stale ? "--force-overwrite true " : "") + "-o " + cache + " " + path;
+    const std::string command = std::string("nsys export --type sqlite ") + (stale ? "--force-overwrite true " : "") +
+                                "-o " + cache + " " + path;
     throw TraceError(path + " is an Nsight Systems report and nsys is not on PATH to export it" +
                      (stale ? " (" + cache + " beside it is older than the report)" : "") + ": run `" + command +
                      "` and analyze " + cache + ".");
@@ -150,8 +153,9 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
                  escape_name(path).c_str(), escape_name(cache).c_str(),
                  stale ? " (the one there was older than the report)" : "");
   else
-    std::fprintf(notes, "laptime: exporting %s with `nsys export --type sqlite` to a temporary file, removed when done (%s).\n",
-                 escape_name(path).c_str(), escape_name(why_not_beside).c_str());
+    std::fprintf(
+        notes, "laptime: exporting %s with `nsys export --type sqlite` to a temporary file, removed when done (%s).\n",
+        escape_name(path).c_str(), escape_name(why_not_beside).c_str());
   std::fflush(notes);
 
   TraceSource source(out);

@@ -29,12 +29,15 @@ void check_is_sqlite(const std::string& path) {
   if (f.gcount() == 16 && std::memcmp(header, kMagic, 16) == 0) return;
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
     const std::string stem = path.substr(0, path.rfind('.'));
-    throw TraceError(path + " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
-                "sqlite -o " + stem + ".sqlite " + path + "` and analyze " + stem + ".sqlite.");
+    throw TraceError(path +
+                     " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
+                     "sqlite -o " +
+                     stem + ".sqlite " + path + "` and analyze " + stem + ".sqlite.");
   }
   if (f.gcount() == 0) throw TraceError(path + " is empty: it is not a trace.");
-  throw TraceError(path + " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export "
-              "--type sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
+  throw TraceError(path +
+                   " is not an SQLite file: laptime analyze reads Nsight Systems' SQLite export (`nsys export "
+                   "--type sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
 }
 
 bool table_read_by_laptime(const std::string& name) {
@@ -47,11 +50,10 @@ namespace {
 
 using sqlite::Db;
 using sqlite::Query;
-using sqlite::Schema;
-using sqlite::Stmt;
 using sqlite::quoted;
 using sqlite::read_only_uri;
-
+using sqlite::Schema;
+using sqlite::Stmt;
 
 // --- Reading ---------------------------------------------------------------------------
 
@@ -135,12 +137,16 @@ class Row {
   bool get(const Query::Col& col, int64_t* v, bool required) {
     if (failed_) return false;
     switch (q_.cell(col, v)) {
-      case Query::Cell::Integer: return true;
-      case Query::Cell::Absent: return false;
+      case Query::Cell::Integer:
+        return true;
+      case Query::Cell::Absent:
+        return false;
       case Query::Cell::Null:
         if (required) fail(DropReason::Null);
         return false;
-      case Query::Cell::NotInteger: fail(DropReason::NotInteger); return false;
+      case Query::Cell::NotInteger:
+        fail(DropReason::NotInteger);
+        return false;
     }
     return false;
   }
@@ -161,26 +167,29 @@ class Reader {
  public:
   // One thread reads the connection: no mutex around every call into SQLite.
   explicit Reader(const std::string& path)
-      : path_(path),
-        db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, read_only_uri(path)),
-        schema_(db_.get()) {
+      : path_(path), db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, read_only_uri(path)), schema_(db_.get()) {
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     file_bytes_ = f ? static_cast<size_t>(f.tellg()) : 0;
   }
 
   Trace read() {
-    static const char* const kActivityTables[] = {
-        "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",         "CUPTI_ACTIVITY_KIND_DRIVER",
-        "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",          "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        "NVTX_EVENTS"};
+    static const char* const kActivityTables[] = {"CUPTI_ACTIVITY_KIND_KERNEL",
+                                                  "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                                  "CUPTI_ACTIVITY_KIND_DRIVER",
+                                                  "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                                  "CUPTI_ACTIVITY_KIND_MEMSET",
+                                                  "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                                                  "NVTX_EVENTS"};
     bool any = false;
     for (const char* t : kActivityTables) any = any || schema_.has(t);
     if (!any) {
       if (schema_.has("StringIds") || schema_.has("META_DATA_EXPORT"))
-        throw TraceError(path_ + " is an Nsight Systems export without CUDA or NVTX data: capture with `nsys profile "
-                    "--trace=cuda,nvtx`.");
-      throw TraceError(path_ + " is an SQLite database but not an Nsight Systems export: it has none of the "
-                  "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
+        throw TraceError(path_ +
+                         " is an Nsight Systems export without CUDA or NVTX data: capture with `nsys profile "
+                         "--trace=cuda,nvtx`.");
+      throw TraceError(path_ +
+                       " is an SQLite database but not an Nsight Systems export: it has none of the "
+                       "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables.");
     }
 
     refuse_views();
@@ -252,7 +261,8 @@ class Reader {
       auto it = strings_.find(id);
       return it == strings_.end() ? Name() : it->second;
     }
-    return id >= 0 && static_cast<uint64_t>(id) < dense_strings_.size() ? dense_strings_[static_cast<size_t>(id)] : Name();
+    return id >= 0 && static_cast<uint64_t>(id) < dense_strings_.size() ? dense_strings_[static_cast<size_t>(id)]
+                                                                        : Name();
   }
 
   // The capture's end as nsys records it (ANALYSIS_DETAILS.stopTime, nanoseconds from the
@@ -288,9 +298,12 @@ class Reader {
   Name name_of(const Query& q, const char* col) {
     const int i = Query::at(q.col(col));
     switch (q.type_at(i)) {
-      case SQLITE_NULL: return Name();
-      case SQLITE_TEXT: return t_.intern(q.view_at(i));
-      default: return string_of(q.i64_at(i));
+      case SQLITE_NULL:
+        return Name();
+      case SQLITE_TEXT:
+        return t_.intern(q.view_at(i));
+      default:
+        return string_of(q.i64_at(i));
     }
   }
 
@@ -388,10 +401,13 @@ class Reader {
   }
 
   MemKind mem_kind(int64_t v) {
-    static const std::vector<std::pair<const char*, MemKind>> kSymbols{
-        {"PAGEABLE", MemKind::Pageable},          {"PINNED", MemKind::Pinned},   {"DEVICE_STATIC", MemKind::DeviceStatic},
-        {"MANAGED_STATIC", MemKind::ManagedStatic}, {"DEVICE", MemKind::Device}, {"ARRAY", MemKind::Array},
-        {"MANAGED", MemKind::Managed}};
+    static const std::vector<std::pair<const char*, MemKind>> kSymbols{{"PAGEABLE", MemKind::Pageable},
+                                                                       {"PINNED", MemKind::Pinned},
+                                                                       {"DEVICE_STATIC", MemKind::DeviceStatic},
+                                                                       {"MANAGED_STATIC", MemKind::ManagedStatic},
+                                                                       {"DEVICE", MemKind::Device},
+                                                                       {"ARRAY", MemKind::Array},
+                                                                       {"MANAGED", MemKind::Managed}};
     return enum_from(mem_kinds_, v, kSymbols, MemKind::Unknown, 7);
   }
 
@@ -425,7 +441,8 @@ class Reader {
     if (!schema_.has(table)) return;
     if (mem_kinds_.empty()) mem_kinds_ = read_enum(db_.get(), schema_, "ENUM_CUDA_MEM_KIND");
     Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind", "graphNodeId"});
+            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind",
+             "graphNodeId"});
     Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
@@ -601,7 +618,8 @@ class Reader {
       p.range.domain = domain_name(p.range.pid, p.domain_id);
       t_.nvtx.push_back(std::move(p.range));
     }
-    for (const auto& [pid, domain_id, cat, name] : categories) t_.category_names[{domain_name(pid, domain_id), cat}] = name;
+    for (const auto& [pid, domain_id, cat, name] : categories)
+      t_.category_names[{domain_name(pid, domain_id), cat}] = name;
     if (unclosed)
       t_.notes.push_back(std::to_string(unclosed) + " NVTX range" + (unclosed == 1 ? " was" : "s were") +
                          " still open when the capture ended and " + (unclosed == 1 ? "is" : "are") + " ignored.");
@@ -625,8 +643,8 @@ class Reader {
   std::string path_;
   Db db_;
   Schema schema_;
-  std::vector<Name> dense_strings_;              // StringIds by id, when the ids are dense
-  std::unordered_map<int64_t, Name> strings_;  // StringIds by id otherwise
+  std::vector<Name> dense_strings_;                  // StringIds by id, when the ids are dense
+  std::unordered_map<int64_t, Name> strings_;        // StringIds by id otherwise
   std::unordered_map<const void*, Name> api_names_;  // raw name -> normalized
   std::map<int64_t, std::string> mem_kinds_;
   bool gpu_pid_missing_ = false;

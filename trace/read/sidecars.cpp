@@ -19,7 +19,7 @@ using detail::clip;
 // refused before it is opened (core/input_file.h), a file past the bound before it is read.
 constexpr size_t kMaxSidecarBytes = 64u << 20;
 constexpr double kMaxCount = 1e18, kMinCount = 1e-3;  // FLOPs or bytes of one layer, when not 0
-constexpr double kMaxCeiling = 1e6;   // TFLOP/s or GB/s
+constexpr double kMaxCeiling = 1e6;                   // TFLOP/s or GB/s
 
 nlohmann::json read_json(const std::string& path, const char* what) {
   std::string text;
@@ -44,8 +44,10 @@ nlohmann::json parse_untrusted_json(const std::string& text, const std::string& 
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -104,7 +106,9 @@ LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& sou
   return c;
 }
 
-LayerCosts read_layer_costs(const std::string& path) { return layer_costs_from_json(read_json(path, "layer costs"), path); }
+LayerCosts read_layer_costs(const std::string& path) {
+  return layer_costs_from_json(read_json(path, "layer costs"), path);
+}
 
 // --- The ceilings -----------------------------------------------------------------------
 
@@ -114,7 +118,8 @@ double Ceilings::tflops(const std::string& precision) const {
   if (precision == "fp32") return fp32_tflops;
   if (precision == "fp8") {
     if (fp8_tflops > 0) return fp8_tflops;
-    throw TraceError("the ceilings in " + source + " have no fp8 rate (measured before fp8 existed): run `laptime peak --force`.");
+    throw TraceError("the ceilings in " + source +
+                     " have no fp8 rate (measured before fp8 existed): run `laptime peak --force`.");
   }
   throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
 }

@@ -35,7 +35,9 @@ struct LayerCosts {
   std::string model, precision, shape;
   std::vector<LayerCostEntry> layers;
   // The precision `e` computes in, whose ceiling bounds it: its own, else the run's.
-  const std::string& precision_of(const LayerCostEntry& e) const { return e.precision.empty() ? precision : e.precision; }
+  const std::string& precision_of(const LayerCostEntry& e) const {
+    return e.precision.empty() ? precision : e.precision;
+  }
 };
 
 // Where the bench puts the sidecar of a report or trace file: the same path with its
@@ -48,11 +50,11 @@ LayerCosts layer_costs_from_json(const nlohmann::json& j, const std::string& sou
 // --- The ceilings -----------------------------------------------------------------------
 
 struct Ceilings {
-  std::string source;  // the file
-  std::string gpu;     // the device's name as CUDA gives it ("NVIDIA H200")
-  std::string uuid;    // "GPU-…", when known
+  std::string source;                                        // the file
+  std::string gpu;                                           // the device's name as CUDA gives it ("NVIDIA H200")
+  std::string uuid;                                          // "GPU-…", when known
   double bf16_tflops = 0, tf32_tflops = 0, fp32_tflops = 0;  // dense GEMM, best of the runs
-  double fp8_tflops = 0;  // e4m3 GEMM (bf16 out); 0 when the file predates it
+  double fp8_tflops = 0;                                     // e4m3 GEMM (bf16 out); 0 when the file predates it
   double copy_gbps = 0;  // device-to-device copy, bytes read + written per second / 1e9
   std::string measured;  // when and how, one line
   // The compute ceiling of a precision ("bf16", "tf32", "fp32", "fp8"; "fp16" takes bf16's: the

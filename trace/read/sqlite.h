@@ -62,7 +62,8 @@ class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql) : db_(db) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
-      throw TraceError("SQLite cannot prepare a statement (" + std::string(sqlite3_errmsg(db)) + "): " + sql.substr(0, 80));
+      throw TraceError("SQLite cannot prepare a statement (" + std::string(sqlite3_errmsg(db)) +
+                       "): " + sql.substr(0, 80));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt(const Stmt&) = delete;
@@ -99,7 +100,8 @@ class Stmt {
   void bind(int i, const std::string& v) { check(sqlite3_bind_text(st_, i, v.c_str(), -1, SQLITE_TRANSIENT)); }
   void bind_null(int i) { check(sqlite3_bind_null(st_, i)); }
   void insert() {
-    if (sqlite3_step(st_) != SQLITE_DONE) throw TraceError("SQLite write failed: " + std::string(sqlite3_errmsg(db_)) + ".");
+    if (sqlite3_step(st_) != SQLITE_DONE)
+      throw TraceError("SQLite write failed: " + std::string(sqlite3_errmsg(db_)) + ".");
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);
   }
@@ -130,7 +132,8 @@ class Schema {
     while (s.step()) {
       tables_.insert(s.text(0));
       const std::string sql = s.text(2);
-      if (s.text(1) == "view") kinds_[s.text(0)] = "a view";
+      if (s.text(1) == "view")
+        kinds_[s.text(0)] = "a view";
       else if (sql.compare(0, 14, "CREATE VIRTUAL") == 0 || sql.compare(0, 14, "create virtual") == 0)
         kinds_[s.text(0)] = "a virtual table";
     }
@@ -210,9 +213,12 @@ class Query {
   enum class Cell { Integer, Absent, Null, NotInteger };
   Cell cell(const Col& c, int64_t* v) const {
     switch (stmt_.integer(at(c), v)) {
-      case SQLITE_INTEGER: return Cell::Integer;
-      case SQLITE_NULL: return c.present ? Cell::Null : Cell::Absent;
-      default: return Cell::NotInteger;  // text, real or blob: SQLite would read "abc" as 0
+      case SQLITE_INTEGER:
+        return Cell::Integer;
+      case SQLITE_NULL:
+        return c.present ? Cell::Null : Cell::Absent;
+      default:
+        return Cell::NotInteger;  // text, real or blob: SQLite would read "abc" as 0
     }
   }
   int64_t i64(const char* c, int64_t def = 0) const {
@@ -242,8 +248,9 @@ class Query {
       if (required) name.pop_back();
       const bool present = schema.has(table, name);
       if (required && !present)
-        throw TraceError("table " + table + " has no `" + name + "` column: this SQLite file is not an Nsight Systems "
-                    "export laptime can read.");
+        throw TraceError("table " + table + " has no `" + name +
+                         "` column: this SQLite file is not an Nsight Systems "
+                         "export laptime can read.");
       sql += (i ? ", " : "") + (present ? sqlite::quoted(name) : "NULL AS " + sqlite::quoted(name));
       index_[name] = static_cast<int>(i);
       if (present) present_.insert(name);

@@ -32,8 +32,12 @@ nlohmann::json kernel_mix_json(const Analysis& a) {
     cats.push_back({{"category", category_name(c.category)}, {"count", c.count}, {"time_ns", c.time}});
   json kernels = json::array();
   for (const KernelRow& k : first_rows(a.kernels, a.top))
-    kernels.push_back({{"name", k.name}, {"category", category_name(k.category)}, {"count", k.count},
-                       {"time_ns", k.time}, {"min_ns", k.min}, {"max_ns", k.max}});
+    kernels.push_back({{"name", k.name},
+                       {"category", category_name(k.category)},
+                       {"count", k.count},
+                       {"time_ns", k.time},
+                       {"min_ns", k.min},
+                       {"max_ns", k.max}});
   auto range_rows = [&a](const std::vector<RangeRow>& rows) {
     json out = json::array();
     for (const RangeRow& r : first_rows(rows, a.top)) {
@@ -57,14 +61,14 @@ nlohmann::json kernel_mix_json(const Analysis& a) {
   if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
     const GraphSummary& g = a.graphs;
     mix["graphs"] = {{"replays", g.replays},
-                                 {"replay_ns", g.replay_time},
-                                 {"graph_ids", g.graphs},
-                                 {"node_ops", g.node_ops},
-                                 {"node_ops_named_by_creation", g.node_ops_named},
-                                 {"node_ns", g.node_time},
-                                 {"launches", g.launches},
-                                 {"exec_updates", g.updates},
-                                 {"kernels_traced", g.replays == 0}};
+                     {"replay_ns", g.replay_time},
+                     {"graph_ids", g.graphs},
+                     {"node_ops", g.node_ops},
+                     {"node_ops_named_by_creation", g.node_ops_named},
+                     {"node_ns", g.node_time},
+                     {"launches", g.launches},
+                     {"exec_updates", g.updates},
+                     {"kernels_traced", g.replays == 0}};
   }
   return mix;
 }
@@ -73,21 +77,37 @@ nlohmann::json kernel_mix_json(const Analysis& a) {
 nlohmann::json sync_json(const Analysis& a) {
   using nlohmann::json;
   auto sync_call = [](const SyncCall& s) {
-    return json{{"kind", sync_kind_name(s.kind)}, {"api", s.api.str()}, {"iteration", s.iteration}, {"warmup", s.warmup},
-                {"range", s.range.str()}, {"start_ns", s.start}, {"duration_ns", s.duration}, {"copy", s.detail},
-                {"stream", s.stream}, {"effect", sync_effect_name(s.effect)}, {"pending_ns", s.pending}};
+    return json{{"kind", sync_kind_name(s.kind)},
+                {"api", s.api.str()},
+                {"iteration", s.iteration},
+                {"warmup", s.warmup},
+                {"range", s.range.str()},
+                {"start_ns", s.start},
+                {"duration_ns", s.duration},
+                {"copy", s.detail},
+                {"stream", s.stream},
+                {"effect", sync_effect_name(s.effect)},
+                {"pending_ns", s.pending}};
   };
   json calls = json::array(), elsewhere = json::array(), sums = json::array();
   for (const SyncCall& s : a.syncs) calls.push_back(sync_call(s));
   for (const SyncCall& s : a.syncs_elsewhere) elsewhere.push_back(sync_call(s));
   for (const SyncSummary& s : a.sync_summary)
-    sums.push_back({{"kind", sync_kind_name(s.kind)}, {"count", s.count},
+    sums.push_back({{"kind", sync_kind_name(s.kind)},
+                    {"count", s.count},
                     {"per_iteration", a.steady_count ? double(s.count) / a.steady_count : 0.0},
-                    {"blocked_ns", s.blocked}, {"stalled_ns", s.stalled}, {"stalls", s.stalls},
-                    {"returned_at_once", s.returned_at_once}, {"ranges", s.ranges}});
-  json out = {{"api_trace", a.has_api_trace}, {"compute_stream", a.compute_stream},
-              {"host_wait_ns", a.sync_wait}, {"stall_ns", a.sync_stall},
-              {"gpu_floor_ms", a.gpu_floor_ms}, {"lap_without_ms", a.lap_without_syncs_ms}, {"summary", sums}};
+                    {"blocked_ns", s.blocked},
+                    {"stalled_ns", s.stalled},
+                    {"stalls", s.stalls},
+                    {"returned_at_once", s.returned_at_once},
+                    {"ranges", s.ranges}});
+  json out = {{"api_trace", a.has_api_trace},
+              {"compute_stream", a.compute_stream},
+              {"host_wait_ns", a.sync_wait},
+              {"stall_ns", a.sync_stall},
+              {"gpu_floor_ms", a.gpu_floor_ms},
+              {"lap_without_ms", a.lap_without_syncs_ms},
+              {"summary", sums}};
   out["calls"] = std::move(calls);  // an initializer list would copy them
   out["outside_steady"] = std::move(elsewhere);
   return out;
@@ -117,9 +137,8 @@ nlohmann::json to_json(const Analysis& a) {
   j["steady_iterations"] = a.steady_count;
   json iters = json::array();
   for (const Iteration& it : a.iterations) {
-    json x{{"index", it.index}, {"warmup", it.warmup}, {"host_ahead", it.host_ahead}, {"steady", it.steady()},
-           {"start_ns", it.start}, {"host_ns", it.duration()},
-           {"kernels", it.kernels}};
+    json x{{"index", it.index},    {"warmup", it.warmup},      {"host_ahead", it.host_ahead}, {"steady", it.steady()},
+           {"start_ns", it.start}, {"host_ns", it.duration()}, {"kernels", it.kernels}};
     if (it.has_gpu) {
       x["gpu_start_ns"] = it.gpu_start;
       x["gpu_ns"] = it.gpu_span();
@@ -135,7 +154,7 @@ nlohmann::json to_json(const Analysis& a) {
   // megabytes of objects.
   j["iterations"] = std::move(iters);
   j["time_ms"] = {{"host", summary(a.host_ms)}, {"gpu", summary(a.gpu_ms)}, {"period", summary(a.period_ms)},
-                  {"busy", summary(a.busy_ms)}, {"lap", a.lap_ms}, {"lap_source", a.lap_source}};
+                  {"busy", summary(a.busy_ms)}, {"lap", a.lap_ms},          {"lap_source", a.lap_source}};
   if (!a.lap_reason.empty()) j["time_ms"]["lap_reason"] = a.lap_reason;
   Ns gap_time = 0, host_wait = 0;
   for (const Gap& g : a.gaps) {
@@ -145,9 +164,15 @@ nlohmann::json to_json(const Analysis& a) {
   json gaps = json::array();
   for (size_t i = 0; i < text_rows(a.top, a.gaps.size()); ++i) {  // the text's cut (trace/analyses/top.h)
     const Gap& g = a.gaps[i];
-    gaps.push_back({{"iteration", g.iteration}, {"start_ns", g.start}, {"duration_ns", g.duration()},
-                    {"cause", gap_cause_name(g.cause)}, {"before", g.before.str()}, {"after", g.after.str()},
-                    {"launch", g.launch.str()}, {"launch_start_ns", g.launch_start}, {"cpu_api", g.cpu_api.str()},
+    gaps.push_back({{"iteration", g.iteration},
+                    {"start_ns", g.start},
+                    {"duration_ns", g.duration()},
+                    {"cause", gap_cause_name(g.cause)},
+                    {"before", g.before.str()},
+                    {"after", g.after.str()},
+                    {"launch", g.launch.str()},
+                    {"launch_start_ns", g.launch_start},
+                    {"cpu_api", g.cpu_api.str()},
                     {"cpu_in_cuda_ns", g.cpu_in_cuda},
                     {"cpu_range", g.cpu_range.str()}});
   }
@@ -174,8 +199,9 @@ nlohmann::json steady_state_json(const IterationSteadyState& s) {
                         {"outside_band_after_start", s.steady.outside_late},
                         {"warmup", s.warmup},
                         {"warmup_too_short", s.steady.start > s.warmup},
-                        {"rule", "median ± max(5 x 1.4826 MAD, 2% of the median) of the last half; starts after the "
-                                 "last iteration of the first half outside that band"}};
+                        {"rule",
+                         "median ± max(5 x 1.4826 MAD, 2% of the median) of the last half; starts after the "
+                         "last iteration of the first half outside that band"}};
 }
 
 }  // namespace laptime::trace

@@ -18,7 +18,9 @@ namespace {
 // An aligned text table: 'l' or 'r' per column (detail::print_table).
 class Table {
  public:
-  Table(std::vector<std::string> headers, std::string align) : align_(std::move(align)) { rows_.push_back(std::move(headers)); }
+  Table(std::vector<std::string> headers, std::string align) : align_(std::move(align)) {
+    rows_.push_back(std::move(headers));
+  }
   void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
   void print(std::FILE* out, int indent) const { detail::print_table(out, rows_, align_, indent); }
 
@@ -48,18 +50,18 @@ void print_graphs(const Analysis& a, std::FILE* out) {
                          share(g.replay_time, a.gpu_time).c_str()),
                   2);
   if (g.node_ops)
-    print_wrapped(out,
-                  format("CUDA Graphs: %s operations per iteration run by graph nodes (%s launch%s), %.3f ms per "
-                         "iteration, %s of GPU time; ",
-                         per_iter(double(g.node_ops), iters, "%.1f").c_str(),
-                         per_iter(double(g.launches), iters, "%.3g").c_str(), g.launches == iters ? "" : "es",
-                         g.node_time / 1e6 / iters, share(g.node_time, a.gpu_time).c_str()) +
-                      (g.node_ops_named == g.node_ops
-                           ? std::string("each named by the NVTX range its node was made in.")
-                           : share(static_cast<Ns>(g.node_ops_named), static_cast<Ns>(g.node_ops)) +
-                                 " of them named by the NVTX range their node was made in, the rest by their "
-                                 "launch's."),
-                  2);
+    print_wrapped(
+        out,
+        format("CUDA Graphs: %s operations per iteration run by graph nodes (%s launch%s), %.3f ms per "
+               "iteration, %s of GPU time; ",
+               per_iter(double(g.node_ops), iters, "%.1f").c_str(), per_iter(double(g.launches), iters, "%.3g").c_str(),
+               g.launches == iters ? "" : "es", g.node_time / 1e6 / iters, share(g.node_time, a.gpu_time).c_str()) +
+            (g.node_ops_named == g.node_ops
+                 ? std::string("each named by the NVTX range its node was made in.")
+                 : share(static_cast<Ns>(g.node_ops_named), static_cast<Ns>(g.node_ops)) +
+                       " of them named by the NVTX range their node was made in, the rest by their "
+                       "launch's."),
+        2);
 }
 
 // Where the trace came from, which ranges are the iterations and why, what the reader left out.
@@ -69,8 +71,8 @@ void print_header(const Analysis& a, std::FILE* out) {
   if (!a.gpu.empty()) std::fprintf(out, "  gpu         %s\n", a.gpu.c_str());
   size_t warmups = 0;
   for (const Iteration& it : a.iterations) warmups += it.warmup;
-  std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up, %zu steady\n", a.iterations.size(), a.range_name.c_str(),
-               warmups, iters);
+  std::fprintf(out, "  iterations  %zu `%s` ranges: %zu warm-up, %zu steady\n", a.iterations.size(),
+               a.range_name.c_str(), warmups, iters);
   print_wrapped(out, "found by: " + a.range_rule, 14);
   print_wrapped(out, "warm-up: " + a.warmup_rule, 14);
   print_wrapped(out, "steady: " + a.steady_rule, 14);
@@ -89,14 +91,16 @@ void print_lap(const Analysis& a, std::FILE* out) {
   if (!a.lap_reason.empty()) print_wrapped(out, "not the host range: " + a.lap_reason + ".", 14);
   Table t1({"", "mean", "median", "min", "max"}, "lrrrr");
   auto srow = [&](const std::string& name, const stats::Summary& s) {
-    if (s.n) t1.row({name, format("%.3f", s.mean), format("%.3f", s.median), format("%.3f", s.min), format("%.3f", s.max)});
+    if (s.n)
+      t1.row({name, format("%.3f", s.mean), format("%.3f", s.median), format("%.3f", s.min), format("%.3f", s.max)});
   };
   srow("host: NVTX range", a.host_ms);
   srow("GPU: range projected", a.gpu_ms);
   srow("GPU: start to next start", a.period_ms);
   t1.print(out, 2);
-  std::fprintf(out, "  (host = the range as the CPU ran it; projected = first start to last end of the GPU work\n"
-                    "   launched inside it; start to next start = the lap one iteration costs in a loop)\n");
+  std::fprintf(out,
+               "  (host = the range as the CPU ran it; projected = first start to last end of the GPU work\n"
+               "   launched inside it; start to next start = the lap one iteration costs in a loop)\n");
 }
 
 // 2: busy and idle time, the gaps.
@@ -114,7 +118,8 @@ void print_utilization(const Analysis& a, std::FILE* out) {
     std::fprintf(out, "  busy        %.1f%% median (min %.1f%%, max %.1f%%) of the projected GPU span\n",
                  a.busy_pct.median, a.busy_pct.min, a.busy_pct.max);
     std::fprintf(out, "  idle        %s ms per iteration inside the span, %s of it waiting for the host to launch\n",
-                 per_iter(a.idle_in_iterations / 1e6, iters).c_str(), share(a.host_wait_idle, a.idle_in_iterations).c_str());
+                 per_iter(a.idle_in_iterations / 1e6, iters).c_str(),
+                 share(a.host_wait_idle, a.idle_in_iterations).c_str());
     if (a.period_ms.n)  // one fewer pair of consecutive iterations than iterations
       std::fprintf(out, "              %s ms from one iteration's last GPU work to the next one's first\n",
                    per_iter(a.between_iterations / 1e6, a.period_ms.n).c_str());
@@ -122,9 +127,10 @@ void print_utilization(const Analysis& a, std::FILE* out) {
       std::fprintf(out, "  gaps        none longer than %g us: the idle time is spread over kernel boundaries\n",
                    a.gap_threshold_us);
     else
-      std::fprintf(out, "  gaps        %.1f per iteration longer than %g us (%zu in all, %s ms), %s of their time host-wait\n",
-                   double(a.gaps.size()) / std::max<size_t>(iters, 1), a.gap_threshold_us, a.gaps.size(),
-                   ms(gap_time).c_str(), share(gap_host_wait, gap_time).c_str());
+      std::fprintf(
+          out, "  gaps        %.1f per iteration longer than %g us (%zu in all, %s ms), %s of their time host-wait\n",
+          double(a.gaps.size()) / std::max<size_t>(iters, 1), a.gap_threshold_us, a.gaps.size(), ms(gap_time).c_str(),
+          share(gap_host_wait, gap_time).c_str());
     if (!a.gaps.empty()) {
       std::fprintf(out, "\n  largest gaps (host-wait: the launch call had not returned when the GPU went idle)\n");
       Table tg({"iter", "at (ms)", "gap (us)", "cause", "launch", "CPU meanwhile", "next GPU work"}, "rrrllll");
@@ -134,10 +140,10 @@ void print_utilization(const Analysis& a, std::FILE* out) {
       for (size_t i = 0; i < shown; ++i) {
         const Gap& g = a.gaps[i];
         // A launch of 10 us inside a 200 us gap is not what the host was doing: say so.
-        const std::string cpu =
-            g.cpu_in_cuda * 2 >= g.duration()
-                ? g.cpu_api + " in " + g.cpu_range
-                : "host code in " + g.cpu_range + format(" (%.0f%% in CUDA calls)", 100.0 * g.cpu_in_cuda / g.duration());
+        const std::string cpu = g.cpu_in_cuda * 2 >= g.duration()
+                                    ? g.cpu_api + " in " + g.cpu_range
+                                    : "host code in " + g.cpu_range +
+                                          format(" (%.0f%% in CUDA calls)", 100.0 * g.cpu_in_cuda / g.duration());
         tg.row({std::to_string(g.iteration), ms(g.start - gpu_start[g.iteration]), us(g.duration()),
                 gap_cause_name(g.cause), g.launch.empty() ? "-" : g.launch.str(), cpu, g.after});
       }
@@ -150,8 +156,8 @@ void print_utilization(const Analysis& a, std::FILE* out) {
 // 3: by category, by kernel, by layer.
 void print_kernel_mix(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
-  std::fprintf(out, "\n3. Kernel mix (steady iterations: GPU time %s ms, %s ms per iteration)\n", ms(a.gpu_time).c_str(),
-               per_iter(a.gpu_time / 1e6, iters).c_str());
+  std::fprintf(out, "\n3. Kernel mix (steady iterations: GPU time %s ms, %s ms per iteration)\n",
+               ms(a.gpu_time).c_str(), per_iter(a.gpu_time / 1e6, iters).c_str());
   print_graphs(a, out);
   const bool kernels_known = !a.kernels.empty() || a.graphs.replays == 0;
   Table tc({"category", "ms/iter", "share", "ops/iter"}, "lrrr");
@@ -183,7 +189,8 @@ void print_kernel_mix(const Analysis& a, std::FILE* out) {
     for (int c = 1; c < kCategoryCount; ++c)
       if (r.time_by_category[c] > r.time_by_category[best]) best = c;
     tr.row({r.range, per_iter(double(r.count), iters, "%.1f"), per_iter(r.time / 1e6, iters), share(r.time, a.gpu_time),
-            r.graph_replay_time > r.time_by_category[best] ? "CUDA Graph replays" : category_name(static_cast<Category>(best))});
+            r.graph_replay_time > r.time_by_category[best] ? "CUDA Graph replays"
+                                                           : category_name(static_cast<Category>(best))});
   }
   tr.print(out, 4);
   detail::print_more_rows(out, a.range_patterns.size() - layers_shown, 4);
@@ -196,8 +203,9 @@ void print_synchronizations(const Analysis& a, std::FILE* out) {
   if (!a.has_api_trace) {
     std::fprintf(out, "  unknown: the capture has no CUDA API calls\n");
   } else if (a.syncs.empty()) {
-    std::fprintf(out, "  none: no device/stream/event synchronize, blocking copy, pageable async copy, or\n"
-                      "  allocation/free inside the loop\n");
+    std::fprintf(out,
+                 "  none: no device/stream/event synchronize, blocking copy, pageable async copy, or\n"
+                 "  allocation/free inside the loop\n");
   } else {
     Table ts({"kind", "per iter", "host wait (ms/iter)", "stalls/iter", "returned at once/iter", "in"}, "lrrrrl");
     for (const SyncSummary& s : a.sync_summary) {
@@ -210,8 +218,9 @@ void print_synchronizations(const Analysis& a, std::FILE* out) {
     std::fprintf(out, "  host wait   %s ms per iteration, %s ms of it for the compute stream's work (stream %lld)\n",
                  per_iter(a.sync_wait / 1e6, iters).c_str(), per_iter(a.sync_stall / 1e6, iters).c_str(),
                  static_cast<long long>(a.compute_stream));
-    std::fprintf(out, "  without     a lap of %.3f ms instead of %.3f (the larger of the GPU's own time, %.3f ms, and\n"
-                      "              the host's lap less its wait)\n",
+    std::fprintf(out,
+                 "  without     a lap of %.3f ms instead of %.3f (the larger of the GPU's own time, %.3f ms, and\n"
+                 "              the host's lap less its wait)\n",
                  a.lap_without_syncs_ms, a.lap_ms, a.gpu_floor_ms);
     std::fprintf(out, "\n  calls (stall: waited for the compute stream's pending work; returned at once: did not)\n");
     Table tl({"iter", "api", "range", "host wait (us)", "pending (us)", "effect", "copy"}, "rllrrll");

@@ -59,14 +59,10 @@ nlohmann::json diff_to_json(const Diff& d) {
       for (const auto& [k, c] : v) a.push_back({{"name", k}, {"per_iteration", c}});
       return a;
     };
-    json x{{"name", r.name},
-           {"whole_iteration", r.whole},
-           {"depth", r.depth},
-           {"label", label_name(r.label)},
-           {"before_ns", r.before_ns},
-           {"after_ns", r.after_ns},
-           {"change_ns", r.change_ns},
-           {"change_pct", r.change_pct}};
+    json x{{"name", r.name},           {"whole_iteration", r.whole},
+           {"depth", r.depth},         {"label", label_name(r.label)},
+           {"before_ns", r.before_ns}, {"after_ns", r.after_ns},
+           {"change_ns", r.change_ns}, {"change_pct", r.change_pct}};
     if (r.label != Label::OnlyBefore && r.label != Label::OnlyAfter) {
       x["ci_ns"] = {r.ci.lo, r.ci.hi};
       if (r.before_ns > 0) x["ci_pct"] = {100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns};
@@ -86,7 +82,8 @@ nlohmann::json diff_to_json(const Diff& d) {
       }
       return q;
     };
-    if (r.roof_before || r.roof_after) x["roofline"] = {{"before", point(r.roof_before)}, {"after", point(r.roof_after)}};
+    if (r.roof_before || r.roof_after)
+      x["roofline"] = {{"before", point(r.roof_before)}, {"after", point(r.roof_after)}};
     if (!r.whole) {
       x["kernels_gone"] = kernels(r.gone);
       x["kernels_new"] = kernels(r.added);
@@ -98,7 +95,9 @@ nlohmann::json diff_to_json(const Diff& d) {
   if (shown < d.rows.size()) j["rows_omitted"] = d.rows.size() - shown;
   json gate = nullptr;
   if (o.fail_if_slower_pct)
-    gate = {{"fail_if_slower_pct", *o.fail_if_slower_pct}, {"failed", d.gate_failed}, {"reasons", d.gate_reasons},
+    gate = {{"fail_if_slower_pct", *o.fail_if_slower_pct},
+            {"failed", d.gate_failed},
+            {"reasons", d.gate_reasons},
             {"exit_code", d.gate_failed ? 3 : 0}};
   j["gate"] = gate;
   return j;

@@ -27,8 +27,9 @@ void write_diff_svg(const Diff& d, const std::string& path) {
   constexpr int kMaxDepth = 3;  // layer rows drawn per side (deeper ones would crowd the picture)
   const Ns span = std::max(d.before.median_span, d.after.median_span);
   if (span <= 0 || (d.before.median_kernels.empty() && d.after.median_kernels.empty()))
-    throw TraceError("cannot draw the diff: neither side is a trace with GPU work in a steady iteration (bench "
-                     "reports hold laps only).");
+    throw TraceError(
+        "cannot draw the diff: neither side is a trace with GPU work in a steady iteration (bench "
+        "reports hold laps only).");
   const double scale = (kW - kLeft - kRight) / double(span);
   auto x_of = [&](Ns t) { return kLeft + t * scale; };
   std::ostringstream s;
@@ -38,8 +39,8 @@ void write_diff_svg(const Diff& d, const std::string& path) {
   auto box = [&](double x0, double x1, double yy, double h, const std::string& fill, const std::string& tip,
                  const std::string& label) {
     const double w = std::max(x1 - x0, 0.6);
-    s << "<g><title>" << xml_escape(tip) << "</title><rect x=\"" << n1(x0) << "\" y=\"" << n1(yy) << "\" width=\"" << n1(w)
-      << "\" height=\"" << n1(h) << "\" fill=\"" << fill << "\" stroke=\"#fff\" stroke-width=\"0.3\"/>";
+    s << "<g><title>" << xml_escape(tip) << "</title><rect x=\"" << n1(x0) << "\" y=\"" << n1(yy) << "\" width=\""
+      << n1(w) << "\" height=\"" << n1(h) << "\" fill=\"" << fill << "\" stroke=\"#fff\" stroke-width=\"0.3\"/>";
     const size_t fits = static_cast<size_t>((w - 4) / kCharW);
     if (!label.empty() && fits >= 3)
       s << "<text x=\"" << n1(x0 + 2) << "\" y=\"" << n1(yy + h - 4) << "\">"
@@ -47,8 +48,9 @@ void write_diff_svg(const Diff& d, const std::string& path) {
     s << "</g>\n";
   };
   auto side = [&](const DiffSide& r, const char* title, bool first) {
-    s << "<text x=\"8\" y=\"" << n1(y - 6) << "\" font-weight=\"bold\">" << xml_escape(std::string(title) + ": " + r.file)
-      << format(" (median iteration %.3f ms)", r.median_span / 1e6) << "</text>\n";
+    s << "<text x=\"8\" y=\"" << n1(y - 6) << "\" font-weight=\"bold\">"
+      << xml_escape(std::string(title) + ": " + r.file) << format(" (median iteration %.3f ms)", r.median_span / 1e6)
+      << "</text>\n";
     int depth = 1;
     for (const DiffBox& b : r.median_layers) depth = std::max(depth, std::min(b.depth, kMaxDepth));
     for (int level = 1; level <= depth; ++level) {
@@ -62,7 +64,8 @@ void write_diff_svg(const Diff& d, const std::string& path) {
             top_before[b.name] = {x_of(b.start), y};
           } else if (auto it = top_before.find(b.name); it != top_before.end()) {
             lines.push_back("<line x1=\"" + n1(it->second.first) + "\" y1=\"" + n1(it->second.second) + "\" x2=\"" +
-                            n1(x_of(b.start)) + "\" y2=\"" + n1(y) + "\" stroke=\"#888\" stroke-width=\"0.6\" "
+                            n1(x_of(b.start)) + "\" y2=\"" + n1(y) +
+                            "\" stroke=\"#888\" stroke-width=\"0.6\" "
                             "stroke-dasharray=\"3,2\"/>");
           }
         }

@@ -19,10 +19,10 @@ namespace {
 std::string us(double ns) { return format("%.1f", ns / 1e3); }
 
 std::string side_line(const DiffSide& r) {
-  std::string s = r.file + " (" + r.kind + ": " + r.source + ")\n              " +
-                  format("%zu steady iterations, warm-up %s; steady from iteration %zu (band %.3f ms ± %.3f ms)",
-                         r.iteration_ns.size(), r.warmup_rule.c_str(), r.steady.start, r.steady.median / 1e6,
-                         r.steady.band / 1e6);
+  std::string s =
+      r.file + " (" + r.kind + ": " + r.source + ")\n              " +
+      format("%zu steady iterations, warm-up %s; steady from iteration %zu (band %.3f ms ± %.3f ms)",
+             r.iteration_ns.size(), r.warmup_rule.c_str(), r.steady.start, r.steady.median / 1e6, r.steady.band / 1e6);
   return s;
 }
 
@@ -46,14 +46,17 @@ void print_diff(const Diff& d, std::FILE* out) {
   const DiffOptions& o = d.options;
   std::fprintf(out, "  before      %s\n", side_line(d.before).c_str());
   std::fprintf(out, "  after       %s\n", side_line(d.after).c_str());
-  std::fprintf(out, "  method      medians of the steady iterations; 95%% interval of the change by bootstrap (%d "
-                    "resamples per row, seed %llu)\n",
+  std::fprintf(out,
+               "  method      medians of the steady iterations; 95%% interval of the change by bootstrap (%d "
+               "resamples per row, seed %llu)\n",
                o.resamples, static_cast<unsigned long long>(o.seed));
-  std::fprintf(out, "  labels      SLOWER/FASTER: interval clear of zero and change beyond ±%g%% and ±%g us; SAME: "
-                    "interval within ±%g%% (or ±%g us); else UNCLEAR\n",
+  std::fprintf(out,
+               "  labels      SLOWER/FASTER: interval clear of zero and change beyond ±%g%% and ±%g us; SAME: "
+               "interval within ±%g%% (or ±%g us); else UNCLEAR\n",
                o.threshold_pct, o.min_change_us, o.threshold_pct, o.min_change_us);
-  std::fprintf(out, "  layers      %s; a layer's time is the GPU time of the work launched inside its range%s, "
-                    "nested ranges included\n",
+  std::fprintf(out,
+               "  layers      %s; a layer's time is the GPU time of the work launched inside its range%s, "
+               "nested ranges included\n",
                o.by == LayerKey::Folded ? "NVTX names with block indices folded (h.*.attn)" : "NVTX names per block",
                d.before.graph_work || d.after.graph_work ? " (a CUDA Graph's: captured inside it)" : "");
   for (const std::string& n : d.notes) {

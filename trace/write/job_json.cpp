@@ -69,12 +69,9 @@ nlohmann::json job_to_json(const Job& job) {
     const Straggler& st = *job.straggler;
     json layer = nullptr;
     if (st.layer >= 0) layer = st.diff.rows[static_cast<size_t>(st.layer)].name;
-    summary["straggler"] = {{"slowest", which(job, st.slowest)},
-                            {"median", which(job, st.median)},
-                            {"layer", layer},
-                            {"sentence", st.sentence},
-                            {"command", st.command},
-                            {"diff", diff_to_json(st.diff)}};
+    summary["straggler"] = {
+        {"slowest", which(job, st.slowest)}, {"median", which(job, st.median)}, {"layer", layer},
+        {"sentence", st.sentence},           {"command", st.command},           {"diff", diff_to_json(st.diff)}};
   }
   if (job.gate_pct)
     summary["gate"] = {{"fail_if_spread_pct", *job.gate_pct}, {"failed", job.gate_failed}, {"reason", job.gate_reason}};

@@ -30,21 +30,26 @@ void print_rows(const Job& job, std::FILE* out) {
       if (i == s.median) mark += mark.empty() ? "median" : ", median";
     }
     std::vector<std::string> row{detail::clip(escape_name(r.file))};
-    if (processes) row.push_back(r.pid ? std::to_string(*r.pid) + (r.process.empty() ? "" : " (" + detail::clip(escape_name(r.process)) + ")") : "-");
+    if (processes)
+      row.push_back(r.pid ? std::to_string(*r.pid) +
+                                (r.process.empty() ? "" : " (" + detail::clip(escape_name(r.process)) + ")")
+                          : "-");
     for (std::string cell : {format("%.3f", r.lap_ms), format("%.1f%%", r.busy_pct), std::string(bound_name(r.bound)),
                              std::to_string(r.steady_iterations), mark})
       row.push_back(std::move(cell));
     rows.push_back(std::move(row));
   }
   detail::print_table(out, rows, processes ? "llrrlrl" : "lrrlrl", 2);
-  std::fprintf(out, "  (lap: each report's steady-state lap, as `laptime analyze FILE` gives it; busy: median share of "
-                    "the GPU span)\n");
+  std::fprintf(out,
+               "  (lap: each report's steady-state lap, as `laptime analyze FILE` gives it; busy: median share of "
+               "the GPU span)\n");
 }
 
 void print_straggler(const Straggler& st, std::optional<int> top, std::FILE* out) {
   const Diff& d = st.diff;
-  std::fprintf(out, "\nThe straggler against the median report (per layer: medians over steady iterations, 95%% "
-                    "bootstrap interval of the change)\n");
+  std::fprintf(out,
+               "\nThe straggler against the median report (per layer: medians over steady iterations, 95%% "
+               "bootstrap interval of the change)\n");
   std::vector<std::vector<std::string>> rows{
       {"layer", "median (us)", "slowest (us)", "change (us)", "change", "95% interval", "label"}};
   const size_t shown = 1 + text_rows(top, d.rows.size() - 1);
@@ -85,8 +90,9 @@ void print_job(const Job& job, std::FILE* out) {
   if (job.spread) {
     const JobSpread& s = *job.spread;
     const JobRow &slow = job.rows[s.slowest], &med = job.rows[s.median], &fast = job.rows[s.fastest];
-    std::fprintf(out, "\nSpread: slowest %.3f ms, median %.3f ms, fastest %.3f ms; the slowest is %.1f%% above the "
-                      "median, %.1f%% above the fastest\n",
+    std::fprintf(out,
+                 "\nSpread: slowest %.3f ms, median %.3f ms, fastest %.3f ms; the slowest is %.1f%% above the "
+                 "median, %.1f%% above the fastest\n",
                  slow.lap_ms, med.lap_ms, fast.lap_ms, s.slowest_over_median_pct, s.slowest_over_fastest_pct);
   }
   if (job.straggler) print_straggler(*job.straggler, job.top, out);

@@ -24,8 +24,9 @@ json meta(const char* what, int64_t pid, int64_t tid, const json& args) {
 }
 
 json slice(const std::string& name, const char* cat, Ns start, Ns end, int64_t pid, int64_t tid, json args) {
-  return {{"ph", "X"}, {"name", name}, {"cat", cat}, {"ts", us(start)}, {"dur", us(end - start)},
-          {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
+  return {{"ph", "X"},       {"name", name},           {"cat", cat},
+          {"ts", us(start)}, {"dur", us(end - start)}, {"pid", pid},
+          {"tid", tid},      {"args", std::move(args)}};
 }
 
 }  // namespace
@@ -45,9 +46,11 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
     events.push_back(meta("process_name", pid, 0, {{"name", "process " + std::to_string(pid)}}));
     events.push_back(meta("process_sort_index", pid, 0, {{"sort_index", 0}}));
   }
-  for (const auto& [pid, tid] : threads) events.push_back(meta("thread_name", pid, tid, {{"name", t.thread_name(pid, tid)}}));
+  for (const auto& [pid, tid] : threads)
+    events.push_back(meta("thread_name", pid, tid, {{"name", t.thread_name(pid, tid)}}));
   for (const auto& [pid, tid] : start_end_threads)
-    events.push_back(meta("thread_name", pid, start_end_tid(tid), {{"name", t.thread_name(pid, tid) + " (NVTX start/end)"}}));
+    events.push_back(
+        meta("thread_name", pid, start_end_tid(tid), {{"name", t.thread_name(pid, tid) + " (NVTX start/end)"}}));
   std::set<std::pair<uint32_t, uint32_t>> streams;
   for (const GpuOp& op : j.ops()) streams.insert({op.device, op.stream});
   std::set<uint32_t> devices;
@@ -112,10 +115,21 @@ void write_perfetto(const TraceJoin& j, const std::string& path) {
     ++flow;
     // Flow v1: "s" binds to the slice open on the CPU lane at its timestamp (the launch
     // call), "f" with bp=e to the slice enclosing its timestamp on the GPU lane (the kernel).
-    events.push_back({{"ph", "s"}, {"id", flow}, {"name", "launch"}, {"cat", "launch"}, {"ts", us(c.start)},
-                      {"pid", c.pid}, {"tid", c.tid}});
-    events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", flow}, {"name", "launch"}, {"cat", "launch"},
-                      {"ts", us(op.start)}, {"pid", gpu_pid(op.device)}, {"tid", op.stream}});
+    events.push_back({{"ph", "s"},
+                      {"id", flow},
+                      {"name", "launch"},
+                      {"cat", "launch"},
+                      {"ts", us(c.start)},
+                      {"pid", c.pid},
+                      {"tid", c.tid}});
+    events.push_back({{"ph", "f"},
+                      {"bp", "e"},
+                      {"id", flow},
+                      {"name", "launch"},
+                      {"cat", "launch"},
+                      {"ts", us(op.start)},
+                      {"pid", gpu_pid(op.device)},
+                      {"tid", op.stream}});
   }
 
   json doc{{"displayTimeUnit", "ns"}, {"otherData", {{"source", t.source}}}, {"traceEvents", std::move(events)}};

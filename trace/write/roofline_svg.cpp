@@ -100,8 +100,8 @@ class Plot {
       << "," << n1(Y(peak)) << "\"/>\n";
     s << "<text x=\"" << n1(X(ridge) + 6) << "\" y=\"" << n1(Y(peak) - 6) << "\">" << xml_escape(p.roof_label)
       << "</text>\n";
-    s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">" << detail::format("%.0f", bw)
-      << " GB/s</text>\n";
+    s << "<text x=\"" << n1(X(x_start) + 4) << "\" y=\"" << n1(Y(x_start * bw / 1e3) - 8) << "\">"
+      << detail::format("%.0f", bw) << " GB/s</text>\n";
   }
 
   // The points first (a hollow one with a dashed line to its filled point); each label then goes

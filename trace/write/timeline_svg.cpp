@@ -16,14 +16,22 @@ namespace laptime::trace {
 
 const char* category_color(Category c) {
   switch (c) {  // Tableau 10: distinct in colour and in grey
-    case Category::Gemm: return "#4e79a7";
-    case Category::Convolution: return "#59a14f";
-    case Category::Attention: return "#b07aa1";
-    case Category::Normalization: return "#edc948";
-    case Category::Elementwise: return "#76b7b2";
-    case Category::ReductionPooling: return "#ff9da7";
-    case Category::MemcpyMemset: return "#9c755f";
-    case Category::Other: return "#bab0ac";
+    case Category::Gemm:
+      return "#4e79a7";
+    case Category::Convolution:
+      return "#59a14f";
+    case Category::Attention:
+      return "#b07aa1";
+    case Category::Normalization:
+      return "#edc948";
+    case Category::Elementwise:
+      return "#76b7b2";
+    case Category::ReductionPooling:
+      return "#ff9da7";
+    case Category::MemcpyMemset:
+      return "#9c755f";
+    case Category::Other:
+      return "#bab0ac";
   }
   return "#bab0ac";
 }
@@ -40,8 +48,10 @@ std::string num(double v) {
 
 std::string duration(Ns ns) {
   char buf[32];
-  if (ns >= 1000000) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  if (ns >= 1000000)
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
   return buf;
 }
 
