@@ -1,6 +1,6 @@
 // CUTLASS's Hopper GEMMs beside cuBLASLt: warp-specialized TMA + wgmma kernels (CUTLASS 3.x
 // collective builders) whose epilogue is a visitor tree we pick, compiled for sm_90a only, one
-// instantiation per translation unit (layers/cutlass/*.cu). This header names no CUTLASS type,
+// instantiation per translation unit (written from layers/cutlass/cutlass.cmake's table). This header names no CUTLASS type,
 // so layers/gemm.cpp (host C++) can hold one as a candidate beside cuBLASLt's algorithms.
 //
 // What every kernel computes, in cuBLASLt's own terms (layers/gemm.h), so either can replace
