@@ -115,7 +115,6 @@ ResnetShortcut resnet_shortcut() {
   static const ResnetShortcut r = word(kResnetShortcut, ResnetShortcut::Auto,
                                        {{"auto", ResnetShortcut::Auto},
                                         {"folded", ResnetShortcut::Folded},
-                                        {"folded-copy", ResnetShortcut::FoldedCopy},
                                         {"apart", ResnetShortcut::Apart}});
   return r;
 }

@@ -32,7 +32,7 @@ enum class Gpt2Gemm { Auto, Timed, Heuristic };
 // LAPTIME_RESNET_FP8.
 enum class ResnetFp8 { Auto, Stream, Layers };
 // LAPTIME_RESNET_SHORTCUT.
-enum class ResnetShortcut { Auto, Folded, FoldedCopy, Apart };
+enum class ResnetShortcut { Auto, Folded, Apart };
 
 namespace env {
 
@@ -97,14 +97,11 @@ inline constexpr Switch kResnetFp8{
     "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
     "else layers. layers/e4m3_block.h."};
 inline constexpr Switch kResnetShortcut{
-    "LAPTIME_RESNET_SHORTCUT", "auto / folded / folded-copy / apart", "auto",
-    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3, one "
-    "convolution over t2 and the strided input side by side (no shortcut tensor written and read "
-    "back) with conv2 writing t2 straight into its half (folded; the copy below where cuDNN has no "
-    "plan for that strided output) or copied there (folded-copy), apart (the downsample's own "
-    "convolution, conv3 adding its output), or the faster of folded-copy and apart as measured at "
-    "build (auto; folded is measured slower: cuDNN stages the strided y in a workspace). "
-    "layers/bottleneck.h."};
+    "LAPTIME_RESNET_SHORTCUT", "auto / folded / apart", "auto",
+    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3, t2 "
+    "and the strided input copied side by side and one convolution over both (folded: no shortcut "
+    "tensor written and read back), apart (the downsample's own convolution, conv3 adding its "
+    "output), or the faster of the two as measured at build (auto). layers/bottleneck.h."};
 inline constexpr Switch kEagerTiming{
     "LAPTIME_EAGER_TIMING", "graph / direct", "graph",
     "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "

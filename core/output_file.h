@@ -61,7 +61,6 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  bool is_stdout() const { return to_stdout_; }
   // The temporary, for writers that open a path themselves (SQLite). Not for standard output.
   const std::string& temp_path() const { return temp_; }
   const std::string& path() const { return spec_.path; }

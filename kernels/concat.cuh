@@ -18,8 +18,7 @@ namespace laptime {
 // y: [N, Ho, Wo, Ca + Cb]; a: [N, Ho, Wo, Ca]; b: [N, H, W, Cb] with Ho = ceil(H / s),
 // Wo = ceil(W / s) (a 1×1 stride-s convolution's output). All of `dtype` (F32 or BF16); y must
 // alias neither input. 16-byte vectors where every row and pointer allows them, else one element
-// a thread. a == nullptr: y's first Ca channels of each pixel are there already (conv2 wrote
-// them, layers/bottleneck.h) and only b's part is copied, the first Ca left as they are.
+// a thread.
 void concat_shortcut_forward(DType dtype, void* y, const void* a, int Ca, const void* b, int Cb, int N, int H, int W,
                              int stride, cudaStream_t stream);
 

@@ -32,8 +32,6 @@ const char* shortcut_way_name(ShortcutWay w) {
   switch (w) {
     case ShortcutWay::Apart:
       return "apart";
-    case ShortcutWay::FoldedCopy:
-      return "folded-copy";
     case ShortcutWay::Folded:
       return "folded";
   }
@@ -72,13 +70,6 @@ void Bottleneck::offer_folded_shortcut(const DeviceWeights& w, Precision precisi
                         ConvActivation::Relu, precision);
 }
 
-void Bottleneck::offer_conv2_into_fold(const DeviceWeights& w, Precision precision) {
-  require(conv3_folded_.has_value(),
-          "internal: block '" + name_.str() + "' offers conv2 into the fold before the fold.");
-  conv2_into_fold_.emplace(w, name_.str() + ".conv2", conv2_.shape(), ConvActivation::Relu, precision);
-  conv2_into_fold_->set_output_pixel_stride(width_ + in_);
-}
-
 void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const std::string& prefix, int in_channels,
                                  int width) {
   const int n_out = Bottleneck::kExpansion * width, k = width + in_channels;
@@ -106,8 +97,6 @@ void Bottleneck::choose_shortcut(int N, int H, int W, ShortcutWay way) {
   const auto it = shortcut_.find({N, H, W});
   require(it != shortcut_.end(),
           "internal: block '" + name_.str() + "' has no folded shortcut prepared at this shape.");
-  require(has_shortcut_way(N, H, W, way), "internal: block '" + name_.str() + "' did not build the " +
-                                              shortcut_way_name(way) + " shortcut at this shape: " + it->second.note);
   it->second.way = way;
   it->second.note = "chosen by a test";
 }
@@ -119,8 +108,7 @@ ShortcutWay Bottleneck::shortcut_way(int N, int H, int W) const {
 
 bool Bottleneck::has_shortcut_way(int N, int H, int W, ShortcutWay way) const {
   const auto it = shortcut_.find({N, H, W});
-  if (it == shortcut_.end()) return way == ShortcutWay::Apart;
-  return way != ShortcutWay::Folded || (conv2_into_fold_ && conv2_into_fold_->prepared(N, H, W));
+  return it != shortcut_.end() || way == ShortcutWay::Apart;
 }
 
 std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
@@ -131,9 +119,9 @@ std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
   std::ostringstream os;
   os << std::fixed << std::setprecision(3);
   os << shortcut_way_name(c.way) << " (folded: one convolution over K = " << width_ << " + " << in_
-     << ", t2 and x side by side, conv2 writing t2 there or a copy)";
+     << ", t2 and x copied side by side)";
   const char* sep = ": ";
-  for (ShortcutWay w : {ShortcutWay::Folded, ShortcutWay::FoldedCopy, ShortcutWay::Apart}) {
+  for (ShortcutWay w : {ShortcutWay::Folded, ShortcutWay::Apart}) {
     const float ms = c.ms[static_cast<int>(w)];
     if (ms < 0.f) continue;
     os << sep << shortcut_way_name(w) << " " << ms << " ms";
@@ -141,7 +129,6 @@ std::string Bottleneck::describe_shortcut(int N, int H, int W) const {
   }
   if (*sep == ',') os << ", conv2 to conv3";
   if (!c.note.empty()) os << " [" << c.note << "]";
-  if (c.way == ShortcutWay::Folded) os << "; conv2 into the left half: " << conv2_into_fold_->describe(N, H, W);
   if (c.way != ShortcutWay::Apart)
     os << "; conv3 over both: " << conv3_folded_->describe(N, Ho, Wo);
   else
@@ -202,7 +189,7 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
   conv2_.prepare(ctx, N, H, W, s.t2, s.t1, nullptr, fit(conv2_), cache);
   if (downsample_) downsample_->prepare(ctx, N, H, W, s.shortcut, x, nullptr, fit(*downsample_), cache);
   conv3_.prepare(ctx, N, Ho, Wo, y, s.t2, downsample_ ? s.shortcut : x, fit(conv3_), cache);
-  if (conv3_folded_) prepare_shortcut(ctx, N, H, W, y, x, s, fit(conv2_), fit(*conv3_folded_), cache);
+  if (conv3_folded_) prepare_shortcut(ctx, N, H, W, y, x, s, fit(*conv3_folded_), cache);
   if (e4m3_) {
     require(x_scale != nullptr,
             "internal: block '" + name_.str() + "' on the e4m3 stream was prepared without its input's scale.");
@@ -211,22 +198,12 @@ void Bottleneck::prepare(Context& ctx, int N, int H, int W, void* y, const void*
 }
 
 void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, const void* x, const Slots& s,
-                                  ConvRoute conv2_route, ConvRoute conv3_route, ConvPlanCache* cache) {
+                                  ConvRoute conv3_route, ConvPlanCache* cache) {
   const int Ho = out_size(H), Wo = out_size(W);
   ShortcutChoice c;
-  // conv2 straight into the copy's left half, when offered: a plan of cuDNN's fused graph for the
-  // strided y, or none (the copy way then carries t2 too).
-  if (conv2_into_fold_) {
-    try {
-      conv2_into_fold_->prepare(ctx, N, H, W, s.shortcut, s.t1, nullptr, conv2_route, cache);
-    } catch (const Error& e) {
-      c.note = std::string("no plan for conv2 into the left half: ") + e.what();
-    }
-  }
-  const bool folded_built = conv2_into_fold_ && conv2_into_fold_->prepared(N, H, W);
   // The copy writes the shortcut's slot, which the apart way's downsample writes too: the ways are
   // never enqueued together.
-  enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/true);
+  enqueue_concat(ctx, s, x, N, H, W);
   conv3_folded_->prepare(ctx, N, Ho, Wo, y, s.shortcut, nullptr, conv3_route, cache);
   const ResnetShortcut mode = env::resnet_shortcut();
   auto note = [&](const std::string& n) { c.note += (c.note.empty() ? "" : "; ") + n; };
@@ -234,9 +211,7 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
     const CandidateLaunch launch = GemmTuner::launch_for(cache ? cache->replay() : GemmTuner::Replay::Graph);
     std::string why;
     float best = -1.f;
-    // Folded is not among auto's ways: cuDNN's strided y costs conv2 more than the copy saves
-    // (bottleneck.h); LAPTIME_RESNET_SHORTCUT=folded runs it.
-    for (ShortcutWay w : {ShortcutWay::Apart, ShortcutWay::FoldedCopy}) {
+    for (ShortcutWay w : {ShortcutWay::Apart, ShortcutWay::Folded}) {
       const float ms = time_candidate(
           ctx.stream(),
           [&] {
@@ -252,34 +227,25 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
       }
     }
   } else {
-    c.way = mode == ResnetShortcut::Apart        ? ShortcutWay::Apart
-            : mode == ResnetShortcut::FoldedCopy ? ShortcutWay::FoldedCopy
-            : folded_built                       ? ShortcutWay::Folded
-                                                 : ShortcutWay::FoldedCopy;
+    c.way = mode == ResnetShortcut::Apart ? ShortcutWay::Apart : ShortcutWay::Folded;
     note(std::string(env::kResnetShortcut.name) + "=" + env::text(env::kResnetShortcut));
   }
   shortcut_[{N, H, W}] = c;
 }
 
-void Bottleneck::enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W,
-                                bool with_t2) const {
+void Bottleneck::enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const {
   NvtxRange range(ctx, NvtxLevel::Layer, shortcut_name_);
-  concat_shortcut_forward(dtype_, s.shortcut, with_t2 ? s.t2 : nullptr, width_, x, in_, N, H, W,
-                          downsample_->shape().stride, ctx.stream());
+  concat_shortcut_forward(dtype_, s.shortcut, s.t2, width_, x, in_, N, H, W, downsample_->shape().stride,
+                          ctx.stream());
 }
 
 void Bottleneck::enqueue_conv2_onward(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
                                       ShortcutWay way) const {
   const int Ho = out_size(H), Wo = out_size(W);
   switch (way) {
-    case ShortcutWay::Folded:  // t2 into the left half, x strided beside it, one convolution over both
-      conv2_into_fold_->forward(ctx, s.shortcut, s.t1, N, H, W);
-      enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/false);
-      conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
-      return;
-    case ShortcutWay::FoldedCopy:  // t2 packed, then both copied side by side
+    case ShortcutWay::Folded:  // t2 and x strided copied side by side, one convolution over both
       conv2_.forward(ctx, s.t2, s.t1, N, H, W);
-      enqueue_concat(ctx, s, x, N, H, W, /*with_t2=*/true);
+      enqueue_concat(ctx, s, x, N, H, W);
       conv3_folded_->forward(ctx, y, s.shortcut, N, Ho, Wo);
       return;
     case ShortcutWay::Apart:
@@ -297,12 +263,11 @@ void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& pa
     return;
   }
   out.push_back(conv1_.cost(name_.str(), N, H, W));
-  out.push_back(conv2_.cost(name_.str(), N, H, W));  // the same bytes into the left half (Folded)
-  const ShortcutWay way = shortcut_way(N, H, W);
-  if (way != ShortcutWay::Apart) {  // conv3 over [t2 ; x strided], no residual; the copy in the downsample's range
+  out.push_back(conv2_.cost(name_.str(), N, H, W));
+  if (shortcut_way(N, H, W) == ShortcutWay::Folded) {  // conv3 over [t2 ; x strided], no residual; the copy in the downsample's range
     const int Ho = out_size(H), Wo = out_size(W);
     out.push_back(conv3_folded_->cost(name_.str(), N, Ho, Wo));
-    const double px = double(N) * Ho * Wo, copied = px * (way == ShortcutWay::Folded ? in_ : width_ + in_);
+    const double px = double(N) * Ho * Wo, copied = px * (width_ + in_);
     out.push_back(
         streaming_cost(shortcut_name_.str(), name_.str(), "elementwise", copied, copied, 0, dtype_size(dtype_)));
     return;

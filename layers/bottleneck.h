@@ -11,22 +11,14 @@
 // The projection shortcut folded into conv3 (offer_folded_shortcut; bf16, tf32, fp32): conv3 and
 // the downsample are both 1×1 and their sum is one product over their inputs side by side,
 //   y  = relu([W3 | Wd] · [t2 ; x strided] + (b3 + bd))
-// so a block with a downsample can put t2 and x (subsampled) side by side in one buffer
-// [N, Ho, Wo, width + in] and run one convolution over K = width + in (in conv3's range), instead
-// of the downsample writing its [N, Ho, Wo, 4·width] output and conv3 reading it back. Two ways
-// to fill that buffer (ShortcutWay):
-//   Folded      conv2 writes t2 straight into its left half (cuDNN's fused graph with y's pixels
-//               width + in apart: Conv2d::set_output_pixel_stride), and a copy moves x strided
-//               into the right half (kernels/concat.cuh, in the downsample's range);
-//   FoldedCopy  conv2 writes t2 packed and the copy moves t2 and x both (where cuDNN has no plan
-//               for the strided y, or it measured slower).
-// At ResNet-50's layer1.0 at B256 the apart way writes and reads back 411 MB; the copy of both
-// moves 411 MB (205 read, 205 written), the copy of x alone 205. prepare() times FoldedCopy and
-// Apart, from conv2 to conv3, on the block's own buffers and keeps the faster; Folded is offered
-// (offer_conv2_into_fold) and run only when LAPTIME_RESNET_SHORTCUT=folded asks for it: measured
-// on an H100 (2026-12-05), cuDNN runs the strided y through a workspace the size of packed t2
-// (102.8 MB at layer1.0 B256) and conv2 takes 0.383 ms against 0.143 packed, more than the copy
-// saves (lap 6.21 against 5.89 ms). describe_shortcut() says which ran and each way's time.
+// so a block with a downsample copies t2 and x (subsampled) side by side into one buffer
+// [N, Ho, Wo, width + in] (kernels/concat.cuh, in the downsample's range) and runs one convolution
+// over K = width + in (in conv3's range), instead of the downsample writing its [N, Ho, Wo,
+// 4·width] output and conv3 reading it back (ShortcutWay::Folded; Apart is the plain way). At
+// ResNet-50's layer1.0 at B256 the apart way writes and reads back 411 MB, the copy moves 411 MB
+// (205 read, 205 written) and conv3 reads its residual no more. prepare() times both ways, from
+// conv2 to conv3, on the block's own buffers and keeps the faster (LAPTIME_RESNET_SHORTCUT forces
+// one); describe_shortcut() says which ran and each way's time.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 //
 // fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output
@@ -57,8 +49,8 @@ void add_folded_shortcut_weights(HostWeights& out, const HostWeights& w, const s
                                  int width);
 
 // How a block with a downsample runs its shortcut (see the top of this file).
-enum class ShortcutWay { Apart, FoldedCopy, Folded };
-const char* shortcut_way_name(ShortcutWay w);  // "apart", "folded-copy", "folded"
+enum class ShortcutWay { Apart, Folded };
+const char* shortcut_way_name(ShortcutWay w);  // "apart", "folded"
 
 class Bottleneck {
  public:
@@ -88,24 +80,16 @@ class Bottleneck {
   // holds `<prefix>.conv3.weight` [4·width, 1, 1, width + in] ([W3 | Wd], BatchNorms folded) and
   // `<prefix>.conv3.bias` (b3 + bd), and must outlive the block. Before prepare().
   void offer_folded_shortcut(const DeviceWeights& w, Precision precision);
-  // After offer_folded_shortcut: offers the Folded way too, conv2 writing t2 into the left half.
-  // `w` holds `<prefix>.conv2` (the block's own weights) and must outlive the block. Before
-  // prepare(), which then builds that strided conv2 (a plan search of its own, at build).
-  void offer_conv2_into_fold(const DeviceWeights& w, Precision precision);
   // The way forward() at this input shape runs the shortcut, as prepare() chose (Apart for a block
   // without the offer or without a downsample).
   ShortcutWay shortcut_way(int N, int H, int W) const;
-  bool folded_shortcut(int N, int H, int W) const { return shortcut_way(N, H, W) != ShortcutWay::Apart; }
-  // Whether prepare() built `way` at this shape: Apart and FoldedCopy always with the offer,
-  // Folded when offered and cuDNN had a plan for conv2's strided output (describe_shortcut says
-  // why not).
+  // Whether prepare() built `way` at this shape: Apart always, Folded with the offer.
   bool has_shortcut_way(int N, int H, int W, ShortcutWay way) const;
-  // Tests: after prepare() with the offer, forward() at this shape runs `way` (which must have been
-  // built), whatever prepare() chose.
+  // Tests: after prepare() with the offer, forward() at this shape runs `way`, whatever prepare()
+  // chose.
   void choose_shortcut(int N, int H, int W, ShortcutWay way);
-  // One line on the choice: "folded (...): folded 0.140 ms, folded-copy 0.170 ms, apart 0.240 ms,
-  // conv2 to conv3; conv2 into the left half: <its plan>; conv3 over t2 and x: <its plan>", "" for
-  // a block without the offer.
+  // One line on the choice: "folded (...): folded 0.170 ms, apart 0.240 ms, conv2 to conv3; conv3
+  // over both: <its plan>", "" for a block without the offer.
   std::string describe_shortcut(int N, int H, int W) const;
   bool e4m3_stream() const { return e4m3_ != nullptr; }
   void drop_e4m3_stream();  // back to bf16 activations (the per-layer fp8 candidates offered again)
@@ -142,10 +126,9 @@ class Bottleneck {
   Slots slots(void* scratch, int N, int H, int W) const;
   // The folded shortcut's build: its convolutions prepared on these buffers, the ways timed.
   void prepare_shortcut(Context& ctx, int N, int H, int W, void* y, const void* x, const Slots& s,
-                        ConvRoute conv2_route, ConvRoute conv3_route, ConvPlanCache* cache);
-  // [t2 ; x strided] into the shortcut's slot, in the downsample's range; with_t2 false: x's half
-  // only (conv2 wrote t2's).
-  void enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W, bool with_t2) const;
+                        ConvRoute conv3_route, ConvPlanCache* cache);
+  // [t2 ; x strided] into the shortcut's slot, in the downsample's range.
+  void enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const;
   // conv2 and what follows it, one way or another (ShortcutWay). forward() and prepare()'s timing
   // both run this.
   void enqueue_conv2_onward(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
@@ -159,14 +142,11 @@ class Bottleneck {
   Conv2d conv1_, conv2_, conv3_;
   std::optional<Conv2d> downsample_;
   std::optional<Conv2d> conv3_folded_;  // over [t2 ; x strided], when offered
-  // conv2 again, its output's pixels width + in apart: t2 into the folded copy's left half, when
-  // offered (offer_conv2_into_fold).
-  std::optional<Conv2d> conv2_into_fold_;
   NvtxName shortcut_name_;  // `<prefix>.downsample`: the folded shortcut's copy
   struct ShortcutChoice {
     ShortcutWay way = ShortcutWay::Apart;
-    float ms[3] = {-1.f, -1.f, -1.f};  // by ShortcutWay, conv2 to conv3; negative: not timed (forced, or not built)
-    std::string note;                  // the switch that forced it, a refusal, or why Folded was not built
+    float ms[2] = {-1.f, -1.f};  // by ShortcutWay, conv2 to conv3; negative: not timed (forced)
+    std::string note;            // the switch that forced it, or a refusal
   };
   std::map<std::tuple<int, int, int>, ShortcutChoice> shortcut_;  // by input shape
   std::unique_ptr<E4m3Block> e4m3_;                               // the e4m3 stream, when used

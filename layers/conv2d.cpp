@@ -99,15 +99,7 @@ void Conv2d::prepare(Context& ctx, int N, int H, int W, void* y, const void* x, 
 }
 
 bool Conv2d::fp8_candidate() const {
-  return fp8_offered_ && problem_.precision == Precision::FP8 && problem_.gemm_shape() && !problem_.strided_output();
-}
-
-void Conv2d::set_output_pixel_stride(int elements) {
-  require(plans_.empty(), "internal: convolution '" + name() + "' got an output stride after its first prepare().");
-  require(elements == 0 || elements >= problem_.shape.out_channels,
-          "internal: convolution '" + name() + "' got an output stride of " + std::to_string(elements) +
-              " elements, under its " + std::to_string(problem_.shape.out_channels) + " channels.");
-  problem_.y_pixel_stride = elements;
+  return fp8_offered_ && problem_.precision == Precision::FP8 && problem_.gemm_shape();
 }
 
 // The e4m3 candidate (see the top of conv2d.h): its GEMM, with this layer's scales, and the

@@ -101,8 +101,7 @@ class Conv2d {
                ConvRoute route = ConvRoute::Auto, ConvPlanCache* cache = nullptr);
   bool prepared(int N, int H, int W) const { return plans_.count({N, H, W}) > 0; }
 
-  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)), its pixels output_pixel_stride()
-  // elements apart; x: [N, H, W, in];
+  // y: [N, Ho, Wo, out] = act(conv(x) + bias (+ residual)); x: [N, H, W, in];
   // residual: like y, or nullptr, as at prepare(). The shape must have been prepared, on a
   // context with the same stream. Any device pointers of those shapes will do, 16-byte aligned
   // (cuDNN's tensors are declared so).
@@ -119,12 +118,6 @@ class Conv2d {
   // fp8: whether prepare() builds and times the e4m3 candidate (on by default; off on the e4m3
   // stream, whose block runs GEMMs of its own on e4m3 inputs). Before the first prepare().
   void set_fp8_candidate(bool offered) { fp8_offered_ = offered; }
-  // y's elements from one output pixel to the next (>= out channels; 0: packed), for a y that
-  // is a window of a wider NHWC tensor: forward() then writes channels [0, out) of each pixel
-  // and leaves the rest. Only cuDNN's fused graph writes such a y (layers/conv_plan.h); without
-  // the fp8 candidate. Before the first prepare().
-  void set_output_pixel_stride(int elements);
-  int output_pixel_stride() const { return static_cast<int>(problem_.y_stride()); }
   // The route prepare() chose for this shape, and one line on it: route, engine (cuDNN's plan
   // name or cuBLASLt's algorithm), workspace, measured time and candidates, and cuDNN's reason
   // when a route it was asked for was refused; in fp8, the e4m3 candidate's fp8_report().

@@ -43,7 +43,6 @@ std::vector<int64_t> nhwc_strides(int64_t C, int64_t H, int64_t W) { return {H *
 struct GraphSpec {
   ConvShape shape;      // kernel, stride, pad, out_channels (in_channels: see C)
   int64_t C;            // input channels as stored, >= shape.in_channels
-  int64_t Cy;           // y's elements from one pixel to the next, >= shape.out_channels
   int64_t N, H, W;      // the input's batch and sides
   DType dtype;          // storage type of x, w, bias, residual and y
   Precision precision;  // which engines may run it
@@ -87,7 +86,7 @@ void describe_graph(fe::graph::Graph& g, const GraphSpec& s) {
       .set_uid(kUidY)
       .set_data_type(io)
       .set_dim({s.N, K, Ho, Wo})
-      .set_stride(nhwc_strides(s.Cy, Ho, Wo));
+      .set_stride(nhwc_strides(K, Ho, Wo));
 }
 
 // Candidates timed per cuDNN route and per shape, at most: the heuristics' lists run to dozens of
@@ -324,11 +323,7 @@ void Chooser::cudnn_route(ConvRoute r) {
   auto p = fresh(r);
   p->graph = std::make_unique<ConvPlan::Graph>();
   fe::graph::Graph& g = p->graph->graph;
-  if (conv.strided_output() && r != ConvRoute::Fused)  // the epilogue kernel writes packed rows
-    return refused(
-        r, "y is strided (" + std::to_string(conv.y_stride()) + " elements a pixel); only the fused graph writes it");
-  const GraphSpec spec{conv.shape, conv.shape.in_channels, conv.y_stride(), N,           H, W,
-                       conv.dtype, conv.precision,         conv.act,        p->residual, r};
+  const GraphSpec spec{conv.shape, conv.shape.in_channels, N, H, W, conv.dtype, conv.precision, conv.act, p->residual, r};
   describe_graph(g, spec);
   std::string why;
   if (!list_configs(g, p->handle, spec, tune, &why)) return refused(r, why);
@@ -433,11 +428,9 @@ std::shared_ptr<ConvPlan> choose_conv_plan(Context& ctx, const ConvProblem& conv
   for (ConvRoute r : {ConvRoute::Fused, ConvRoute::Separate})
     if ((route == ConvRoute::Auto || route == r) && (c.tune || !c.best)) c.cudnn_route(r);
   // cuBLASLt: untimed runs never take it (they reproduce the cuDNN-only choice).
-  // (cuBLASLt's route writes packed rows: a strided y is cuDNN's alone.)
-  const bool gemm_shape = conv.gemm_shape() && !conv.strided_output();
+  const bool gemm_shape = conv.gemm_shape();
   if (gemm_shape && c.tune && (route == ConvRoute::Auto || route == ConvRoute::Gemm)) c.gemm_route();
-  if (route == ConvRoute::Gemm && !gemm_shape)
-    c.refused(ConvRoute::Gemm, conv.strided_output() ? "y is strided" : "not a 1x1 stride-1 unpadded convolution");
+  if (route == ConvRoute::Gemm && !gemm_shape) c.refused(ConvRoute::Gemm, "not a 1x1 stride-1 unpadded convolution");
   if (route == ConvRoute::Gemm && !c.tune && gemm_shape) c.refused(ConvRoute::Gemm, "LAPTIME_CONV_TUNE=off");
 
   if (!c.best)
@@ -463,7 +456,7 @@ std::string conv_plan_key(const ConvProblem& c, int N, int H, int W, bool residu
   os << s.in_channels << ',' << s.out_channels << ',' << s.kernel << ',' << s.stride << ',' << s.pad << '|' << N << ','
      << H << ',' << W << '|' << dtype_name(c.dtype) << ',' << precision_name(c.precision) << ','
      << (c.act == ConvActivation::Relu) << ',' << residual << ',' << conv_route_name(route) << ','
-     << static_cast<const void*>(stream) << '|' << c.y_stride();
+     << static_cast<const void*>(stream);
   return os.str();
 }
 

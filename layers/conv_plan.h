@@ -71,14 +71,7 @@ struct ConvProblem {
   ConvActivation act = ConvActivation::None;
   const void* weight = nullptr;  // [out, k, k, in] (KRSC, folded)
   const void* bias = nullptr;    // [out]
-  // y's elements from one output pixel to the next, >= out_channels: y is a [N, Ho, Wo, out]
-  // window of a wider NHWC tensor (a bottleneck's conv2 writing into the left half of its folded
-  // shortcut's buffer, layers/bottleneck.h). 0: packed (out_channels). Only the fused cuDNN route
-  // writes such a y; the others refuse it.
-  int y_pixel_stride = 0;
   bool gemm_shape() const { return shape.kernel == 1 && shape.stride == 1 && shape.pad == 0; }
-  int64_t y_stride() const { return y_pixel_stride > 0 ? y_pixel_stride : shape.out_channels; }
-  bool strided_output() const { return y_stride() != shape.out_channels; }
 };
 
 // Everything one input shape needs: built in prepare(), read-only in forward(). Shared, through

@@ -304,15 +304,8 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       if (blocks_[i].has_downsample())
         add_folded_shortcut_weights(folded, weights, g.blocks[i].prefix, g.blocks[i].in_channels, g.blocks[i].width);
     shortcut_weights_ = DeviceWeights(ctx, folded, activation_dtype(precision));
-    // conv2 into the fold's left half only when LAPTIME_RESNET_SHORTCUT=folded asks for it: auto
-    // never chooses it (measured slower, layers/bottleneck.h), so its plan search stays out of the
-    // build.
-    const bool conv2_into_fold = env::resnet_shortcut() == ResnetShortcut::Folded;
-    for (Bottleneck& b : blocks_) {
-      if (!b.has_downsample()) continue;
-      b.offer_folded_shortcut(shortcut_weights_, precision);
-      if (conv2_into_fold) b.offer_conv2_into_fold(weights_, precision);
-    }
+    for (Bottleneck& b : blocks_)
+      if (b.has_downsample()) b.offer_folded_shortcut(shortcut_weights_, precision);
   }
   if (precision == Precision::FP8) {  // the e4m3 stream (layers/e4m3_block.h), blocks_ now whole
     const ResnetFp8 mode = env::resnet_fp8();
