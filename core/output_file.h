@@ -1,5 +1,5 @@
 // Every file laptime writes (analyze's --json/--perfetto/--svg/--roofline-svg, diff's --json and
-// --svg, bench's --json/--trace, forward's -o, peak's cache, the bench's layer costs) goes
+// --svg, bench's --json/--trace/--output, forward's -o, peak's cache, the bench's layer costs) goes
 // through OutputFile, so that no output can destroy an input, write into someone else's file or
 // leave a half-written file behind:
 //   - an output that is the same file as an input (device + inode, links followed) is refused,

@@ -72,7 +72,9 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed);
 class GPT2 {
  public:
   // `attention`: which attention core every block runs (layers/attention_kind.h); a choice
-  // that cannot run this precision is refused with one sentence before any device work.
+  // that cannot run this precision is refused with one sentence before any device work. The
+  // defaults are the plain model's, for tests of it; a run (bench, forward) builds through
+  // build_gpt2 (models/policy.h), which chooses all three.
   GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch, int max_seq,
        AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
        GemmChoice gemm = GemmChoice::Heuristic);

@@ -99,10 +99,11 @@ HostWeights random_resnet50_weights(const ResNetConfig& cfg, uint64_t seed);
 class ResNet50 {
  public:
   // `weights` as from load_resnet50_weights / random_resnet50_weights (folded); each tensor's
-  // shape is checked against the config first. `stem`: which stem implementation (Auto: cudnn
-  // for now); Fused where the fused kernel cannot run (not bf16, a width that is not a multiple
+  // shape is checked against the config first. `stem`: which stem implementation (Auto: fused
+  // where it runs, layers/stem_kind.h); Fused where the fused kernel cannot run (not bf16, a width that is not a multiple
   // of 8 up to 64, an image too large for its shared memory) falls back to Cudnn, and
-  // stem_variant() says why.
+  // stem_variant() says why. A run (bench, forward) builds through build_resnet50
+  // (models/policy.h).
   ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision, int max_batch,
            int image_size, StemKind stem = StemKind::Auto);
 
