@@ -62,11 +62,11 @@ void concat_shortcut_forward(DType dtype, void* y, const void* a, int Ca, const 
     const int64_t n = pixels * ((Ca + Cb) / (vec ? kVec : 1));
     const dim3 grid = grid_stride_blocks(n, kThreads);
     if (vec)
-      concat_shortcut_kernel<scalar_t, kVec><<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride,
-                                                                              pixels);
+      concat_shortcut_kernel<scalar_t, kVec>
+          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
     else
-      concat_shortcut_kernel<scalar_t, 1><<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride,
-                                                                          pixels);
+      concat_shortcut_kernel<scalar_t, 1>
+          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
   });
   CUDA_CHECK_LAUNCH();
 }

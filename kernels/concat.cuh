@@ -1,4 +1,4 @@
-// A bottleneck block's projection shortcut folded into its conv3 (layers/bottleneck.h): the
+// A bottleneck block's projection shortcut folded into its conv3 (layers/resnet50/bottleneck.h): the
 // block's t2 and its input, subsampled by the shortcut's stride, side by side along channels,
 // so that one GEMM over K = width + in computes conv3(t2) + downsample(x):
 //   y[n, h, w, 0:Ca]       = a[n, h, w, :]                  a: [N, Ho, Wo, Ca]

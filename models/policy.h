@@ -6,8 +6,8 @@
 //
 //   GPT-2      weights: --weights, else seeded random ones of GPT-2 small's shapes. Shape: B 8 and
 //              T n_ctx (1024) unless named. Attention core: --attention, else the model's choice
-//              per precision (layers/attention_kind.h). GELU: in c_fc's cuBLASLt epilogue or its
-//              own kernel, per precision (layers/mlp.h), unless LAPTIME_GPT2_GELU says which. The
+//              per precision (layers/gpt2/attention_kind.h). GELU: in c_fc's cuBLASLt epilogue or its
+//              own kernel, per precision (layers/gpt2/mlp.h), unless LAPTIME_GPT2_GELU says which. The
 //              linear layers' GEMMs: timed at build, cuBLASLt's first few algorithms beside
 //              CUTLASS's sm_90a kernels, where this GPU is offered those kernels (an H100/H200
 //              with a build that has them: fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's
@@ -33,8 +33,8 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "kernels/lab/registry.h"
-#include "layers/attention_kind.h"
-#include "layers/stem_kind.h"
+#include "layers/gpt2/attention_kind.h"
+#include "layers/resnet50/stem_kind.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
 

@@ -15,8 +15,8 @@
 #include "kernels/convert.cuh"
 #include "kernels/image.cuh"
 #include "kernels/stem.cuh"
-#include "layers/fused_stem.h"
-#include "layers/space_to_depth.h"
+#include "layers/resnet50/fused_stem.h"
+#include "layers/resnet50/space_to_depth.h"
 #include "models/resnet50.h"
 #include "tests/reference/resnet50_ref.h"
 #include "tests/support/compare.h"
@@ -127,28 +127,28 @@ TEST_P(Resnet50LayerTest, ConcatShortcut) {
                                          {1, 11, 11, 4, 12, 2},
                                          {2, 56, 56, 64, 64, 1},
                                          {1, 5, 3, 3, 5, 2}}) {
-      SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " H=" << H << " W=" << W << " Ca=" << Ca
-                                        << " Cb=" << Cb << " stride " << stride);
-      const int Ho = (H + stride - 1) / stride, Wo = (W + stride - 1) / stride, C = Ca + Cb;
-      const size_t pixels = static_cast<size_t>(N) * Ho * Wo;
-      const auto a = test::random_vec(pixels * Ca, seed + 3);
-      const auto b = test::random_vec(static_cast<size_t>(N) * H * W * Cb, seed + 4);
-      DeviceArray da(dtype(), a), db(dtype(), b), dy(dtype(), pixels * C);
-      dy.poison();
-      concat_shortcut_forward(dtype(), dy.data(), da.data(), Ca, db.data(), Cb, N, H, W, stride, ctx->stream());
-      const std::vector<float> got = dy.download();
-      const std::vector<float> a_back = da.download(), b_back = db.download();  // as stored (bf16-rounded)
-      size_t wrong = 0;
-      for (int n = 0; n < N; ++n)
-        for (int h = 0; h < Ho; ++h)
-          for (int w = 0; w < Wo; ++w) {
-            const size_t p = (static_cast<size_t>(n) * Ho + h) * Wo + w;
-            const size_t src = (static_cast<size_t>(n) * H + h * stride) * W + w * stride;
-            for (int c = 0; c < Ca; ++c) wrong += got[p * C + c] != a_back[p * Ca + c];
-            for (int c = 0; c < Cb; ++c) wrong += got[p * C + Ca + c] != b_back[src * Cb + c];
-          }
-      EXPECT_EQ(wrong, 0u);
-    }
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " H=" << H << " W=" << W << " Ca=" << Ca
+                                      << " Cb=" << Cb << " stride " << stride);
+    const int Ho = (H + stride - 1) / stride, Wo = (W + stride - 1) / stride, C = Ca + Cb;
+    const size_t pixels = static_cast<size_t>(N) * Ho * Wo;
+    const auto a = test::random_vec(pixels * Ca, seed + 3);
+    const auto b = test::random_vec(static_cast<size_t>(N) * H * W * Cb, seed + 4);
+    DeviceArray da(dtype(), a), db(dtype(), b), dy(dtype(), pixels * C);
+    dy.poison();
+    concat_shortcut_forward(dtype(), dy.data(), da.data(), Ca, db.data(), Cb, N, H, W, stride, ctx->stream());
+    const std::vector<float> got = dy.download();
+    const std::vector<float> a_back = da.download(), b_back = db.download();  // as stored (bf16-rounded)
+    size_t wrong = 0;
+    for (int n = 0; n < N; ++n)
+      for (int h = 0; h < Ho; ++h)
+        for (int w = 0; w < Wo; ++w) {
+          const size_t p = (static_cast<size_t>(n) * Ho + h) * Wo + w;
+          const size_t src = (static_cast<size_t>(n) * H + h * stride) * W + w * stride;
+          for (int c = 0; c < Ca; ++c) wrong += got[p * C + c] != a_back[p * Ca + c];
+          for (int c = 0; c < Cb; ++c) wrong += got[p * C + Ca + c] != b_back[src * Cb + c];
+        }
+    EXPECT_EQ(wrong, 0u);
+  }
 }
 
 // Identical convolutions prepared through one ConvPlanCache share one plan, and each still

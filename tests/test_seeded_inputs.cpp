@@ -24,10 +24,9 @@ std::string numpy_draws(uint64_t seed, int64_t count, int vocab) {
       "import sys; sys.path.insert(0, sys.argv[1]); from e2e_common import seeded_images, seeded_tokens; "
       "s, n, v = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]); "
       "sys.stdout.buffer.write(seeded_tokens(s, n, v).tobytes() + seeded_images(s, n).tobytes())";
-  const testing_support::RunResult r =
-      testing_support::run_shell(std::string(PYTHON_EXECUTABLE) + " -c '" + code + "' " + LAPTIME_SOURCE_DIR +
-                                 "/tests/e2e " + std::to_string(seed) + " " + std::to_string(count) + " " +
-                                 std::to_string(vocab));
+  const testing_support::RunResult r = testing_support::run_shell(
+      std::string(PYTHON_EXECUTABLE) + " -c '" + code + "' " + LAPTIME_SOURCE_DIR + "/tests/e2e " +
+      std::to_string(seed) + " " + std::to_string(count) + " " + std::to_string(vocab));
   EXPECT_EQ(r.status, 0) << r.out;
   return r.out;
 }

@@ -58,7 +58,7 @@ struct AttentionArgs {
 };
 using AttentionLaunch = void (*)(const AttentionArgs&, cudaStream_t);
 // nullptr for a version whose launcher lives with its library (v4, cuDNN: the lab runs it through
-// layers/sdpa_cudnn.h) and past the last.
+// layers/gpt2/sdpa_cudnn.h) and past the last.
 AttentionLaunch attention_version(int index);
 std::string attention_refusal(int index, DType dtype, int hd);  // "" when the version runs it
 // Bytes of scores + probs version `index` needs at (B, T, H) (0 for all but v1); probs start at

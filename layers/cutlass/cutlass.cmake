@@ -1,5 +1,5 @@
 # CUTLASS's Hopper GEMMs (layers/cutlass/cutlass_gemm.h), included by layers/CMakeLists.txt after
-# resnet50.cmake (whose LAPTIME_PYTHON_SITES it reuses).
+# its lookup of the Python site folders (LAPTIME_PYTHON_SITES).
 #
 # Built only when CMAKE_CUDA_ARCHITECTURES asks for sm_90 and the CUTLASS headers are found; else
 # the layers keep cuBLASLt alone and this says why in one line (the sm_80 build, a build without

@@ -1,5 +1,5 @@
 // CUTLASS's Hopper implicit-GEMM convolutions (fprop, NHWC): the e4m3 3×3 convolution of ResNet-50's
-// e4m3 stream (layers/e4m3_block.h), which cuDNN 9.19 runs slower in fp8 than in bf16 on every
+// e4m3 stream (layers/resnet50/e4m3_block.h), which cuDNN 9.19 runs slower in fp8 than in bf16 on every
 // ResNet-50 shape (docs/PERF.md). Host C++ face; the kernels are conv_* rows of layers/cutlass/cutlass.cmake's
 // table, sm_90a.
 //

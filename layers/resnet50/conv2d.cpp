@@ -1,4 +1,4 @@
-#include "layers/conv2d.h"
+#include "layers/resnet50/conv2d.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "layers/pooling.h"
+#include "layers/resnet50/pooling.h"
 
 #include "kernels/pooling.cuh"
 

@@ -1,4 +1,4 @@
-#include "layers/fused_stem.h"
+#include "layers/resnet50/fused_stem.h"
 
 #include "core/check.h"
 

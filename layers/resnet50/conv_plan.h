@@ -1,5 +1,5 @@
 // How a convolution runs: the plans of one input shape and the measured choice between them,
-// apart from the layer that owns the weights (layers/conv2d.h). Conv2d describes what it is
+// apart from the layer that owns the weights (layers/resnet50/conv2d.h). Conv2d describes what it is
 // (ConvProblem) and hands over the buffers of its forward; this file builds the candidates,
 // times them, keeps the fastest and shares it between identical layers (ConvPlanCache).
 //
@@ -19,7 +19,7 @@
 // engines out of every plan (core/env_switches.h). A ConvPlanCache shared by a model's layers
 // makes that once per distinct shape: the weights are bound at run time, not in the plan.
 //
-// fp8 (layers/conv2d.h says which convolutions have the candidate): choose_fp8_conv times the
+// fp8 (layers/resnet50/conv2d.h says which convolutions have the candidate): choose_fp8_conv times the
 // e4m3 GEMM with its quantize pass against the plan chosen above, by the same method.
 //
 // Precision: fp32 is strict, no TF32 — engines that cuDNN notes as using tensor cores are
@@ -125,7 +125,7 @@ class ConvPlanCache {
   void set_fp8_choice(const std::string& key, const GemmTuner::Fp8Choice& c) { fp8_[key] = c; }
   void add_seconds(double s) { seconds_ += s; }
   // Another timed choice among a layer's candidates, by key (the e4m3 stream's conv3 kernel:
-  // layers/e4m3_block.h): the winner's index in its candidate list, its time, how many were timed.
+  // layers/resnet50/e4m3_block.h): the winner's index in its candidate list, its time, how many were timed.
   struct TimedChoice {
     int index = 0;
     float ms = -1.f;

@@ -1,4 +1,4 @@
-#include "layers/layernorm.h"
+#include "layers/gpt2/layernorm.h"
 
 #include "core/check.h"
 #include "kernels/layernorm.cuh"

@@ -14,7 +14,7 @@
 // convolution's graph is built once per input shape at build (prepare), cuDNN's plan chosen
 // and its workspace reserved then; forward() only hands the plan its pointers.
 //
-// Routes and the choice between them (layers/conv_plan.h): one cuDNN graph with bias, residual
+// Routes and the choice between them (layers/resnet50/conv_plan.h): one cuDNN graph with bias, residual
 // and ReLU fused (ConvRoute::Fused), the convolution alone then our epilogue kernel (Separate),
 // or, for a 1×1 stride-1 convolution (in NHWC the GEMM y[N·H·W, out] = x[N·H·W, in] · Wᵀ),
 // cuBLASLt with all three in its epilogue (Gemm). ConvRoute::Auto times the candidates of every
@@ -23,7 +23,7 @@
 // each layer got, and its time.
 //
 // fp8 (Precision::FP8: bf16 storage) with bf16 activations (LAPTIME_RESNET_FP8=layers, and auto
-// where CUTLASS cannot run; elsewhere ResNet-50 runs e4m3 end to end, layers/e4m3_block.h, and
+// where CUTLASS cannot run; elsewhere ResNet-50 runs e4m3 end to end, layers/resnet50/e4m3_block.h, and
 // Bottleneck turns this candidate off). A 1×1 stride-1 unpadded convolution also gets an e4m3
 // candidate: its input quantized to e4m3 (per-tensor static scale from the calibration pass) and
 // cuBLASLt's fp8 GEMM with bias, residual (bf16, as C) and ReLU in the epilogue, bf16 out; the
@@ -39,7 +39,7 @@
 // building that route would only add candidates that always lose; revisit with a cuDNN that
 // lists faster fp8 engines.
 //
-// Precision: which engines each precision accepts is in layers/conv_plan.h.
+// Precision: which engines each precision accepts is in layers/resnet50/conv_plan.h.
 #pragma once
 
 #include <map>
@@ -52,7 +52,7 @@
 #include "core/context.h"
 #include "core/nvtx.h"
 #include "kernels/conv_epilogue.cuh"
-#include "layers/conv_plan.h"
+#include "layers/resnet50/conv_plan.h"
 #include "layers/device_weights.h"
 #include "layers/fp8_weight.h"
 #include "layers/layer_cost.h"
@@ -111,7 +111,7 @@ class Conv2d {
   const ConvShape& shape() const { return problem_.shape; }  // the convolution as the weights file has it
   ConvActivation activation() const { return problem_.act; }
   // The folded weight [out, k, k, in] and bias [out] on the device, of dtype() (the e4m3 stream's
-  // GEMMs read them: layers/e4m3_block.h).
+  // GEMMs read them: layers/resnet50/e4m3_block.h).
   const void* weight() const { return problem_.weight; }
   const void* bias() const { return problem_.bias; }
   DType dtype() const { return problem_.dtype; }

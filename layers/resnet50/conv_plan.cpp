@@ -1,4 +1,4 @@
-#include "layers/conv_plan.h"
+#include "layers/resnet50/conv_plan.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <vector>
 
 // Built without the frontend's JSON (de)serialization (CUDNN_FRONTEND_SKIP_JSON_LIB,
-// layers/resnet50.cmake), which we never use.
+// layers/resnet50/resnet50.cmake), which we never use.
 #include <cudnn_frontend.h>
 
 #include "core/check.h"
@@ -323,7 +323,8 @@ void Chooser::cudnn_route(ConvRoute r) {
   auto p = fresh(r);
   p->graph = std::make_unique<ConvPlan::Graph>();
   fe::graph::Graph& g = p->graph->graph;
-  const GraphSpec spec{conv.shape, conv.shape.in_channels, N, H, W, conv.dtype, conv.precision, conv.act, p->residual, r};
+  const GraphSpec spec{conv.shape, conv.shape.in_channels, N,        H,           W,
+                       conv.dtype, conv.precision,         conv.act, p->residual, r};
   describe_graph(g, spec);
   std::string why;
   if (!list_configs(g, p->handle, spec, tune, &why)) return refused(r, why);

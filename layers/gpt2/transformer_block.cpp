@@ -1,4 +1,4 @@
-#include "layers/transformer_block.h"
+#include "layers/gpt2/transformer_block.h"
 
 #include <algorithm>
 

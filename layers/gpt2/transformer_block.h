@@ -12,9 +12,9 @@
 
 #include "core/context.h"
 #include "core/nvtx.h"
-#include "layers/attention.h"
-#include "layers/layernorm.h"
-#include "layers/mlp.h"
+#include "layers/gpt2/attention.h"
+#include "layers/gpt2/layernorm.h"
+#include "layers/gpt2/mlp.h"
 
 namespace laptime {
 

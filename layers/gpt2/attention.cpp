@@ -1,4 +1,4 @@
-#include "layers/attention.h"
+#include "layers/gpt2/attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "kernels/flash_attention.cuh"
 #include "kernels/flash_attention_f32.cuh"
 #include "kernels/lab/launch.cuh"
-#include "layers/sdpa_cudnn.h"
+#include "layers/gpt2/sdpa_cudnn.h"
 
 namespace laptime {
 
@@ -41,11 +41,11 @@ bool flash_supported(DType dtype, int hd) {
 // in docs/PERF.md, run 2).
 //   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
 //              the shape)
-//   tf32       cuDNN in fp16 with fp16 projections around it (layers/attention.h), measured
+//   tf32       cuDNN in fp16 with fp16 projections around it (layers/gpt2/attention.h), measured
 //              faster than naive and than our fp32 flash kernel in tf32; falls back like bf16
 //   fp32       our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
 //              the causal half skipped (kernels/flash_attention_f32.cu), measured faster than naive
-//   fp8        as bf16 (the core stays bf16: layers/attention.h)
+//   fp8        as bf16 (the core stays bf16: layers/gpt2/attention.h)
 AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
   if (precision == Precision::BF16 || precision == Precision::FP8 || f16_core(precision, dtype))
     return AttentionKind::Cudnn;

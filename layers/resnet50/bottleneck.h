@@ -21,7 +21,7 @@
 // one); describe_shortcut() says which ran and each way's time.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.
 //
-// fp8 on the e4m3 stream (use_e4m3_stream(): layers/e4m3_block.h) the block's input and output
+// fp8 on the e4m3 stream (use_e4m3_stream(): layers/resnet50/e4m3_block.h) the block's input and output
 // are e4m3 and forward_e4m3() runs; forward() is then its calibration pass, the bf16 plans, and
 // hands the stream block the bf16 shortcut and output to record.
 #pragma once
@@ -35,9 +35,9 @@
 
 #include "core/context.h"
 #include "core/nvtx.h"
-#include "layers/conv2d.h"
+#include "layers/resnet50/conv2d.h"
 #include "layers/device_weights.h"
-#include "layers/e4m3_block.h"
+#include "layers/resnet50/e4m3_block.h"
 
 namespace laptime {
 
@@ -71,7 +71,7 @@ class Bottleneck {
   void begin_calibration(const Context& ctx);
   void end_calibration(const Context& ctx);
 
-  // fp8: from now on the block runs on the e4m3 stream (layers/e4m3_block.h; the per-layer fp8
+  // fp8: from now on the block runs on the e4m3 stream (layers/resnet50/e4m3_block.h; the per-layer fp8
   // candidates of its convolutions are not built). Before prepare(), once the model's blocks
   // are in place: the stream block refers to this block's convolutions, so the block must not
   // move after it (ResNet50 calls it when blocks_ is whole).
@@ -142,7 +142,7 @@ class Bottleneck {
   Conv2d conv1_, conv2_, conv3_;
   std::optional<Conv2d> downsample_;
   std::optional<Conv2d> conv3_folded_;  // over [t2 ; x strided], when offered
-  NvtxName shortcut_name_;  // `<prefix>.downsample`: the folded shortcut's copy
+  NvtxName shortcut_name_;              // `<prefix>.downsample`: the folded shortcut's copy
   struct ShortcutChoice {
     ShortcutWay way = ShortcutWay::Apart;
     float ms[2] = {-1.f, -1.f};  // by ShortcutWay, conv2 to conv3; negative: not timed (forced)

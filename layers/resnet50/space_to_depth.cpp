@@ -1,4 +1,4 @@
-#include "layers/space_to_depth.h"
+#include "layers/resnet50/space_to_depth.h"
 
 #include "core/check.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "layers/conv2d.h"
+#include "layers/resnet50/conv2d.h"
 
 namespace laptime {
 

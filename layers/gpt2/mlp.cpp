@@ -1,4 +1,4 @@
-#include "layers/mlp.h"
+#include "layers/gpt2/mlp.h"
 
 #include <iomanip>
 #include <sstream>

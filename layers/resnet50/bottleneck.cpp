@@ -1,4 +1,4 @@
-#include "layers/bottleneck.h"
+#include "layers/resnet50/bottleneck.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -235,8 +235,7 @@ void Bottleneck::prepare_shortcut(Context& ctx, int N, int H, int W, void* y, co
 
 void Bottleneck::enqueue_concat(const Context& ctx, const Slots& s, const void* x, int N, int H, int W) const {
   NvtxRange range(ctx, NvtxLevel::Layer, shortcut_name_);
-  concat_shortcut_forward(dtype_, s.shortcut, s.t2, width_, x, in_, N, H, W, downsample_->shape().stride,
-                          ctx.stream());
+  concat_shortcut_forward(dtype_, s.shortcut, s.t2, width_, x, in_, N, H, W, downsample_->shape().stride, ctx.stream());
 }
 
 void Bottleneck::enqueue_conv2_onward(const Context& ctx, void* y, const void* x, const Slots& s, int N, int H, int W,
@@ -264,7 +263,8 @@ void Bottleneck::append_costs(std::vector<LayerCost>& out, const std::string& pa
   }
   out.push_back(conv1_.cost(name_.str(), N, H, W));
   out.push_back(conv2_.cost(name_.str(), N, H, W));
-  if (shortcut_way(N, H, W) == ShortcutWay::Folded) {  // conv3 over [t2 ; x strided], no residual; the copy in the downsample's range
+  if (shortcut_way(N, H, W) ==
+      ShortcutWay::Folded) {  // conv3 over [t2 ; x strided], no residual; the copy in the downsample's range
     const int Ho = out_size(H), Wo = out_size(W);
     out.push_back(conv3_folded_->cost(name_.str(), N, Ho, Wo));
     const double px = double(N) * Ho * Wo, copied = px * (width_ + in_);

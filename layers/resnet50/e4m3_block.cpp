@@ -1,4 +1,4 @@
-#include "layers/e4m3_block.h"
+#include "layers/resnet50/e4m3_block.h"
 
 #include <functional>
 #include <iomanip>

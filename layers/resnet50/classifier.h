@@ -9,7 +9,7 @@
 #include "core/nvtx.h"
 #include "layers/device_weights.h"
 #include "layers/linear.h"
-#include "layers/pooling.h"
+#include "layers/resnet50/pooling.h"
 
 namespace laptime {
 

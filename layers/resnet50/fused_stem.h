@@ -1,5 +1,5 @@
 // ResNet's stem as one kernel (kernels/stem.cu): the 4×4 stride-1 convolution on the image's
-// space-to-depth transform (layers/space_to_depth.h), + bias, ReLU and the 3×3 stride-2 max
+// space-to-depth transform (layers/resnet50/space_to_depth.h), + bias, ReLU and the 3×3 stride-2 max
 // pool, bf16. One NVTX range, named like the convolution (`conv1`): the pool has no range of
 // its own, its time is inside conv1's (the per-layer costs count conv1's FLOPs, its input and
 // the pooled output, and no `maxpool` entry: ResNet50::layer_costs).

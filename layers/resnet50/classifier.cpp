@@ -1,4 +1,4 @@
-#include "layers/classifier.h"
+#include "layers/resnet50/classifier.h"
 
 namespace laptime {
 

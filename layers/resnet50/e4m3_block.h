@@ -37,8 +37,8 @@
 
 #include "core/context.h"
 #include "core/nvtx.h"
-#include "layers/conv2d.h"
-#include "layers/conv_plan.h"
+#include "layers/resnet50/conv2d.h"
+#include "layers/resnet50/conv_plan.h"
 #include "layers/cutlass/cutlass_conv.h"
 #include "layers/cutlass/cutlass_gemm.h"
 #include "layers/fp8_weight.h"

@@ -2,8 +2,8 @@
 //   qkv = x · W_attnᵀ + b_attn              cuBLASLt, bias in the epilogue   [B, T, 3C]  h.i.attn.c_attn
 //   heads = softmax(q·kᵀ/sqrt(hd), causal)·v one of three cores (below)       [B, T, C]   h.i.attn.core
 //   y (+)= heads · W_projᵀ + b_proj          cuBLASLt; Accumulate::Add fuses the residual  h.i.attn.c_proj
-// The core, chosen at run time (layers/attention_kind.h):
-//   cudnn  cuDNN's fused attention graph (layers/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
+// The core, chosen at run time (layers/gpt2/attention_kind.h):
+//   cudnn  cuDNN's fused attention graph (layers/gpt2/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
 //          in fp16, and so are the two projections around it: x arrives in fp16 (ln_1 writes
 //          it), c_attn is an fp16 GEMM writing fp16 qkv, c_proj reads the fp16 heads and writes
 //          fp32 into the residual stream. fp16 rounds to the same 10-bit mantissa as TF32's
@@ -35,7 +35,7 @@
 #include "core/dtype.h"
 #include "core/nvtx.h"
 #include "kernels/lab/registry.h"
-#include "layers/attention_kind.h"
+#include "layers/gpt2/attention_kind.h"
 #include "layers/device_weights.h"
 #include "layers/linear.h"
 

@@ -1,4 +1,4 @@
-// cuDNN fused attention through cudnn-frontend (see layers/sdpa_cudnn.h).
+// cuDNN fused attention through cudnn-frontend (see layers/gpt2/sdpa_cudnn.h).
 //
 // The graph: q, k, v [B, H, T, hd] as views of qkv [B, T, 3, H, hd] (strides {T·3C, hd, 3C, 1},
 // k and v at element offsets C and 2C), one SDPA node (causal, top-left aligned, scale
@@ -6,7 +6,7 @@
 // {T·C, hd, C, 1}, which is the merged-heads [B, T, C] layout. fp32 for everything between.
 // The fp8 graph (CudnnSdpaFp8) is the same with e4m3 views and the fp8 node's six scale inputs
 // and two amax outputs, device scalars all.
-#include "layers/sdpa_cudnn.h"
+#include "layers/gpt2/sdpa_cudnn.h"
 
 #include <cmath>
 #include <exception>
