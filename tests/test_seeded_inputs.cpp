@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/policy.h"
@@ -33,10 +34,11 @@ std::string numpy_draws(uint64_t seed, int64_t count, int vocab) {
 
 TEST(SeededInputs, NumpyDrawsTheSameBits) {
   constexpr int64_t kCount = 4099;  // not a multiple of any vector width
-  for (const auto& [seed, vocab] : {std::pair<uint64_t, int>{fresh_seed(), 50257},
-                                    {0, 50257},
-                                    {~uint64_t{0}, 1000},  // mix(seed) + i wraps past 2^64
-                                    {0x61C8864680B583EBull, 7}}) {
+  const std::vector<std::pair<uint64_t, int>> cases{{test::fresh_seed(), 50257},
+                                                    {0, 50257},
+                                                    {~uint64_t{0}, 1000},  // mix(seed) + i wraps past 2^64
+                                                    {0x61C8864680B583EBull, 7}};
+  for (const auto& [seed, vocab] : cases) {
     SCOPED_TRACE("seed " + std::to_string(seed) + ", vocab " + std::to_string(vocab));
     const std::vector<int32_t> tokens = seeded_tokens(seed, kCount, vocab);
     const std::vector<float> images = seeded_images(seed, kCount);
@@ -57,7 +59,7 @@ TEST(SeededInputs, NumpyDrawsTheSameBits) {
 // What the rule promises, independently of how it is written: ids in range and spread over it,
 // values of mean 0 and variance 1 within ±2√3, other seeds other inputs.
 TEST(SeededInputs, TokensAndImagesHaveTheirDistribution) {
-  const uint64_t seed = fresh_seed();
+  const uint64_t seed = test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   constexpr int64_t kCount = 1 << 20;
   const std::vector<int32_t> tokens = seeded_tokens(seed, kCount, 50257);
