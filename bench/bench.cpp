@@ -321,7 +321,7 @@ int run_bench(const BenchOptions& o) {
   Context ctx(o.device, o.stream, o.nvtx);
   name_thread_and_stream(o, ctx, tracer.get());
   WorkloadOptions wo = o.workload;
-  wo.eager_loop = o.graph != GraphMode::Graph;  // fp8's choices then charge launches (issue 29, item 3)
+  wo.eager_loop = o.graph != GraphMode::Graph;  // fp8's choices then charge launches (layers/gemm_tuner.h)
   std::unique_ptr<Workload> w = make_workload(ctx, wo);
 
   BenchResult r;

@@ -31,7 +31,7 @@ GeluPlacement gelu_placement() {
 }
 
 // auto: timed where this GPU is offered CUTLASS's kernels, which enter only a choice that times
-// its candidates (issue 29: fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's heuristic elsewhere.
+// its candidates (fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's heuristic elsewhere.
 GemmChoice gemm_choice(const Context& ctx) {
   switch (env::gpt2_gemm()) {
     case Gpt2Gemm::Timed:

@@ -37,8 +37,8 @@ bool flash_supported(DType dtype, int hd) {
   return dtype == DType::F32 ? flash_attention_f32_supported(hd) : flash_attention_supported(dtype, hd);
 }
 
-// Auto's first choice, per precision: the fastest on an H200 (results/notes-gpt2.md; the laps
-// in docs/PERF.md, run 2).
+// Auto's first choice, per precision: the fastest on an H200 (docs/history/gpt2-notes.md; the laps
+// in docs/history/baselines.md, run 2).
 //   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
 //              the shape)
 //   tf32       cuDNN in fp16 with fp16 projections around it (layers/attention.h), measured

@@ -1,5 +1,5 @@
 // The layer costs: each layer's FLOPs and bytes, as the layers publish them (layers/layer_cost.h)
-// and as the bench writes them down (bench/layer_costs.h, read back by trace/roofline).
+// and as the bench writes them down (bench/layer_costs.h, read back by trace/analyses/roofline).
 //
 // On the host: the formulas every layer uses against counts made by hand, and the sidecar's
 // writer against the committed sidecars. On a GPU: the built models' costs against hand counts

@@ -497,7 +497,7 @@ TEST(NcuReports, MalformedReportsAreOneSentence) {
             "\"ID\",): it is not the CSV that `ncu --csv --page raw` prints.");
 }
 
-// Values no GPU can produce (issue 30 item 4): refused with the row named, before a 1e308 ns
+// Values no GPU can produce: refused with the row named, before a 1e308 ns
 // kernel prints a 300-digit time, an inf% bandwidth or -nan% shares.
 TEST(NcuReports, ValuesNoGpuCanProduceAreRefusedWithTheRow) {
   struct Case {
@@ -519,7 +519,7 @@ TEST(NcuReports, ValuesNoGpuCanProduceAreRefusedWithTheRow) {
   EXPECT_THAT(error_of([&] { stall.parse(); }), HasSubstr("t.csv line 4"));
 }
 
-// A report of two processes (issue 30 item 4): read as one, every layer moved "1.7x the bytes it
+// A report of two processes: read as one, every layer moved "1.7x the bytes it
 // must"; now refused with both named, and --pid reads one.
 TEST(NcuReports, TwoProcessesAreNamedAndPidReadsOne) {
   Table t("laptime_gpt2_attn_cudnn.csv");
@@ -545,7 +545,7 @@ TEST(NcuReports, TwoProcessesAreNamedAndPidReadsOne) {
               HasSubstr("t.csv has no kernel of process 1; its processes: 6932 (laptime), 7000 (python)."));
 }
 
-// `kernels A B` of two different programs (issue 30 item 4) says what differs, as diff does.
+// `kernels A B` of two different programs says what differs, as diff does.
 TEST(NcuDiffs, TwoDifferentProgramsSayWhatDiffers) {
   const auto layers_of = [](const char* report) {
     const NcuReport r = read_ncu_report(fixture(report));
@@ -932,7 +932,7 @@ TEST(NcuCommand, Gpt2AtTheCommittedShapeAndItsMeasuredTime) {
   EXPECT_NEAR(b.seconds, 13, 1.5);  // capture.log: 13 s
 }
 
-// The printed command is pasted into a shell (issue 30 item 8): every word comes back whole,
+// The printed command is pasted into a shell: every word comes back whole,
 // nothing in a name runs, and a name no shell line can carry is refused.
 TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
   const std::string dir = ::testing::TempDir() + "laptime_ncu_quoting";

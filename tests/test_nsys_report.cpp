@@ -231,7 +231,7 @@ TEST(NsysReport, DiffReadsTwoReports) {
   EXPECT_THAT(r.out, HasSubstr("laptime diff " + a + " " + b));
 }
 
-// An export laptime cannot read (issue 30 item 7): refused, not kept as R.sqlite for every
+// An export laptime cannot read: refused, not kept as R.sqlite for every
 // later run; the next run exports again.
 TEST(NsysReport, AnUnreadableExportIsNotKept) {
   Folder dir;
@@ -269,7 +269,7 @@ TEST(NsysReport, FoldersOfKilledExportsAreRemoved) {
   EXPECT_TRUE(fs::exists(alive));
 }
 
-// A report stamped in the future (issue 30 item 7): exported once, then read.
+// A report stamped in the future: exported once, then read.
 TEST(NsysReport, AReportFromTheFutureIsExportedOnce) {
   Folder dir;
   const std::string rep = dir / "run.nsys-rep", log = dir / "nsys.log";

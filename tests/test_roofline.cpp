@@ -1,4 +1,4 @@
-// trace/roofline: the per-layer roofline of `laptime analyze`, on a trace built here with
+// trace/analyses/roofline: the per-layer roofline of `laptime analyze`, on a trace built here with
 // known answers, on the committed real captures (against the analysis's own range table),
 // and its files: sidecar and peak readers, the JSON, the SVG. Host only.
 #include <sys/stat.h>
@@ -385,7 +385,7 @@ TEST(RooflineFiles, PeakRoundTripsAndBadFilesAreOneSentence) {
   unsetenv("XDG_CACHE_HOME");
 }
 
-// Numbers no device or layer has (issue 30 item 5: a ceiling of 1e308, 5e-324 FLOPs or 1e308
+// Numbers no device or layer has (a ceiling of 1e308, 5e-324 FLOPs or 1e308
 // bytes sent the plot's decade loop past 8 GB): refused when the file is read, and the plot's
 // axes bounded for any caller.
 TEST(RooflineFiles, NumbersNoDeviceHasAreRefusedAndThePlotIsBounded) {

@@ -1,4 +1,4 @@
-// `laptime scrub` (trace/capture/scrub.h, issue 30 item 14): no committed trace carries the
+// `laptime scrub` (trace/capture/scrub.h): no committed trace carries the
 // capturing machine's environment or identifiers; a trace planted with them (environment
 // variables with a token, the host name, a process list, the program's output, the export's
 // user and paths, the GPU's UUID) comes out without any of them and reads exactly as it did,
