@@ -33,7 +33,7 @@ using trace::testing_support::read_file;
 using trace::testing_support::source_dir;
 
 // The build's binary; LAPTIME_BINARY in the environment names another (a device machine runs a
-// stripped copy unpacked elsewhere: scripts/dev/device-run.sh host-build sets it).
+// stripped copy unpacked elsewhere: scripts/dev/device-call.sh host-build sets it).
 const std::string kLaptime = std::getenv("LAPTIME_BINARY") ? std::getenv("LAPTIME_BINARY") : LAPTIME_BINARY;
 const std::string kReport = "graph/graph_cases.nsys-rep";  // any report: the stand-in does not read it
 const std::string kExport = "synthetic_trace.sqlite";      // what the stand-in "exports"

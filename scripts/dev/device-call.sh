@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2015  # `check && pass || fail`: pass only echoes, so fail runs only when check fails
 # shellcheck disable=SC2317  # the parts run through "part_$part", which shellcheck cannot follow
-# One call on a GPU machine, in parts that each fit the device's 10-minute calls. The builds are
-# carried, not made here (scripts/dev/pack-carry.sh, then `tar xJf .carry/build.tar.xz` first):
+# One call on a lent GPU machine, in parts that each fit the device's 10-minute calls. The builds
+# are carried, not made there: `scripts/dev/device-call.sh pack` here first (stripped binaries in
+# .carry/build.tar.xz, under the 64 MiB a call carries), then on the device, from the repository
+# root with .carry carried, `tar xJf .carry/build.tar.xz` before the part:
 #
-#   scripts/dev/device-run.sh PART [ARGS...]
+#   scripts/dev/device-call.sh pack [BUILD] [BUILD80]     (here)
+#   tar xJf .carry/build.tar.xz && scripts/dev/device-call.sh PART [ARGS...]     (on the device)
 #
 #   check       correctness, in parallel (nothing here is a timing): every GPU suite of build/ (the
 #               model suites split per precision), build80/'s when carried (sm_80 PTX, and its
@@ -35,7 +38,7 @@
 #               two binaries' lap rows alternated (before, after, before, ...), so that clock and
 #               thermal drift fall on both alike
 #   analyzer    scripts/dev/analyzer-bench.sh with the device's nsys (the device's CPU, no GPU)
-#   cutlass     issue 29's CUTLASS measurement (~3 minutes): its suites in parallel (every sm_90a
+#   cutlass     CUTLASS's GEMMs beside cuBLASLt (~3 minutes): its suites in parallel (every sm_90a
 #               kernel against the CPU reference, the tuner's launch charging, test_gpt2_layers'
 #               timed-GEMM tests and test_fp8_layers, where the tuner now weighs CUTLASS), then
 #               laptime_cutlass_probe alone (GPT-2's GEMM shapes, every kernel beside cuBLASLt's
@@ -43,11 +46,33 @@
 #               (cuDNN's fp8 attention beside bf16), then GPT-2 lap rows with LAPTIME_GPT2_GEMM=timed,
 #               LAPTIME_CUTLASS=off against on, and the default rows beside them, the eager batch-1
 #               rows among them (fp8's launch charging) (ROWS replaces them, as in laps)
+#   table       docs/PERF.md's table in one call (~8 minutes): laps with every headline and small-shape
+#               row beside PyTorch eager (LAPS_BUDGET, default 330 s), then compile (COMPILE_BUDGET,
+#               220), then layers (LAYERS_BUDGET, 110; LAYERS=0 leaves it out); table.txt is the rows
+#               side by side
+#   stream      fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h): its GPU suites beside the end-to-end
+#               check (PRECISIONS, default bf16,fp8), then ResNet-50 lap rows (ROWS), torch.compile's
+#               B256 row with COMPILE=1, the fp8 per-layer capture analyzed (LAYERS=0 leaves it out),
+#               and with NCU=1 Nsight Compute (--set full) on one iteration's kernels in NCU_RANGES
+#               (layer1.0's conv2, conv3 and downsample, layer2.1's conv3 by default). Carry a trimmed
+#               build: TESTS="test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs"
+#               BUILD80=0 scripts/dev/device-call.sh pack
+#   lab         `laptime lab` (docs/KERNELS.md, ~3 minutes): `laptime peak` into the run's folder, every
+#               kernel in its default precision (attention in fp32 too), every version
+#               (lab/KERNEL_PRECISION.{json,txt}); the lab's GPU and CLI tests; `laptime kernels
+#               --command lab layernorm` run as printed, then `laptime kernels` on its report; nsys
+#               captures of `bench gpt2` with and without `--kernel layernorm=v1` and their `laptime
+#               diff`; the measured table (median, interval, GB/s, % of the roofs) in the summary
+#   pack        here, not on the device: builds and strips what the parts run (laptime, its module,
+#               the development benches, the GPU suites) into .carry/build.tar.xz. TESTS="test_a
+#               test_b" packs those suites alone (TESTS="" none); BUILD80=0 leaves the sm_80 build
+#               out; PROBES=0 leaves out the development benches; TESTS80 picks the sm_80 suites;
+#               LAPTIME80=0 leaves out the sm_80 laptime (its suites link the library statically)
 #
-# Each part writes under $RESULTS/PART (default /tmp/device-run/PART): a log a step, json/ with
+# Each part writes under $RESULTS/PART (default /tmp/device-call/PART): a log a step, json/ with
 # every --json report, summary.txt (the machine first, then each step's status and figures).
-# After every step everything is packed into $OUT/device-run-PART.tgz and the summary copied to
-# $OUT/device-run-PART.txt, so a call cut short still returns what it did; steps are skipped once
+# After every step everything is packed into $OUT/device-call-PART.tgz and the summary copied to
+# $OUT/device-call-PART.txt, so a call cut short still returns what it did; steps are skipped once
 # BUDGET seconds (default 540) are spent. BUILD and BUILD80 name the builds (build, build80);
 # NCU_DIR and NSYS_DIR the tools (the device image's Nsight Compute 2025.3.1 and the nsys inside
 # it, with the libraries of .nsys-deps/*.deb when carried). Exit 1 when a check or a step failed.
@@ -55,8 +80,8 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
 # device_env LIB: the device image's libraries and tools, for every part here and for captures.sh
-# (`source device-run.sh --env LIB`): the torch venv's cuDNN (the device has no system cuDNN), LIB
-# (the build's lib/: what pack-carry.sh copies because the device lacks it, RE2), the libraries of
+# (`source device-call.sh --env LIB`): the torch venv's cuDNN (the device has no system cuDNN), LIB
+# (the build's lib/: what `pack` copies because the device lacks it, RE2), the libraries of
 # .nsys-deps/*.deb when carried; NCU_DIR and NSYS_DIR.
 device_env() {
   export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$1:${LD_LIBRARY_PATH:-}
@@ -68,17 +93,64 @@ device_env() {
   NSYS_DIR=${NSYS_DIR:-$NCU_DIR/host/target-linux-x64}
 }
 if [[ ${1:-} == --env ]]; then device_env "${2:?--env LIB}"; return 0 2>/dev/null || exit 2; fi
+# --- pack (here): what the parts run, stripped, into .carry/build.tar.xz -------------------------
+part_pack() {
+  set -e
+  local src=${1:-build} src80=${2:-build80}
+  local suites=(test_gpt2_layers test_gpt2_reference test_resnet50_layers test_resnet50_reference test_layer_costs
+               test_bench_report test_fp8_layers test_fp8_reference test_trace_graph test_ncu test_host_cli
+               test_lab_kernels test_lab_cli test_cutlass_gemm test_gemm_tuner test_e4m3_stream)
+  # shellcheck disable=SC2206  # TESTS is a word list
+  [[ -n ${TESTS+set} ]] && suites=($TESTS)
+  [[ ${BUILD80:-1} == 0 ]] && src80=/nonexistent
+  cmake --build "$src" -j2 --target laptime laptime_fp8_shapes laptime_cutlass_probe laptime_sdpa_probe "${suites[@]}"
+  local suites80=(test_gpt2_layers test_resnet50_layers test_fp8_layers)
+  # shellcheck disable=SC2206  # TESTS80 is a word list
+  [[ -n ${TESTS80:-} ]] && suites80=($TESTS80)
+  local laptime80=(bench/laptime bench/liblaptime_gpu.so)
+  [[ ${LAPTIME80:-1} == 0 ]] && laptime80=()
+  [[ -d $src80 ]] && cmake --build "$src80" -j2 --target laptime "${suites80[@]}"
+  local stage
+  stage=$(mktemp -d)
+  copy() {  # copy FROM_BUILD TO_NAME FILES...
+    local from=$1 to=$2 f
+    shift 2
+    for f in "$@"; do
+      [[ -e $from/$f ]] || { echo "device-call pack: no $from/$f" >&2; exit 1; }
+      mkdir -p "$stage/$to/$(dirname "$f")"
+      cp "$from/$f" "$stage/$to/$f"
+      strip --strip-unneeded "$stage/$to/$f" 2>/dev/null || true
+    done
+  }
+  local probes=(bench/laptime_fp8_shapes bench/laptime_cutlass_probe bench/laptime_sdpa_probe)
+  [[ ${PROBES:-1} == 0 ]] && probes=()
+  copy "$src" build bench/laptime bench/liblaptime_gpu.so "${probes[@]}" "${suites[@]/#/tests/}"
+  [[ -d $src80 ]] && copy "$src80" build80 "${laptime80[@]}" "${suites80[@]/#/tests/}"
+  # The system libraries the binaries link that the device lacks (RE2: libre2-dev is not there);
+  # device_env puts build/lib on LD_LIBRARY_PATH.
+  mkdir -p "$stage/build/lib"
+  local lib
+  for lib in $(ldd "$src/bench/laptime" | awk '/libre2/ {print $3}'); do cp -L "$lib" "$stage/build/lib/"; done
+  mkdir -p .carry
+  # xz -9e: its 64 MiB window spans the binaries, which share most of their code (a third of -6's size).
+  tar cf - -C "$stage" . | xz -9e -T1 >.carry/build.tar.xz
+  rm -rf "$stage"
+  ls -la .carry/build.tar.xz
+}
+
 part=${1:-}
 shift || true
 case $part in
-  check | interrupt | io | host-build | laps | compile | layers | roofline | ab | analyzer | cutlass) ;;
+  check | interrupt | io | host-build | laps | compile | layers | roofline | ab | analyzer | cutlass | table | stream | lab) ;;
+  pack) part_pack "$@"; exit ;;
   *) sed -n '4,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
 esac
 B=${BUILD:-build}
 B80=${BUILD80:-build80}
 L=$B/bench/laptime
 T=$B/tests
-R=${RESULTS:-/tmp/device-run}/$part
+RESULTS_ROOT=${RESULTS:-/tmp/device-call}
+R=$RESULTS_ROOT/$part
 BUDGET=${BUDGET:-540}
 LOOP=(--nvtx iter --warmup 5 --iters 20)
 mkdir -p "$R/json"
@@ -89,7 +161,11 @@ device_env "$(realpath -m "$B")/lib"
 status=0
 
 say() { echo "$*" >>"$S"; }
-pack() { [[ -n ${OUT:-} ]] && { tar czf "$OUT/device-run-$part.tgz" -C "$R" . 2>/dev/null; cp "$S" "$OUT/device-run-$part.txt"; }; true; }
+PACK_EXCLUDE=()  # what a part leaves out of its .tgz (lab: the nsys captures, for size)
+pack() {
+  [[ -n ${OUT:-} ]] && { tar czf "$OUT/device-call-$part.tgz" -C "$R" "${PACK_EXCLUDE[@]}" . 2>/dev/null; cp "$S" "$OUT/device-call-$part.txt"; }
+  true
+}
 left() { echo $((BUDGET - SECONDS)); }
 # step NAME LIMIT COMMAND...: COMMAND alone (its log $R/NAME.log); its status, seconds and printed
 # lap in the summary. Skipped once the budget is spent; the limit shrinks to what is left.
@@ -111,7 +187,7 @@ gtest_line() { grep -hE '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+' "$@" | tr '\n'
 failures=0
 pass() { echo "  ok    $*" | tee -a "$S"; }
 fail() { echo "  FAIL  $*" | tee -a "$S"; failures=$((failures + 1)); }
-need() { [[ -x $1 ]] || { echo "device-run: no $1: carry the build (scripts/dev/pack-carry.sh)." | tee -a "$S" >&2; exit 2; }; }
+need() { [[ -x $1 ]] || { echo "device-call: no $1: carry the build (scripts/dev/device-call.sh pack)." | tee -a "$S" >&2; exit 2; }; }
 
 # --- check ------------------------------------------------------------------------------------
 part_check() {
@@ -138,7 +214,7 @@ part_check() {
   par ncu_real env PATH="$NCU_DIR:$PATH" "$T/test_ncu" --gtest_filter='NcuRep.*'
   local c
   for c in interrupt io host-build; do
-    par "$c" env -u OUT RESULTS="$R" PATH="$NSYS_DIR:$PATH" bash "$REPO/scripts/dev/device-run.sh" "$c"
+    par "$c" env -u OUT RESULTS="$R" PATH="$NSYS_DIR:$PATH" bash "$REPO/scripts/dev/device-call.sh" "$c"
   done
   if [[ -n ${SANITIZE:-} ]]; then
     local only=()
@@ -248,7 +324,7 @@ PY
   no_temporaries "plain"
 }
 
-# --- io: issue 20's file rules where only a GPU run reaches them -------------------------------
+# --- io: the file rules where only a GPU run reaches them ----------------------------------------
 # 1. `peak --cache FIFO` refused before the measurement, in one sentence, without blocking;
 # 2. `forward -o` a symbolic link: replaced (its target untouched) by B*T*vocab fp32 logits;
 # 3. `bench --json R --trace T` with standard output closed: R is the JSON alone;
@@ -296,7 +372,7 @@ part_io() {
   [[ -z $leftover ]] && pass "no temporary left" || fail "temporaries left: $leftover"
 }
 
-# --- host-build: the split laptime under the real nsys (issue 21) -------------------------------
+# --- host-build: the split laptime under the real nsys ------------------------------------------
 # 1. `bench gpt2` runs through the module (exit 0, a lap), and `--help` / `analyze` map no CUDA
 #    library (LD_DEBUG=libs); 2. `nsys profile ... laptime bench` records the bench's kernels and
 #    ranges although the CUDA libraries arrive by dlopen: `analyze RUN.nsys-rep` exports once (and
@@ -583,7 +659,7 @@ part_roofline() {
 
 # --- ab -----------------------------------------------------------------------------------------
 part_ab() {
-  local name=${1:?usage: device-run.sh ab NAME ROUNDS BEFORE_BIN AFTER_BIN -- BENCH_ARGS...}
+  local name=${1:?usage: device-call.sh ab NAME ROUNDS BEFORE_BIN AFTER_BIN -- BENCH_ARGS...}
   local rounds=${2:?ROUNDS} before=${3:?BEFORE_BIN} after=${4:?AFTER_BIN} i side bin
   shift 4
   [[ ${1:-} == -- ]] && shift
@@ -604,7 +680,7 @@ part_analyzer() {
   tail -12 "$R/analyzer-bench.txt" >>"$S" 2>&1
 }
 
-# --- cutlass: issue 29, CUTLASS's GEMMs beside cuBLASLt --------------------------------------------
+# --- cutlass: CUTLASS's GEMMs beside cuBLASLt ---------------------------------------------------
 # The integration's A/B: the same timed build with CUTLASS's candidates withheld, then offered.
 CUTLASS_ROWS="laptime_gpt2_bf16_b8_cublaslt:LAPTIME_GPT2_GEMM=timed,LAPTIME_CUTLASS=off:gpt2 -p bf16
 laptime_gpt2_bf16_b8_cutlass:LAPTIME_GPT2_GEMM=timed:gpt2 -p bf16
@@ -643,10 +719,161 @@ part_cutlass() {
   sed -n '/^  plans/,/^  layers/p' "$R/laptime_gpt2_fp8_b8_cutlass.log" 2>/dev/null | grep -v '^  layers' | cut -c1-400 >>"$S"
 }
 
+# --- table: docs/PERF.md's table in one call ------------------------------------------------------
+TABLE_ROWS="laptime_gpt2_bf16_b8::gpt2 -p bf16
+laptime_gpt2_fp8_b8::gpt2 -p fp8
+laptime_gpt2_bf16_b8_graph::gpt2 -p bf16 --graph
+laptime_gpt2_fp8_b8_graph::gpt2 -p fp8 --graph
+laptime_gpt2_bf16_b1_graph::gpt2 -p bf16 -b 1 --graph
+laptime_gpt2_fp8_b1_graph::gpt2 -p fp8 -b 1 --graph
+laptime_resnet50_bf16_b256::resnet50 -p bf16
+laptime_resnet50_fp8_b256::resnet50 -p fp8
+laptime_resnet50_bf16_b32_graph::resnet50 -p bf16 -b 32 --graph
+laptime_resnet50_fp8_b32_graph::resnet50 -p fp8 -b 32 --graph
+laptime_resnet50_bf16_b1_graph::resnet50 -p bf16 -b 1 --graph
+laptime_resnet50_fp8_b1_graph::resnet50 -p fp8 -b 1 --graph
+laptime_resnet50_bf16_b1::resnet50 -p bf16 -b 1
+laptime_resnet50_fp8_b1::resnet50 -p fp8 -b 1
+torch_gpt2_bf16_b8::gpt2 --precision bf16
+torch_gpt2_fp8_b8::gpt2 --precision fp8
+torch_gpt2_bf16_b1::gpt2 --precision bf16 -b 1
+torch_resnet50_bf16_b256::resnet50 --precision bf16
+torch_resnet50_bf16_b32::resnet50 --precision bf16 -b 32
+torch_resnet50_bf16_b1::resnet50 --precision bf16 -b 1"
+# sub PART [VAR=value...]: another part of this script in the same call, under the same $RESULTS,
+# packing its own $OUT/device-call-PART.tgz; its summary appended to this part's.
+sub() {
+  local name=$1
+  shift
+  env "$@" RESULTS="$RESULTS_ROOT" bash "$REPO/scripts/dev/device-call.sh" "$name" >/dev/null || status=1
+  cat "$RESULTS_ROOT/$name/summary.txt" >>"$S" 2>/dev/null
+  pack
+}
+part_table() {
+  need "$L"
+  sub laps ROWS="${ROWS:-$TABLE_ROWS}" BUDGET="${LAPS_BUDGET:-330}"
+  sub compile BUDGET="${COMPILE_BUDGET:-220}" TORCH_LIMIT=150
+  [[ ${LAYERS:-1} == 1 ]] && sub layers BUDGET="${LAYERS_BUDGET:-110}"
+  python3 bench/compare.py "$RESULTS_ROOT"/laps/json/*.json "$RESULTS_ROOT"/compile/json/*.json >"$R/table.txt" 2>&1
+  cat "$R/table.txt" >>"$S"
+}
+
+# --- stream: fp8 ResNet-50 on the e4m3 stream ------------------------------------------------------
+STREAM_ROWS="laptime_resnet50_bf16_b256::resnet50 -p bf16
+laptime_resnet50_fp8_b256::resnet50 -p fp8
+laptime_resnet50_fp8layers_b256:LAPTIME_RESNET_FP8=layers:resnet50 -p fp8
+laptime_resnet50_fp8_b32_graph::resnet50 -p fp8 -b 32 --graph
+laptime_resnet50_bf16_b32_graph::resnet50 -p bf16 -b 32 --graph
+laptime_resnet50_fp8_b1_graph::resnet50 -p fp8 -b 1 --graph
+laptime_resnet50_fp8_b1::resnet50 -p fp8 -b 1"
+part_stream() {
+  need "$L"
+  : >"$R/par.txt"
+  local t
+  for t in test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs; do par "$t" "$T/$t"; done
+  step e2e_resnet50 "${E2E_LIMIT:-330}" python3 tests/e2e/check_resnet50.py --laptime "$L" \
+    --precisions "${PRECISIONS:-bf16,fp8}" --batches 32,3
+  grep -A20 '^summary:' "$R/e2e_resnet50.log" >>"$S"
+  wait
+  sort "$R/par.txt" >>"$S"
+  grep -q 'rc=[^0]' "$R/par.txt" && status=1
+  for t in test_e4m3_stream test_cutlass_gemm test_fp8_layers test_layer_costs; do say "  $t: $(gtest_line "$R/$t.log")"; done
+  pack
+  sub laps ROWS="${ROWS:-$STREAM_ROWS}" BUDGET="${LAPS_BUDGET:-240}"
+  [[ ${COMPILE:-0} == 1 ]] && sub compile SHAPES=resnet50 BUDGET="${COMPILE_BUDGET:-170}" TORCH_LIMIT=160
+  python3 bench/compare.py "$RESULTS_ROOT"/laps/json/*.json "$RESULTS_ROOT"/compile/json/*.json >"$R/table.txt" 2>&1
+  cat "$R/table.txt" >>"$S"
+  if [[ ${LAYERS:-1} == 1 ]]; then  # fp8's per-layer capture, analyzed against each layer's roof
+    sub layers TRACES="resnet50_fp8:resnet50 -p fp8" DIFFS="" BUDGET="${LAYERS_BUDGET:-120}"
+    awk '/^Roofline per layer/{f=1} f' "$RESULTS_ROOT/layers/analyze_resnet50_fp8.log" | head -40 >>"$S"
+  fi
+  if [[ ${NCU:-0} == 1 ]]; then  # Nsight Compute on the stream's memory-bound kernels, one iteration
+    local inc=() r
+    for r in ${NCU_RANGES:-layer1.0/layer1.0.conv2 layer1.0/layer1.0.conv3 layer1.0/layer1.0.downsample layer2.1/layer2.1.conv3}; do
+      inc+=(--nvtx-include "laptime@forward/$r/")
+    done
+    step ncu "${NCU_LIMIT:-200}" "$NCU_DIR/ncu" --nvtx "${inc[@]}" --set full -f -o "$R/stream_ncu" \
+      "$L" bench resnet50 -p fp8 -w 0 -n 1
+    "$NCU_DIR/ncu" --import "$R/stream_ncu.ncu-rep" --page details >"$R/ncu_details.txt" 2>&1
+    grep -E '^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Block Limit|Theoretical Occupancy|Compute \(SM\) Throughput|L2 Hit' \
+      "$R/ncu_details.txt" | head -80 >>"$S"
+  fi
+}
+
+# --- lab: every kernel's ladder checked and timed against the roofs ----------------------------------
+part_lab() {
+  need "$L"
+  local laptime
+  laptime=$(realpath "$L")
+  PACK_EXCLUDE=(--exclude='*.nsys-rep' --exclude='*.sqlite')
+  mkdir -p "$R/lab" "$R/ncu" "$R/captures" "$R/diff"
+  # 1-2. The roofs, and the registry.
+  step peak 60 "$laptime" peak --cache "$R/peak.json"
+  local peak=()
+  [[ -f $R/peak.json ]] && peak=(--peak "$R/peak.json")
+  step list 30 "$laptime" lab --list --json "$R/lab/list.json"
+  # 3. Every kernel in its default precision (attention in fp32 too), every version.
+  local kernel precision
+  while read -r kernel precision; do
+    step "lab_${kernel}_$precision" 60 "$laptime" lab "$kernel" -p "$precision" "${peak[@]}" \
+      --json "$R/lab/${kernel}_$precision.json"
+    cp "$R/lab_${kernel}_$precision.log" "$R/lab/${kernel}_$precision.txt"
+  done < <(python3 -c '
+import json, sys
+for k in json.load(open(sys.argv[1]))["kernels"]:
+    for p in k["precisions"][:1] + (["fp32"] if k["name"] == "attention" else []):
+        print(k["name"], p)' "$R/lab/list.json")
+  # 4. The lab's tests on the GPU (and its CLI tests with a GPU present).
+  step test_lab_kernels 150 "$T/test_lab_kernels"
+  step test_lab_cli 60 "$T/test_lab_cli"
+  gtest_line "$R"/test_lab_*.log | sed 's/^/  /' >>"$S"
+  # 5. ncu over one ladder, as `laptime kernels --command` prints it, then the report by version.
+  (cd "$R/ncu" && "$laptime" kernels --command lab layernorm --binary "$laptime" >command.txt &&
+    grep -m1 '^  ncu ' command.txt | sed 's/^  //' >command.sh)
+  step ncu_lab_layernorm 90 env PATH="$NCU_DIR:$PATH" bash -c "cd '$R/ncu' && bash command.sh"
+  step kernels_lab_layernorm 30 env PATH="$NCU_DIR:$PATH" "$laptime" kernels "$R/ncu/lab_layernorm.ncu-rep" "${peak[@]}" \
+    --json "$R/ncu/lab_layernorm.kernels.json"
+  # 6. The whole model with LayerNorm v1 against the default, captured and diffed.
+  local name
+  for name in gpt2_default gpt2_layernorm_v1; do
+    local extra=()
+    [[ $name == gpt2_layernorm_v1 ]] && extra=(--kernel layernorm=v1)
+    step "capture_$name" 60 "$NSYS_DIR/nsys" profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none \
+      --force-overwrite=true -o "$R/captures/$name" "$laptime" bench gpt2 -w 5 -n 30 --json "$R/captures/$name.json" "${extra[@]}" &&
+      step "export_$name" 60 "$NSYS_DIR/nsys" export --type sqlite --force-overwrite=true -o "$R/captures/$name.sqlite" \
+        "$R/captures/$name.nsys-rep"
+  done
+  step diff_layernorm_v1 60 "$laptime" diff "$R/captures/gpt2_default.sqlite" "$R/captures/gpt2_layernorm_v1.sqlite" \
+    --skip-warmup 5 --json "$R/diff/layernorm_v1.json" --svg "$R/diff/layernorm_v1.svg"
+  cp "$R/diff_layernorm_v1.log" "$R/diff/layernorm_v1.txt" 2>/dev/null
+  grep -m1 '^Verdict' "$R/diff/layernorm_v1.txt" | sed 's/^/  /' >>"$S"
+  # 7. The measured table.
+  python3 - "$R/lab" >>"$S" 2>&1 <<'PY'
+import glob, json, os, sys
+print("\nkernel precision version: median us [95%] GB/s %DRAM %compute vs-production (status)")
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*_*.json"))):
+    if path.endswith("list.json"):
+        continue
+    r = json.load(open(path))
+    for v in r["versions"]:
+        rows = v["timings"] or [None]
+        for t in rows:
+            if t is None:
+                print(f'  {r["kernel"]} {r["precision"]} {v["id"]}: {v["status"]} {v["refusal"]}')
+                continue
+            shape = r["shapes"][t["shape"]]["label"]
+            pct = lambda x: "-" if x is None else f"{x:.1f}%"
+            vs = "-" if t["vs_production"] is None else f'{t["vs_production"]:.2f}x'
+            print(f'  {r["kernel"]} {r["precision"]} {v["id"]}{"*" if v["production"] else ""} [{shape}]: '
+                  f'{t["median_us"]:.2f} [{t["ci95_us"][0]:.2f}, {t["ci95_us"][1]:.2f}] {t["gbps"]:.0f} GB/s '
+                  f'{pct(t["dram_pct"])} {pct(t["compute_pct"])} {vs} ({v["status"]})')
+PY
+}
+
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader
   python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())'
   git log -1 --format='%h %s' 2>/dev/null | cut -c1-100
-  echo "device-run.sh $part $*: $(nproc) cores, $(date -u)"; } >"$S" 2>&1
+  echo "device-call.sh $part $*: $(nproc) cores, $(date -u)"; } >"$S" 2>&1
 case $part in
   interrupt | io | host-build)
     # The checks run as in their own script: a failed command stops them (set -e), each in a subshell.
