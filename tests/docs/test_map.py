@@ -83,7 +83,8 @@ class Tree:
         path = path.rstrip("/")
         if ".tar.xz:" in path:
             archive, member = path.split(":", 1)
-            return archive in self.files and self._in_archive(archive, member)
+            archives = [f for f in self.files if fnmatch.fnmatchcase(f, archive)] if "*" in archive else [archive]
+            return any(a in self.files and self._in_archive(a, member) for a in archives)
         if any(c in path for c in "*?["):
             return any(fnmatch.fnmatchcase(p, path) for p in self.files | self.dirs)
         if path in self.files or path in self.dirs:
