@@ -9,3 +9,11 @@ laptime_test(test_host_cli test_host_cli.cpp test_nsys_report.cpp test_scrub.cpp
 target_compile_definitions(test_host_cli PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>"
                            $<$<NOT:$<BOOL:${LAPTIME_CUDA}>>:LAPTIME_HOST_ONLY>)
 add_dependencies(test_host_cli laptime)
+
+# Every JSON report the executable writes on the committed fixtures, and every committed report of
+# the GPU commands (results/, tests/fixtures/), validates against its schema under docs/schema/
+# (jsonschema, which scripts/setup.sh installs).
+add_test(NAME python.schemas
+  COMMAND ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_SOURCE_DIR}/schema
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(python.schemas PROPERTIES ENVIRONMENT "LAPTIME_BINARY=$<TARGET_FILE:laptime>")
