@@ -290,3 +290,54 @@ def test_a_missing_or_retyped_top_level_member_fails(written):
             if key != "schema":
                 drifted = dict(doc, **{key: [] if not isinstance(value, list) else "not a list"})
                 assert errors(drifted), "%s: %s took a value of another type" % (kind, key)
+
+
+# --- Report.to_pandas(): flat tables of the same reports ---------------------------------------
+
+def _tables_module():
+    import importlib
+    import sys
+    sys.path.insert(0, str(ROOT / "python"))
+    try:
+        return importlib.import_module("laptime._tables")
+    finally:
+        sys.path.pop(0)
+
+
+def test_every_table_of_every_report_is_flat(written):
+    """One plain value a cell (no list, no object), every column named, on every fixture's report:
+    what to_pandas() hands to pandas.DataFrame."""
+    tables = _tables_module()
+    seen = set()
+    for name, (doc, _) in sorted(written.items()):
+        if doc is None:
+            continue
+        for table in tables.table_names(doc):
+            seen.add((doc["schema"], table))
+            for row in tables.rows(doc, table):
+                for column, value in row.items():
+                    assert isinstance(column, str) and column, (name, table, column)
+                    assert value is None or isinstance(value, (str, int, float, bool)), (name, table, column, value)
+    assert {kind for kind, _ in seen} == {"laptime.analyze/1", "laptime.diff/1", "laptime.job/1",
+                                           "laptime.kernels/1", "laptime.kernels.diff/1"}
+
+
+def test_a_tables_rows_are_the_reports_rows(written):
+    tables = _tables_module()
+    doc = written["analyze nsys/gpt2_bf16.sqlite"][0]
+    iterations = tables.rows(doc, "iterations")
+    assert [r["busy_ns"] for r in iterations] == [it["busy_ns"] for it in doc["iterations"]]
+    layers = tables.rows(doc, "layers")
+    for row, source in zip(layers, doc["kernel_mix"]["range_patterns"]):
+        for category, ns in source["by_category_ns"].items():
+            assert row[category + "_ns"] == ns
+    diff = written["diff base attn_slower"][0]
+    first = tables.rows(diff, "layers")[0]
+    assert (first["ci_ns_low"], first["ci_ns_high"]) == tuple(diff["rows"][0]["ci_ns"])
+    assert first["kernels_before"] == diff["rows"][0]["kernels"]["before"]
+    kernels = written["kernels --peak laptime_gpt2.csv"][0]
+    rows = tables.rows(kernels, "kernels")
+    assert len(rows) == sum(len(layer["kernel_list"]) for layer in kernels["layers"])
+    layer = tables.rows(kernels, "layers")[0]
+    assert layer["occupancy_achieved_pct"] == kernels["layers"][0]["occupancy"]["achieved_pct"]
+    assert layer["ranges"] == ", ".join(kernels["layers"][0]["ranges"])
