@@ -190,7 +190,7 @@ def test_to_pandas_views():
     report = laptime.analyze(SYNTHETIC)
     iterations = report.to_pandas("iterations")
     assert list(iterations["busy_ns"]) == [it["busy_ns"] for it in report["iterations"]]
-    assert set(report.tables()) == {"iterations", "layers", "kernels"}
+    assert set(report.tables()) == {"iterations", "layers", "ranges", "kernels", "gaps", "syncs"}
     two = laptime.analyze(FIXTURES / "process_two_ranks.sqlite").to_pandas("iterations")
     assert sorted(set(two["pid"])) == [4100, 4200]
     job = laptime.analyze_many(JOB)
