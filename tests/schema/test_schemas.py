@@ -1,8 +1,8 @@
 """Every JSON document laptime writes validates against its schema under docs/schema/.
 
-The trace commands' reports (laptime.analyze/1, diff/1, job/1, kernels/1, kernels.diff/1) are
+The trace commands' reports (laptime.analyze/1, .diff/1, .job/1, .kernels/1, .kernels.diff/1) are
 written here, by the built executable ($LAPTIME_BINARY, set by CTest), on every committed fixture;
-the GPU commands' reports (bench/1, lab/1, lab.list/1, and the sidecars layers/1 and peak/1)
+the GPU commands' reports (laptime.bench/1, .lab/1, .lab.list/1, and the sidecars .layers/1 and .peak/1)
 cannot be made without a GPU, so the committed ones are read: every such file under results/ and
 tests/fixtures/. The schemas are strict (no member a schema does not name), so a field added to a
 writer and not to its schema fails here; the last tests check that strictness itself.
