@@ -42,8 +42,9 @@ inline constexpr CommandInfo kCommands[] = {
      "read an Nsight Compute report per layer: time, DRAM bytes against what the layer must move, speed of light,\n"
      "occupancy, stalls and a one-line diagnosis; compare two reports; or print the ncu command that makes one"},
     {"scrub", Side::Host,
-     "copy a trace without the capturing machine's environment, host names, paths and program output, "
-     "keeping everything analyze, diff and kernels read"},
+     "copy a trace with the tables and columns analyze, diff and kernels read and nothing else (no environment, "
+     "host, user, paths, program output or device identifiers); the captured command reduced to the program's "
+     "base name unless --keep-command"},
     {"peak", Side::Gpu,
      "measure the device's ceilings for the roofline (GEMM per precision, device copy) once, cache and "
      "print them"},

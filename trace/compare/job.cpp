@@ -273,7 +273,7 @@ Straggler find_straggler(const Job& job, const JobSpread& s, const JobOptions& o
   if (slow.pid) words.insert(words.end(), {"--pid-after", std::to_string(*slow.pid)});
   if (!o.report.range.empty()) words.insert(words.end(), {"--range", o.report.range});
   if (o.report.skip_warmup) words.insert(words.end(), {"--skip-warmup", std::to_string(*o.report.skip_warmup)});
-  st.command = escape_name(detail::shell_words(words));
+  st.command = escape_name(shell_words(words));
 
   const DiffRow& whole = st.diff.rows.front();
   std::string v = "The slowest, " + row_label(slow) +

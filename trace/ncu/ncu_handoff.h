@@ -20,17 +20,9 @@
 #include <vector>
 
 #include "trace/ncu/ncu_command.h"
+#include "trace/read/nsys_sqlite.h"  // captured_command
 
 namespace laptime::trace {
-
-// The command line a capture recorded; argv empty when the export has none (older exports,
-// laptime's own CUPTI traces).
-struct CapturedCommand {
-  std::vector<std::string> argv;
-  std::string working_dir;
-};
-// Throws TraceError when `sqlite_path` cannot be opened as SQLite.
-CapturedCommand captured_command(const std::string& sqlite_path);
 
 struct NcuHandoffOptions {
   std::string trace;                 // an .nsys-rep or its SQLite export (or laptime's own trace)
