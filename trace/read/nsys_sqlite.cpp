@@ -18,6 +18,7 @@
 #include "trace/read/sqlite.h"
 #include "trace/model/error.h"
 #include "trace/model/validate.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 
@@ -33,7 +34,7 @@ void check_is_sqlite(const std::string& path) {
     throw TraceError(path +
                      " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
                      "sqlite -o " +
-                     stem + ".sqlite " + path + "` and analyze " + stem + ".sqlite.");
+                     shell_word(stem + ".sqlite") + " " + shell_word(path) + "` and analyze " + stem + ".sqlite.");
   }
   if (f.gcount() == 0) throw TraceError(path + " is empty: it is not a trace.");
   throw TraceError(path +
