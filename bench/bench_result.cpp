@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/stats.h"
+#include "trace/model/text.h"
 
 namespace laptime {
 
@@ -134,8 +135,8 @@ void print_bench_header(const BenchResult& r, std::FILE* out) {
 
 void print_bench(const BenchResult& r, std::FILE* out) {
   if (!r.trace.empty())
-    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", r.trace.c_str(),
-                 r.trace.c_str());
+    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n",
+                 trace::escape_name(r.trace).c_str(), trace::shell_word(r.trace).c_str());
   for (const std::string& p : r.sidecars)
     std::fprintf(out, "  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());
   const bool clocked =

@@ -95,6 +95,13 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   cli::add_non_negative_real(sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
                              "exit 3 when the slowest report's lap is more than PCT% above the median report's")
       ->type_name("PCT");
+  cli::add_switch(sub, "--list-reports", &o.list_reports,
+                  "the reports it would read (each once) and its notes, then stop; with --json, as "
+                  "laptime.job.inputs/1 (how laptime.analyze_many fans a job out)");
+  cli::add_input_path(sub, "--rows-from", &o.rows_from,
+                      "each report's rows from FILE, a JSON array of the documents `laptime analyze --job REPORT "
+                      "--json` wrote, one a report in the job's order, instead of reading the reports (how "
+                      "laptime.analyze_many puts a job read on many machines together)");
   return sub;
 }
 
@@ -148,9 +155,10 @@ nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
 
 namespace {
 
-// Whether the arguments ask for the job view: several, a folder, a glob laptime expands, or --job.
+// Whether the arguments ask for the job view: several, a folder, a glob laptime expands, --job, or
+// one of its steps.
 bool is_job(const AnalyzeOptions& o) {
-  if (o.job || o.files.size() > 1) return true;
+  if (o.job || o.list_reports || !o.rows_from.empty() || o.files.size() > 1) return true;
   std::vector<std::string> notes;
   const std::string& only = o.files.empty() ? o.file : o.files.front();
   const std::vector<std::string> expanded = trace::expand_report_inputs({only}, notes);
@@ -167,11 +175,14 @@ int run_job(const AnalyzeOptions& o) {
     if (!value.empty())
       throw trace::TraceError(std::string(flag) +
                               " is for one report: the job view takes --json, --range, --pid, "
-                              "--skip-warmup, --gap-us, --top, --workers and --fail-if-spread.");
+                              "--skip-warmup, --gap-us, --top, --workers, --fail-if-spread, --list-reports and "
+                              "--rows-from.");
   trace::JobOptions jo;
   jo.report = o.report;
   jo.workers = static_cast<unsigned>(o.workers.value_or(0));
   jo.fail_if_spread_pct = o.fail_if_spread;
+  if (o.list_reports && !o.rows_from.empty())
+    throw trace::TraceError("--list-reports and --rows-from are two steps of a job read on many machines: give one.");
   std::vector<std::string> notes;
   const std::vector<std::string> files =
       trace::expand_report_inputs(o.files.empty() ? std::vector<std::string>{o.file} : o.files, notes);
@@ -179,9 +190,21 @@ int run_job(const AnalyzeOptions& o) {
   std::vector<std::string> inputs = files;
   for (const std::string& f : files)
     if (trace::is_nsys_report(f)) inputs.push_back(trace::export_path_for(f));
+  if (!o.rows_from.empty()) inputs.push_back(o.rows_from);
   std::optional<OutputFile> json_out;
   cli::open_outputs(json_out, {{"JSON report", o.json, true}}, inputs);
-  trace::Job job = trace::analyze_job(files, jo);
+  if (o.list_reports) {
+    std::printf("laptime analyze: %s\n", trace::detail::plural(files.size(), "report", "reports").c_str());
+    for (const std::string& f : files) std::printf("  %s\n", trace::escape_name(f).c_str());
+    for (const std::string& n : notes) trace::detail::print_wrapped(stdout, "note: " + trace::escape_name(n), 2);
+    cli::write_json(json_out, {{"schema", "laptime.job.inputs/1"}, {"files", files}, {"notes", notes}});
+    cli::Ending end;
+    end.wrote({{"JSON report", o.json}});
+    end.finish();
+    return 0;
+  }
+  trace::Job job = o.rows_from.empty() ? trace::analyze_job(files, jo)
+                                       : trace::job_from_rows(files, trace::job_rows_from_json(o.rows_from, files), jo);
   job.notes.insert(job.notes.begin(), notes.begin(), notes.end());
   trace::print_job(job, stdout);
   if (json_out) cli::write_json(json_out, trace::job_to_json(job));

@@ -28,6 +28,8 @@ struct AnalyzeOptions {
   bool job = false;                      // --job: the job view even for one report
   std::optional<int> workers;            // --workers: reports read at once (default: the cores)
   std::optional<double> fail_if_spread;  // --fail-if-spread PCT: exit 3 (kExitGateFailed) above it
+  bool list_reports = false;             // --list-reports: the reports the job would read, and stop
+  std::string rows_from;                 // --rows-from FILE: each report's rows as read elsewhere
   trace::ReportOptions report;           // --range, --pid, --skip-warmup, --gap-us, --top
   std::string json;                      // the same numbers as JSON (schema laptime.analyze/1)
   std::string perfetto;                  // Chrome Trace Event JSON of the whole trace

@@ -65,8 +65,9 @@ inline constexpr CommandInfo kCommands[] = {
      "laptime kernels --command gpt2 -p bf16\n"
      "laptime kernels --command --from run.nsys-rep -- python train.py"},
     {"scrub", Side::Host,
-     "copy a trace without the capturing machine's environment, host names, paths and program output, "
-     "keeping everything the trace commands read",
+     "copy a trace with the tables and columns analyze, diff and kernels read and nothing else (no environment, "
+     "host, user, paths, program output or device identifiers); the captured command reduced to the program's "
+     "base name unless --keep-command",
      "laptime scrub run.nsys-rep shared.sqlite"},
     {"peak", Side::Gpu,
      "measure the device's ceilings for the roofline (GEMM per precision, device copy) once, cache and "

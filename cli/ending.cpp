@@ -43,6 +43,15 @@ void write_json_text(std::optional<OutputFile>& out, const std::string& text) {
   }
 }
 
+void commit(std::optional<OutputFile>& out) {
+  if (!out) return;
+  try {
+    out->commit();
+  } catch (const OutputError& e) {
+    throw trace::TraceError(e.what());
+  }
+}
+
 void Ending::wrote(std::initializer_list<Written> written) {
   for (const Written& w : written) {
     if (w.path.empty() || w.path == "-") continue;

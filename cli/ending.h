@@ -1,5 +1,6 @@
-// The beginning and the end the trace commands share, so they cannot drift apart again: before
-// any input is read, every output is checked against every input and the JSON's temporary made (core/output_file.h); at the end, the JSON written
+// The beginning and the end every trace command (analyze, diff, kernels, scrub) shares, so they
+// cannot drift apart: before any input is read, every output is checked against every
+// input and the JSON's temporary made (core/output_file.h); at the end, the JSON written
 // (strings escaped, every write checked, renamed into place), one "wrote WHAT: PATH" line per
 // file written, and standard output flushed and checked (a full disk or a closed pipe is a
 // failure too). Every OutputError becomes the command's one sentence (a TraceError).
@@ -26,6 +27,9 @@ void write_json(std::optional<OutputFile>& out, nlohmann::json j);
 // The same for JSON already written as text (escaped: trace/ncu/ncu_layers.h's
 // DeferredKernelLists, which writes a million kernels' rows without holding them as a tree).
 void write_json_text(std::optional<OutputFile>& out, const std::string& text);
+
+// Renames a file written into `out`'s temporary (scrub's copy) into place.
+void commit(std::optional<OutputFile>& out);
 
 struct Written {
   const char* what;         // "JSON report", "SVG timeline", ...

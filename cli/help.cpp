@@ -136,6 +136,8 @@ class HelpFormatter : public CLI::Formatter {
         if (o->get_group() == title) block += entry("  " + option_left(o), option_description(o), column);
       if (!block.empty()) out << "\n" << title << ":\n" << block;
     }
+    // A command's closing paragraph (CLI::App::footer): what it does beyond its options, said once.
+    if (!sub->get_footer().empty()) out << "\n" << wrap(sub->get_footer(), width_, 0, 0) << "\n";
     const CommandInfo* info = find_command(name);
     if (info && *info->examples) {
       out << "\nExamples:\n";

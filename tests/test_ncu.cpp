@@ -18,6 +18,7 @@
 #include <string>
 
 #include "tests/support/run_binary.h"
+#include "tests/support/trace_testing.h"
 #include "trace/read/csv_reader.h"
 #include "trace/analyses/roofline.h"
 #include "cli/kernels_command.h"
@@ -950,8 +951,13 @@ TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
   EXPECT_NE(words.out.find("\n--json\nx$(touch X) it's.json\n"), std::string::npos) << words.out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/X") || std::filesystem::exists("X")) << "a name ran as a command";
   EXPECT_EQ(c.read, "laptime kernels 'x$(touch X) it'\\''s.ncu-rep'");
-  o.output = "two\nlines";
-  EXPECT_THAT(error_of([&] { ncu_command(o); }), HasSubstr("--output holds a control character"));
+  // A control character (before: refused) is carried as bash's $'...', and reaches no terminal raw.
+  o.output = "two\nlines\x1b[31m";
+  const NcuCommand odd = ncu_command(o);
+  EXPECT_EQ(laptime::trace::testing_support::bash_words(odd.read),
+            (std::vector<std::string>{"laptime", "kernels", "two\nlines\x1b[31m.ncu-rep"}));
+  const std::string text = laptime::trace::testing_support::printed([&](std::FILE* out) { print_ncu_command(odd, out); });
+  EXPECT_EQ(text.find_first_of("\x1b"), std::string::npos) << text;
 }
 
 TEST(NcuCommand, Resnet50AndRefusals) {

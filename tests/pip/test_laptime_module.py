@@ -172,17 +172,61 @@ def test_analyze_many_names_the_straggler_the_generator_made():
     assert laptime.analyze_many(JOB, fail_if_spread=pct * 1.01)["job"]["gate"]["failed"] is False
 
 
-def test_analyze_many_on_a_two_worker_local_cluster_gives_the_same_job():
+def _job_folder(tmp_path):
+    """A job as a user has it: four ranks' .nsys-rep reports, each exported beside it, the fastest
+    also under a link, and a spelling of the same file."""
+    for rank in range(4):
+        report = tmp_path / ("rank_%d.nsys-rep" % rank)
+        report.write_text("x")
+        os.utime(report, (1, 1))  # older than its export: the export is read, nsys never runs
+        shutil.copy(JOB / ("rank_%d.sqlite" % rank), tmp_path / ("rank_%d.sqlite" % rank))
+    fastest = _job_expected()["fastest"]
+    (tmp_path / "latest.sqlite").symlink_to(tmp_path / fastest)
+    return [tmp_path, tmp_path / "latest.sqlite", str(tmp_path / ".") + "/" + fastest]
+
+
+def test_analyze_many_reads_a_job_of_reports_once_each(tmp_path):
+    expected = _job_expected()
+    job = laptime.analyze_many(_job_folder(tmp_path), fail_if_spread=expected_spread(expected) * 1.01)
+    assert [os.path.basename(r["file"]) for r in job["reports"]] == ["rank_%d.nsys-rep" % r for r in range(4)]
+    assert job["job"]["straggler"]["layer"] == expected["layer"]
+    assert job["job"]["gate"]["failed"] is False  # the fastest counted once: the median stays
+    assert any("read once" in note for note in job["job"]["notes"])
+
+
+def expected_spread(expected):
+    slow, med = expected["ranks"][expected["slowest"]], expected["ranks"][expected["median"]]
+    return 100 * (slow["lap_ms"] / med["lap_ms"] - 1)
+
+
+def test_analyze_many_on_a_two_worker_local_cluster_gives_the_same_job(tmp_path):
     distributed = pytest.importorskip("distributed", reason="pip install .[dask] for the cluster test")
     files = [JOB / "rank_0.sqlite", str(JOB / "rank_[123].sqlite"), FIXTURES / "process_two_ranks.sqlite"]
+    reports = _job_folder(tmp_path)
     local = laptime.analyze_many(files, fail_if_spread=5)
+    local_reports = laptime.analyze_many(reports, top=3)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             on_cluster = laptime.analyze_many(files, client=client, fail_if_spread=5)
+            on_cluster_reports = laptime.analyze_many(reports, client=client, top=3)
             with pytest.raises(laptime.LaptimeError, match=r"cannot open /nonexistent/r.sqlite"):
                 laptime.analyze_many([JOB / "rank_0.sqlite", "/nonexistent/r.sqlite"], client=client)
+            # workers= is checked with a client too, by the command's own sentence.
+            with pytest.raises(laptime.LaptimeError, match=r"^--workers must be a positive integer, got '0'"):
+                laptime.analyze_many(JOB, client=client, workers=0)
     assert on_cluster == local
     assert len(local["reports"]) == 6 and local["job"]["gate"]["failed"] is True
+    # .nsys-rep reports, a link and another spelling: the same dict both ways.
+    assert on_cluster_reports == local_reports
+    assert len(local_reports["reports"]) == 4
+
+
+def test_analyze_many_takes_a_dask_client_and_says_so_otherwise():
+    with pytest.raises(laptime.LaptimeError, match=r"^--workers must be a positive integer, got '0'"):
+        laptime.analyze_many(JOB, workers=0)
+    for wrong in ("tcp://127.0.0.1:8786", object(), 4):
+        with pytest.raises(TypeError, match=r"^client= takes a dask.distributed.Client"):
+            laptime.analyze_many(JOB, client=wrong)
 
 
 def test_to_pandas_views():

@@ -83,6 +83,7 @@ def fixture_cases():
         ("job h200", ["analyze", str(fx / "job_h200")]),
         ("job --job", ["analyze", str(fx / "process_two_ranks.sqlite"), "--job"]),
         ("job gate", ["analyze", str(fx / "job"), str(fx / "synthetic_trace.sqlite"), "--fail-if-spread", "5"]),
+        ("job inputs", ["analyze", str(fx / "job"), str(fx / "job" / "rank_0.sqlite"), "--list-reports"]),
         ("diff bench", ["diff", str(fx / "diff_bench_base.json"), str(fx / "diff_bench_slower.json")]),
         ("diff roofline", ["diff", str(fx / "nsys" / "gpt2_bf16.sqlite"), str(fx / "nsys" / "gpt2_bf16.sqlite"),
                            "--peak", str(fx / "peak_example.json"), "--fail-if-slower", "5"]),
@@ -196,8 +197,8 @@ REFUSED = {"analyze foreign.sqlite", "analyze hostile_bad_nvtx.sqlite", "analyze
 
 def test_the_fixture_runs_wrote_every_trace_kind(written):
     kinds = {doc["schema"] for doc, _ in written.values() if doc}
-    assert kinds == {"laptime.analyze/1", "laptime.diff/1", "laptime.job/1", "laptime.kernels/1",
-                     "laptime.kernels.diff/1"}
+    assert kinds == {"laptime.analyze/1", "laptime.diff/1", "laptime.job/1", "laptime.job.inputs/1",
+                     "laptime.kernels/1", "laptime.kernels.diff/1"}
     failed = {name: why for name, (doc, why) in written.items() if doc is None}
     assert set(failed) == REFUSED, failed
 
@@ -223,7 +224,8 @@ def test_committed_reports_cover_the_gpu_kinds():
 
 def test_every_schema_is_used():
     kinds = {doc["schema"] for _, doc in COMMITTED} | {"laptime.analyze/1", "laptime.diff/1", "laptime.job/1",
-                                                        "laptime.kernels/1", "laptime.kernels.diff/1"}
+                                                        "laptime.job.inputs/1", "laptime.kernels/1",
+                                                        "laptime.kernels.diff/1"}
     assert {schema_file(k).name for k in kinds} == set(SCHEMA_DOCS)
 
 

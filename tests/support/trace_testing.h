@@ -9,6 +9,9 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -59,6 +62,28 @@ inline std::string printed(const std::function<void(std::FILE*)>& print) {
   std::string text(buf, size);
   std::free(buf);
   return text;
+}
+
+// The words bash hands a program for the command line `line` (printed by laptime for pasting):
+// the line written to a script of its own and run by bash as `printf '%s\0' LINE`, so the test
+// compares argv byte for byte. A line that bash cannot parse gives the words it printed up to it.
+inline std::vector<std::string> bash_words(const std::string& line) {
+  char name[] = "/tmp/laptime_bash_words_XXXXXX";
+  const int fd = mkstemp(name);
+  if (fd < 0) return {"(no temporary script)"};
+  const std::string script = "printf '%s\\0' " + line + "\n";
+  const bool written = write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+  close(fd);
+  std::string out;
+  if (std::FILE* p = written ? popen(("bash " + std::string(name)).c_str(), "r") : nullptr) {
+    for (int c; (c = std::fgetc(p)) != EOF;) out += static_cast<char>(c);
+    pclose(p);
+  }
+  std::remove(name);
+  std::vector<std::string> words;
+  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
+    words.push_back(out.substr(at, end - at));
+  return words;
 }
 
 inline std::string report_text(const Analysis& a) {

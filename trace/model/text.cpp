@@ -3,6 +3,7 @@
 #include "core/output_file.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -110,6 +111,70 @@ std::string one_line(std::string_view sentence) {
     i = end + 1;
   }
   return out;
+}
+
+namespace {
+
+// Characters no shell treats specially: such a word needs no quotes.
+bool plain_shell_char(unsigned char c) { return c < 0x80 && (std::isalnum(c) || std::strchr("+-./:=@_,", c)); }
+
+// U+0080..U+009F (C2 80..C2 9F): valid UTF-8, but C1 controls a terminal may act on.
+bool c1_control(std::string_view s, size_t i, size_t n) {
+  return n == 2 && static_cast<unsigned char>(s[i]) == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+}
+
+// Bytes at s[i] (n of them, 0: not UTF-8) that a printed line may not carry as they are: what
+// escape_name escapes, and the C1 controls.
+bool unprintable(std::string_view s, size_t i, size_t n) {
+  return n == 0 || (n == 1 && control(static_cast<unsigned char>(s[i]))) || nonchar(s, i, n) || c1_control(s, i, n);
+}
+
+}  // namespace
+
+std::string shell_word(std::string_view word) {
+  bool plain = !word.empty(), single = true;
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = utf8_sequence(word, i);
+    plain = plain && n == 1 && plain_shell_char(static_cast<unsigned char>(word[i]));
+    single = single && !unprintable(word, i, n);
+    i += n == 0 ? 1 : n;
+  }
+  if (plain) return std::string(word);
+  std::string out;
+  if (single) {
+    out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  out = "$'";
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = utf8_sequence(word, i), bytes = n == 0 ? 1 : n;
+    const unsigned char c = static_cast<unsigned char>(word[i]);
+    if (unprintable(word, i, n) || c == '!') {
+      for (size_t k = 0; k < bytes; ++k) append_hex(out, static_cast<unsigned char>(word[i + k]));
+    } else {
+      if (c == '\'' || c == '\\') out += '\\';
+      out.append(word.substr(i, n));
+    }
+    i += bytes;
+  }
+  return out + "'";
+}
+
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
+  return out;
+}
+
+std::string shell_cd(const std::string& dir) {
+  return "cd " + shell_word(!dir.empty() && dir.front() == '-' ? "./" + dir : dir) + " && ";
+}
+
+std::string sql_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
 }
 
 std::string xml_escape(std::string_view s) {

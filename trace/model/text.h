@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -31,6 +32,27 @@ bool needs_escape(std::string_view s);
 // space cut as names are cut ("... (N characters)"), so a 100,000-character value is not
 // echoed whole. Idempotent: a sentence already printable comes back unchanged.
 std::string one_line(std::string_view sentence);
+
+// A word for a POSIX shell, pasted as printed: as it is when it holds only characters no shell
+// treats specially (letters, digits, and + - . / : = @ _ , of ASCII); else in single quotes, each '
+// written '\''; and where the word holds what single quotes cannot carry through a terminal and a
+// paste (a control character, DEL, a C1 control, bytes that are not UTF-8), as one bash/zsh/ksh
+// ANSI-C word $'...' with those bytes as \xNN, \ and ' escaped, and ! as \x21 (no history
+// expansion). The result is printable UTF-8 without control characters: the terminal shows it as
+// it is (escape_name leaves it unchanged), and the shell hands the program the word's bytes. A NUL
+// byte cannot be a program's argument: $'\x00' ends the word there, as exec would.
+std::string shell_word(std::string_view word);
+// The words joined by single spaces, each through shell_word.
+std::string shell_words(const std::vector<std::string>& words);
+
+// `cd DIR && ` for a command line run from DIR: through shell_word, and a folder whose name starts
+// with '-' written ./-x (cd reads `-` as the previous folder and -x as an option).
+std::string shell_cd(const std::string& dir);
+
+// An SQL identifier for SQLite: in double quotes, each " inside doubled, so a table named
+// `a"); DROP TABLE b; --` is that one name and nothing else. Every identifier laptime puts into
+// SQL text goes through this; values are bound, never written in.
+std::string sql_identifier(std::string_view name);
 
 // escape_name, then the XML specials (& < > " ') as entities: text and attribute values of
 // an SVG.

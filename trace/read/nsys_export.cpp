@@ -115,7 +115,7 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   const std::string nsys = find_on_path("nsys");
   if (nsys.empty()) {
     const std::string command = std::string("nsys export --type sqlite ") + (stale ? "--force-overwrite true " : "") +
-                                "-o " + cache + " " + path;
+                                "-o " + shell_word(cache) + " " + shell_word(path);
     throw TraceError(path + " is an Nsight Systems report and nsys is not on PATH to export it" +
                      (stale ? " (" + cache + " beside it is older than the report)" : "") + ": run `" + command +
                      "` and analyze " + cache + ".");
