@@ -1,10 +1,10 @@
 #include "trace/read/sidecars.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "core/cache_dir.h"
 #include "core/input_file.h"
 #include "trace/model/error.h"
 #include "trace/model/format.h"
@@ -126,12 +126,7 @@ double Ceilings::tflops(const std::string& precision) const {
 
 namespace {
 
-std::string peak_cache_dir() {
-  if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/laptime";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/laptime";
-  return ".";
-}
+std::string peak_cache_dir() { return laptime_cache_dir(); }
 
 }  // namespace
 
