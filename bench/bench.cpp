@@ -131,7 +131,8 @@ BenchConfig describe_config(const BenchOptions& o, const Workload& w) {
   c.plans = w.plan_report();
   for (const env::Switch& s : env::kAllSwitches)
     if (std::string v = env::text(s); !v.empty()) c.switches.emplace_back(s.name, std::move(v));
-  for (const lab::UserVersionInfo& f : lab::user_version_infos()) c.kernel_files.push_back({f.kernel, f.file, f.sha256});
+  for (const lab::UserVersionInfo& f : lab::user_version_infos())
+    c.kernel_files.push_back({f.kernel, f.file, f.sha256});
   return c;
 }
 

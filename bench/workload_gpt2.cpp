@@ -66,8 +66,8 @@ class Gpt2Workload : public Workload {
     const int64_t C = cfg.n_embd, H = cfg.n_head, BT = int64_t{B_} * T_;
     cfg.kernels = lab::load_kernel_files(
         ctx, o.kernels, o.kernel_files,
-        {{"layernorm", {BT, C}}, {"attention", {B_, T_, H, C / H}}, {"embedding", {B_, T_, C, cfg.vocab_size}}},
-        "gpt2", o.precision);
+        {{"layernorm", {BT, C}}, {"attention", {B_, T_, H, C / H}}, {"embedding", {B_, T_, C, cfg.vocab_size}}}, "gpt2",
+        o.precision);
     model_ =
         std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice(ctx));
     std::mt19937 gen(static_cast<uint32_t>(o.seed));

@@ -69,16 +69,15 @@ void resolve_kernel_choice(const std::vector<std::string>& words, WorkloadOption
     const std::string why = lab::add_kernel_choice(word, &w->kernels, &w->kernel_files);
     require(why.empty(), why);
   }
-  const std::string why =
-      lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision), w->kernel_files);
+  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision), w->kernel_files);
   require(why.empty(), why);
   for (const auto& [name, path] : w->kernel_files) {
     const std::string problem = input_problem(path);
     require(problem.empty(), "--kernel " + name + "=" + path + ": " + path + " " + problem + ".");
   }
-  require(!((w->kernels.count("attention") || w->kernel_files.count("attention")) &&
-            w->attention != AttentionKind::Auto),
-          "--kernel attention and --attention both choose the attention core; give one.");
+  require(
+      !((w->kernels.count("attention") || w->kernel_files.count("attention")) && w->attention != AttentionKind::Auto),
+      "--kernel attention and --attention both choose the attention core; give one.");
 }
 
 CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed,

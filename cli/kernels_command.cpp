@@ -162,8 +162,8 @@ int run_kernels(const KernelsOptions& o) {
   }
   const trace::NcuCommandOptions none;
   if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
-      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv || o.ncu.binary != none.binary ||
-      !o.ncu.lab_tries.empty())
+      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv ||
+      o.ncu.binary != none.binary || !o.ncu.lab_tries.empty())
     throw trace::TraceError(
         "the shape flags (-b, -t, --within, ...) describe the run --command profiles: give "
         "--command MODEL with them.");

@@ -37,22 +37,10 @@ rm -rf "$R" && mkdir -p "$R/lab" "$R/tests" "$R/ncu" "$R/captures" "$R/diff"
 S=$R/summary.txt
 DEST=${OUT:-$PWD/build/lab-run}
 mkdir -p "$DEST"
-pack() {
-  tar czf "$DEST/lab-run.tgz" -C "$R" --exclude='*.nsys-rep' --exclude='*.sqlite' . 2>/dev/null
-  cp "$S" "$DEST/lab-summary.txt"
-  true
-}
+ARCHIVE=lab-run.tgz SUMMARY=lab-summary.txt
+# shellcheck source=scripts/lab-steps.sh
+source "$PWD/scripts/lab-steps.sh"
 trap pack EXIT
-# step NAME LIMIT COMMAND...: one step, its exit status and seconds in the summary, its log in $R.
-step() {
-  local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
-  timeout -k 5 "$limit" "$@" >"$R/$name.log" 2>&1
-  local rc=$?
-  echo "$name: rc=$rc $((SECONDS - t0))s" >>"$S"
-  pack
-  return $rc
-}
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; date -u; } >"$S" 2>&1
 
 # 1-2. The roofs, and the registry.

@@ -12,6 +12,7 @@
 #include "bench/lab/result.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "kernels/lab/try_template.h"
 #include "tests/support/run_binary.h"
 
 namespace laptime {
@@ -58,11 +59,12 @@ TEST(LabCli, ParsesAndResolves) {
 }
 
 TEST(LabCli, BadWordsAreOneSentence) {
-  EXPECT_EQ(sentence({"lab"}), "laptime lab needs a KERNEL to run, or --list for the kernels and their versions.");
+  EXPECT_EQ(sentence({"lab"}),
+            "laptime lab needs a KERNEL to run, or --list for the kernels and their versions, or --all for every one.");
   EXPECT_THAT(sentence({"lab", "softmax"}), HasSubstr("unknown kernel 'softmax': choose one of layernorm"));
   EXPECT_EQ(sentence({"lab", "amax", "-p", "bf16"}), "amax runs in fp8, not bf16.");
   EXPECT_EQ(sentence({"lab", "maxpool", "--versions", "v4"}),
-            "--versions: maxpool has no version 'v4': it has v1, v2, v3 (or all).");
+            "--versions: maxpool has no version 'v4': it has v1, v2, v3 (or all, or none).");
   EXPECT_EQ(sentence({"lab", "maxpool", "--shape", "N=0"}), "--shape: N must be an integer from 1 to 4096, not '0'.");
   EXPECT_EQ(sentence({"lab", "--list", "maxpool"}),
             "--list lists every kernel: give it no KERNEL (`laptime lab maxpool` runs one).");
@@ -112,6 +114,111 @@ TEST(LabCli, NoGpuIsOneSentence) {
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.out, HasSubstr("laptime: no usable CUDA GPU"));
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+// --- a learner's own file: --template, --try, --kernel NAME=FILE.cu ----------------------------
+
+std::string example(const std::string& name) {
+  return std::string(LAPTIME_SOURCE_DIR) + "/kernels/lab/examples/" + name;
+}
+
+TEST(LabCli, TryTemplateTimeoutAndAllParse) {
+  const Command t = parse_command_line(
+      {"lab", "layernorm", "--try", "a.cu", "--try", "b/c.cu", "--timeout", "2.5", "--versions", "none"});
+  EXPECT_EQ(t.lab.tries, (std::vector<std::string>{"a.cu", "b/c.cu"}));
+  EXPECT_EQ(t.lab.timeout, 2.5);
+  EXPECT_TRUE(t.lab.version_indices.empty());
+  EXPECT_FALSE(t.lab.template_file);
+  const Command out = parse_command_line({"lab", "quantize", "--template"});
+  ASSERT_TRUE(out.lab.template_file);
+  EXPECT_EQ(*out.lab.template_file, "");  // standard output
+  const Command file = parse_command_line({"lab", "quantize", "--template", "q.cu"});
+  ASSERT_TRUE(file.lab.template_file);
+  EXPECT_EQ(*file.lab.template_file, "q.cu");
+  EXPECT_TRUE(parse_command_line({"lab", "--all"}).lab.all);
+  const std::string v2 = example("layernorm_v2.cu");
+  const Command b = parse_command_line({"bench", "gpt2", "--kernel", "layernorm=" + v2, "--kernel", "embedding=v2"});
+  EXPECT_EQ(b.bench.workload.kernel_files, (lab::KernelFiles{{"layernorm", v2}}));
+  EXPECT_EQ(b.bench.workload.kernels, (lab::KernelChoice{{"embedding", 1}}));
+}
+
+TEST(LabCli, TryRefusalsAreOneSentence) {
+  EXPECT_EQ(sentence({"lab", "layernorm", "--versions", "none"}),
+            "--versions none runs no version of the ladder: give --try FILE.cu for a file of yours.");
+  EXPECT_EQ(sentence({"lab", "layernorm", "--try", "a/x.cu", "--try", "b/x.cu"}),
+            "--try names two files called x.cu: each rung is named by its file; rename one.");
+  EXPECT_THAT(sentence({"lab", "layernorm", "--template", "t.cu", "-p", "fp32"}),
+              HasSubstr("--template writes the file and runs nothing"));
+  EXPECT_EQ(sentence({"lab", "--all", "layernorm"}),
+            "--all runs every kernel: give it no KERNEL (`laptime lab layernorm` runs one).");
+  EXPECT_THAT(sentence({"lab", "--all", "--try", "x.cu"}), HasSubstr("--all runs every kernel's first and production"));
+  EXPECT_THAT(sentence({"lab", "layernorm", "--timeout", "0"}), HasSubstr("--timeout"));
+  EXPECT_EQ(sentence({"bench", "gpt2", "--kernel", "layernorm=nope.cu"}),
+            "--kernel layernorm=nope.cu: nope.cu cannot be read: No such file or directory.");
+  EXPECT_THAT(sentence({"bench", "resnet50", "--kernel", "layernorm=x.cu"}),
+              HasSubstr("--kernel layernorm: resnet50 runs no layernorm kernel"));
+  EXPECT_EQ(sentence({"bench", "gpt2", "--kernel", "layernorm=v1", "--kernel", "layernorm=x.cu"}),
+            "--kernel names layernorm twice.");
+  EXPECT_THAT(sentence({"bench", "gpt2", "-p", "fp8", "--kernel", "layernorm=" + example("layernorm_v2.cu")}),
+              HasSubstr("--kernel layernorm swaps into gpt2 in fp32, bf16, not fp8"));
+  EXPECT_EQ(sentence({"bench", "gpt2", "--kernel", "attention=" + example("layernorm_v2.cu"), "--attention", "flash"}),
+            "--kernel attention and --attention both choose the attention core; give one.");
+}
+
+// A fresh folder under the test's temporary folder, as a learner's working folder.
+std::string fresh_folder(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "laptime_lab_cli_" + name;
+  run_shell("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  return dir;
+}
+
+TEST(LabCli, TemplateWithoutAGpu) {
+  const auto out = run_shell(std::string(LAPTIME_BINARY) + " lab layernorm --template 2>&1");
+  EXPECT_EQ(out.status, 0);
+  EXPECT_EQ(out.out, lab::template_text("layernorm"));
+  const std::string dir = fresh_folder("template");
+  const auto wrote = run_shell("cd '" + dir + "' && " + LAPTIME_BINARY + " lab quantize --template q.cu 2>&1");
+  EXPECT_EQ(wrote.status, 0) << wrote.out;
+  EXPECT_THAT(wrote.out, HasSubstr("laptime lab quantize --try q.cu"));
+  EXPECT_EQ(run_shell("cat '" + dir + "/q.cu'").out, lab::template_text("quantize"));
+  const auto again = run_shell("cd '" + dir + "' && " + LAPTIME_BINARY + " lab quantize --template q.cu 2>&1");
+  EXPECT_EQ(again.status, 1);
+  EXPECT_EQ(again.out, "laptime: q.cu exists: --template writes a new file and replaces none (give another name).\n");
+}
+
+// Without a GPU (CUDA_VISIBLE_DEVICES empty hides any), --try compiles the file, then refuses in one
+// sentence; a compile error is the compiler's own words, then one sentence; nothing is left behind.
+TEST(LabCli, TryWithoutAGpuCompilesThenRefuses) {
+  const std::string dir = fresh_folder("try");
+  const std::string run = "cd '" + dir + "' && env CUDA_VISIBLE_DEVICES= LAPTIME_CACHE_DIR=cache " + LAPTIME_BINARY;
+  ASSERT_EQ(run_shell(run + " lab layernorm --template > t.cu").status, 0);
+  const auto r = run_shell(run + " lab layernorm --try t.cu 2>&1");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out,
+              HasSubstr("laptime: t.cu compiles for sm_90a and declares layernorm as the lab calls it; running it "
+                        "needs a GPU: no usable CUDA GPU"));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  run_shell("cd '" + dir + "' && { head -60 t.cu; echo '  this is not C++;'; tail -n +61 t.cu; } > bad.cu");
+  const auto bad = run_shell(run + " lab layernorm --try bad.cu 2>&1");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_THAT(bad.out, HasSubstr("bad.cu(61): error"));
+  EXPECT_THAT(bad.out, HasSubstr("laptime: bad.cu did not compile for sm_90a (NVRTC "));
+  EXPECT_THAT(bad.out, HasSubstr("the compiler's messages are above"));
+  const auto none = run_shell(run + " lab layernorm --try nope.cu 2>&1");
+  EXPECT_EQ(none.out, "laptime: cannot read the kernel file nope.cu: No such file or directory.\n");
+  // Nothing left behind: the two files, and the one good compile cached.
+  EXPECT_EQ(run_shell("cd '" + dir + "' && find . -type f | sort").out.substr(0, 9), "./bad.cu\n");
+  EXPECT_EQ(run_shell("cd '" + dir + "' && find . -name '*.tmp' -o -name 'core*' | wc -l").out, "0\n");
+}
+
+TEST(LabCli, KernelsCommandProfilesTheFile) {
+  const auto k = laptime("kernels --command lab layernorm --try my.cu");
+  EXPECT_EQ(k.status, 0) << k.out;
+  EXPECT_THAT(k.out, HasSubstr("laptime lab layernorm --try my.cu --once --json lab_layernorm.json"));
+  EXPECT_THAT(k.out, HasSubstr("each --try file is one more rung"));
+  const auto refused = laptime("kernels --command gpt2 --try my.cu");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_THAT(refused.out, HasSubstr("--try goes with --command lab KERNEL"));
 }
 
 // The median and its bootstrap interval: the interval holds the median, and narrows as the

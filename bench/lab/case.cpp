@@ -50,14 +50,13 @@ std::string LabTensor::guard_breach() const {
   std::vector<unsigned char> before(kGuardBytes), after(kGuardBytes);
   CUDA_CHECK(cudaMemcpy(before.data(), base, kGuardBytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(after.data(), base + kGuardBytes + bytes, kGuardBytes, cudaMemcpyDeviceToHost));
-  const std::string what = "an output of " + std::to_string(n_) + " elements";
+  const std::string size = " (it has " + std::to_string(n_) + (n_ == 1 ? " element)" : " elements)");
   for (std::size_t i = 0; i < kGuardBytes; ++i)  // the nearest changed byte first
     if (after[i] != kGuardByte)
-      return "wrote past the end of " + what + ": element " + std::to_string(n_ + static_cast<int64_t>(i / es)) +
-             " (the first changed byte after the end is +" + std::to_string(i) + ")";
+      return "wrote past the end of an output: element " + std::to_string(n_ + static_cast<int64_t>(i / es)) + size;
   for (std::size_t i = kGuardBytes; i-- > 0;)
     if (before[i] != kGuardByte)
-      return "wrote before the start of " + what + ": element -" + std::to_string((kGuardBytes - i + es - 1) / es);
+      return "wrote before the start of an output: element -" + std::to_string((kGuardBytes - i + es - 1) / es) + size;
   return "";
 }
 

@@ -22,9 +22,7 @@ class QuantizeCase : public LabCase {
   void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, 0.f, 100.f, s);
   }
-  void read_inputs(cudaStream_t s) override {
-    h_in_ = in_.download(s);
-  }
+  void read_inputs(cudaStream_t s) override { h_in_ = in_.download(s); }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
     quantize_version(index)({out_.data(), static_cast<const float*>(inv_scale_.data()), in_.data(), in_.size()},

@@ -109,9 +109,7 @@ class AttentionCase : public LabCase {
   void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(qkv_, kind, seed, 1.f, 0.f, dt_ == DType::F32 ? 4.f : 16.f, s);
   }
-  void read_inputs(cudaStream_t s) override {
-    h_qkv_ = qkv_.download(s);
-  }
+  void read_inputs(cudaStream_t s) override { h_qkv_ = qkv_.download(s); }
   std::string prepare(int index, Context& ctx) override {
     if (std::string why = attention_refusal(index, dt_, hd_); !why.empty()) return why;
     if (index == 0 && !scratch_.data()) scratch_ = DeviceBuffer(attention_scratch_bytes(0, B_, T_, H_, dt_));

@@ -32,9 +32,7 @@ class MaxPoolCase : public LabCase {
   void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, -1e4f, 100.f, s);
   }
-  void read_inputs(cudaStream_t s) override {
-    h_in_ = in_.download(s);
-  }
+  void read_inputs(cudaStream_t s) override { h_in_ = in_.download(s); }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
     maxpool_version(index)({out_.data(), in_.data(), N_, H_, W_, C_, dt_}, ctx.stream());
@@ -64,9 +62,7 @@ class AvgPoolCase : public LabCase {
   void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, 0.f, 1e30f, s);
   }
-  void read_inputs(cudaStream_t s) override {
-    h_in_ = in_.download(s);
-  }
+  void read_inputs(cudaStream_t s) override { h_in_ = in_.download(s); }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
     avgpool_version(index)({out_.data(), in_.data(), N_, H_, W_, C_, dt_}, ctx.stream());

@@ -13,6 +13,7 @@
 #include "core/input_file.h"
 #include "core/os.h"
 #include "kernels/lab/try_compile.h"
+#include "bench/lab/try_run.h"
 #include "kernels/lab/user_kernel.h"
 
 namespace laptime::lab {
@@ -31,8 +32,7 @@ KernelChoice load_kernel_files(Context& ctx, const KernelChoice& choice, const K
     } catch (const InputError& e) {
       throw Error(e.what());
     }
-    const TryBinary b =
-        compile_try(sig, src, storage, try_arch(ctx.props().major, ctx.props().minor), try_cache_dir());
+    const TryBinary b = compile_try(sig, src, storage, try_arch(ctx.props().major, ctx.props().minor), lab_cache_dir());
     if (!b.log.empty()) std::fprintf(stderr, "%s%s", b.log.c_str(), b.log.back() == '\n' ? "" : "\n");
     if (!b.compiled)
       throw Error(!b.problem.empty() ? b.problem
@@ -48,8 +48,8 @@ KernelChoice load_kernel_files(Context& ctx, const KernelChoice& choice, const K
     const std::string where = shape_text(k, shape.dims) + " (" + shape.label + ")";
     ProcessWatchdog watchdog(kCheckTimeoutSeconds, "--kernel " + name + "=" + path);
     std::unique_ptr<LabCase> c = make_case(k, shape, storage);
-    require(c->prepare(index, ctx).empty(), "--kernel " + name + "=" + path + " cannot run at " + where + ": " +
-                                                c->prepare(index, ctx) + ".");
+    require(c->prepare(index, ctx).empty(),
+            "--kernel " + name + "=" + path + " cannot run at " + where + ": " + c->prepare(index, ctx) + ".");
     uint32_t seed = std::random_device{}();
     for (const InputKind kind : {InputKind::Random, InputKind::Zeros, InputKind::Huge}) {
       watch_phase("the check at " + where + ", " + input_kind_name(kind) + " inputs");
@@ -69,8 +69,8 @@ KernelChoice load_kernel_files(Context& ctx, const KernelChoice& choice, const K
       why << row.detail << " (`laptime lab " << name << " --try " << path << "` shows every check).";
       throw Error(why.str());
     }
-    std::fprintf(stderr, "laptime: --kernel %s=%s (sha256 %s) passed its checks at %s; compiled for %s\n",
-                 name.c_str(), path.c_str(), src.sha256.substr(0, 16).c_str(), where.c_str(), b.arch.c_str());
+    std::fprintf(stderr, "laptime: --kernel %s=%s (sha256 %s) passed its checks at %s; compiled for %s\n", name.c_str(),
+                 path.c_str(), src.sha256.substr(0, 16).c_str(), where.c_str(), b.arch.c_str());
     out[name] = index;
   }
   return out;

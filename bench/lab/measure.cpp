@@ -44,10 +44,10 @@ std::string element_text(const LabCase& c, size_t i) {
 CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed, double floor) {
   c.reset(ctx.stream());
   c.run(index, ctx);
-  return check_outputs(c, ctx.stream(), bound, seed, floor);
+  return compare_outputs(c, ctx.stream(), bound, seed, floor);
 }
 
-CheckRow check_outputs(LabCase& c, cudaStream_t s, double bound, uint64_t seed, double floor) {
+CheckRow compare_outputs(LabCase& c, cudaStream_t s, double bound, uint64_t seed, double floor) {
   CheckRow row;
   row.bound = bound;
   row.rows = c.rows();

@@ -37,7 +37,7 @@ namespace laptime::lab {
 CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed, double floor = 0);
 // The check of what the case's outputs hold now against the reference of its inputs as read last
 // (check_version after its call; the last timed call's output).
-CheckRow check_outputs(LabCase& c, cudaStream_t stream, double bound, uint64_t seed, double floor = 0);
+CheckRow compare_outputs(LabCase& c, cudaStream_t stream, double bound, uint64_t seed, double floor = 0);
 
 // A buffer of twice the device's L2 cache (at least 64 MiB), written to evict it.
 class L2Flush {

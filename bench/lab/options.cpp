@@ -43,8 +43,8 @@ void resolve_lab_options(LabOptions& o) {
   const KernelInfo& k = *find_kernel(o.kernel);
   if (o.template_file) {
     require(takes_no_file("--template", k.name).empty(), takes_no_file("--template", k.name));
-    require(o.tries.empty() && o.shapes.empty() && o.versions == "all" && o.precision.empty() && !o.once &&
-                !o.seed && o.peak.empty() && o.json.empty(),
+    require(o.tries.empty() && o.shapes.empty() && o.versions == "all" && o.precision.empty() && !o.once && !o.seed &&
+                o.peak.empty() && o.json.empty(),
             "--template writes the file and runs nothing: give it no other flag (then `laptime lab " + k.name +
                 " --try FILE.cu`).");
     return;

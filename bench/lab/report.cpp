@@ -49,8 +49,7 @@ void print_checks(const LabResult& r) {
       std::printf("FAILED  %s, %s inputs: error %.1e > %.0e; %s\n", failed->shape.c_str(), failed->inputs.c_str(),
                   failed->rel_error, failed->bound, failed->detail.c_str());
     else if (failed)
-      std::printf("FAILED  %s, %s inputs: %s\n", failed->shape.c_str(), failed->inputs.c_str(),
-                  failed->detail.c_str());
+      std::printf("FAILED  %s, %s inputs: %s\n", failed->shape.c_str(), failed->inputs.c_str(), failed->detail.c_str());
     else
       std::printf("passed  %d checks, worst %.1e\n", run, worst);
     if (v.is_file())
@@ -94,9 +93,10 @@ void print_shape(const LabResult& r, int si) {
   if (wide)
     std::printf("  ~: the interval did not narrow to ±%.1f%% within the calls or time allowed\n", 100 * r.target);
   if (throttled)
-    std::printf("  !: the SM clock was held down (%s) during that version's calls: its times are slower than an idle "
-                "card's\n",
-                throttle_words(throttled).c_str());
+    std::printf(
+        "  !: the SM clock was held down (%s) during that version's calls: its times are slower than an idle "
+        "card's\n",
+        throttle_words(throttled).c_str());
 }
 
 }  // namespace
@@ -159,10 +159,11 @@ nlohmann::json version_to_json(const VersionResult& v) {
                        {"converged", t.converged},
                        {"median_us", t.median_us},
                        {"ci95_us", {t.lo_us, t.hi_us}},
-                       {"hot", {{"calls", t.hot_runs},
-                                {"converged", t.hot_converged},
-                                {"median_us", t.hot_median_us},
-                                {"ci95_us", {t.hot_lo_us, t.hot_hi_us}}}},
+                       {"hot",
+                        {{"calls", t.hot_runs},
+                         {"converged", t.hot_converged},
+                         {"median_us", t.hot_median_us},
+                         {"ci95_us", {t.hot_lo_us, t.hot_hi_us}}}},
                        {"gbps", t.gbps},
                        {"tflops", t.tflops},
                        {"dram_pct", opt(t.dram_pct)},

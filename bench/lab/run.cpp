@@ -13,10 +13,12 @@
 #include "bench/lab/lab.h"
 #include "bench/lab/measure.h"
 #include "bench/lab/run.h"
+#include "bench/lab/try_child.h"
 #include "bench/lab/try_run.h"
 #include "bench/layer_costs.h"
 #include "core/check.h"
 #include "core/nvtx.h"
+#include "core/os.h"
 #include "core/output_file.h"
 #include "core/stats.h"
 #include "kernels/lab/gpu_wait.h"
@@ -219,7 +221,7 @@ class Runner {
 
   CheckRow guarded_output_check(LabCase& c, const VersionResult& vr) {
     try {
-      return check_outputs(c, ctx_.stream(), bound(vr.index), next_seed(), k_.floor_of(vr.index, r_.precision));
+      return compare_outputs(c, ctx_.stream(), bound(vr.index), next_seed(), k_.floor_of(vr.index, r_.precision));
     } catch (const Error& e) {
       CheckRow row;
       row.rel_error = NAN;
@@ -389,7 +391,7 @@ namespace {
 LabResult run_kernel(const LabOptions& given, const KernelInfo& k) {
   LabOptions o = given;
   if (!o.seed) o.seed = std::random_device{}();  // one seed for the ladder and the files' processes
-  TryRungs tries = run_tries_apart(o, k);  // none with --once: those run in this process below
+  TryRungs tries = run_tries_apart(o, k);        // none with --once: those run in this process below
   Context ctx(o.device, StreamKind::Created, NvtxLevel::Layer);
   std::vector<int> indices = o.version_indices;
   std::unique_ptr<ProcessWatchdog> watchdog;
@@ -450,9 +452,12 @@ int run_all(const LabOptions& o) {
     one.all = false;
     one.kernel = k.name;
     one.precision = k.precisions.front();
-    one.version_indices = {0};
+    // The first version that runs in the precision (bias_gelu's v1 is fp32's alone), and production.
+    int first = 0;
+    while (first + 1 < static_cast<int>(k.versions.size()) && !k.runs_in(k.versions[first], one.precision)) ++first;
+    one.version_indices = {first};
     const int production = k.production_index(one.precision);
-    if (production > 0) one.version_indices.push_back(production);
+    if (production > first) one.version_indices.push_back(production);
     one.timed_shapes = k.model_shapes;
     std::fprintf(stderr, "laptime lab --all: %s, %s ...\n", k.name.c_str(), one.precision.c_str());
     results.push_back(run_kernel(one, k));

@@ -77,7 +77,8 @@ std::string signal_text(int sig) {
 
 ChildEnd run_in_child(const std::function<nlohmann::json()>& work, double timeout_s, double limit_s) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot make a pipe for the lab's child: ") + strerror(errno));
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(std::string("cannot make a pipe for the lab's child: ") + strerror(errno));
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = getpid();

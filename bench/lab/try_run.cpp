@@ -14,6 +14,7 @@
 #include "kernels/lab/try_compile.h"
 #include "kernels/lab/user_kernel.h"
 #include "trace/model/format.h"
+#include "trace/read/sidecars.h"
 
 namespace laptime::lab {
 namespace {
@@ -68,13 +69,13 @@ void report_compiles(const std::vector<TrySource>& sources, const std::vector<Tr
   if (failed.empty()) return;
   if (!problem.empty() && failed.size() == 1) throw Error(problem);
   const TryBinary& b = binaries.front();
-  throw Error(listed(failed) + " did not compile for " + b.arch + " (NVRTC " +
-              b.nvrtc + "): the compiler's messages are above" + (problem.empty() ? "" : "; " + problem) +
-              " (`laptime lab " + kernel + " --template` writes a file that compiles).");
+  throw Error(listed(failed) + " did not compile for " + b.arch + " (NVRTC " + b.nvrtc +
+              "): the compiler's messages are above" + (problem.empty() ? "" : "; " + problem) + " (`laptime lab " +
+              kernel + " --template` writes a file that compiles).");
 }
 
 nlohmann::json binary_json(const TryBinary& b) {
-  return {{"compiled", b.compiled}, {"log", b.log},       {"problem", b.problem},       {"arch", b.arch},
+  return {{"compiled", b.compiled}, {"log", b.log},         {"problem", b.problem},       {"arch", b.arch},
           {"nvrtc", b.nvrtc},       {"seconds", b.seconds}, {"from_cache", b.from_cache}, {"cache_note", b.cache_note}};
 }
 
@@ -110,7 +111,8 @@ nlohmann::json compile_all(const LabOptions& o, const TrySignature& sig, const s
   j["gpu"] = gpu;
   j["why"] = why;
   j["files"] = nlohmann::json::array();
-  for (const TrySource& s : sources) j["files"].push_back(binary_json(compile_try(sig, s, o.precision, arch, try_cache_dir())));
+  for (const TrySource& s : sources)
+    j["files"].push_back(binary_json(compile_try(sig, s, o.precision, arch, lab_cache_dir())));
   return j;
 }
 
@@ -118,7 +120,7 @@ nlohmann::json compile_all(const LabOptions& o, const TrySignature& sig, const s
 nlohmann::json run_rung(const LabOptions& o, const KernelInfo& k, const TrySignature& sig, const TrySource& src) {
   Context ctx(o.device, StreamKind::Created, NvtxLevel::Layer);
   const TryBinary b =
-      compile_try(sig, src, o.precision, try_arch(ctx.props().major, ctx.props().minor), try_cache_dir());
+      compile_try(sig, src, o.precision, try_arch(ctx.props().major, ctx.props().minor), lab_cache_dir());
   if (!b.compiled) return {{"error", b.problem.empty() ? src.path + " did not compile here." : b.problem}};
   const UserVersionInfo info{k.name, base_name(src.path), src.path, src.sha256};
   const int index = add_user_version(std::make_shared<UserKernel>(sig, info, b.cubin, o.device));
@@ -158,9 +160,11 @@ std::string self_executable() {
 
 }  // namespace
 
+std::string lab_cache_dir() { return trace::cache_folder() + "/nvrtc"; }
+
 std::string sanitizer_command(const LabOptions& o, const std::string& file) {
-  std::vector<std::string> argv{"compute-sanitizer", "--tool", "memcheck", self_executable(), "lab", o.kernel,
-                                "-p",                o.precision, "--versions", "none", "--try", file, "--once"};
+  std::vector<std::string> argv{"compute-sanitizer", "--tool",     "memcheck", self_executable(), "lab", o.kernel, "-p",
+                                o.precision,         "--versions", "none",     "--try",           file,  "--once"};
   for (const std::string& s : o.shapes) argv.insert(argv.end(), {"--shape", s});
   if (o.seed) argv.insert(argv.end(), {"--seed", std::to_string(*o.seed)});
   return trace::detail::shell_words(argv);
@@ -173,12 +177,15 @@ TryRungs run_tries_apart(const LabOptions& o, const KernelInfo& k) {
   const std::vector<TrySource> sources = read_sources(o);
   if (o.once) return out;  // load_tries_here compiles and reports, in this process
 
-  const ChildEnd c = run_in_child([&] { return compile_all(o, sig, sources); }, kCompileLimitSeconds,
-                                  kCompileLimitSeconds);
+  const ChildEnd c =
+      run_in_child([&] { return compile_all(o, sig, sources); }, kCompileLimitSeconds, kCompileLimitSeconds);
   if (c.how != ChildEnd::How::Reported)
     throw Error("the compile of the --try files " +
-                (c.how == ChildEnd::How::Died ? c.why : "did not finish within " + std::to_string(static_cast<int>(
-                                                           kCompileLimitSeconds)) + " s: it was stopped") + ".");
+                (c.how == ChildEnd::How::Died
+                     ? c.why
+                     : "did not finish within " + std::to_string(static_cast<int>(kCompileLimitSeconds)) +
+                           " s: it was stopped") +
+                ".");
   if (c.result.contains("error")) throw Error(c.result["error"].get<std::string>());
   std::vector<TryBinary> binaries;
   for (const nlohmann::json& f : c.result["files"]) binaries.push_back(binary_from_json(f));
@@ -187,9 +194,8 @@ TryRungs run_tries_apart(const LabOptions& o, const KernelInfo& k) {
     std::vector<std::string> paths;
     for (const TrySource& s : sources) paths.push_back(s.path);
     throw Error(listed(paths) + (paths.size() == 1 ? " compiles" : " compile") + " for " + binaries.front().arch +
-                " (NVRTC " + binaries.front().nvrtc + ") and " + (paths.size() == 1 ? "declares " : "declare ") +
-                k.name + " as the lab calls it; running " + (paths.size() == 1 ? "it" : "them") +
-                " needs a CUDA GPU, and there is none here (" + c.result["why"].get<std::string>() + ").");
+                " and " + (paths.size() == 1 ? "declares " : "declare ") + k.name + " as the lab calls it; running " +
+                (paths.size() == 1 ? "it" : "them") + " needs a GPU: " + c.result["why"].get<std::string>() + ".");
   }
 
   const double limit = std::max(300.0, 20 * o.timeout);
@@ -220,9 +226,9 @@ TryRungs run_tries_apart(const LabOptions& o, const KernelInfo& k) {
                                             std::to_string(static_cast<int>(limit)) + " s" + at + ": stopped."));
         break;
       case ChildEnd::How::Died:
-        out.rungs.push_back(failed_rung(o, k, src, r.phase,
-                                        "its process " + r.why + at + "; to see where: " +
-                                            sanitizer_command(o, src.path) + "."));
+        out.rungs.push_back(
+            failed_rung(o, k, src, r.phase,
+                        "its process " + r.why + at + "; to see where: " + sanitizer_command(o, src.path) + "."));
         break;
     }
     if (out.rungs.back().compiled.empty()) out.rungs.back().compiled = compiled_text(binaries[i]);
@@ -236,7 +242,7 @@ std::vector<int> load_tries_here(const LabOptions& o, const KernelInfo& k, Conte
   std::vector<TryBinary> binaries;
   for (const TrySource& s : sources)
     binaries.push_back(
-        compile_try(sig, s, o.precision, try_arch(ctx.props().major, ctx.props().minor), try_cache_dir()));
+        compile_try(sig, s, o.precision, try_arch(ctx.props().major, ctx.props().minor), lab_cache_dir()));
   report_compiles(sources, binaries, k.name);
   std::vector<int> indices;
   for (size_t i = 0; i < sources.size(); ++i) {

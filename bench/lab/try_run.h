@@ -34,6 +34,10 @@ TryRungs run_tries_apart(const LabOptions& o, const KernelInfo& k);
 // --once: every file compiled for ctx's GPU and loaded into this process; their version indices.
 std::vector<int> load_tries_here(const LabOptions& o, const KernelInfo& k, Context& ctx);
 
+// Where the compiled files are cached: nvrtc/ in laptime's cache folder (trace/read/sidecars.h,
+// the one rule, with `laptime peak`'s ceilings).
+std::string lab_cache_dir();
+
 // The compute-sanitizer command that reruns `file`'s checks and calls in one process (after a
 // fault: it names the faulting line).
 std::string sanitizer_command(const LabOptions& o, const std::string& file);

@@ -1,5 +1,8 @@
-# Writes OUT: the kernel-file templates of `laptime lab KERNEL --template` (kernels/lab/templates/,
-# FILES: their paths) as one C++ table of raw strings, so the binary carries them (try_template.cpp).
+# Writes OUT: the kernel-file templates of `laptime lab KERNEL --template` (every .cu and .cuh in
+# DIR, kernels/lab/templates/) as one C++ table of raw strings, so the binary carries them
+# (try_template.cpp).
+file(GLOB FILES ${DIR}/*.cu ${DIR}/*.cuh)
+list(SORT FILES)
 set(text "// Generated from kernels/lab/templates/ by kernels/lab/embed_templates.cmake: edit those files.\n")
 string(APPEND text "#include <map>\n#include <string>\n\nnamespace laptime::lab {\n\n")
 string(APPEND text "const std::map<std::string, std::string>& template_parts() {\n")

@@ -68,7 +68,7 @@ QuantizeLaunch quantize_version(int index) {
 
 AmaxLaunch amax_version(int index) {
   static constexpr LaunchFn<AmaxArgs> kVersions[] = {amax_one_per_thread<amax_atomic_kernel>,
-                                             amax_one_per_thread<amax_warp_kernel>, amax_v3};
+                                                     amax_one_per_thread<amax_warp_kernel>, amax_v3};
   return version_at(kVersions, index);
 }
 

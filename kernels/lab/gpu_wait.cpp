@@ -6,15 +6,14 @@ namespace {
 // Process-wide by nature: a hang is the process's, whoever waits.
 WaitWatch* g_watch = nullptr;
 
-template <class F>
-cudaError_t watched(F wait) {
+}  // namespace
+
+cudaError_t announced_wait(const std::function<cudaError_t()>& wait) {
   if (g_watch) g_watch->begin();
   const cudaError_t e = wait();
   if (g_watch) g_watch->end();
   return e;
 }
-
-}  // namespace
 
 void set_wait_watch(WaitWatch* watch) { g_watch = watch; }
 
@@ -23,13 +22,13 @@ void watch_phase(const std::string& what) {
 }
 
 cudaError_t wait_stream(cudaStream_t stream) {
-  return watched([&] { return cudaStreamSynchronize(stream); });
+  return announced_wait([&] { return cudaStreamSynchronize(stream); });
 }
 cudaError_t wait_event(cudaEvent_t event) {
-  return watched([&] { return cudaEventSynchronize(event); });
+  return announced_wait([&] { return cudaEventSynchronize(event); });
 }
 cudaError_t wait_device() {
-  return watched([] { return cudaDeviceSynchronize(); });
+  return announced_wait([] { return cudaDeviceSynchronize(); });
 }
 
 }  // namespace laptime::lab

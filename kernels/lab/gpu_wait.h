@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <string>
 
 namespace laptime::lab {
@@ -15,8 +16,8 @@ namespace laptime::lab {
 class WaitWatch {
  public:
   virtual ~WaitWatch() = default;
-  virtual void begin() = 0;                      // a wait on the GPU starts
-  virtual void end() = 0;                        // and is over
+  virtual void begin() = 0;                       // a wait on the GPU starts
+  virtual void end() = 0;                         // and is over
   virtual void phase(const std::string& what) {}  // what runs from now on, for the message of a hang
 };
 
@@ -25,6 +26,8 @@ void set_wait_watch(WaitWatch* watch);
 // Tells the watch, if any, what runs from now on ("layernorm ln.cu: rows=37 C=771, zeros inputs").
 void watch_phase(const std::string& what);
 
+// Any blocking wait on the GPU, announced: `wait` runs between the watch's begin() and end().
+cudaError_t announced_wait(const std::function<cudaError_t()>& wait);
 // cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize, announced; their status.
 cudaError_t wait_stream(cudaStream_t stream);
 cudaError_t wait_event(cudaEvent_t event);

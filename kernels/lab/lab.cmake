@@ -12,8 +12,9 @@ file(GLOB laptime_lab_templates CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/temp
      ${CMAKE_CURRENT_LIST_DIR}/templates/*.cuh)
 set(laptime_lab_template_text ${CMAKE_CURRENT_BINARY_DIR}/lab_template_text.cpp)
 add_custom_command(OUTPUT ${laptime_lab_template_text}
-  COMMAND ${CMAKE_COMMAND} "-DFILES=${laptime_lab_templates}" -DOUT=${laptime_lab_template_text}
+  COMMAND ${CMAKE_COMMAND} -DDIR=${CMAKE_CURRENT_LIST_DIR}/templates -DOUT=${laptime_lab_template_text}
           -P ${CMAKE_CURRENT_LIST_DIR}/embed_templates.cmake
+  VERBATIM
   DEPENDS ${laptime_lab_templates} ${CMAKE_CURRENT_LIST_DIR}/embed_templates.cmake
   COMMENT "Embedding laptime lab's kernel-file templates")
 add_library(laptime_lab_try STATIC ${CMAKE_CURRENT_LIST_DIR}/try_signature.cpp ${CMAKE_CURRENT_LIST_DIR}/try_template.cpp

@@ -856,7 +856,9 @@ std::string kernel_choice_text(const KernelChoice& choice) {
     const KernelInfo* k = find_kernel(name);
     const UserVersionInfo* file = user_version_info(name, index);
     s += (s.empty() ? "" : " ") + name + "=" +
-         (file ? file->file + " (sha256 " + file->sha256.substr(0, 16) + ")" : k ? version_name(*k, index) : "?");
+         (file ? file->file + " (sha256 " + file->sha256.substr(0, 16) + ")"
+          : k  ? version_name(*k, index)
+               : "?");
   }
   return s;
 }

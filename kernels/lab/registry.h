@@ -97,7 +97,7 @@ struct KernelInfo {
   // written beside it. Production never has one (a host test says so).
   std::map<std::string, std::map<std::string, double>> version_tolerance;
 
-  int version_index(const std::string& id) const;                    // -1 when absent
+  int version_index(const std::string& id) const;  // -1 when absent
   // error_floor's, else 0; version_tolerance's, else tolerance's (a learner's file: 0 and tolerance's).
   double floor_of(int version, const std::string& precision) const;
   double bound_of(int version, const std::string& precision) const;

@@ -95,7 +95,7 @@ ResidualLaunch residual_version(int index) {
 
 ResidualLayerNormLaunch residual_layernorm_version(int index) {
   static constexpr LaunchFn<ResidualLayerNormArgs> kVersions[] = {residual_layernorm_v1, residual_layernorm_v2,
-                                                          residual_layernorm_v3};
+                                                                  residual_layernorm_v3};
   return version_at(kVersions, index);
 }
 

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/cache_dir.h"
 #include "core/input_file.h"
 #include "core/os.h"
 #include "core/output_file.h"
@@ -63,15 +62,16 @@ TrySource read_try_source(const std::string& path) {
 CudaIncludeDir find_cuda_include_dir() {
   CudaIncludeDir r;
   std::vector<std::string> places;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) places.push_back(std::string(v) + "/include");
+  if (const char* v = std::getenv("CUDA_HOME"); v && *v) places.push_back(std::string(v) + "/include");
+  if (const char* v = std::getenv("CUDA_PATH"); v && *v) places.push_back(std::string(v) + "/include");
   if (const std::string lib = nvrtc_library_folder(); !lib.empty()) {
     const std::string up = folder_of(lib);  // a toolkit's root, or site-packages/nvidia/cuda_nvrtc
     places.push_back(up + "/include");
     const std::string nvidia = folder_of(up);  // site-packages/nvidia: the other wheels' folders
     for (const char* wheel : {"cuda_runtime", "cu13", "cu12"}) places.push_back(nvidia + "/" + wheel + "/include");
   }
-  if (const std::string nvcc = find_on_path("nvcc"); !nvcc.empty()) places.push_back(folder_of(folder_of(nvcc)) + "/include");
+  if (const std::string nvcc = find_on_path("nvcc"); !nvcc.empty())
+    places.push_back(folder_of(folder_of(nvcc)) + "/include");
 #ifdef LAPTIME_BUILD_CUDA_INCLUDE_DIR
   places.push_back(LAPTIME_BUILD_CUDA_INCLUDE_DIR);
 #endif
@@ -95,8 +95,6 @@ std::string nvrtc_version() {
 std::string try_arch(int major, int minor) {
   return "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 && minor == 0 ? "a" : "");
 }
-
-std::string try_cache_dir() { return laptime_cache_dir() + "/nvrtc"; }
 
 TryBinary compile_try(const TrySignature& s, const TrySource& src, const std::string& precision,
                       const std::string& arch, const std::string& cache_dir) {

@@ -70,12 +70,9 @@ struct TryBinary {
 };
 
 // Compiles `src` as kernel `s` in `precision` ("fp32", "bf16", "fp8") for `arch`; `cache_dir`
-// "" means no cache. Never throws for the file's own faults: `compiled` false with the log or
+// "" means no cache (the lab passes nvrtc/ in laptime's cache folder, trace/read/sidecars.h). Never throws for the file's own faults: `compiled` false with the log or
 // the problem.
 TryBinary compile_try(const TrySignature& s, const TrySource& src, const std::string& precision,
                       const std::string& arch, const std::string& cache_dir);
-
-// The folder compile_try caches in: nvrtc/ inside laptime's cache folder.
-std::string try_cache_dir();
 
 }  // namespace laptime::lab

@@ -17,7 +17,9 @@ TryParam i32(const std::string& name, const std::string& meaning) { return {"int
 TryParam i64(const std::string& name, const std::string& meaning) {
   return {"long long", name, meaning, ParamKind::Int64};
 }
-TryParam f32(const std::string& name, const std::string& meaning) { return {"float", name, meaning, ParamKind::Float32}; }
+TryParam f32(const std::string& name, const std::string& meaning) {
+  return {"float", name, meaning, ParamKind::Float32};
+}
 
 std::vector<TrySignature> make_signatures() {
   const std::string eps = "added to the variance before the square root (1e-5, GPT-2's)";
@@ -77,8 +79,9 @@ std::vector<TrySignature> make_signatures() {
         i64("rows", "the pixels (N * H * W)"), i32("C", "the channels"), i32("relu", "1: ReLU after the add, 0: none")},
        ""},
       {"stem",
-       {out("out", "[N, Po, Po, C], Po = (Hs - 4) / 2 + 1: max pool 3 x 3/2 of ReLU(conv + bias), each conv value "
-                   "rounded to bf16 after the ReLU"),
+       {out("out",
+            "[N, Po, Po, C], Po = (Hs - 4) / 2 + 1: max pool 3 x 3/2 of ReLU(conv + bias), each conv value "
+            "rounded to bf16 after the ReLU"),
         in("in", "[N, Hs, Hs, 16]: the image's 2 x 2 space-to-depth transform"),
         in("weight", "[C, 4, 4, 16]: the 4 x 4 convolution (BatchNorm folded)"), in("bias", "[C]"),
         i32("N", "the images"), i32("Hs", "the transform's side (115 at 224 x 224)"), i32("C", "output channels")},
@@ -166,7 +169,8 @@ std::string signature_footer(const TrySignature& s) {
        "dim3>::value &&\n"
        "                  laptime_same_type<decltype(LaunchShape::block), dim3>::value &&\n"
        "                  laptime_same_type<decltype(LaunchShape::shared_bytes), unsigned>::value,\n"
-       "              \"LaunchShape is { dim3 grid; dim3 block; unsigned shared_bytes; }, as the template defines it\");\n"
+       "              \"LaunchShape is { dim3 grid; dim3 block; unsigned shared_bytes; }, as the template defines "
+       "it\");\n"
     << "extern \"C\" __global__ void " << launch_shape_entry() << "(LaunchShape* laptime_shape";
   for (const TryParam& p : s.launch_params()) f << ", " << p.type << " " << p.name;
   f << ") {\n  *laptime_shape = " << s.launch_name() << "(";
@@ -208,9 +212,7 @@ std::string entry_kinds(const std::string& ptx, const std::string& name) {
   return kinds;
 }
 
-char expected_kind(ParamKind k) {
-  return k == ParamKind::Int32 ? 'i' : k == ParamKind::Float32 ? 'f' : 'p';
-}
+char expected_kind(ParamKind k) { return k == ParamKind::Int32 ? 'i' : k == ParamKind::Float32 ? 'f' : 'p'; }
 
 // The names of the entries in `ptx`, for a message.
 std::vector<std::string> entry_names(const std::string& ptx) {
@@ -236,8 +238,8 @@ std::string check_ptx_entries(const std::string& ptx, const TrySignature& s, con
       return file + " compiles " + s.kernel + " under its C++ name " + mangled +
              ", which the lab cannot look up: declare it extern \"C\" __global__ (`laptime lab " + s.kernel +
              " --template`).";
-    return file + " has no kernel named " + s.kernel + ": the lab calls " + s.kernel_declaration() +
-           " (`laptime lab " + s.kernel + " --template`).";
+    return file + " has no kernel named " + s.kernel + ": the lab calls " + s.kernel_declaration() + " (`laptime lab " +
+           s.kernel + " --template`).";
   }
   if (got != want)
     return file + "'s kernel " + s.kernel + " takes " + std::to_string(got.size()) +

@@ -34,18 +34,21 @@ std::string bound_text(double b) {
 // The top of the file: what it is, how the lab calls it, what each argument holds.
 std::string header(const KernelInfo& k, const TrySignature& s) {
   std::ostringstream h;
-  h << "// " << k.name << ", a kernel file for laptime lab (`laptime lab --help`, docs/KERNELS.md \"Write your own\"):\n"
+  h << "// " << k.name
+    << ", a kernel file for laptime lab (`laptime lab --help`, docs/KERNELS.md \"Write your own\"):\n"
     << "//   laptime lab " << k.name << " --try THIS.cu";
   for (const ModelUse& m : k.models)
     if (m.swappable) h << "          laptime bench " << m.model << " --kernel " << k.name << "=THIS.cu";
-  h << "\n//\n// " << k.summary << "\n//\n// The lab calls these two; keep their declarations, the bodies are yours.\n//\n//   "
+  h << "\n//\n// " << k.summary
+    << "\n//\n// The lab calls these two; keep their declarations, the bodies are yours.\n//\n//   "
     << s.kernel_declaration() << "\n";
   size_t width = 0;
   for (const TryParam& p : s.params) width = std::max(width, p.name.size());
   for (const TryParam& p : s.params)
     h << "//     " << p.name << std::string(width - p.name.size() + 2, ' ') << p.meaning << "\n";
   h << "//\n//   " << s.launch_declaration() << "\n"
-    << "//     the grid, block and dynamic shared memory of one call, from the kernel's integers and the SM count\n//\n";
+    << "//     the grid, block and dynamic shared memory of one call, from the kernel's integers and the SM "
+       "count\n//\n";
   if (!s.contract.empty()) h << "// Before each call: " << s.contract << ".\n";
   std::string precisions, bounds;
   for (const std::string& p : k.precisions) {

@@ -83,8 +83,8 @@ UserKernel::UserKernel(const TrySignature& s, UserVersionInfo info, const std::s
     if (past ? p == cudaSuccess : (p != cudaSuccess || size != kind_size(s.params[i].kind))) {
       cudaGetLastError();
       cudaLibraryUnload(library_);
-      throw Error(who + "'s compiled kernel " + s.kernel + " does not take the parameters the lab passes: " +
-                  s.kernel_declaration() + ".");
+      throw Error(who + "'s compiled kernel " + s.kernel +
+                  " does not take the parameters the lab passes: " + s.kernel_declaration() + ".");
     }
     cudaGetLastError();
   }
@@ -104,7 +104,8 @@ std::string UserKernel::call_text(const std::vector<long long>& key) const {
   std::ostringstream os;
   os << sig_.launch_name() << "(";
   const std::vector<TryParam> names = sig_.launch_params();
-  for (std::size_t i = 0; i < key.size() && i < names.size(); ++i) os << (i ? ", " : "") << names[i].name << "=" << key[i];
+  for (std::size_t i = 0; i < key.size() && i < names.size(); ++i)
+    os << (i ? ", " : "") << names[i].name << "=" << key[i];
   os << ")";
   return os.str();
 }
@@ -113,6 +114,12 @@ LaunchShapeWords UserKernel::launch_shape(const CallArgs& a, cudaStream_t stream
   std::vector<long long> key = a.integers();
   key.push_back(sms_);
   if (const auto it = shapes_.find(key); it != shapes_.end()) return it->second;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  require(capturing == cudaStreamCaptureStatusNone,
+          info_.file + ": " + call_text(key) +
+              " was not run before this CUDA graph capture: a shape is prepared by a call outside it (the bench's "
+              "check at the model's shape).");
   // The launch function on the GPU: laptime_launch_shape(LaunchShape*, the integers..., sms).
   DeviceBuffer out(sizeof(LaunchShapeWords));
   CallArgs shape_args;
@@ -124,8 +131,8 @@ LaunchShapeWords UserKernel::launch_shape(const CallArgs& a, cudaStream_t stream
   }
   shape_args.i32(sms_);
   std::vector<void*> addresses = shape_args.addresses();
-  CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(shape_kernel_), dim3(1), dim3(1), addresses.data(), 0,
-                              stream));
+  CUDA_CHECK(
+      cudaLaunchKernel(reinterpret_cast<const void*>(shape_kernel_), dim3(1), dim3(1), addresses.data(), 0, stream));
   LaunchShapeWords w{};
   CUDA_CHECK(cudaMemcpyAsync(&w, out.data(), sizeof w, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(wait_stream(stream));
@@ -157,12 +164,13 @@ LaunchShapeWords UserKernel::launch_shape(const CallArgs& a, cudaStream_t stream
 void UserKernel::launch(const CallArgs& a, cudaStream_t stream) const {
   require(a.size() == sig_.params.size(), "internal: a call of " + info_.file + " with the wrong count of arguments.");
   for (std::size_t i = 0; i < a.size(); ++i)
-    require(a.kind(i) == sig_.params[i].kind, "internal: a call of " + info_.file + " with an argument of another kind.");
+    require(a.kind(i) == sig_.params[i].kind,
+            "internal: a call of " + info_.file + " with an argument of another kind.");
   const LaunchShapeWords w = launch_shape(a, stream);
   if (w.shared_bytes > shared_allowed_) {
-    const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
-                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(w.shared_bytes));
+    const cudaError_t e =
+        cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(w.shared_bytes));
     if (e != cudaSuccess) {
       cudaGetLastError();
       throw Error(info_.file + ": " + sig_.kernel + " could not be given " + std::to_string(w.shared_bytes) +
@@ -179,8 +187,7 @@ void UserKernel::launch(const CallArgs& a, cudaStream_t stream) const {
     throw Error(info_.file + ": the launch of " + sig_.kernel + " (grid " + std::to_string(w.grid[0]) + " x " +
                 std::to_string(w.grid[1]) + " x " + std::to_string(w.grid[2]) + ", block " +
                 std::to_string(w.block[0]) + " x " + std::to_string(w.block[1]) + " x " + std::to_string(w.block[2]) +
-                ", " + std::to_string(w.shared_bytes) + " bytes of shared memory) was refused: " + cuda_words(e) +
-                ".");
+                ", " + std::to_string(w.shared_bytes) + " bytes of shared memory) was refused: " + cuda_words(e) + ".");
   }
 }
 
@@ -237,7 +244,9 @@ CallArgs call_args(const ResidualLayerNormArgs& a) {
       .i32(a.C)
       .f32(a.eps);
 }
-CallArgs call_args(const QuantizeArgs& a) { return CallArgs().pointer(a.out).pointer(a.inv_scale).pointer(a.in).i64(a.n); }
+CallArgs call_args(const QuantizeArgs& a) {
+  return CallArgs().pointer(a.out).pointer(a.inv_scale).pointer(a.in).i64(a.n);
+}
 CallArgs call_args(const AmaxArgs& a) { return CallArgs().pointer(a.amax).pointer(a.in).i64(a.n); }
 CallArgs call_args(const MaxPoolArgs& a) {
   return CallArgs().pointer(a.out).pointer(a.in).i32(a.N).i32(a.H).i32(a.W).i32(a.C);

@@ -137,9 +137,10 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
                     " beside it: what each version must move, which `laptime kernels` finds beside " + c.output +
                     " (one row a version, lab/" + o.lab_kernel + "/vN).");
   if (!o.lab_tries.empty())
-    c.notes.push_back("each --try file is one more rung, compiled with -lineinfo so ncu shows its source: its row is "
-                      "lab/" +
-                      o.lab_kernel + "/ and the file's name; with --once it runs in the lab's own process.");
+    c.notes.push_back(
+        "each --try file is one more rung, compiled with -lineinfo so ncu shows its source: its row is "
+        "lab/" +
+        o.lab_kernel + "/ and the file's name; with --once it runs in the lab's own process.");
   return c;
 }
 

@@ -17,7 +17,8 @@ extern "C" __global__ void layernorm(scalar_t* out, const scalar_t* in, const sc
     sq += d * d;
   }
   const float rstd = rsqrtf(float(sq / C) + eps);
-  for (int c = 0; c < C; ++c) y[c] = to_scalar((to_float(x[c]) - mean) * rstd * to_float(weight[c]) + to_float(bias[c]));
+  for (int c = 0; c < C; ++c)
+    y[c] = to_scalar((to_float(x[c]) - mean) * rstd * to_float(weight[c]) + to_float(bias[c]));
 }
 
 __device__ LaunchShape layernorm_launch(int rows, int C, int sms) {

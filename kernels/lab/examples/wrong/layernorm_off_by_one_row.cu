@@ -1,9 +1,9 @@
 // WRONG ON PURPOSE: layernorm with an off-by-one row, a test input for `laptime lab layernorm --try`.
 // The bound is `row > rows` where it must be `row >= rows`: the thread of row `rows` (there is one
 // whenever rows is not a multiple of the block) reads and writes one row past the end. The lab
-// finds the write in the guard after the output ("wrote past the end of an output of ...
-// elements") at its odd shapes (37 rows), and the rung is FAILED, never timed. At GPT-2's 8192
-// rows no thread has that row: only a check at an awkward shape catches it.
+// finds the write in the guard after the output ("wrote past the end of an output: element 1 (it
+// has 1 element)") at its odd shapes, and the rung is FAILED, never timed. At GPT-2's 8192 rows
+// no thread has that row: only a check at an awkward shape catches it.
 
 // ---- the lab's convention, the same in every template: keep it ---------------------------
 #include <cuda_bf16.h>
@@ -49,7 +49,8 @@ extern "C" __global__ void layernorm(scalar_t* out, const scalar_t* in, const sc
     sq += d * d;
   }
   const float rstd = rsqrtf(float(sq / C) + eps);
-  for (int c = 0; c < C; ++c) y[c] = to_scalar((to_float(x[c]) - mean) * rstd * to_float(weight[c]) + to_float(bias[c]));
+  for (int c = 0; c < C; ++c)
+    y[c] = to_scalar((to_float(x[c]) - mean) * rstd * to_float(weight[c]) + to_float(bias[c]));
 }
 
 __device__ LaunchShape layernorm_launch(int rows, int C, int sms) {
