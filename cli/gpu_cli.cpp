@@ -60,7 +60,7 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::st
                   "NAME=VERSION or NAME=FILE.cu (repeatable): run laptime lab's version of that kernel in the model "
                   "(layernorm=v1; `laptime lab --list`), or your own kernel file (`laptime lab NAME --template`), "
                   "checked first at the model's shape; default: production")
-      ->expected(1);
+      ->allow_extra_args(false);
 }
 
 // --kernel's words into the workload's choice, checked against the model and its precision.
@@ -109,7 +109,7 @@ CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<ui
   lab->add_option("--try", l.tries,
                   "FILE.cu (repeatable): your kernel, compiled at run time (NVRTC) and run as one more rung: checked, "
                   "timed, named by the file")
-      ->expected(1);
+      ->allow_extra_args(false);
   cli::add_positive_real(lab, "--timeout", &l.timeout, 3600,
                          "--try: seconds one wait on the GPU may last before the file's process is stopped (5)");
   cli::add_switch(lab, "--all", &l.all,

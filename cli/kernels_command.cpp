@@ -113,7 +113,7 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   cli::add_switch(sub, "--csv", &o.ncu.csv, "--command: write the raw CSV (--csv --page raw) instead of a .ncu-rep");
   sub->add_option("--binary", o.ncu.binary, "--command: the laptime binary to profile")->capture_default_str();
   sub->add_option("--try", o.ncu.lab_tries, "--command lab KERNEL: your kernel file, one more rung (repeatable)")
-      ->expected(1);
+      ->allow_extra_args(false);
   return sub;
 }
 

@@ -48,8 +48,9 @@ using testing_support::run_shell;
 
 TrySource source_of(const std::string& path, const std::string& text) { return {path, text, sha256_hex(text)}; }
 
+// The last `from` replaced: the code's, not the header comment's (which shows the declarations).
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
+  const size_t at = text.rfind(from);
   EXPECT_NE(at, std::string::npos) << "the template no longer holds: " << from;
   if (at != std::string::npos) text.replace(at, from.size(), to);
   return text;
@@ -97,10 +98,11 @@ TEST(TryTemplates, EveryKernelTheModelsRunHasOne) {
   for (const char* name : {"layernorm", "bias_gelu", "attention", "embedding", "residual", "residual_layernorm",
                            "quantize", "amax", "maxpool", "avgpool", "conv_epilogue", "stem"})
     EXPECT_NE(find_try_signature(name), nullptr) << name;
-  for (const KernelInfo& k : kernels()) {
+  for (const KernelInfo& k : kernels())
     for (const ModelUse& m : k.models)
-      if (m.swappable) EXPECT_NE(find_try_signature(k.name), nullptr) << k.name << " is swapped into " << m.model;
-  }
+      if (m.swappable) {
+        EXPECT_NE(find_try_signature(k.name), nullptr) << k.name << " is swapped into " << m.model;
+      }
 }
 
 // The file says what the lab calls and what each argument holds, from the one table.

@@ -21,6 +21,13 @@ std::string bytes_text(double b) {
 
 std::string version_label(const VersionResult& v) { return v.id + (v.production ? "*" : ""); }
 
+// The width of the version column: the longest label (a learner's file is named by it), at least `least`.
+int label_width(const LabResult& r, int least) {
+  size_t w = static_cast<size_t>(least);
+  for (const VersionResult& v : r.versions) w = std::max(w, std::min<size_t>(version_label(v).size(), 40));
+  return static_cast<int>(w);
+}
+
 // One line per version: its checks, or why it does not run.
 void print_checks(const LabResult& r) {
   double bound = 0;
@@ -30,8 +37,9 @@ void print_checks(const LabResult& r) {
       "\nchecks: against the CPU reference, relative L2 error at most %.0e (outputs poisoned and guarded, fresh "
       "inputs)\n",
       bound);
+  const int w = label_width(r, 4);
   for (const VersionResult& v : r.versions) {
-    std::printf("  %-4s %-58.58s ", version_label(v).c_str(), v.title.c_str());
+    std::printf("  %-*s %-58.58s ", w, version_label(v).c_str(), v.title.c_str());
     if (!v.refusal.empty()) {
       std::printf("n/a: %s\n", v.refusal.c_str());
       continue;
@@ -71,7 +79,8 @@ void print_shape(const LabResult& r, int si) {
     std::printf("  one call a version (--once, for a profiler): not timed\n");
     return;
   }
-  std::printf("  %-10s %10s  %-21s %6s %9s %7s %6s %8s %7s %6s %7s %7s %7s\n", "version", "cold µs", "95% interval",
+  const int w = label_width(r, 8);
+  std::printf("  %-*s %11s  %-21s %6s %10s %7s %6s %8s %7s %6s %7s %7s %7s\n", w, "version", "cold µs", "95% interval",
               "calls", "hot µs", "GB/s", "DRAM", "TFLOP/s", "compute", "MHz", "vs prev", "vs prod", "vs best");
   bool any = false, wide = false;
   uint64_t throttled = 0;
@@ -83,9 +92,9 @@ void print_shape(const LabResult& r, int si) {
       throttled |= t.throttle;
       const std::string interval = format("[%.2f, ", t.lo_us) + format("%.2f]", t.hi_us);
       const std::string mhz = t.sm_mhz > 0 ? format("%d", t.sm_mhz) + (t.throttle ? "!" : "") : "-";
-      std::printf("  %-10.10s %10.2f  %-21s %5d%s %8.2f%s %7.0f %6s %8s %7s %6s %7s %7s %7s\n",
-                  version_label(v).c_str(), t.median_us, interval.c_str(), t.runs, t.converged ? " " : "~",
-                  t.hot_median_us, t.hot_converged ? " " : "~", t.gbps, pct(t.dram_pct).c_str(),
+      std::printf("  %-*s %10.2f  %-21s %5d%s %8.2f%s %7.0f %6s %8s %7s %6s %7s %7s %7s\n", w, version_label(v).c_str(),
+                  t.median_us, interval.c_str(), t.runs, t.converged ? " " : "~", t.hot_median_us,
+                  t.hot_converged ? " " : "~", t.gbps, pct(t.dram_pct).c_str(),
                   s.cost.flops > 0 ? format("%.1f", t.tflops).c_str() : "-", pct(t.compute_pct).c_str(), mhz.c_str(),
                   times(t.vs_previous).c_str(), times(t.vs_production).c_str(), times(t.vs_best).c_str());
     }
