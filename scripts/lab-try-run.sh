@@ -12,7 +12,7 @@
 #   4. the worked example: the template (v1) and kernels/lab/examples/layernorm_v2.cu beside the
 #      ladder: v2 faster than the template (lab/layernorm_v1_v2.*)
 #   5. what a learner's file must not do to the lab, each made from the template with sed: a
-#      hang, a fault, a block of 0 threads, a grid of 2^31 - 1 blocks, a write one row past the
+#      hang, a fault, a block of 0 threads, a grid of (2^31 - 1) x 65535 blocks, a write one row past the
 #      output: each rung FAILED with its sentence, the lab exits 1 in bounded time
 #      (lab/hostile_NAME.*)
 #   6. nsys captures of `bench gpt2` and `bench gpt2 --kernel layernorm=layernorm_v2.cu` (and the
@@ -124,7 +124,7 @@ hostile hang 's/^  if (row >= rows) return;$/  volatile int spin = 1;\n  while (
 hostile fault 's/^  if (row >= rows) return;$/  if (row >= rows) return;\n  out[(long long)1 << 40] = in[0];/' \
   "compute-sanitizer --tool memcheck"
 hostile bad_shape 's/s.block = dim3(256);/s.block = dim3(0);/' "asked for a block of 0 x 1 x 1"
-hostile huge_launch 's/s.grid = dim3(ceil_div(rows, 256));/s.grid = dim3(2147483647u);/' "passed --timeout 3 s"
+hostile huge_launch 's/s.grid = dim3(ceil_div(rows, 256));/s.grid = dim3(2147483647u, 65535u);/' "passed --timeout 3 s"
 hostile stray_write 's/y\[c\] = to_scalar(/y[c + C] = to_scalar(/' "wrote past the end"
 # The sanitizer command a fault prints, run as printed: it names the line.
 grep -o "compute-sanitizer --tool memcheck [^;]*--once[^ ]*" "$R/lab/hostile_fault.txt" | head -1 >"$R/files/sanitize.sh"

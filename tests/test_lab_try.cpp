@@ -394,7 +394,7 @@ TEST_F(TryOnGpu, HangsFaultsBadShapesHugeLaunchesAndStrayWritesAreEachOneRungFai
       {"fault.cu", replaced(t, early, early + "  out[(long long)1 << 40] = in[0];\n"),
        "compute-sanitizer --tool memcheck"},
       {"bad_shape.cu", replaced(t, "s.block = dim3(256);", "s.block = dim3(0);"), "asked for a block of 0 x 1 x 1"},
-      {"huge_launch.cu", replaced(t, "s.grid = dim3(ceil_div(rows, 256));", "s.grid = dim3(2147483647u);"),
+      {"huge_launch.cu", replaced(t, "s.grid = dim3(ceil_div(rows, 256));", "s.grid = dim3(2147483647u, 65535u);"),
        "passed --timeout 2 s"},
       {"stray_write.cu", replaced(t, "y[c] = to_scalar(", "y[c + C] = to_scalar("), "wrote past the end"},
   };

@@ -150,7 +150,7 @@ class Runner {
         row = timing_row(si, cold, hot, cost, row);
       } catch (const Error& e) {
         clock_.stop();
-        fail(vr, at, "timed calls", e.what());
+        fail(vr, at, "timed calls", after_throw(vr, e.what()));  // a fault of a file ends its rung here
         continue;
       }
       // The last timed call's output against the reference of its inputs.
