@@ -22,24 +22,15 @@
 # call still returns what it did. A failing step is recorded and the next one runs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-export LAPTIME_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
-if [[ -d .nsys-deps ]]; then  # nsys's own libraries, as scripts/dev/closing-run.sh unpacks them
-  for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
-  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-fi
-NCU_DIR=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}
-NSYS=${NSYS:-$NCU_DIR/host/target-linux-x64/nsys}
-L=$PWD/build/bench/laptime
-[[ -x $L ]] || { echo "lab-run.sh: no $L: build the laptime target first" >&2; exit 1; }
+SCRIPT_NAME=lab-run.sh
+# shellcheck source=scripts/lab-steps.sh
+source "$PWD/scripts/lab-steps.sh"
 R=/tmp/lab-run
 rm -rf "$R" && mkdir -p "$R/lab" "$R/tests" "$R/ncu" "$R/captures" "$R/diff"
 S=$R/summary.txt
 DEST=${OUT:-$PWD/build/lab-run}
 mkdir -p "$DEST"
 ARCHIVE=lab-run.tgz SUMMARY=lab-summary.txt
-# shellcheck source=scripts/lab-steps.sh
-source "$PWD/scripts/lab-steps.sh"
 trap pack EXIT
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader; date -u; } >"$S" 2>&1
 

@@ -26,22 +26,17 @@
 #      measured outcome takes)
 #
 # Usage: scripts/lab-try-run.sh    ($OUT set by the device tool, else lab-try-run/ in the build)
+# With the builds carried (scripts/dev/pack-carry.sh), carry this suite too:
+#   TESTS="test_lab_try test_lab_kernels test_lab_cli" scripts/dev/pack-carry.sh
 # Everything lands in $OUT/lab-try-run.tgz (the nsys captures' .nsys-rep and .sqlite left out for
 # size) with $OUT/lab-try-summary.txt beside it; both are written after every step, so a call cut
 # short still returns what it did. A failing step is recorded and the next one runs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-export LAPTIME_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
-if [[ -d .nsys-deps ]]; then  # nsys's own libraries, as scripts/dev/device-run.sh unpacks them
-  for f in .nsys-deps/*.deb; do dpkg -x "$f" /tmp/dw; done
-  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-fi
-NCU_DIR=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}
-NSYS=${NSYS:-$NCU_DIR/host/target-linux-x64/nsys}
-L=$PWD/build/bench/laptime
+SCRIPT_NAME=lab-try-run.sh
+# shellcheck source=scripts/lab-steps.sh
+source "$PWD/scripts/lab-steps.sh"
 EX=$PWD/kernels/lab/examples
-[[ -x $L ]] || { echo "lab-try-run.sh: no $L: build the laptime target first" >&2; exit 1; }
 R=/tmp/lab-try-run
 rm -rf "$R" && mkdir -p "$R/lab" "$R/files" "$R/ncu" "$R/captures" "$R/diff" "$R/cache"
 export LAPTIME_CACHE_DIR=$R/cache  # the compiled files' cache: what the run made, nothing older
@@ -49,8 +44,6 @@ S=$R/summary.txt
 DEST=${OUT:-$PWD/build/lab-try-run}
 mkdir -p "$DEST"
 ARCHIVE=lab-try-run.tgz SUMMARY=lab-try-summary.txt
-# shellcheck source=scripts/lab-steps.sh
-source "$PWD/scripts/lab-steps.sh"
 trap pack EXIT
 # check WHAT PYTHON_EXPR FILE...: an OK or NOT OK line in the summary, from a few lines of Python
 # over the lab's JSON reports (r[0], r[1], ... in the order given).
