@@ -85,7 +85,8 @@ CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<ui
   CLI::App* lab = app.add_subcommand("lab", command_description("lab"));
   lab->add_option("kernel", l.kernel, "the kernel whose versions to run (`laptime lab --list`)");
   cli::add_switch(lab, "--list", &l.list, "list the kernels and their versions (with --json: as JSON too)");
-  lab->add_option("--versions", l.versions, "all (default), or version ids separated by commas: v1,v3");
+  lab->add_option("--versions", l.versions,
+                  "all (default), none (your --try files alone), or version ids separated by commas: v1,v3");
   lab->add_option("--shape", l.shapes,
                   "NAME=VALUE,... (repeatable): check and time at this shape instead of the models' ones; the "
                   "dimensions not named keep the first model shape's values (rows=1000,C=771)");
@@ -97,9 +98,11 @@ CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<ui
   cli::add_integer(lab, "--seed", seed, 0, UINT32_MAX, "seed of the inputs (default: a fresh one, printed)");
   cli::add_positive_real(lab, "--target", &l.target, 0.5,
                          "time until the median's 95% interval is within this fraction of it on each side (0.01)");
-  cli::add_switch(lab, "--once", &l.once,
-                  "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
-                  "lab KERNEL`); with --json, the layer costs beside it");
+  cli::add_switch(
+      lab, "--once", &l.once,
+      "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
+      "lab KERNEL`) and compute-sanitizer, --try files in this process; with --json, the layer costs beside "
+      "it");
   cli::add_integer(lab, "--device", &l.device, 0, limits::kMaxDevice, "CUDA device index");
   // A learner's own kernel (bench/lab/lab.h; docs/KERNELS.md "Write your own").
   *template_option = lab->add_option("--template", l.template_text_path,
