@@ -129,6 +129,8 @@ void print_bench_header(const BenchResult& r, std::FILE* out) {
     for (const auto& [name, value] : c.switches) line += (line.empty() ? "" : ", ") + name + "=" + value;
     std::fprintf(out, "  switches    %s\n", line.c_str());
   }
+  for (const BenchConfig::KernelFile& f : c.kernel_files)
+    std::fprintf(out, "  kernel file %s=%s, sha256 %s\n", f.kernel.c_str(), f.path.c_str(), f.sha256.c_str());
   for (std::size_t i = 0; i < c.plans.size(); ++i)
     std::fprintf(out, "  %-11s %s\n", i == 0 ? "plans" : "", c.plans[i].c_str());
 }
@@ -209,6 +211,9 @@ nlohmann::json config_json(const BenchConfig& c) {
   // report that does not record them.
   j["switches"] = nlohmann::json::object();
   for (const auto& [name, value] : c.switches) j["switches"][name] = value;
+  // Only with --kernel NAME=FILE.cu, so that every other report stays as it was.
+  for (const BenchConfig::KernelFile& f : c.kernel_files)
+    j["kernel_files"].push_back({{"kernel", f.kernel}, {"path", f.path}, {"sha256", f.sha256}});
   return j;
 }
 }  // namespace

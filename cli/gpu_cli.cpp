@@ -8,6 +8,7 @@
 #include "cli/host_cli.h"
 #include "core/check.h"
 #include "core/cli_numbers.h"
+#include "core/input_file.h"
 
 namespace laptime {
 namespace {
@@ -59,29 +60,38 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::st
          "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
   app->add_option("--kernel", *kernel_words,
-                  "(repeatable) run laptime lab's version of that kernel in the model (layernorm=v1; "
-                  "`laptime lab --list`); default: production")
-      ->type_name("NAME=VERSION");
+                  "NAME=VERSION or NAME=FILE.cu (repeatable): run laptime lab's version of that kernel in the model "
+                  "(layernorm=v1; `laptime lab --list`), or your own kernel file (`laptime lab NAME --template`), "
+                  "checked first at the model's shape; default: production")
+      ->type_name("NAME=VERSION|FILE.cu")
+      ->allow_extra_args(false);
 }
 
 // --kernel's words into the workload's choice, checked against the model and its precision.
 void resolve_kernel_choice(const std::vector<std::string>& words, WorkloadOptions* w) {
   for (const std::string& word : words) {
-    const std::string why = lab::add_kernel_choice(word, &w->kernels);
+    const std::string why = lab::add_kernel_choice(word, &w->kernels, &w->kernel_files);
     require(why.empty(), why);
   }
-  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision));
+  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision), w->kernel_files);
   require(why.empty(), why);
-  require(!(w->kernels.count("attention") && w->attention != AttentionKind::Auto),
-          "--kernel attention and --attention both choose the attention core; give one.");
+  for (const auto& [name, path] : w->kernel_files) {
+    const std::string problem = input_problem(path);
+    require(problem.empty(), "--kernel " + name + "=" + path + ": " + path + " " + problem + ".");
+  }
+  require(
+      !((w->kernels.count("attention") || w->kernel_files.count("attention")) && w->attention != AttentionKind::Auto),
+      "--kernel attention and --attention both choose the attention core; give one.");
 }
 
-CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed) {
+CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed,
+                             CLI::Option** template_option) {
   CLI::App* lab = app.add_subcommand("lab", command_description("lab"));
   lab->add_option("KERNEL", l.kernel, "the kernel whose versions to run (`laptime lab --list`)");
   cli::heading(lab, cli::Group::Selection);
   cli::add_switch(lab, "--list", &l.list, "list the kernels and their versions (with --json: as JSON too)");
-  lab->add_option("--versions", l.versions, "all (default), or version ids separated by commas: v1,v3")
+  lab->add_option("--versions", l.versions,
+                  "all (default), none (your --try files alone), or version ids separated by commas: v1,v3")
       ->type_name("IDS");
   lab->add_option("--shape", l.shapes,
                   "(repeatable) check and time at this shape instead of the models' ones; the dimensions not named "
@@ -95,13 +105,34 @@ CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<ui
   cli::add_integer(lab, "--seed", seed, 0, UINT32_MAX, "seed of the inputs (default: a fresh one, printed)");
   cli::add_positive_real(lab, "--target", &l.target, 0.5,
                          "time until the median's 95% interval is within this fraction of it on each side (0.01)");
-  cli::add_switch(lab, "--once", &l.once,
-                  "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
-                  "lab KERNEL`); with --json, the layer costs beside it");
+  cli::add_switch(
+      lab, "--once", &l.once,
+      "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
+      "lab KERNEL`) and compute-sanitizer, --try files in this process; with --json, the layer costs beside "
+      "it");
   cli::add_integer(lab, "--device", &l.device, 0, limits::kMaxDevice, "CUDA device index");
   cli::heading(lab, cli::Group::Output);
   cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
                        true);
+  // A learner's own kernel (bench/lab/lab.h; docs/KERNELS.md "Write your own").
+  *template_option = lab->add_option("--template", l.template_text_path,
+                                     "write a complete file for --try, KERNEL's signature and a plain correct body, to "
+                                     "FILE (never over an existing one) or standard output")
+                         ->expected(0, 1)
+                         ->type_name("[FILE]");
+  cli::heading(lab, cli::Group::Input);
+  lab->add_option("--try", l.tries,
+                  "FILE.cu (repeatable): your kernel, compiled at run time (NVRTC) and run as one more rung: checked, "
+                  "timed, named by the file")
+      ->type_name("FILE.cu")
+      ->allow_extra_args(false);
+  cli::heading(lab, cli::Group::Run);
+  cli::add_positive_real(lab, "--timeout", &l.timeout, 3600,
+                         "--try: seconds one wait on the GPU may last before the file's process is stopped (5)");
+  cli::heading(lab, cli::Group::Selection);
+  cli::add_switch(lab, "--all", &l.all,
+                  "every kernel's first and production versions, and a summary: times, % of roof, the geometric mean "
+                  "of the speed-ups");
   return lab;
 }
 // What the parse collects before it can be checked and put into a Command.
@@ -110,6 +141,7 @@ struct Words {
   std::vector<std::string> bench_kernels;  // bench --kernel NAME=VERSION, each
   std::vector<std::string> forward_kernels;
   std::optional<uint32_t> lab_seed;
+  CLI::Option* lab_template = nullptr;  // lab --template [FILE]: given, with or without its FILE
 };
 
 // `laptime bench`: its options into cmd.bench.
@@ -200,7 +232,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     else if (name == "peak")
       subs.emplace_back(add_peak_subcommand(app, cmd), Command::Kind::Peak);
     else if (name == "lab")
-      subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed), Command::Kind::Lab);
+      subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed, &words.lab_template), Command::Kind::Lab);
     else
       throw std::logic_error("cli/commands.h lists a GPU subcommand the module has no parser for: " + name);
   }
@@ -235,6 +267,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else if (cmd.kind == Command::Kind::Lab) {
     cmd.lab.seed = words.lab_seed;
+    if (words.lab_template->count()) cmd.lab.template_file = cmd.lab.template_text_path;
     lab::resolve_lab_options(cmd.lab);
   } else if (cmd.kind == Command::Kind::Forward) {
     limits::check_tokens(f.workload.batch, f.workload.seq);

@@ -102,6 +102,9 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   sub->add_option("--output,-o", o.ncu.output, "the files' stem (default: the model and shape)")->type_name("STEM");
   cli::add_switch(sub, "--csv", &o.ncu.csv, "write the raw CSV (--csv --page raw) instead of a .ncu-rep");
   sub->add_option("--binary", o.ncu.binary, "the laptime binary to profile")->capture_default_str()->type_name("FILE");
+  sub->add_option("--try", o.ncu.lab_tries, "lab KERNEL: your kernel file, one more rung (repeatable)")
+      ->type_name("FILE.cu")
+      ->allow_extra_args(false);
   return sub;
 }
 
@@ -150,7 +153,8 @@ int run_kernels(const KernelsOptions& o) {
   }
   const trace::NcuCommandOptions none;
   if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
-      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv || o.ncu.binary != none.binary)
+      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv ||
+      o.ncu.binary != none.binary || !o.ncu.lab_tries.empty())
     throw trace::TraceError(
         "the shape flags (-b, -t, --within, ...) describe the run --command profiles: give "
         "--command MODEL with them.");

@@ -63,7 +63,8 @@ AttentionKind kind_of(const lab::KernelChoice& kernels, AttentionKind kind) {
 
 int lab_core_of(const lab::KernelChoice& kernels) {
   const auto it = kernels.find("attention");
-  return it != kernels.end() && it->second < 2 ? it->second : -1;
+  const bool in_core_place = it != kernels.end() && (it->second < 2 || lab::user_version_info("attention", it->second));
+  return in_core_place ? it->second : -1;  // v1, v2 or a learner's file (--kernel attention=FILE.cu)
 }
 
 void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {

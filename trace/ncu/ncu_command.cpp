@@ -110,6 +110,9 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
       o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision) : o.output;
   std::vector<std::string> lab{o.binary, "lab", o.lab_kernel};
   if (!o.precision.empty()) lab.insert(lab.end(), {"-p", o.precision});
+  for (const std::string& file : o.lab_tries) {
+    lab.insert(lab.end(), {"--try", file});
+  }
   lab.insert(lab.end(), {"--once", "--json", stem + ".json"});
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
@@ -122,6 +125,11 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
   c.notes.push_back("--json " + stem + ".json makes the lab write " + c.costs +
                     " beside it: what each version must move, which `laptime kernels` finds beside " + c.output +
                     " (one row a version, lab/" + o.lab_kernel + "/vN).");
+  if (!o.lab_tries.empty())
+    c.notes.push_back(
+        "each --try file is one more rung, compiled with -lineinfo so ncu shows its source: its row is "
+        "lab/" +
+        o.lab_kernel + "/ and the file's name; with --once it runs in the lab's own process.");
   return c;
 }
 
@@ -142,6 +150,7 @@ double ncu_seconds_per_kernel() { return kGpt2.per_kernel_s; }
 
 NcuCommand ncu_command(const NcuCommandOptions& o) {
   if (o.model == "lab") return lab_command(o);
+  if (!o.lab_tries.empty()) throw TraceError("--try goes with --command lab KERNEL: a file of yours is a lab rung.");
   if (o.model != "gpt2" && o.model != "resnet50")
     throw TraceError("--command takes gpt2, resnet50 or lab, not '" + escape_name(o.model) + "'.");
   if (o.model == "gpt2" && (o.image_size || !o.stem.empty()))

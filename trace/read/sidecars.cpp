@@ -125,21 +125,17 @@ double Ceilings::tflops(const std::string& precision) const {
   throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
 }
 
-namespace {
-
-std::string peak_cache_dir() {
+std::string cache_folder() {
   if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/laptime";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/laptime";
   return ".";
 }
 
-}  // namespace
-
 std::vector<std::string> peak_cache_files() {
   std::vector<std::string> out;
   std::error_code ec;
-  const std::string dir = peak_cache_dir();
+  const std::string dir = cache_folder();
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -151,7 +147,7 @@ std::vector<std::string> peak_cache_files() {
 }
 
 std::string default_peak_path(const std::string& gpu_name) {
-  const std::string dir = peak_cache_dir();
+  const std::string dir = cache_folder();
   std::string key;
   for (char c : gpu_name) key += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   return dir + "/peak-" + (key.empty() ? "unknown" : key) + ".json";

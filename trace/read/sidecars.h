@@ -64,6 +64,10 @@ struct Ceilings {
   double tflops(const std::string& precision) const;
 };
 
+// laptime's cache folder, for what it measured or built once for the next runs (the peak
+// ceilings below; the lab's compiled kernel files in its nvrtc/): $LAPTIME_CACHE_DIR, else
+// $XDG_CACHE_HOME/laptime, else ~/.cache/laptime, else ".".
+std::string cache_folder();
 // The default cache file for a GPU: $LAPTIME_CACHE_DIR, else $XDG_CACHE_HOME/laptime, else
 // ~/.cache/laptime, then `peak-<name>.json` with the name's spaces and symbols as `_`. Keyed
 // by name because a trace records the GPU's name, not its UUID.
