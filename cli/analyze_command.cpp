@@ -30,6 +30,7 @@
 #include "trace/write/timeline_svg.h"
 #include "trace/model/text.h"
 #include "trace/write/analysis_text.h"
+#include "trace/write/html_page.h"
 #include "trace/write/job_json.h"
 #include "trace/write/job_text.h"
 #include "trace/model/format.h"
@@ -89,6 +90,10 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                       "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
   cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg,
                        "draw the per-layer roofline (needs the layer costs and ceilings)");
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the report as one HTML page that opens from disk: the verdict, the median steady "
+                       "iteration on a timeline, the sortable tables, the roofline (the job view: the reports, the "
+                       "spread, the straggler); its data is the --json document");
   return sub;
 }
 
@@ -142,6 +147,13 @@ nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
 
 namespace {
 
+// The page's title: the command as the text report's first line names it.
+std::string page_title(const std::vector<std::string>& files) {
+  std::string title = "laptime analyze " + files.front();
+  if (files.size() > 1) title += " and " + std::to_string(files.size() - 1) + " more";
+  return title;
+}
+
 // Whether the arguments ask for the job view: several, a folder, a glob laptime expands, or --job.
 bool is_job(const AnalyzeOptions& o) {
   if (o.job || o.files.size() > 1) return true;
@@ -174,13 +186,17 @@ int run_job(const AnalyzeOptions& o) {
   for (const std::string& f : files)
     if (trace::is_nsys_report(f)) inputs.push_back(trace::export_path_for(f));
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON report", o.json, true}}, inputs);
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"HTML report", o.html}}, inputs);
   trace::Job job = trace::analyze_job(files, jo);
   job.notes.insert(job.notes.begin(), notes.begin(), notes.end());
   trace::print_job(job, stdout);
-  if (json_out) cli::write_json(json_out, trace::job_to_json(job));
   cli::Ending end;
-  end.wrote({{"JSON report", o.json}});
+  if (json_out || !o.html.empty()) {
+    const std::string document = cli::json_document(trace::job_to_json(job));
+    cli::write_document(json_out, document);
+    if (!o.html.empty()) trace::write_html(o.html, document, page_title(files));
+  }
+  end.wrote({{"JSON report", o.json}, {"HTML report", o.html}});
   end.finish();
   return job.gate_failed ? kExitGateFailed : 0;
 }
@@ -203,7 +219,8 @@ int run_analyze(const AnalyzeOptions& o) {
                     {{"JSON report", o.json, true},
                      {"Perfetto trace", o.perfetto},
                      {"SVG timeline", o.svg},
-                     {"roofline SVG", o.roofline_svg}},
+                     {"roofline SVG", o.roofline_svg},
+                     {"HTML report", o.html}},
                     inputs);
   // Every input, before the trace is read: a FIFO would block its reader forever, a device or
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
@@ -252,17 +269,20 @@ int run_analyze(const AnalyzeOptions& o) {
   // keep the NamePool their Names point into): unless the SVG timeline is still to be drawn, the
   // join and the trace's rows go before it is built, not held under its objects (at 10^6 kernels
   // ~230 MB of rows under ~30 MB of JSON).
-  if (json_out && o.svg.empty()) {
+  const bool document = json_out || !o.html.empty();
+  if (document && o.svg.empty()) {
     trace::Trace threads;
     threads.thread_names = t->thread_names;
     j.reset();
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
-  if (json_out) {
+  if (document) {
     nlohmann::json out =
         n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
     if (roof) out["roofline"] = trace::roofline_to_json(*roof);
-    cli::write_json(json_out, std::move(out));
+    const std::string text = cli::json_document(std::move(out));
+    cli::write_document(json_out, text);
+    if (!o.html.empty()) trace::write_html(o.html, text, page_title({o.file}));
   }
   if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
@@ -270,7 +290,8 @@ int run_analyze(const AnalyzeOptions& o) {
   end.wrote({{"JSON report", o.json},
              {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
              {"SVG timeline", o.svg},
-             {"roofline SVG", o.roofline_svg}});
+             {"roofline SVG", o.roofline_svg},
+             {"HTML report", o.html}});
   end.finish();
   return 0;
 }

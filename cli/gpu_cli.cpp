@@ -84,6 +84,9 @@ CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<ui
       ->check(CLI::IsMember({"fp32", "bf16", "fp8"}));
   cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
                        true);
+  cli::add_output_file(lab, "--html", &l.html,
+                       "write the results as one HTML page that opens from disk: each shape's ladder with its "
+                       "intervals and roofs; its data is the --json document");
   cli::add_input_file(lab, "--peak", &l.peak, "the ceilings from `laptime peak` (default: its cache for this GPU)");
   cli::add_integer(lab, "--seed", seed, 0, UINT32_MAX, "seed of the inputs (default: a fresh one, printed)");
   cli::add_positive_real(lab, "--target", &l.target, 0.5,

@@ -3,7 +3,8 @@
 //
 //   laptime lab --list [--json FILE]
 //   laptime lab KERNEL [--versions all|v1,v3] [--shape NAME=V,...]... [-p fp32|bf16|fp8]
-//                      [--json FILE] [--peak FILE] [--seed N] [--target F] [--once] [--device N]
+//                      [--json FILE] [--html FILE] [--peak FILE] [--seed N] [--target F] [--once]
+//                      [--device N]
 //
 // Per version, first the checks: against the CPU reference (kernels/lab/reference.h) on fresh
 // random inputs at every shape, and on zeros and huge values at small shapes that are not a
@@ -18,6 +19,9 @@
 // `ncu --nvtx --nvtx-include 'laptime@lab/KERNEL/'` profiles them and `laptime kernels` reads the
 // report by version; --once makes one call a version and shape (what ncu wants) and, with
 // --json, writes the layer costs beside it (RUN.layers.json) for `laptime kernels`.
+//
+// --html writes the report page (trace/write/html_page.h): each shape's ladder with its intervals
+// and roofs, drawn from the laptime.lab/1 document --json writes.
 //
 // --list and every bad argument are answered without a GPU (the registry is host-only).
 #pragma once
@@ -38,6 +42,7 @@ struct LabOptions {
   std::vector<std::string> shapes;  // --shape texts
   std::string precision;            // "" before resolve: the kernel's first
   std::string json;                 // the report (for --list too); "-" for standard output
+  std::string html;                 // the report page, drawn from that JSON
   std::string peak;                 // the ceilings; "": `laptime peak`'s cache for this GPU
   std::optional<uint32_t> seed;     // unset: a fresh one, printed
   double target = 0.01;             // relative half-width of the median's 95% interval

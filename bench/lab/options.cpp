@@ -11,8 +11,10 @@ void resolve_lab_options(LabOptions& o) {
     require(o.kernel.empty(),
             "--list lists every kernel: give it no KERNEL (`laptime lab " + o.kernel + "` runs one).");
     require(
-        o.shapes.empty() && o.versions == "all" && o.precision.empty() && !o.once && !o.seed && o.peak.empty(),
-        "--list takes --json alone; --versions, --shape, -p, --once, --seed and --peak apply to `laptime lab KERNEL`.");
+        o.shapes.empty() && o.versions == "all" && o.precision.empty() && !o.once && !o.seed && o.peak.empty() &&
+            o.html.empty(),
+        "--list takes --json alone; --versions, --shape, -p, --once, --seed, --peak and --html apply to `laptime lab "
+        "KERNEL`.");
     return;
   }
   require(!o.kernel.empty(), "laptime lab needs a KERNEL to run, or --list for the kernels and their versions.");

@@ -13,7 +13,9 @@
 #include "core/nvtx.h"
 #include "core/output_file.h"
 #include "trace/model/error.h"
+#include "trace/model/text.h"
 #include "trace/read/sidecars.h"
+#include "trace/write/html_page.h"
 
 namespace laptime::lab {
 namespace {
@@ -255,7 +257,8 @@ int run_lab(const LabOptions& o) {
   const std::string sidecar = o.once && !o.json.empty() && o.json != "-" ? trace::layer_costs_path(o.json) : "";
   std::vector<std::string> inputs;
   if (!o.peak.empty()) inputs.push_back(o.peak);
-  check_outputs({{"JSON report", o.json, true}, {"layer costs", sidecar}}, inputs);  // before any GPU work
+  check_outputs({{"JSON report", o.json, true}, {"layer costs", sidecar}, {"HTML report", o.html}},
+                inputs);  // before any GPU work
   std::optional<OutputFile> out;
   if (!o.json.empty()) out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
   Context ctx(o.device, StreamKind::Created, NvtxLevel::Layer);
@@ -275,9 +278,14 @@ int run_lab(const LabOptions& o) {
   }
   write_sidecar(o, k, r);
   print_lab(r);
+  const std::string document = lab_to_json(r).dump(2) + "\n";  // what --json writes and the page embeds
   if (out) {
-    out->write(lab_to_json(r).dump(2) + "\n");
+    out->write(document);
     out->commit();
+  }
+  if (!o.html.empty()) {
+    trace::write_html(o.html, document, "laptime lab " + k.name + " " + o.precision);
+    std::printf("\nwrote HTML report: %s\n", trace::escape_name(o.html).c_str());
   }
   for (const VersionResult& v : r.versions)
     if (v.refusal.empty() && !v.passed()) return 1;
