@@ -12,6 +12,7 @@ page is recorded in page.console, page.exceptions and page.dialogs; a dialog is 
 import base64
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -33,6 +34,7 @@ class Browser:
         self._id = 0
         self._buf = b""
         self._events = []
+        self._dialogs = []  # (session, type, message) of every dialog, dismissed as it opened
 
     @staticmethod
     def find():
@@ -81,25 +83,35 @@ class Browser:
 
     def _read(self, deadline):
         while b"\0" not in self._buf:
-            if time.time() > deadline:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([self._r], [], [], left)[0]:
                 raise BrowserError("Chromium did not answer in time")
-            chunk = self._r.read(1 << 16)
+            chunk = os.read(self._r.fileno(), 1 << 16)
             if not chunk:
                 raise BrowserError("Chromium closed the pipe")
             self._buf += chunk
         msg, _, self._buf = self._buf.partition(b"\0")
-        return json.loads(msg)
+        m = json.loads(msg)
+        if m.get("method") == "Page.javascriptDialogOpening":
+            # A dialog stops the page (its load event never comes): dismissed at once, recorded.
+            self._dialogs.append((m.get("sessionId"), m["params"].get("type"), m["params"].get("message")))
+            self._send("Page.handleJavaScriptDialog", {"accept": False}, m.get("sessionId"))
+        return m
 
-    def call(self, method, params=None, session=None, timeout=None):
+    def _send(self, method, params, session):
         self._id += 1
         msg = {"id": self._id, "method": method, "params": params or {}}
         if session:
             msg["sessionId"] = session
         self._w.write(json.dumps(msg).encode() + b"\0")
+        return self._id
+
+    def call(self, method, params=None, session=None, timeout=None):
+        sent = self._send(method, params, session)
         deadline = time.time() + (timeout or self.timeout)
         while True:
             m = self._read(deadline)
-            if m.get("id") == self._id:
+            if m.get("id") == sent:
                 if "error" in m:
                     raise BrowserError("%s: %s" % (method, m["error"].get("message")))
                 return m.get("result", {})
@@ -155,10 +167,10 @@ class Page:
             elif method == "Runtime.exceptionThrown":
                 d = p.get("exceptionDetails", {})
                 self.exceptions.append(d.get("exception", {}).get("description") or d.get("text"))
-            elif method == "Page.javascriptDialogOpening":
-                self.dialogs.append((p.get("type"), p.get("message")))
-                self.browser.call("Page.handleJavaScriptDialog", {"accept": False}, session=self.session)
         self.browser._events = keep
+        for d in [d for d in self.browser._dialogs if d[0] == self.session]:
+            self.dialogs.append(d[1:])
+            self.browser._dialogs.remove(d)
 
     def errors(self):
         self.collect()

@@ -132,8 +132,13 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
   const NvtxEvent& ir = t.nvtx[x.nvtx];
   tl.iteration = iteration;
   tl.index = x.index;
-  tl.start = std::min(x.start, x.gpu_start);
-  tl.end = std::max(x.end, x.gpu_end);
+  tl.start = x.gpu_start;
+  tl.end = x.gpu_end;
+  tl.host_range = x.end >= x.gpu_start;
+  if (tl.host_range) {
+    tl.start = std::min(x.start, x.gpu_start);
+    tl.end = std::max(x.end, x.gpu_end);
+  }
   auto in_window = [&](Ns a, Ns b) { return b >= tl.start && a <= tl.end; };
   auto in_host_range = [&](Ns a, Ns b) { return b >= x.start && a <= x.end; };
   Names names(tl.names);
@@ -222,7 +227,8 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
       e.in_iteration = in_host_range(call.start, call.end);
       tl.events.push_back(e);
     }
-    if (any || th == first) tl.lanes.push_back({TimelineLaneKind::Api, th.first, th.second, 0, 0, "CUDA API (" + who + ")"});
+    if (any || th == first)
+      tl.lanes.push_back({TimelineLaneKind::Api, th.first, th.second, 0, 0, "CUDA API (" + who + ")"});
   }
 
   // GPU work in the window on the devices the iteration ran on, a lane per (device, stream).
@@ -257,8 +263,9 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
 
   for (const Gap& g : u.gaps)
     if (g.iteration == x.index) tl.gaps.push_back({g.start, g.end, g.cause});
-  std::sort(tl.gaps.begin(), tl.gaps.end(),
-            [](const TimelineGap& a, const TimelineGap& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); });
+  std::sort(tl.gaps.begin(), tl.gaps.end(), [](const TimelineGap& a, const TimelineGap& b) {
+    return std::tie(a.start, a.end) < std::tie(b.start, b.end);
+  });
 
   // The measured calls in the window, on the Api lane of the thread that made them.
   for (const auto* list : {&s.syncs, &s.syncs_elsewhere})

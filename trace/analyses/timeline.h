@@ -2,8 +2,10 @@
 // of a timeline, taken from the trace once, so the page (trace/write/html_page.h) draws what the
 // analysis saw and computes nothing from the trace by a second path.
 //
-// The window runs from the iteration's first moment on the host or the GPU to its last (a loop
-// that runs ahead enqueues an iteration long before the GPU runs it: both ends are shown). Lanes,
+// The window is the iteration's GPU span, widened to its host range when the two overlap (a loop
+// that waits for the GPU, or launches just ahead of it). A loop that runs a whole lap or more
+// ahead enqueued the iteration before its GPU work began: the window is then the GPU span alone,
+// and the host lanes show what the host did meanwhile (enqueuing later iterations). Lanes,
 // top to bottom: for each thread that opened the iteration range, launched its GPU work or waited
 // in a synchronization inside the window, its NVTX ranges (one row per nesting level) and its
 // CUDA API calls; then one lane per (device, stream) with GPU work in the window. Every event that
@@ -94,6 +96,7 @@ struct Timeline {
   int iteration = -1;  // position in Iterations::iterations; -1: no iteration with GPU work to show
   uint64_t index = 0;  // that iteration's index
   Ns start = 0, end = 0;
+  bool host_range = false;         // the window holds the iteration's host range (above)
   std::vector<std::string> names;  // every name the events use, once
   std::vector<TimelineLane> lanes;
   std::vector<TimelineEvent> events;  // by lane, then start

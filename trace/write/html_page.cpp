@@ -36,8 +36,9 @@ std::string html_page(const std::string& json_document, const std::string& title
   page += "<title>" + html_escape(title) + "</title>\n<style>\n";
   page += kPageCss;
   page += category_style();
-  page += "</style>\n</head>\n<body>\n<noscript>This report draws itself with JavaScript; its data is the JSON "
-          "document below.</noscript>\n<main id=\"laptime-page\"></main>\n";
+  page +=
+      "</style>\n</head>\n<body>\n<noscript>This report draws itself with JavaScript; its data is the JSON "
+      "document below.</noscript>\n<main id=\"laptime-page\"></main>\n";
   page += "<script type=\"application/json\" id=\"laptime-data\">\n";
   page += script_json(json_document);
   page += "</script>\n<script>\n";

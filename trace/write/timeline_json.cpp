@@ -57,6 +57,7 @@ nlohmann::json timeline_to_json(const Timeline& t) {
          {"index", t.index},
          {"start_ns", t.start},
          {"end_ns", t.end},
+         {"host_range_in_window", t.host_range},
          {"events_in_window", t.events_in_window},
          {"truncated", t.truncated()},
          {"max_events", kTimelineEvents},

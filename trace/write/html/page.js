@@ -209,7 +209,7 @@ function laptimePage(dataElement, title) {
     return h("section", {id}, h("h2", {text: heading}), kids);
   }
   function notesList(notes) {
-    if (!notes || !notes.length) return null;
+    if (!notes || !notes.length) return document.createDocumentFragment();
     return h("details", {open: notes.length <= 3 ? "" : null}, h("summary", {text: notes.length + (notes.length === 1 ? " note" : " notes")}),
       h("ul", {class: "notes"}, notes.map((n) => h("li", {text: n}))));
   }
@@ -321,9 +321,10 @@ function laptimePage(dataElement, title) {
         if (!l) return;
         const x = X(q.start_ns);
         const hl = match && match.syncs && match.syncs(q);
-        plot.appendChild(s("path", {class: "sync" + (hl ? " hl" : ""), d: "M" + x + " " + (l.y - 1) + " l5 -7 h-10 z", "data-sync": qi}));
-        const label = "sync " + duration(q.duration_ns) + " (" + q.effect + ")";
-        plot.appendChild(s("text", {class: "synclabel", x: x + 7, y: l.y - 2, text: label}));
+        // Only the steady iterations' calls are the loop's cost; the others (warm-up, after the
+        // loop) are marked hollow and unlabelled, as the report leaves them out of its answer.
+        plot.appendChild(s("path", {class: "sync" + (q.steady ? "" : " outside") + (hl ? " hl" : ""), d: "M" + x + " " + (l.y - 1) + " l5 -7 h-10 z", "data-sync": qi}));
+        if (q.steady) plot.appendChild(s("text", {class: "synclabel", x: x + 7, y: l.y - 2, text: "sync " + duration(q.duration_ns) + " (" + q.effect + ")"}));
       });
       svg.appendChild(s("text", {x: LABEL, y: height - 8, class: "muted", text:
         "iteration " + tl.index + " (" + (tl.events.length === tl.events_in_window ? tl.events.length + " events" : tl.events.length + " of " + tl.events_in_window + " events: the longest kept") +
@@ -517,6 +518,10 @@ function laptimePage(dataElement, title) {
       tl ? "dashed: the window below" : null));
     if (tl) {
       timeline = Timeline(tl, r);
+      const shownIt = (r.iterations || [])[tl.iteration];
+      if (!tl.host_range_in_window && shownIt)
+        tlSection.appendChild(h("p", {class: "hint", text: "The host enqueued iteration " + tl.index + " " + ms(shownIt.gpu_start_ns - shownIt.start_ns) +
+          " ms before its GPU work began (the loop runs ahead of the GPU): the window is its GPU span, and the host lanes show what the host did meanwhile, faded where it worked on other iterations."}));
       tlSection.appendChild(timeline.element);
       const legend = h("div", {class: "legend"});
       for (const c of mix.categories) legend.appendChild(legendItem(c.category, {"data-cat": c.category}));
@@ -904,7 +909,7 @@ function laptimePage(dataElement, title) {
   // --- laptime.kernels/1 and laptime.kernels.diff/1 -------------------------------------------------
   function solBar(v) {
     if (!isNum(v)) return "-";
-    return h("span", null, h("span", {class: "barbox"}, h("span", {class: "bar", style: "width:" + Math.max(0, Math.min(100, v)).toFixed(1) + "%"})), v.toFixed(1) + "%");
+    return h("span", {class: "sol"}, h("span", {class: "barbox"}, h("span", {class: "bar", style: "width:" + Math.max(0, Math.min(100, v)).toFixed(1) + "%"})), v.toFixed(1) + "%");
   }
   function renderKernels(k, into) {
     into.appendChild(h("section", {class: "verdict", id: "verdict"},
@@ -936,11 +941,27 @@ function laptimePage(dataElement, title) {
       }}), detail));
   }
   function renderKernelsDiff(k, into) {
-    into.appendChild(h("section", {class: "verdict", id: "verdict"}, h("h2", {text: "Nsight Compute, two reports per layer"})));
+    const sideText = (x) => x.source + ": " + x.kernels + " kernels, " + us(x.time_ns) + " us";
+    into.appendChild(h("section", {class: "verdict", id: "verdict"},
+      h("h2", {text: "Nsight Compute, two reports per layer"}),
+      h("p", {class: "meta", text: "A: " + sideText(k.a)}), h("p", {class: "meta", text: "B: " + sideText(k.b)}),
+      h("div", {class: "answers"},
+        h("div", {class: "answer"}, h("div", {class: "q", text: "B against A, all layers"}), h("div", {class: "v", text: signed(k.a.time_ns ? (100 * (k.b.time_ns - k.a.time_ns)) / k.a.time_ns : null, 1) + "%"}),
+          h("div", {class: "d", text: us(k.a.time_ns) + " -> " + us(k.b.time_ns) + " us of kernel time"})))));
     into.appendChild(notesList(k.notes));
-    const rows = k.layers || k.rows || [];
-    const keys = rows.length ? Object.keys(rows[0]).filter((x) => typeof rows[0][x] !== "object") : [];
-    into.appendChild(section("sec-layers", "Layers", table(keys.map((x) => ({key: x, label: x, num: typeof rows[0][x] === "number", show: (r) => (typeof r[x] === "number" ? +r[x].toPrecision(6) : r[x])})), rows, {id: "layers", sortKey: null})));
+    const side = (x, f) => (x ? f(x) : null);
+    const sol = (x, key) => side(x, (y) => y.speed_of_light[key]);
+    into.appendChild(section("sec-layers", "Layers: A -> B",
+      table([
+        {key: "name", label: "layer", cls: "name mono"},
+        {key: "a_us", label: "A us", num: true, value: (x) => side(x.a, (y) => y.time_ns), show: (x) => us(side(x.a, (y) => y.time_ns))},
+        {key: "b_us", label: "B us", num: true, value: (x) => side(x.b, (y) => y.time_ns), show: (x) => us(side(x.b, (y) => y.time_ns))},
+        {key: "change_pct", label: "change", num: true, value: (x) => (x.change ? x.change.time_pct : null), show: (x) => (x.change && isNum(x.change.time_pct) ? signed(x.change.time_pct, 1) + "%" : "-")},
+        {key: "dram", label: "DRAM SOL A -> B", value: (x) => sol(x.b, "dram_pct"), show: (x) => pct(sol(x.a, "dram_pct")) + " -> " + pct(sol(x.b, "dram_pct"))},
+        {key: "compute", label: "compute SOL A -> B", value: (x) => sol(x.b, "compute_pct"), show: (x) => pct(sol(x.a, "compute_pct")) + " -> " + pct(sol(x.b, "compute_pct"))},
+        {key: "occ", label: "occupancy A -> B", value: (x) => side(x.b, (y) => y.occupancy.achieved_pct), show: (x) => pct(side(x.a, (y) => y.occupancy.achieved_pct), 0) + " -> " + pct(side(x.b, (y) => y.occupancy.achieved_pct), 0)},
+        {key: "kernels", label: "kernels gone / new", value: (x) => (x.gone || []).length + (x.new || []).length, show: (x) => [(x.gone || []).map((n) => "- " + (n.name || n)).join(", "), (x.new || []).map((n) => "+ " + (n.name || n)).join(", ")].filter(Boolean).join("; ")},
+      ], k.layers || [], {id: "layers", sortKey: null})));
   }
 
   // --- laptime.lab/1 ----------------------------------------------------------------------------
