@@ -268,11 +268,14 @@ TEST_P(TimelineReference, EventsAreTheReferencesFromTheSqlite) {
   for (const auto& w : want["api"]) api.emplace_back(w[0].get<Ns>(), w[1].get<Ns>(), w[2].get<std::string>());
   for (const auto& w : want["nvtx"]) nvtx_want.emplace_back(w[0].get<Ns>(), w[1].get<Ns>(), w[2].get<std::string>());
   std::vector<GpuRow> got_gpu;
-  std::vector<std::tuple<Ns, Ns, std::string>> got_calls, got_nvtx;
+  std::vector<std::tuple<Ns, Ns, std::string>> got_calls, got_nvtx, got_projected, projected;
+  for (const auto& w : want["projected"]) projected.emplace_back(w[0].get<Ns>(), w[1].get<Ns>(), w[2].get<std::string>());
   const TimelineLane& first = tl.lanes.front();
   for (const TimelineEvent& e : tl.events) {
     const TimelineLane& l = tl.lanes[static_cast<size_t>(e.lane)];
-    if (l.kind == TimelineLaneKind::Gpu) {
+    if (l.kind == TimelineLaneKind::GpuRanges) {
+      got_projected.emplace_back(e.start, e.end, tl.names[static_cast<size_t>(e.name)]);
+    } else if (l.kind == TimelineLaneKind::Gpu) {
       const bool kernel = e.kind == TimelineEventKind::Kernel;
       got_gpu.emplace_back(e.start, e.end, kernel ? tl.names[static_cast<size_t>(e.name)] : "", l.stream,
                            e.in_iteration, timeline_event_kind_name(e.kind));
@@ -288,6 +291,8 @@ TEST_P(TimelineReference, EventsAreTheReferencesFromTheSqlite) {
   EXPECT_EQ(got_gpu, gpu);
   EXPECT_EQ(got_calls, api);
   EXPECT_EQ(got_nvtx, nvtx_want);
+  std::sort(got_projected.begin(), got_projected.end());
+  EXPECT_EQ(got_projected, projected);
   std::vector<std::pair<Ns, Ns>> gaps, gaps_want;
   for (const TimelineGap& g : tl.gaps) gaps.emplace_back(g.start, g.end);
   for (const auto& g : want["gaps"]) gaps_want.emplace_back(g[0].get<Ns>(), g[1].get<Ns>());
@@ -362,6 +367,9 @@ TEST(Timeline, BoundedKeepsTheLongestAndCountsTheRest) {
   ASSERT_EQ(a.timeline.iteration, 1) << "seed " << seed;
   ASSERT_TRUE(a.timeline.truncated()) << "seed " << seed;
   ASSERT_EQ(a.timeline.events.size(), kTimelineEvents);
+  // What the bound is for: the timeline's share of the report stays a few MB.
+  nlohmann::json tl = timeline_to_json(a.timeline);
+  EXPECT_LT(tl.dump(2).size(), 3'000'000u);
   size_t omitted = 0;
   for (const TimelineOmitted& x : a.timeline.omitted) omitted += x.events;
   EXPECT_EQ(a.timeline.events.size() + omitted, a.timeline.events_in_window);

@@ -15,7 +15,8 @@ DevTools protocol over a pipe, no WebDriver), as a reader opens it:
 
 Prints the size of each page and the time Chromium took to open it (navigation to the load event,
 and the page's own drawing time). --screenshots writes the pictures docs/img/ holds; --time adds
-pages of the given traces (a 10^6-kernel one: scripts/dev/html-bench.sh) to the timings only.
+pages of the given traces to the timings only (a 10^6-kernel one: tests/fixtures/grow_trace.py
+tests/fixtures/lesson/gpt2_max.sqlite big.sqlite --kernels 1000000; docs/PERF.md has the numbers).
 Exits 77 (CTest: skipped) with the reason when no Chromium is installed.
 """
 import argparse
@@ -34,8 +35,9 @@ from cdp import Browser, BrowserError  # noqa: E402
 import make_hostile_names  # noqa: E402
 
 SKIP = 77
-F = os.path.join(ROOT, "tests", "fixtures")
-LAB = os.path.join(ROOT, "results", "2026-12-01-lab", "lab", "attention_bf16.json")
+# Relative to the checkout (the commands run there), so a page's title reads as a user's would.
+F = os.path.join("tests", "fixtures")
+LAB = os.path.join("results", "2026-12-01-lab", "lab", "attention_bf16.json")
 
 
 class Failure(AssertionError):
@@ -57,7 +59,7 @@ def close(text, value, digits, what):
 
 
 def run(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     if r.returncode not in (0, 3):
         raise Failure("%s failed (%d): %s" % (" ".join(cmd), r.returncode, r.stdout[-2000:]))
     return r.stdout
@@ -234,7 +236,7 @@ def make_pages(args):
     cmd("kernels", ["kernels", os.path.join(F, "ncu", "laptime_gpt2.csv")], check_kernels)
     cmd("kernels-diff", ["kernels", os.path.join(F, "ncu", "laptime_gpt2_attn_cudnn.csv"), os.path.join(F, "ncu", "laptime_gpt2_attn_flash.csv")], check_kernels_diff)
     lab_html = os.path.join(w, "lab.html")
-    subprocess.run([args.write_page, LAB, "laptime lab attention bf16", lab_html], check=True)
+    subprocess.run([args.write_page, LAB, "laptime lab attention bf16", lab_html], check=True, cwd=ROOT)
     pages.append(("lab", lab_html, LAB, check_lab))
     # Hostile names, in the trace and in the report's own file name.
     hostile = os.path.join(w, "<img src=x onerror=alert(1)>.sqlite")
@@ -264,6 +266,9 @@ def main():
     ap.add_argument("--screenshots", help="write the pictures of docs/img/ into this folder")
     ap.add_argument("--time", nargs="*", default=[], help="traces whose pages are timed too")
     args = ap.parse_args()
+    args.laptime, args.write_page, args.work = (os.path.abspath(p) for p in (args.laptime, args.write_page, args.work))
+    if args.screenshots:
+        args.screenshots = os.path.abspath(args.screenshots)
     if not Browser.find():
         print("html.browser: skipped: no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)")
         return SKIP
@@ -276,7 +281,7 @@ def main():
     passed, failed = 0, 0
     with Browser() as b:
         for name, html, js, checker in pages:
-            with open(js) as f:
+            with open(os.path.join(ROOT, js)) as f:
                 doc = json.load(f)
             try:
                 page = b.open("file://" + html)

@@ -17,6 +17,8 @@ const char* timeline_lane_kind_name(TimelineLaneKind k) {
       return "ranges";
     case TimelineLaneKind::Api:
       return "api";
+    case TimelineLaneKind::GpuRanges:
+      return "gpu_ranges";
     case TimelineLaneKind::Gpu:
       return "gpu";
   }
@@ -229,6 +231,58 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
     }
     if (any || th == first)
       tl.lanes.push_back({TimelineLaneKind::Api, th.first, th.second, 0, 0, "CUDA API (" + who + ")"});
+  }
+
+  // The iteration's ranges projected onto the GPU: each range on the chain from a piece of its GPU
+  // work's layer up to the iteration range, from the first start to the last end of that work.
+  std::map<int, std::pair<Ns, Ns>> projected;  // range -> its GPU span
+  for (int k : mine) {
+    const GpuOp& op = j.ops()[k];
+    for (int from : {op.layer, op.range}) {  // a graph node's layer may sit outside the iteration
+      std::vector<int> chain;
+      for (int r = from; r >= 0 && chain.size() < 4096; r = t.nvtx[r].parent) {
+        chain.push_back(r);
+        if (r == x.nvtx) break;
+      }
+      if (chain.empty() || chain.back() != x.nvtx) continue;
+      for (int r : chain) {
+        auto [span, fresh] = projected.try_emplace(r, op.start, op.end);
+        span->second = {std::min(span->second.first, op.start), std::max(span->second.second, op.end)};
+      }
+      break;
+    }
+  }
+  if (!projected.empty()) {
+    const int lane = static_cast<int>(tl.lanes.size());
+    int rows = 1;
+    TimelineOmitted deep{lane, 0, 0};
+    for (const auto& [r, span] : projected) {
+      const int depth = t.nvtx[r].depth - ir.depth;
+      if (depth >= kTimelineDepth) {
+        ++deep.events;
+        deep.time += span.second - span.first;
+        continue;
+      }
+      rows = std::max(rows, depth + 1);
+      TimelineEvent e;
+      e.lane = lane;
+      e.start = span.first;
+      e.end = span.second;
+      e.name = names.of(t.nvtx[r].text);
+      std::tie(e.layer, e.layer_pattern) = names.layer(t.nvtx[r].text);
+      e.kind = TimelineEventKind::Range;
+      e.depth = depth;
+      e.in_iteration = true;
+      tl.events.push_back(e);
+    }
+    if (deep.events) tl.omitted.push_back(deep);
+    TimelineLane l;
+    l.kind = TimelineLaneKind::GpuRanges;
+    l.pid = ir.pid;
+    l.tid = ir.tid;
+    l.label = "NVTX on the GPU";
+    l.rows = rows;
+    tl.lanes.push_back(l);
   }
 
   // GPU work in the window on the devices the iteration ran on, a lane per (device, stream).

@@ -8,7 +8,10 @@
 // and the host lanes show what the host did meanwhile (enqueuing later iterations). Lanes,
 // top to bottom: for each thread that opened the iteration range, launched its GPU work or waited
 // in a synchronization inside the window, its NVTX ranges (one row per nesting level) and its
-// CUDA API calls; then one lane per (device, stream) with GPU work in the window. Every event that
+// CUDA API calls; then the iteration's ranges projected onto the GPU (each from the first start to
+// the last end of the GPU work launched inside it, as Nsight Systems draws NVTX on its GPU rows: a
+// loop that runs ahead shows its layers where the GPU ran them); then one lane per (device,
+// stream) with GPU work in the window. Every event that
 // overlaps the window is kept with its own start and duration (the page clips what it draws), and
 // marked as the iteration's or a neighbour's: GPU work by the range its launch sat in, host events
 // by whether they overlap the iteration's range. The iteration's gaps (utilization.h) and the
@@ -37,7 +40,7 @@ namespace laptime::trace {
 constexpr size_t kTimelineEvents = 10000;
 constexpr int kTimelineDepth = 12;
 
-enum class TimelineLaneKind { Ranges, Api, Gpu };
+enum class TimelineLaneKind { Ranges, Api, GpuRanges, Gpu };
 const char* timeline_lane_kind_name(TimelineLaneKind k);
 
 struct TimelineLane {
@@ -47,7 +50,7 @@ struct TimelineLane {
   uint32_t device = 0;  // Gpu
   uint32_t stream = 0;  // Gpu
   std::string label;    // "NVTX (python3)", "CUDA API (python3)", "GPU 0 stream 7"
-  int rows = 1;         // Ranges: nesting levels drawn
+  int rows = 1;         // Ranges, GpuRanges: nesting levels drawn
 };
 
 enum class TimelineEventKind { Range, Call, Kernel, Memcpy, Memset, GraphReplay };
@@ -64,7 +67,7 @@ struct TimelineEvent {
   int layer = -1, layer_pattern = -1;
   TimelineEventKind kind = TimelineEventKind::Kernel;
   Category category = Category::Other;  // GPU work
-  int depth = 0;                        // ranges: the row, 0 at the thread's outermost in the window
+  int depth = 0;                        // ranges: the row, 0 at the lane's outermost
   bool blocking = false;                // API calls: a synchronization the analysis measured
   bool in_iteration = false;            // the shown iteration's, not a neighbour's
 };

@@ -17,7 +17,7 @@ nlohmann::json timeline_to_json(const Timeline& t) {
       x["pid"] = l.pid;
       x["tid"] = l.tid;
     }
-    if (l.kind == TimelineLaneKind::Ranges) x["rows"] = l.rows;
+    if (l.kind == TimelineLaneKind::Ranges || l.kind == TimelineLaneKind::GpuRanges) x["rows"] = l.rows;
     lanes.push_back(std::move(x));
   }
   auto index = [](int i) { return i < 0 ? json(nullptr) : json(i); };

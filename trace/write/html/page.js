@@ -234,7 +234,7 @@ function laptimePage(dataElement, title) {
       const l = lanes[i];
       if (i && (l.kind !== lanes[i - 1].kind || l.kind === "ranges")) y += GAP;
       l.y = y;
-      l.h = (l.kind === "ranges" ? l.rows : 1) * ROW;
+      l.h = (l.rows || 1) * ROW;
       y += l.h;
     }
     const gpuLanes = lanes.filter((l) => l.kind === "gpu");
@@ -929,7 +929,7 @@ function laptimePage(dataElement, title) {
         {key: "sol_compute", label: "compute", value: (x) => x.speed_of_light.compute_pct, show: (x) => solBar(x.speed_of_light.compute_pct)},
         {key: "sol_tensor", label: "tensor", value: (x) => x.speed_of_light.tensor_pct, show: (x) => solBar(x.speed_of_light.tensor_pct)},
         {key: "occ", label: "occupancy", num: true, value: (x) => x.occupancy.achieved_pct, show: (x) => pct(x.occupancy.achieved_pct, 0)},
-        {key: "diagnosis", label: "diagnosis", value: (x) => x.diagnosis.rule, show: (x) => x.diagnosis.text},
+        {key: "diagnosis", label: "diagnosis", cls: "wide", value: (x) => x.diagnosis.rule, show: (x) => x.diagnosis.text},
       ], k.layers, {id: "layers", sortKey: "time_ns", onRow: (x) => {
         detail.textContent = "";
         if (!x) return;
@@ -986,24 +986,31 @@ function laptimePage(dataElement, title) {
         const svg = s("svg", {class: "chart", role: "img", "aria-label": "ladder " + shape.label});
         sec.appendChild(svg);
         const draw = () => {
-          const W = Math.min(width(sec, 1000), 1000), L = 70, R = 150, ROWH = 24, T = 22;
+          const W = Math.min(width(sec, 1000), 1000), L = 70, R = 170, ROWH = 24, T = 14 + 14 * roofs.length;
           const H = T + rungs.length * ROWH + 22;
           svg.setAttribute("width", W);
           svg.setAttribute("height", H);
           svg.setAttribute("viewBox", "0 0 " + W + " " + H);
           svg.textContent = "";
-          const hi = Math.max(...rungs.map((x) => x.t.ci95_us[1]), ...roofs.map((x) => x.us)) * 1.05;
-          const X = (v) => L + (v / hi) * (W - L - R);
-          const step = tickStep(hi, 8);
-          for (let v = 0; v <= hi; v += step) {
+          const values = rungs.map((x) => x.t.ci95_us[1]).concat(rungs.map((x) => x.t.ci95_us[0]), roofs.map((x) => x.us)).filter((v) => v > 0);
+          const hi = Math.max(...values) * 1.05, lo = Math.min(...values) / 1.5;
+          // A ladder spans decades (a plain version 500x production): a log axis keeps every rung visible.
+          const log = hi / lo > 20;
+          const X = log ? (v) => L + ((Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - L - R)
+                        : (v) => L + (v / hi) * (W - L - R);
+          const ticks = [];
+          if (log) for (let e = Math.ceil(Math.log10(lo)); e <= Math.log10(hi); ++e) ticks.push(Math.pow(10, e));
+          else for (let v = 0, step = tickStep(hi, 8); v <= hi; v += step) ticks.push(v);
+          for (const v of ticks) {
             svg.appendChild(s("line", {class: "grid", x1: X(v), x2: X(v), y1: T - 4, y2: H - 18}));
             svg.appendChild(s("text", {class: "muted", x: X(v) - 6, y: H - 4, text: String(+v.toPrecision(6))}));
           }
-          svg.appendChild(s("text", {class: "muted", x: W - R + 8, y: H - 4, text: "us (median, 95% interval)"}));
+          svg.appendChild(s("text", {class: "muted", x: 4, y: H - 4, text: "us" + (log ? ", log" : "")}));
+          const x0 = log ? L : X(0);
           rungs.forEach(({v, t}, i) => {
             const yy = T + i * ROWH;
             svg.appendChild(s("text", {x: 4, y: yy + 14, text: v.id + (v.production ? "*" : "")}, s("title", {text: v.title})));
-            const bar = s("rect", {class: "lbar" + (v.production ? " prod" : ""), x: X(0), y: yy + 3, width: Math.max(X(t.median_us) - X(0), 1), height: ROWH - 8});
+            const bar = s("rect", {class: "lbar" + (v.production ? " prod" : ""), x: x0, y: yy + 3, width: Math.max(X(t.median_us) - x0, 1), height: ROWH - 8});
             bar.addEventListener("mousemove", (ev) => showTip(ev, [v.id + ": " + v.title, fixed(t.median_us, 2) + " us, 95% [" + fixed(t.ci95_us[0], 2) + ", " + fixed(t.ci95_us[1], 2) + "] over " + t.calls + " calls",
               fixed(t.gbps, 0) + " GB/s (" + pct(t.dram_pct) + " of DRAM)" + (shape.flops > 0 ? ", " + fixed(t.tflops, 1) + " TFLOP/s (" + pct(t.compute_pct) + " of compute)" : ""),
               (isNum(t.vs_previous) ? t.vs_previous.toFixed(2) + "x the version before" : "") + (isNum(t.vs_production) ? ", " + t.vs_production.toFixed(2) + "x production" : "")]));
@@ -1012,10 +1019,10 @@ function laptimePage(dataElement, title) {
             svg.appendChild(s("line", {class: "ci", x1: X(t.ci95_us[0]), x2: X(t.ci95_us[1]), y1: yy + ROWH / 2 - 1, y2: yy + ROWH / 2 - 1}));
             svg.appendChild(s("text", {x: X(t.ci95_us[1]) + 6, y: yy + 14, text: fixed(t.median_us, 2) + " us" + (isNum(t.dram_pct) ? ", " + pct(t.dram_pct, 0) + " DRAM" : "") + (t.converged ? "" : " ~")}));
           });
-          for (const roof of roofs) {
-            svg.appendChild(s("line", {class: "rooftime", x1: X(roof.us), x2: X(roof.us), y1: T - 8, y2: H - 18}));
-            svg.appendChild(s("text", {class: "synclabel", x: X(roof.us) + 3, y: T - 10, text: roof.label + " " + fixed(roof.us, 2) + " us"}));
-          }
+          roofs.forEach((roof, k) => {
+            svg.appendChild(s("line", {class: "rooftime", x1: X(roof.us), x2: X(roof.us), y1: 14 * k + 8, y2: H - 18}));
+            svg.appendChild(s("text", {class: "synclabel", x: X(roof.us) + 3, y: 14 * k + 12, text: roof.label + " " + fixed(roof.us, 2) + " us"}));
+          });
         };
         requestAnimationFrame(draw);
         draw();
