@@ -63,9 +63,16 @@ function laptimePage(dataElement, title) {
     for (const m of [1, 2, 5]) if (m * p >= raw) return m * p;
     return 10 * p;
   }
+  // Every chart spans the page's content width, measured once (a measure forces a layout of the
+  // whole page: per chart, at 10^4 rows of tables, it cost more than drawing) and again on resize.
+  let contentWidth = null;
+  window.addEventListener("resize", () => (contentWidth = null));
   function width(el, fallback) {
-    const w = el.getBoundingClientRect().width;
-    return w > 100 ? Math.floor(w) : fallback;
+    if (contentWidth === null) {
+      const style = getComputedStyle(main);
+      contentWidth = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    }
+    return contentWidth > 100 ? Math.floor(contentWidth) : fallback;
   }
 
   // --- the tooltip ----------------------------------------------------------------------------
@@ -436,21 +443,20 @@ function laptimePage(dataElement, title) {
       its.forEach((it, i) => {
         const status = it.warmup ? "warmup" : it.host_ahead ? "ahead" : "steady";
         const shown = tl && tl.iteration === i;
-        const word = it.warmup ? "warm-up" : it.host_ahead ? "host ran ahead (not steady)" : "steady";
-        const tipLines = ["iteration " + it.index + ": " + word, "host " + ms(it.host_ns) + " ms" + (isNum(it.gpu_ns) ? ", GPU " + ms(it.gpu_ns) + " ms, busy " + pct(it.busy_pct) : "")];
-        const a = s("rect", {class: "it " + status + (shown ? " shown" : ""), x: X(it.start_ns), y: 4, width: Math.max(X(it.start_ns + it.host_ns) - X(it.start_ns) - 0.5, 0.8), height: 13, "data-it": i});
-        a.addEventListener("mousemove", (ev) => showTip(ev, tipLines));
-        a.addEventListener("mouseleave", hideTip);
-        svg.appendChild(a);
-        if (isNum(it.gpu_start_ns)) {
-          const b = s("rect", {class: "it " + status + (shown ? " shown" : ""), x: X(it.gpu_start_ns), y: 23, width: Math.max(X(it.gpu_start_ns + it.gpu_ns) - X(it.gpu_start_ns) - 0.5, 0.8), height: 13, "data-it": i});
-          b.addEventListener("mousemove", (ev) => showTip(ev, tipLines));
-          b.addEventListener("mouseleave", hideTip);
-          svg.appendChild(b);
-        }
+        svg.appendChild(s("rect", {class: "it " + status + (shown ? " shown" : ""), x: X(it.start_ns), y: 4, width: Math.max(X(it.start_ns + it.host_ns) - X(it.start_ns) - 0.5, 0.8), height: 13, "data-it": i}));
+        if (isNum(it.gpu_start_ns))
+          svg.appendChild(s("rect", {class: "it " + status + (shown ? " shown" : ""), x: X(it.gpu_start_ns), y: 23, width: Math.max(X(it.gpu_start_ns + it.gpu_ns) - X(it.gpu_start_ns) - 0.5, 0.8), height: 13, "data-it": i}));
       });
       if (tl) svg.appendChild(s("rect", {class: "window", x: X(tl.start_ns) - 1, y: 1, width: X(tl.end_ns) - X(tl.start_ns) + 2, height: 38}));
     }
+    svg.addEventListener("mousemove", (ev) => {
+      const i = ev.target.getAttribute && ev.target.getAttribute("data-it");
+      if (i === null || i === undefined) return hideTip();
+      const it = its[+i];
+      const word = it.warmup ? "warm-up" : it.host_ahead ? "host ran ahead (not steady)" : "steady";
+      showTip(ev, ["iteration " + it.index + ": " + word, "host " + ms(it.host_ns) + " ms" + (isNum(it.gpu_ns) ? ", GPU " + ms(it.gpu_ns) + " ms, busy " + pct(it.busy_pct) : "")]);
+    });
+    svg.addEventListener("mouseleave", hideTip);
     window.addEventListener("resize", render);
     return {element: root, render};
   }
@@ -629,14 +635,8 @@ function laptimePage(dataElement, title) {
         ], sync.outside_steady, {id: P + "syncs-outside", sortKey: "duration_ns"})) : null));
 
     if (r.roofline) into.appendChild(renderRoofline(r.roofline, P, (row) => select(row ? {events: (e) => patternOf(e) === row.name || layerOf(e) === row.name} : null, row && row.name)));
-    if (timeline) {
-      requestAnimationFrame(() => {
-        overview.render();
-        timeline.render();
-      });
-      overview.render();
-      timeline.render();
-    } else overview.render();
+    overview.render();
+    if (timeline) timeline.render();
   }
 
   // The roofline: each layer against the measured roofs, hover for its figures; isolate by
@@ -720,7 +720,6 @@ function laptimePage(dataElement, title) {
       {key: "bound", label: "bound"},
       {key: "pct_of_bound", label: "% of roof", num: true, show: (x) => fixed(x.pct_of_bound, 1)},
     ], rows, {id: P + "roofline", sortKey: "time_ns", onRow}));
-    if (rf.ceilings && drawn.length) requestAnimationFrame(draw);
     if (rf.ceilings && drawn.length) draw();
     return sec;
   }
@@ -1024,7 +1023,6 @@ function laptimePage(dataElement, title) {
             svg.appendChild(s("text", {class: "synclabel", x: X(roof.us) + 3, y: 14 * k + 12, text: roof.label + " " + fixed(roof.us, 2) + " us"}));
           });
         };
-        requestAnimationFrame(draw);
         draw();
         window.addEventListener("resize", draw);
       } else sec.appendChild(h("p", {class: "empty", text: l.once ? "not timed (--once)" : "no version passed its checks here: nothing timed"}));
