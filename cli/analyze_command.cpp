@@ -172,7 +172,7 @@ int run_job(const AnalyzeOptions& o) {
                                     {"--roofline-svg", o.roofline_svg}})
     if (!value.empty())
       throw trace::TraceError(std::string(flag) +
-                              " is for one report: the job view takes --json, --range, --pid, "
+                              " is for one report: the job view takes --json, --html, --range, --pid, "
                               "--skip-warmup, --gap-us, --top, --workers and --fail-if-spread.");
   trace::JobOptions jo;
   jo.report = o.report;

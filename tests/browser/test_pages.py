@@ -122,6 +122,26 @@ def check_analyze(page, r, prefix=""):
         check(want > 0 or not any(e["kind"] == "kernel" for e in tl["events"]), "the heaviest layer has spans")
         page.evaluate("document.getElementById('%slayers-r%d').click()" % (P, row))
         check(page.evaluate("document.querySelectorAll('#%ssec-timeline .hl').length" % P) == 0, "a second click clears them")
+    # Hovering a span shows its name, as text.
+    first = page.evaluate("(() => { const e = document.querySelector('#%ssec-timeline svg.timeline .ev');"
+                          " e.dispatchEvent(new PointerEvent('pointermove', {bubbles: true, clientX: 300, clientY: 300}));"
+                          " return [+e.getAttribute('data-ev'), document.querySelector('.tip b').textContent]; })()" % P)
+    check(first[1] == tl["names"][tl["events"][first[0]]["name"]], "the tooltip names %r, the JSON %r" % (first[1], tl["names"][tl["events"][first[0]]["name"]]))
+    # The roofline: a point per layer with FLOPs and time, one layer isolated from the menu.
+    rf = r.get("roofline")
+    if rf and rf.get("ceilings"):
+        drawn = [x for x in rf["folded"] if x["flops"] > 0 and x["time_ns"] > 0]
+        n = page.evaluate("document.querySelectorAll('#%ssec-roofline circle.roofpt').length" % P)
+        check(n == len(drawn), "%d roofline points for %d layers with FLOPs" % (n, len(drawn)))
+        page.evaluate("(() => { const s = document.querySelector('#%ssec-roofline select'); s.value = s.options[1].value;"
+                      " s.dispatchEvent(new Event('change')); })()" % P)
+        on = page.evaluate("Array.from(document.querySelectorAll('#%ssec-roofline circle.roofpt:not(.off)')).map(c => c.getAttribute('data-name'))" % P)
+        check(on == [drawn[0]["name"]], "one layer isolated: %r" % on)
+        rows = table_rows(page, P + "roofline")
+        for row, x in zip(rows, sorted(rf["folded"], key=lambda x: -x["time_ns"])):
+            check(row[0] == x["name"], "roofline row %r, the JSON's %r" % (row[0], x["name"]))
+            if x.get("pct_of_bound") is not None:
+                close(row[9], x["pct_of_bound"], 1, "% of the roof of " + x["name"])
     # Sorting: a click on a header orders the rows by it, a second the other way.
     for order in ("<= 0", ">= 0"):
         page.evaluate("document.querySelector('#%skernels th[data-key=\"name\"]').click()" % P)

@@ -83,6 +83,37 @@ class Names {
   std::unordered_map<std::string, int> patterns_;
 };
 
+// A lane of NVTX rows being filled: each range at its depth below the lane's outermost, those past
+// kTimelineDepth rows counted instead.
+struct RangeRows {
+  explicit RangeRows(int l) : lane(l) {}
+  int lane = 0;
+  int rows = 1;
+  TimelineOmitted deep;
+  void add(Timeline& tl, Names& names, Ns start, Ns end, const std::string& text, int depth, bool in_iteration) {
+    if (depth >= kTimelineDepth) {
+      deep.lane = lane;
+      ++deep.events;
+      deep.time += end - start;
+      return;
+    }
+    rows = std::max(rows, depth + 1);
+    TimelineEvent e;
+    e.lane = lane;
+    e.start = start;
+    e.end = end;
+    e.name = names.of(text);
+    std::tie(e.layer, e.layer_pattern) = names.layer(text);
+    e.kind = TimelineEventKind::Range;
+    e.depth = depth;
+    e.in_iteration = in_iteration;
+    tl.events.push_back(e);
+  }
+  void finish(Timeline& tl) const {
+    if (deep.events) tl.omitted.push_back(deep);
+  }
+};
+
 // Keeps at most `max_events`: the shown iteration's before its neighbours', then the longest,
 // then the earliest; counts the rest per lane. Leaves the kept ones by lane, then start.
 void bound_events(Timeline& tl, size_t max_events) {
@@ -184,30 +215,13 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
       const int lane = static_cast<int>(tl.lanes.size());
       int top = rs->second.empty() ? 0 : t.nvtx[rs->second.front()].depth;
       for (int r : rs->second) top = std::min(top, t.nvtx[r].depth);
-      int rows = 1;
-      TimelineOmitted deep{lane, 0, 0};
+      RangeRows lane_rows(lane);
       for (int r : rs->second) {
         const NvtxEvent& n = t.nvtx[r];
-        const int depth = n.depth - top;
-        if (depth >= kTimelineDepth) {
-          ++deep.events;
-          deep.time += n.end - n.start;
-          continue;
-        }
-        rows = std::max(rows, depth + 1);
-        TimelineEvent e;
-        e.lane = lane;
-        e.start = n.start;
-        e.end = n.end;
-        e.name = names.of(n.text);
-        std::tie(e.layer, e.layer_pattern) = names.layer(n.text);
-        e.kind = TimelineEventKind::Range;
-        e.depth = depth;
-        e.in_iteration = in_host_range(n.start, n.end);
-        tl.events.push_back(e);
+        lane_rows.add(tl, names, n.start, n.end, n.text, n.depth - top, in_host_range(n.start, n.end));
       }
-      if (deep.events) tl.omitted.push_back(deep);
-      tl.lanes.push_back({TimelineLaneKind::Ranges, th.first, th.second, 0, 0, "NVTX (" + who + ")", rows});
+      lane_rows.finish(tl);
+      tl.lanes.push_back({TimelineLaneKind::Ranges, th.first, th.second, 0, 0, "NVTX (" + who + ")", lane_rows.rows});
     }
     const ThreadCalls calls = j.thread_calls(th.first, th.second);
     const int lane = static_cast<int>(tl.lanes.size());
@@ -254,34 +268,16 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
   }
   if (!projected.empty()) {
     const int lane = static_cast<int>(tl.lanes.size());
-    int rows = 1;
-    TimelineOmitted deep{lane, 0, 0};
-    for (const auto& [r, span] : projected) {
-      const int depth = t.nvtx[r].depth - ir.depth;
-      if (depth >= kTimelineDepth) {
-        ++deep.events;
-        deep.time += span.second - span.first;
-        continue;
-      }
-      rows = std::max(rows, depth + 1);
-      TimelineEvent e;
-      e.lane = lane;
-      e.start = span.first;
-      e.end = span.second;
-      e.name = names.of(t.nvtx[r].text);
-      std::tie(e.layer, e.layer_pattern) = names.layer(t.nvtx[r].text);
-      e.kind = TimelineEventKind::Range;
-      e.depth = depth;
-      e.in_iteration = true;
-      tl.events.push_back(e);
-    }
-    if (deep.events) tl.omitted.push_back(deep);
+    RangeRows lane_rows(lane);
+    for (const auto& [r, span] : projected)
+      lane_rows.add(tl, names, span.first, span.second, t.nvtx[r].text, t.nvtx[r].depth - ir.depth, true);
+    lane_rows.finish(tl);
     TimelineLane l;
     l.kind = TimelineLaneKind::GpuRanges;
     l.pid = ir.pid;
     l.tid = ir.tid;
     l.label = "NVTX on the GPU";
-    l.rows = rows;
+    l.rows = lane_rows.rows;
     tl.lanes.push_back(l);
   }
 

@@ -67,6 +67,13 @@ function laptimePage(dataElement, title) {
   // whole page: per chart, at 10^4 rows of tables, it cost more than drawing) and again on resize.
   let contentWidth = null;
   window.addEventListener("resize", () => (contentWidth = null));
+  // An empty chart of W x H pixels, drawn again from nothing.
+  function sizeChart(svg, W, H) {
+    svg.setAttribute("width", W);
+    svg.setAttribute("height", H);
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.textContent = "";
+  }
   function width(el, fallback) {
     if (contentWidth === null) {
       const style = getComputedStyle(main);
@@ -248,7 +255,6 @@ function laptimePage(dataElement, title) {
     const gpuTop = gpuLanes.length ? gpuLanes[0].y : y;
     const gpuBottom = gpuLanes.length ? gpuLanes[gpuLanes.length - 1].y + ROW : y;
     const height = y + 30;
-    svg.setAttribute("height", height);
     const full = {lo: tl.start_ns, hi: Math.max(tl.end_ns, tl.start_ns + 1)};
     const padNs = (full.hi - full.lo) * 0.01;
     let view = {lo: full.lo - padNs, hi: full.hi + padNs};
@@ -266,9 +272,7 @@ function laptimePage(dataElement, title) {
     }
     function render() {
       W = width(root, 1200);
-      svg.setAttribute("width", W);
-      svg.setAttribute("viewBox", "0 0 " + W + " " + height);
-      svg.textContent = "";
+      sizeChart(svg, W, height);
       svg.classList.toggle("dimmed", !!match);
       const plotR = W - PAD_RIGHT;
       const clip = s("clipPath", {id: "tlclip"}, s("rect", {x: LABEL, y: 0, width: plotR - LABEL, height}));
@@ -424,7 +428,7 @@ function laptimePage(dataElement, title) {
   function Overview(report, tl) {
     const its = report.iterations || [];
     const root = h("div");
-    const svg = s("svg", {class: "chart", height: 46, role: "img", "aria-label": "every iteration"});
+    const svg = s("svg", {class: "chart", role: "img", "aria-label": "every iteration"});
     root.appendChild(svg);
     if (!its.length) return {element: root, render() {}};
     let lo = Infinity, hi = -Infinity;
@@ -434,9 +438,7 @@ function laptimePage(dataElement, title) {
     }
     function render() {
       const W = width(root, 1200), L = 190, R = 10;
-      svg.setAttribute("width", W);
-      svg.setAttribute("viewBox", "0 0 " + W + " 46");
-      svg.textContent = "";
+      sizeChart(svg, W, 46);
       const X = (t) => L + ((t - lo) / Math.max(hi - lo, 1)) * (W - L - R);
       svg.appendChild(s("text", {x: 4, y: 14, text: "iterations (host)"}));
       svg.appendChild(s("text", {x: 4, y: 32, text: "on the GPU"}));
@@ -670,10 +672,7 @@ function laptimePage(dataElement, title) {
     }
     function draw() {
       const W = Math.min(width(sec, 900), 900), H = 420, L = 60, B = 40, T = 14, R = 20;
-      svg.setAttribute("width", W);
-      svg.setAttribute("height", H);
-      svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-      svg.textContent = "";
+      sizeChart(svg, W, H);
       const xs = drawn.map((x) => x.intensity).concat([rf.ridge_flop_per_byte]);
       const ys = drawn.map((x) => x.tflops).concat([rf.peak_tflops]);
       const x0 = Math.pow(10, Math.floor(Math.log10(Math.min(...xs) / 2))), x1 = Math.pow(10, Math.ceil(Math.log10(Math.max(...xs) * 2)));
@@ -732,10 +731,7 @@ function laptimePage(dataElement, title) {
     function draw() {
       const W = Math.min(width(svg.parentNode || main, 1100), 1100), ROWH = 20, L = 260, R = 90, T = 24;
       const H = T + items.length * ROWH + 10;
-      svg.setAttribute("width", W);
-      svg.setAttribute("height", H);
-      svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-      svg.textContent = "";
+      sizeChart(svg, W, H);
       let lo = -threshold * 2, hi = threshold * 2;
       for (const x of items) {
         lo = Math.min(lo, x.change_pct, x.ci_pct ? x.ci_pct[0] : x.change_pct);
@@ -789,10 +785,7 @@ function laptimePage(dataElement, title) {
     into.appendChild(lapSec);
     function drawLaps() {
       const W = width(lapSec, 1100), L = 90, R = 20, H = 96;
-      lapSvg.setAttribute("width", W);
-      lapSvg.setAttribute("height", H);
-      lapSvg.setAttribute("viewBox", "0 0 " + W + " " + H);
-      lapSvg.textContent = "";
+      sizeChart(lapSvg, W, H);
       const all = d.before.iteration_ns.concat(d.after.iteration_ns);
       if (!all.length) return;
       let lo = Math.min(...all), hi = Math.max(...all);
@@ -854,11 +847,8 @@ function laptimePage(dataElement, title) {
     spreadSec.appendChild(svg);
     into.appendChild(spreadSec);
     function drawSpread() {
-      const W = width(spreadSec, 1100), L = 20, R = 20, H = 70;
-      svg.setAttribute("width", W);
-      svg.setAttribute("height", H);
-      svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-      svg.textContent = "";
+      const W = width(spreadSec, 1100), L = 30, R = 30, H = 78;
+      sizeChart(svg, W, H);
       const laps = rows.map((x) => x.lap_ms).filter(isNum);
       if (!laps.length) return;
       let lo = Math.min(...laps), hi = Math.max(...laps);
@@ -868,17 +858,19 @@ function laptimePage(dataElement, title) {
       const X = (v) => L + ((v - lo) / (hi - lo)) * (W - L - R);
       const step = tickStep(hi - lo, 8);
       for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) {
-        svg.appendChild(s("line", {class: "grid", x1: X(v), x2: X(v), y1: 8, y2: H - 18}));
+        svg.appendChild(s("line", {class: "grid", x1: X(v), x2: X(v), y1: 20, y2: H - 18}));
         svg.appendChild(s("text", {class: "muted", x: X(v) - 14, y: H - 4, text: +v.toPrecision(6) + " ms"}));
       }
-      if (sp) svg.appendChild(s("line", {class: "axis", x1: X(sp.median.lap_ms), x2: X(sp.median.lap_ms), y1: 8, y2: H - 18}));
+      if (sp) svg.appendChild(s("line", {class: "axis", x1: X(sp.median.lap_ms), x2: X(sp.median.lap_ms), y1: 20, y2: H - 30}));
       rows.forEach((x, i) => {
         if (!isNum(x.lap_ms)) return;
-        const c = s("circle", {class: "pt" + (sp && i === sp.slowest.row ? " SLOWER" : sp && i === sp.fastest.row ? " FASTER" : ""), cx: X(x.lap_ms), cy: 28, r: 5});
+        const c = s("circle", {class: "pt" + (sp && i === sp.slowest.row ? " SLOWER" : sp && i === sp.fastest.row ? " FASTER" : ""), cx: X(x.lap_ms), cy: 32, r: 5});
         c.addEventListener("mousemove", (ev) => showTip(ev, [x.file + (isNum(x.pid) ? " pid " + x.pid : ""), fixed(x.lap_ms, 3) + " ms, busy " + pct(x.busy_pct) + ", " + x.bound]));
         c.addEventListener("mouseleave", hideTip);
         c.addEventListener("click", () => goToRow("reports-r" + i));
         svg.appendChild(c);
+        const role = !sp ? "" : i === sp.slowest.row ? "slowest" : i === sp.fastest.row ? "fastest" : i === sp.median.row ? "median" : "";
+        if (role) svg.appendChild(s("text", {class: "muted", x: X(x.lap_ms) - 14, y: 16 + (role === "median" ? 30 : 0), text: role}));
       });
     }
     into.appendChild(section("sec-reports", "Reports",
@@ -987,10 +979,7 @@ function laptimePage(dataElement, title) {
         const draw = () => {
           const W = Math.min(width(sec, 1000), 1000), L = 70, R = 170, ROWH = 24, T = 14 + 14 * roofs.length;
           const H = T + rungs.length * ROWH + 22;
-          svg.setAttribute("width", W);
-          svg.setAttribute("height", H);
-          svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-          svg.textContent = "";
+          sizeChart(svg, W, H);
           const values = rungs.map((x) => x.t.ci95_us[1]).concat(rungs.map((x) => x.t.ci95_us[0]), roofs.map((x) => x.us)).filter((v) => v > 0);
           const hi = Math.max(...values) * 1.05, lo = Math.min(...values) / 1.5;
           // A ladder spans decades (a plain version 500x production): a log axis keeps every rung visible.
