@@ -269,7 +269,8 @@ TEST_P(TimelineReference, EventsAreTheReferencesFromTheSqlite) {
   for (const auto& w : want["nvtx"]) nvtx_want.emplace_back(w[0].get<Ns>(), w[1].get<Ns>(), w[2].get<std::string>());
   std::vector<GpuRow> got_gpu;
   std::vector<std::tuple<Ns, Ns, std::string>> got_calls, got_nvtx, got_projected, projected;
-  for (const auto& w : want["projected"]) projected.emplace_back(w[0].get<Ns>(), w[1].get<Ns>(), w[2].get<std::string>());
+  for (const auto& w : want["projected"])
+    projected.emplace_back(w[0].get<Ns>(), w[1].get<Ns>(), w[2].get<std::string>());
   const TimelineLane& first = tl.lanes.front();
   for (const TimelineEvent& e : tl.events) {
     const TimelineLane& l = tl.lanes[static_cast<size_t>(e.lane)];
