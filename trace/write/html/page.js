@@ -838,7 +838,7 @@ function laptimePage(dataElement, title) {
         h("div", {class: "answer"}, h("div", {class: "q", text: "slowest over the fastest"}), h("div", {class: "v"}, sp ? evidence(pct(sp.slowest_over_fastest_pct, 1), "reports-r" + sp.fastest.row) : "-"),
           h("div", {class: "d", text: sp ? sp.fastest.file + ": " + fixed(sp.fastest.lap_ms, 3) + " ms" : ""})),
         h("div", {class: "answer"}, h("div", {class: "q", text: "the straggler's layer"}), h("div", {class: "v"}, sum.straggler && sum.straggler.layer ? evidence(sum.straggler.layer, "sec-straggler") : "-"),
-          h("div", {class: "d", text: sum.straggler ? sum.straggler.sentence : ""}))),
+          h("div", {class: "d", text: sum.straggler ? sum.straggler.slowest.file + " against the median report, " + sum.straggler.median.file + " (below)" : ""}))),
       sum.gate ? h("p", {class: sum.gate.failed ? "bad" : "good", text: "gate --fail-if-spread " + sum.gate.fail_if_spread_pct + "%: " + (sum.gate.failed ? "FAILED: " + sum.gate.reason : "passed")}) : null));
     into.appendChild(notesList(sum.notes));
     // The spread: each report's lap on one axis.
