@@ -3,8 +3,9 @@
 #    random bytes, the page's bytes, the timeline against timeline_reference.py, the bound, and
 #    every command's --html beside its --json (runs the binary);
 #  - html.browser: every report kind opened from file:// in headless Chromium (no console error,
-#    the page's figures against its JSON, a layer row's spans highlighted, hostile names inert);
-#    skipped, saying why, where no Chromium is installed (.ci/run installs one).
+#    the page's figures against its JSON, a layer row's spans highlighted, hostile names inert;
+#    every committed trace's page without an error); skipped, saying why, where no Chromium is
+#    installed (.ci/run installs one).
 laptime_test(test_html test_html.cpp LIBS laptime_cli_host)
 target_compile_definitions(test_html PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>")
 add_dependencies(test_html laptime)

@@ -9,7 +9,8 @@ DevTools protocol over a pipe, no WebDriver), as a reader opens it:
   - analyze: a click on a layer row highlights exactly that layer's spans on the timeline, a second
     click clears them; each first-screen number links to a row that exists;
   - a trace whose kernels, layer range and thread are named with markup and script (and a report
-    file named so): no dialog, no element added, every name shown as its characters.
+    file named so): no dialog, no element added, every name shown as its characters;
+  - the page of every committed trace analyze reports on opens and draws without an error.
 
   test_pages.py --laptime BIN --write-page BIN --work DIR [--screenshots DIR] [--time TRACE...]
 
@@ -20,6 +21,7 @@ tests/fixtures/lesson/gpt2_max.sqlite big.sqlite --kernels 1000000; docs/PERF.md
 Exits 77 (CTest: skipped) with the reason when no Chromium is installed.
 """
 import argparse
+import glob
 import json
 import os
 import shutil
@@ -326,6 +328,25 @@ def main():
             except (Failure, BrowserError) as e:
                 print("  FAIL  %-18s %s" % (name, e))
                 failed += 1
+        # Every committed trace that analyze reports on: its page opens and draws without an error.
+        swept, broken = 0, []
+        for trace in sorted(glob.glob(os.path.join(ROOT, F, "**", "*.sqlite"), recursive=True)):
+            html = os.path.join(args.work, "sweep.html")
+            if subprocess.run([args.laptime, "analyze", trace, "--html", html], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, cwd=ROOT).returncode != 0:
+                continue  # refused with its sentence (docs/ERRORS.md)
+            page = b.open("file://" + html)
+            errors = page.errors()
+            if errors or page.dialogs or page.evaluate("document.documentElement.getAttribute('data-rendered-ms')") is None:
+                broken.append("%s: %r %r" % (os.path.relpath(trace, ROOT), errors[:2], page.dialogs))
+            page.close()
+            swept += 1
+        if broken:
+            print("  FAIL  every trace      %d of %d pages: %s" % (len(broken), swept, "; ".join(broken)))
+            failed += 1
+        else:
+            print("  ok    every trace      the pages of %d committed traces open and draw without an error" % swept)
+            passed += 1
         for trace in args.time:
             html = os.path.join(args.work, "timed.html")
             t = time.time()
