@@ -222,6 +222,12 @@ function laptimePage(dataElement, title) {
   function section(id, heading, ...kids) {
     return h("section", {id}, h("h2", {text: heading}), kids);
   }
+  // A section holding one chart, appended to `into`: [the section, its empty SVG].
+  function chartSection(into, id, heading, label) {
+    const svg = s("svg", {class: "chart", role: "img", "aria-label": label});
+    into.appendChild(section(id, heading, svg));
+    return [svg.parentNode, svg];
+  }
   function notesList(notes) {
     if (!notes || !notes.length) return document.createDocumentFragment();
     return h("details", {open: notes.length <= 3 ? "" : null}, h("summary", {text: notes.length + (notes.length === 1 ? " note" : " notes")}),
@@ -572,14 +578,21 @@ function laptimePage(dataElement, title) {
       ], u.largest_gaps, {id: P + "gaps", sortKey: "duration_ns", onRow: (g) => select(g ? {gaps: (x) => x.start_ns === g.start_ns} : null, g && "gap of " + duration(g.duration_ns))})));
 
     // Kernel mix: categories, layers, kernels.
+    // The columns the kernel-mix tables share: time and count per steady iteration, share of GPU time.
+    const steadyN = Math.max(r.steady_iterations, 1);
+    const perIteration = {key: "time_ns", label: "ms/iter", num: true, show: (x) => ms(x.time_ns / steadyN)};
+    const shareOfGpu = {key: "share", label: "share", num: true, value: (x) => (mix.gpu_time_ns ? x.time_ns / mix.gpu_time_ns : 0),
+      show: (x) => pct(mix.gpu_time_ns ? (100 * x.time_ns) / mix.gpu_time_ns : null)};
+    const countPerIteration = (label) => ({key: "count", label, num: true, show: (x) => fixed(x.count / steadyN, 1)});
+    const rangeColumns = [{key: "range", label: "range", cls: "name mono"}, perIteration, shareOfGpu, countPerIteration("ops/iter")];
     const catSel = (c) => (c ? {events: (e) => kinds.includes(e.kind) && e.category === c.category} : null);
     into.appendChild(section(P + "sec-kernels", "3. Kernel mix (steady iterations: " + ms(mix.gpu_time_ns) + " ms of GPU time)",
       h("h3", {text: "By category"}),
       table([
         {key: "category", label: "category"},
-        {key: "time_ns", label: "ms/iter", num: true, show: (x) => ms(x.time_ns / Math.max(r.steady_iterations, 1))},
-        {key: "share", label: "share", num: true, value: (x) => (mix.gpu_time_ns ? x.time_ns / mix.gpu_time_ns : 0), show: (x) => pct(mix.gpu_time_ns ? (100 * x.time_ns) / mix.gpu_time_ns : null)},
-        {key: "count", label: "ops/iter", num: true, show: (x) => fixed(x.count / Math.max(r.steady_iterations, 1), 1)},
+        perIteration,
+        shareOfGpu,
+        countPerIteration("ops/iter"),
       ], mix.categories, {id: P + "categories", sortKey: "time_ns", onRow: (c) => select(catSel(c), c && c.category)}),
       h("h3", {text: "By layer (the innermost NVTX range around each launch)"}),
       layerTables(),
@@ -587,27 +600,17 @@ function laptimePage(dataElement, title) {
       table([
         {key: "name", label: "kernel", cls: "name mono"},
         {key: "category", label: "category"},
-        {key: "time_ns", label: "ms/iter", num: true, show: (x) => ms(x.time_ns / Math.max(r.steady_iterations, 1))},
-        {key: "share", label: "share", num: true, value: (x) => (mix.gpu_time_ns ? x.time_ns / mix.gpu_time_ns : 0), show: (x) => pct(mix.gpu_time_ns ? (100 * x.time_ns) / mix.gpu_time_ns : null)},
-        {key: "count", label: "calls/iter", num: true, show: (x) => fixed(x.count / Math.max(r.steady_iterations, 1), 1)},
+        perIteration,
+        shareOfGpu,
+        countPerIteration("calls/iter"),
         {key: "mean", label: "mean us", num: true, value: (x) => x.time_ns / Math.max(x.count, 1), show: (x) => us(x.time_ns / Math.max(x.count, 1))},
         {key: "min_ns", label: "min us", num: true, show: (x) => us(x.min_ns)},
         {key: "max_ns", label: "max us", num: true, show: (x) => us(x.max_ns)},
       ], mix.kernels, {id: P + "kernels", sortKey: "time_ns", onRow: (k) => select(k ? {events: (e) => kinds.includes(e.kind) && tl.names[e.name] === k.name} : null, k && k.name)})));
     function layerTables() {
       const wrap = h("div");
-      const byRange = table([
-        {key: "range", label: "range", cls: "name mono"},
-        {key: "time_ns", label: "ms/iter", num: true, show: (x) => ms(x.time_ns / Math.max(r.steady_iterations, 1))},
-        {key: "share", label: "share", num: true, value: (x) => (mix.gpu_time_ns ? x.time_ns / mix.gpu_time_ns : 0), show: (x) => pct(mix.gpu_time_ns ? (100 * x.time_ns) / mix.gpu_time_ns : null)},
-        {key: "count", label: "ops/iter", num: true, show: (x) => fixed(x.count / Math.max(r.steady_iterations, 1), 1)},
-      ], mix.range_patterns, {id: P + "layers", sortKey: "time_ns", onRow: (x) => select(x ? {events: (e) => patternOf(e) === x.range} : null, x && x.range)});
-      const byInstance = table([
-        {key: "range", label: "range", cls: "name mono"},
-        {key: "time_ns", label: "ms/iter", num: true, show: (x) => ms(x.time_ns / Math.max(r.steady_iterations, 1))},
-        {key: "share", label: "share", num: true, value: (x) => (mix.gpu_time_ns ? x.time_ns / mix.gpu_time_ns : 0), show: (x) => pct(mix.gpu_time_ns ? (100 * x.time_ns) / mix.gpu_time_ns : null)},
-        {key: "count", label: "ops/iter", num: true, show: (x) => fixed(x.count / Math.max(r.steady_iterations, 1), 1)},
-      ], mix.ranges, {id: P + "ranges", sortKey: "time_ns", onRow: (x) => select(x ? {events: (e) => layerOf(e) === x.range} : null, x && x.range)});
+      const byRange = table(rangeColumns, mix.range_patterns, {id: P + "layers", sortKey: "time_ns", onRow: (x) => select(x ? {events: (e) => patternOf(e) === x.range} : null, x && x.range)});
+      const byInstance = table(rangeColumns, mix.ranges, {id: P + "ranges", sortKey: "time_ns", onRow: (x) => select(x ? {events: (e) => layerOf(e) === x.range} : null, x && x.range)});
       wrap.appendChild(h("p", {class: "hint", text: "Block indices folded (h.*.attn); a row highlights its spans on the timeline."}));
       wrap.appendChild(byRange);
       wrap.appendChild(h("details", null, h("summary", {text: "each range as it is (" + mix.ranges.length + " rows)"}), byInstance));
@@ -779,10 +782,7 @@ function laptimePage(dataElement, title) {
     if (d.gate) into.appendChild(h("p", {class: d.gate.failed ? "bad" : "good", text: "gate --fail-if-slower " + d.gate.fail_if_slower_pct + "%: " + (d.gate.failed ? "FAILED: " + d.gate.reasons.join("; ") : "passed")}));
 
     // Both laps: every steady iteration of each side.
-    const lapSec = section(P + "sec-laps", "Both laps (every steady iteration)");
-    const lapSvg = s("svg", {class: "chart", role: "img", "aria-label": "both laps"});
-    lapSec.appendChild(lapSvg);
-    into.appendChild(lapSec);
+    const [lapSec, lapSvg] = chartSection(into, P + "sec-laps", "Both laps (every steady iteration)", "both laps");
     function drawLaps() {
       const W = width(lapSec, 1100), L = 90, R = 20, H = 96;
       sizeChart(lapSvg, W, H);
@@ -842,10 +842,7 @@ function laptimePage(dataElement, title) {
       sum.gate ? h("p", {class: sum.gate.failed ? "bad" : "good", text: "gate --fail-if-spread " + sum.gate.fail_if_spread_pct + "%: " + (sum.gate.failed ? "FAILED: " + sum.gate.reason : "passed")}) : null));
     into.appendChild(notesList(sum.notes));
     // The spread: each report's lap on one axis.
-    const spreadSec = section("sec-spread", "The spread: each report's lap");
-    const svg = s("svg", {class: "chart", role: "img", "aria-label": "spread"});
-    spreadSec.appendChild(svg);
-    into.appendChild(spreadSec);
+    const [spreadSec, svg] = chartSection(into, "sec-spread", "The spread: each report's lap", "spread");
     function drawSpread() {
       const W = width(spreadSec, 1100), L = 30, R = 30, H = 78;
       sizeChart(svg, W, H);
