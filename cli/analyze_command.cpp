@@ -31,6 +31,7 @@
 #include "trace/write/timeline_svg.h"
 #include "trace/model/text.h"
 #include "trace/write/analysis_text.h"
+#include "trace/write/html_page.h"
 #include "trace/write/job_json.h"
 #include "trace/write/job_text.h"
 #include "trace/model/format.h"
@@ -83,6 +84,10 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                        "also write the numbers as JSON (schema laptime.analyze/1; the job view's laptime.job/1); - for "
                        "standard output",
                        true);
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the report as one HTML page that opens from disk: the verdict, the median steady "
+                       "iteration on a timeline, the sortable tables, the roofline (the job view: the reports, the "
+                       "spread, the straggler); its data is the --json document");
   cli::add_output_file(sub, "--perfetto", &o.perfetto,
                        "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
@@ -155,6 +160,13 @@ nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
 
 namespace {
 
+// The page's title: the command as the text report's first line names it.
+std::string page_title(const std::vector<std::string>& files) {
+  std::string title = "laptime analyze " + files.front();
+  if (files.size() > 1) title += " and " + std::to_string(files.size() - 1) + " more";
+  return title;
+}
+
 // Whether the arguments ask for the job view: several, a folder, a glob laptime expands, --job, or
 // one of its steps.
 bool is_job(const AnalyzeOptions& o) {
@@ -174,7 +186,7 @@ int run_job(const AnalyzeOptions& o) {
                                     {"--roofline-svg", o.roofline_svg}})
     if (!value.empty())
       throw trace::TraceError(std::string(flag) +
-                              " is for one report: the job view takes --json, --range, --pid, "
+                              " is for one report: the job view takes --json, --html, --range, --pid, "
                               "--skip-warmup, --gap-us, --top, --workers, --fail-if-spread, --list-reports and "
                               "--rows-from.");
   trace::JobOptions jo;
@@ -183,6 +195,8 @@ int run_job(const AnalyzeOptions& o) {
   jo.fail_if_spread_pct = o.fail_if_spread;
   if (o.list_reports && !o.rows_from.empty())
     throw trace::TraceError("--list-reports and --rows-from are two steps of a job read on many machines: give one.");
+  if (o.list_reports && !o.html.empty())
+    throw trace::TraceError("--list-reports lists the reports a job would read and writes no page: drop --html.");
   std::vector<std::string> notes;
   const std::vector<std::string> files =
       trace::expand_report_inputs(o.files.empty() ? std::vector<std::string>{o.file} : o.files, notes);
@@ -192,7 +206,7 @@ int run_job(const AnalyzeOptions& o) {
     if (trace::is_nsys_report(f)) inputs.push_back(trace::export_path_for(f));
   if (!o.rows_from.empty()) inputs.push_back(o.rows_from);
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON report", o.json, true}}, inputs);
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"HTML report", o.html}}, inputs);
   if (o.list_reports) {
     std::printf("laptime analyze: %s\n", trace::detail::plural(files.size(), "report", "reports").c_str());
     for (const std::string& f : files) std::printf("  %s\n", trace::escape_name(f).c_str());
@@ -207,9 +221,13 @@ int run_job(const AnalyzeOptions& o) {
                                        : trace::job_from_rows(files, trace::job_rows_from_json(o.rows_from, files), jo);
   job.notes.insert(job.notes.begin(), notes.begin(), notes.end());
   trace::print_job(job, stdout);
-  if (json_out) cli::write_json(json_out, trace::job_to_json(job));
   cli::Ending end;
-  end.wrote({{"JSON report", o.json}});
+  if (json_out || !o.html.empty()) {
+    const std::string document = cli::json_document(trace::job_to_json(job));
+    cli::write_document(json_out, document);
+    if (!o.html.empty()) trace::write_html(o.html, document, page_title(files));
+  }
+  end.wrote({{"JSON report", o.json}, {"HTML report", o.html}});
   end.finish();
   return job.gate_failed ? kExitGateFailed : 0;
 }
@@ -232,7 +250,8 @@ int run_analyze(const AnalyzeOptions& o) {
                     {{"JSON report", o.json, true},
                      {"Perfetto trace", o.perfetto},
                      {"SVG timeline", o.svg},
-                     {"roofline SVG", o.roofline_svg}},
+                     {"roofline SVG", o.roofline_svg},
+                     {"HTML report", o.html}},
                     inputs);
   // Every input, before the trace is read: a FIFO would block its reader forever, a device or
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
@@ -281,17 +300,20 @@ int run_analyze(const AnalyzeOptions& o) {
   // keep the NamePool their Names point into): unless the SVG timeline is still to be drawn, the
   // join and the trace's rows go before it is built, not held under its objects (at 10^6 kernels
   // ~230 MB of rows under ~30 MB of JSON).
-  if (json_out && o.svg.empty()) {
+  const bool document = json_out || !o.html.empty();
+  if (document && o.svg.empty()) {
     trace::Trace threads;
     threads.thread_names = t->thread_names;
     j.reset();
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
-  if (json_out) {
+  if (document) {
     nlohmann::json out =
         n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
     if (roof) out["roofline"] = trace::roofline_to_json(*roof);
-    cli::write_json(json_out, std::move(out));
+    const std::string text = cli::json_document(std::move(out));
+    cli::write_document(json_out, text);
+    if (!o.html.empty()) trace::write_html(o.html, text, page_title({o.file}));
   }
   if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
@@ -299,7 +321,8 @@ int run_analyze(const AnalyzeOptions& o) {
   end.wrote({{"JSON report", o.json},
              {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
              {"SVG timeline", o.svg},
-             {"roofline SVG", o.roofline_svg}});
+             {"roofline SVG", o.roofline_svg},
+             {"HTML report", o.html}});
   end.finish();
   return 0;
 }

@@ -37,6 +37,7 @@ struct AnalyzeOptions {
   std::string layers;                    // layer costs sidecar (default: beside the trace, trace/analyses/roofline.h)
   std::string peak;                      // ceilings from `laptime peak` (default: the cache of the trace's GPU)
   std::string roofline_svg;              // the per-layer roofline plot
+  std::string html;                      // the report page: the JSON's numbers drawn (trace/write/html_page.h)
 };
 
 // Adds the `analyze` subcommand to `app`, filling `o` when it is parsed; returns it so the

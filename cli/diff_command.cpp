@@ -23,6 +23,7 @@
 #include "trace/write/diff_json.h"
 #include "trace/write/diff_svg.h"
 #include "trace/write/diff_text.h"
+#include "trace/write/html_page.h"
 
 namespace laptime {
 
@@ -74,6 +75,9 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   cli::add_output_file(sub, "--json", &o.json,
                        "also write the diff as JSON (schema laptime.diff/1); - for standard output", true);
   cli::add_output_file(sub, "--svg", &o.svg, "draw both median iterations on one time axis, layers joined");
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the diff as one HTML page that opens from disk: both laps, each layer's change with "
+                       "its 95% interval drawn; its data is the --json document");
   return sub;
 }
 
@@ -88,7 +92,7 @@ int run_diff(const DiffCommandOptions& o) {
     if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
   for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));  // read for the GPU
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
+  cli::open_outputs(json_out, {{"JSON diff", o.json, true}, {"SVG diff", o.svg}, {"HTML diff", o.html}}, inputs);
   try {
     for (const std::string& run : {o.before, o.after})
       if (!check_input(run, "a trace or a bench report", Missing::Allow))
@@ -113,10 +117,14 @@ int run_diff(const DiffCommandOptions& o) {
   // With `--json -` standard output stays pointed at standard error until json_out goes out of
   // scope, so nothing printed below lands after the JSON.
   cli::Ending end;
-  cli::write_json(json_out, trace::diff_to_json(d));
-  end.wrote({{"JSON diff", o.json}});
+  if (json_out || !o.html.empty()) {
+    const std::string document = cli::json_document(trace::diff_to_json(d));
+    cli::write_document(json_out, document);
+    end.wrote({{"JSON diff", o.json}});
+    if (!o.html.empty()) trace::write_html(o.html, document, "laptime diff " + o.before + " " + o.after);
+  }
   if (!o.svg.empty()) trace::write_diff_svg(d, o.svg);
-  end.wrote({{"SVG diff", o.svg}});
+  end.wrote({{"SVG diff", o.svg}, {"HTML diff", o.html}});
   end.finish();
   return d.gate_failed ? kExitGateFailed : 0;
 }

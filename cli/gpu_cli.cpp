@@ -114,6 +114,9 @@ CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<ui
   cli::heading(lab, cli::Group::Output);
   cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
                        true);
+  cli::add_output_file(lab, "--html", &l.html,
+                       "write the results as one HTML page that opens from disk: each shape's ladder with its "
+                       "intervals and roofs; its data is the --json document");
   // A learner's own kernel (bench/lab/lab.h; docs/KERNELS.md "Write your own").
   *template_option = lab->add_option("--template", l.template_text_path,
                                      "write a complete file for --try, KERNEL's signature and a plain correct body, to "

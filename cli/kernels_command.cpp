@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/ending.h"
 #include "cli/help.h"
+#include "trace/write/html_page.h"
 #include "core/cli_numbers.h"
 #include "core/os.h"
 #include "core/output_file.h"
@@ -72,6 +73,9 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
                        "also write the numbers as JSON (laptime.kernels/1); - for standard output", true);
   cli::add_output_file(sub, "--svg", &o.svg,
                        "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the report as one HTML page that opens from disk: the per-layer table with speed of "
+                       "light (two reports: each layer's change); its data is the --json document");
   cli::heading(sub, cli::Group::NcuCommand);
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
@@ -163,6 +167,7 @@ int run_kernels(const KernelsOptions& o) {
         "laptime kernels needs a report (`ncu --csv --page raw` output or a .ncu-rep), two to "
         "compare, or --command MODEL for the ncu command that makes one.");
   const bool two = o.reports.size() == 2;
+  std::string document;  // the --json text, made once for the JSON and the page
   if (two && !o.costs.empty())
     throw trace::TraceError(
         "--layers names one report's costs: with two reports each side's RUN.layers.json is found "
@@ -176,7 +181,8 @@ int run_kernels(const KernelsOptions& o) {
   for (const std::string& r : o.reports) inputs.push_back(trace::layer_costs_path(r));
   for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}, {"HTML report", o.html}},
+                    inputs);
   for (const std::string& r : o.reports)
     if (const std::string kind = non_regular_kind(r); !kind.empty())
       throw trace::TraceError(r + " is " + kind + ", not a regular file, so it cannot be a report.");
@@ -185,22 +191,29 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    if (json_out) {  // the per-kernel rows written as text, one at a time
+    if (json_out || !o.html.empty()) {  // the per-kernel rows written as text, one at a time
       trace::DeferredKernelLists rows;
-      cli::write_json_text(json_out, rows.text(trace::ncu_diff_to_json(d, &rows)));
+      document = rows.text(trace::ncu_diff_to_json(d, &rows)) + "\n";
+      cli::write_document(json_out, document);
     }
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    if (json_out) {
+    if (json_out || !o.html.empty()) {
       trace::DeferredKernelLists rows;
-      cli::write_json_text(json_out, rows.text(trace::ncu_layers_to_json(l, &rows)));
+      document = rows.text(trace::ncu_layers_to_json(l, &rows)) + "\n";
+      cli::write_document(json_out, document);
     }
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
+  if (!o.html.empty()) {
+    std::string title = "laptime kernels";
+    for (const std::string& r : o.reports) title += " " + r;
+    trace::write_html(o.html, document, title);
+  }
   cli::Ending end;
-  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}});
+  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}, {"HTML report", o.html}});
   end.finish();
   return 0;
 }

@@ -3,10 +3,10 @@
 //
 //   laptime lab --list [--json FILE]
 //   laptime lab KERNEL [--versions all|none|v1,v3] [--try FILE.cu]... [--shape NAME=V,...]...
-//                      [-p fp32|bf16|fp8] [--json FILE] [--peak FILE] [--seed N] [--target F]
+//                      [-p fp32|bf16|fp8] [--json FILE] [--html FILE] [--peak FILE] [--seed N] [--target F]
 //                      [--timeout S] [--once] [--device N]
 //   laptime lab KERNEL --template [FILE]
-//   laptime lab --all [--json FILE] [--peak FILE] [--seed N] [--target F] [--device N]
+//   laptime lab --all [--json FILE] [--html FILE] [--peak FILE] [--seed N] [--target F] [--device N]
 //
 // Per version, first the checks: against the CPU reference (kernels/lab/reference.h) on fresh
 // random inputs at every shape, and on zeros and huge values at small shapes that are not a
@@ -33,6 +33,9 @@
 // files in the lab's own process, for ncu and compute-sanitizer. Without a GPU the files are
 // compiled for sm_90a and the run refused in one sentence.
 //
+// --html writes the report page (trace/write/html_page.h): each shape's ladder with its intervals
+// and roofs, drawn from the laptime.lab/1 document --json writes.
+//
 // --list, --template and every bad argument are answered without a GPU (the registry is host-only).
 #pragma once
 
@@ -52,6 +55,7 @@ struct LabOptions {
   std::vector<std::string> shapes;  // --shape texts
   std::string precision;            // "" before resolve: the kernel's first
   std::string json;                 // the report (for --list too); "-" for standard output
+  std::string html;                 // the report page, drawn from that JSON
   std::string peak;                 // the ceilings; "": `laptime peak`'s cache for this GPU
   std::optional<uint32_t> seed;     // unset: a fresh one, printed
   double target = 0.01;             // relative half-width of the median's 95% interval

@@ -25,7 +25,9 @@
 #include "kernels/lab/try_template.h"
 #include "kernels/lab/user_kernel.h"
 #include "trace/model/error.h"
+#include "trace/model/text.h"
 #include "trace/read/sidecars.h"
+#include "trace/write/html_page.h"
 
 namespace laptime::lab {
 namespace {
@@ -421,14 +423,20 @@ int run_lab(const LabOptions& o) {
   const std::string sidecar = o.once && !o.json.empty() && o.json != "-" ? trace::layer_costs_path(o.json) : "";
   std::vector<std::string> inputs = o.tries;
   if (!o.peak.empty()) inputs.push_back(o.peak);
-  check_outputs({{"JSON report", o.json, true}, {"layer costs", sidecar}}, inputs);  // before any GPU work
+  check_outputs({{"JSON report", o.json, true}, {"layer costs", sidecar}, {"HTML report", o.html}},
+                inputs);  // before any GPU work
   std::optional<OutputFile> out;
   if (!o.json.empty()) out.emplace(OutputSpec{"JSON report", o.json, true}, inputs);
   const LabResult r = run_kernel(o, k);
   print_lab(r);
+  const std::string document = lab_to_json(r).dump(2) + "\n";  // what --json writes and the page embeds
   if (out) {
-    out->write(lab_to_json(r).dump(2) + "\n");
+    out->write(document);
     out->commit();
+  }
+  if (!o.html.empty()) {
+    trace::write_html(o.html, document, "laptime lab " + k.name + " " + o.precision);
+    std::printf("\nwrote HTML report: %s\n", trace::escape_name(o.html).c_str());
   }
   for (const VersionResult& v : r.versions)
     if (v.refusal.empty() && !v.passed()) return 1;

@@ -177,9 +177,14 @@ std::string sql_identifier(std::string_view name) {
   return out + "\"";
 }
 
-std::string xml_escape(std::string_view s) {
+namespace {
+
+// escape_name, then & < > " as entities and ' as `apos`: XML's and HTML's rules differ only there.
+std::string with_entities(std::string_view s, const char* apos) {
+  const std::string clean = escape_name(s);
   std::string out;
-  for (char c : escape_name(s)) {
+  out.reserve(clean.size() + 16);
+  for (char c : clean) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -194,11 +199,70 @@ std::string xml_escape(std::string_view s) {
         out += "&quot;";
         break;
       case '\'':
-        out += "&apos;";
+        out += apos;
         break;
       default:
         out += c;
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view s) { return with_entities(s, "&apos;"); }
+
+// &apos; is XML's; HTML 4 lacks it, so a page uses the numeric reference.
+std::string html_escape(std::string_view s) { return with_entities(s, "&#39;"); }
+
+namespace {
+
+// U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR (E2 80 A8, E2 80 A9) at s[i].
+bool line_terminator(std::string_view s, size_t i) {
+  return i + 2 < s.size() && static_cast<unsigned char>(s[i]) == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+         (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9);
+}
+
+}  // namespace
+
+std::string js_string(std::string_view s) {
+  const std::string clean = escape_name(s);  // no control character or invalid byte is left
+  std::string out = "\"";
+  out.reserve(clean.size() + 16);
+  for (size_t i = 0; i < clean.size(); ++i) {
+    const char c = clean[i];
+    if (line_terminator(clean, i)) {
+      out += static_cast<unsigned char>(clean[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else if (c == '\\' || c == '"' || c == '\'') {
+      out += '\\';
+      out += c;
+    } else if (c == '<' || c == '>' || c == '&') {
+      append_hex(out, static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string script_json(std::string_view json_text) {
+  std::string out;
+  out.reserve(json_text.size() + json_text.size() / 64);
+  for (size_t i = 0; i < json_text.size(); ++i) {
+    const char c = json_text[i];
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else if (line_terminator(json_text, i)) {
+      out += static_cast<unsigned char>(json_text[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else
+      out += c;
   }
   return out;
 }

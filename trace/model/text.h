@@ -58,6 +58,25 @@ std::string sql_identifier(std::string_view name);
 // an SVG.
 std::string xml_escape(std::string_view s);
 
+// escape_name, then HTML's specials (& < > " ') as character references: the text of an HTML
+// element or a quoted attribute value, never markup (`<img src=x onerror=...>` reads as those
+// characters). Not for inside <script> or <style>, which take no references: see js_string and
+// script_json.
+std::string html_escape(std::string_view s);
+
+// `s` as a JavaScript string literal in double quotes, for inside an HTML <script> element:
+// escape_name first (as every writer), then backslash, both quotes, `<` and `>` (so `</script>`
+// and `<!--` cannot end or change the element), `&`, and the line terminators U+2028 and U+2029
+// (a raw one ends a line in older JavaScript engines) as backslash escapes (x3C, u2028).
+std::string js_string(std::string_view s);
+
+// JSON text (`json_text`, as dump() writes it) made inert inside <script type="application/json">:
+// every `<`, `>`, `&`, U+2028 and U+2029 as a JSON escape (backslash u003c, u003e, u0026, u2028, u2029). JSON
+// text holds those characters only inside strings, where the escapes mean the same characters,
+// so JSON.parse of the result gives the same value as of the input: the page's data is the
+// `--json` document, and no name in it can close the element (`</script>`) or open a comment.
+std::string script_json(std::string_view json_text);
+
 // At most `max_bytes` bytes of `s`, cut at a character boundary (a label shortened to fit
 // never ends in half a character).
 std::string utf8_prefix(const std::string& s, size_t max_bytes);
