@@ -21,6 +21,7 @@
 #include "trace/model/validate.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/analyses/top.h"
 
 namespace laptime::trace {
@@ -192,7 +193,7 @@ std::vector<JobRow> report_rows(const std::string& file, const ReportOptions& o)
     throw TraceError(e.what());
   }
   const TraceSource source = open_trace_source(file, stderr);
-  auto t = std::make_unique<const Trace>(load_nsys_sqlite(source.path()));
+  auto t = std::make_unique<const Trace>(load_trace(source.path()));
   const TraceJoin j(*t);
   require_ranges_left(*t);
   const ProcessReports reports = analyze_per_process(j, o);
