@@ -1,6 +1,8 @@
 #include "trace/analyses/iterations.h"
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
 #include <cctype>
 #include <cmath>
 #include <numeric>
@@ -84,6 +86,29 @@ int IterationSet::iteration_of_range(const Trace& t, int range) const {
     }
   }
   return of_range_[range];
+}
+
+int IterationSet::iteration_of_call(const TraceJoin& j, int api) const {
+  if (api < 0) return -1;
+  const Trace& t = j.trace();
+  if (const int it = iteration_of_range(t, j.api_range(api)); it >= 0) return it;
+  if (!spans_made_) {
+    spans_made_ = true;
+    spans_thread_ = !ranges.empty();
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const NvtxEvent& r = t.nvtx[ranges[k]];
+      if (k == 0) thread_ = {r.pid, r.tid};
+      spans_thread_ = spans_thread_ && thread_ == std::make_pair(r.pid, r.tid);
+      spans_.emplace_back(r.start, r.end, static_cast<int>(k));
+    }
+    std::sort(spans_.begin(), spans_.end());
+  }
+  const ApiCall& c = t.api_calls[api];
+  if (!spans_thread_ || c.pid != thread_.first || c.tid == thread_.second) return -1;
+  auto at = std::upper_bound(spans_.begin(), spans_.end(), std::make_tuple(c.start, std::numeric_limits<Ns>::max(), INT32_MAX));
+  if (at == spans_.begin()) return -1;
+  --at;
+  return c.start <= std::get<1>(*at) ? std::get<2>(*at) : -1;
 }
 
 namespace {

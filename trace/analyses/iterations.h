@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/stats.h"
@@ -129,9 +130,20 @@ struct IterationSet {
   std::map<int, int> by_range;    // nvtx index -> position in `ranges`
   // The iteration (position) a range sits in through its chain of parents, or -1.
   int iteration_of_range(const Trace& t, int range) const;
+  // The iteration (position) API call `api` belongs to, or -1: the one its range's chain reaches;
+  // else, when every iteration range is on one thread, the one open on that thread when a call of
+  // another thread of the same process started (PyTorch's autograd thread launches the backward
+  // pass while the main thread's ProfilerStep is open: a GPU op belongs to the step holding the
+  // call it correlates to).
+  int iteration_of_call(const TraceJoin& j, int api) const;
 
  private:
   mutable std::vector<int> of_range_;  // iteration_of_range for every range, filled on first use
+  // iteration_of_call's spans (start, end, position) by start, filled on first use; `spans_thread_`
+  // false when the iteration ranges are on more than one thread (no fallback then).
+  mutable std::vector<std::tuple<Ns, Ns, int>> spans_;
+  mutable bool spans_made_ = false, spans_thread_ = false;
+  mutable std::pair<uint32_t, uint32_t> thread_{0, 0};
 };
 
 // `spec` empty: the default rules above. `pid` set: only that process's ranges are candidates

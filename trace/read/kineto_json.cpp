@@ -644,7 +644,8 @@ class Reader {
       if (fresh) t_.thread_names[{*pid, it->second}] = ev_.tid.text;
       *tid = it->second;
     } else {
-      *tid = static_cast<uint32_t>(c.id(ev_.tid, 0, kU32));
+      // Kineto writes some thread ids as signed 32-bit numbers (-247463936): the same 32 bits.
+      *tid = static_cast<uint32_t>(c.id(ev_.tid, INT32_MIN, kU32));
     }
     return true;
   }
@@ -779,7 +780,7 @@ class Reader {
     int64_t pid = 0, tid = 0;
     if (int_of(ev_.pid, 0, kU32, &pid) != IntText::Ok) return;
     if (ev_.name == "process_name" && ev_.has_arg_name) process_names_[static_cast<uint32_t>(pid)] = ev_.arg_name;
-    if (ev_.name == "thread_name" && ev_.has_arg_name && int_of(ev_.tid, 0, kU32, &tid) == IntText::Ok)
+    if (ev_.name == "thread_name" && ev_.has_arg_name && int_of(ev_.tid, INT32_MIN, kU32, &tid) == IntText::Ok)
       thread_names_[{static_cast<uint32_t>(pid), static_cast<uint32_t>(tid)}] = ev_.arg_name;
   }
 
@@ -837,6 +838,7 @@ class Reader {
         t_.process_names[pid] = (name.empty() ? "" : name + " ") + "rank " + std::to_string(rank);
     }
     drop_profiler_sync();
+    keep_gpus_used();
     shift_to_zero();
     t_.format = TraceFormat::Kineto;
     t_.source = "PyTorch profiler (Kineto JSON" + (schema_.empty() ? std::string() : ", schema " + schema_) + ")";
@@ -919,6 +921,19 @@ class Reader {
     t_.notes.push_back("The profiler's own cudaDeviceSynchronize at the end of its window (" + detail::ms(a.end - a.start) +
                        " ms, as torch.profiler stops) is not the program's: left out.");
     t_.api_calls.erase(t_.api_calls.begin() + static_cast<long>(last));
+  }
+
+  // deviceProperties lists every GPU of the machine; the trace's are those its GPU rows ran on.
+  void keep_gpus_used() {
+    std::set<uint32_t> used;
+    for (const Kernel& k : t_.kernels) used.insert(k.device);
+    for (const Memcpy& m : t_.memcpys) used.insert(m.device);
+    for (const Memset& m : t_.memsets) used.insert(m.device);
+    if (used.empty()) return;
+    std::vector<Gpu> kept;
+    for (const Gpu& g : t_.gpus)
+      if (used.count(g.id)) kept.push_back(g);
+    t_.gpus = std::move(kept);
   }
 
   // Times since the trace's first kept event, as nsys's are since its session's start.
