@@ -15,6 +15,7 @@
 #include "trace/model/error.h"
 #include "trace/model/text.h"
 #include "trace/read/nsys_export.h"
+#include "trace/read/open_trace.h"
 
 namespace laptime {
 
@@ -38,6 +39,11 @@ int run_scrub(const ScrubOptions& o) {
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
   }
+  // What the file is, by its content (trace/read/open_trace.h): scrub copies SQLite traces.
+  if (trace::trace_kind(o.in) == trace::TraceKind::Kineto)
+    throw trace::TraceError(trace::escape_name(o.in) +
+                            " is a PyTorch profiler trace (JSON): laptime scrub copies SQLite traces (Nsight Systems "
+                            "exports, laptime's captures) and does not scrub this format.");
   try {
     const OutputSpec spec{"scrubbed trace", o.out};
     check_outputs({spec}, {o.in, export_of_report});

@@ -11,7 +11,7 @@ import re
 from . import LaptimeError, _report
 
 MAX_REPORTS = 100000
-_REPORT_EXT = (".sqlite", ".nsys-rep", ".qdrep")
+_REPORT_EXT = (".sqlite", ".nsys-rep", ".qdrep", ".pt.trace.json", ".json.gz")
 _NSYS_REPORT_EXT = (".nsys-rep", ".qdrep")
 # Flags of the job, not of one report's analysis (--fail-if-spread goes to each, which checks its
 # value with the command's own sentence and, with one row, never trips).
@@ -49,7 +49,7 @@ def expand(args):
         if os.path.isdir(arg):
             names = [n for n in os.listdir(arg) if _is_report_name(n) and os.path.isfile(os.path.join(arg, n))]
             if not names:
-                raise LaptimeError("the folder %s holds no trace (.sqlite, .nsys-rep or .qdrep file)." % arg, 1)
+                raise LaptimeError("the folder %s holds no trace (.sqlite, .nsys-rep, .qdrep, .pt.trace.json or .json.gz file)." % arg, 1)
             prefix = arg if arg.endswith("/") else arg + "/"
             found = [prefix + n for n in _natural_sorted(names)]
         elif not os.path.exists(arg) and any(c in arg for c in "*?["):

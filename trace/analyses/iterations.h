@@ -4,7 +4,8 @@
 // The iteration ranges come from --range (an exact name, a glob `Forward Pass Iter *`, or a
 // regular expression `re:...`, always matched against the whole name) or, without it, from
 // the first rule that fits:
-//   1. laptime's own `forward` ranges (any domain);
+//   1. laptime's own `forward` ranges (any domain); in the PyTorch profiler's trace, its steps
+//      (`ProfilerStep#N`, one per prof.step()), however many;
 //   2. a family of ranges whose names differ only by one number (`Forward Pass Iter 3`,
 //      `ProfilerStep#12`, `step_7`; PyTorch emit_nvtx's `, seq = N` / `, op_id = N` suffixes
 //      ignored), on one thread, never overlapping, with distinct numbers,

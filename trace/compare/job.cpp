@@ -61,7 +61,9 @@ bool is_report_name(const std::string& name) {
     const std::string e = ext;
     return name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
   };
-  return ends(".sqlite") || ends(".nsys-rep") || ends(".qdrep");
+  // The PyTorch profiler's: tensorboard_trace_handler's `*.pt.trace.json[.gz]`, any gzipped JSON (a
+  // plain .json in a folder may be a report or layer costs: named, or globbed, it is read all the same).
+  return ends(".sqlite") || ends(".nsys-rep") || ends(".qdrep") || ends(".pt.trace.json") || ends(".json.gz");
 }
 
 bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
@@ -114,7 +116,8 @@ std::vector<std::string> expand_report_inputs(const std::vector<std::string>& ar
     if (exists && std::filesystem::is_directory(arg, ec)) {
       found = folder_reports(arg);
       if (found.empty())
-        throw TraceError("the folder " + escape_name(arg) + " holds no trace (.sqlite, .nsys-rep or .qdrep file).");
+        throw TraceError("the folder " + escape_name(arg) +
+                         " holds no trace (.sqlite, .nsys-rep, .qdrep, .pt.trace.json or .json.gz file).");
     } else if (!exists && has_glob_characters(arg)) {
       found = glob_matches(arg);
       if (found.empty()) throw TraceError("no file matches " + escape_name(arg) + ".");

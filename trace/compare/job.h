@@ -1,7 +1,7 @@
 // `laptime analyze A B C ...`: the reports of one job side by side (one per rank, written by
 // `nsys profile -o run_%q{RANK}` under torchrun, or a CI fleet's hundreds), and the straggler.
 //
-// Inputs: files, folders (their .sqlite, .nsys-rep and .qdrep files, in natural order: run_2
+// Inputs: files, folders (their .sqlite, .nsys-rep, .qdrep, .pt.trace.json and .json.gz files, in natural order: run_2
 // before run_10) and globs laptime expands itself ('runs/*.nsys-rep', quoted); an export beside
 // its report (R.sqlite with R.nsys-rep) is one report, read once.
 //

@@ -57,7 +57,8 @@ ByteSource::ByteSource(const std::string& path) : path_(path) {
   fill_input();
   gzip_ = is_gzip_magic(z_.next_in, z_.avail_in);
   if (gzip_) {
-    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw TraceError("cannot start zlib to read " + escape_name(path) + ".");
+    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK)
+      throw TraceError("cannot start zlib to read " + escape_name(path) + ".");
     stream_open_ = true;
   }
 }
@@ -71,8 +72,7 @@ bool ByteSource::fill_input() {
   if (at_eof_) return false;
   const size_t n = std::fread(in_.data(), 1, in_.size(), f_);
   if (n < in_.size()) {
-    if (std::ferror(f_))
-      throw TraceError("cannot read " + escape_name(path_) + ": " + std::strerror(errno) + ".");
+    if (std::ferror(f_)) throw TraceError("cannot read " + escape_name(path_) + ": " + std::strerror(errno) + ".");
     at_eof_ = true;
   }
   z_.next_in = in_.data();
@@ -114,15 +114,16 @@ std::string_view ByteSource::next() {
     } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && produced > 0)) {
       const uint64_t at = consumed_ - z_.avail_in;
       throw TraceError(escape_name(path_) + " is gzip but its stream is damaged at byte " +
-                       detail::format("%llu", static_cast<unsigned long long>(at)) + " (zlib: " +
-                       escape_name(z_.msg ? z_.msg : "error " + std::to_string(rc)) + ").");
+                       detail::format("%llu", static_cast<unsigned long long>(at)) +
+                       " (zlib: " + escape_name(z_.msg ? z_.msg : "error " + std::to_string(rc)) + ").");
     }
     decoded_ += produced;
     const uint64_t read = consumed_ - z_.avail_in;
     if (decoded_ > kBombFloor && decoded_ > kBombRatio * read)
       throw TraceError(escape_name(path_) + " inflates to more than " + std::to_string(kBombRatio) +
-                       " times its compressed size (" + detail::format("%llu", static_cast<unsigned long long>(decoded_ >> 20)) +
-                       " MiB from " + detail::format("%llu", static_cast<unsigned long long>(read >> 10)) +
+                       " times its compressed size (" +
+                       detail::format("%llu", static_cast<unsigned long long>(decoded_ >> 20)) + " MiB from " +
+                       detail::format("%llu", static_cast<unsigned long long>(read >> 10)) +
                        " KiB so far): a gzip bomb, not a profiler's trace.");
     if (produced > 0) return {reinterpret_cast<const char*>(out_.data()), produced};
   }

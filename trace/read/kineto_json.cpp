@@ -348,7 +348,8 @@ MemKind mem_kind_of(std::string word) {
 // "(Pageable -> Device)" -> {Pageable, Device}; "(Device)" -> {Device, Device}.
 std::pair<MemKind, MemKind> mem_kinds_of(const std::string& name) {
   const size_t open = name.rfind('('), close = name.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return {MemKind::Unknown, MemKind::Unknown};
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return {MemKind::Unknown, MemKind::Unknown};
   const std::string inside = name.substr(open + 1, close - open - 1);
   const size_t arrow = inside.find("->");
   if (arrow == std::string::npos) {
@@ -390,8 +391,11 @@ class Reader {
       if (stream_.at_end())
         throw TraceError(file + " ends in the middle of its JSON (after " + std::to_string(src_.decoded()) +
                          " bytes): the profiler did not finish writing it, or the file was cut short.");
-      throw TraceError(file + " is not valid JSON at byte " + std::to_string(ok.Offset()) + ": " +
-                       rapidjson::GetParseError_En(ok.Code()));
+      // RapidJSON calls a raw control character in a string an invalid escape: say both.
+      const std::string why = ok.Code() == rapidjson::kParseErrorStringEscapeInvalid
+                                  ? "a control character or an invalid escape inside a string."
+                                  : rapidjson::GetParseError_En(ok.Code());
+      throw TraceError(file + " is not valid JSON at byte " + std::to_string(ok.Offset()) + ": " + why);
     }
     if (!saw_events_)
       throw TraceError(file +
@@ -427,8 +431,8 @@ class Reader {
         root_key_.assign(k);
         break;
       case Place::Event:
-        field_ = k == "ph"    ? Field::Ph
-                 : k == "cat" ? Field::Cat
+        field_ = k == "ph"     ? Field::Ph
+                 : k == "cat"  ? Field::Cat
                  : k == "name" ? Field::Name
                  : k == "pid"  ? Field::Pid
                  : k == "tid"  ? Field::Tid
@@ -605,7 +609,8 @@ class Reader {
       case Place::Device:
         if (root_key_ == "id") gpu_id_.set(s, n, is_string);
         if (root_key_ == "name" && is_string) gpu_.name.assign(s, n);
-        if (root_key_ == "numSms") gpu_.sm_count = static_cast<int>(Check::value(scalar_of(s, n, is_string), 0, 0, 1 << 20));
+        if (root_key_ == "numSms")
+          gpu_.sm_count = static_cast<int>(Check::value(scalar_of(s, n, is_string), 0, 0, 1 << 20));
         break;
       case Place::Distributed:
         if (root_key_ == "rank") rank_ = scalar_of(s, n, is_string);
@@ -640,7 +645,8 @@ class Reader {
     if (ev_.pid.present && ev_.pid.string) return false;
     *pid = static_cast<uint32_t>(c.id(ev_.pid, 0, kU32));
     if (ev_.tid.present && ev_.tid.string) {
-      auto [it, fresh] = string_tids_.try_emplace(ev_.tid.text, 0x80000000u + static_cast<uint32_t>(string_tids_.size()));
+      auto [it, fresh] =
+          string_tids_.try_emplace(ev_.tid.text, 0x80000000u + static_cast<uint32_t>(string_tids_.size()));
       if (fresh) t_.thread_names[{*pid, it->second}] = ev_.tid.text;
       *tid = it->second;
     } else {
@@ -838,6 +844,7 @@ class Reader {
         t_.process_names[pid] = (name.empty() ? "" : name + " ") + "rank " + std::to_string(rank);
     }
     drop_profiler_sync();
+    note_duplicate_correlations();
     keep_gpus_used();
     shift_to_zero();
     t_.format = TraceFormat::Kineto;
@@ -855,7 +862,21 @@ class Reader {
             "(questions 2 and 3) can be answered.");
     }
     t_.finalize();
+    mark_graph_work();
     check_totals(t_);
+  }
+
+  // A CUDA Graph's replayed work carries its cudaGraphLaunch's correlation: once joined, each is a
+  // graph node's work (GpuWork::graph_node), numbered in its replay's order where Kineto gives no
+  // node id (it records no node creation, so the layer is the launch's range, as graph.h says).
+  void mark_graph_work() {
+    std::unordered_map<int, uint64_t> next_node;  // launch call -> nodes numbered so far
+    auto mark = [&](auto& rows) {
+      for (auto& w : rows)
+        if (w.api >= 0 && w.graph_node == kNoGraphNode && t_.api_calls[w.api].name == "cudaGraphLaunch")
+          w.graph_node = next_node[w.api]++;
+    };
+    mark(t_.kernels), mark(t_.memcpys), mark(t_.memsets);
   }
 
   void drop_unflowed() {
@@ -863,7 +884,9 @@ class Reader {
     std::vector<char> gone_k(t_.kernels.size()), gone_c(t_.memcpys.size()), gone_s(t_.memsets.size());
     for (const Awaiting& a : awaiting_) {
       if (a.kind == Awaiting::Api) continue;  // a call without an id launched nothing we can see
-      const char* table = a.kind == Awaiting::Kernel ? "kernel" : a.kind == Awaiting::Memcpy ? "gpu_memcpy" : "gpu_memset";
+      const char* table = a.kind == Awaiting::Kernel   ? "kernel"
+                          : a.kind == Awaiting::Memcpy ? "gpu_memcpy"
+                                                       : "gpu_memset";
       (a.kind == Awaiting::Kernel ? gone_k : a.kind == Awaiting::Memcpy ? gone_c : gone_s)[a.index] = 1;
       ++t_.dropped.tables[table].by_reason[static_cast<int>(DropReason::Null)];
       ++dropped;
@@ -906,21 +929,40 @@ class Reader {
     set_all(t_.kernels, lookup), set_all(t_.memcpys, lookup), set_all(t_.memsets, lookup), set_all(t_.syncs, lookup);
   }
 
-  // torch.profiler synchronizes the device before it stops (profile.__exit__): the window's last
-  // runtime call, a cudaDeviceSynchronize inside no range of its thread. The program did not ask
-  // for it.
+  // torch.profiler synchronizes the device before it stops (profile.__exit__): the trace's last
+  // cudaDeviceSynchronize, when it is its thread's last runtime call, sits in no range of its thread
+  // and starts after every range of its process has ended. The program did not ask for it.
   void drop_profiler_sync() {
-    if (t_.api_calls.empty()) return;
-    size_t last = 0;
-    for (size_t i = 1; i < t_.api_calls.size(); ++i)
-      if (t_.api_calls[i].start >= t_.api_calls[last].start) last = i;
-    const ApiCall& a = t_.api_calls[last];
-    if (a.name != "cudaDeviceSynchronize") return;
+    int last = -1;
+    for (size_t i = 0; i < t_.api_calls.size(); ++i)
+      if (t_.api_calls[i].name == "cudaDeviceSynchronize" &&
+          (last < 0 || t_.api_calls[i].start >= t_.api_calls[static_cast<size_t>(last)].start))
+        last = static_cast<int>(i);
+    if (last < 0) return;
+    const ApiCall& a = t_.api_calls[static_cast<size_t>(last)];
+    for (const ApiCall& b : t_.api_calls)
+      if (b.pid == a.pid && b.tid == a.tid && b.start > a.start) return;
     for (const NvtxEvent& r : t_.nvtx)
-      if (r.pid == a.pid && r.tid == a.tid && r.start <= a.start && a.start <= r.end) return;
-    t_.notes.push_back("The profiler's own cudaDeviceSynchronize at the end of its window (" + detail::ms(a.end - a.start) +
-                       " ms, as torch.profiler stops) is not the program's: left out.");
-    t_.api_calls.erase(t_.api_calls.begin() + static_cast<long>(last));
+      if (r.pid == a.pid && r.end >= a.start) return;
+    t_.notes.push_back("The profiler's own cudaDeviceSynchronize at the end of its window (" +
+                       detail::ms(a.end - a.start) + " ms, as torch.profiler stops) is not the program's: left out.");
+    t_.api_calls.erase(t_.api_calls.begin() + last);
+  }
+
+  // CUPTI never gives two calls of one process the same correlation id: a trace that does is damaged
+  // or merged from two, and the GPU work joins one of them (Trace::finalize's rule), said once.
+  void note_duplicate_correlations() {
+    std::vector<uint64_t> keys;
+    keys.reserve(t_.api_calls.size());
+    for (const ApiCall& a : t_.api_calls)
+      if (a.correlation) keys.push_back(uint64_t{a.pid} << 32 | a.correlation);
+    std::sort(keys.begin(), keys.end());
+    size_t twice = 0;
+    for (size_t i = 1; i < keys.size(); ++i) twice += keys[i] == keys[i - 1];
+    if (twice)
+      t_.notes.push_back(detail::plural(twice, "CUDA API call reuses", "CUDA API calls reuse") +
+                         " the correlation id of another call of its process, which CUPTI never does (a damaged or "
+                         "merged trace): the GPU work with that id is joined to the runtime call, else the earliest.");
   }
 
   // deviceProperties lists every GPU of the machine; the trace's are those its GPU rows ran on.

@@ -23,7 +23,7 @@ bool first_key_is_schema(const std::string& path) {
     size_t i = head.find('{');
     if (i == std::string::npos) return false;
     i = head.find_first_not_of(" \t\r\n", i + 1);
-    return i != std::string::npos && head.compare(i, 9, "\"schema\"") == 0;
+    return i != std::string::npos && head.compare(i, 8, "\"schema\"") == 0;
   } catch (const TraceError&) {
     return false;
   }
