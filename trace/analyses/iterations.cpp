@@ -92,6 +92,7 @@ int IterationSet::iteration_of_call(const TraceJoin& j, int api) const {
   if (api < 0) return -1;
   const Trace& t = j.trace();
   if (const int it = iteration_of_range(t, j.api_range(api)); it >= 0) return it;
+  if (t.format != TraceFormat::Kineto) return -1;  // an NVTX range is its thread's, nothing more
   if (!spans_made_) {
     spans_made_ = true;
     spans_thread_ = !ranges.empty();

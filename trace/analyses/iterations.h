@@ -132,10 +132,11 @@ struct IterationSet {
   // The iteration (position) a range sits in through its chain of parents, or -1.
   int iteration_of_range(const Trace& t, int range) const;
   // The iteration (position) API call `api` belongs to, or -1: the one its range's chain reaches;
-  // else, when every iteration range is on one thread, the one open on that thread when a call of
-  // another thread of the same process started (PyTorch's autograd thread launches the backward
-  // pass while the main thread's ProfilerStep is open: a GPU op belongs to the step holding the
-  // call it correlates to).
+  // else, in a PyTorch profiler trace whose iteration ranges are all on one thread, the one open
+  // on that thread when a call of another thread of the same process started (the autograd thread
+  // launches the backward pass while the main thread's step is open: a GPU op belongs to the step
+  // holding the call it correlates to). An NVTX range is its own thread's (a loader thread's
+  // `load batch N` does not own the main thread's launches).
   int iteration_of_call(const TraceJoin& j, int api) const;
 
  private:

@@ -410,7 +410,7 @@ DiffSide load_run(const std::string& path, const DiffOptions& o, std::optional<u
   }
   DiffSide r;
   try {
-    if (trace_kind(path) == TraceKind::BenchReport) {
+    if (const TraceKind kind = trace_kind(path); kind == TraceKind::BenchReport || kind == TraceKind::OtherJson) {
       if (pid)
         throw TraceError(path +
                          " is a bench report, one process's laps: --pid names a process of a trace (--pid-before N "

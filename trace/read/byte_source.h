@@ -58,4 +58,49 @@ class ByteSource {
   uint64_t decoded_ = 0, consumed_ = 0, file_bytes_ = 0;
 };
 
+// A ByteSource as RapidJSON's input stream (its Stream concept: Peek, Take, Tell): a chunk at a
+// time, a NUL after the last byte, as RapidJSON's own FileReadStream.
+class JsonStream {
+ public:
+  typedef char Ch;
+  explicit JsonStream(ByteSource& src) : src_(src) { refill(); }
+  Ch Peek() const { return *cur_; }
+  Ch Take() {
+    const Ch c = *cur_;
+    if (cur_ < last_)
+      ++cur_;
+    else
+      refill();
+    return c;
+  }
+  size_t Tell() const { return static_cast<size_t>(base_ + static_cast<uint64_t>(cur_ - begin_)); }
+  bool at_end() const { return eof_; }
+  // Not an output stream.
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  size_t PutEnd(Ch*) { return 0; }
+
+ private:
+  void refill() {
+    if (eof_) return;
+    if (begin_ != &nul_) base_ += static_cast<uint64_t>(last_ - begin_) + 1;
+    const std::string_view chunk = src_.next();
+    if (chunk.empty()) {
+      eof_ = true;
+      begin_ = cur_ = last_ = &nul_;
+      return;
+    }
+    begin_ = cur_ = chunk.data();
+    last_ = chunk.data() + chunk.size() - 1;
+  }
+  ByteSource& src_;
+  const Ch nul_ = '\0';
+  const Ch* begin_ = &nul_;
+  const Ch* cur_ = &nul_;
+  const Ch* last_ = &nul_;
+  uint64_t base_ = 0;
+  bool eof_ = false;
+};
+
 }  // namespace laptime::trace

@@ -1,5 +1,7 @@
 #include "trace/read/open_trace.h"
 
+#include <rapidjson/reader.h>
+
 #include <fstream>
 #include <string_view>
 
@@ -13,20 +15,54 @@
 namespace laptime::trace {
 namespace {
 
-// A bench report's first key is "schema" (laptime writes it first); a Kineto trace's is
-// "schemaVersion", "traceEvents", "deviceProperties", ...
-bool first_key_is_schema(const std::string& path) {
+// What a JSON document's top level says: `traceEvents` (read no further than that key), a bare
+// array, or an object whose "schema" is one of laptime's. A document that cannot be parsed that far
+// is left to the reader, which says why.
+struct TopLevel : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TopLevel> {
+  int depth = 0;
+  bool trace = false, schema_next = false;
+  std::string schema;
+  bool Default() {
+    schema_next = false;
+    return true;
+  }
+  bool RawNumber(const char*, rapidjson::SizeType, bool) { return Default(); }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (schema_next && depth == 1) schema.assign(s, n);
+    return Default();
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (depth == 1 && std::string_view(s, n) == "traceEvents") return trace = true, false;
+    schema_next = depth == 1 && std::string_view(s, n) == "schema";
+    return true;
+  }
+  bool StartObject() { return open(); }
+  bool StartArray() {
+    if (depth == 0) return trace = true, false;  // the Chrome trace format's bare array of events
+    return open();
+  }
+  bool EndObject(rapidjson::SizeType) { return --depth, true; }
+  bool EndArray(rapidjson::SizeType) { return --depth, true; }
+  bool open() {
+    schema_next = false;
+    if (++depth > 64) return trace = true, false;  // the reader refuses it in its words
+    return true;
+  }
+};
+
+TopLevel top_level(const std::string& path) {
+  TopLevel top;
   try {
     ByteSource src(path);
-    std::string head;
-    for (std::string_view chunk; head.size() < 256 && !(chunk = src.next()).empty();) head.append(chunk);
-    size_t i = head.find('{');
-    if (i == std::string::npos) return false;
-    i = head.find_first_not_of(" \t\r\n", i + 1);
-    return i != std::string::npos && head.compare(i, 8, "\"schema\"") == 0;
+    JsonStream in(src);
+    rapidjson::Reader reader;
+    const rapidjson::ParseResult ok =
+        reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(in, top);
+    if (!ok && !top.trace && ok.Code() != rapidjson::kParseErrorTermination) top.trace = true;
   } catch (const TraceError&) {
-    return false;
+    top.trace = true;  // a damaged gzip stream: the reader says so
   }
+  return top;
 }
 
 }  // namespace
@@ -43,8 +79,11 @@ TraceKind trace_kind(const std::string& path) {
       return TraceKind::NsysSqlite;
     case FileMagic::Gzip:
       return TraceKind::Kineto;
-    case FileMagic::Json:
-      return first_key_is_schema(path) ? TraceKind::BenchReport : TraceKind::Kineto;
+    case FileMagic::Json: {
+      const TopLevel top = top_level(path);
+      if (top.trace) return TraceKind::Kineto;
+      return top.schema.rfind("laptime.bench/", 0) == 0 ? TraceKind::BenchReport : TraceKind::OtherJson;
+    }
     case FileMagic::Empty:
       return TraceKind::Empty;
     case FileMagic::Other:
@@ -56,6 +95,7 @@ TraceKind trace_kind(const std::string& path) {
 Trace load_trace(const std::string& path) {
   switch (trace_kind(path)) {
     case TraceKind::Kineto:
+    case TraceKind::OtherJson:  // the reader says it holds no traceEvents
       return load_kineto_json(path);
     case TraceKind::BenchReport:
       throw TraceError(escape_name(path) +
