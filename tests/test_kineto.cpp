@@ -16,6 +16,8 @@
 
 #include "tests/support/trace_testing.h"
 #include "trace/analyses/analyze.h"
+#include "trace/compare/diff.h"
+#include "trace/compare/diff_input.h"
 #include "trace/model/validate.h"
 #include "trace/read/kineto_json.h"
 #include "trace/read/open_trace.h"
@@ -131,6 +133,20 @@ TEST(Kineto, AGraphsReplayedKernelsJoinItsLaunch) {
     in_graph += k.graph_node != kNoGraphNode;
   }
   EXPECT_EQ(in_graph, t.kernels.size());
+}
+
+TEST(Kineto, DiffReadsItAgainstItselfAndAgainstAnNsysExport) {
+  const DiffOptions o;
+  DiffSide k = load_run(kineto("synthetic_graph_replay.json"), o, std::nullopt);
+  EXPECT_EQ(k.kind, "trace");
+  EXPECT_EQ(k.iteration_ns.size(), 5u);  // 6 steps, the first warm-up
+  const Diff same = diff_runs(load_run(kineto("synthetic_graph_replay.json"), o, std::nullopt), std::move(k), o);
+  ASSERT_FALSE(same.rows.empty());
+  EXPECT_EQ(same.rows[0].label, Label::Same);
+  const Diff across = diff_runs(load_run(kineto("synthetic_graph_replay.json"), o, std::nullopt),
+                                load_run(fixture("synthetic_trace.sqlite"), o, std::nullopt), o);
+  ASSERT_FALSE(across.rows.empty());
+  EXPECT_EQ(across.rows[0].label, Label::Faster);  // the synthetic nsys trace's lap is shorter
 }
 
 // --- What a file is ----------------------------------------------------------------------------
