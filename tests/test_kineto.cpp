@@ -272,6 +272,28 @@ TEST(KinetoHostile, NumbersPastTheirWidthLeaveTheirRowOutCounted) {
             "range, 1 end before start.");
 }
 
+TEST(Kineto, AnAc2gFlowGivesTheCorrelationARowLacks) {
+  const std::string path = temp_path("kineto", "flows.json");
+  write(path,
+        one_step(
+            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 7, \"tid\": 7, "
+            "\"ts\": 2.0, \"dur\": 1.0}, "
+            "{\"ph\": \"s\", \"id\": 9, \"pid\": 7, \"tid\": 7, \"ts\": 2.0, \"cat\": \"ac2g\", \"name\": \"ac2g\"}, "
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 4.0, \"dur\": 3.0, "
+            "\"args\": {\"device\": 0, \"stream\": 7}}, "
+            "{\"ph\": \"f\", \"id\": 9, \"pid\": 0, \"tid\": 7, \"ts\": 4.0, \"cat\": \"ac2g\", \"name\": \"ac2g\", "
+            "\"bp\": \"e\"}, "
+            // no correlation and no flow: no launch to join, left out
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 8.0, \"dur\": "
+            "1.0}, "));
+  const Trace t = load_trace(path);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].correlation, 9u);
+  ASSERT_GE(t.kernels[0].api, 0);
+  EXPECT_EQ(t.api_calls[t.kernels[0].api].correlation, 9u);
+  EXPECT_EQ(t.dropped.summary(), "1 of 4 rows left out (kernel 1): 1 NULL time or id.");
+}
+
 TEST(KinetoHostile, StringPidsAreTheProfilersOwnRowsAndDuplicatedCorrelationsAreSaid) {
   const std::string path = temp_path("kineto", "spans.json");
   write(path, one_step(std::string(kLaunch) + kLaunch +
