@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -51,12 +52,14 @@ ByteSource::ByteSource(const std::string& path) : path_(path) {
   f_ = std::fopen(path.c_str(), "rb");
   if (!f_) throw TraceError("cannot open " + escape_name(path) + ": no such file, or it is not readable.");
   struct stat st {};
-  if (fstat(fileno(f_), &st) == 0) file_bytes_ = static_cast<uint64_t>(st.st_size);
-  in_.resize(kInChunk);
-  out_.resize(kOutChunk);
+  const bool regular = fstat(fileno(f_), &st) == 0 && S_ISREG(st.st_mode);
+  if (regular) file_bytes_ = static_cast<uint64_t>(st.st_size);
+  // A small file reads in one small buffer; the decoder's buffer only for gzip.
+  in_.resize(regular ? static_cast<size_t>(std::clamp<uint64_t>(file_bytes_ + 1, 4096, kInChunk)) : kInChunk);
   fill_input();
   gzip_ = is_gzip_magic(z_.next_in, z_.avail_in);
   if (gzip_) {
+    out_.resize(kOutChunk);
     if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK)
       throw TraceError("cannot start zlib to read " + escape_name(path) + ".");
     stream_open_ = true;
