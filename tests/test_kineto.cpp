@@ -250,20 +250,24 @@ TEST(KinetoHostile, NamesThatAreNotUtf8AreEscapedAndRawControlCharactersAreNotJs
                                                         ": a control character or an invalid escape inside a string.");
 }
 
+// One complete event ("ph": "X") as Kineto writes it, each value as its JSON text; `args` the
+// members of its args object, if any.
+std::string event(const std::string& cat, const std::string& pid, const std::string& ts, const std::string& dur,
+                  const std::string& args = "") {
+  const bool gpu = cat == "kernel";
+  return "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + (gpu ? "k" : "cudaLaunchKernel") +
+         "\", \"pid\": " + pid + ", \"tid\": 7, \"ts\": " + ts + ", \"dur\": " + dur +
+         (args.empty() ? "" : ", \"args\": {" + args + "}") + "}, ";
+}
+
 TEST(KinetoHostile, NumbersPastTheirWidthLeaveTheirRowOutCounted) {
   const std::string path = temp_path("kineto", "wide.json");
-  write(path, one_step(std::string(kLaunch) +
-                       // pid past 64 bits, correlation past 32, a time past 2^62 ns, a negative duration
-                       "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": "
-                       "99999999999999999999999, \"tid\": 7, \"ts\": 3.0, \"dur\": 1.0}, "
-                       "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 4.0, "
-                       "\"dur\": 3.0, \"args\": {\"correlation\": 4294967296}}, "
-                       "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1e30, "
-                       "\"dur\": 3.0, \"args\": {\"correlation\": 5}}, "
-                       "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 4.0, "
-                       "\"dur\": -3.0, \"args\": {\"correlation\": 5}}, "
-                       "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": \"4\", "
-                       "\"dur\": 3.0, \"args\": {\"correlation\": 5}}, "));
+  // A pid past 64 bits, a correlation past 32, a time past 2^62 ns, a negative duration, a time as text.
+  write(path, one_step(std::string(kLaunch) + event("cuda_runtime", "99999999999999999999999", "3.0", "1.0") +
+                       event("kernel", "0", "4.0", "3.0", "\"correlation\": 4294967296") +
+                       event("kernel", "0", "1e30", "3.0", "\"correlation\": 5") +
+                       event("kernel", "0", "4.0", "-3.0", "\"correlation\": 5") +
+                       event("kernel", "0", "\"4\"", "3.0", "\"correlation\": 5")));
   const Trace t = load_trace(path);
   EXPECT_EQ(t.kernels.size(), 1u);
   EXPECT_EQ(t.api_calls.size(), 1u);
@@ -274,18 +278,13 @@ TEST(KinetoHostile, NumbersPastTheirWidthLeaveTheirRowOutCounted) {
 
 TEST(Kineto, AnAc2gFlowGivesTheCorrelationARowLacks) {
   const std::string path = temp_path("kineto", "flows.json");
-  write(path,
-        one_step(
-            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 7, \"tid\": 7, "
-            "\"ts\": 2.0, \"dur\": 1.0}, "
-            "{\"ph\": \"s\", \"id\": 9, \"pid\": 7, \"tid\": 7, \"ts\": 2.0, \"cat\": \"ac2g\", \"name\": \"ac2g\"}, "
-            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 4.0, \"dur\": 3.0, "
-            "\"args\": {\"device\": 0, \"stream\": 7}}, "
-            "{\"ph\": \"f\", \"id\": 9, \"pid\": 0, \"tid\": 7, \"ts\": 4.0, \"cat\": \"ac2g\", \"name\": \"ac2g\", "
-            "\"bp\": \"e\"}, "
-            // no correlation and no flow: no launch to join, left out
-            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 8.0, \"dur\": "
-            "1.0}, "));
+  auto flow = [](char ph, const char* pid, const char* ts) {
+    return std::string("{\"ph\": \"") + ph + "\", \"id\": 9, \"pid\": " + pid + ", \"tid\": 7, \"ts\": " + ts +
+           ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}, ";
+  };
+  write(path, one_step(event("cuda_runtime", "7", "2.0", "1.0") + flow('s', "7", "2.0") +
+                       event("kernel", "0", "4.0", "3.0", "\"device\": 0, \"stream\": 7") + flow('f', "0", "4.0") +
+                       event("kernel", "0", "8.0", "1.0")));  // no correlation and no flow: left out
   const Trace t = load_trace(path);
   ASSERT_EQ(t.kernels.size(), 1u);
   EXPECT_EQ(t.kernels[0].correlation, 9u);
