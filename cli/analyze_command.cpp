@@ -22,6 +22,7 @@
 #include "trace/write/analysis_json.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/per_process.h"
@@ -269,7 +270,7 @@ int run_analyze(const AnalyzeOptions& o) {
   // On the notes stream, like the export's line: the report is the same before and after a scrub.
   if (const std::string note = trace::environment_note(source.path()); !note.empty())
     std::fprintf(stderr, "laptime: %s\n", note.c_str());
-  auto t = std::make_unique<const trace::Trace>(trace::load_nsys_sqlite(source.path()));
+  auto t = std::make_unique<const trace::Trace>(trace::load_trace(source.path()));
   auto j = std::make_unique<const trace::TraceJoin>(*t);
   // The Perfetto export needs no iterations: write it even if the analysis cannot run.
   if (!o.perfetto.empty()) trace::write_perfetto(*j, o.perfetto);

@@ -16,6 +16,7 @@
 #include "trace/model/format.h"
 #include "trace/model/text.h"
 #include "trace/read/nsys_export.h"
+#include "trace/read/open_trace.h"
 
 namespace laptime {
 
@@ -90,6 +91,11 @@ int run_scrub(const ScrubOptions& o) {
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
   }
+  // What the file is, by its content (trace/read/open_trace.h): scrub copies SQLite traces.
+  if (trace::trace_kind(o.in) == trace::TraceKind::Kineto)
+    throw trace::TraceError(trace::escape_name(o.in) +
+                            " is a PyTorch profiler trace (JSON): laptime scrub copies SQLite traces (Nsight Systems "
+                            "exports, laptime's captures) and does not scrub this format.");
   const trace::TraceSource source = trace::open_trace_source(o.in, stderr);
   const trace::ScrubResult r = trace::scrub_trace(
       source.path(), out->temp_path(), o.keep_command ? trace::CommandLine::Keep : trace::CommandLine::BaseName);

@@ -61,6 +61,8 @@ check() {
   header CLI/CLI.hpp || apt_missing+=(libcli11-dev)
   header sqlite3.h || apt_missing+=(libsqlite3-dev)
   header re2/re2.h || apt_missing+=(libre2-dev)  # --range re:REGEX, matched in linear time
+  header rapidjson/reader.h || apt_missing+=(rapidjson-dev)  # the PyTorch profiler's JSON, streamed
+  header zlib.h || apt_missing+=(zlib1g-dev)                 # ... and its .json.gz, inflated as read
 
   if ! have python3; then
     apt_missing+=(python3 python3-pip ca-certificates)

@@ -82,7 +82,7 @@ TEST(Job, InputsFoldersGlobsAndExportsBesideTheirReport) {
             "no file matches " + f + "/nothing_*.sqlite.");
   const std::string empty = folder("empty");
   EXPECT_EQ(error_of([&] { expand_report_inputs({empty}, notes); }),
-            "the folder " + empty + " holds no trace (.sqlite, .nsys-rep or .qdrep file).");
+            "the folder " + empty + " holds no trace (.sqlite, .nsys-rep, .qdrep, .pt.trace.json or .json.gz file).");
   // A path that exists is never a glob, and a missing one is left to the reader's sentence.
   EXPECT_EQ(expand_report_inputs({"/nonexistent/run.sqlite"}, notes),
             (std::vector<std::string>{"/nonexistent/run.sqlite"}));

@@ -34,6 +34,7 @@
 namespace laptime::trace {
 namespace {
 
+using testing_support::bounded;
 using testing_support::error_of;
 using testing_support::report_text;
 
@@ -46,43 +47,6 @@ bool have(const std::string& path) { return static_cast<bool>(std::ifstream(path
 
 #define REQUIRE_TRACE(path) \
   if (!have(path)) GTEST_SKIP() << path << " is missing: CTest writes it first (trace.scale_traces)";
-
-// This process's address space now, in bytes (/proc/self/statm: pages).
-size_t address_space() {
-  std::ifstream f("/proc/self/statm");
-  size_t pages = 0;
-  f >> pages;
-  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
-// Runs `work` in a child allowed `budget` bytes of address space beyond what it starts with and
-// `cpu_s` seconds of CPU. "" when it finished, else what stopped it.
-std::string bounded(size_t budget, int cpu_s, const std::function<void()>& work) {
-  std::fflush(nullptr);
-  const pid_t child = fork();
-  if (child == 0) {
-    const rlimit as{address_space() + budget, address_space() + budget};
-    const rlimit cpu{static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s)};
-    setrlimit(RLIMIT_AS, &as);
-    setrlimit(RLIMIT_CPU, &cpu);
-    try {
-      work();
-    } catch (const std::bad_alloc&) {
-      _exit(3);
-    } catch (const TraceError&) {
-      _exit(0);  // a sentence is a fine answer to a hostile trace
-    } catch (...) {
-      _exit(4);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  if (WEXITSTATUS(status) == 3) return "out of memory (bad_alloc)";
-  if (WEXITSTATUS(status) != 0) return "exit " + std::to_string(WEXITSTATUS(status));
-  return "";
-}
 
 // Everything laptime analyze and diff do with a trace, outputs thrown away: for each process with
 // iterations, as both read a capture of several (trace/analyses/processes.h).

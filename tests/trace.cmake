@@ -103,3 +103,14 @@ gtest_discover_tests(test_trace_scale DISCOVERY_MODE PRE_TEST
   PROPERTIES ENVIRONMENT "LAPTIME_SCALE_TRACES=${LAPTIME_SCALE_TRACES}"
              FIXTURES_REQUIRED scale_traces
              SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+
+# The PyTorch profiler's (Kineto) traces: the reader against tests/fixtures/kineto/reference.py's
+# figures on real traces (HTA's and TraceLens's test data, trimmed) and synthetic ones, what a file
+# is by its content, exact times, and hostile files.
+find_package(ZLIB REQUIRED)  # the tests gzip their hostile files
+laptime_test(test_kineto test_kineto.cpp LIBS laptime_trace ZLIB::ZLIB)
+target_include_directories(test_kineto PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/..)
+add_test(NAME trace.kineto_reference_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/kineto/reference.py --check)
+add_test(NAME trace.kineto_synthetic_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/kineto/make_synthetic.py --check)

@@ -109,8 +109,9 @@ def _report(command, paths, options, ok_codes=(0,)):
 def analyze(path, **options):
     """`laptime analyze PATH` as a dict (schema laptime.analyze/1).
 
-    path: an .nsys-rep (exported once with nsys, see the README), its SQLite export, or a trace
-    from `laptime bench --trace`. options: the command's flags, e.g. range="step *",
+    path: an .nsys-rep (exported once with nsys, see the README), its SQLite export, a trace
+    from `laptime bench --trace`, or the PyTorch profiler's trace (.json or .json.gz, told by its
+    content). options: the command's flags, e.g. range="step *",
     skip_warmup=2, gap_us=5, top=20, layers="run.layers.json", pid=4100. A capture in which
     several processes have iterations gives each one's report under "processes" (pid=N: that
     process's alone; docs/PROFILING.md 8.8).
@@ -144,9 +145,9 @@ def analyze_many(paths, client=None, **options):
     verdict, iterations, layers) and "job" (the spread, the straggler's layers against the median
     report's with diff's intervals, the gate).
 
-    paths: a file, folder or glob, or a list of them (folders: their .sqlite, .nsys-rep and .qdrep
-    files; a file named twice, under another name or through a link, is one report). options:
-    analyze's flags, and fail_if_spread=PCT (the dict is returned whether or not the gate trips:
+    paths: a file, folder or glob, or a list of them (folders: their .sqlite, .nsys-rep, .qdrep,
+    .pt.trace.json and .json.gz files; a file named twice, under another name or through a link, is
+    one report). options: analyze's flags, and fail_if_spread=PCT (the dict is returned whether or not the gate trips:
     its "gate" says), workers=N (reports in flight on this machine; checked as the command checks it
     with a client too).
 

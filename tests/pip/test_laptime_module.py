@@ -199,6 +199,20 @@ def expected_spread(expected):
     return 100 * (slow["lap_ms"] / med["lap_ms"] - 1)
 
 
+def test_a_pytorch_profiler_trace_is_read_like_any_other(tmp_path):
+    kineto = FIXTURES / "kineto"
+    want = json.loads((kineto / "reference.expected.json").read_text())["synthetic_item_loop.json.gz"]
+    report = laptime.analyze(kineto / "synthetic_item_loop.json.gz")
+    assert report["source"].startswith("PyTorch profiler")
+    assert [(it["index"], it["kernels"], it["host_ns"]) for it in report["iterations"]] == [
+        (it["index"], it["kernels"], it["host_ns"]) for it in want["iterations"]]
+    # A job of gzipped traces: a glob laptime expands, and a folder (tensorboard_trace_handler's names).
+    for rank in (0, 1):
+        shutil.copy(kineto / "synthetic_item_loop.json.gz", tmp_path / ("rank%d.pt.trace.json.gz" % rank))
+    assert len(laptime.analyze_many(str(tmp_path / "*.json.gz"))["reports"]) == 2
+    assert len(laptime.analyze_many(tmp_path)["reports"]) == 2
+
+
 def test_analyze_many_on_a_two_worker_local_cluster_gives_the_same_job(tmp_path):
     distributed = pytest.importorskip("distributed", reason="pip install .[dask] for the cluster test")
     files = [JOB / "rank_0.sqlite", str(JOB / "rank_[123].sqlite"), FIXTURES / "process_two_ranks.sqlite"]

@@ -3,10 +3,15 @@
 // hand for a build carried to another machine) wins over the checkout the build was configured in.
 #pragma once
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -47,6 +52,43 @@ std::string error_of(F&& f) {
   } catch (const TraceError& e) {
     return e.what();
   }
+  return "";
+}
+
+// This process's address space now, in bytes (/proc/self/statm: pages).
+inline size_t address_space() {
+  std::ifstream f("/proc/self/statm");
+  size_t pages = 0;
+  f >> pages;
+  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Runs `work` in a child allowed `budget` bytes of address space beyond what it starts with and
+// `cpu_s` seconds of CPU. "" when it finished, else what stopped it.
+inline std::string bounded(size_t budget, int cpu_s, const std::function<void()>& work) {
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    const rlimit as{address_space() + budget, address_space() + budget};
+    const rlimit cpu{static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s)};
+    setrlimit(RLIMIT_AS, &as);
+    setrlimit(RLIMIT_CPU, &cpu);
+    try {
+      work();
+    } catch (const std::bad_alloc&) {
+      _exit(3);
+    } catch (const TraceError&) {
+      _exit(0);  // a sentence is a fine answer to a hostile trace
+    } catch (...) {
+      _exit(4);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) == 3) return "out of memory (bad_alloc)";
+  if (WEXITSTATUS(status) != 0) return "exit " + std::to_string(WEXITSTATUS(status));
   return "";
 }
 

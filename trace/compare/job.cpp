@@ -26,6 +26,7 @@
 #include "trace/model/validate.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/analyses/top.h"
 
 namespace laptime::trace {
@@ -65,7 +66,9 @@ bool is_report_name(const std::string& name) {
     const std::string e = ext;
     return name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
   };
-  return ends(".sqlite") || ends(".nsys-rep") || ends(".qdrep");
+  // The PyTorch profiler's: tensorboard_trace_handler's `*.pt.trace.json[.gz]`, any gzipped JSON (a
+  // plain .json in a folder may be a report or layer costs: named, or globbed, it is read all the same).
+  return ends(".sqlite") || ends(".nsys-rep") || ends(".qdrep") || ends(".pt.trace.json") || ends(".json.gz");
 }
 
 bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
@@ -183,7 +186,8 @@ std::vector<std::string> expand_report_inputs(const std::vector<std::string>& ar
     if (exists && std::filesystem::is_directory(arg, ec)) {
       found = folder_reports(arg);
       if (found.empty())
-        throw TraceError("the folder " + escape_name(arg) + " holds no trace (.sqlite, .nsys-rep or .qdrep file).");
+        throw TraceError("the folder " + escape_name(arg) +
+                         " holds no trace (.sqlite, .nsys-rep, .qdrep, .pt.trace.json or .json.gz file).");
     } else if (!exists && has_glob_characters(arg)) {
       found = glob_matches(arg);
       if (found.empty()) throw TraceError("no file matches " + escape_name(arg) + ".");
@@ -248,7 +252,7 @@ std::vector<JobRow> read_report(const std::string& file, const ReportOptions& o,
     throw TraceError(e.what());
   }
   auto opened = std::make_shared<const TraceSource>(open_trace_source(file, stderr));
-  auto t = std::make_unique<const Trace>(load_nsys_sqlite(opened->path()));
+  auto t = std::make_unique<const Trace>(load_trace(opened->path()));
   const TraceJoin j(*t);
   require_ranges_left(*t);
   const ProcessReports reports = analyze_per_process(j, o);

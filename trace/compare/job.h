@@ -1,8 +1,8 @@
 // `laptime analyze A B C ...`: the reports of one job side by side (one per rank, written by
 // `nsys profile -o run_%q{RANK}` under torchrun, or a CI fleet's hundreds), and the straggler.
 //
-// Inputs: files, folders (their .sqlite, .nsys-rep and .qdrep files, in natural order: run_2
-// before run_10) and globs laptime expands itself ('runs/*.nsys-rep', quoted). A report is one
+// Inputs: files, folders (their .sqlite, .nsys-rep, .qdrep, .pt.trace.json and .json.gz files, in
+// natural order: run_2 before run_10) and globs laptime expands itself ('runs/*.nsys-rep', quoted). A report is one
 // file, whatever it is called: its identity is the file's device and inode after links, so
 // `./r.sqlite` beside `r.sqlite`, a symbolic or a hard link to it, and an export named beside
 // its report (R.sqlite with R.nsys-rep, however spelled) are read once, and a note names them.

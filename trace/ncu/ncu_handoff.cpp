@@ -12,6 +12,7 @@
 #include "trace/model/text.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sqlite.h"
 
 namespace laptime::trace {
@@ -86,7 +87,7 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
     throw TraceError(e.what());
   }
   const TraceSource source = open_trace_source(o.trace, stderr);
-  const auto t = std::make_unique<const Trace>(load_nsys_sqlite(source.path()));
+  const auto t = std::make_unique<const Trace>(load_trace(source.path()));
   const TraceJoin j(*t);
   ReportOptions ro;
   ro.pid = o.pid;

@@ -15,6 +15,7 @@
 #include "core/os.h"
 #include "core/output_file.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 #include "trace/read/sqlite.h"
 #include "trace/model/text.h"
@@ -103,7 +104,8 @@ TraceSource::~TraceSource() { remove_folder(temp_folder_); }
 
 TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   const struct timespec report_time = regular_mtime(path);
-  if (!is_nsys_report(path) || report_time.tv_sec < 0) return TraceSource(path);
+  // What the file is comes from its content (trace/read/open_trace.h): only a report is exported.
+  if (report_time.tv_sec < 0 || trace_kind(path) != TraceKind::NsysReport) return TraceSource(path);
   const std::string cache = export_path_for(path);
   const struct timespec cache_time = regular_mtime(cache);
   const bool stale = cache_time.tv_sec >= 0 && !not_older(cache_time, report_time);

@@ -476,6 +476,7 @@ class Reader {
     }
     if (meta.count("LAPTIME_TRACE")) {
       t_.source = "laptime " + meta["LAPTIME_TRACE"];
+      t_.format = TraceFormat::Laptime;
       return;
     }
     std::string schema = meta["EXPORT_SCHEMA_VERSION"];
