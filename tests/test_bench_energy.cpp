@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -17,6 +18,7 @@
 #include "bench/bench_result.h"
 #include "bench/clocks.h"
 #include "bench/energy.h"
+#include "tests/support/golden.h"
 
 namespace laptime {
 namespace {
@@ -275,6 +277,45 @@ TEST(BenchEnergy, NotMeasuredSaysWhyInOneLine) {
   r.energy.reset();  // a result made by hand: no line, no key
   EXPECT_EQ(text_of(r).find("energy"), std::string::npos);
   EXPECT_FALSE(bench_to_json(r).contains("energy"));
+}
+
+// The cases both implementations are held to (bench/energy.cpp here, torch_baseline.py's in
+// tests/python), with the report's `energy` worked out by tests/fixtures/energy/make_energy_cases.py.
+TEST(BenchEnergy, TheSharedCasesGiveTheirWorkedOutMember) {
+  std::ifstream f(test::source_dir() + "/tests/fixtures/energy/energy_cases.json");
+  ASSERT_TRUE(f);
+  const nlohmann::json cases = nlohmann::json::parse(f);
+  ASSERT_GE(cases.size(), 5u);
+  for (const nlohmann::json& c : cases) {
+    EnergyInputs in;
+    for (const auto& s : c["steady_spans"]) in.steady_spans.emplace_back(s[0].get<double>(), s[1].get<double>());
+    if (!c["at_cap"].is_null())
+      for (const auto& b : c["at_cap"]) in.at_cap.push_back(b.get<bool>());
+    in.items_per_forward = c["items"];
+    in.item = c["item"];
+    in.power_limit_w = c["power_limit_w"];
+    std::vector<EnergyReading> readings;
+    for (const auto& x : c["readings"]) readings.push_back({x[0].get<double>(), x[1].get<double>(), x[2].get<uint64_t>()});
+    BenchResult r;
+    r.energy = measure_energy(in, readings);
+    const nlohmann::json got = bench_to_json(r)["energy"], want = c["energy"];
+    const std::string name = c["name"];
+    ASSERT_EQ(got.size(), want.size()) << name << ": " << got.dump();
+    for (const auto& [k, v] : want.items()) {
+      ASSERT_TRUE(got.contains(k)) << name << ": " << k;
+      if (k == "blocks") {
+        ASSERT_EQ(got[k].size(), v.size()) << name;
+        for (std::size_t i = 0; i < v.size(); ++i)
+          for (const auto& [bk, bv] : v[i].items())
+            EXPECT_NEAR(got[k][i][bk].get<double>(), bv.get<double>(), 1e-12 * std::abs(bv.get<double>()))
+                << name << ": block " << i << " " << bk;
+      } else if (v.is_number_float()) {
+        EXPECT_NEAR(got[k].get<double>(), v.get<double>(), 1e-12 * std::abs(v.get<double>())) << name << ": " << k;
+      } else {
+        EXPECT_EQ(got[k], v) << name << ": " << k;
+      }
+    }
+  }
 }
 
 // --- the sampler over a fake NVML ------------------------------------------------------------
