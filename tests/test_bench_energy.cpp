@@ -295,7 +295,8 @@ TEST(BenchEnergy, TheSharedCasesGiveTheirWorkedOutMember) {
     in.item = c["item"];
     in.power_limit_w = c["power_limit_w"];
     std::vector<EnergyReading> readings;
-    for (const auto& x : c["readings"]) readings.push_back({x[0].get<double>(), x[1].get<double>(), x[2].get<uint64_t>()});
+    for (const auto& x : c["readings"])
+      readings.push_back({x[0].get<double>(), x[1].get<double>(), x[2].get<uint64_t>()});
     BenchResult r;
     r.energy = measure_energy(in, readings);
     const nlohmann::json got = bench_to_json(r)["energy"], want = c["energy"];

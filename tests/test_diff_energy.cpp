@@ -48,7 +48,8 @@ std::string write_report(const std::string& name, double lap_ms, const json& ene
   json r{{"schema", "laptime.bench/1"}, {"framework", "laptime"}, {"device", {{"name", "Test GPU"}}}};
   r["config"] = {{"model", "gpt2"}, {"precision", "bf16"}, {"shape", "B=8 T=1024 (8192 tokens)"}, {"mode", "eager"}};
   json its = json::array();
-  for (int i = 0; i < 25; ++i) its.push_back({{"index", i}, {"warmup", i < 5}, {"lap_ms", lap_ms * (1 + 1e-3 * (i % 3))}});
+  for (int i = 0; i < 25; ++i)
+    its.push_back({{"index", i}, {"warmup", i < 5}, {"lap_ms", lap_ms * (1 + 1e-3 * (i % 3))}});
   r["iterations"] = its;
   if (!energy.is_null()) r["energy"] = energy;
   const std::string path = temp_path("dE", name);
@@ -75,7 +76,8 @@ TEST(DiffEnergy, BothSidesMeasuredGiveTheChangeAndItsInterval) {
   std::mt19937_64 rng(std::random_device{}());
   const double j = std::uniform_real_distribution<double>(0.5, 12)(rng);
   const Blocks b = draw_blocks(rng, 20, j, 0.01), a = draw_blocks(rng, 23, 0.92 * j, 0.01);
-  const std::string bp = write_report("before.json", 3.8, energy_of(b)), ap = write_report("after.json", 3.5, energy_of(a));
+  const std::string bp = write_report("before.json", 3.8, energy_of(b)),
+                    ap = write_report("after.json", 3.5, energy_of(a));
   const Diff d = diff_of(bp, ap);
   ASSERT_TRUE(d.energy);
   const EnergyRow& e = *d.energy;
@@ -88,7 +90,8 @@ TEST(DiffEnergy, BothSidesMeasuredGiveTheChangeAndItsInterval) {
   EXPECT_EQ(energy_label_name(e.label), std::string("LESS"));
   const std::string text = printed([&d](std::FILE* out) { print_diff(d, out); });
   char line[200];
-  std::snprintf(line, sizeof line, "  energy      per forward %.3f -> %.3f J (%+.1f%%, 95%% interval %+.1f%% .. %+.1f%%): LESS\n",
+  std::snprintf(line, sizeof line,
+                "  energy      per forward %.3f -> %.3f J (%+.1f%%, 95%% interval %+.1f%% .. %+.1f%%): LESS\n",
                 b.ratio(), a.ratio(), e.change_pct, 100 * e.ci.lo / b.ratio(), 100 * e.ci.hi / b.ratio());
   EXPECT_NE(text.find(line), std::string::npos) << text;
   const json dj = diff_to_json(d)["energy"];
@@ -142,9 +145,11 @@ TEST(DiffEnergy, AMalformedEnergyMemberIsNoEnergy) {
   const std::string good = write_report("good.json", 3.8, energy_of(draw_blocks(rng, 8, 2.7, 0.01)));
   for (const auto& [name, energy, why] :
        {std::tuple<std::string, json, std::string>{"m1.json", json::array(), "its energy member is malformed"},
-        {"m2.json", {{"available", true}, {"blocks", {{{"joules", "x"}, {"laps", 3}}}}},
+        {"m2.json",
+         {{"available", true}, {"blocks", {{{"joules", "x"}, {"laps", 3}}}}},
          "an energy block of it has no joules and laps as numbers of 0 or more"},
-        {"m3.json", {{"available", true}, {"blocks", {{{"joules", 5}, {"laps", -1}}}}},
+        {"m3.json",
+         {{"available", true}, {"blocks", {{{"joules", 5}, {"laps", -1}}}}},
          "an energy block of it has no joules and laps as numbers of 0 or more"},
         {"m4.json", {{"available", true}, {"blocks", json::array()}}, "its energy has no block with laps in it"}}) {
     const Diff d = diff_of(good, write_report(name, 3.8, energy));
