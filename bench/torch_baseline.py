@@ -899,7 +899,8 @@ def nvml_results(sampler: Sampler, iterations: List[Dict[str, Any]], spans, item
     return clocks, energy
 
 
-def device_report(torch, index: int, library: Tuple[str, str]) -> Dict[str, Any]:
+def device_report(torch, index: int, library: Tuple[str, str]) -> Tuple[Dict[str, Any], Optional[str]]:
+    """The report's `device`, and the GPU's PCI bus id (NVML's way to it) when libcuda gave it."""
     p = torch.cuda.get_device_properties(index)
     drv = _driver_query(index)
     cudnn = torch.backends.cudnn.version()
@@ -914,8 +915,7 @@ def device_report(torch, index: int, library: Tuple[str, str]) -> Dict[str, Any]
         "cudnn_loaded": version_str(cudnn, 10000, 100) if cudnn else None,
         "torch": torch.__version__,
         library[0]: library[1],
-        "pci_bus": drv.get("pci_bus"),
-    }
+    }, drv.get("pci_bus")
 
 
 def _mib(n: float) -> float:
@@ -1016,7 +1016,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     weight_bytes = sum(
         t.numel() * t.element_size() for t in [*w.model.parameters(), *w.model.buffers()]
     )
-    device_info = device_report(torch, args.device, w.library)
+    device_info, pci_bus = device_report(torch, args.device, w.library)
     shape = shape_string(args)
     config = {
         "model": args.model,
@@ -1050,7 +1050,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         torch.cuda.synchronize()
         resident = torch.cuda.memory_allocated()  # weights, inputs
         torch.cuda.reset_peak_memory_stats()
-        sampler, spans = open_sampler(device_info["pci_bus"]), []
+        sampler, spans = open_sampler(pci_bus), []
         sampler.start()
         laps = timed_loop(torch, forward, args.warmup, args.iters, annotate, spans)
         sampler.stop()
