@@ -19,19 +19,14 @@
 #include "bench/clocks.h"
 #include "bench/energy.h"
 #include "tests/support/golden.h"
+#include "tests/support/trace_testing.h"
 
 namespace laptime {
 namespace {
 
+// What print_bench writes.
 std::string text_of(const BenchResult& r) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::tmpfile(), &std::fclose);
-  if (!f) return "(no temporary file)";
-  print_bench(r, f.get());
-  std::rewind(f.get());
-  std::string s;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;) s.append(buf, n);
-  return s;
+  return trace::testing_support::printed([&r](std::FILE* out) { print_bench(r, out); });
 }
 
 // Back-to-back laps of `lap_ms` from `t0`.
