@@ -48,7 +48,7 @@
 #               rows among them (fp8's launch charging) (ROWS replaces them, as in laps)
 #   table       docs/PERF.md's table in one call (~8 minutes): laps with every headline and small-shape
 #               row beside PyTorch eager (LAPS_BUDGET, default 330 s), then compile (COMPILE_BUDGET,
-#               220), then energy (ENERGY_BUDGET, 230; ENERGY=0 leaves it out), then layers
+#               220), then energy (ENERGY_BUDGET, 260; ENERGY=0 leaves it out), then layers
 #               (LAYERS_BUDGET, 110; LAYERS=0 leaves it out); table.txt is the rows side by side
 #   energy      the table's rows again, each with about 1.5 s of steady laps (its own --iters in
 #               ENERGY_ROWS), so that NVML's energy counter, which steps every few tens of ms, gives
@@ -758,7 +758,7 @@ part_table() {
   need "$L"
   sub laps ROWS="${ROWS:-$TABLE_ROWS}" BUDGET="${LAPS_BUDGET:-330}"
   sub compile BUDGET="${COMPILE_BUDGET:-220}" TORCH_LIMIT=150
-  [[ ${ENERGY:-1} == 1 ]] && sub energy BUDGET="${ENERGY_BUDGET:-230}"
+  [[ ${ENERGY:-1} == 1 ]] && sub energy BUDGET="${ENERGY_BUDGET:-260}"
   [[ ${LAYERS:-1} == 1 ]] && sub layers BUDGET="${LAYERS_BUDGET:-110}"
   local energy=()
   compgen -G "$RESULTS_ROOT/energy/json/*.json" >/dev/null && energy=("$RESULTS_ROOT"/energy/json/*.json)
