@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/diff_command.h"
 #include "cli/ending.h"
+#include "cli/help.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
@@ -41,37 +42,40 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   CLI::App* sub = app.add_subcommand("analyze", command_description("analyze"));
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
-  // No ExistingFile check: the trace reader says what is wrong with a path in one sentence.
   sub->add_option_function<std::vector<std::string>>(
-         "files",
+         "TRACE",
          [&o](const std::vector<std::string>& files) {
            for (const std::string& f : files)
              if (f.empty()) throw CLI::ValidationError("file: a file name is empty; give a file.");
            o.files = files;
            o.file = files.front();
          },
-         "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys when needed), an `nsys export "
+         "REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys when needed), an `nsys export "
          "--type sqlite` output, or laptime's own. Several, a folder or a glob: the job view, one row per report "
          "(and process), the spread and the straggler (docs/PROFILING.md 8.10)")
       ->type_name("FILE...")
       ->required();
-  cli::add_switch(sub, "--job", &o.job, "the job view even for one report");
-  cli::add_integer(sub, "--workers", &o.workers, 1, 4096,
-                   "reports read at once in the job view (default: the machine's cores); memory grows with it");
-  cli::add_non_negative_real(
-      sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
-      "job view: exit 3 when the slowest report's lap is more than PCT% above the median report's");
+  cli::heading(sub, cli::Group::Selection);
   sub->add_option("--range", o.report.range,
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
                   "re:REGEX, matching whole names (default: laptime's `forward`, else a family of ranges numbered by "
-                  "iteration on one thread)");
+                  "iteration on one thread)")
+      ->type_name("PATTERN");
   cli::add_integer(sub, "--pid", &o.report.pid, 0, 0xFFFFFF,
                    "report this process only (a capture of several processes, each with its own loop: by default "
                    "each is reported on its own)");
   cli::add_integer(sub, "--skip-warmup", &o.report.skip_warmup, 0, 1000000000,
                    "drop the first K iterations (default: those the bench marked warm-up, else the first one)");
+  cli::heading(sub, cli::Group::Thresholds);
   cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,
                          "idle stretches longer than this (microseconds) count as gaps");
+  cli::heading(sub, cli::Group::Input);
+  cli::add_input_path(sub, "--layers", &o.layers,
+                      "per-layer FLOPs and bytes from the bench (default: TRACE's stem + "
+                      ".layers.json, when present): adds the roofline table");
+  cli::add_input_path(sub, "--peak", &o.peak,
+                      "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
+  cli::heading(sub, cli::Group::Output);
   cli::add_integer(sub, "--top", &o.report.top, 0, 1000000,
                    "rows in the kernel, layer, gap and synchronization tables (default 15 in the text, every row in "
                    "the JSON; 0: every row)");
@@ -82,13 +86,15 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   cli::add_output_file(sub, "--perfetto", &o.perfetto,
                        "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
   cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
-  cli::add_input_path(sub, "--layers", &o.layers,
-                      "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
-                      ".layers.json, when present): adds the roofline table");
-  cli::add_input_path(sub, "--peak", &o.peak,
-                      "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
   cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg,
                        "draw the per-layer roofline (needs the layer costs and ceilings)");
+  cli::heading(sub, cli::Group::Job);
+  cli::add_switch(sub, "--job", &o.job, "the job view even for one report");
+  cli::add_integer(sub, "--workers", &o.workers, 1, 4096,
+                   "reports read at once in the job view (default: the machine's cores); memory grows with it");
+  cli::add_non_negative_real(sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
+                             "exit 3 when the slowest report's lap is more than PCT% above the median report's")
+      ->type_name("PCT");
   return sub;
 }
 

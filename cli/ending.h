@@ -1,6 +1,5 @@
-// The beginning and the end every trace command (analyze, diff, kernels) shares, so the three
-// cannot drift apart again: before any input is read, every output is checked against every
-// input and the JSON's temporary made (core/output_file.h); at the end, the JSON written
+// The beginning and the end the trace commands share, so they cannot drift apart again: before
+// any input is read, every output is checked against every input and the JSON's temporary made (core/output_file.h); at the end, the JSON written
 // (strings escaped, every write checked, renamed into place), one "wrote WHAT: PATH" line per
 // file written, and standard output flushed and checked (a full disk or a closed pipe is a
 // failure too). Every OutputError becomes the command's one sentence (a TraceError).

@@ -20,10 +20,9 @@ namespace laptime {
 
 CLI::App* add_scrub_subcommand(CLI::App& app, ScrubOptions& o) {
   CLI::App* sub = app.add_subcommand("scrub", command_description("scrub"));
-  cli::add_input_path(sub, "in", &o.in,
-                      "trace: an nsys SQLite export, REPORT.nsys-rep, or a `laptime bench --trace` file")
+  cli::add_input_path(sub, "TRACE", &o.in, "an nsys SQLite export, REPORT.nsys-rep, or a `laptime bench --trace` file")
       ->required();
-  cli::add_output_file(sub, "out", &o.out, "the scrubbed copy (SQLite)")->required();
+  cli::add_output_file(sub, "OUT", &o.out, "the scrubbed copy (SQLite)")->required();
   return sub;
 }
 

@@ -793,7 +793,7 @@ TEST(DiffHostile, NumbersAndFileNamesAreCheckedLikeAnalyzes) {
   EXPECT_EQ(error({"diff", "a", "b", "--json", ""}),
             "--json: the file name is empty; give a file name (or - for standard output).");
   EXPECT_EQ(error({"diff", "a", "b", "--svg", ""}), "--svg: the file name is empty; give a file name.");
-  EXPECT_EQ(error({"diff", "", "b"}), "before: the file name is empty; give a file.");
+  EXPECT_EQ(error({"diff", "", "b"}), "BEFORE: the file name is empty; give a file.");
   EXPECT_EQ(error({"diff", "a", "b", "--fail-if-slower", "0", "--min-change-us", "0", "--json", "-"}), "");
 }
 

@@ -416,7 +416,7 @@ TEST(RooflineCommandLine, PeakAndAnalyzeOptionsParse) {
     parse_command_line({"peak", "--device", "-1"});
     ADD_FAILURE() << "--device -1 was accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--device must be a non-negative integer, got '-1'. Run `laptime --help` for usage.");
+    EXPECT_STREQ(e.what(), "--device must be a non-negative integer, got '-1'. Run `laptime peak --help` for usage.");
   }
   const HostCommand a = parse_host_command_line(
       {"analyze", "t.sqlite", "--layers", "t.layers.json", "--peak", "p.json", "--roofline-svg", "r.svg"});

@@ -1,7 +1,6 @@
 // `laptime lab KERNEL`: bench/lab/lab.h says what a run does; bench/lab/measure.h how a version is
 // checked and timed. Here: the order of the work and what goes into the result.
 #include <cstdio>
-#include <filesystem>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -22,21 +21,16 @@ constexpr InputKind kAdversarial[] = {InputKind::Random, InputKind::Zeros, Input
 
 // `laptime peak`'s ceilings for this GPU: the DRAM roof and the precision's compute roof.
 void read_roofs(const LabOptions& o, const cudaDeviceProp& p, LabResult& r) {
-  const std::string path = o.peak.empty() ? trace::default_peak_path(p.name) : o.peak;
-  std::error_code ec;
-  if (o.peak.empty() && !std::filesystem::exists(path, ec)) {
-    r.ceilings_note = "no `laptime peak` cache for " + std::string(p.name) + " (" + path +
-                      "): GB/s only; `laptime peak` measures the roofs once";
+  trace::FoundCeilings found = trace::find_ceilings(o.peak, p.name);
+  if (!found.ceilings) {
+    r.ceilings_note = !found.note.empty() ? found.note + " (GB/s only)"
+                                          : "no `laptime peak` cache for " + std::string(p.name) + " (" +
+                                                trace::default_peak_path(p.name) +
+                                                "): GB/s only; `laptime peak` measures the roofs once";
     return;
   }
-  trace::Ceilings c;
-  try {
-    c = trace::read_ceilings(path);
-  } catch (const trace::TraceError& e) {
-    if (!o.peak.empty()) throw Error(e.what());
-    r.ceilings_note = std::string(e.what()) + " GB/s only";
-    return;
-  }
+  const trace::Ceilings& c = *found.ceilings;
+  const std::string& path = c.source;
   if (c.gpu != p.name) {
     r.ceilings_note = path + " holds the ceilings of " + c.gpu + ", not of this " + p.name + ": GB/s only";
     return;

@@ -162,13 +162,15 @@ class Report(dict):
         """The names to_pandas() takes for this report."""
         from . import _tables
 
-        return sorted(_tables.TABLES.get(self.get("schema"), {}))
+        return _tables.table_names(self)
 
     def to_pandas(self, table):
-        """One table of the report as a pandas DataFrame (pip install laptime[pandas]):
-        analyze: "iterations", "layers", "kernels" (a column "pid" when the capture has several
-        processes); analyze_many: "reports", "iterations", "layers", "straggler" (a column "file"
-        and "pid"); diff: "layers"; kernels: "layers"."""
+        """One table of the report as a pandas DataFrame (pip install laptime[pandas]), flat: one
+        value a cell, named columns (a nested member is the column of its path, occupancy_achieved_pct;
+        a list of names one text cell). analyze: "iterations", "layers", "ranges", "kernels", "gaps",
+        "syncs" (a column "pid" when the capture has several processes); analyze_many: "reports",
+        "iterations", "layers", "straggler" (columns "file" and "pid"); diff: "layers"; kernels:
+        "layers", "kernels" (one row per kernel, its layer a column); two kernels reports: "layers"."""
         from . import _tables
 
         return _tables.to_pandas(self, table)

@@ -190,7 +190,7 @@ def test_to_pandas_views():
     report = laptime.analyze(SYNTHETIC)
     iterations = report.to_pandas("iterations")
     assert list(iterations["busy_ns"]) == [it["busy_ns"] for it in report["iterations"]]
-    assert set(report.tables()) == {"iterations", "layers", "kernels"}
+    assert set(report.tables()) == {"iterations", "layers", "ranges", "kernels", "gaps", "syncs"}
     two = laptime.analyze(FIXTURES / "process_two_ranks.sqlite").to_pandas("iterations")
     assert sorted(set(two["pid"])) == [4100, 4200]
     job = laptime.analyze_many(JOB)
@@ -200,8 +200,39 @@ def test_to_pandas_views():
     layers = job.to_pandas("layers")
     assert set(layers["file"]) == {r["file"] for r in job["reports"]}
     assert (job.to_pandas("straggler")["name"] == job["job"]["straggler"]["layer"]).any()
-    with pytest.raises(laptime.LaptimeError, match=r"has no table 'gaps': choose one of"):
-        report.to_pandas("gaps")
+    with pytest.raises(laptime.LaptimeError, match=r"has no table 'laps': choose one of"):
+        report.to_pandas("laps")
+    # Flat: one plain value a cell, in every table of every kind.
+    for r in (report, job, laptime.diff(FIXTURES / "diff_base.sqlite", FIXTURES / "diff_gelu_fused.sqlite"),
+              laptime.kernels(FIXTURES / "ncu" / "laptime_gpt2.csv")):
+        for table in r.tables():
+            frame = r.to_pandas(table)
+            for column in frame.columns:
+                assert isinstance(column, str)
+                assert not frame[column].map(lambda v: isinstance(v, (list, dict))).any(), (table, column)
+
+
+def test_python_dash_m_laptime_is_the_command():
+    """`python -m laptime ARGS` runs the installed executable with ARGS: the same output, errors and status."""
+    for args in (["--help"], ["analyze", str(SYNTHETIC)], ["diff", str(SYNTHETIC)], ["bench", "gpt2"]):
+        module = subprocess.run([sys.executable, "-m", "laptime", *args], capture_output=True, text=True)
+        command = subprocess.run([laptime.executable(), *args], capture_output=True, text=True)
+        assert (module.returncode, module.stdout, module.stderr) == (command.returncode, command.stdout,
+                                                                       command.stderr), args
+    assert subprocess.run([sys.executable, "-m", "laptime", "diff"], capture_output=True).returncode == 1
+
+
+def test_the_modules_reports_validate_against_the_published_schemas():
+    jsonschema = pytest.importorskip("jsonschema", reason=".ci/run installs jsonschema into the venv")
+    from referencing import Registry, Resource
+
+    schemas = [json.loads(p.read_text()) for p in (ROOT / "docs" / "schema").glob("*.schema.json")]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
+    by_kind = {s["title"]: s for s in schemas}
+    for report in (laptime.analyze(SYNTHETIC), laptime.analyze_many(JOB),
+                   laptime.diff(FIXTURES / "diff_base.sqlite", FIXTURES / "diff_noise.sqlite"),
+                   laptime.kernels(FIXTURES / "ncu" / "laptime_gpt2.csv")):
+        jsonschema.Draft202012Validator(by_kind[report["schema"]], registry=registry).validate(dict(report))
 
 
 def test_the_installed_command_carries_sqlite_and_re2_inside():

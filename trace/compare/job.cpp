@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/input_file.h"
+#include "core/os.h"
 #include "trace/analyses/per_process.h"
 #include "trace/model/format.h"
 #include "trace/model/text.h"
@@ -108,7 +109,7 @@ std::vector<std::string> expand_report_inputs(const std::vector<std::string>& ar
   std::vector<std::string> files;
   for (const std::string& arg : args) {
     std::error_code ec;
-    const bool exists = std::filesystem::exists(arg, ec);
+    const bool exists = path_exists(arg);  // not opened to look: a FIFO would block
     std::vector<std::string> found;
     if (exists && std::filesystem::is_directory(arg, ec)) {
       found = folder_reports(arg);

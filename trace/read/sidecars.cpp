@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
+#include "core/os.h"
 #include "trace/model/error.h"
 #include "trace/model/format.h"
 #include "trace/model/text.h"
@@ -194,5 +195,20 @@ Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) 
 }
 
 Ceilings read_ceilings(const std::string& path) { return ceilings_from_json(read_json(path, "peak"), path); }
+
+FoundCeilings find_ceilings(const std::string& peak_file, const std::string& gpu) {
+  FoundCeilings found;
+  if (!peak_file.empty()) {
+    found.ceilings = read_ceilings(peak_file);
+    return found;
+  }
+  if (gpu.empty() || !path_exists(default_peak_path(gpu))) return found;
+  try {
+    found.ceilings = read_ceilings(default_peak_path(gpu));
+  } catch (const TraceError& e) {
+    found.note = std::string(e.what()) + " Run `laptime peak --force` to measure again.";
+  }
+  return found;
+}
 
 }  // namespace laptime::trace
