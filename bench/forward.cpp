@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bench/bench.h"
+#include "bench/lab/kernel_files.h"
 #include "bench/limits.h"
 #include "core/check.h"
 #include "core/input_file.h"
@@ -58,7 +59,7 @@ int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
   WorkloadOptions w = o.workload;
   w.batch = static_cast<int>(B);  // both within the CLI's limits
   w.seq = static_cast<int>(T);
-  const Gpt2Build built = build_gpt2(ctx, w);
+  const Gpt2Build built = build_gpt2(ctx, w, lab::load_kernel_files);
   GPT2& model = *built.model;
   // fp8: scales from --calibrate's batch (checked like --tokens), else from the input itself.
   model.upload_tokens(ctx, calibration, w.batch, w.seq);  // checked like the tokens: same B x T, ids in range
@@ -94,7 +95,7 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   WorkloadOptions w = o.workload;
   w.batch = B;
   w.image_size = S;
-  const Resnet50Build built = build_resnet50(ctx, w);
+  const Resnet50Build built = build_resnet50(ctx, w, lab::load_kernel_files);
   ResNet50& model = *built.model;
   // fp8: scales from --calibrate's images, else from the input itself.
   model.upload_input(ctx, calibration.empty() ? images : calibration, B);
@@ -109,7 +110,9 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
 
 int run_forward(const ForwardOptions& o) {
   // The output is checked and opened before any work: never one of the inputs, never a device.
-  OutputFile out({"logits", o.output}, {o.workload.weights, o.tokens, o.input, o.calibrate});
+  std::vector<std::string> inputs{o.workload.weights, o.tokens, o.input, o.calibrate};
+  for (const auto& [name, path] : o.workload.kernel_files) inputs.push_back(path);  // --kernel NAME=FILE.cu
+  OutputFile out({"logits", o.output}, inputs);
   if (o.workload.model == "gpt2") return forward_gpt2(o, out);
   if (o.workload.model == "resnet50") return forward_resnet50(o, out);
   throw Error("laptime forward does not support '" + o.workload.model + "' yet.");

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "bench/lab/kernel_files.h"
 #include "bench/workload.h"
 #include "core/check.h"
 #include "core/env_switches.h"
@@ -18,7 +19,7 @@ namespace {
 class Gpt2Workload : public Workload {
  public:
   Gpt2Workload(Context& ctx, const WorkloadOptions& o) {
-    Gpt2Build b = build_gpt2(ctx, o);
+    Gpt2Build b = build_gpt2(ctx, o, lab::load_kernel_files);
     model_ = std::move(b.model);
     source_ = std::move(b.weights_source);
     B_ = b.B;

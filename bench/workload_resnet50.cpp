@@ -10,6 +10,7 @@
 // "4.1 GMACs" usually quoted for ResNet-50).
 #include <utility>
 
+#include "bench/lab/kernel_files.h"
 #include "bench/workload.h"
 #include "core/check.h"
 #include "models/resnet50.h"
@@ -20,7 +21,7 @@ namespace {
 class Resnet50Workload : public Workload {
  public:
   Resnet50Workload(Context& ctx, const WorkloadOptions& o) {
-    Resnet50Build b = build_resnet50(ctx, o);
+    Resnet50Build b = build_resnet50(ctx, o, lab::load_kernel_files);
     model_ = std::move(b.model);
     source_ = std::move(b.weights_source);
     B_ = b.B;

@@ -46,7 +46,7 @@ uint64_t mix64(uint64_t z) {
 
 }  // namespace
 
-Gpt2Build build_gpt2(Context& ctx, const WorkloadOptions& o) {
+Gpt2Build build_gpt2(Context& ctx, const WorkloadOptions& o, KernelFileLoader load_files) {
   Gpt2Build b;
   GPT2Config cfg = GPT2Config::small();
   HostWeights host;
@@ -59,16 +59,21 @@ Gpt2Build build_gpt2(Context& ctx, const WorkloadOptions& o) {
     host = load_gpt2_weights(file, cfg);
     b.weights_source = o.weights;
   }
-  cfg.kernels = o.kernels;
   cfg.eager_loop = o.eager_loop;
   b.B = o.batch ? o.batch : 8;
   b.T = o.seq ? o.seq : cfg.n_ctx;
+  // --kernel NAME=FILE.cu: checked at the shapes this model runs each kernel at (registry.h's dims).
+  const int64_t C = cfg.n_embd, H = cfg.n_head, BT = int64_t{b.B} * b.T;
+  cfg.kernels = load_files(
+      ctx, o.kernels, o.kernel_files,
+      {{"layernorm", {BT, C}}, {"attention", {b.B, b.T, H, C / H}}, {"embedding", {b.B, b.T, C, cfg.vocab_size}}},
+      "gpt2", o.precision);
   b.model =
       std::make_unique<GPT2>(ctx, cfg, host, o.precision, b.B, b.T, o.attention, gelu_placement(), gemm_choice(ctx));
   return b;
 }
 
-Resnet50Build build_resnet50(Context& ctx, const WorkloadOptions& o) {
+Resnet50Build build_resnet50(Context& ctx, const WorkloadOptions& o, KernelFileLoader load_files) {
   Resnet50Build b;
   ResNetConfig cfg = ResNetConfig::resnet50();
   std::optional<SafeTensors> file;
@@ -87,7 +92,15 @@ Resnet50Build build_resnet50(Context& ctx, const WorkloadOptions& o) {
     host = random_resnet50_weights(cfg, o.seed);
     b.weights_source = "random (seed " + std::to_string(o.seed) + ", ResNet-50 shapes)";
   }
-  cfg.kernels = o.kernels;
+  // --kernel NAME=FILE.cu: checked at the shapes this model runs each kernel at (registry.h's dims):
+  // the stem's 7x7/2 output, the max pool's 3x3/2, then three stride-2 stages.
+  const auto half = [](int side) { return (side - 1) / 2 + 1; };  // a stride-2 window with its padding
+  const int conv1 = half(b.S), last = half(half(half(half(conv1))));
+  cfg.kernels = load_files(ctx, o.kernels, o.kernel_files,
+                           {{"maxpool", {b.B, conv1, conv1, cfg.base_width}},
+                            {"avgpool", {b.B, last, last, cfg.features()}},
+                            {"stem", {b.B, conv1 + 3, cfg.base_width}}},
+                           "resnet50", o.precision);
   cfg.eager_loop = o.eager_loop;
   b.model = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, b.B, b.S, o.stem);
   return b;

@@ -16,8 +16,10 @@
 //              the file's image size (224) unless named. Stem: --stem, else the fused kernel where
 //              it runs. Convolution plans, the folded shortcut and fp8's e4m3 stream: the model's
 //              own, timed at build (models/resnet50.h).
-//   Both       --kernel's lab versions swapped in; fp8's per-layer choices charge each candidate
-//              its launches unless the run replays one CUDA graph (eager_loop).
+//   Both       --kernel's lab versions swapped in, and its files (NAME=FILE.cu) each compiled and
+//              checked at the shapes this model runs that kernel at before the model is built;
+//              fp8's per-layer choices charge each candidate its launches unless the run replays one
+//              CUDA graph (eager_loop).
 //
 // And the inputs a run draws when it is given none (bench): seeded token ids and images from a
 // counter-based rule that tests/e2e/e2e_common.py repeats in a few lines of numpy, so that the
@@ -26,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,10 +54,20 @@ struct WorkloadOptions {
   Precision precision = Precision::BF16;
   AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
   StemKind stem = StemKind::Auto;                 // resnet50: the stem implementation (--stem)
-  lab::KernelChoice kernels;  // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
+  lab::KernelChoice kernels;      // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
+  lab::KernelFiles kernel_files;  // --kernel NAME=FILE.cu: learners' files, loaded and checked at build
   bool eager_loop =
       true;  // forward() looped eagerly, not replayed in a graph (--graph): fp8's choices charge host time
 };
+
+// --kernel NAME=FILE.cu's loader: compiles each of `files`, checks it against the CPU reference at
+// `shapes` (the registry's dimensions of each kernel as `model` runs it: gpt2's layernorm {B·T, C})
+// and returns `choice` with each file's version added; throws Error with one sentence. The entry
+// points hand down bench/lab/kernel_files.h's load_kernel_files: the lab's checks sit above models/.
+using KernelShapes = std::map<std::string, std::vector<int64_t>>;
+using KernelFileLoader = lab::KernelChoice (*)(Context& ctx, const lab::KernelChoice& choice,
+                                               const lab::KernelFiles& files, const KernelShapes& shapes,
+                                               const std::string& model, Precision precision);
 
 // GPT-2 as the policy builds it for `o` (o.model is not read), sized for (B, T).
 struct Gpt2Build {
@@ -62,7 +75,7 @@ struct Gpt2Build {
   std::string weights_source;  // the file, or "random (seed N, GPT-2 small shapes)"
   int B = 0, T = 0;
 };
-Gpt2Build build_gpt2(Context& ctx, const WorkloadOptions& o);
+Gpt2Build build_gpt2(Context& ctx, const WorkloadOptions& o, KernelFileLoader load_files);
 
 // ResNet-50 likewise, sized for (B, S); the batch and image size checked before any weight is
 // drawn or read.
@@ -71,7 +84,7 @@ struct Resnet50Build {
   std::string weights_source;  // the file, or "random (seed N, ResNet-50 shapes)"
   int B = 0, S = 0;
 };
-Resnet50Build build_resnet50(Context& ctx, const WorkloadOptions& o);
+Resnet50Build build_resnet50(Context& ctx, const WorkloadOptions& o, KernelFileLoader load_files);
 
 // The inputs a run draws from its seed. Draw i is splitmix64's mix of (mix(seed) + i); a token id
 // is that draw modulo `vocab`; an image value the sum of the draw's four 16-bit quarters, each a

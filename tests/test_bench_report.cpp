@@ -157,6 +157,17 @@ TEST(BenchReport, SwitchesSetAreNamed) {
   EXPECT_EQ(bench_to_json(r)["config"]["switches"], nlohmann::json::object());
 }
 
+// --kernel NAME=FILE.cu: each learner's file in the JSON's config (docs/schema/bench-1's
+// kernel_files, which tests/schema checks in this shape), and no member without one.
+TEST(BenchReport, KernelFilesAreNamed) {
+  BenchResult r = small_run();
+  EXPECT_FALSE(bench_to_json(r)["config"].contains("kernel_files"));
+  const std::string sha(64, 'a');
+  r.config.kernel_files = {{"layernorm", "my \"ln\".cu", sha}};
+  EXPECT_EQ(bench_to_json(r)["config"]["kernel_files"],
+            nlohmann::json::parse(R"([{"kernel": "layernorm", "path": "my \"ln\".cu", "sha256": ")" + sha + R"("}])"));
+}
+
 // Ctrl-C during warm-up: the laps done, a sentence instead of statistics, and a JSON report
 // with the configuration, the laps and `interrupted`, nothing measured.
 TEST(BenchReport, InterruptedDuringWarmup) {
@@ -217,8 +228,8 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
   const nlohmann::json& m = want["memory_bytes"];
   r.memory = {m["weights"], m["activations"], m["workspace"], m["device_in_use"]};
   summarize(r);
-  // The one field added since: the switches the run had, none (the bench records them from
-  // 2026-12-05 on, always, so that `laptime diff` can tell none from unrecorded).
+  // The one field added since: the switches the run had, none (the bench now records them
+  // always, so that `laptime diff` can tell none from unrecorded).
   nlohmann::json now = want;
   if (!now["config"].contains("switches")) now["config"]["switches"] = nlohmann::json::object();
   EXPECT_EQ(bench_to_json(r), now);

@@ -1,4 +1,4 @@
-// The steady state chosen right (issue 30 items 11 and 12), on every committed capture of a
+// The steady state chosen right (warm-up from the data, the lap's source), on every committed capture of a
 // graph, a compiled loop or several processes: the headline lap is within 1% of the GPU's start
 // to next start over the steady iterations (computed here from the iterations' own GPU starts),
 // the verdict is GPU-bound wherever the GPU is busy over 90% of that lap, and no iteration that

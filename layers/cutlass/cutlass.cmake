@@ -12,15 +12,15 @@
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
 # be an empty trap), in a library of their own. Each costs ~45-90 s of one core and ~3.5 GB to
 # compile (nvcc 13.0, CUTLASS 4.2): the seventeen (GEMMs and convolutions) are about half of a
-# 2-core build. Kept: what a timed plan chose on the H200 or may choose (docs/PERF.md's plan
-# lines) and the tiles the residual stream needs. Dropped to keep the README's build under 15
-# minutes on 2 cores (21 units took 1020 s): the five fp8 kernels with promoted accumulation,
-# offered only to LAPTIME_FP8_FAST_ACCUM=off plans (which then choose among cuBLASLt's promoted
-# algorithms alone); the 128-deep 128x64 convolution tile, which the 64-deep one replaced at
-# layer1, and that one in turn for the four-stage two-block tile (results/2026-12-02b-epilogue);
-# the residual-stream and downsample tiles with CUTLASS's automatic or 128x64 epilogue subtiles,
-# which the 128x128 subtiles beat at every layer; c_fc's GELU tiles with larger subtiles (chosen,
-# and no faster: 44.3 against 44.0 us).
+# 2-core build. Kept: what a timed plan chose on the H200 or may choose (the plan lines of
+# docs/history/hopper-kernels.md) and the tiles the residual stream needs. Dropped to keep the
+# README's build under 15 minutes on 2 cores (21 units took 1020 s): the five fp8 kernels with
+# promoted accumulation, offered only to LAPTIME_FP8_FAST_ACCUM=off plans (which then choose among
+# cuBLASLt's promoted algorithms alone); the 128-deep 128x64 convolution tile, which the 64-deep one
+# replaced at layer1, and that one in turn for the four-stage two-block tile
+# (results/2026-12-02b-epilogue); the residual-stream and downsample tiles with CUTLASS's automatic
+# or 128x64 epilogue subtiles, which the 128x128 subtiles beat at every layer; c_fc's GELU tiles
+# with larger subtiles (chosen, and no faster: 44.3 against 44.0 us).
 # The bf16 ReLU + bias (+ residual) ping-pong is ResNet-50's bf16 1x1 convolutions' (chosen at
 # layer2's conv1 and layer4's conv3 at B256); its 256x128 cooperative twin with 128x128 epilogue
 # subtiles was chosen nowhere (results/2026-12-02d-overlap, calls A and B) and was dropped.

@@ -4,13 +4,13 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/os.h"
 #include "trace/model/error.h"
 #include "trace/model/format.h"
 #include "trace/model/text.h"
@@ -154,31 +154,16 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
 
 std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
                                            const std::string& layers_file, const std::string& peak_file) {
-  // Whether something is there, without opening it: opening a FIFO blocks.
-  auto exists = [](const std::string& p) {
-    std::error_code ec;
-    return std::filesystem::exists(p, ec);
-  };
   std::string layers = layers_file.empty() ? layer_costs_path(trace_file) : layers_file;
-  if (layers_file.empty() && !exists(layers)) return std::nullopt;
+  if (layers_file.empty() && !path_exists(layers)) return std::nullopt;
   const LayerCosts costs = read_layer_costs(layers);
-  std::optional<Ceilings> ceilings;
-  std::string cache_note;
-  if (!peak_file.empty()) {
-    ceilings = read_ceilings(peak_file);
-  } else {
-    const std::vector<Gpu>& gpus = j.trace().gpus;
-    uint32_t device = j.ops().empty() ? 0 : j.ops().front().device;
-    const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& x) { return x.id == device; });
-    const std::string name = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
-    if (!name.empty() && exists(default_peak_path(name))) {
-      try {
-        ceilings = read_ceilings(default_peak_path(name));
-      } catch (const TraceError& e) {  // a damaged cache: achieved rates only, and say why
-        cache_note = std::string(e.what()) + " Run `laptime peak --force` to measure again.";
-      }
-    }
-  }
+  const std::vector<Gpu>& gpus = j.trace().gpus;
+  const uint32_t device = j.ops().empty() ? 0 : j.ops().front().device;
+  const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& x) { return x.id == device; });
+  const std::string gpu = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
+  FoundCeilings found = find_ceilings(peak_file, gpu);
+  const std::optional<Ceilings>& ceilings = found.ceilings;
+  const std::string& cache_note = found.note;
   Roofline r;
   try {
     r = compute_roofline(j, a, costs, ceilings);

@@ -12,6 +12,7 @@
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 
@@ -43,6 +44,19 @@ Label classify_change(double before_median, double change, const stats::Interval
   if (ci.hi < 0 && change <= -t && change <= -a) return Label::Faster;
   if ((ci.lo >= -t && ci.hi <= t) || (ci.lo >= -a && ci.hi <= a)) return Label::Same;
   return Label::Unclear;
+}
+
+const char* energy_label_name(Label l) {
+  switch (l) {
+    case Label::Faster:
+      return "LESS";
+    case Label::Slower:
+      return "MORE";
+    case Label::Same:
+      return "SAME";
+    default:
+      return "UNCLEAR";
+  }
 }
 
 std::string calls_str(double c) { return std::fabs(c - std::round(c)) < 1e-9 ? format("%.0f", c) : format("%.2f", c); }
@@ -145,15 +159,9 @@ std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, co
 void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
   if (!before.costs && !after.costs) return;
   const std::string& gpu = after.gpu.empty() ? before.gpu : after.gpu;
-  if (!o.peak.empty()) {
-    d.ceilings = read_ceilings(o.peak);                              // named: a bad file is an error
-  } else if (!gpu.empty() && path_exists(default_peak_path(gpu))) {  // not opened to look: a FIFO blocks
-    try {
-      d.ceilings = read_ceilings(default_peak_path(gpu));
-    } catch (const TraceError& e) {
-      d.notes.push_back(std::string("roofline without ceilings: ") + e.what());
-    }
-  }
+  FoundCeilings found = find_ceilings(o.peak, gpu);
+  d.ceilings = std::move(found.ceilings);
+  if (!found.note.empty()) d.notes.push_back(found.note);
   if (!d.ceilings)
     d.notes.push_back(
         "The roofline columns show achieved TFLOP/s only: no ceilings (run `laptime peak` on this GPU, "
@@ -487,6 +495,33 @@ std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSid
   return out;
 }
 
+namespace {
+
+// Energy per forward on both sides (EnergyRow), or a note when only one side has it.
+void compare_energy(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
+  if (before.energy && after.energy) {
+    const EnergyBlocks &b = *before.energy, &a = *after.energy;
+    EnergyRow e;
+    e.before_j = stats::ratio_of_sums(b.joules, b.laps);
+    e.after_j = stats::ratio_of_sums(a.joules, a.laps);
+    e.change_j = e.after_j - e.before_j;
+    e.change_pct = e.before_j > 0 ? 100 * e.change_j / e.before_j : 0;
+    e.ci = stats::bootstrap_ratio_change(b.joules, b.laps, a.joules, a.laps, o.resamples, o.seed);
+    DiffOptions relative = o;  // joules have no microsecond floor
+    relative.min_change_us = 0;
+    e.label = classify_change(e.before_j, e.change_j, e.ci, relative);
+    d.energy = e;
+    return;
+  }
+  if (!before.energy && !after.energy) return;
+  const DiffSide& none = before.energy ? after : before;
+  d.notes.push_back("Energy per forward is compared when both sides are bench reports that measured it: " +
+                    std::string(before.energy ? "after" : "before") + " (" + none.file + ") has none" +
+                    (none.no_energy.empty() ? "." : ": " + one_line(none.no_energy) + "."));
+}
+
+}  // namespace
+
 Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   Diff d;
   d.options = o;
@@ -521,6 +556,7 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
         "the whole iteration only.");
   }
   add_roofline(d, before, after, o);
+  compare_energy(d, before, after, o);
   for (const DiffSide* r : {&before, &after})
     for (const std::string& n : r->notes) d.notes.push_back((r == &before ? "before: " : "after: ") + n);
   apply_gate(d, o);

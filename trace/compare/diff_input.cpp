@@ -16,6 +16,7 @@
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/processes.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 
 namespace laptime::trace {
@@ -24,20 +25,6 @@ namespace {
 
 // The iterations the analysis measures: one place to follow analyze's steady-state rule.
 bool measured(const Iteration& it) { return it.steady(); }
-
-std::string read_head(const std::string& path, size_t n) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s(n, '\0');
-  f.read(s.data(), static_cast<std::streamsize>(n));
-  s.resize(static_cast<size_t>(f.gcount()));
-  return s;
-}
-
-bool looks_like_json(const std::string& path) {
-  for (char c : read_head(path, 64))
-    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
-  return false;
-}
 
 void finish_series(DiffSide& r, const std::string& what) {
   r.steady = stats::steady_state(r.series_ns);
@@ -85,6 +72,41 @@ RunIdentity identity_of_report(const nlohmann::json& j) {
 // stay far below this.
 constexpr size_t kMaxReportBytes = size_t{1} << 30;
 
+// The report's `energy` (bench/energy.h's JSON): its blocks when it measured them, with the
+// laps inside each; a malformed one is no energy and says so, not a refused report (the laps
+// are what a diff compares first).
+void read_energy(const nlohmann::json& j, DiffSide& r) {
+  if (!j.contains("energy")) return;
+  const nlohmann::json& e = j["energy"];
+  if (!e.is_object() || !e.contains("available") || !e["available"].is_boolean()) {
+    r.no_energy = "its energy member is malformed";
+    return;
+  }
+  if (!e["available"].get<bool>()) {
+    r.no_energy = e.contains("reason") && e["reason"].is_string() ? e["reason"].get<std::string>() : "it says none";
+    return;
+  }
+  EnergyBlocks b;
+  const auto finite = [](const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); };
+  if (e.contains("blocks") && e["blocks"].is_array())
+    for (const nlohmann::json& x : e["blocks"]) {
+      if (!x.is_object() || !x.contains("joules") || !x.contains("laps") || !finite(x["joules"]) ||
+          !finite(x["laps"]) || x["joules"].get<double>() < 0 || x["laps"].get<double>() < 0) {
+        r.no_energy = "an energy block of it has no joules and laps as numbers of 0 or more";
+        return;
+      }
+      b.joules.push_back(x["joules"].get<double>());
+      b.laps.push_back(x["laps"].get<double>());
+    }
+  double laps = 0;
+  for (double l : b.laps) laps += l;
+  if (!(laps > 0)) {
+    r.no_energy = "its energy has no block with laps in it";
+    return;
+  }
+  r.energy = std::move(b);
+}
+
 DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
   using nlohmann::json;
   json j;
@@ -128,6 +150,7 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
       warm.push_back(it.value("warmup", false));
     }
     r.identity = identity_of_report(j);
+    read_energy(j, r);
     // The switches the run had, beside where its numbers came from: "..., LAPTIME_CUTLASS_PDL=on".
     if (r.identity.switches)
       for (const auto& [name, value] : *r.identity.switches) r.source += ", " + name + "=" + value;
@@ -423,14 +446,14 @@ DiffSide load_run(const std::string& path, const DiffOptions& o, std::optional<u
   }
   DiffSide r;
   try {
-    if (looks_like_json(path)) {
+    if (const TraceKind kind = trace_kind(path); kind == TraceKind::BenchReport || kind == TraceKind::OtherJson) {
       if (pid)
         throw TraceError(path +
                          " is a bench report, one process's laps: --pid names a process of a trace (--pid-before N "
                          "or --pid-after N for the trace's side alone).");
       r = run_from_bench_json(path, o);
     } else {
-      const Trace t = load_nsys_sqlite(path);
+      const Trace t = load_trace(path);
       const TraceJoin j(t);
       r = run_from_trace(j, o, path, pid);
       if (!t.gpus.empty()) r.gpu = t.gpus[0].name;

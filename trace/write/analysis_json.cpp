@@ -6,6 +6,7 @@
 
 #include "trace/analyses/top.h"
 #include "trace/model/validate.h"
+#include "trace/write/timeline_json.h"
 
 namespace laptime::trace {
 
@@ -189,6 +190,7 @@ nlohmann::json to_json(const Analysis& a) {
   j["kernel_mix"] = kernel_mix_json(a);
   j["synchronization"] = sync_json(a);
   j["verdict"] = {{"bound", bound_name(a.bound)}, {"text", a.verdict}};
+  j["timeline"] = timeline_to_json(a.timeline);
   return j;
 }
 

@@ -68,7 +68,8 @@ void print_straggler(const Straggler& st, std::optional<int> top, std::FILE* out
   detail::print_more_rows(out, d.rows.size() - std::min(shown, d.rows.size()), 2);
   std::fprintf(out, "\n");
   print_wrapped(out, st.sentence, 2);
-  print_wrapped(out, "In full: " + st.command, 2);
+  // On one line, never wrapped: a line break inside a command pasted into a shell ends it there.
+  std::fprintf(out, "  In full: %s\n", escape_name(st.command).c_str());
 }
 
 }  // namespace
