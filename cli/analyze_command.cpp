@@ -117,7 +117,7 @@ Reports analyze_processes(const trace::TraceJoin& j, const AnalyzeOptions& o) {
 // as `--pid N --json` writes it (docs/PROFILING.md).
 nlohmann::json report_json(const trace::Trace& t, const Report& r, bool with_pid) {
   nlohmann::json out = trace::to_json(r.a);
-  out["steady_state"] = trace::steady_state_json(r.steady);
+  out["settling"] = trace::settling_json(r.settling, r.a);
   if (with_pid) {
     out["pid"] = r.pid;
     out["process"] = trace::process_name(t, r.pid);
@@ -238,7 +238,10 @@ int run_analyze(const AnalyzeOptions& o) {
     const Report& r = reports.each[i];
     if (n > 1) std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(*t, r.pid).c_str(), i + 1, n);
     trace::print_report(r.a, stdout);
-    if (!r.steady.text.empty()) std::printf("\nSteady state: %s\n", r.steady.text.c_str());
+    if (!r.settling.text.empty()) {
+      std::printf("\nSettling\n");
+      trace::detail::print_wrapped(stdout, r.settling.text, 2);
+    }
   }
   // The layer costs describe one run: a roofline for one process only (analyze_processes refused
   // --layers and --roofline-svg for several).

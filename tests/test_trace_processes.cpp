@@ -296,7 +296,7 @@ TEST(Processes, AnalyzeCommandReportsEachProcessOnItsOwn) {
     EXPECT_EQ(p["process"], want[pid]["name"]);
     expect_near(p["time_ms"]["lap"], want[pid]["lap_ms"], pid);
     EXPECT_EQ(p["iterations"].size(), want[pid]["iterations"].size());
-    EXPECT_TRUE(p.contains("steady_state"));
+    EXPECT_TRUE(p.contains("settling"));
   }
 
   // --pid: that process's report, the single-process shape with its pid and name.

@@ -192,16 +192,31 @@ nlohmann::json to_json(const Analysis& a) {
   return j;
 }
 
-nlohmann::json steady_state_json(const IterationSteadyState& s) {
-  return nlohmann::json{{"start", s.steady.start},
-                        {"median_ns", s.steady.median},
-                        {"band_ns", s.steady.band},
-                        {"outside_band_after_start", s.steady.outside_late},
-                        {"warmup", s.warmup},
-                        {"warmup_too_short", s.steady.start > s.warmup},
-                        {"rule",
-                         "median ± max(5 x 1.4826 MAD, 2% of the median) of the last half; starts after the "
-                         "last iteration of the first half outside that band"}};
+nlohmann::json settling_json(const stats::Settling& s, size_t warmup, const std::function<uint64_t(size_t)>& index_of) {
+  nlohmann::json shifts = nlohmann::json::array();
+  for (const stats::LevelShift& shift : s.shifts)
+    shifts.push_back(
+        {{"at", shift.at}, {"iteration", index_of(shift.at)}, {"before_ns", shift.before}, {"after_ns", shift.after}});
+  return nlohmann::json{
+      {"start", s.start},
+      {"settles", s.settles},
+      {"level_ns", s.level},
+      {"band_ns", s.band},
+      {"noise_ns", s.noise},
+      {"run", s.run},
+      {"spikes", s.spikes},
+      {"shifts", std::move(shifts)},
+      {"warmup", warmup},
+      {"warmup_too_short", s.start > warmup},
+      {"rule",
+       "noise = 1.4826 x median |difference of consecutive iterations| / sqrt(2) over the last half; band = "
+       "max(5 x noise, 2% of the level); the initial transient ends at the first iteration, in the first half, "
+       "from which `run` iterations in a row lie within the band of their median; later steps between runs "
+       "beyond the band are level shifts, not warm-up"}};
+}
+
+nlohmann::json settling_json(const IterationSettling& s, const Iterations& a) {
+  return settling_json(s.settling, s.warmup, [&a](size_t i) { return a.iterations[i].index; });
 }
 
 }  // namespace laptime::trace

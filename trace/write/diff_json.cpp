@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/analyses/roofline.h"
+#include "trace/write/analysis_json.h"
 #include "trace/analyses/top.h"
 
 namespace laptime::trace {
@@ -20,12 +21,7 @@ nlohmann::json diff_to_json(const Diff& d) {
                 {"warmup_rule", r.warmup_rule},
                 {"steady_iterations", r.iteration_ns.size()},
                 {"iteration_ns", r.iteration_ns},
-                {"steady_state",
-                 {{"start", r.steady.start},
-                  {"median_ns", r.steady.median},
-                  {"band_ns", r.steady.band},
-                  {"outside_band_after_start", r.steady.outside_late},
-                  {"warmup_too_short", r.steady.start > r.warmup}}},
+                {"settling", settling_json(r.settling, r.warmup, [&r](size_t i) { return r.number_of(i); })},
                 {"layers", r.has_layers}};
   };
   const DiffOptions& o = d.options;

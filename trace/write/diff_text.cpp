@@ -19,11 +19,15 @@ namespace {
 std::string us(double ns) { return format("%.1f", ns / 1e3); }
 
 std::string side_line(const DiffSide& r) {
-  std::string s =
-      r.file + " (" + r.kind + ": " + r.source + ")\n              " +
-      format("%zu steady iterations, warm-up %s; steady from iteration %zu (band %.3f ms ± %.3f ms)",
-             r.iteration_ns.size(), r.warmup_rule.c_str(), r.steady.start, r.steady.median / 1e6, r.steady.band / 1e6);
-  return s;
+  const stats::Settling& s = r.settling;
+  std::string settled = s.settles ? format("initial transient: the first %zu (then %.3f ms ± %.3f ms)", s.start,
+                                           s.level / 1e6, s.band / 1e6)
+                                  : std::string("no initial transient found");
+  for (const stats::LevelShift& shift : s.shifts)
+    settled += format("; level shift at iteration %llu, %.3f -> %.3f ms",
+                      static_cast<unsigned long long>(r.number_of(shift.at)), shift.before / 1e6, shift.after / 1e6);
+  return r.file + " (" + r.kind + ": " + r.source + ")\n              " +
+         format("%zu steady iterations, warm-up %s; %s", r.iteration_ns.size(), r.warmup_rule.c_str(), settled.c_str());
 }
 
 std::string counts_str(double b, double a, Label l) {
