@@ -240,9 +240,10 @@ TEST(Settling, NoSettledRunNoTransient) {
   EXPECT_EQ(st.start, 0u);
 }
 
-// Fresh random runs: a transient of known length (slower, decaying), normal noise of 0.5%, and
-// maybe one step of 5-10% at a known place: the transient found is the planted one, and the
-// step is the one shift, where it was planted.
+// Fresh random runs: a transient of known length (slower, decaying: at least 20% above the level),
+// normal noise of 0.25% cut at 3 sigma (no two values of a stretch 1.5% apart, inside the 2% floor of
+// the band), and maybe one step of 5-10% at a known place: the transient found is the planted one,
+// and the step is the one shift, where it was planted.
 TEST(Settling, FindsThePlantedTransientAndStepInRandomRuns) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -258,7 +259,7 @@ TEST(Settling, FindsThePlantedTransientAndStepInRandomRuns) {
     std::vector<double> s;
     for (size_t i = 0; i < n; ++i) {
       const double base = i < step ? level : level * factor;
-      s.push_back(base * (1 + 0.005 * std::clamp(noise(rng), -4.0, 4.0)));
+      s.push_back(base * (1 + 0.0025 * std::clamp(noise(rng), -3.0, 3.0)));
     }
     for (size_t i = 0; i < transient; ++i) s[i] = level * (1.2 + 3.0 * double(transient - i) / double(transient));
     const Settling st = settling(s);

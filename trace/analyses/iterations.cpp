@@ -631,7 +631,7 @@ std::string host_range_disagrees(const Iterations& r, bool overlapping) {
 void iteration_statistics(Iterations& out) {
   out.steady_count = 0;
   for (const Iteration& it : out.iterations) out.steady_count += it.steady() ? 1 : 0;
-  std::vector<double> host, gpu, busy, busy_ns, period;
+  std::vector<double> host, gpu, fill, busy_ns, period;
   const Iteration* prev = nullptr;
   bool overlapping = false;  // a steady range starts before the previous one ended
   std::vector<std::pair<Ns, int>> spans;
@@ -645,7 +645,7 @@ void iteration_statistics(Iterations& out) {
     if (prev) overlapping = overlapping || it.start < prev->end;
     if (it.has_gpu) {
       gpu.push_back(double(it.gpu_span()));
-      busy.push_back(it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0);
+      fill.push_back(it.span_fill_pct());
       busy_ns.push_back(double(it.busy));
       spans.emplace_back(it.gpu_span(), static_cast<int>(i));
       if (prev && prev->has_gpu) period.push_back(double(it.gpu_start - prev->gpu_start));
@@ -658,7 +658,7 @@ void iteration_statistics(Iterations& out) {
   };
   out.host_ms = to_ms(stats::summarize(host));
   out.gpu_ms = to_ms(stats::summarize(gpu));
-  out.busy_pct = stats::summarize(busy);
+  out.span_fill_pct = stats::summarize(fill);
   out.busy_ms = to_ms(stats::summarize(busy_ns));
   out.period_ms = to_ms(stats::summarize(period));
   out.lap_reason = out.lap_from_gpu ? "" : host_range_disagrees(out, overlapping);
@@ -716,13 +716,16 @@ IterationSettling iteration_settling(const Iterations& a) {
     shifts += format("; the level shifts at iteration %llu, %.3f -> %.3f ms",
                      static_cast<unsigned long long>(index_of(shift.at)), shift.before / 1e6, shift.after / 1e6);
   const size_t n = a.iterations.size();
-  r.text = s.settles ? format(
-                           "the initial transient of the per-iteration GPU time is the first %zu of %zu iterations "
-                           "(from iteration %llu, %zu in a row lie within %.3f ms ± %.3f ms: their median ± max(5 x "
-                           "noise, 2%%)%s); warm-up dropped %zu%s",
-                           s.start, n, static_cast<unsigned long long>(s.settled < n ? index_of(s.settled) : n), s.run,
-                           s.level / 1e6, s.band / 1e6, shifts.c_str(), r.warmup,
-                           s.start > r.warmup ? ": too short" : ": enough")
+  const std::string transient =
+      s.start
+          ? format("the initial transient of the per-iteration GPU time is the first %zu of %zu iterations", s.start, n)
+          : format("the per-iteration GPU time has no initial transient in its %zu iterations", n);
+  r.text = s.settles ? transient + format(
+                                       " (from iteration %llu, %zu in a row lie within %.3f ms ± %.3f ms: their "
+                                       "median ± max(5 x noise, 2%%)%s); warm-up dropped %zu%s",
+                                       static_cast<unsigned long long>(s.settled < n ? index_of(s.settled) : n), s.run,
+                                       s.level / 1e6, s.band / 1e6, shifts.c_str(), r.warmup,
+                                       s.start > r.warmup ? ": too short" : ": enough")
                      : format(
                            "the per-iteration GPU time never holds still in the first half of the %zu iterations (no "
                            "%zu in a row within max(5 x noise, 2%%) of their median): no initial transient to drop; "

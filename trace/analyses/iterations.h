@@ -65,6 +65,9 @@ struct Iteration {
   size_t kernels = 0;
   Ns duration() const { return end - start; }
   Ns gpu_span() const { return gpu_end - gpu_start; }
+  // Busy time over the iteration's own GPU span, in %: how densely its work is packed (100 for an
+  // empty span). Not "busy", which is over the lap (analysis.h, VerdictFigures).
+  double span_fill_pct() const { return gpu_span() ? 100.0 * double(busy) / double(gpu_span()) : 100.0; }
   bool steady() const { return !warmup && !host_ahead; }
 };
 
@@ -79,10 +82,11 @@ struct Iterations {
   std::vector<Iteration> iterations;  // all, in order; steady() tells the measured ones
   int svg_iteration = -1;             // the steady iteration whose GPU span is the median
   size_t steady_count = 0;
-  stats::Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
-  stats::Summary period_ms;                  // GPU start to next iteration's GPU start: the throughput lap
-  stats::Summary busy_ms;                    // union of GPU work per steady iteration
-  double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period (module comment)
+  stats::Summary host_ms, gpu_ms;  // over steady iterations, ms
+  stats::Summary span_fill_pct;    // Iteration::span_fill_pct over the steady iterations
+  stats::Summary period_ms;        // GPU start to next iteration's GPU start: the throughput lap
+  stats::Summary busy_ms;          // union of GPU work per steady iteration
+  double lap_ms = 0;               // the steady-state lap: host range mean, or the GPU period (module comment)
   bool lap_from_gpu = false;
   std::string lap_source;  // which of the two, in words
   // When the lap is the GPU's because the host ranges disagree with it (not because the host

@@ -17,6 +17,7 @@
 #include "core/input_file.h"
 #include "trace/analyses/per_process.h"
 #include "trace/model/format.h"
+#include "trace/model/progress.h"
 #include "trace/model/text.h"
 #include "trace/model/validate.h"
 #include "trace/read/nsys_export.h"
@@ -160,7 +161,7 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
   row.program = program_name(a.program);
   row.lap_ms = a.lap_ms;
   row.lap_source = a.lap_source;
-  row.busy_pct = a.busy_pct.median;
+  row.busy_pct = a.span_fill_pct.median;
   row.bound = a.bound;
   row.verdict = a.verdict;
   row.steady_iterations = a.steady_count;
@@ -173,7 +174,7 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
     x.host_ns = it.duration();
     x.has_gpu = it.has_gpu;
     x.gpu_ns = it.gpu_span();
-    x.busy_pct = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;  // as analyze's JSON
+    x.busy_pct = it.span_fill_pct();  // as analyze's JSON
     row.iterations.push_back(x);
   }
   for (size_t i = 0; i < json_rows(a.top, a.range_patterns.size()); ++i) {
@@ -335,8 +336,11 @@ Job analyze_job(const std::vector<std::string>& files, const JobOptions& o) {
   job.workers =
       static_cast<unsigned>(std::min<size_t>(o.workers ? o.workers : cores, std::max<size_t>(files.size(), 1)));
   std::vector<std::vector<JobRow>> each(files.size());
-  const std::map<size_t, std::string> errors =
-      run_pool(files.size(), job.workers, [&](size_t i) { each[i] = report_rows(files[i], o.report); });
+  Progress::Tally reading("reading reports", files.size(), "reports");  // the progress line (trace/model/progress.h)
+  const std::map<size_t, std::string> errors = run_pool(files.size(), job.workers, [&](size_t i) {
+    each[i] = report_rows(files[i], o.report);
+    reading.step();
+  });
   if (!errors.empty()) {
     const auto& [i, what] = *errors.begin();
     const std::string name = escape_name(files[i]);

@@ -143,7 +143,7 @@ nlohmann::json to_json(const Analysis& a) {
       x["gpu_start_ns"] = it.gpu_start;
       x["gpu_ns"] = it.gpu_span();
       x["busy_ns"] = it.busy;
-      x["busy_pct"] = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;
+      x["span_fill_pct"] = it.span_fill_pct();
       x["gaps"] = it.gaps;
       x["gap_ns"] = it.gap_time;
       x["host_wait_ns"] = it.host_wait;
@@ -176,7 +176,7 @@ nlohmann::json to_json(const Analysis& a) {
                     {"cpu_in_cuda_ns", g.cpu_in_cuda},
                     {"cpu_range", g.cpu_range.str()}});
   }
-  j["utilization"] = {{"busy_pct", summary(a.busy_pct)},
+  j["utilization"] = {{"span_fill_pct", summary(a.span_fill_pct)},
                       {"idle_in_iterations_ns", a.idle_in_iterations},
                       {"between_iterations_ns", a.between_iterations},
                       {"input_wait_ns", a.input_wait},
@@ -188,7 +188,23 @@ nlohmann::json to_json(const Analysis& a) {
                       {"largest_gaps", gaps}};
   j["kernel_mix"] = kernel_mix_json(a);
   j["synchronization"] = sync_json(a);
-  j["verdict"] = {{"bound", bound_name(a.bound)}, {"text", a.verdict}};
+  const VerdictFigures& f = a.figures;
+  j["verdict"] = {{"bound", bound_name(a.bound)},
+                  {"text", a.verdict},
+                  {"lap_ns", f.lap_ns},
+                  {"idle_ns", f.idle_ns},
+                  {"busy_pct", f.busy_pct},
+                  {"idle_pct", f.idle_pct},
+                  {"input_pct", f.input_pct},
+                  {"idle_shares",
+                   {{"launch_pct", f.idle_launch_pct},
+                    {"after_sync_stall_pct", f.idle_sync_pct},
+                    {"input_pct", f.idle_input_pct},
+                    {"queued_pct", f.idle_queued_pct}}},
+                  {"lap_ms", a.lap_ms},
+                  {"lap_without_syncs_ms", a.lap_without_syncs_ms},
+                  {"saving_ms", f.saving_ms},
+                  {"saving_pct", f.saving_pct}};
   return j;
 }
 

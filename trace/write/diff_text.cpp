@@ -56,7 +56,8 @@ void print_diff(const Diff& d, std::FILE* out) {
                o.resamples, static_cast<unsigned long long>(o.seed));
   std::fprintf(out,
                "  labels      SLOWER/FASTER: interval clear of zero and change beyond ±%g%% and ±%g us; SAME: "
-               "interval within ±%g%% (or ±%g us); else UNCLEAR\n",
+               "interval within ±%g%% (or ±%g us)\n"
+               "              (SAME within ...: clear of zero too, a real change that small); else UNCLEAR\n",
                o.threshold_pct, o.min_change_us, o.threshold_pct, o.min_change_us);
   std::fprintf(out,
                "  layers      %s; a layer's time is the GPU time of the work launched inside its range%s, "
@@ -94,7 +95,8 @@ void print_diff(const Diff& d, std::FILE* out) {
                     both && r.before_ns > 0
                         ? format("%+.1f%% .. %+.1f%%", 100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns)
                         : "",
-                    label_name(r.label), no_counts ? "" : kernel_counts(d, r),
+                    r.same_within ? std::string(label_name(r.label)) + " " + within_words(r) : label_name(r.label),
+                    no_counts ? "" : kernel_counts(d, r),
                     no_counts ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
     if (roof) rows.back().push_back(roof_cell(r));
   }
@@ -125,18 +127,29 @@ void print_diff(const Diff& d, std::FILE* out) {
   detail::print_more_rows(out, notes_left_out, 2, "layers with kernel changes");
 
   std::map<Label, size_t> count;
+  size_t real_same = 0;  // SAME rows whose interval excludes zero
   for (const DiffRow& r : d.rows)
-    if (!r.whole) ++count[r.label];
+    if (!r.whole) {
+      ++count[r.label];
+      real_same += r.same_within ? 1 : 0;
+    }
   const DiffRow& w = d.rows.front();
-  std::fprintf(out, "\nVerdict: the iteration is %s (%+.1f%%, %.3f -> %.3f ms)", label_name(w.label), w.change_pct,
-               w.before_ns / 1e6, w.after_ns / 1e6);
-  if (count.empty()) {
-    std::fprintf(out, ".\n");
-  } else {
+  std::string verdict = format("the iteration is %s", label_name(w.label));
+  if (w.same_within)
+    verdict += format(" %s (%+.1f%%, %.3f -> %.3f ms: a real change, its interval %+.1f%% .. %+.1f%% clear of zero)",
+                      within_words(w).c_str(), w.change_pct, w.before_ns / 1e6, w.after_ns / 1e6,
+                      100 * w.ci.lo / w.before_ns, 100 * w.ci.hi / w.before_ns);
+  else
+    verdict += format(" (%+.1f%%, %.3f -> %.3f ms)", w.change_pct, w.before_ns / 1e6, w.after_ns / 1e6);
+  if (!count.empty()) {
     std::string list;
-    for (const auto& [l, n] : count) list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + label_name(l);
-    std::fprintf(out, "; layers: %s.\n", list.c_str());
+    for (const auto& [l, n] : count) {
+      list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + label_name(l);
+      if (l == Label::Same && real_same) list += format(" (%zu of them a real change within the line)", real_same);
+    }
+    verdict += "; layers: " + list;
   }
+  std::fprintf(out, "\nVerdict: %s.\n", verdict.c_str());
   if (o.fail_if_slower_pct) {
     if (d.gate_failed) {
       std::fprintf(out, "Gate --fail-if-slower %g: FAILED (exit 3)\n", *o.fail_if_slower_pct);

@@ -20,7 +20,7 @@ void print_rows(const Job& job, std::FILE* out) {
   for (const JobRow& r : job.rows) processes = processes || r.pid.has_value();
   std::vector<std::vector<std::string>> rows{{"report"}};
   if (processes) rows[0].push_back("process");
-  for (const char* h : {"lap (ms)", "busy", "verdict", "steady", ""}) rows[0].push_back(h);
+  for (const char* h : {"lap (ms)", "fill", "verdict", "steady", ""}) rows[0].push_back(h);
   for (size_t i = 0; i < job.rows.size(); ++i) {
     const JobRow& r = job.rows[i];
     std::string mark;
@@ -41,8 +41,8 @@ void print_rows(const Job& job, std::FILE* out) {
   }
   detail::print_table(out, rows, processes ? "llrrlrl" : "lrrlrl", 2);
   std::fprintf(out,
-               "  (lap: each report's steady-state lap, as `laptime analyze FILE` gives it; busy: median share of "
-               "the GPU span)\n");
+               "  (lap: each report's steady-state lap, as `laptime analyze FILE` gives it; fill: median share of "
+               "each iteration's GPU span the GPU is busy)\n");
 }
 
 void print_straggler(const Straggler& st, std::optional<int> top, std::FILE* out) {
