@@ -450,17 +450,34 @@ PerfettoWindow perfetto_window(const TraceJoin& j, const std::vector<const Itera
     w.rule = "the steady iterations (--window steady)";
     return w;
   }
-  // auto, past the budget: the steady iterations around the median one, as many in a row as hold
-  // at most kPerfettoEvents events, counted by their start times.
-  std::vector<Ns> starts;
-  starts.reserve(t.nvtx.size() + t.api_calls.size() + j.ops().size());
-  for (const NvtxEvent& r : t.nvtx) starts.push_back(r.start);
-  for (const ApiCall& c : t.api_calls) starts.push_back(c.start);
-  for (const GpuOp& op : j.ops()) starts.push_back(op.start);
-  std::sort(starts.begin(), starts.end());
-  auto events_in = [&](Ns lo, Ns hi) {  // an op counts three times (its flow's ends): a bound, not a tally
-    return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), hi) -
-                               std::lower_bound(starts.begin(), starts.end(), lo));
+  // auto, past the budget: the steady iterations around the median one, as many in a row as the
+  // budget holds. The events a window holds are those overlapping it: the ones that start before
+  // its end less those that end before its start, counted from the sorted starts and ends; an
+  // operation counts three (its slice and its flow's two ends, when its launch is in the window too).
+  std::vector<Ns> starts, ends, op_starts, op_ends;
+  starts.reserve(t.nvtx.size() + t.api_calls.size());
+  ends.reserve(starts.capacity());
+  for (const NvtxEvent& r : t.nvtx) {
+    starts.push_back(r.start);
+    ends.push_back(r.end);
+  }
+  for (const ApiCall& c : t.api_calls) {
+    starts.push_back(c.start);
+    ends.push_back(c.end);
+  }
+  op_starts.reserve(j.ops().size());
+  op_ends.reserve(j.ops().size());
+  for (const GpuOp& op : j.ops()) {
+    op_starts.push_back(op.start);
+    op_ends.push_back(op.end);
+  }
+  for (std::vector<Ns>* v : {&starts, &ends, &op_starts, &op_ends}) std::sort(v->begin(), v->end());
+  auto overlapping = [](const std::vector<Ns>& s, const std::vector<Ns>& e, Ns lo, Ns hi) {
+    return static_cast<size_t>(std::upper_bound(s.begin(), s.end(), hi) - s.begin()) -
+           static_cast<size_t>(std::lower_bound(e.begin(), e.end(), lo) - e.begin());
+  };
+  auto events_in = [&](Ns lo, Ns hi) {
+    return overlapping(starts, ends, lo, hi) + 3 * overlapping(op_starts, op_ends, lo, hi);
   };
   std::vector<size_t> steady;  // positions in first.iterations
   for (size_t i = 0; i < first.iterations.size(); ++i)
@@ -472,9 +489,7 @@ PerfettoWindow perfetto_window(const TraceJoin& j, const std::vector<const Itera
   size_t a = mid, b = mid;  // the window: steady[a .. b]
   auto lo_of = [&](size_t k) { return extent(first.iterations[steady[k]]).first; };
   auto hi_of = [&](size_t k) { return extent(first.iterations[steady[k]]).second; };
-  // Events are counted three to an op at most, so a window that passes the budget by that count
-  // may still fit: the budget is on starts times two, a margin for the flows.
-  const size_t budget = kPerfettoEvents / 2;
+  const size_t budget = kPerfettoEvents;
   for (bool grew = true; grew;) {
     grew = false;
     for (int side = 0; side < 2; ++side) {
