@@ -385,75 +385,81 @@ struct FakeClock {
   }
 };
 
-std::string drawn(char* buf, size_t size) { return std::string(buf, size); }
+// A stream in memory, as a terminal would have received it.
+class Screen {
+ public:
+  Screen() : out_(open_memstream(&buf_, &size_)) {}
+  ~Screen() {
+    std::fclose(out_);
+    std::free(buf_);
+  }
+  std::FILE* out() const { return out_; }
+  std::string text() {
+    std::fflush(out_);
+    return std::string(buf_, size_);
+  }
+  size_t size() {
+    std::fflush(out_);
+    return size_;
+  }
+
+ private:
+  char* buf_ = nullptr;
+  size_t size_ = 0;
+  std::FILE* out_;
+};
 
 TEST(ProgressLine, ShownPastTwoSecondsThrottledAndErased) {
-  char* buf = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&buf, &size);
+  Screen screen;
   FakeClock c;
   {
-    Progress p(out, true, c.clock());
+    Progress p(screen.out(), true, c.clock());
     Progress::phase("reading the trace");
     for (int i = 0; i < 3 * 65536; ++i) Progress::row();
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(size, 0u) << "shown before 2 s";
+    EXPECT_EQ(screen.size(), 0u) << "shown before 2 s";
     c.now += 2.5;
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(drawn(buf, size), "\rreading the trace: 196,608 rows, 2 s\x1b[K");
-    const size_t once = size;
+    EXPECT_EQ(screen.text(), "\rreading the trace: 196,608 rows, 2 s\x1b[K");
+    const size_t once = screen.size();
     c.now += 0.05;  // within 0.1 s of the last draw
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(size, once);
+    EXPECT_EQ(screen.size(), once);
     c.now += 0.1;
     Progress::count(12, 40, "reports");
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(drawn(buf, size).substr(once), "\rreading the trace: 12 of 40 reports, 3 s\x1b[K");
+    EXPECT_EQ(screen.text().substr(once), "\rreading the trace: 12 of 40 reports, 3 s\x1b[K");
     // Erased before the command prints, and not drawn again until the next phase.
-    const size_t before_clear = size;
+    const size_t before_clear = screen.size();
     Progress::clear();
-    std::fflush(out);
-    EXPECT_EQ(drawn(buf, size).substr(before_clear), "\r\x1b[K");
+    EXPECT_EQ(screen.text().substr(before_clear), "\r\x1b[K");
     c.now += 1;
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(size, before_clear + 4);
+    EXPECT_EQ(screen.size(), before_clear + 4);
     Progress::phase("writing the JSON report");
     c.now += 1;
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(drawn(buf, size).substr(before_clear + 4), "\rwriting the JSON report, 5 s\x1b[K");
+    EXPECT_EQ(screen.text().substr(before_clear + 4), "\rwriting the JSON report, 5 s\x1b[K");
   }
-  std::fflush(out);
-  EXPECT_EQ(drawn(buf, size).substr(drawn(buf, size).size() - 4), "\r\x1b[K") << "the line left behind";
-  std::fclose(out);
-  std::free(buf);
+  const std::string all = screen.text();
+  EXPECT_EQ(all.substr(all.size() - 4), "\r\x1b[K") << "the line left behind";
 }
 
 TEST(ProgressLine, NothingWhenNotATerminalOrQuiet) {
   for (bool terminal : {false, true}) {
-    char* buf = nullptr;
-    size_t size = 0;
-    std::FILE* out = open_memstream(&buf, &size);
+    Screen screen;
     FakeClock c;
     {
       std::optional<Progress> p;
       if (terminal)
-        p.emplace(Progress::Mode::Quiet, out);  // a real terminal's mode, told to be quiet
+        p.emplace(Progress::Mode::Quiet, screen.out());  // a real terminal's mode, told to be quiet
       else
-        p.emplace(out, false, c.clock());
+        p.emplace(screen.out(), false, c.clock());
       Progress::phase("reading the trace");
       c.now += 10;
       if (!terminal) p->tick();
     }
-    std::fflush(out);
-    EXPECT_EQ(size, 0u);
-    std::fclose(out);
-    std::free(buf);
+    EXPECT_EQ(screen.size(), 0u);
   }
   // No Progress held: the hooks do nothing at all.
   Progress::phase("x");
@@ -464,34 +470,26 @@ TEST(ProgressLine, NothingWhenNotATerminalOrQuiet) {
 
 // The job view's tally owns the line: its reports' readers, on other threads, do not show.
 TEST(ProgressLine, ATallyOwnsTheLineAndItsNamesAreData) {
-  char* buf = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&buf, &size);
+  Screen screen;
   FakeClock c;
+  Progress p(screen.out(), true, c.clock());
   {
-    Progress p(out, true, c.clock());
-    {
-      Progress::Tally reports("reading reports", 3, "reports");
-      std::thread worker([&] {
-        Progress::phase("reading r\x1b[31m.sqlite");
-        reports.step();
-      });
-      worker.join();
+    Progress::Tally reports("reading reports", 3, "reports");
+    std::thread worker([&] {
+      Progress::phase("reading r\x1b[31m.sqlite");
       reports.step();
-      c.now += 3;
-      p.tick();
-      std::fflush(out);
-      EXPECT_EQ(drawn(buf, size), "\rreading reports: 2 of 3 reports, 3 s\x1b[K");
-    }
-    const size_t before = size;
-    Progress::phase("reading r\x1b[31m.sqlite\n");  // a file name is data: no escape sequence reaches the terminal
-    c.now += 1;
+    });
+    worker.join();
+    reports.step();
+    c.now += 3;
     p.tick();
-    std::fflush(out);
-    EXPECT_EQ(drawn(buf, size).substr(before), "\rreading r\\x1B[31m.sqlite\\x0A, 4 s\x1b[K");
+    EXPECT_EQ(screen.text(), "\rreading reports: 2 of 3 reports, 3 s\x1b[K");
   }
-  std::fclose(out);
-  std::free(buf);
+  const size_t before = screen.size();
+  Progress::phase("reading r\x1b[31m.sqlite\n");  // a file name is data: no escape sequence reaches the terminal
+  c.now += 1;
+  p.tick();
+  EXPECT_EQ(screen.text().substr(before), "\rreading r\\x1B[31m.sqlite\\x0A, 4 s\x1b[K");
 }
 
 // On a pseudo-terminal: --quiet shows nothing, and a run short of two seconds leaves nothing of

@@ -68,6 +68,18 @@ class EventWriter {
   }
   void text(const std::string& s) { buf_ += quote(s); }
   void raw(std::string_view s) { buf_ += s; }
+  // "k":v for an integer, and "k":"text" for a literal that needs no quoting (a category, a kind).
+  template <class Int>
+  void integer_field(std::string_view k, Int v) {
+    key(k);
+    integer(v);
+  }
+  void literal_field(std::string_view k, std::string_view text) {
+    key(k);
+    buf_ += '"';
+    buf_ += text;
+    buf_ += '"';
+  }
   // Ends an event: a separator before the next, and the buffer to the file when it is full.
   void event_done() {
     ++events_;
@@ -109,23 +121,19 @@ class PerfettoExport {
       if (!in(r.start, r.end)) continue;
       const int64_t tid = r.kind == NvtxKind::PushPop ? int64_t{r.tid} : start_end_tid(r.tid);
       slice_head(r.text, "nvtx", r.start, r.end, r.pid, tid);
-      out_.key("category");
-      out_.integer(r.category);
+      out_.integer_field("category", r.category);
       out_.key("domain");
       out_.name(r.domain);
       if (r.has_payload) {
-        out_.key("payload");
-        out_.integer(r.payload);
+        out_.integer_field("payload", r.payload);
       }
       slice_tail(r.start, r.end, r.pid, tid);
     }
     for (const ApiCall& c : t_.api_calls) {
       if (!in(c.start, c.end)) continue;
       slice_head(c.name, c.kind() == ApiKind::Runtime ? "cuda_runtime" : "cuda_driver", c.start, c.end, c.pid, c.tid);
-      out_.key("correlation");
-      out_.integer(c.correlation);
-      out_.key("return");
-      out_.integer(c.return_value);
+      out_.integer_field("correlation", c.correlation);
+      out_.integer_field("return", c.return_value);
       slice_tail(c.start, c.end, c.pid, c.tid);
     }
     size_t done = 0;
@@ -156,16 +164,10 @@ class PerfettoExport {
     else
       out_.integer(number);
     out_.close();
-    out_.key("name");
-    out_.raw("\"");
-    out_.raw(what);
-    out_.raw("\"");
-    out_.key("ph");
-    out_.raw("\"M\"");
-    out_.key("pid");
-    out_.integer(pid);
-    out_.key("tid");
-    out_.integer(tid);
+    out_.literal_field("name", what);
+    out_.literal_field("ph", "M");
+    out_.integer_field("pid", pid);
+    out_.integer_field("tid", tid);
     out_.close();
     out_.event_done();
   }
@@ -180,22 +182,20 @@ class PerfettoExport {
   }
   void slice_tail(Ns start, Ns end, int64_t pid, int64_t tid) {
     out_.close();
-    out_.key("cat");
-    out_.raw("\"");
-    out_.raw(pending_cat_);
-    out_.raw("\"");
+    out_.literal_field("cat", pending_cat_);
     out_.key("dur");
     out_.number(us(end - start));
     out_.key("name");
     out_.name(*pending_name_);
-    out_.key("ph");
-    out_.raw("\"X\"");
-    out_.key("pid");
-    out_.integer(pid);
-    out_.key("tid");
-    out_.integer(tid);
+    event_tail("X", pid, tid, start);
+  }
+  // The keys a slice and a flow end with, in their order, and the end of the event.
+  void event_tail(const char* ph, int64_t pid, int64_t tid, Ns at) {
+    out_.literal_field("ph", ph);
+    out_.integer_field("pid", pid);
+    out_.integer_field("tid", tid);
     out_.key("ts");
-    out_.number(us(start));
+    out_.number(us(at));
     out_.close();
     out_.event_done();
   }
@@ -258,14 +258,13 @@ class PerfettoExport {
     const char* cat = "kernel";
     slice_head(op.label, cat, op.start, op.end, gpu_pid(op.device), op.stream);
     // Each kind's args in key order.
+    const char* category = category_name(op.category);
     if (op.kind == GpuOp::Kind::Kernel) {
       const Kernel& k = t_.kernels[op.index];
       out_.key("block");
       dim3(k.block);
-      out_.key("category");
-      category(op);
-      out_.key("correlation");
-      out_.integer(k.correlation);
+      out_.literal_field("category", category);
+      out_.integer_field("correlation", k.correlation);
       out_.key("grid");
       dim3(k.grid);
       ranges_of(op);
@@ -275,44 +274,28 @@ class PerfettoExport {
     } else if (op.kind == GpuOp::Kind::Memcpy) {
       const Memcpy& m = t_.memcpys[op.index];
       cat = "memcpy";
-      out_.key("bytes");
-      out_.integer(m.bytes);
-      out_.key("category");
-      category(op);
-      out_.key("correlation");
-      out_.integer(m.correlation);
-      out_.key("dst");
-      out_.raw("\"");
-      out_.raw(mem_kind_name(m.dst));
-      out_.raw("\"");
+      out_.integer_field("bytes", m.bytes);
+      out_.literal_field("category", category);
+      out_.integer_field("correlation", m.correlation);
+      out_.literal_field("dst", mem_kind_name(m.dst));
       ranges_of(op);
       nvtx_of(op);
-      out_.key("src");
-      out_.raw("\"");
-      out_.raw(mem_kind_name(m.src));
-      out_.raw("\"");
+      out_.literal_field("src", mem_kind_name(m.src));
     } else if (op.kind == GpuOp::Kind::Memset) {
       const Memset& m = t_.memsets[op.index];
       cat = "memset";
-      out_.key("bytes");
-      out_.integer(m.bytes);
-      out_.key("category");
-      category(op);
-      out_.key("correlation");
-      out_.integer(m.correlation);
+      out_.integer_field("bytes", m.bytes);
+      out_.literal_field("category", category);
+      out_.integer_field("correlation", m.correlation);
       ranges_of(op);
       nvtx_of(op);
     } else {  // a CUDA Graph replay traced whole
       const GraphReplay& g = t_.graph_replays[op.index];
       cat = "cuda_graph";
-      out_.key("category");
-      category(op);
-      out_.key("correlation");
-      out_.integer(g.correlation);
-      out_.key("graph");
-      out_.integer(g.graph);
-      out_.key("graph_exec");
-      out_.integer(g.exec);
+      out_.literal_field("category", category);
+      out_.integer_field("correlation", g.correlation);
+      out_.integer_field("graph", g.graph);
+      out_.integer_field("graph_exec", g.exec);
       ranges_of(op);
       nvtx_of(op);
     }
@@ -326,33 +309,19 @@ class PerfettoExport {
     ++flow_;
     // Flow v1: "s" binds to the slice open on the CPU lane at its timestamp (the launch
     // call), "f" with bp=e to the slice enclosing its timestamp on the GPU lane (the kernel).
-    separator();
-    out_.raw("{\"cat\":\"launch\",\"id\":");
-    out_.integer(flow_);
-    out_.raw(",\"name\":\"launch\",\"ph\":\"s\",\"pid\":");
-    out_.integer(c.pid);
-    out_.raw(",\"tid\":");
-    out_.integer(c.tid);
-    out_.raw(",\"ts\":");
-    out_.number(us(c.start));
-    out_.raw("}");
-    out_.event_done();
-    separator();
-    out_.raw("{\"bp\":\"e\",\"cat\":\"launch\",\"id\":");
-    out_.integer(flow_);
-    out_.raw(",\"name\":\"launch\",\"ph\":\"f\",\"pid\":");
-    out_.integer(gpu_pid(op.device));
-    out_.raw(",\"tid\":");
-    out_.integer(op.stream);
-    out_.raw(",\"ts\":");
-    out_.number(us(op.start));
-    out_.raw("}");
-    out_.event_done();
+    flow_end("s", c.pid, c.tid, c.start);
+    flow_end("f", gpu_pid(op.device), op.stream, op.start);
   }
-  void category(const GpuOp& op) {
-    out_.raw("\"");
-    out_.raw(category_name(op.category));
-    out_.raw("\"");
+  // One end of a launch's flow arrow: "s" at the call, "f" (bound to the enclosing slice, bp=e) at
+  // the work.
+  void flow_end(const char* ph, int64_t pid, int64_t tid, Ns at) {
+    separator();
+    out_.open();
+    if (ph[0] == 'f') out_.literal_field("bp", "e");
+    out_.literal_field("cat", "launch");
+    out_.integer_field("id", flow_);
+    out_.literal_field("name", "launch");
+    event_tail(ph, pid, tid, at);
   }
   void dim3(const Dim3& d) {
     out_.raw("[");
