@@ -57,7 +57,8 @@ struct BenchOutputs {
 };
 
 BenchOutputs open_outputs(const BenchOptions& o) {
-  const std::vector<std::string> inputs{o.workload.weights};
+  std::vector<std::string> inputs{o.workload.weights};
+  for (const auto& [name, path] : o.workload.kernel_files) inputs.push_back(path);  // --kernel NAME=FILE.cu
   check_outputs({{"JSON report", o.json, true}, {"trace", o.trace}}, inputs);
   BenchOutputs out;
   if (!o.json.empty()) out.json = std::make_unique<OutputFile>(OutputSpec{"JSON report", o.json, true}, inputs);
@@ -130,6 +131,8 @@ BenchConfig describe_config(const BenchOptions& o, const Workload& w) {
   c.plans = w.plan_report();
   for (const env::Switch& s : env::kAllSwitches)
     if (std::string v = env::text(s); !v.empty()) c.switches.emplace_back(s.name, std::move(v));
+  for (const lab::UserVersionInfo& f : lab::user_version_infos())
+    c.kernel_files.push_back({f.kernel, f.file, f.sha256});
   return c;
 }
 
@@ -321,7 +324,7 @@ int run_bench(const BenchOptions& o) {
   Context ctx(o.device, o.stream, o.nvtx);
   name_thread_and_stream(o, ctx, tracer.get());
   WorkloadOptions wo = o.workload;
-  wo.eager_loop = o.graph != GraphMode::Graph;  // fp8's choices then charge launches (issue 29, item 3)
+  wo.eager_loop = o.graph != GraphMode::Graph;  // fp8's choices then charge launches (layers/gemm_tuner.h)
   std::unique_ptr<Workload> w = make_workload(ctx, wo);
 
   BenchResult r;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/stats.h"
+#include "trace/model/text.h"
 
 namespace laptime {
 
@@ -128,14 +129,16 @@ void print_bench_header(const BenchResult& r, std::FILE* out) {
     for (const auto& [name, value] : c.switches) line += (line.empty() ? "" : ", ") + name + "=" + value;
     std::fprintf(out, "  switches    %s\n", line.c_str());
   }
+  for (const BenchConfig::KernelFile& f : c.kernel_files)
+    std::fprintf(out, "  kernel file %s=%s, sha256 %s\n", f.kernel.c_str(), f.path.c_str(), f.sha256.c_str());
   for (std::size_t i = 0; i < c.plans.size(); ++i)
     std::fprintf(out, "  %-11s %s\n", i == 0 ? "plans" : "", c.plans[i].c_str());
 }
 
 void print_bench(const BenchResult& r, std::FILE* out) {
   if (!r.trace.empty())
-    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n", r.trace.c_str(),
-                 r.trace.c_str());
+    std::fprintf(out, "  trace       %s (CUPTI; read it with `laptime analyze %s`)\n",
+                 trace::escape_name(r.trace).c_str(), trace::shell_word(r.trace).c_str());
   for (const std::string& p : r.sidecars)
     std::fprintf(out, "  layers      %s (FLOPs and bytes per NVTX range, for `laptime analyze`)\n", p.c_str());
   const bool clocked =
@@ -208,6 +211,9 @@ nlohmann::json config_json(const BenchConfig& c) {
   // report that does not record them.
   j["switches"] = nlohmann::json::object();
   for (const auto& [name, value] : c.switches) j["switches"][name] = value;
+  // Only with --kernel NAME=FILE.cu, so that every other report stays as it was.
+  for (const BenchConfig::KernelFile& f : c.kernel_files)
+    j["kernel_files"].push_back({{"kernel", f.kernel}, {"path", f.path}, {"sha256", f.sha256}});
   return j;
 }
 }  // namespace

@@ -42,6 +42,12 @@ struct BenchConfig {
   // Every LAPTIME_* switch the environment set (core/env_switches.h), name and value, in the
   // switches' order: two reports of one command under different switches say how they differ.
   std::vector<std::pair<std::string, std::string>> switches;
+  // --kernel NAME=FILE.cu: each learner's file the model ran (kernels/lab/user_kernel.h), as given,
+  // with the SHA-256 of its bytes.
+  struct KernelFile {
+    std::string kernel, path, sha256;
+  };
+  std::vector<KernelFile> kernel_files;
 };
 
 struct BenchLap {

@@ -4,8 +4,8 @@
 // epilogue its layer runs: bias; bias + the residual (beta = 1, C = D in place) for the two
 // projections; GELU + bias for c_fc; none for the head (N = 50304, the padded vocabulary). In bf16
 // and fp8 (e4m3 operands with scales, bf16 out), and fp8 c_fc writing e4m3 with the next layer's
-// scale (the MLP pair). Issue 29's measurement before the integration: which kernel would
-// Gemm::autotune keep, and by how much. A development bench (STYLE.md, habit 16).
+// scale (the MLP pair). The measurement before a kernel enters the model: which kernel would
+// Gemm::autotune keep, and by how much. A development bench (docs/DESIGN-NOTES.md, "Development benches").
 //
 //   check  each CUTLASS kernel's output against cuBLASLt's on the same random operands (fresh
 //          each case, values in [-1, 1)): the output poisoned with NaN first (or reset to the

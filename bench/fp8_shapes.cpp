@@ -1,6 +1,6 @@
 // laptime_fp8_shapes: ResNet-50's convolution shapes at batch 256 (or argv[1]) in bf16 and fp8,
-// each timed alone on the GPU, to decide which of them fp8 can speed up (issue 22). A
-// development bench between the unit tests and the model (STYLE.md, habit 16); it prints one
+// each timed alone on the GPU, to decide which of them fp8 can speed up. A development bench
+// between the unit tests and the model (docs/DESIGN-NOTES.md, "Development benches"); it prints one
 // table and checks nothing beyond each library's own status.
 //
 //   1×1 stride-1 convolutions, as the GEMMs y[N·H·W, Cout] = x[N·H·W, Cin] · Wᵀ (cuBLASLt):

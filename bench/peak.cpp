@@ -15,6 +15,7 @@
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/os.h"
 #include "core/output_file.h"
 #include "core/timing.h"
 #include "kernels/fp8.cuh"
@@ -130,8 +131,7 @@ int run_peak(const PeakOptions& o) {
   const cudaDeviceProp& p = ctx.props();
   const std::string path = o.cache.empty() ? trace::default_peak_path(p.name) : o.cache;
   if (!o.cache.empty()) check_outputs({{"ceilings", o.cache}}, {});  // before the measurement
-  std::error_code exists_error;  // whether a cache is there, without opening it (a FIFO would block)
-  if (!o.force && std::filesystem::exists(path, exists_error)) {
+  if (!o.force && path_exists(path)) {                               // not opened to look: a FIFO would block
     try {
       const trace::Ceilings c = trace::read_ceilings(path);
       // A file from before fp8 is measured again where fp8 runs.

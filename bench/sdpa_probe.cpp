@@ -1,7 +1,7 @@
-// laptime_sdpa_probe (issue 29): cuDNN's fp8 attention (layers/sdpa_cudnn.h, CudnnSdpaFp8) beside
+// laptime_sdpa_probe: cuDNN's fp8 attention (layers/sdpa_cudnn.h, CudnnSdpaFp8) beside
 // the bf16 one GPT-2 runs today, at GPT-2 small's attention (12 heads of 64, causal) for each
 // B×T asked: does it build, how far is it from bf16, how fast is it. The measurement before any
-// model uses it (docs/METHOD.md: measure first). A development bench, not installed.
+// model uses it (docs/DESIGN-NOTES.md, "Measure first"). A development bench, not installed.
 //
 //   data   qkv [B, T, 3C] uniform in [-2, 2) (fresh per shape, seeded), bf16; its e4m3 copy at
 //          s = amax / 448, the output's scale the same s (|heads| ≤ max |v|: each head is a convex

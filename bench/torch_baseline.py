@@ -233,7 +233,7 @@ def nvtx_spans(
         for i in range(n_layer):
             p = f"h.{i}"
             spans.append(_one(p, f"transformer.{p}"))
-            if layer:  # laptime's finer layer level: one range per operation (issue 9)
+            if layer:  # laptime's finer layer level: one range per operation
                 t = f"transformer.{p}"
                 spans += [
                     _one(f"{p}.ln_1", f"{t}.ln_1"),

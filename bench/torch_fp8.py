@@ -17,8 +17,8 @@ in bf16.
 The recipe, as laptime's: e4m3 weights with one scale per tensor, s_w = amax(W) / 448; e4m3
 inputs with one static scale per tensor from one calibration batch, s_x = 2 · amax(x) / 448;
 values past ±448 saturate (clamped before the cast: PyTorch's cast to float8_e4m3fn does not
-saturate); fp32 accumulation without fast accumulation (laptime's GEMMs run with it by default
-since issue 29, LAPTIME_FP8_FAST_ACCUM: this stays the stricter reference, and the bound holds
+saturate); fp32 accumulation without fast accumulation (laptime's GEMMs run with it by default,
+LAPTIME_FP8_FAST_ACCUM: this stays the stricter reference, and the bound holds
 against it); bf16 bias and bf16 output. The
 LayerNorms, the attention core, the GELU, the residual stream and the logits stay bf16; in
 ResNet-50 the stem, the 3x3 convolutions, the stride-2 downsamples, the residual adds and the

@@ -26,7 +26,8 @@ struct WorkloadOptions {
   Precision precision = Precision::BF16;
   AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
   StemKind stem = StemKind::Auto;                 // resnet50: the stem implementation (--stem)
-  lab::KernelChoice kernels;  // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
+  lab::KernelChoice kernels;      // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
+  lab::KernelFiles kernel_files;  // --kernel NAME=FILE.cu: learners' files, loaded and checked at build
   bool eager_loop =
       true;  // forward() looped eagerly, not replayed in a graph (--graph): fp8's choices charge host time
 };

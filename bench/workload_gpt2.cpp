@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "bench/lab/kernel_files.h"
 #include "bench/workload.h"
 #include "core/check.h"
 #include "core/env_switches.h"
@@ -31,7 +32,7 @@ GeluPlacement gelu_placement() {
 }
 
 // auto: timed where this GPU is offered CUTLASS's kernels, which enter only a choice that times
-// its candidates (issue 29: fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's heuristic elsewhere.
+// its candidates (fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's heuristic elsewhere.
 GemmChoice gemm_choice(const Context& ctx) {
   switch (env::gpt2_gemm()) {
     case Gpt2Gemm::Timed:
@@ -58,10 +59,15 @@ class Gpt2Workload : public Workload {
       host = load_gpt2_weights(file, cfg);
       source_ = o.weights;
     }
-    cfg.kernels = o.kernels;
     cfg.eager_loop = o.eager_loop;
     B_ = o.batch ? o.batch : 8;
     T_ = o.seq ? o.seq : cfg.n_ctx;
+    // --kernel NAME=FILE.cu: checked at the shapes this model runs each kernel at (registry.h's dims).
+    const int64_t C = cfg.n_embd, H = cfg.n_head, BT = int64_t{B_} * T_;
+    cfg.kernels = lab::load_kernel_files(
+        ctx, o.kernels, o.kernel_files,
+        {{"layernorm", {BT, C}}, {"attention", {B_, T_, H, C / H}}, {"embedding", {B_, T_, C, cfg.vocab_size}}}, "gpt2",
+        o.precision);
     model_ =
         std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice(ctx));
     std::mt19937 gen(static_cast<uint32_t>(o.seed));

@@ -7,6 +7,7 @@
 // BatchNorm is folded into the convolutions at load and costs nothing; bias, ReLU, residual
 // adds and pooling are bandwidth, not FLOPs. At 224×224 this is 8.18 GFLOPs per image (the
 // "4.1 GMACs" usually quoted for ResNet-50).
+#include "bench/lab/kernel_files.h"
 #include "bench/workload.h"
 #include "core/check.h"
 #include "models/resnet50.h"
@@ -31,7 +32,15 @@ class Resnet50Workload : public Workload {
     B_ = o.batch ? o.batch : 256;
     S_ = o.image_size ? o.image_size : cfg.image_size;
     check_resnet50_input(cfg, B_, S_);  // before drawing a few hundred MB of images
-    cfg.kernels = o.kernels;
+    // --kernel NAME=FILE.cu: checked at the shapes this model runs each kernel at (registry.h's dims):
+    // the stem's 7x7/2 output, the max pool's 3x3/2, then three stride-2 stages.
+    const auto half = [](int side) { return (side - 1) / 2 + 1; };  // a stride-2 window with its padding
+    const int conv1 = half(S_), last = half(half(half(half(conv1))));
+    cfg.kernels = lab::load_kernel_files(ctx, o.kernels, o.kernel_files,
+                                         {{"maxpool", {B_, conv1, conv1, cfg.base_width}},
+                                          {"avgpool", {B_, last, last, cfg.features()}},
+                                          {"stem", {B_, conv1 + 3, cfg.base_width}}},
+                                         "resnet50", o.precision);
     cfg.eager_loop = o.eager_loop;
     model_ = std::make_unique<ResNet50>(ctx, cfg, host, o.precision, B_, S_, o.stem);
     WeightRng rng(o.seed + 1);

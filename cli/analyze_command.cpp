@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/diff_command.h"
 #include "cli/ending.h"
+#include "cli/help.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
@@ -21,6 +22,7 @@
 #include "trace/write/analysis_json.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 #include "trace/write/perfetto.h"
 #include "trace/model/progress.h"
@@ -31,6 +33,7 @@
 #include "trace/write/timeline_svg.h"
 #include "trace/model/text.h"
 #include "trace/write/analysis_text.h"
+#include "trace/write/html_page.h"
 #include "trace/write/job_json.h"
 #include "trace/write/job_text.h"
 #include "trace/model/format.h"
@@ -42,37 +45,40 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
   CLI::App* sub = app.add_subcommand("analyze", command_description("analyze"));
   // No ExistingFile check: the trace reader says what is wrong with a path in one sentence,
   // including what to do with an .nsys-rep.
-  // No ExistingFile check: the trace reader says what is wrong with a path in one sentence.
   sub->add_option_function<std::vector<std::string>>(
-         "files",
+         "TRACE",
          [&o](const std::vector<std::string>& files) {
            for (const std::string& f : files)
              if (f.empty()) throw CLI::ValidationError("file: a file name is empty; give a file.");
            o.files = files;
            o.file = files.front();
          },
-         "trace: REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys when needed), an `nsys export "
+         "REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys when needed), an `nsys export "
          "--type sqlite` output, or laptime's own. Several, a folder or a glob: the job view, one row per report "
          "(and process), the spread and the straggler (docs/PROFILING.md 8.10)")
       ->type_name("FILE...")
       ->required();
-  cli::add_switch(sub, "--job", &o.job, "the job view even for one report");
-  cli::add_integer(sub, "--workers", &o.workers, 1, 4096,
-                   "reports read at once in the job view (default: the machine's cores); memory grows with it");
-  cli::add_non_negative_real(
-      sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
-      "job view: exit 3 when the slowest report's lap is more than PCT% above the median report's");
+  cli::heading(sub, cli::Group::Selection);
   sub->add_option("--range", o.report.range,
                   "NVTX ranges that mark the iterations, any domain: a name, a glob ('Forward Pass Iter *') or "
                   "re:REGEX, matching whole names (default: laptime's `forward`, else a family of ranges numbered by "
-                  "iteration on one thread)");
+                  "iteration on one thread)")
+      ->type_name("PATTERN");
   cli::add_integer(sub, "--pid", &o.report.pid, 0, 0xFFFFFF,
                    "report this process only (a capture of several processes, each with its own loop: by default "
                    "each is reported on its own)");
   cli::add_integer(sub, "--skip-warmup", &o.report.skip_warmup, 0, 1000000000,
                    "drop the first K iterations (default: those the bench marked warm-up, else the first one)");
+  cli::heading(sub, cli::Group::Thresholds);
   cli::add_positive_real(sub, "--gap-us", &o.report.gap_us, 1e9,
                          "idle stretches longer than this (microseconds) count as gaps");
+  cli::heading(sub, cli::Group::Input);
+  cli::add_input_path(sub, "--layers", &o.layers,
+                      "per-layer FLOPs and bytes from the bench (default: TRACE's stem + "
+                      ".layers.json, when present): adds the roofline table");
+  cli::add_input_path(sub, "--peak", &o.peak,
+                      "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
+  cli::heading(sub, cli::Group::Output);
   cli::add_integer(sub, "--top", &o.report.top, 0, 1000000,
                    "rows in the kernel, layer, gap and synchronization tables (default 15 in the text, every row in "
                    "the JSON; 0: every row)");
@@ -80,6 +86,10 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                        "also write the numbers as JSON (schema laptime.analyze/1; the job view's laptime.job/1); - for "
                        "standard output",
                        true);
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the report as one HTML page that opens from disk: the verdict, the median steady "
+                       "iteration on a timeline, the sortable tables, the roofline (the job view: the reports, the "
+                       "spread, the straggler); its data is the --json document");
   cli::add_output_file(sub, "--perfetto", &o.perfetto,
                        "write the trace as Chrome Trace Event JSON for ui.perfetto.dev (streamed; see --window)");
   sub->add_option("--window", o.window,
@@ -87,13 +97,22 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                   "iterations around the median one that fit in that many), all, steady, or iterations N or N-M");
   cli::add_switch(sub, "--quiet", &o.quiet, "no progress line on standard error (it shows only on a terminal)");
   cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
-  cli::add_input_path(sub, "--layers", &o.layers,
-                      "per-layer FLOPs and bytes from the bench (default: FILE's stem + "
-                      ".layers.json, when present): adds the roofline table");
-  cli::add_input_path(sub, "--peak", &o.peak,
-                      "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
   cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg,
                        "draw the per-layer roofline (needs the layer costs and ceilings)");
+  cli::heading(sub, cli::Group::Job);
+  cli::add_switch(sub, "--job", &o.job, "the job view even for one report");
+  cli::add_integer(sub, "--workers", &o.workers, 1, 4096,
+                   "reports read at once in the job view (default: the machine's cores); memory grows with it");
+  cli::add_non_negative_real(sub, "--fail-if-spread", &o.fail_if_spread, 1e6,
+                             "exit 3 when the slowest report's lap is more than PCT% above the median report's")
+      ->type_name("PCT");
+  cli::add_switch(sub, "--list-reports", &o.list_reports,
+                  "the reports it would read (each once) and its notes, then stop; with --json, as "
+                  "laptime.job.inputs/1 (how laptime.analyze_many fans a job out)");
+  cli::add_input_path(sub, "--rows-from", &o.rows_from,
+                      "each report's rows from FILE, a JSON array of the documents `laptime analyze --job REPORT "
+                      "--json` wrote, one a report in the job's order, instead of reading the reports (how "
+                      "laptime.analyze_many puts a job read on many machines together)");
   return sub;
 }
 
@@ -147,9 +166,17 @@ nlohmann::json processes_json(const trace::Trace& t, const Reports& reports) {
 
 namespace {
 
-// Whether the arguments ask for the job view: several, a folder, a glob laptime expands, or --job.
+// The page's title: the command as the text report's first line names it.
+std::string page_title(const std::vector<std::string>& files) {
+  std::string title = "laptime analyze " + files.front();
+  if (files.size() > 1) title += " and " + std::to_string(files.size() - 1) + " more";
+  return title;
+}
+
+// Whether the arguments ask for the job view: several, a folder, a glob laptime expands, --job, or
+// one of its steps.
 bool is_job(const AnalyzeOptions& o) {
-  if (o.job || o.files.size() > 1) return true;
+  if (o.job || o.list_reports || !o.rows_from.empty() || o.files.size() > 1) return true;
   std::vector<std::string> notes;
   const std::string& only = o.files.empty() ? o.file : o.files.front();
   const std::vector<std::string> expanded = trace::expand_report_inputs({only}, notes);
@@ -166,13 +193,18 @@ int run_job(const AnalyzeOptions& o) {
                                     {"--roofline-svg", o.roofline_svg}})
     if (!value.empty())
       throw trace::TraceError(std::string(flag) +
-                              " is for one report: the job view takes --json, --range, --pid, "
-                              "--skip-warmup, --gap-us, --top, --workers, --fail-if-spread and --quiet.");
+                              " is for one report: the job view takes --json, --html, --range, --pid, "
+                              "--skip-warmup, --gap-us, --top, --workers, --fail-if-spread, --list-reports, "
+                              "--rows-from and --quiet.");
   trace::Progress progress(o.quiet ? trace::Progress::Mode::Quiet : trace::Progress::Mode::Terminal);
   trace::JobOptions jo;
   jo.report = o.report;
   jo.workers = static_cast<unsigned>(o.workers.value_or(0));
   jo.fail_if_spread_pct = o.fail_if_spread;
+  if (o.list_reports && !o.rows_from.empty())
+    throw trace::TraceError("--list-reports and --rows-from are two steps of a job read on many machines: give one.");
+  if (o.list_reports && !o.html.empty())
+    throw trace::TraceError("--list-reports lists the reports a job would read and writes no page: drop --html.");
   std::vector<std::string> notes;
   const std::vector<std::string> files =
       trace::expand_report_inputs(o.files.empty() ? std::vector<std::string>{o.file} : o.files, notes);
@@ -180,15 +212,31 @@ int run_job(const AnalyzeOptions& o) {
   std::vector<std::string> inputs = files;
   for (const std::string& f : files)
     if (trace::is_nsys_report(f)) inputs.push_back(trace::export_path_for(f));
+  if (!o.rows_from.empty()) inputs.push_back(o.rows_from);
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON report", o.json, true}}, inputs);
-  trace::Job job = trace::analyze_job(files, jo);
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"HTML report", o.html}}, inputs);
+  if (o.list_reports) {
+    std::printf("laptime analyze: %s\n", trace::detail::plural(files.size(), "report", "reports").c_str());
+    for (const std::string& f : files) std::printf("  %s\n", trace::escape_name(f).c_str());
+    for (const std::string& n : notes) trace::detail::print_wrapped(stdout, "note: " + trace::escape_name(n), 2);
+    cli::write_json(json_out, {{"schema", "laptime.job.inputs/1"}, {"files", files}, {"notes", notes}});
+    cli::Ending end;
+    end.wrote({{"JSON report", o.json}});
+    end.finish();
+    return 0;
+  }
+  trace::Job job = o.rows_from.empty() ? trace::analyze_job(files, jo)
+                                       : trace::job_from_rows(files, trace::job_rows_from_json(o.rows_from, files), jo);
   job.notes.insert(job.notes.begin(), notes.begin(), notes.end());
   trace::Progress::clear();
   trace::print_job(job, stdout);
-  if (json_out) cli::write_json(json_out, trace::job_to_json(job));
   cli::Ending end;
-  end.wrote({{"JSON report", o.json}});
+  if (json_out || !o.html.empty()) {
+    const std::string document = cli::json_document(trace::job_to_json(job));
+    cli::write_document(json_out, document);
+    if (!o.html.empty()) trace::write_html(o.html, document, page_title(files));
+  }
+  end.wrote({{"JSON report", o.json}, {"HTML report", o.html}});
   end.finish();
   return job.gate_failed ? kExitGateFailed : 0;
 }
@@ -211,7 +259,8 @@ int run_analyze(const AnalyzeOptions& o) {
                     {{"JSON report", o.json, true},
                      {"Perfetto trace", o.perfetto},
                      {"SVG timeline", o.svg},
-                     {"roofline SVG", o.roofline_svg}},
+                     {"roofline SVG", o.roofline_svg},
+                     {"HTML report", o.html}},
                     inputs);
   // Every input, before the trace is read: a FIFO would block its reader forever, a device or
   // a folder is no file of ours (core/input_file.h). A missing trace gets the reader's sentence.
@@ -242,7 +291,7 @@ int run_analyze(const AnalyzeOptions& o) {
     trace::Progress::clear();
     std::fprintf(stderr, "laptime: %s\n", note.c_str());
   }
-  auto t = std::make_unique<const trace::Trace>(trace::load_nsys_sqlite(source.path()));
+  auto t = std::make_unique<const trace::Trace>(trace::load_trace(source.path()));
   trace::Progress::phase("joining the GPU work to its launches");
   auto j = std::make_unique<const trace::TraceJoin>(*t);
   // The ceilings of the trace's GPU, now that it is known: --roofline-svg without any stops here.
@@ -295,18 +344,21 @@ int run_analyze(const AnalyzeOptions& o) {
   // keep the NamePool their Names point into): unless the SVG timeline is still to be drawn, the
   // join and the trace's rows go before it is built, not held under its objects (at 10^6 kernels
   // ~230 MB of rows under ~30 MB of JSON).
-  if (json_out && o.svg.empty()) {
+  const bool document = json_out || !o.html.empty();
+  if (document && o.svg.empty()) {
     trace::Trace threads;
     threads.thread_names = t->thread_names;
     j.reset();
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
-  if (json_out) {
+  if (document) {
     trace::Progress::phase("writing the JSON report");
     nlohmann::json out =
         n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
     if (roof) out["roofline"] = trace::roofline_to_json(*roof);
-    cli::write_json(json_out, std::move(out));
+    const std::string text = cli::json_document(std::move(out));
+    cli::write_document(json_out, text);
+    if (!o.html.empty()) trace::write_html(o.html, text, page_title({o.file}));
     trace::Progress::clear();
   }
   if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
@@ -316,7 +368,8 @@ int run_analyze(const AnalyzeOptions& o) {
   end.wrote({{"JSON report", o.json},
              {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
              {"SVG timeline", o.svg},
-             {"roofline SVG", o.roofline_svg}});
+             {"roofline SVG", o.roofline_svg},
+             {"HTML report", o.html}});
   end.finish();
   return 0;
 }

@@ -28,6 +28,8 @@ struct AnalyzeOptions {
   bool job = false;                      // --job: the job view even for one report
   std::optional<int> workers;            // --workers: reports read at once (default: the cores)
   std::optional<double> fail_if_spread;  // --fail-if-spread PCT: exit 3 (kExitGateFailed) above it
+  bool list_reports = false;             // --list-reports: the reports the job would read, and stop
+  std::string rows_from;                 // --rows-from FILE: each report's rows as read elsewhere
   trace::ReportOptions report;           // --range, --pid, --skip-warmup, --gap-us, --top
   std::string json;                      // the same numbers as JSON (schema laptime.analyze/1)
   std::string perfetto;                  // Chrome Trace Event JSON of the trace, or of a window of it
@@ -37,6 +39,7 @@ struct AnalyzeOptions {
   std::string layers;                    // layer costs sidecar (default: beside the trace, trace/analyses/roofline.h)
   std::string peak;                      // ceilings from `laptime peak` (default: the cache of the trace's GPU)
   std::string roofline_svg;              // the per-layer roofline plot
+  std::string html;                      // the report page: the JSON's numbers drawn (trace/write/html_page.h)
 };
 
 // Adds the `analyze` subcommand to `app`, filling `o` when it is parsed; returns it so the

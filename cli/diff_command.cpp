@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/ending.h"
+#include "cli/help.h"
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
@@ -23,26 +24,26 @@
 #include "trace/write/diff_json.h"
 #include "trace/write/diff_svg.h"
 #include "trace/write/diff_text.h"
+#include "trace/write/html_page.h"
 
 namespace laptime {
 
 CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   CLI::App* sub = app.add_subcommand("diff", command_description("diff"));
-  cli::add_input_path(sub, "before", &o.before,
+  cli::add_input_path(sub, "BEFORE", &o.before,
                       "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
       ->required();
-  cli::add_input_path(sub, "after", &o.after, "the same, for the run to compare")->required();
+  cli::add_input_path(sub, "AFTER", &o.after, "the same, for the run to compare")->required();
+  cli::heading(sub, cli::Group::Selection);
   sub->add_option_function<std::string>(
          "--by",
          [&o](const std::string& v) { o.diff.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
          "match layers with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
       ->check(CLI::IsMember({"layer", "block"}));
-  cli::add_input_path(sub, "--peak", &o.diff.peak,
-                      "ceilings for the roofline columns (`laptime peak`'s file; default: this GPU's cache, if any); "
-                      "the columns appear when a side has the bench's layer costs beside it (RUN.layers.json)");
   sub->add_option("--range", o.diff.range,
                   "NVTX ranges that mark the iterations, as analyze's --range: a name, a glob or re:REGEX (default: "
-                  "laptime's `forward`, else a family of ranges numbered by iteration)");
+                  "laptime's `forward`, else a family of ranges numbered by iteration)")
+      ->type_name("PATTERN");
   CLI::Option* pid = cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
                                       "compare this process on both sides (captures of several processes, each with "
                                       "its own loop, are refused without it)");
@@ -52,15 +53,23 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   // (--fail-if-slower nan passed a 10% regression) and answer "inf" with a 300-digit bound.
   cli::add_integer(sub, "--skip-warmup", &o.diff.skip_warmup, 0, 1000000000,
                    "drop the first K iterations on both sides (default: as analyze decides per side)");
+  cli::heading(sub, cli::Group::Thresholds);
   cli::add_positive_real(sub, "--threshold", &o.diff.threshold_pct, 1e6,
-                         "percent: the SAME band and the smallest change labelled FASTER/SLOWER");
+                         "percent: the SAME band and the smallest change labelled FASTER/SLOWER")
+      ->type_name("PCT");
   cli::add_non_negative_real(sub, "--min-change-us", &o.diff.min_change_us, 1e9,
                              "microseconds: the smallest absolute change labelled FASTER/SLOWER");
   cli::add_integer(sub, "--resamples", &o.diff.resamples, 100, 1000000, "bootstrap resamples per row");
   cli::add_integer(sub, "--seed", &o.diff.seed, 0, std::numeric_limits<int64_t>::max(), "bootstrap seed");
   cli::add_non_negative_real(sub, "--fail-if-slower", &o.diff.fail_if_slower_pct, 1e6,
                              "exit 3 when the iteration or a layer is SLOWER by more than PCT percent (interval "
-                             "clear of zero)");
+                             "clear of zero)")
+      ->type_name("PCT");
+  cli::heading(sub, cli::Group::Input);
+  cli::add_input_path(sub, "--peak", &o.diff.peak,
+                      "ceilings for the roofline columns (`laptime peak`'s file; default: this GPU's cache, if any); "
+                      "the columns appear when a side has the bench's layer costs beside it (RUN.layers.json)");
+  cli::heading(sub, cli::Group::Output);
   cli::add_integer(sub, "--top", &o.diff.top, 0, 1000000,
                    "layer rows shown, largest change first (default 15 in the text, every row in the JSON; 0: every "
                    "row); the verdict and the gate count every layer");
@@ -68,6 +77,9 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
                        "also write the diff as JSON (schema laptime.diff/1); - for standard output", true);
   cli::add_output_file(sub, "--svg", &o.svg,
                        "draw both median iterations on one time axis, layers joined, SLOWER/FASTER ones marked");
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the diff as one HTML page that opens from disk: both laps, each layer's change with "
+                       "its 95% interval drawn; its data is the --json document");
   cli::add_switch(sub, "--quiet", &o.quiet, "no progress line on standard error (it shows only on a terminal)");
   return sub;
 }
@@ -83,7 +95,7 @@ int run_diff(const DiffCommandOptions& o) {
     if (trace::is_nsys_report(run)) inputs.push_back(trace::export_path_for(run));
   for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));  // read for the GPU
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON diff", o.json, true}, {"SVG diff", o.svg}}, inputs);
+  cli::open_outputs(json_out, {{"JSON diff", o.json, true}, {"SVG diff", o.svg}, {"HTML diff", o.html}}, inputs);
   try {
     for (const std::string& run : {o.before, o.after})
       if (!check_input(run, "a trace or a bench report", Missing::Allow))
@@ -113,10 +125,14 @@ int run_diff(const DiffCommandOptions& o) {
   // With `--json -` standard output stays pointed at standard error until json_out goes out of
   // scope, so nothing printed below lands after the JSON.
   cli::Ending end;
-  cli::write_json(json_out, trace::diff_to_json(d));
-  end.wrote({{"JSON diff", o.json}});
+  if (json_out || !o.html.empty()) {
+    const std::string document = cli::json_document(trace::diff_to_json(d));
+    cli::write_document(json_out, document);
+    end.wrote({{"JSON diff", o.json}});
+    if (!o.html.empty()) trace::write_html(o.html, document, "laptime diff " + o.before + " " + o.after);
+  }
   if (!o.svg.empty()) trace::write_diff_svg(d, o.svg);
-  end.wrote({{"SVG diff", o.svg}});
+  end.wrote({{"SVG diff", o.svg}, {"HTML diff", o.html}});
   end.finish();
   return d.gate_failed ? kExitGateFailed : 0;
 }

@@ -21,22 +21,28 @@ void open_outputs(std::optional<OutputFile>& json, const std::vector<OutputSpec>
   }
 }
 
-void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
+std::string json_document(nlohmann::json j) {
+  trace::escape_json_strings(j);
+  return j.dump(2) + "\n";
+}
+
+void write_document(std::optional<OutputFile>& out, const std::string& document) {
   if (!out) return;
   try {
-    trace::escape_json_strings(j);  // a path that is not UTF-8 would make dump() throw
-    out->write(j.dump(2) + "\n");
+    out->write(document);
     out->commit();
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());
   }
 }
 
-void write_json_text(std::optional<OutputFile>& out, const std::string& text) {
+void write_json(std::optional<OutputFile>& out, nlohmann::json j) {
+  if (out) write_document(out, json_document(std::move(j)));
+}
+
+void commit(std::optional<OutputFile>& out) {
   if (!out) return;
   try {
-    out->write(text);
-    out->write("\n");
     out->commit();
   } catch (const OutputError& e) {
     throw trace::TraceError(e.what());

@@ -4,9 +4,11 @@
 
 #include "bench/limits.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "cli/host_cli.h"
 #include "core/check.h"
 #include "core/cli_numbers.h"
+#include "core/input_file.h"
 
 namespace laptime {
 namespace {
@@ -26,8 +28,10 @@ const std::map<std::string, StemKind> kStems{
     {"auto", StemKind::Auto}, {"cudnn", StemKind::Cudnn}, {"fused", StemKind::Fused}};
 const std::map<std::string, StreamKind>& kStreams = stream_words();
 
+// The model and its shape, under the Model heading (bench and forward).
 void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::string>* kernel_words) {
-  app->add_option("model", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
+  app->add_option("MODEL", w->model, "gpt2 or resnet50")->required()->check(CLI::IsMember({"gpt2", "resnet50"}));
+  cli::heading(app, cli::Group::Model);
   cli::add_input_file(app, "--weights", &w->weights,
                       "laptime .safetensors file (weights/convert.py); default: seeded "
                       "random weights of the real shape");
@@ -56,42 +60,82 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::st
          "fused (conv, ReLU and max pool in one kernel, bf16); default auto: fused where it runs, else cudnn")
       ->check(CLI::IsMember(kStems));
   app->add_option("--kernel", *kernel_words,
-                  "NAME=VERSION (repeatable): run laptime lab's version of that kernel in the model (layernorm=v1; "
-                  "`laptime lab --list`); default: production");
+                  "NAME=VERSION or NAME=FILE.cu (repeatable): run laptime lab's version of that kernel in the model "
+                  "(layernorm=v1; `laptime lab --list`), or your own kernel file (`laptime lab NAME --template`), "
+                  "checked first at the model's shape; default: production")
+      ->type_name("NAME=VERSION|FILE.cu")
+      ->allow_extra_args(false);
 }
 
 // --kernel's words into the workload's choice, checked against the model and its precision.
 void resolve_kernel_choice(const std::vector<std::string>& words, WorkloadOptions* w) {
   for (const std::string& word : words) {
-    const std::string why = lab::add_kernel_choice(word, &w->kernels);
+    const std::string why = lab::add_kernel_choice(word, &w->kernels, &w->kernel_files);
     require(why.empty(), why);
   }
-  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision));
+  const std::string why = lab::check_kernel_choice(w->kernels, w->model, precision_name(w->precision), w->kernel_files);
   require(why.empty(), why);
-  require(!(w->kernels.count("attention") && w->attention != AttentionKind::Auto),
-          "--kernel attention and --attention both choose the attention core; give one.");
+  for (const auto& [name, path] : w->kernel_files) {
+    const std::string problem = input_problem(path);
+    require(problem.empty(), "--kernel " + name + "=" + path + ": " + path + " " + problem + ".");
+  }
+  require(
+      !((w->kernels.count("attention") || w->kernel_files.count("attention")) && w->attention != AttentionKind::Auto),
+      "--kernel attention and --attention both choose the attention core; give one.");
 }
 
-CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed) {
+CLI::App* add_lab_subcommand(CLI::App& app, lab::LabOptions& l, std::optional<uint32_t>* seed,
+                             CLI::Option** template_option) {
   CLI::App* lab = app.add_subcommand("lab", command_description("lab"));
-  lab->add_option("kernel", l.kernel, "the kernel whose versions to run (`laptime lab --list`)");
+  lab->add_option("KERNEL", l.kernel, "the kernel whose versions to run (`laptime lab --list`)");
+  cli::heading(lab, cli::Group::Selection);
   cli::add_switch(lab, "--list", &l.list, "list the kernels and their versions (with --json: as JSON too)");
-  lab->add_option("--versions", l.versions, "all (default), or version ids separated by commas: v1,v3");
+  lab->add_option("--versions", l.versions,
+                  "all (default), none (your --try files alone), or version ids separated by commas: v1,v3")
+      ->type_name("IDS");
   lab->add_option("--shape", l.shapes,
-                  "NAME=VALUE,... (repeatable): check and time at this shape instead of the models' ones; the "
-                  "dimensions not named keep the first model shape's values (rows=1000,C=771)");
+                  "(repeatable) check and time at this shape instead of the models' ones; the dimensions not named "
+                  "keep the first model shape's values (rows=1000,C=771)")
+      ->type_name("NAME=VALUE,...");
   lab->add_option("--precision,-p", l.precision, "fp32, bf16 or fp8 (default: the kernel's first)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp8"}));
-  cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
-                       true);
+  cli::heading(lab, cli::Group::Input);
   cli::add_input_file(lab, "--peak", &l.peak, "the ceilings from `laptime peak` (default: its cache for this GPU)");
+  cli::heading(lab, cli::Group::Run);
   cli::add_integer(lab, "--seed", seed, 0, UINT32_MAX, "seed of the inputs (default: a fresh one, printed)");
   cli::add_positive_real(lab, "--target", &l.target, 0.5,
                          "time until the median's 95% interval is within this fraction of it on each side (0.01)");
-  cli::add_switch(lab, "--once", &l.once,
-                  "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
-                  "lab KERNEL`); with --json, the layer costs beside it");
+  cli::add_switch(
+      lab, "--once", &l.once,
+      "one call a version and shape inside its NVTX range, not timed: for ncu (`laptime kernels --command "
+      "lab KERNEL`) and compute-sanitizer, --try files in this process; with --json, the layer costs beside "
+      "it");
   cli::add_integer(lab, "--device", &l.device, 0, limits::kMaxDevice, "CUDA device index");
+  cli::heading(lab, cli::Group::Output);
+  cli::add_output_file(lab, "--json", &l.json, "also write the results as JSON (laptime.lab/1); - for standard output",
+                       true);
+  cli::add_output_file(lab, "--html", &l.html,
+                       "write the results as one HTML page that opens from disk: each shape's ladder with its "
+                       "intervals and roofs; its data is the --json document");
+  // A learner's own kernel (bench/lab/lab.h; docs/KERNELS.md "Write your own").
+  *template_option = lab->add_option("--template", l.template_text_path,
+                                     "write a complete file for --try, KERNEL's signature and a plain correct body, to "
+                                     "FILE (never over an existing one) or standard output")
+                         ->expected(0, 1)
+                         ->type_name("[FILE]");
+  cli::heading(lab, cli::Group::Input);
+  lab->add_option("--try", l.tries,
+                  "FILE.cu (repeatable): your kernel, compiled at run time (NVRTC) and run as one more rung: checked, "
+                  "timed, named by the file")
+      ->type_name("FILE.cu")
+      ->allow_extra_args(false);
+  cli::heading(lab, cli::Group::Run);
+  cli::add_positive_real(lab, "--timeout", &l.timeout, 3600,
+                         "--try: seconds one wait on the GPU may last before the file's process is stopped (5)");
+  cli::heading(lab, cli::Group::Selection);
+  cli::add_switch(lab, "--all", &l.all,
+                  "every kernel's first and production versions, and a summary: times, % of roof, the geometric mean "
+                  "of the speed-ups");
   return lab;
 }
 // What the parse collects before it can be checked and put into a Command.
@@ -100,6 +144,7 @@ struct Words {
   std::vector<std::string> bench_kernels;  // bench --kernel NAME=VERSION, each
   std::vector<std::string> forward_kernels;
   std::optional<uint32_t> lab_seed;
+  CLI::Option* lab_template = nullptr;  // lab --template [FILE]: given, with or without its FILE
 };
 
 // `laptime bench`: its options into cmd.bench.
@@ -107,6 +152,7 @@ CLI::App* add_bench_subcommand(CLI::App& app, Command& cmd, Words* words) {
   CLI::App* bench = app.add_subcommand("bench", command_description("bench"));
   BenchOptions& b = cmd.bench;
   add_workload_options(bench, &b.workload, &words->bench_kernels);
+  cli::heading(bench, cli::Group::Run);
   cli::add_integer(bench, "--warmup,-w", &b.warmup, 0, limits::kMaxWarmup,
                    "warm-up iterations (marked, excluded from statistics)");
   cli::add_integer(bench, "--iters,-n", &b.iters, 1, limits::kMaxIters, "timed steady-state iterations");
@@ -129,8 +175,9 @@ CLI::App* add_bench_subcommand(CLI::App& app, Command& cmd, Words* words) {
           "at every layer end, as .item()/max() do), pageable (torch.tensor(list).cuda()), "
           "alloc (cudaMalloc/cudaFree)")
       ->check(CLI::IsMember(kPitfalls));
+  cli::heading(bench, cli::Group::Output);
   cli::add_output_file(bench, "--json", &b.json,
-                       "also write the report as JSON (schema: docs/PERF.md); - for standard output", true);
+                       "also write the report as JSON (schema laptime.bench/1); - for standard output", true);
   cli::add_output_file(bench, "--trace", &b.trace,
                        "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
                        "not under nsys or ncu");
@@ -142,23 +189,28 @@ CLI::App* add_forward_subcommand(CLI::App& app, Command& cmd, Words* words) {
   CLI::App* fwd = app.add_subcommand("forward", command_description("forward"));
   ForwardOptions& f = cmd.forward;
   add_workload_options(fwd, &f.workload, &words->forward_kernels);
+  cli::heading(fwd, cli::Group::Input);
   cli::add_input_file(fwd, "--tokens", &f.tokens, "gpt2: token ids, raw little-endian int32 [B, T]");
   cli::add_input_file(fwd, "--input", &f.input, "resnet50: images, raw little-endian fp32 NCHW [B, 3, S, S]");
-  cli::add_output_file(fwd, "--output,-o", &f.output, "where to write the logits, raw little-endian fp32")->required();
   cli::add_input_file(fwd, "--calibrate", &f.calibrate,
                       "fp8: the batch the activation scales come from, in --tokens' or --input's format and shape "
                       "(default: the input itself)");
+  cli::heading(fwd, cli::Group::Run);
   cli::add_integer(fwd, "--device", &f.device, 0, limits::kMaxDevice, "CUDA device index");
+  cli::heading(fwd, cli::Group::Output);
+  cli::add_output_file(fwd, "--output,-o", &f.output, "where to write the logits, raw little-endian fp32")->required();
 
   return fwd;
 }
 
 CLI::App* add_peak_subcommand(CLI::App& app, Command& cmd) {
   CLI::App* peak = app.add_subcommand("peak", command_description("peak"));
+  cli::heading(peak, cli::Group::Run);
   cli::add_integer(peak, "--device", &cmd.peak.device, 0, limits::kMaxDevice, "CUDA device index");
+  peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
+  cli::heading(peak, cli::Group::Output);
   cli::add_output_file(peak, "--cache", &cmd.peak.cache,
                        "the cache file (default: ~/.cache/laptime/peak-<GPU name>.json)");
-  peak->add_flag("--force", cmd.peak.force, "measure again even when the cache holds this GPU's ceilings");
 
   return peak;
 }
@@ -167,6 +219,7 @@ CLI::App* add_peak_subcommand(CLI::App& app, Command& cmd) {
 
 Command parse_command_line(const std::vector<std::string>& args) {
   CLI::App app{kLaptimeDescription, "laptime"};
+  cli::use_laptime_help(app);
   app.require_subcommand(1);
   Command cmd;
   // The table's Gpu rows, in its order (cli/commands.h); the executable parses the Host ones.
@@ -182,7 +235,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
     else if (name == "peak")
       subs.emplace_back(add_peak_subcommand(app, cmd), Command::Kind::Peak);
     else if (name == "lab")
-      subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed), Command::Kind::Lab);
+      subs.emplace_back(add_lab_subcommand(app, cmd.lab, &words.lab_seed, &words.lab_template), Command::Kind::Lab);
     else
       throw std::logic_error("cli/commands.h lists a GPU subcommand the module has no parser for: " + name);
   }
@@ -217,6 +270,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
             "--pitfall cannot be combined with --graph: a graph cannot capture a synchronization or an allocation.");
   } else if (cmd.kind == Command::Kind::Lab) {
     cmd.lab.seed = words.lab_seed;
+    if (words.lab_template->count()) cmd.lab.template_file = cmd.lab.template_text_path;
     lab::resolve_lab_options(cmd.lab);
   } else if (cmd.kind == Command::Kind::Forward) {
     limits::check_tokens(f.workload.batch, f.workload.seq);

@@ -1,4 +1,4 @@
-// The GPU module's command line (bench, forward, peak, lab): parsing, host only, tested without a GPU.
+// The GPU module's command line (cli/commands.h's Gpu rows): parsing, host only, tested without a GPU.
 #pragma once
 
 #include <string>
@@ -10,8 +10,8 @@
 
 namespace laptime {
 
-// A GPU subcommand's line, parsed (the executable parses analyze, diff and kernels itself and
-// never hands them over).
+// A GPU subcommand's line, parsed (the executable parses the trace commands itself and never
+// hands them over).
 struct Command {
   enum class Kind { Help, Bench, Forward, Peak, Lab } kind = Kind::Help;
   BenchOptions bench;

@@ -1,7 +1,7 @@
-// The GPU module's entry (liblaptime_gpu.so, cli/gpu_module.h): `laptime bench`, `forward`
-// and `peak` with the full command line, parsed by cli/gpu_cli.cpp. The `laptime` executable loads
-// this module, and with it the CUDA libraries, only when one of these subcommands runs. Every
-// failure is one sentence on stderr and exit 1, as in the executable.
+// The GPU module's entry (liblaptime_gpu.so, cli/gpu_module.h): the GPU commands of
+// cli/commands.h with the full command line, parsed by cli/gpu_cli.cpp. The `laptime` executable
+// loads this module, and with it the CUDA libraries, only when one of these subcommands runs.
+// Every failure is one sentence on stderr and exit 1, as in the executable.
 #include <cstdio>
 
 #include "cli/gpu_cli.h"

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cli/commands.h"
 #include "cli/host_cli.h"
 
 namespace laptime {
@@ -44,7 +45,8 @@ int run_gpu_command(int argc, char** argv) {
   (void)argc;
   throw CommandLineError(std::string("laptime ") + argv[1] +
                          " needs the CUDA build of laptime: this one was built without the CUDA toolkit "
-                         "(LAPTIME_CUDA=OFF), so it runs analyze, diff and kernels only.");
+                         "(LAPTIME_CUDA=OFF), so it runs " +
+                         command_list(Side::Host) + " only.");
 }
 #endif
 

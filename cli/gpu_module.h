@@ -1,4 +1,4 @@
-// How the `laptime` executable runs a GPU subcommand (bench, forward, peak) without loading
+// How the `laptime` executable runs a GPU subcommand (cli/commands.h) without loading
 // any CUDA library before one is asked for: the CUDA build puts those subcommands, the models
 // and everything they link (cudart, cuBLASLt, cuDNN, CUPTI) into a module beside the
 // executable, liblaptime_gpu.so, which is opened with dlopen only then. `laptime --help`,

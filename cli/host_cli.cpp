@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/help.h"
 
 namespace laptime {
 
@@ -17,8 +18,7 @@ std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& arg
       found |= sub->get_name() == args[0];
       known += (known.empty() ? "" : ", ") + sub->get_name();
     }
-    if (!found)
-      return "unknown command '" + args[0] + "': choose one of " + known + ". Run `laptime --help` for usage.";
+    if (!found) return "unknown command '" + args[0] + "': choose one of " + known + "." + cli::usage_hint("");
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
   try {
@@ -31,7 +31,7 @@ std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& arg
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (!msg.empty() && msg.back() != '.') msg += '.';
-    return msg + " Run `laptime --help` for usage.";
+    return msg + cli::usage_hint(args.empty() ? "" : args[0]);
   }
   return "";
 }
@@ -73,6 +73,7 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
     return cmd;
   }
   CLI::App app{kLaptimeDescription, "laptime"};
+  cli::use_laptime_help(app);
   app.require_subcommand(1);
   // Every row of the table, in its order; the GPU subcommands by name only (their options are
   // the module's to parse).
@@ -106,7 +107,7 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args) {
     to.insert(to.end(), after_dashes.begin(), after_dashes.end());
     if (!from && to.size() > 2)
       throw CommandLineError("laptime kernels reads one report, or two to compare, not " + std::to_string(to.size()) +
-                             ". Run `laptime --help` for usage.");
+                             "." + cli::usage_hint("kernels"));
   }
   if (!cmd.help_text.empty()) return cmd;
   for (const auto& [sub, kind] : host)

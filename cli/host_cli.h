@@ -1,7 +1,7 @@
 // The `laptime` executable's command line (host only: no CUDA header, no CUDA library). It
-// parses the trace subcommands itself (analyze, diff, kernels) and recognises the GPU subcommands
-// (cli/commands.h) by their first word only: those go, whole, to the GPU module, whose
-// parser (cli/gpu_cli.cpp) knows their options. The top-level help lists both kinds.
+// parses the trace subcommands itself (cli/commands.h's Host rows) and recognises the GPU ones by
+// their first word only: those go, whole, to the GPU module, whose parser (cli/gpu_cli.cpp) knows
+// their options. The top-level help lists both kinds (cli/help.h).
 #pragma once
 
 #include <cstdio>
@@ -22,7 +22,7 @@ class App;
 
 namespace laptime {
 
-// A usage error: what() is one sentence ending "Run `laptime --help` for usage."
+// A usage error: what() is one sentence ending "Run `laptime CMD --help` for usage." (cli/help.h)
 class CommandLineError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -43,8 +43,9 @@ HostCommand parse_host_command_line(const std::vector<std::string>& args);
 
 // Parses args into app (its subcommands registered), the same way on both sides: an unknown
 // first word is named with the known ones, CLI11's refusals become one sentence ending "Run
-// `laptime --help` for usage.", and --help gives the parsed subcommand's help (else the whole
-// program's) in *help. Returns the error sentence, "" when the line parsed.
+// `laptime CMD --help` for usage." (cli/help.h's usage_hint), and --help gives the parsed
+// subcommand's help (else the whole program's) in *help. Returns the error sentence, "" when the
+// line parsed.
 std::string parse_subcommands(CLI::App& app, const std::vector<std::string>& args, std::string* help);
 
 namespace detail {

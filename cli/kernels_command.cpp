@@ -10,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "cli/ending.h"
+#include "cli/help.h"
+#include "trace/write/html_page.h"
 #include "core/cli_numbers.h"
 #include "core/os.h"
 #include "core/output_file.h"
@@ -21,36 +23,20 @@
 namespace laptime {
 namespace {
 
-bool exists(const std::string& p) { return path_exists(p); }  // never opened to look: a FIFO would block
-
-// The ceilings: --peak, or the cache of the report's GPU when it exists (a damaged cache is a
-// note, as in analyze: the roofline columns are left out).
-std::optional<trace::Ceilings> ceilings_for(const std::string& peak, const std::string& gpu,
-                                            std::vector<std::string>& notes) {
-  if (!peak.empty()) return trace::read_ceilings(peak);
-  if (gpu.empty() || !exists(trace::default_peak_path(gpu))) return std::nullopt;
-  try {
-    return trace::read_ceilings(trace::default_peak_path(gpu));
-  } catch (const trace::TraceError& e) {
-    notes.push_back(std::string(e.what()) + " Run `laptime peak --force` to measure again.");
-    return std::nullopt;
-  }
-}
-
 trace::NcuLayers layers_of(const std::string& report, const std::string& costs_file, const KernelsOptions& o) {
   const trace::NcuReport r = trace::read_ncu_report(report);
   std::optional<trace::LayerCosts> costs;
   const std::string beside = trace::layer_costs_path(report);
   if (!costs_file.empty())
     costs = trace::read_layer_costs(costs_file);
-  else if (exists(beside))
+  else if (path_exists(beside))  // not opened to look: a FIFO would block
     costs = trace::read_layer_costs(beside);
-  std::vector<std::string> notes;
-  const std::optional<trace::Ceilings> ceilings = ceilings_for(o.peak, r.gpu, notes);
+  trace::FoundCeilings found = trace::find_ceilings(o.peak, r.gpu);
+  const std::optional<trace::Ceilings>& ceilings = found.ceilings;
   trace::NcuLayerOptions lo = o.layers;
   lo.pid = o.pid;  // a report of several processes: the one named
   trace::NcuLayers l = trace::ncu_layers(r, lo, costs ? &*costs : nullptr, ceilings ? &*ceilings : nullptr);
-  l.notes.insert(l.notes.end(), notes.begin(), notes.end());
+  if (!found.note.empty()) l.notes.push_back(found.note);
   if (ceilings && !r.gpu.empty() && ceilings->gpu != r.gpu)
     l.notes.push_back("the ceilings were measured on " + ceilings->gpu + ", the report ran on " + r.gpu + ".");
   return l;
@@ -60,26 +46,37 @@ trace::NcuLayers layers_of(const std::string& report, const std::string& costs_f
 
 CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   CLI::App* sub = app.add_subcommand("kernels", command_description("kernels"));
-  sub->add_option("reports", o.reports,
+  sub->add_option("REPORT", o.reports,
                   "`ncu --csv --page raw` output or a .ncu-rep (converted with the ncu on PATH); two to compare")
       ->expected(0, 2);
+  cli::heading(sub, cli::Group::Selection);
   sub->add_option_function<std::string>(
          "--by",
          [&o](const std::string& v) { o.layers.by = v == "block" ? trace::LayerKey::Block : trace::LayerKey::Folded; },
          "group with block indices folded (layer: h.*.attn, default) or kept (block: h.3.attn)")
       ->check(CLI::IsMember({"layer", "block"}));
   sub->add_option("--domain", o.layers.domain,
-                  "only ranges of this NVTX domain count (`default` for ranges pushed without one); default: any");
+                  "only ranges of this NVTX domain count (`default` for ranges pushed without one); default: any")
+      ->type_name("NAME");
+  cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
+                   "the process: of a report holding several, whose kernels are read (refused without it); with "
+                   "--command --from, of the capture");
+  cli::heading(sub, cli::Group::Input);
   // Named files refuse an empty name, as analyze's and diff's do: `--json ''` wrote nothing and exited 0.
   cli::add_input_path(
       sub, "--layers", &o.costs,
       "the bench's layer costs (default: REPORT's stem + .layers.json, when present): moved/must, roofline");
   cli::add_input_path(sub, "--peak", &o.peak,
                       "the device's ceilings from `laptime peak` (default: its cache for the report's GPU)");
+  cli::heading(sub, cli::Group::Output);
   cli::add_output_file(sub, "--json", &o.json,
                        "also write the numbers as JSON (laptime.kernels/1); - for standard output", true);
   cli::add_output_file(sub, "--svg", &o.svg,
                        "draw the roofline with the measured traffic (needs the layer costs and ceilings)");
+  cli::add_output_file(sub, "--html", &o.html,
+                       "write the report as one HTML page that opens from disk: the per-layer table with speed of "
+                       "light (two reports: each layer's change); its data is the --json document");
+  cli::heading(sub, cli::Group::NcuCommand);
   sub->add_option_function<std::string>(
          "--command", [&o](const std::string& m) { o.command = true, o.ncu.model = m; },
          "print the ncu command that profiles one forward of this model (with the shape flags below) and its time; "
@@ -93,25 +90,25 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
           },
           "{gpt2,resnet50,lab}"));
   cli::add_input_path(sub, "--from", &o.from,
-                      "--command: the nsys trace of the program to profile (its command line, iterations and kernel "
-                      "count); the program after -- replaces the captured one");
-  cli::add_integer(sub, "--pid", &o.pid, 0, 0xFFFFFF,
-                   "the process: of a report holding several, whose kernels are read (refused without it); with "
-                   "--command --from, of the capture");
+                      "the nsys trace of the program to profile (its command line, iterations and kernel count); the "
+                      "program after -- replaces the captured one");
   // The bench checks its own bounds again (bench/limits.h); these keep the printed command sane.
-  cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "--command: batch size");
-  cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "--command, gpt2: sequence length");
-  cli::add_integer(sub, "--image-size", &o.ncu.image_size, 1, 8192, "--command, resnet50: input height = width");
-  sub->add_option("--precision,-p", o.ncu.precision, "--command: fp32, tf32, bf16 or fp8")
+  cli::add_integer(sub, "--batch,-b", &o.ncu.batch, 1, 65536, "batch size");
+  cli::add_integer(sub, "--seq,-t", &o.ncu.seq, 1, 65536, "gpt2: sequence length");
+  cli::add_integer(sub, "--image-size", &o.ncu.image_size, 1, 8192, "resnet50: input height = width");
+  sub->add_option("--precision,-p", o.ncu.precision, "the precision of the run profiled")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp8"}));
-  sub->add_option("--attention", o.ncu.attention, "--command, gpt2: auto, cudnn, flash or naive")
+  sub->add_option("--attention", o.ncu.attention, "gpt2: the attention core")
       ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
-  sub->add_option("--stem", o.ncu.stem, "--command, resnet50: auto, cudnn or fused")
-      ->check(CLI::IsMember({"auto", "cudnn", "fused"}));
-  sub->add_option("--within", o.ncu.within, "--command: profile only the kernels inside this range (h.0, conv1)");
-  sub->add_option("--output,-o", o.ncu.output, "--command: the files' stem (default: the model and shape)");
-  cli::add_switch(sub, "--csv", &o.ncu.csv, "--command: write the raw CSV (--csv --page raw) instead of a .ncu-rep");
-  sub->add_option("--binary", o.ncu.binary, "--command: the laptime binary to profile")->capture_default_str();
+  sub->add_option("--stem", o.ncu.stem, "resnet50: the stem")->check(CLI::IsMember({"auto", "cudnn", "fused"}));
+  sub->add_option("--within", o.ncu.within, "profile only the kernels inside this range (h.0, conv1)")
+      ->type_name("RANGE");
+  sub->add_option("--output,-o", o.ncu.output, "the files' stem (default: the model and shape)")->type_name("STEM");
+  cli::add_switch(sub, "--csv", &o.ncu.csv, "write the raw CSV (--csv --page raw) instead of a .ncu-rep");
+  sub->add_option("--binary", o.ncu.binary, "the laptime binary to profile")->capture_default_str()->type_name("FILE");
+  sub->add_option("--try", o.ncu.lab_tries, "lab KERNEL: your kernel file, one more rung (repeatable)")
+      ->type_name("FILE.cu")
+      ->allow_extra_args(false);
   return sub;
 }
 
@@ -160,7 +157,8 @@ int run_kernels(const KernelsOptions& o) {
   }
   const trace::NcuCommandOptions none;
   if (o.ncu.batch || o.ncu.seq || o.ncu.image_size || !o.ncu.precision.empty() || !o.ncu.attention.empty() ||
-      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv || o.ncu.binary != none.binary)
+      !o.ncu.stem.empty() || !o.ncu.within.empty() || !o.ncu.output.empty() || o.ncu.csv ||
+      o.ncu.binary != none.binary || !o.ncu.lab_tries.empty())
     throw trace::TraceError(
         "the shape flags (-b, -t, --within, ...) describe the run --command profiles: give "
         "--command MODEL with them.");
@@ -169,6 +167,7 @@ int run_kernels(const KernelsOptions& o) {
         "laptime kernels needs a report (`ncu --csv --page raw` output or a .ncu-rep), two to "
         "compare, or --command MODEL for the ncu command that makes one.");
   const bool two = o.reports.size() == 2;
+  std::string document;  // the --json text, made once for the JSON and the page
   if (two && !o.costs.empty())
     throw trace::TraceError(
         "--layers names one report's costs: with two reports each side's RUN.layers.json is found "
@@ -182,7 +181,8 @@ int run_kernels(const KernelsOptions& o) {
   for (const std::string& r : o.reports) inputs.push_back(trace::layer_costs_path(r));
   for (std::string& cache : trace::peak_cache_files()) inputs.push_back(std::move(cache));
   std::optional<OutputFile> json_out;
-  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}}, inputs);
+  cli::open_outputs(json_out, {{"JSON report", o.json, true}, {"roofline SVG", o.svg}, {"HTML report", o.html}},
+                    inputs);
   for (const std::string& r : o.reports)
     if (const std::string kind = non_regular_kind(r); !kind.empty())
       throw trace::TraceError(r + " is " + kind + ", not a regular file, so it cannot be a report.");
@@ -191,22 +191,29 @@ int run_kernels(const KernelsOptions& o) {
     std::printf("laptime kernels %s %s\n", trace::escape_name(o.reports[0]).c_str(),
                 trace::escape_name(o.reports[1]).c_str());
     trace::print_ncu_diff(d, stdout);
-    if (json_out) {  // the per-kernel rows written as text, one at a time
+    if (json_out || !o.html.empty()) {  // the per-kernel rows written as text, one at a time
       trace::DeferredKernelLists rows;
-      cli::write_json_text(json_out, rows.text(trace::ncu_diff_to_json(d, &rows)));
+      document = rows.text(trace::ncu_diff_to_json(d, &rows)) + "\n";
+      cli::write_document(json_out, document);
     }
   } else {
     const trace::NcuLayers l = layers_of(o.reports[0], o.costs, o);
     std::printf("laptime kernels %s\n", trace::escape_name(o.reports[0]).c_str());
     trace::print_ncu_layers(l, stdout);
-    if (json_out) {
+    if (json_out || !o.html.empty()) {
       trace::DeferredKernelLists rows;
-      cli::write_json_text(json_out, rows.text(trace::ncu_layers_to_json(l, &rows)));
+      document = rows.text(trace::ncu_layers_to_json(l, &rows)) + "\n";
+      cli::write_document(json_out, document);
     }
     if (!o.svg.empty()) trace::write_ncu_roofline_svg(l, o.svg);
   }
+  if (!o.html.empty()) {
+    std::string title = "laptime kernels";
+    for (const std::string& r : o.reports) title += " " + r;
+    trace::write_html(o.html, document, title);
+  }
   cli::Ending end;
-  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}});
+  end.wrote({{"JSON report", o.json}, {"roofline SVG", o.svg}, {"HTML report", o.html}});
   end.finish();
   return 0;
 }

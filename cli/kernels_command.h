@@ -1,8 +1,8 @@
 // `laptime kernels`: Nsight Compute reports per layer (trace/ncu/ncu_layers.h), two of them compared
 // (trace/ncu/ncu_diff.h), or the ncu command line that makes one (trace/ncu/ncu_command.h).
 //
-//   laptime kernels REPORT [--by layer|block] [--domain D] [--layers FILE] [--peak FILE] [--json F] [--svg F]
-//   laptime kernels A B    [--by ...] [--domain D] [--peak FILE] [--json F]
+//   laptime kernels REPORT [--by layer|block] [--domain D] [--layers FILE] [--peak FILE] [--json F] [--svg F] [--html F]
+//   laptime kernels A B    [--by ...] [--domain D] [--peak FILE] [--json F] [--html F]
 //   laptime kernels --command gpt2|resnet50 [-b B] [-t T] [--image-size S] [--precision P]
 //                   [--attention A] [--stem S] [--within RANGE] [-o NAME] [--csv]
 //   laptime kernels --command lab KERNEL [--precision P] [-o NAME] [--csv]
@@ -33,6 +33,7 @@ struct KernelsOptions {
   std::string peak;                  // --peak: `laptime peak`'s file (default: its cache for the report's GPU)
   std::string json;                  // schema laptime.kernels/1 (laptime.kernels.diff/1 for two); - for stdout
   std::string svg;                   // the measured roofline
+  std::string html;                  // the report page (trace/write/html_page.h): the --json document drawn
   bool command = false;              // --command was given: print the ncu command instead
   trace::NcuCommandOptions ncu;      // its model and shape
   std::string from;                  // --command --from TRACE: the traced program's ncu command

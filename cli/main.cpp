@@ -1,5 +1,5 @@
-// laptime: analyze, diff and kernels run here, host-only; bench, forward and peak run in the GPU module
-// (cli/gpu_module.h), loaded only for them. Every failure is one sentence on stderr and exit 1.
+// laptime: the trace commands run here, host-only; the GPU commands (cli/commands.h) run in the
+// GPU module (cli/gpu_module.h), loaded only for them. Every failure is one sentence on stderr and exit 1.
 #include <cstdio>
 
 #include "cli/gpu_module.h"

@@ -52,7 +52,7 @@ inline constexpr Switch kFp8FastAccum{
     "LAPTIME_FP8_FAST_ACCUM", "on / off", "on",
     "fp8 runs: every e4m3 GEMM leaves its sum to the tensor cores' own accumulator (cuBLASLt's "
     "CUBLASLT_MATMUL_DESC_FAST_ACCUM, CUTLASS's FP8FastAccum kernels), or promotes it to fp32 every "
-    "4 k-blocks (off). On since issue 29 measured it: GPT-2 B8 3.27 -> 3.05 ms, the end-to-end "
+    "4 k-blocks (off). On because it measured faster: GPT-2 B8 3.27 -> 3.05 ms, the end-to-end "
     "error unchanged. layers/gemm.h."};
 inline constexpr Switch kFp8Mlp{
     "LAPTIME_FP8_MLP", "pair / apart", "pair",
@@ -87,14 +87,14 @@ inline constexpr Switch kCutlassPdl{
     "Hopper: CUTLASS's GEMMs launched as programmatic dependents of the work before them on the "
     "stream (their launch and prologue under its tail; compiled with CUTLASS's grid dependency "
     "control, each waits for it before touching memory) (on: GPT-2 B8 fp8 -0.03 to -0.08 ms on an "
-    "H100, docs/PERF.md 2026-12-05), or plainly, for an A/B (off). "
+    "H100, docs/history/hopper-kernels.md), or plainly, for an A/B (off). "
     "layers/cutlass/sm90_gemm.cuh."};
 inline constexpr Switch kResnetFp8{
     "LAPTIME_RESNET_FP8", "auto / stream / layers", "auto",
     "fp8 ResNet-50: every tensor between two layers e4m3 (stream: conv1, conv3 and the downsample "
     "fp8 GEMMs, conv3 adding the e4m3 residual, the 3x3s CUTLASS fp8 implicit-GEMM convolutions), or "
-    "bf16 activations with each 1x1 convolution's fp8-or-bf16 choice measured (layers, issue 22's "
-    "design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
+    "bf16 activations with each 1x1 convolution's fp8-or-bf16 choice measured (layers, the "
+    "first fp8 design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
     "else layers. layers/e4m3_block.h."};
 inline constexpr Switch kResnetShortcut{
     "LAPTIME_RESNET_SHORTCUT", "auto / folded / folded-copy / apart", "auto",
@@ -111,7 +111,7 @@ inline constexpr Switch kEagerTiming{
     "GEMM's algorithm, an fp8-or-bf16 choice) timed in a CUDA graph as a --graph build times it "
     "(graph), or launched directly, run after run, as the eager loop launches it, so a library's "
     "memset before its kernel and each launch's gap are charged (direct: measured no faster at "
-    "ResNet-50 B256 or GPT-2 B8, docs/PERF.md 2026-12-02 fourth session). core/timing.h."};
+    "ResNet-50 B256 or GPT-2 B8, docs/history/hopper-kernels.md). core/timing.h."};
 inline constexpr Switch kBenchClock{
     "LAPTIME_BENCH_CLOCK", "on / off", "on",
     "bench: the SM clock read through NVML every millisecond of the loop, each lap's clock and "

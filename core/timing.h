@@ -27,7 +27,7 @@
 // the GPU and a kernel boundary more) and the gap at each launch.
 //
 // Build time only: every call synchronizes with the stream, and must run on the stream the
-// layer will later run on (DESIGN.md's build contract: build-time device work on ctx.stream).
+// layer will later run on (docs/DESIGN-NOTES.md, "The build contract": build-time device work on ctx.stream).
 #pragma once
 
 #include <cstddef>

@@ -52,7 +52,7 @@
 // B32: 4 bands per image, 128 units in one wave (8 steps' time for 6.8 of ideal work), ~55–65 µs
 // against 90 + 32 µs.
 //
-// Measured (H200, docs/PERF.md run 3): 0.538 ms at B256 at first. Nsight Compute: 245 registers
+// Measured (H200, docs/history/baselines.md, run 3): 0.538 ms at B256 at first. Nsight Compute: 245 registers
 // and 172.5 KB of shared memory give one block an SM, two warps a scheduler; the tensor pipe was
 // active 29.5% of the time, stalls mostly fixed-latency dependencies and shared-memory results,
 // 6.7 instructions a HMMA. Taking the run-time divisions out (m / So, px % Hs) and clamping the

@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_wgmma_kernel(const Ste
 // --- The pool overlapped (laptime lab's stem v4): a third warpgroup pools step s while the two
 // MMA warpgroups compute step s + 1, and those two take the rows in turn at the tensor cores.
 //
-// What v3 waits on (Nsight Compute, results/2026-12-02d-overlap/c-ncu, B256): the tensor pipe
+// What v3 waits on (Nsight Compute, results/2026-12-02d-overlap/archive.tar.xz:c-ncu, B256): the tensor pipe
 // busy 44.5% of the cycles, the rest the epilogue and the pool phase, each warp of a warpgroup
 // alone on its scheduler and issuing every ~6 cycles (0.41 eligible warps a scheduler). v4 moves
 // the pool to its own warpgroup and orders the MMA warpgroups ping-pong (warpgroup 0 the even

@@ -37,8 +37,8 @@ bool flash_supported(DType dtype, int hd) {
   return dtype == DType::F32 ? flash_attention_f32_supported(hd) : flash_attention_supported(dtype, hd);
 }
 
-// Auto's first choice, per precision: the fastest on an H200 (results/notes-gpt2.md; the laps
-// in docs/PERF.md, run 2).
+// Auto's first choice, per precision: the fastest on an H200 (docs/history/gpt2-notes.md; the laps
+// in docs/history/baselines.md, run 2).
 //   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
 //              the shape)
 //   tf32       cuDNN in fp16 with fp16 projections around it (layers/attention.h), measured
@@ -63,7 +63,8 @@ AttentionKind kind_of(const lab::KernelChoice& kernels, AttentionKind kind) {
 
 int lab_core_of(const lab::KernelChoice& kernels) {
   const auto it = kernels.find("attention");
-  return it != kernels.end() && it->second < 2 ? it->second : -1;
+  const bool in_core_place = it != kernels.end() && (it->second < 2 || lab::user_version_info("attention", it->second));
+  return in_core_place ? it->second : -1;  // v1, v2 or a learner's file (--kernel attention=FILE.cu)
 }
 
 void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {

@@ -5,7 +5,7 @@
 
 namespace laptime {
 
-//   Auto:  the fastest on an H200 for the precision (results/notes-gpt2.md):
+//   Auto:  the fastest on an H200 for the precision (docs/history/gpt2-notes.md):
 //          bf16 and tf32 -> Cudnn (Flash where cuDNN refuses the shape), fp32 -> Flash (Naive
 //          where the head size is not 16, 32 or 64). One function decides: auto_kind in
 //          layers/attention.cpp.

@@ -24,7 +24,7 @@
 // moves 411 MB (205 read, 205 written), the copy of x alone 205. prepare() times FoldedCopy and
 // Apart, from conv2 to conv3, on the block's own buffers and keeps the faster; Folded is offered
 // (offer_conv2_into_fold) and run only when LAPTIME_RESNET_SHORTCUT=folded asks for it: measured
-// on an H100 (2026-12-05), cuDNN runs the strided y through a workspace the size of packed t2
+// on an H100 (docs/history/hopper-kernels.md), cuDNN runs the strided y through a workspace the size of packed t2
 // (102.8 MB at layer1.0 B256) and conv2 takes 0.383 ms against 0.143 packed, more than the copy
 // saves (lap 6.21 against 5.89 ms). describe_shortcut() says which ran and each way's time.
 // One NVTX range for the block (`layer2.1`, level Block) around one per convolution.

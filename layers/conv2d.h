@@ -35,7 +35,7 @@
 // Every other convolution (3×3, the stride-2 1×1 downsamples, the stem) stays bf16, because
 // cuDNN's fp8 convolution graphs (conv on e4m3 x and w → · descales → + bias [→ + residual] →
 // ReLU → · scale → e4m3 or bf16 y) measured slower than bf16 on every ResNet-50 shape, no engine
-// of theirs reaching bf16's (docs/PERF.md, fp8's first probe: laptime_fp8_shapes' table), so
+// of theirs reaching bf16's (docs/history/fp8.md, the first probe: laptime_fp8_shapes' table), so
 // building that route would only add candidates that always lose; revisit with a cuDNN that
 // lists faster fp8 engines.
 //

@@ -4,7 +4,7 @@
 // device allocation (DeviceWeights). Layers keep plain pointers into it.
 //
 // The upload is build-time device work, so it runs on ctx.stream() like everything after it
-// (DESIGN.md's build contract): what a model enqueues next on that stream (copies of the
+// (docs/DESIGN-NOTES.md, "The build contract"): what a model enqueues next on that stream (copies of the
 // weights, fp8 quantization, prepare()'s trial runs) is ordered after it without an event.
 #pragma once
 

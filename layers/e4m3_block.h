@@ -18,10 +18,11 @@
 // stream's GEMMs follow LAPTIME_FP8_FAST_ACCUM's default).
 //
 // Why. ResNet-50 is memory-bound in its 1×1 convolutions and compute-bound in its 3×3 ones
-// (docs/PERF.md's floors): e4m3 halves the bytes of the first and doubles the tensor cores' rate
-// for the second. The per-layer fp8 design (LAPTIME_RESNET_FP8=layers) could do neither: cuDNN
-// 9.19's fp8 convolutions are slower than its bf16 ones on every ResNet-50 shape, and cuBLASLt
-// takes no e4m3 residual, so its activations stayed bf16.
+// (docs/history/fp8.md, ResNet-50's bytes and floors): e4m3 halves the bytes of the first and
+// doubles the tensor cores' rate for the second. The per-layer fp8 design
+// (LAPTIME_RESNET_FP8=layers) could do neither: cuDNN 9.19's fp8 convolutions are slower than its
+// bf16 ones on every ResNet-50 shape, and cuBLASLt takes no e4m3 residual, so its activations
+// stayed bf16.
 //
 // The scales come from one bf16 pass (ResNet50::calibrate): the block runs its Conv2d's bf16 plans
 // then and records amax of conv1's, conv2's, the downsample's and conv3's bf16 outputs (s = 2 ·

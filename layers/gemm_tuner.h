@@ -31,7 +31,7 @@ class GemmTuner {
   bool times_algorithms() const { return time_algorithms_; }
 
   // How the model will run, for the choices between plans whose launch counts differ (fp8 with
-  // its quantize pass against bf16; issue 29's item 3). Graph (the default): the GPU's time
+  // its quantize pass against bf16). Graph (the default): the GPU's time
   // alone decides, as a replayed CUDA graph pays no launch. Eager: each candidate is charged
   // max(its GPU time, its host enqueue time), since an eager loop whose host is slower than the
   // GPU (batch 1) runs at the host's pace; an extra launch then costs what it costs there. Set

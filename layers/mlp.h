@@ -10,7 +10,7 @@
 // quantize; its fp8 GEMM alone) and c_fc (bf16; fp8; fp8 writing e4m3), then keeps the pair where
 // c_fc's e4m3-output time plus c_proj's GEMM alone is less than the better of each layer on its
 // own added up (choose_fp8_pair). The first fp8 probes chose c_proj alone first, timed with its
-// quantize, so it lost by 0.6 µs and the pair never ran (results/notes-gpt2.md);
+// quantize, so it lost by 0.6 µs and the pair never ran (docs/history/gpt2-notes.md);
 // LAPTIME_FP8_MLP=apart keeps that rule. The residual stream c_proj adds into stays bf16 (an
 // fp8 residual would round the whole stream to 3 mantissa bits at every block).
 #pragma once

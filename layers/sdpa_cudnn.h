@@ -7,7 +7,7 @@
 // enqueues it on the stream the context's cuDNN handle is bound to.
 //
 // CudnnSdpaFp8: the same attention with e4m3 q, k, v and output (cuDNN's fp8 flash attention,
-// Hopper and newer; issue 29 measures it before any model uses it). Per-tensor scales, device
+// Hopper and newer; bench/sdpa_probe.cpp measures it before any model uses it). Per-tensor scales, device
 // scalars: the qkv tensor's (q = s_qkv·q8, likewise k and v) and the output's inverse (the
 // consumer's: out8 = e4m3(heads / s_out)); the probabilities P are held in e4m3 at P·448 (P ≤ 1),
 // so each attention weight carries e4m3's 2^-4 relative rounding.

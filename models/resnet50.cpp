@@ -260,7 +260,7 @@ StemKind resolve_stem(StemKind asked, const Context& ctx, DType dtype, const Spa
   why->clear();
   if (asked == StemKind::Cudnn) return StemKind::Cudnn;
   // Auto: the fused kernel wherever it runs, measured faster on the H200 at every batch size
-  // (docs/PERF.md, run 2: the fused stem); silently cuDNN where it cannot (fp32, tf32, other widths).
+  // (docs/history/baselines.md, run 2: the fused stem); silently cuDNN where it cannot (fp32, tf32, other widths).
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device()));
   const std::string refusal =

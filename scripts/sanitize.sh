@@ -4,7 +4,7 @@
 #
 #   tools       memcheck (--leak-check full), racecheck, initcheck, synccheck
 #               (CUDA_BARRIERS=N: synccheck tracks N cuda::barriers per block, --num-cuda-barriers;
-#               the H200 sweep of 2026-11-30 overflowed the default inside a cuDNN engine)
+#               the first H200 sweep overflowed the default inside a cuDNN engine)
 #   models      gpt2     tests/golden/gpt2_tiny.safetensors      (2 layers, C=64), B=2 T=32
 #               resnet50 tests/golden/resnet50_tiny.safetensors  (widths /8), B=2 61x61
 #   precisions  fp32 tf32 bf16

@@ -61,10 +61,12 @@ check() {
   header CLI/CLI.hpp || apt_missing+=(libcli11-dev)
   header sqlite3.h || apt_missing+=(libsqlite3-dev)
   header re2/re2.h || apt_missing+=(libre2-dev)  # --range re:REGEX, matched in linear time
+  header rapidjson/reader.h || apt_missing+=(rapidjson-dev)  # the PyTorch profiler's JSON, streamed
+  header zlib.h || apt_missing+=(zlib1g-dev)                 # ... and its .json.gz, inflated as read
 
   if ! have python3; then
     apt_missing+=(python3 python3-pip ca-certificates)
-    pip_missing+=(numpy safetensors pytest)
+    pip_missing+=(numpy safetensors pytest "jsonschema>=4.18")
     [[ $host_only == 1 ]] || pip_missing+=(nvidia-cudnn-frontend "$cutlass_pin")
   else
     # One interpreter start for every Python check: pip, the modules, then cudnn-frontend's
@@ -77,6 +79,9 @@ import importlib.util, os, re, site, sysconfig
 for name, module in (("@pip", "pip"), ("numpy", "numpy"), ("safetensors", "safetensors"), ("pytest", "pytest")):
     if importlib.util.find_spec(module) is None:
         print(name)
+# The JSON Schemas' test (tests/schema): jsonschema with its `referencing` registry (4.18 on).
+if importlib.util.find_spec("jsonschema") is None or importlib.util.find_spec("referencing") is None:
+    print("jsonschema>=4.18")
 roots = [os.path.join(p, "include") for p in (sysconfig.get_paths()["purelib"], site.getusersitepackages())]
 if os.environ.get("CUDNN_FRONTEND_ROOT"):
     roots.append(os.path.join(os.environ["CUDNN_FRONTEND_ROOT"], "include"))
@@ -104,7 +109,7 @@ for r in cutlass:
 if not ok and os.environ.get("LAPTIME_SETUP_HOST_ONLY") != "1":
     print(os.environ["LAPTIME_CUTLASS_PIN"])
 EOF
-    ) || py="@pip numpy safetensors pytest$([[ $host_only == 1 ]] || echo " nvidia-cudnn-frontend $cutlass_pin")"
+    ) || py="@pip numpy safetensors pytest jsonschema>=4.18$([[ $host_only == 1 ]] || echo " nvidia-cudnn-frontend $cutlass_pin")"
     local p
     for p in $py; do
       if [[ $p == @pip ]]; then apt_missing+=(python3-pip ca-certificates); else pip_missing+=("$p"); fi

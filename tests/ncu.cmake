@@ -1,4 +1,4 @@
-# `laptime kernels` (trace/ncu_*): the Nsight Compute CSV reader, the per-layer sums against
+# `laptime kernels` (trace/ncu/): the Nsight Compute CSV reader, the per-layer sums against
 # tests/fixtures/ncu/ncu_layers.py's (Python's own csv module), the diagnosis rules at their
 # thresholds, malformed reports, and the .ncu-rep conversion (a fake ncu here; the real one
 # where it is on PATH). Host only.

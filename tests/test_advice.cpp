@@ -1,4 +1,4 @@
-// Advice in the user's terms (issue 28): who made a trace (trace/analyses/program.h) on captures whose
+// Advice in the user's terms: who made a trace (trace/analyses/program.h) on captures whose
 // makers are known (laptime's bench under nsys, the lesson's PyTorch loop, a CUDA program of its
 // own, two programs in one capture), and what the verdict and `laptime kernels` then suggest:
 // PyTorch's remedies to a PyTorch loop, laptime's flags to laptime's runs, CUDA's to the rest.

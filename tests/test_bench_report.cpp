@@ -217,8 +217,8 @@ TEST(BenchReport, ACommittedReportIsReproduced) {
   const nlohmann::json& m = want["memory_bytes"];
   r.memory = {m["weights"], m["activations"], m["workspace"], m["device_in_use"]};
   summarize(r);
-  // The one field added since: the switches the run had, none (the bench records them from
-  // 2026-12-05 on, always, so that `laptime diff` can tell none from unrecorded).
+  // The one field added since: the switches the run had, none (the bench now records them
+  // always, so that `laptime diff` can tell none from unrecorded).
   nlohmann::json now = want;
   if (!now["config"].contains("switches")) now["config"]["switches"] = nlohmann::json::object();
   EXPECT_EQ(bench_to_json(r), now);

@@ -27,6 +27,7 @@
 #include "core/check.h"
 #include "core/cli_numbers.h"
 #include "core/stats.h"
+#include "tests/support/help_testing.h"
 
 namespace laptime {
 namespace {
@@ -128,7 +129,7 @@ TEST(Cli, KernelsParsesReportsAndTheCommand) {
   EXPECT_EQ(c.kernels.ncu.batch, 8);
   EXPECT_EQ(c.kernels.ncu.within, "conv1");
   EXPECT_THAT(parse_error({"kernels", "--command", "bert"}), HasSubstr("bert not in {gpt2,resnet50,lab}"));
-  EXPECT_THAT(parse_error({"kernels", "a", "b", "c"}), HasSubstr("laptime --help"));
+  EXPECT_THAT(parse_error({"kernels", "a", "b", "c"}), HasSubstr("Run `laptime kernels --help` for usage."));
   EXPECT_THAT(parse_error({"kernals"}), HasSubstr("kernels"));  // the unknown-command sentence lists it
 }
 
@@ -138,6 +139,42 @@ TEST(Cli, HelpIsText) {
   EXPECT_THAT(c.help_text, HasSubstr("--precision"));
   EXPECT_THAT(c.help_text, HasSubstr("--graph"));
   EXPECT_THAT(parse({"--help"}).help_text, HasSubstr("bench"));
+}
+
+// The GPU commands' help reads as the trace commands' does (tests/support/help_testing.h): the
+// module's parser lays it out with the same formatter (cli/help.h).
+TEST(Cli, EachGpuCommandsHelpReadsTheSameWay) {
+  setenv("COLUMNS", "80", 1);
+  for (const CommandInfo& c : kCommands) {
+    if (c.side != Side::Gpu) continue;
+    const Command h = parse_command_line({c.name, "--help"});
+    EXPECT_EQ(h.kind, Command::Kind::Help) << c.name;
+    testing_support::expect_command_help(c, h.help_text, 80);
+    EXPECT_THAT(parse_error({c.name, "--no-such-flag"}),
+                HasSubstr(std::string("Run `laptime ") + c.name + " --help` for usage."));
+  }
+  EXPECT_THAT(parse_command_line({"bench", "--help"}).help_text, HasSubstr("Usage: laptime bench [OPTIONS] MODEL\n"));
+  unsetenv("COLUMNS");
+}
+
+// Each example of a GPU command is a line the module's parser takes (the files it names made
+// empty in a folder of its own: the parser checks only that they are there).
+TEST(Cli, EveryGpuExampleParses) {
+  const std::filesystem::path folder = std::filesystem::path(::testing::TempDir()) / "gpu_examples";
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(folder);
+  for (const CommandInfo& c : kCommands) {
+    if (c.side != Side::Gpu) continue;
+    for (const std::vector<std::string>& args : testing_support::laptime_examples(c)) {
+      for (const std::string& a : args)
+        if (a.find(".bin") != std::string::npos || a.find(".safetensors") != std::string::npos) std::ofstream{a};
+      std::string line;
+      for (const std::string& a : args) line += " " + a;
+      EXPECT_EQ(parse_error(args), "(no error)") << line;
+    }
+  }
+  std::filesystem::current_path(before);
 }
 
 TEST(Cli, BadInputIsOneSentence) {
@@ -160,7 +197,7 @@ TEST(Cli, BadInputIsOneSentence) {
   for (const auto& args : {std::vector<std::string>{"bench", "gpt3"}, {"bench", "gpt2", "--batch", "0"}}) {
     const std::string msg = parse_error(args);
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;  // one line
-    EXPECT_THAT(msg, HasSubstr("laptime --help"));
+    EXPECT_THAT(msg, HasSubstr("Run `laptime bench --help` for usage."));
   }
 }
 
@@ -260,28 +297,40 @@ TEST(Context, NoGpuThrowsErrorNotCrash) {
 // --- Numbers, switches and input files (core/cli_numbers.h, bench/limits.h) ------------------
 
 // The whole message, as main() prints it after "laptime: ".
-std::string usage(const std::string& sentence) { return sentence + " Run `laptime --help` for usage."; }
+// A usage error names the command's own help.
+std::string usage(const std::string& command, const std::string& sentence) {
+  return sentence + " Run `laptime " + command + " --help` for usage.";
+}
 
 TEST(CliNumbers, BadNumbersAreOneSentenceNamingFlagAndText) {
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "abc"}), usage("--batch must be a positive integer, got 'abc'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "0"}), usage("--batch must be a positive integer, got '0'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "-b", "-3"}), usage("--batch must be a positive integer, got '-3'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "8.5"}), usage("--batch must be a positive integer, got '8.5'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", " 8"}), usage("--batch must be a positive integer, got ' 8'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "65537"}), usage("--batch must be at most 65536, got '65537'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "abc"}),
+            usage("bench", "--batch must be a positive integer, got 'abc'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "0"}),
+            usage("bench", "--batch must be a positive integer, got '0'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "-b", "-3"}),
+            usage("bench", "--batch must be a positive integer, got '-3'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "8.5"}),
+            usage("bench", "--batch must be a positive integer, got '8.5'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", " 8"}),
+            usage("bench", "--batch must be a positive integer, got ' 8'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "65537"}),
+            usage("bench", "--batch must be at most 65536, got '65537'."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--batch", "99999999999999999999"}),
-            usage("--batch must be at most 65536, got '99999999999999999999'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--seq", "1e3"}), usage("--seq must be a positive integer, got '1e3'."));
+            usage("bench", "--batch must be at most 65536, got '99999999999999999999'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--seq", "1e3"}),
+            usage("bench", "--seq must be a positive integer, got '1e3'."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--iters", "5000000"}),
-            usage("--iters must be at most 1000000, got '5000000'."));
+            usage("bench", "--iters must be at most 1000000, got '5000000'."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--warmup", "-1"}),
-            usage("--warmup must be a non-negative integer, got '-1'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--device", "1024"}), usage("--device must be at most 1023, got '1024'."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--seed", "-1"}), usage("--seed must be a non-negative integer, got '-1'."));
+            usage("bench", "--warmup must be a non-negative integer, got '-1'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--device", "1024"}),
+            usage("bench", "--device must be at most 1023, got '1024'."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--seed", "-1"}),
+            usage("bench", "--seed must be a non-negative integer, got '-1'."));
   EXPECT_EQ(parse_error({"bench", "resnet50", "--image-size", "9000"}),
-            usage("--image-size must be at most 8192, got '9000'."));
+            usage("bench", "--image-size must be at most 8192, got '9000'."));
   EXPECT_EQ(parse_error({"forward", "gpt2", "--device", "x", "-o", "o"}),
-            usage("--device must be a non-negative integer, got 'x'."));
+            usage("forward", "--device must be a non-negative integer, got 'x'."));
   // What the user typed is cut short, so the message stays one line.
   const std::string long_typo(500, '9');
   EXPECT_LT(parse_error({"bench", "gpt2", "--batch", long_typo + "x"}).size(), 150u);
@@ -298,23 +347,23 @@ TEST(CliNumbers, BoundsAreAccepted) {
 
 TEST(CliNumbers, AnalyzeNumbers) {
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "nan"}),
-            usage("--gap-us must be a positive number, got 'nan'."));
+            usage("analyze", "--gap-us must be a positive number, got 'nan'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "inf"}),
-            usage("--gap-us must be a positive number, got 'inf'."));
+            usage("analyze", "--gap-us must be a positive number, got 'inf'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "0"}),
-            usage("--gap-us must be a positive number, got '0'."));
+            usage("analyze", "--gap-us must be a positive number, got '0'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "5us"}),
-            usage("--gap-us must be a positive number, got '5us'."));
+            usage("analyze", "--gap-us must be a positive number, got '5us'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--gap-us", "2e9"}),
-            usage("--gap-us must be at most 1e+09, got '2e9'."));
+            usage("analyze", "--gap-us must be at most 1e+09, got '2e9'."));
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--top", "-1"}),
-            usage("--top must be a non-negative integer, got '-1'."));
+            usage("analyze", "--top must be a non-negative integer, got '-1'."));
   EXPECT_EQ(parse_error({"diff", "a", "b", "--top", "1000001"}),
-            usage("--top must be at most 1000000, got '1000001'."));
+            usage("diff", "--top must be at most 1000000, got '1000001'."));
   EXPECT_EQ(parse({"analyze", "t.sqlite", "--top", "0"}).analyze.report.top, 0);  // every row
   EXPECT_FALSE(parse({"analyze", "t.sqlite"}).analyze.report.top.has_value());    // 15 in the text, all in the JSON
   EXPECT_EQ(parse_error({"analyze", "t.sqlite", "--skip-warmup", "-1"}),
-            usage("--skip-warmup must be a non-negative integer, got '-1'."));
+            usage("analyze", "--skip-warmup must be a non-negative integer, got '-1'."));
   const Parsed c = parse({"analyze", "t.sqlite", "--gap-us", "0.5", "--top", "3", "--skip-warmup", "0"});
   EXPECT_DOUBLE_EQ(c.analyze.report.gap_us, 0.5);
   EXPECT_EQ(c.analyze.report.top, 3);
@@ -351,7 +400,7 @@ TEST(CliNumbers, GraphIsASwitch) {
   for (const char* on : {"--graph=1", "--graph=true", "--graph=yes", "--graph=on"})
     EXPECT_EQ(parse({"bench", "gpt2", on}).bench.graph, GraphMode::Graph) << on;
   EXPECT_EQ(parse_error({"bench", "gpt2", "--graph=maybe"}),
-            usage("--graph: takes no value, or one of 1/0, true/false, yes/no, on/off; got 'maybe'."));
+            usage("bench", "--graph: takes no value, or one of 1/0, true/false, yes/no, on/off; got 'maybe'."));
   // Switched off, it no longer conflicts with the legacy stream.
   EXPECT_EQ(parse({"bench", "gpt2", "--graph=0", "--stream", "default"}).bench.stream, StreamKind::Legacy);
 }
@@ -389,17 +438,17 @@ TEST(CliNumbers, SpecialFilesAreRefusedAsInputs) {
   const TempDir dir;
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   EXPECT_EQ(parse_error({"bench", "gpt2", "--weights", dir / "fifo"}),
-            usage("--weights: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file."));
+            usage("bench", "--weights: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--weights", "/dev/null"}),
-            usage("--weights: /dev/null is a character device, not a regular file."));
+            usage("bench", "--weights: /dev/null is a character device, not a regular file."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--weights", dir / ""}),
-            usage("--weights: " + (dir / "") + " is a folder, not a regular file."));
+            usage("bench", "--weights: " + (dir / "") + " is a folder, not a regular file."));
   EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", dir / "fifo", "-o", "x"}),
-            usage("--tokens: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file."));
+            usage("forward", "--tokens: " + (dir / "fifo") + " is a FIFO (named pipe), not a regular file."));
   EXPECT_EQ(parse_error({"forward", "resnet50", "--input", "/dev/zero", "-o", "x"}),
-            usage("--input: /dev/zero is a character device, not a regular file."));
+            usage("forward", "--input: /dev/zero is a character device, not a regular file."));
   EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", dir / "missing", "-o", "x"}),
-            usage("--tokens: cannot read " + (dir / "missing") + ": No such file or directory."));
+            usage("forward", "--tokens: cannot read " + (dir / "missing") + ": No such file or directory."));
 }
 
 // --- Ctrl-C during bench (bench/interrupt.h, bench/stats.h, core/stats.h) ----------------------------
@@ -595,21 +644,23 @@ TEST(CliOutputs, EmptyFileNamesAreRefused) {
   const std::string t = fixture_trace();
   for (const char* flag : {"--perfetto", "--svg", "--roofline-svg"})
     EXPECT_EQ(parse_error({"analyze", t, flag, ""}),
-              usage(std::string(flag) + ": the file name is empty; give a file name."))
+              usage("analyze", std::string(flag) + ": the file name is empty; give a file name."))
         << flag;
   EXPECT_EQ(parse_error({"analyze", t, "--json", ""}),
-            usage("--json: the file name is empty; give a file name (or - for standard output)."));
+            usage("analyze", "--json: the file name is empty; give a file name (or - for standard output)."));
   EXPECT_EQ(parse_error({"bench", "gpt2", "--json", ""}),
-            usage("--json: the file name is empty; give a file name (or - for standard output)."));
-  EXPECT_EQ(parse_error({"bench", "gpt2", "--trace", ""}), usage("--trace: the file name is empty; give a file name."));
-  EXPECT_EQ(parse_error({"forward", "gpt2", "-o", ""}), usage("--output: the file name is empty; give a file name."));
-  EXPECT_EQ(parse_error({"peak", "--cache", ""}), usage("--cache: the file name is empty; give a file name."));
+            usage("bench", "--json: the file name is empty; give a file name (or - for standard output)."));
+  EXPECT_EQ(parse_error({"bench", "gpt2", "--trace", ""}),
+            usage("bench", "--trace: the file name is empty; give a file name."));
+  EXPECT_EQ(parse_error({"forward", "gpt2", "-o", ""}),
+            usage("forward", "--output: the file name is empty; give a file name."));
+  EXPECT_EQ(parse_error({"peak", "--cache", ""}), usage("peak", "--cache: the file name is empty; give a file name."));
   for (const char* flag : {"--layers", "--peak"})
     EXPECT_EQ(parse_error({"analyze", t, flag, ""}),
-              usage(std::string(flag) + ": the file name is empty; give a file."));
-  EXPECT_EQ(parse_error({"analyze", ""}), usage("file: a file name is empty; give a file."));
+              usage("analyze", std::string(flag) + ": the file name is empty; give a file."));
+  EXPECT_EQ(parse_error({"analyze", ""}), usage("analyze", "file: a file name is empty; give a file."));
   EXPECT_EQ(parse_error({"forward", "gpt2", "--tokens", "", "-o", "x"}),
-            usage("--tokens: the file name is empty; give a file."));
+            usage("forward", "--tokens: the file name is empty; give a file."));
   auto [rc, msg] = run_laptime("analyze " + t + " --json ''");
   EXPECT_EQ(rc, 1) << msg;
 }

@@ -182,7 +182,7 @@ TEST(DiffSynthetic, SteadyStateAndTooShortWarmup) {
     SCOPED_TRACE(name);
     const DiffSide r = load_run(fixture(std::string("diff_") + name + ".sqlite"), {});
     EXPECT_EQ(r.settling.start, e["runs"][name]["steady_start"].get<size_t>());
-    // The bench's marks, extended to where the laps settle (issue 30 item 11).
+    // The bench's marks, extended to where the laps settle (the warm-up chosen from the data).
     EXPECT_EQ(r.warmup, e["runs"][name]["warmup_dropped"].get<size_t>());
     EXPECT_EQ(r.iteration_ns.size(), e["runs"][name]["steady_iterations"].get<size_t>());
   }
@@ -625,7 +625,7 @@ TEST(DiffRoofline, EachSideAgainstItsSidecarAndTheCeilings) {
   }
 }
 
-// --- hostile inputs (issue 20) -------------------------------------------------------------------
+// --- hostile inputs ------------------------------------------------------------------------------
 
 // A bench report with these laps (index 0 and 1 marked warm-up), config and device.
 std::string bench_report(const std::string& name, const std::vector<double>& laps, const json& config = json::object(),
@@ -793,7 +793,7 @@ TEST(DiffHostile, NumbersAndFileNamesAreCheckedLikeAnalyzes) {
   EXPECT_EQ(error({"diff", "a", "b", "--json", ""}),
             "--json: the file name is empty; give a file name (or - for standard output).");
   EXPECT_EQ(error({"diff", "a", "b", "--svg", ""}), "--svg: the file name is empty; give a file name.");
-  EXPECT_EQ(error({"diff", "", "b"}), "before: the file name is empty; give a file.");
+  EXPECT_EQ(error({"diff", "", "b"}), "BEFORE: the file name is empty; give a file.");
   EXPECT_EQ(error({"diff", "a", "b", "--fail-if-slower", "0", "--min-change-us", "0", "--json", "-"}), "");
 }
 

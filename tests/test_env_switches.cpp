@@ -274,7 +274,7 @@ TEST(EnvSwitches, BenchClockRefusesAnotherWord) {
 
 TEST(EnvSwitches, Fp8FastAccumRefusesAnotherWord) {
   in_fresh_process([] {
-    setenv(env::kFp8FastAccum.name, "1", 1);  // its word before issue 29 made it the default
+    setenv(env::kFp8FastAccum.name, "1", 1);  // its word when the switch was off by default
     EXPECT_EQ(refusal_of([] { env::fp8_fast_accum(); }), "LAPTIME_FP8_FAST_ACCUM must be 'on' or 'off', not '1'.");
     setenv(env::kFp8FastAccum.name, "off", 1);
     EXPECT_FALSE(env::fp8_fast_accum());

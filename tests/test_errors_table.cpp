@@ -95,6 +95,14 @@ TEST(ErrorsTable, EveryRunnableRowAsPrinted) {
   const std::string bin = fs::path(LAPTIME_BINARY).parent_path().string();
   for (const Row& r : rows) {
     SCOPED_TRACE("docs/ERRORS.md line " + std::to_string(r.line) + ": " + r.command);
+#ifdef LAPTIME_HOST_ONLY
+    // A GPU subcommand's refusal needs the CUDA build's module; the host-only build says it needs
+    // that build (HostCli.GpuSubcommandsSayTheyNeedTheCudaBuild).
+    bool gpu_side = false;
+    for (const char* c : {"laptime lab ", "laptime bench ", "laptime forward ", "laptime peak "})
+      gpu_side |= r.command.find(c) != std::string::npos;
+    if (gpu_side) continue;
+#endif
     const fs::path dir = fs::path(testing::TempDir()) / ("laptime_errors_row_" + std::to_string(r.line));
     fs::remove_all(dir);
     fs::create_directories(dir / "cache");

@@ -77,7 +77,7 @@ TEST_F(Fp8Test, QuantizeMatchesHostRounding) {
       DeviceArray dx(t, x);
       DeviceBuffer q(n + offset);
       // On the context's stream: a legacy-stream memset is not ordered with the non-blocking
-      // stream's kernel, and once landed after it (every byte 0x7f, the H200, 2026-12-01).
+      // stream's kernel, and once landed after it (every byte 0x7f, on an H200).
       CUDA_CHECK(cudaMemsetAsync(q.data(), 0x7f, q.bytes(), ctx->stream()));
       const size_t es = dtype_size(t);
       quantize_fp8(q.as<char>() + offset, dinv.as<float>(), t, static_cast<const char*>(dx.data()) + offset * es,
@@ -503,7 +503,7 @@ TEST_F(Fp8Test, Conv1x1RunsTheE4m3Gemm) {
   }
 }
 
-// Issue 29's item 3: a model that will be looped eagerly charges each fp8 candidate, and its
+// Launches charged: a model that will be looped eagerly charges each fp8 candidate, and its
 // bf16 rival, the host's enqueue time as well (GemmTuner::Replay::Eager), so that a batch-1 eager
 // loop stops choosing an fp8 plan whose extra quantize launch costs the host more than the GPU
 // saves. Which side wins is the machine's to say (a benchmark); what must hold is that the eager

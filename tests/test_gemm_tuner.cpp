@@ -1,5 +1,5 @@
 // GemmTuner::charge (layers/gemm_tuner.h): in Graph the GPU's time alone decides; in Eager a
-// candidate is charged its host enqueue cost where that is larger (issue 29's item 3: an fp8 plan
+// candidate is charged its host enqueue cost where that is larger (an fp8 plan
 // with one more launch must not win an eager batch-1 loop on GPU time alone). A candidate whose
 // host side takes a known time (a 2 ms sleep before one small memset) tells the two apart without
 // depending on how fast this machine launches. core/timing.h's direct launches (an eager build's

@@ -3,7 +3,12 @@
 // make_diff_fixtures.py and make_process_traces.py computed from the durations they generated,
 // the pool's answer against one worker's, and the inputs (folders, globs, an export beside its
 // report) as the job expands them.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,6 +21,7 @@
 #include "tests/support/trace_testing.h"
 #include "trace/compare/job.h"
 #include "trace/model/format.h"
+#include "trace/model/text.h"
 #include "trace/write/job_json.h"
 #include "trace/write/job_text.h"
 
@@ -67,19 +73,137 @@ TEST(Job, InputsFoldersGlobsAndExportsBesideTheirReport) {
   EXPECT_EQ(expand_report_inputs({f}, notes),
             (std::vector<std::string>{f + "/rank_2.sqlite", f + "/rank_3.nsys-rep", f + "/rank_10.sqlite"}));
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0], "1 export beside its report (R.sqlite with R.nsys-rep) left out: the report is read through it.");
+  EXPECT_EQ(notes[0], f + "/rank_3.sqlite is " + f + "/rank_3.nsys-rep's export: read once, through the report.");
   notes.clear();
   EXPECT_EQ(expand_report_inputs({f + "/rank_*.sqlite", f + "/rank_2.sqlite"}, notes),
             (std::vector<std::string>{f + "/rank_2.sqlite", f + "/rank_3.sqlite", f + "/rank_10.sqlite"}));
-  EXPECT_EQ(notes, (std::vector<std::string>{"1 path was named more than once: read once."}));
+  EXPECT_EQ(notes, (std::vector<std::string>{f + "/rank_2.sqlite was named 2 times: read once."}));
   EXPECT_EQ(error_of([&] { expand_report_inputs({f + "/nothing_*.sqlite"}, notes); }),
             "no file matches " + f + "/nothing_*.sqlite.");
   const std::string empty = folder("empty");
   EXPECT_EQ(error_of([&] { expand_report_inputs({empty}, notes); }),
-            "the folder " + empty + " holds no trace (.sqlite, .nsys-rep or .qdrep file).");
+            "the folder " + empty + " holds no trace (.sqlite, .nsys-rep, .qdrep, .pt.trace.json or .json.gz file).");
   // A path that exists is never a glob, and a missing one is left to the reader's sentence.
   EXPECT_EQ(expand_report_inputs({"/nonexistent/run.sqlite"}, notes),
             (std::vector<std::string>{"/nonexistent/run.sqlite"}));
+}
+
+// One report under every name it can have (before: a row each, 5 rows for 4 ranks): another
+// spelling, a symbolic link, a hard link, an export named beside its report however spelled.
+TEST(Job, OneReportUnderManyNamesIsReadOnce) {
+  const std::string f = folder("names");
+  namespace fs = std::filesystem;
+  fs::copy_file(fixture("job/rank_0.sqlite"), f + "/r.sqlite");
+  fs::create_symlink(f + "/r.sqlite", f + "/latest.sqlite");
+  fs::create_hard_link(f + "/r.sqlite", f + "/h.sqlite");
+  std::ofstream(f + "/R.nsys-rep") << "x";
+  fs::copy_file(fixture("job/rank_1.sqlite"), f + "/R.sqlite");
+  fs::copy_file(fixture("job/rank_2.sqlite"), f + "/other.sqlite");
+  std::vector<std::string> notes;
+  const std::vector<std::string> files =
+      expand_report_inputs({f + "/./r.sqlite", f + "/r.sqlite", f + "/latest.sqlite", f + "/h.sqlite",
+                            f + "/R.nsys-rep", f + "/./R.sqlite", f + "/other.sqlite"},
+                           notes);
+  EXPECT_EQ(files, (std::vector<std::string>{f + "/./r.sqlite", f + "/R.nsys-rep", f + "/other.sqlite"}));
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       f + "/r.sqlite, " + f + "/latest.sqlite and " + f + "/h.sqlite are " + f +
+                           "/./r.sqlite (the same file, under another name or through a link): read once.",
+                       f + "/./R.sqlite is " + f + "/R.nsys-rep's export: read once, through the report."}));
+  // The folder itself: the link and the hard link are the same report as r.sqlite.
+  notes.clear();
+  EXPECT_EQ(expand_report_inputs({f}, notes).size(), 3u);
+  EXPECT_EQ(notes.size(), 2u);
+}
+
+// The median the gate reads: a report counted three times moved it (before: the fastest rank named
+// under three names made it the median, and --fail-if-spread tripped for a job within it).
+TEST(Job, AReportUnderThreeNamesLeavesTheMedianWhereItIs) {
+  const json expected = json::parse(read_file(fixture("job/job.expected.json")));
+  const std::string slow = expected["slowest"], med = expected["median"], fast = expected["fastest"];
+  auto lap = [&](const std::string& rank) { return expected["ranks"][rank]["lap_ms"].get<double>(); };
+  const double spread = 100 * (lap(slow) / lap(med) - 1), counted_thrice = 100 * (lap(slow) / lap(fast) - 1);
+  ASSERT_LT(spread, counted_thrice);
+  const std::string f = folder("gate");
+  std::filesystem::create_symlink(fixture("job/" + fast), f + "/fast_link.sqlite");
+  std::vector<std::string> notes;
+  const std::vector<std::string> files =
+      expand_report_inputs({fixture("job"), f + "/fast_link.sqlite", fixture("job/./" + fast)}, notes);
+  ASSERT_EQ(files.size(), 4u);
+  JobOptions o;
+  o.fail_if_spread_pct = (spread + counted_thrice) / 2;
+  const Job job = analyze_job(files, o);
+  EXPECT_NEAR(job.spread->slowest_over_median_pct, spread, 1e-9);
+  EXPECT_FALSE(job.gate_failed);
+}
+
+// A job of .nsys-rep reports, each read through its export beside it (before: the straggler step
+// opened R.nsys-rep itself and told the user to run an export that was there).
+TEST(Job, AJobOfNsysReportsReadsTheirExportsForTheStragglerToo) {
+  const std::string f = folder("reports");
+  namespace fs = std::filesystem;
+  for (int r = 0; r < 4; ++r) {
+    const std::string stem = f + "/rank_" + std::to_string(r);
+    std::ofstream(stem + ".nsys-rep") << "x";
+    fs::last_write_time(stem + ".nsys-rep", fs::file_time_type::clock::now() - std::chrono::hours(1));
+    fs::copy_file(fixture("job/rank_" + std::to_string(r) + ".sqlite"), stem + ".sqlite");
+  }
+  std::vector<std::string> notes;
+  const std::vector<std::string> files = expand_report_inputs({f}, notes);
+  ASSERT_EQ(files.size(), 4u);
+  const Job job = analyze_job(files, {});
+  const json expected = json::parse(read_file(fixture("job/job.expected.json")));
+  ASSERT_TRUE(job.straggler);
+  EXPECT_EQ(job.rows[job.straggler->slowest].file,
+            f + "/" + expected["slowest"].get<std::string>().substr(0, 6) + ".nsys-rep");
+  EXPECT_EQ(job.straggler->diff.rows[static_cast<size_t>(job.straggler->layer)].name, expected["layer"]);
+  EXPECT_NE(job.straggler->command.find(".nsys-rep"), std::string::npos) << job.straggler->command;
+  EXPECT_EQ(job.straggler->diff.after.file, job.rows[job.straggler->slowest].file);
+}
+
+// A pool that cannot start the threads it was asked for works with those it has (before: the
+// process aborted, exit 134). In a child whose address space has room for a few thread stacks.
+TEST(Job, APoolOfThreadsThatCannotStartIsSmallerNeverAFailure) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (48u << 20);
+    const rlimit limit{room, room};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(2);
+    std::vector<int> done(400, 0);
+    unsigned started = 0;
+    const auto errors = run_pool(
+        done.size(), 400, [&](size_t i) { done[i] = 1; }, &started);
+    const bool all = std::count(done.begin(), done.end(), 1) == 400;
+    _exit(errors.empty() && all && started >= 1 && started < 400 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Rows read elsewhere give the job the pool gives, byte for byte (laptime.analyze_many on Dask).
+TEST(Job, RowsReadElsewhereGiveTheSameJob) {
+  const std::vector<std::string> files{fixture("job/rank_0.sqlite"), fixture("job/rank_1.sqlite"),
+                                       fixture("job/rank_2.sqlite"), fixture("job/rank_3.sqlite"),
+                                       fixture("process_two_ranks.sqlite")};
+  JobOptions o;
+  o.fail_if_spread_pct = 5;
+  const Job local = analyze_job(files, o);
+  json docs = json::array();
+  for (const std::string& file : files) docs.push_back(job_to_json(analyze_job({file}, o)));
+  const std::string path = temp("rows.json");
+  std::ofstream(path) << docs.dump();
+  const Job merged = job_from_rows(files, job_rows_from_json(path, files), o);
+  EXPECT_EQ(job_to_json(merged).dump(), job_to_json(local).dump());
+  // Documents for other files, or too few, are refused in one sentence.
+  std::ofstream(path) << json::array({docs[1], docs[0], docs[2], docs[3], docs[4]}).dump();
+  EXPECT_NE(error_of([&] { job_rows_from_json(path, files); }).find("document 0 holds the rows of"), std::string::npos);
+  std::ofstream(path) << json::array({docs[0]}).dump();
+  EXPECT_NE(error_of([&] { job_rows_from_json(path, files); }).find("holds 1 documents for the job's 5 reports"),
+            std::string::npos);
 }
 
 // Every row's lap, busy share and verdict are the single-file command's, exactly.
@@ -97,7 +221,7 @@ TEST(Job, EachRowIsItsSingleFileAnalysis) {
       const JobRow& r = job.rows[row++];
       EXPECT_EQ(r.file, f);
       EXPECT_EQ(r.lap_ms, p["time_ms"]["lap"].get<double>()) << f;
-      EXPECT_EQ(r.busy_pct, p["utilization"]["span_fill_pct"]["median"].get<double>()) << f;
+      EXPECT_EQ(r.span_fill_pct, p["utilization"]["span_fill_pct"]["median"].get<double>()) << f;
       EXPECT_EQ(r.verdict, p["verdict"]["text"].get<std::string>()) << f;
       EXPECT_EQ(r.pid.has_value(), p.contains("pid")) << f;
       EXPECT_EQ(r.iterations.size(), p["iterations"].size()) << f;
@@ -223,20 +347,11 @@ TEST(Job, AReportThatCannotBeReadIsNamed) {
   EXPECT_NE(bad.find(fixture("not_a_trace.txt")), std::string::npos) << bad;
 }
 
-// The words a straggler's command is made of come back from a real shell as they went in.
+// The words a straggler's command is made of come back from bash as they went in, byte for byte.
 TEST(Job, ShellWordsPasteBackAsTheSameWords) {
   const std::vector<std::string> words{"runs/a b.sqlite", "it's", "x$(touch X)", "", "tab\there", "`id`;ls", "a\nb"};
-  EXPECT_EQ(detail::shell_word("runs/rank_0.sqlite"), "runs/rank_0.sqlite");
-  const std::string command = "printf '%s\\0' " + detail::shell_words(words);
-  std::FILE* p = popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  for (int c; (c = std::fgetc(p)) != EOF;) out += static_cast<char>(c);
-  EXPECT_EQ(pclose(p), 0);
-  std::vector<std::string> back;
-  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
-    back.push_back(out.substr(at, end - at));
-  EXPECT_EQ(back, words);
+  EXPECT_EQ(shell_word("runs/rank_0.sqlite"), "runs/rank_0.sqlite");
+  EXPECT_EQ(testing_support::bash_words(shell_words(words)), words);
 }
 
 }  // namespace

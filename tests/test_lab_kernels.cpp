@@ -2,14 +2,16 @@
 // reference on the GPU, through the lab's own cases (bench/lab/case.h: outputs poisoned before
 // each call, the registry's bound): on shapes drawn at random from each dimension's test range,
 // and on the odd shapes with zeros and huge values. Then the --kernel swap-in: GPT-2 with each
-// version of layernorm, attention and embedding against the CPU oracle of the whole model, and
-// the max pool layer with each of its versions. Without a GPU every test here skips, saying why.
+// version of layernorm, attention and embedding, and with a learner's LayerNorm file
+// (--kernel layernorm=FILE.cu), against the CPU oracle of the whole model, and the max pool layer
+// with each of its versions. Without a GPU every test here skips, saying why.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <tuple>
 
 #include "bench/lab/case.h"
+#include "bench/lab/kernel_files.h"
 #include "bench/lab/measure.h"
 #include "kernels/convert.cuh"
 #include "kernels/lab/reference.h"
@@ -93,7 +95,8 @@ class DoesNothing : public LabCase {
     rows_ = real_->rows();
     width_ = real_->row_width();
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override { real_->set_inputs(kind, seed, s); }
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override { real_->draw_inputs(kind, seed, s); }
+  void read_inputs(cudaStream_t s) override { real_->read_inputs(s); }
   void reset(cudaStream_t s) override { real_->reset(s); }
   void run(int, const Context&) override {}
   std::vector<float> outputs(cudaStream_t s) override { return real_->outputs(s); }
@@ -152,6 +155,26 @@ TEST_P(LabSwapIn, Gpt2WithEveryVersion) {
       model.forward(*ctx, B, T);
       EXPECT_TRUE(test::close(model.logits_to_host(*ctx, B, T), want, precision() == Precision::FP32 ? 1e-4 : bound()));
     }
+  }
+  // --kernel layernorm=FILE.cu: the worked example's v2, checked at the model's shape, then in
+  // every LayerNorm; a wrong file refused there with its worst element.
+  const std::string examples = std::string(LAPTIME_SOURCE_DIR) + "/kernels/lab/examples/";
+  const std::map<std::string, std::vector<int64_t>> shapes{{"layernorm", {B * T, c.n_embd}}};
+  GPT2Config cf = c;
+  cf.kernels = load_kernel_files(*ctx, {}, {{"layernorm", examples + "layernorm_v2.cu"}}, shapes, "gpt2", precision());
+  ASSERT_NE(user_version_info("layernorm", cf.kernels.at("layernorm")), nullptr);
+  GPT2 model(*ctx, cf, hw, precision(), B, T);
+  model.upload_tokens(*ctx, tokens, B, T);
+  fill_nan(model.dtype(), model.logits(), static_cast<int64_t>(B) * T * model.logits_row_stride(), ctx->stream());
+  model.forward(*ctx, B, T);
+  EXPECT_TRUE(test::close(model.logits_to_host(*ctx, B, T), want, precision() == Precision::FP32 ? 1e-4 : bound()))
+      << "--kernel layernorm=layernorm_v2.cu, seed " << seed;
+  try {
+    load_kernel_files(*ctx, {}, {{"layernorm", examples + "wrong/layernorm_race.cu"}}, shapes, "gpt2", precision());
+    ADD_FAILURE() << "a wrong file was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is wrong at rows=87 C=128 (gpt2's shape)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("worst ["), std::string::npos) << e.what();
   }
 }
 

@@ -125,8 +125,10 @@ TEST(LabRegistry, CommandLineWordsAreOneSentence) {
   EXPECT_EQ(parse_versions(ln, "v3,v1", &v), "");
   EXPECT_EQ(v, (std::vector<int>{0, 2}));
   EXPECT_EQ(parse_versions(ln, "v1,v7", &v),
-            "--versions: layernorm has no version 'v7': it has v1, v2, v3, v4, v5, v6 (or all).");
+            "--versions: layernorm has no version 'v7': it has v1, v2, v3, v4, v5, v6 (or all, or none).");
   EXPECT_EQ(parse_versions(ln, "v1,v1", &v), "--versions names v1 twice.");
+  EXPECT_EQ(parse_versions(ln, "none", &v), "");  // the learner's files alone
+  EXPECT_TRUE(v.empty());
   Shape s;
   EXPECT_EQ(parse_shape(ln, "C=771", &s), "");
   EXPECT_EQ(s.dims, (std::vector<int64_t>{8192, 771}));  // rows from the model shape
@@ -143,8 +145,10 @@ TEST(LabRegistry, CommandLineWordsAreOneSentence) {
   EXPECT_EQ(add_kernel_choice("layernorm=v1", &c), "");
   EXPECT_EQ(c.at("layernorm"), 0);
   EXPECT_EQ(add_kernel_choice("layernorm=v2", &c), "--kernel names layernorm twice.");
-  EXPECT_EQ(add_kernel_choice("layernorm", &c), "--kernel takes NAME=VERSION (layernorm=v2), not 'layernorm'.");
-  EXPECT_EQ(add_kernel_choice("maxpool=v0", &c), "--kernel: maxpool has no version 'v0': it has v1, v2, v3.");
+  EXPECT_EQ(add_kernel_choice("layernorm", &c),
+            "--kernel takes NAME=VERSION (layernorm=v2) or NAME=FILE.cu, not 'layernorm'.");
+  EXPECT_EQ(add_kernel_choice("maxpool=v0", &c),
+            "--kernel: maxpool has no version 'v0': it has v1, v2, v3, or a file of yours, NAME=FILE.cu.");
   EXPECT_EQ(add_kernel_choice("attention=v4", &c), "");
   EXPECT_EQ(kernel_choice_text(c), "attention=v4 layernorm=v1");
   EXPECT_EQ(check_kernel_choice(c, "gpt2", "bf16"), "");
@@ -161,6 +165,39 @@ TEST(LabRegistry, CommandLineWordsAreOneSentence) {
             0u);
   EXPECT_EQ(check_kernel_choice({{"maxpool", 1}}, "resnet50", "tf32"), "");  // fp32 storage
   EXPECT_EQ(check_kernel_choice({{"embedding", 0}}, "gpt2", "fp8"), "");     // bf16 storage
+}
+
+// --kernel NAME=FILE.cu: a word ending in .cu is a learner's file, kept apart until it is loaded;
+// loaded, it is one more version past the ladder, named by its file.
+TEST(LabRegistry, ALearnersFileIsOneMoreVersion) {
+  KernelChoice c;
+  KernelFiles f;
+  EXPECT_EQ(add_kernel_choice("layernorm=my.cu", &c, &f), "");
+  EXPECT_TRUE(c.empty());
+  EXPECT_EQ(f.at("layernorm"), "my.cu");
+  EXPECT_EQ(add_kernel_choice("layernorm=v1", &c, &f), "--kernel names layernorm twice.");
+  EXPECT_EQ(check_kernel_choice(c, "gpt2", "bf16", f), "");
+  EXPECT_EQ(check_kernel_choice(c, "resnet50", "bf16", f).rfind("--kernel layernorm: resnet50 runs no layernorm", 0),
+            0u);
+  EXPECT_EQ(
+      check_kernel_choice(c, "gpt2", "fp8", f).rfind("--kernel layernorm swaps into gpt2 in fp32, bf16, not fp8", 0),
+      0u);
+  const KernelInfo& ln = *find_kernel("layernorm");
+  const int ladder = static_cast<int>(ln.versions.size());
+  const int index = add_user_version_info({"layernorm", "my.cu", "dir/my.cu", std::string(64, 'a')});
+  EXPECT_GE(index, ladder);
+  ASSERT_NE(user_version_info("layernorm", index), nullptr);
+  EXPECT_EQ(user_version_info("layernorm", index)->file, "dir/my.cu");
+  EXPECT_EQ(user_version_info("layernorm", ladder - 1), nullptr);  // the ladder's own last
+  EXPECT_EQ(user_version_info("maxpool", index), nullptr);
+  EXPECT_EQ(version_name(ln, index), "my.cu");
+  EXPECT_EQ(version_name(ln, 0), "v1");
+  EXPECT_EQ(kernel_choice_text({{"layernorm", index}}), "layernorm=dir/my.cu (sha256 aaaaaaaaaaaaaaaa)");
+  EXPECT_EQ(ln.bound_of(index, "bf16"), ln.tolerance.at("bf16"));  // the kernel's bound, no version's
+  EXPECT_EQ(ln.floor_of(index, "fp32"), 0.0);
+  const int next = add_user_version_info({"layernorm", "other.cu", "other.cu", std::string(64, 'b')});
+  EXPECT_EQ(next, index + 1);
+  EXPECT_EQ(user_version_info("layernorm", next)->name, "other.cu");
 }
 
 // --- the references -------------------------------------------------------------------------

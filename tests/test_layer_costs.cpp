@@ -1,5 +1,5 @@
 // The layer costs: each layer's FLOPs and bytes, as the layers publish them (layers/layer_cost.h)
-// and as the bench writes them down (bench/layer_costs.h, read back by trace/roofline).
+// and as the bench writes them down (bench/layer_costs.h, read back by trace/analyses/roofline).
 //
 // On the host: the formulas every layer uses against counts made by hand, and the sidecar's
 // writer against the committed sidecars. On a GPU: the built models' costs against hand counts
@@ -416,7 +416,7 @@ TEST(RooflineCommandLine, PeakAndAnalyzeOptionsParse) {
     parse_command_line({"peak", "--device", "-1"});
     ADD_FAILURE() << "--device -1 was accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--device must be a non-negative integer, got '-1'. Run `laptime --help` for usage.");
+    EXPECT_STREQ(e.what(), "--device must be a non-negative integer, got '-1'. Run `laptime peak --help` for usage.");
   }
   const HostCommand a = parse_host_command_line(
       {"analyze", "t.sqlite", "--layers", "t.layers.json", "--peak", "p.json", "--roofline-svg", "r.svg"});

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "tests/support/run_binary.h"
+#include "tests/support/trace_testing.h"
 #include "trace/read/csv_reader.h"
 #include "trace/analyses/roofline.h"
 #include "cli/kernels_command.h"
@@ -497,7 +498,7 @@ TEST(NcuReports, MalformedReportsAreOneSentence) {
             "\"ID\",): it is not the CSV that `ncu --csv --page raw` prints.");
 }
 
-// Values no GPU can produce (issue 30 item 4): refused with the row named, before a 1e308 ns
+// Values no GPU can produce: refused with the row named, before a 1e308 ns
 // kernel prints a 300-digit time, an inf% bandwidth or -nan% shares.
 TEST(NcuReports, ValuesNoGpuCanProduceAreRefusedWithTheRow) {
   struct Case {
@@ -519,7 +520,7 @@ TEST(NcuReports, ValuesNoGpuCanProduceAreRefusedWithTheRow) {
   EXPECT_THAT(error_of([&] { stall.parse(); }), HasSubstr("t.csv line 4"));
 }
 
-// A report of two processes (issue 30 item 4): read as one, every layer moved "1.7x the bytes it
+// A report of two processes: read as one, every layer moved "1.7x the bytes it
 // must"; now refused with both named, and --pid reads one.
 TEST(NcuReports, TwoProcessesAreNamedAndPidReadsOne) {
   Table t("laptime_gpt2_attn_cudnn.csv");
@@ -545,7 +546,7 @@ TEST(NcuReports, TwoProcessesAreNamedAndPidReadsOne) {
               HasSubstr("t.csv has no kernel of process 1; its processes: 6932 (laptime), 7000 (python)."));
 }
 
-// `kernels A B` of two different programs (issue 30 item 4) says what differs, as diff does.
+// `kernels A B` of two different programs says what differs, as diff does.
 TEST(NcuDiffs, TwoDifferentProgramsSayWhatDiffers) {
   const auto layers_of = [](const char* report) {
     const NcuReport r = read_ncu_report(fixture(report));
@@ -932,7 +933,7 @@ TEST(NcuCommand, Gpt2AtTheCommittedShapeAndItsMeasuredTime) {
   EXPECT_NEAR(b.seconds, 13, 1.5);  // capture.log: 13 s
 }
 
-// The printed command is pasted into a shell (issue 30 item 8): every word comes back whole,
+// The printed command is pasted into a shell: every word comes back whole,
 // nothing in a name runs, and a name no shell line can carry is refused.
 TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
   const std::string dir = ::testing::TempDir() + "laptime_ncu_quoting";
@@ -950,8 +951,13 @@ TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
   EXPECT_NE(words.out.find("\n--json\nx$(touch X) it's.json\n"), std::string::npos) << words.out;
   EXPECT_FALSE(std::filesystem::exists(dir + "/X") || std::filesystem::exists("X")) << "a name ran as a command";
   EXPECT_EQ(c.read, "laptime kernels 'x$(touch X) it'\\''s.ncu-rep'");
-  o.output = "two\nlines";
-  EXPECT_THAT(error_of([&] { ncu_command(o); }), HasSubstr("--output holds a control character"));
+  // A control character (before: refused) is carried as bash's $'...', and reaches no terminal raw.
+  o.output = "two\nlines\x1b[31m";
+  const NcuCommand odd = ncu_command(o);
+  EXPECT_EQ(laptime::trace::testing_support::bash_words(odd.read),
+            (std::vector<std::string>{"laptime", "kernels", "two\nlines\x1b[31m.ncu-rep"}));
+  const std::string text = laptime::trace::testing_support::printed([&](std::FILE* out) { print_ncu_command(odd, out); });
+  EXPECT_EQ(text.find_first_of("\x1b"), std::string::npos) << text;
 }
 
 TEST(NcuCommand, Resnet50AndRefusals) {

@@ -33,7 +33,7 @@ using trace::testing_support::read_file;
 using trace::testing_support::source_dir;
 
 // The build's binary; LAPTIME_BINARY in the environment names another (a device machine runs a
-// stripped copy unpacked elsewhere: scripts/dev/device-run.sh host-build sets it).
+// stripped copy unpacked elsewhere: scripts/dev/device-call.sh host-build sets it).
 const std::string kLaptime = std::getenv("LAPTIME_BINARY") ? std::getenv("LAPTIME_BINARY") : LAPTIME_BINARY;
 const std::string kReport = "graph/graph_cases.nsys-rep";  // any report: the stand-in does not read it
 const std::string kExport = "synthetic_trace.sqlite";      // what the stand-in "exports"
@@ -231,7 +231,7 @@ TEST(NsysReport, DiffReadsTwoReports) {
   EXPECT_THAT(r.out, HasSubstr("laptime diff " + a + " " + b));
 }
 
-// An export laptime cannot read (issue 30 item 7): refused, not kept as R.sqlite for every
+// An export laptime cannot read: refused, not kept as R.sqlite for every
 // later run; the next run exports again.
 TEST(NsysReport, AnUnreadableExportIsNotKept) {
   Folder dir;
@@ -269,7 +269,7 @@ TEST(NsysReport, FoldersOfKilledExportsAreRemoved) {
   EXPECT_TRUE(fs::exists(alive));
 }
 
-// A report stamped in the future (issue 30 item 7): exported once, then read.
+// A report stamped in the future: exported once, then read.
 TEST(NsysReport, AReportFromTheFutureIsExportedOnce) {
   Folder dir;
   const std::string rep = dir / "run.nsys-rep", log = dir / "nsys.log";

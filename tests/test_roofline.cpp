@@ -1,4 +1,4 @@
-// trace/roofline: the per-layer roofline of `laptime analyze`, on a trace built here with
+// trace/analyses/roofline: the per-layer roofline of `laptime analyze`, on a trace built here with
 // known answers, on the committed real captures (against the analysis's own range table),
 // and its files: sidecar and peak readers, the JSON, the SVG. Host only.
 #include <sys/stat.h>
@@ -297,6 +297,49 @@ TEST(Roofline, AnUnmatchedSidecarBesideTheTraceIsANoteNotAnError) {
   EXPECT_FALSE(roofline_for_trace(j, a, temp("nothing.sqlite"), "", "").has_value());
 }
 
+// The one rule for where ceilings come from (analyze, diff, kernels and lab all call it): the
+// named file, whose faults are errors; else the GPU's cache, whose faults are a note.
+TEST(Roofline, FindCeilingsNamedFileElseTheGpusCache) {
+  const std::string cache = testing::TempDir() + "find_ceilings_cache";
+  std::system(("rm -rf '" + cache + "' && mkdir -p '" + cache + "'").c_str());
+  setenv("LAPTIME_CACHE_DIR", cache.c_str(), 1);
+  // No cache, no GPU name: neither ceilings nor a note.
+  FoundCeilings f = find_ceilings("", "Test GPU");
+  EXPECT_FALSE(f.ceilings);
+  EXPECT_EQ(f.note, "");
+  f = find_ceilings("", "");
+  EXPECT_FALSE(f.ceilings);
+  EXPECT_EQ(f.note, "");
+  // The cache of that GPU, by name.
+  Ceilings c = toy_ceilings();
+  c.copy_gbps = 1000 + std::rand() % 1000;  // fresh each run: the value read must be the one written
+  write_file(default_peak_path("Test GPU"), ceilings_to_json(c).dump());
+  f = find_ceilings("", "Test GPU");
+  ASSERT_TRUE(f.ceilings);
+  EXPECT_EQ(f.ceilings->copy_gbps, c.copy_gbps);
+  EXPECT_EQ(f.ceilings->source, default_peak_path("Test GPU"));
+  EXPECT_FALSE(find_ceilings("", "Other GPU").ceilings);
+  // A damaged cache: a note in the one wording, and no ceilings.
+  write_file(default_peak_path("Test GPU"), "[1,");
+  f = find_ceilings("", "Test GPU");
+  EXPECT_FALSE(f.ceilings);
+  EXPECT_EQ(f.note,
+            default_peak_path("Test GPU") + " is not a JSON peak file. Run `laptime peak --force` to measure again.");
+  // A named file wins over the cache, and its faults are errors, not notes.
+  write_file(temp("named_peak.json"), ceilings_to_json(c).dump());
+  f = find_ceilings(temp("named_peak.json"), "Test GPU");
+  ASSERT_TRUE(f.ceilings);
+  EXPECT_EQ(f.ceilings->source, temp("named_peak.json"));
+  EXPECT_EQ(f.note, "");
+  write_file(temp("named_bad.json"), "{");
+  EXPECT_EQ(error_of([&] { find_ceilings(temp("named_bad.json"), "Test GPU"); }),
+            temp("named_bad.json") + " is not a JSON peak file.");
+  EXPECT_EQ(error_of([&] { find_ceilings(temp("named_missing.json"), ""); }),
+            "cannot read the peak file " + temp("named_missing.json") + ": No such file or directory.");
+  std::system(("rm -rf '" + cache + "'").c_str());
+  unsetenv("LAPTIME_CACHE_DIR");
+}
+
 TEST(Roofline, IdenticalBlocksFoldIntoOneRow) {
   TraceBuilder b;
   for (int it = 0; it < 3; ++it) {
@@ -385,7 +428,7 @@ TEST(RooflineFiles, PeakRoundTripsAndBadFilesAreOneSentence) {
   unsetenv("XDG_CACHE_HOME");
 }
 
-// Numbers no device or layer has (issue 30 item 5: a ceiling of 1e308, 5e-324 FLOPs or 1e308
+// Numbers no device or layer has (a ceiling of 1e308, 5e-324 FLOPs or 1e308
 // bytes sent the plot's decade loop past 8 GB): refused when the file is read, and the plot's
 // axes bounded for any caller.
 TEST(RooflineFiles, NumbersNoDeviceHasAreRefusedAndThePlotIsBounded) {

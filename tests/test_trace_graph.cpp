@@ -1,4 +1,4 @@
-// CUDA Graph replays analyzed as eager runs are (issue 18, trace/analyses/graph.h), checked against figures
+// CUDA Graph replays analyzed as eager runs are (trace/analyses/graph.h), checked against figures
 // computed without the C++:
 //   - the H200 captures in tests/fixtures/graph (nsys's default graph trace and --cuda-graph-trace=node
 //     of a PyTorch torch.cuda.graph loop, laptime --graph ResNet-50 and GPT-2, the edge-case program
@@ -278,7 +278,7 @@ TEST(GraphSynthetic, Nodes) {
   check_against("synthetic_graph_nodes.sqlite", e);
   const Analysis& a = load("synthetic_graph_nodes.sqlite").analysis;
   // The loop does not run ahead, but spends 2 us between its ranges: the lap is the GPU's, the
-  // host range beside it with the reason (issue 30 item 12).
+  // host range beside it with the reason.
   EXPECT_EQ(a.lap_from_gpu, e["lap_source"] == "gpu");
   EXPECT_NE(a.lap_reason.find("outside its ranges"), std::string::npos) << a.lap_reason;
   std::string notes;

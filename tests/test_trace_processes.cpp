@@ -1,4 +1,4 @@
-// Several processes in one capture (trace/analyses/processes.h, issue 20 item 4): each process's loop found
+// Several processes in one capture (trace/analyses/processes.h): each process's loop found
 // and analyzed on its own, checked against tests/fixtures/process_reference.py's figures for the
 // traces make_process_traces.py writes (two ranks of one job, two programs at different rates, a
 // process with iterations beside two without, a process that starts late); the command's text

@@ -1,4 +1,4 @@
-// The analyzer at scale and on traces built to cost it memory or time (issues 20 and 21),
+// The analyzer at scale and on traces built to cost it memory or time,
 // host-only. The traces come from tests/fixtures/make_scale_hostile.py and grow_trace.py, which
 // CTest runs first into LAPTIME_SCALE_TRACES (tests/trace.cmake). Each heavy case runs in a
 // child process under RLIMIT_AS (its address space now plus a budget) and RLIMIT_CPU, so a
@@ -35,6 +35,7 @@
 namespace laptime::trace {
 namespace {
 
+using testing_support::bounded;
 using testing_support::error_of;
 using testing_support::report_text;
 
@@ -47,43 +48,6 @@ bool have(const std::string& path) { return static_cast<bool>(std::ifstream(path
 
 #define REQUIRE_TRACE(path) \
   if (!have(path)) GTEST_SKIP() << path << " is missing: CTest writes it first (trace.scale_traces)";
-
-// This process's address space now, in bytes (/proc/self/statm: pages).
-size_t address_space() {
-  std::ifstream f("/proc/self/statm");
-  size_t pages = 0;
-  f >> pages;
-  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
-// Runs `work` in a child allowed `budget` bytes of address space beyond what it starts with and
-// `cpu_s` seconds of CPU. "" when it finished, else what stopped it.
-std::string bounded(size_t budget, int cpu_s, const std::function<void()>& work) {
-  std::fflush(nullptr);
-  const pid_t child = fork();
-  if (child == 0) {
-    const rlimit as{address_space() + budget, address_space() + budget};
-    const rlimit cpu{static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s)};
-    setrlimit(RLIMIT_AS, &as);
-    setrlimit(RLIMIT_CPU, &cpu);
-    try {
-      work();
-    } catch (const std::bad_alloc&) {
-      _exit(3);
-    } catch (const TraceError&) {
-      _exit(0);  // a sentence is a fine answer to a hostile trace
-    } catch (...) {
-      _exit(4);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  if (WEXITSTATUS(status) == 3) return "out of memory (bad_alloc)";
-  if (WEXITSTATUS(status) != 0) return "exit " + std::to_string(WEXITSTATUS(status));
-  return "";
-}
 
 // Everything laptime analyze and diff do with a trace, outputs thrown away: for each process with
 // iterations, as both read a capture of several (trace/analyses/processes.h).
@@ -156,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(ScaleHostile, Bounded,
                          testing::Values("scale_digit_runs", "scale_long_kernel_name", "scale_deep_nesting",
                                          "scale_long_range_name", "scale_many_names", "scale_long_names_everywhere"));
 
-// 60,000 closed nested ranges before 60,000 launches (issue 30 item 6): the innermost range of a
+// 60,000 closed nested ranges before 60,000 launches: the innermost range of a
 // launch is a binary search, not a walk up 60,000 closed parents per launch (15 s of CPU for
 // analyze alone before).
 TEST(ScaleHostile, ClosedNestingBeforeTheLaunchesStaysLinear) {
@@ -177,7 +141,7 @@ TEST(ScaleHostile, ClosedNestingBeforeTheLaunchesStaysLinear) {
   EXPECT_EQ(in_blocks, 0u);
 }
 
-// 3,000,000 minimal Nsight Compute rows (issue 30 item 6: 3.3 GB before, an array of every metric
+// 3,000,000 minimal Nsight Compute rows (once 3.3 GB, an array of every metric
 // and two vectors per row): read and grouped into layers within 600 MB, the rows as lean as the
 // nsys reader's.
 TEST(ScaleHostile, ThreeMillionNcuRowsStayLean) {
@@ -307,7 +271,7 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
   REQUIRE_TRACE(p);
   // 10^5 kernels (2.1 * 10^5 API calls): within 200 bytes a kernel held, and SQLite's pages,
   // the text and JSON reports and the allocator's slack on top. The bound sits about a quarter above
-  // what the analyzer needs (docs/PERF.md, the analyzer at scale), so more bytes a kernel fail here.
+  // what the analyzer needs (docs/history/analyzer.md), so more bytes a kernel fail here.
   EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB, 60,
                     [&] {
                       const Trace t = load_nsys_sqlite(p);

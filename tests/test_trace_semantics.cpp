@@ -30,6 +30,7 @@
 #include "trace/model/format.h"
 #include "trace/model/progress.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/write/analysis_json.h"
 #include "trace/write/analysis_text.h"
 #include "trace/write/diff_json.h"
@@ -51,7 +52,7 @@ using testing_support::temp_path;
 std::string temp(const std::string& name) { return temp_path("semantics", name); }
 
 // The committed captures a learner or a CI run would analyze: every single-process trace of the
-// lesson and of laptime's nsys captures.
+// lesson and of laptime's nsys captures, and every PyTorch profiler trace (tests/fixtures/kineto).
 std::vector<std::string> captures() {
   std::vector<std::string> out;
   for (const char* folder : {"lesson", "nsys"})
@@ -59,6 +60,7 @@ std::vector<std::string> captures() {
       if (e.path().extension() == ".sqlite" && e.path().filename() != "gpt2_nvtx_none.sqlite" &&
           e.path().filename() != "two_gpt2.sqlite")
         out.push_back(std::string(folder) + "/" + e.path().filename().string());
+  for (const auto& [name, range] : testing_support::kineto_fixtures()) out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -70,9 +72,12 @@ struct Loaded {
 };
 Loaded load(const std::string& name) {
   Loaded l;
-  l.trace = std::make_unique<Trace>(load_nsys_sqlite(fixture(name)));
+  l.trace = std::make_unique<Trace>(load_trace(fixture(name)));
   l.join = std::make_unique<TraceJoin>(*l.trace);
-  l.reports = analyze_per_process(*l.join, {});
+  ReportOptions o;  // a Kineto fixture's loop as its reference names it
+  for (const auto& [kineto, range] : testing_support::kineto_fixtures())
+    if (kineto == name) o.range = range;
+  l.reports = analyze_per_process(*l.join, o);
   return l;
 }
 
@@ -119,10 +124,11 @@ TEST_P(Capture, OneBusyOverTheLap) {
     EXPECT_NEAR(j["verdict"]["busy_pct"].get<double>(), want, 1e-9 * want);
     EXPECT_NEAR(j["verdict"]["busy_pct"].get<double>() + j["verdict"]["idle_pct"].get<double>(), 100, 1e-9);
     const json& shares = j["verdict"]["idle_shares"];
-    if (j["verdict"]["idle_ns"].get<double>() > 0)
+    if (j["verdict"]["idle_ns"].get<double>() > 0) {
       EXPECT_NEAR(shares["launch_pct"].get<double>() + shares["after_sync_stall_pct"].get<double>() +
                       shares["input_pct"].get<double>() + shares["queued_pct"].get<double>(),
                   100, 1e-6);
+    }
     const std::string text = report_text(a);
     const std::vector<std::string> figures = busy_figures(text);
     ASSERT_GE(figures.size(), 2u) << text;  // section 2 and the verdict
@@ -175,7 +181,7 @@ TEST_P(Capture, SynchronizationsCostliestFirst) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Committed, Capture, testing::ValuesIn(captures()), [](const auto& info) {
-  std::string name = info.param.substr(0, info.param.size() - 7);
+  std::string name = info.param.substr(0, info.param.find('.', info.param.rfind('/')));
   for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return name;
 });
@@ -285,7 +291,9 @@ TEST(TimelineSvg, DrawsOnlyTheIterationItNames) {
     for (const ApiCall& c : t.api_calls)
       sync_inside |= c.pid == ir.pid && c.tid == ir.tid && c.start >= it.start && c.start <= it.end &&
                      c.name == "cudaDeviceSynchronize";
-    if (!sync_inside) EXPECT_EQ(svg.find("<title>cudaDeviceSynchronize ("), std::string::npos);
+    if (!sync_inside) {
+      EXPECT_EQ(svg.find("<title>cudaDeviceSynchronize ("), std::string::npos);
+    }
     // Its GPU work, every operation launched inside it and no other.
     size_t ops = 0;
     for (const GpuOp& op : l.join->ops())

@@ -1,4 +1,4 @@
-// The steady state chosen right (issue 30 items 11 and 12), on every committed capture of a
+// The steady state chosen right (warm-up from the data, the lap's source), on every committed capture of a
 // graph, a compiled loop or several processes: the headline lap is within 1% of the GPU's start
 // to next start over the steady iterations (computed here from the iterations' own GPU starts),
 // the verdict is GPU-bound wherever the GPU is busy over 90% of that lap, and no iteration that
@@ -9,7 +9,9 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -21,6 +23,7 @@
 #include "trace/analyses/processes.h"
 #include "trace/model/format.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 
 namespace laptime::trace {
 namespace {
@@ -30,11 +33,13 @@ using testing_support::fixture;
 using testing_support::read_file;
 
 // Every process's report, as `laptime analyze` makes them.
-std::vector<Analysis> reports(const TraceJoin& j) {
+std::vector<Analysis> reports(const TraceJoin& j, const std::string& range = "") {
   std::vector<Analysis> out;
-  const ProcessChoice c = choose_processes(j, "", std::nullopt);
-  if (c.reported.empty()) out.push_back(analyze(j, {}));
-  for (const ProcessIterations& p : c.reported) out.push_back(analyze(j, {}, p.set));
+  ReportOptions o;
+  o.range = range;
+  const ProcessChoice c = choose_processes(j, range, std::nullopt);
+  if (c.reported.empty()) out.push_back(analyze(j, o));
+  for (const ProcessIterations& p : c.reported) out.push_back(analyze(j, o, p.set));
   return out;
 }
 
@@ -228,10 +233,13 @@ size_t old_rule_start(const std::vector<double>& x) {
   return start;
 }
 
-std::vector<std::string> every_fixture_trace() {
-  std::vector<std::string> out;
+// Every committed trace with the range its loop is: nsys exports and laptime's captures (found by
+// laptime's rules), and the PyTorch profiler's traces (their reference's range).
+std::vector<std::pair<std::string, std::string>> every_fixture_trace() {
+  std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : std::filesystem::recursive_directory_iterator(fixture("")))
-    if (e.path().extension() == ".sqlite") out.push_back(e.path().lexically_relative(fixture("")).string());
+    if (e.path().extension() == ".sqlite") out.emplace_back(e.path().lexically_relative(fixture("")).string(), "");
+  for (auto& kineto : testing_support::kineto_fixtures()) out.push_back(std::move(kineto));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -240,21 +248,23 @@ std::vector<std::string> every_fixture_trace() {
 // the warm-up's end, so no report measures fewer iterations than it did.
 TEST(WarmupIsTheTransient, NoCommittedTraceLosesASteadyIteration) {
   size_t checked = 0;
-  for (const std::string& name : every_fixture_trace()) {
+  std::set<std::string> kineto;  // the PyTorch profiler's traces analyzed (one has no GPU work in its step)
+  for (const auto& [name, range] : every_fixture_trace()) {
     SCOPED_TRACE(name);
     std::optional<Trace> t;
     try {
-      t.emplace(load_nsys_sqlite(fixture(name)));
+      t.emplace(load_trace(fixture(name)));
     } catch (const TraceError&) {
       continue;  // the damaged and foreign ones
     }
     const TraceJoin j(*t);
     std::vector<Analysis> each;
     try {
-      each = reports(j);
+      each = reports(j, range);
     } catch (const TraceError&) {
       continue;  // no iterations to find
     }
+    if (t->format == TraceFormat::Kineto) kineto.insert(name);
     for (const Analysis& a : each) {
       std::vector<double> series;
       std::vector<size_t> position;
@@ -271,6 +281,7 @@ TEST(WarmupIsTheTransient, NoCommittedTraceLosesASteadyIteration) {
     }
   }
   EXPECT_GT(checked, 50u);
+  EXPECT_EQ(kineto.size(), testing_support::kineto_fixtures().size());
 }
 
 }  // namespace

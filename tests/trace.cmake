@@ -11,11 +11,11 @@ add_test(NAME trace.hostile_fixtures_current
 add_test(NAME trace.synthetic_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_synthetic_trace.py --check)
 
-# `laptime diff` and the steady-state rule (issue 9): synthetic trace pairs with known shifts
+# `laptime diff` and the steady-state rule: synthetic trace pairs with known shifts
 # (tests/fixtures/make_diff_fixtures.py) and the real captures.
 laptime_test(test_diff test_diff.cpp LIBS laptime_cli_host)
 
-# Many reports of one job (issue 28): each row against the single-file command's JSON, the
+# Many reports of one job: each row against the single-file command's JSON, the
 # straggler against the generators' labels, the pool against one worker.
 laptime_test(test_job test_job.cpp LIBS laptime_cli_host)
 # The nsys -> ncu handoff for any program (kernels --command --from).
@@ -24,7 +24,7 @@ laptime_test(test_ncu_handoff test_ncu_handoff.cpp LIBS laptime_trace)
 # Advice in the user's terms: who made a trace, and the remedies its verdict names.
 laptime_test(test_advice test_advice.cpp LIBS laptime_trace)
 # The job view's scale: reports read in parallel within 2x of the largest alone x reports / cores,
-# memory bounded by the reports in flight (tests/fixtures/job_scale.py; docs/PERF.md has 100 of them).
+# memory bounded by the reports in flight (tests/fixtures/job_scale.py; docs/history/analyzer.md has 100 of them).
 add_test(NAME trace.job_scale
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/job_scale.py $<TARGET_FILE:laptime>
     ${CMAKE_CURRENT_BINARY_DIR}/job_scale --reports 24)
@@ -42,21 +42,21 @@ target_include_directories(test_trace_lesson PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
 add_test(NAME trace.pattern_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_pattern_traces.py --check)
 
-# Several processes in one capture (issue 20 item 4): each process's loop against the figures
+# Several processes in one capture: each process's loop against the figures
 # process_reference.py computes from the SQLite of the traces make_process_traces.py writes; the
 # command's sections, JSON, --pid, and diff's refusal and pairing.
 laptime_test(test_trace_processes test_trace_processes.cpp LIBS laptime_cli_host)
 add_test(NAME trace.process_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_process_traces.py --check)
 
-# The verdict's heading and where the syncs sit (issue 20): the traces make_verdict_traces.py
+# The verdict's heading and where the syncs sit: the traces make_verdict_traces.py
 # writes and the real captures, against what verdict_reference.py computes from their tables.
 laptime_test(test_trace_verdict test_trace_verdict.cpp LIBS laptime_trace)
 target_include_directories(test_trace_verdict PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 add_test(NAME trace.verdict_reference_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/verdict_reference.py --check)
 
-# CUDA Graph replays (issue 18): the H200 captures in tests/fixtures/graph against the figures
+# CUDA Graph replays: the H200 captures in tests/fixtures/graph against the figures
 # graph/reference.py computes from their tables, and the edge cases make_graph_traces.py writes
 # with its answers.
 add_test(NAME trace.graph_reference_current
@@ -66,7 +66,7 @@ add_test(NAME trace.graph_fixtures_current
 laptime_test(test_trace_graph test_trace_graph.cpp LIBS laptime_trace)
 target_include_directories(test_trace_graph PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 
-# The steady state chosen from the data (issue 30 items 11, 12): every graph, compiled and
+# The steady state chosen from the data: every graph, compiled and
 # several-process capture's headline against the GPU's own lap, and the torch.compile
 # reduce-overhead captures (tests/fixtures/compiled) against their independent reference.
 add_test(NAME trace.compiled_reference_current
@@ -82,7 +82,7 @@ target_compile_definitions(test_trace_semantics PRIVATE LAPTIME_BINARY="$<TARGET
 add_dependencies(test_trace_semantics laptime)
 
 
-# The analyzer at scale and on traces built to cost it memory or time (issues 20 and 21):
+# The analyzer at scale and on traces built to cost it memory or time:
 # make_scale_hostile.py's small hostile traces and a capture grown to 10^5 kernels
 # (grow_trace.py), written into the build folder first, then analyzed under RLIMIT_AS.
 set(LAPTIME_SCALE_TRACES ${CMAKE_CURRENT_BINARY_DIR}/scale_traces)
@@ -92,7 +92,7 @@ add_test(NAME trace.scale_traces_grown
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/grow_trace.py
     ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/lesson/gpt2_max.sqlite ${LAPTIME_SCALE_TRACES}/grown_1e5.sqlite
     --kernels 100000)
-# ... and with a range per op as PyTorch's emit_nvtx writes them, for diff's linearity (issue 21).
+# ... and with a range per op as PyTorch's emit_nvtx writes them, for diff's linearity.
 add_test(NAME trace.scale_traces_grown_emit
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/grow_trace.py
     ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/lesson/gpt2_max.sqlite ${LAPTIME_SCALE_TRACES}/grown_emit_1e5.sqlite
@@ -111,3 +111,14 @@ gtest_discover_tests(test_trace_scale DISCOVERY_MODE PRE_TEST
   PROPERTIES ENVIRONMENT "LAPTIME_SCALE_TRACES=${LAPTIME_SCALE_TRACES}"
              FIXTURES_REQUIRED scale_traces
              SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+
+# The PyTorch profiler's (Kineto) traces: the reader against tests/fixtures/kineto/reference.py's
+# figures on real traces (HTA's and TraceLens's test data, trimmed) and synthetic ones, what a file
+# is by its content, exact times, and hostile files.
+find_package(ZLIB REQUIRED)  # the tests gzip their hostile files
+laptime_test(test_kineto test_kineto.cpp LIBS laptime_trace ZLIB::ZLIB)
+target_include_directories(test_kineto PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/..)
+add_test(NAME trace.kineto_reference_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/kineto/reference.py --check)
+add_test(NAME trace.kineto_synthetic_current
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/kineto/make_synthetic.py --check)

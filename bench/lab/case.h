@@ -26,7 +26,10 @@ namespace laptime::lab {
 enum class InputKind { Random, Zeros, Huge };
 const char* input_kind_name(InputKind k);
 
-// A device tensor of the lab: n elements of `dtype` (F32, BF16, F8E4M3 or I32).
+// A device tensor of the lab: n elements of `dtype` (F32, BF16, F8E4M3 or I32), with a guard of
+// kGuardBytes on each side, a known pattern written once: download() finds a write outside the
+// tensor there (an off-by-one row, a tail written twice), says so in one sentence and restores
+// the guard. A write farther away faults, or lands in another buffer unseen.
 class LabTensor {
  public:
   LabTensor() = default;
@@ -37,13 +40,18 @@ class LabTensor {
   void copy_from(const LabTensor& src, cudaStream_t stream);
   void upload(const std::vector<int32_t>& values);  // I32; synchronous
   void upload(const std::vector<float>& values);    // F32; synchronous
-  // The values as floats (e4m3 decoded, I32 converted); waits for `stream` first.
+  // The values as floats (e4m3 decoded, I32 converted); waits for `stream` first. Throws Error
+  // when a guard was written (the guards are restored first).
   std::vector<float> download(cudaStream_t stream) const;
-  void* data() const { return buf_.data(); }
+  void* data() const { return static_cast<char*>(buf_.data()) + kGuardBytes; }
+  static constexpr std::size_t kGuardBytes = 64 * 1024;
   int64_t size() const { return n_; }
   DType dtype() const { return dtype_; }
 
  private:
+  void write_guards() const;
+  std::string guard_breach() const;  // "" when both guards hold their pattern
+
   DType dtype_ = DType::F32;
   int64_t n_ = 0;
   DeviceBuffer buf_;
@@ -52,12 +60,20 @@ class LabTensor {
 class LabCase {
  public:
   virtual ~LabCase() = default;
-  // Draws the inputs of `kind` on the device and reads them back for the reference.
-  virtual void set_inputs(InputKind kind, uint32_t seed, cudaStream_t stream) = 0;
+  // Draws the inputs of `kind` on the device: what each timed call starts from, too (fresh inputs
+  // a call, so a kernel cannot keep an answer from the call before).
+  virtual void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t stream) = 0;
+  // Reads the inputs drawn last back for the reference (waits for the stream).
+  virtual void read_inputs(cudaStream_t stream) = 0;
+  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t stream) {
+    draw_inputs(kind, seed, stream);
+    read_inputs(stream);
+  }
   // Builds what version `index` needs beyond the inputs (scratch, a library's plan) once; "" when
   // it can then run this case, else why not (one sentence: the version is "n/a" here).
   virtual std::string prepare(int index, Context& ctx) { return ""; }
-  // Before each check: the outputs poisoned, in-place inputs restored to what set_inputs drew.
+  // Before each call that is checked or timed: the outputs poisoned, in-place inputs restored to
+  // what draw_inputs drew, an accumulator (amax) zeroed.
   virtual void reset(cudaStream_t stream) = 0;
   // Enqueues one call of version `index` on ctx's stream (prepared).
   virtual void run(int index, const Context& ctx) = 0;

@@ -19,10 +19,10 @@ class QuantizeCase : public LabCase {
     width_ = C;
     inv_scale_.upload(std::vector<float>{kInvScale});
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, 0.f, 100.f, s);
-    h_in_ = in_.download(s);
   }
+  void read_inputs(cudaStream_t s) override { h_in_ = in_.download(s); }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
     quantize_version(index)({out_.data(), static_cast<const float*>(inv_scale_.data()), in_.data(), in_.size()},
@@ -45,8 +45,10 @@ class AmaxCase : public LabCase {
     rows_ = 1;
     width_ = 1;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, 0.f, 1e30f, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     const std::vector<float> h = in_.download(s);
     amax_ref_ = ref::amax(h.data(), static_cast<int64_t>(h.size()));
   }

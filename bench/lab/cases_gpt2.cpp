@@ -36,10 +36,12 @@ class LayerNormCase : public LabCase {
     rows_ = rows;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     w_.fill(seed + 1, 1.f, 0.5f, s);
     b_.fill(seed + 2, 0.f, 0.5f, s);
     draw_norm_input(in_, kind, seed, dt_, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_in_ = in_.download(s);
     h_w_ = w_.download(s);
     h_b_ = b_.download(s);
@@ -67,9 +69,11 @@ class BiasGeluCase : public LabCase {
     rows_ = rows;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     b_.fill(seed + 1, 0.f, 0.5f, s);
     draw(in_, kind, seed, 4.f, 0.f, 1e4f, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_in_ = in_.download(s);
     h_b_ = b_.download(s);
   }
@@ -102,10 +106,10 @@ class AttentionCase : public LabCase {
     rows_ = int64_t{B} * T;
     width_ = int64_t{H} * hd;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(qkv_, kind, seed, 1.f, 0.f, dt_ == DType::F32 ? 4.f : 16.f, s);
-    h_qkv_ = qkv_.download(s);
   }
+  void read_inputs(cudaStream_t s) override { h_qkv_ = qkv_.download(s); }
   std::string prepare(int index, Context& ctx) override {
     if (std::string why = attention_refusal(index, dt_, hd_); !why.empty()) return why;
     if (index == 0 && !scratch_.data()) scratch_ = DeviceBuffer(attention_scratch_bytes(0, B_, T_, H_, dt_));
@@ -160,7 +164,7 @@ class EmbeddingCase : public LabCase {
     rows_ = int64_t{B} * T;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     h_tokens_.assign(static_cast<size_t>(rows_), 0);
     std::mt19937 gen(seed);
     for (size_t i = 0; i < h_tokens_.size(); ++i)
@@ -171,6 +175,8 @@ class EmbeddingCase : public LabCase {
     const float scale = kind == InputKind::Huge ? 1e30f : 1.f;
     wte_.fill(seed + 1, 0.f, scale, s);
     wpe_.fill(seed + 2, 0.f, scale, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_wte_ = wte_.download(s);
     h_wpe_ = wpe_.download(s);
   }
@@ -199,9 +205,11 @@ class ResidualCase : public LabCase {
     rows_ = rows;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(x_, kind, seed, 1.f, 0.f, 1e30f, s);
     draw(r_, kind, seed + 1, 1.f, 0.f, 1e30f, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_x_ = x_.download(s);
     h_r_ = r_.download(s);
   }
@@ -237,11 +245,13 @@ class ResidualLayerNormCase : public LabCase {
     rows_ = rows;
     width_ = 2 * int64_t{C};
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     w_.fill(seed + 1, 1.f, 0.5f, s);
     b_.fill(seed + 2, 0.f, 0.5f, s);
     draw_norm_input(x_, kind, seed, dt_, s);
     draw(r_, kind, seed + 3, 1.f, 0.f, 1.f, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_x_ = x_.download(s);
     h_r_ = r_.download(s);
     h_w_ = w_.download(s);

@@ -29,10 +29,10 @@ class MaxPoolCase : public LabCase {
     rows_ = int64_t{N} * Ho_ * Wo_;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, -1e4f, 100.f, s);
-    h_in_ = in_.download(s);
   }
+  void read_inputs(cudaStream_t s) override { h_in_ = in_.download(s); }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
     maxpool_version(index)({out_.data(), in_.data(), N_, H_, W_, C_, dt_}, ctx.stream());
@@ -59,10 +59,10 @@ class AvgPoolCase : public LabCase {
     rows_ = N;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, 0.f, 1e30f, s);
-    h_in_ = in_.download(s);
   }
+  void read_inputs(cudaStream_t s) override { h_in_ = in_.download(s); }
   void reset(cudaStream_t s) override { out_.poison(s); }
   void run(int index, const Context& ctx) override {
     avgpool_version(index)({out_.data(), in_.data(), N_, H_, W_, C_, dt_}, ctx.stream());
@@ -93,15 +93,15 @@ class ConvEpilogueCase : public LabCase {
     rows_ = rows;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(y0_, kind, seed, 1.f, 0.f, 1e30f, s);
     bias_.fill(seed + 1, 0.f, 0.5f, s);
+    if (residual_) draw(res_, kind, seed + 2, 1.f, 0.f, 1e30f, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_y0_ = y0_.download(s);
     h_bias_ = bias_.download(s);
-    if (residual_) {
-      draw(res_, kind, seed + 2, 1.f, 0.f, 1e30f, s);
-      h_res_ = res_.download(s);
-    }
+    if (residual_) h_res_ = res_.download(s);
   }
   void reset(cudaStream_t s) override { y_.copy_from(y0_, s); }  // in place: y is the input too
   void run(int index, const Context& ctx) override {
@@ -138,10 +138,12 @@ class StemCase : public LabCase {
     rows_ = int64_t{N} * Po_ * Po_;
     width_ = C;
   }
-  void set_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
+  void draw_inputs(InputKind kind, uint32_t seed, cudaStream_t s) override {
     draw(in_, kind, seed, 1.f, 100.f, 100.f, s);
     weight_.fill(seed + 1, 0.f, 0.1f, s);
     bias_.fill(seed + 2, 0.f, 0.5f, s);
+  }
+  void read_inputs(cudaStream_t s) override {
     h_in_ = in_.download(s);
     h_weight_ = weight_.download(s);
     h_bias_ = bias_.download(s);

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/stats.h"
 #include "core/timing.h"
+#include "kernels/lab/gpu_wait.h"
 
 namespace laptime::lab {
 namespace {
@@ -41,12 +42,15 @@ std::string element_text(const LabCase& c, size_t i) {
 }  // namespace
 
 CheckRow check_version(LabCase& c, int index, const Context& ctx, double bound, uint64_t seed, double floor) {
+  c.reset(ctx.stream());
+  c.run(index, ctx);
+  return compare_outputs(c, ctx.stream(), bound, seed, floor);
+}
+
+CheckRow compare_outputs(LabCase& c, cudaStream_t s, double bound, uint64_t seed, double floor) {
   CheckRow row;
   row.bound = bound;
   row.rows = c.rows();
-  const cudaStream_t s = ctx.stream();
-  c.reset(s);
-  c.run(index, ctx);
   const std::vector<float> out = c.outputs(s);  // synchronizes: a fault of the call is reported here
   for (size_t i = 0; i < out.size(); ++i)
     if (!std::isfinite(out[i])) {
@@ -104,17 +108,30 @@ Timing median_interval(std::vector<double> ms, uint64_t seed) {
   return t;
 }
 
-Timing time_calls(const Context& ctx, const std::function<void()>& call, const L2Flush& flush, const TimingPolicy& p,
-                  uint64_t seed) {
+std::string stopping_rule(const TimingPolicy& p) {
+  std::ostringstream os;
+  os.precision(3);
+  os << "at least " << p.min_runs << " calls (5 for the slowest), then batches until the median's 95% bootstrap "
+     << "interval is within ±" << 100 * p.target << "% of it, at most " << p.max_runs << " calls or " << p.max_seconds
+     << " s";
+  return os.str();
+}
+
+Timing time_calls(const Context& ctx, const std::function<void()>& call, const std::function<void()>& before,
+                  const L2Flush* flush, const TimingPolicy& p, uint64_t seed) {
   const cudaStream_t s = ctx.stream();
   const EventPool events(2 * kBatch);
+  const auto prelude = [&] {
+    before();
+    if (flush) flush->run(s);
+  };
   for (int i = 0; i < kWarmup; ++i) {
-    flush.run(s);
+    prelude();
     if (i + 1 == kWarmup) CUDA_CHECK(cudaEventRecord(events[0], s));
     call();
   }
   CUDA_CHECK(cudaEventRecord(events[1], s));
-  CUDA_CHECK(cudaEventSynchronize(events[1]));
+  CUDA_CHECK(wait_event(events[1]));
   float first = 0.f;
   CUDA_CHECK(cudaEventElapsedTime(&first, events[0], events[1]));
   // A version slow enough that a batch would pass half the time allowed takes smaller batches
@@ -126,12 +143,12 @@ Timing time_calls(const Context& ctx, const std::function<void()>& call, const L
   Timing t;
   while (true) {
     for (int k = 0; k < batch; ++k) {
-      flush.run(s);
+      prelude();
       CUDA_CHECK(cudaEventRecord(events[2 * k], s));
       call();
       CUDA_CHECK(cudaEventRecord(events[2 * k + 1], s));
     }
-    CUDA_CHECK(cudaEventSynchronize(events[2 * batch - 1]));
+    CUDA_CHECK(wait_event(events[2 * batch - 1]));
     for (int k = 0; k < batch; ++k) {
       float e = 0.f;
       CUDA_CHECK(cudaEventElapsedTime(&e, events[2 * k], events[2 * k + 1]));

@@ -14,6 +14,7 @@
 #include "kernels/flash_attention.cuh"
 #include "kernels/flash_attention_f32.cuh"
 #include "kernels/lab/launch.cuh"
+#include "kernels/lab/registry.h"
 
 namespace laptime::lab {
 namespace {
@@ -146,7 +147,7 @@ constexpr int kVersions = 4;
 }  // namespace
 
 AttentionLaunch attention_version(int index) {
-  static constexpr AttentionLaunch kLaunch[] = {v1, v2, v3, nullptr};  // v4: cuDNN, layers/sdpa_cudnn.h
+  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr};  // v4: cuDNN, layers/sdpa_cudnn.h
   static_assert(std::size(kLaunch) == kVersions);
   return version_at(kLaunch, index);
 }
@@ -159,6 +160,7 @@ std::string attention_refusal(int index, DType dtype, int hd) {
   if (index == 2 && dtype == DType::BF16 && !flash_attention_supported(dtype, hd))
     return "the bf16 flash kernel is built for head size 64, not " + std::to_string(hd) + ".";
   if (index == 3 && dtype != DType::BF16) return "cuDNN's fused attention takes 16-bit data, not fp32.";
+  if (index >= kVersions && !user_version_info("attention", index)) return "no such version.";
   return "";
 }
 

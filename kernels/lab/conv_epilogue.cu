@@ -57,7 +57,7 @@ void v3(const ConvEpilogueArgs& a, cudaStream_t stream) {
 }  // namespace
 
 ConvEpilogueLaunch conv_epilogue_version(int index) {
-  static constexpr ConvEpilogueLaunch kVersions[] = {v1, v2, v3};
+  static constexpr LaunchFn<ConvEpilogueArgs> kVersions[] = {v1, v2, v3};
   return version_at(kVersions, index);
 }
 

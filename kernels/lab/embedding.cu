@@ -41,7 +41,7 @@ void v3(const EmbeddingArgs& a, cudaStream_t stream) {
 }  // namespace
 
 EmbeddingLaunch embedding_version(int index) {
-  static constexpr EmbeddingLaunch kVersions[] = {v1, v2, v3};
+  static constexpr LaunchFn<EmbeddingArgs> kVersions[] = {v1, v2, v3};
   return version_at(kVersions, index);
 }
 

@@ -62,13 +62,13 @@ void amax_v3(const AmaxArgs& a, cudaStream_t stream) { amax_forward(a.amax, DTyp
 }  // namespace
 
 QuantizeLaunch quantize_version(int index) {
-  static constexpr QuantizeLaunch kVersions[] = {quantize_v1, quantize_v2, quantize_v3};
+  static constexpr LaunchFn<QuantizeArgs> kVersions[] = {quantize_v1, quantize_v2, quantize_v3};
   return version_at(kVersions, index);
 }
 
 AmaxLaunch amax_version(int index) {
-  static constexpr AmaxLaunch kVersions[] = {amax_one_per_thread<amax_atomic_kernel>,
-                                             amax_one_per_thread<amax_warp_kernel>, amax_v3};
+  static constexpr LaunchFn<AmaxArgs> kVersions[] = {amax_one_per_thread<amax_atomic_kernel>,
+                                                     amax_one_per_thread<amax_warp_kernel>, amax_v3};
   return version_at(kVersions, index);
 }
 

@@ -67,7 +67,7 @@ void v4(const BiasGeluArgs& a, cudaStream_t stream) {
 }  // namespace
 
 BiasGeluLaunch bias_gelu_version(int index) {
-  static constexpr BiasGeluLaunch kVersions[] = {v1, fused<false>, fused<true>, v4};
+  static constexpr LaunchFn<BiasGeluArgs> kVersions[] = {v1, fused<false>, fused<true>, v4};
   return version_at(kVersions, index);
 }
 

@@ -4,13 +4,14 @@
 // copies; the plainer versions live in kernels/lab/<family>.cu. A version index is 0 for v1.
 //
 // Args fields read as the launchers do everywhere: outputs first, then inputs, then the named
-// dimensions. A version that cannot run a case says why through the family's *_refusal
+// dimensions; a learner's file takes them in the same order (kernels/lab/try_signature.h). A version that cannot run a case says why through the family's *_refusal
 // (a non-empty sentence), and its launcher is then not called. `laptime lab` (bench/lab/) and
 // the models' --kernel swap-in (layers/, models/) call these.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -20,10 +21,25 @@
 
 namespace laptime::lab {
 
-// versions[index], nullptr past the end: every family's table lookup.
-template <class Launch, std::size_t N>
-Launch version_at(const Launch (&versions)[N], int index) {
-  return index >= 0 && static_cast<std::size_t>(index) < N ? versions[index] : nullptr;
+// A version's launcher: a function of the ladder, or a learner's file loaded into this process
+// (kernels/lab/user_kernel.h), which carries its loaded kernel.
+template <class Args>
+using Launch = std::function<void(const Args&, cudaStream_t)>;
+template <class Args>
+using LaunchFn = void (*)(const Args&, cudaStream_t);
+
+// The launcher of a learner's file loaded as version `index` of the kernel whose arguments are
+// Args; empty when there is none (kernels/lab/user_kernel.cpp).
+template <class Args>
+Launch<Args> user_version_launch(int index);
+
+// versions[index]; past the ladder, the learner's file loaded as that version; empty when
+// neither: every family's table lookup.
+template <class Args, std::size_t N>
+Launch<Args> version_at(const LaunchFn<Args> (&versions)[N], int index) {
+  if (index >= 0 && static_cast<std::size_t>(index) < N)
+    return versions[index] ? Launch<Args>(versions[index]) : Launch<Args>();
+  return user_version_launch<Args>(index);
 }
 
 struct LayerNormArgs {
@@ -35,8 +51,8 @@ struct LayerNormArgs {
   float eps;
   DType dtype;  // F32 or BF16
 };
-using LayerNormLaunch = void (*)(const LayerNormArgs&, cudaStream_t);
-LayerNormLaunch layernorm_version(int index);  // nullptr past the last
+using LayerNormLaunch = Launch<LayerNormArgs>;
+LayerNormLaunch layernorm_version(int index);  // empty past the last version and the loaded files
 
 struct BiasGeluArgs {
   void* out;         // [rows, C]
@@ -45,7 +61,7 @@ struct BiasGeluArgs {
   int rows, C;
   DType dtype;
 };
-using BiasGeluLaunch = void (*)(const BiasGeluArgs&, cudaStream_t);
+using BiasGeluLaunch = Launch<BiasGeluArgs>;
 BiasGeluLaunch bias_gelu_version(int index);
 
 struct AttentionArgs {
@@ -56,9 +72,9 @@ struct AttentionArgs {
   int B, T, H, hd;
   DType dtype;
 };
-using AttentionLaunch = void (*)(const AttentionArgs&, cudaStream_t);
-// nullptr for a version whose launcher lives with its library (v4, cuDNN: the lab runs it through
-// layers/sdpa_cudnn.h) and past the last.
+using AttentionLaunch = Launch<AttentionArgs>;
+// Empty for a version whose launcher lives with its library (v4, cuDNN: the lab runs it through
+// layers/sdpa_cudnn.h) and past the last version and the loaded files.
 AttentionLaunch attention_version(int index);
 std::string attention_refusal(int index, DType dtype, int hd);  // "" when the version runs it
 // Bytes of scores + probs version `index` needs at (B, T, H) (0 for all but v1); probs start at
@@ -74,7 +90,7 @@ struct EmbeddingArgs {
   int B, T, C;
   DType dtype;
 };
-using EmbeddingLaunch = void (*)(const EmbeddingArgs&, cudaStream_t);
+using EmbeddingLaunch = Launch<EmbeddingArgs>;
 EmbeddingLaunch embedding_version(int index);
 
 struct ResidualArgs {
@@ -84,7 +100,7 @@ struct ResidualArgs {
   int64_t n;
   DType dtype;
 };
-using ResidualLaunch = void (*)(const ResidualArgs&, cudaStream_t);
+using ResidualLaunch = Launch<ResidualArgs>;
 ResidualLaunch residual_version(int index);
 
 struct ResidualLayerNormArgs {
@@ -98,7 +114,7 @@ struct ResidualLayerNormArgs {
   float eps;
   DType dtype;
 };
-using ResidualLayerNormLaunch = void (*)(const ResidualLayerNormArgs&, cudaStream_t);
+using ResidualLayerNormLaunch = Launch<ResidualLayerNormArgs>;
 ResidualLayerNormLaunch residual_layernorm_version(int index);
 
 struct QuantizeArgs {
@@ -107,7 +123,7 @@ struct QuantizeArgs {
   const void* in;          // [n] bf16
   int64_t n;
 };
-using QuantizeLaunch = void (*)(const QuantizeArgs&, cudaStream_t);
+using QuantizeLaunch = Launch<QuantizeArgs>;
 QuantizeLaunch quantize_version(int index);
 
 struct AmaxArgs {
@@ -115,7 +131,7 @@ struct AmaxArgs {
   const void* in;  // [n] bf16
   int64_t n;
 };
-using AmaxLaunch = void (*)(const AmaxArgs&, cudaStream_t);
+using AmaxLaunch = Launch<AmaxArgs>;
 AmaxLaunch amax_version(int index);
 
 struct MaxPoolArgs {
@@ -124,7 +140,7 @@ struct MaxPoolArgs {
   int N, H, W, C;
   DType dtype;
 };
-using MaxPoolLaunch = void (*)(const MaxPoolArgs&, cudaStream_t);
+using MaxPoolLaunch = Launch<MaxPoolArgs>;
 MaxPoolLaunch maxpool_version(int index);
 
 struct AvgPoolArgs {
@@ -133,7 +149,7 @@ struct AvgPoolArgs {
   int N, H, W, C;
   DType dtype;
 };
-using AvgPoolLaunch = void (*)(const AvgPoolArgs&, cudaStream_t);
+using AvgPoolLaunch = Launch<AvgPoolArgs>;
 AvgPoolLaunch avgpool_version(int index);
 
 struct StemArgs {
@@ -144,7 +160,7 @@ struct StemArgs {
   int N, Hs, C;
   const FusedStemPlan* plan;  // v2-v4: from stem_plan() for this N, Hs, C; v1: unused
 };
-using StemLaunch = void (*)(const StemArgs&, cudaStream_t);
+using StemLaunch = Launch<StemArgs>;
 StemLaunch stem_version(int index);
 // "" when version `index` runs (N, Hs, C) on `device`, else why not (one sentence): v1 and v2
 // take what the fused stem takes (fused_stem_refusal), v3 needs the wgmma core too, v4 the
@@ -162,7 +178,33 @@ struct ConvEpilogueArgs {
   bool relu;
   DType dtype;
 };
-using ConvEpilogueLaunch = void (*)(const ConvEpilogueArgs&, cudaStream_t);
+using ConvEpilogueLaunch = Launch<ConvEpilogueArgs>;
 ConvEpilogueLaunch conv_epilogue_version(int index);
+
+// The learner's-file launchers of every family (kernels/lab/user_kernel.cpp).
+template <>
+LayerNormLaunch user_version_launch<LayerNormArgs>(int index);
+template <>
+BiasGeluLaunch user_version_launch<BiasGeluArgs>(int index);
+template <>
+AttentionLaunch user_version_launch<AttentionArgs>(int index);
+template <>
+EmbeddingLaunch user_version_launch<EmbeddingArgs>(int index);
+template <>
+ResidualLaunch user_version_launch<ResidualArgs>(int index);
+template <>
+ResidualLayerNormLaunch user_version_launch<ResidualLayerNormArgs>(int index);
+template <>
+QuantizeLaunch user_version_launch<QuantizeArgs>(int index);
+template <>
+AmaxLaunch user_version_launch<AmaxArgs>(int index);
+template <>
+MaxPoolLaunch user_version_launch<MaxPoolArgs>(int index);
+template <>
+AvgPoolLaunch user_version_launch<AvgPoolArgs>(int index);
+template <>
+StemLaunch user_version_launch<StemArgs>(int index);
+template <>
+ConvEpilogueLaunch user_version_launch<ConvEpilogueArgs>(int index);
 
 }  // namespace laptime::lab

@@ -58,7 +58,7 @@ void v6(const LayerNormArgs& a, cudaStream_t stream) {
 }  // namespace
 
 LayerNormLaunch layernorm_version(int index) {
-  static constexpr LayerNormLaunch kVersions[] = {v1, v2, v3, v4, v5, v6};
+  static constexpr LaunchFn<LayerNormArgs> kVersions[] = {v1, v2, v3, v4, v5, v6};
   return version_at(kVersions, index);
 }
 

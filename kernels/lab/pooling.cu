@@ -71,7 +71,7 @@ void v3(const MaxPoolArgs& a, cudaStream_t stream) {
 }  // namespace
 
 MaxPoolLaunch maxpool_version(int index) {
-  static constexpr MaxPoolLaunch kVersions[] = {v1, v2, v3};
+  static constexpr LaunchFn<MaxPoolArgs> kVersions[] = {v1, v2, v3};
   return version_at(kVersions, index);
 }
 
@@ -121,7 +121,7 @@ void avg_v3(const AvgPoolArgs& a, cudaStream_t stream) {
 }  // namespace
 
 AvgPoolLaunch avgpool_version(int index) {
-  static constexpr AvgPoolLaunch kVersions[] = {avg_v1, avg_v2, avg_v3};
+  static constexpr LaunchFn<AvgPoolArgs> kVersions[] = {avg_v1, avg_v2, avg_v3};
   return version_at(kVersions, index);
 }
 

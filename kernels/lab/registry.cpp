@@ -3,6 +3,7 @@
 #include "kernels/lab/registry.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace laptime::lab {
 namespace {
@@ -673,12 +674,13 @@ double per_version(const std::map<std::string, std::map<std::string, double>>& m
 }  // namespace
 
 double KernelInfo::floor_of(int version, const std::string& precision) const {
-  return per_version(error_floor, versions.at(static_cast<size_t>(version)).id, precision, 0);
+  if (version < 0 || version >= static_cast<int>(versions.size())) return 0;  // a learner's file: the plain bound
+  return per_version(error_floor, versions[static_cast<size_t>(version)].id, precision, 0);
 }
 
 double KernelInfo::bound_of(int version, const std::string& precision) const {
-  return per_version(version_tolerance, versions.at(static_cast<size_t>(version)).id, precision,
-                     tolerance.at(precision));
+  if (version < 0 || version >= static_cast<int>(versions.size())) return tolerance.at(precision);
+  return per_version(version_tolerance, versions[static_cast<size_t>(version)].id, precision, tolerance.at(precision));
 }
 
 int KernelInfo::production_index(const std::string& precision) const {
@@ -729,10 +731,12 @@ std::string parse_versions(const KernelInfo& k, const std::string& text, std::ve
     for (size_t i = 0; i < k.versions.size(); ++i) indices->push_back(static_cast<int>(i));
     return "";
   }
+  if (text == "none") return "";
   for (const std::string& id : split(text, ',')) {
     const int i = k.version_index(id);
     if (i < 0)
-      return "--versions: " + k.name + " has no version " + quoted(id) + ": it has " + join(ids, ", ") + " (or all).";
+      return "--versions: " + k.name + " has no version " + quoted(id) + ": it has " + join(ids, ", ") +
+             " (or all, or none).";
     if (std::find(indices->begin(), indices->end(), i) != indices->end()) return "--versions names " + id + " twice.";
     indices->push_back(i);
   }
@@ -784,26 +788,35 @@ int chosen_version(const KernelChoice& choice, const std::string& kernel, DType 
   return find_kernel(kernel)->production_index(storage == DType::F32 ? "fp32" : "bf16");
 }
 
-std::string add_kernel_choice(const std::string& text, KernelChoice* choice) {
+std::string add_kernel_choice(const std::string& text, KernelChoice* choice, KernelFiles* files) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    return "--kernel takes NAME=VERSION (layernorm=v2), not " + quoted(text) + ".";
+    return "--kernel takes NAME=VERSION (layernorm=v2) or NAME=FILE.cu, not " + quoted(text) + ".";
   const std::string name = text.substr(0, eq), id = text.substr(eq + 1);
   if (const std::string why = unknown_kernel(name); !why.empty()) return "--kernel: " + why;
   const KernelInfo& k = *find_kernel(name);
+  if (choice->count(name) || (files && files->count(name))) return "--kernel names " + name + " twice.";
+  if (id.size() > 3 && id.compare(id.size() - 3, 3, ".cu") == 0) {
+    if (!files) return "--kernel " + name + "=FILE.cu: internal, no place for a file here.";
+    (*files)[name] = id;
+    return "";
+  }
   const int i = k.version_index(id);
   if (i < 0) {
     std::vector<std::string> ids;
     for (const Version& v : k.versions) ids.push_back(v.id);
-    return "--kernel: " + name + " has no version " + quoted(id) + ": it has " + join(ids, ", ") + ".";
+    return "--kernel: " + name + " has no version " + quoted(id) + ": it has " + join(ids, ", ") +
+           ", or a file of yours, NAME=FILE.cu.";
   }
-  if (choice->count(name)) return "--kernel names " + name + " twice.";
   (*choice)[name] = i;
   return "";
 }
 
-std::string check_kernel_choice(const KernelChoice& choice, const std::string& model, const std::string& precision) {
-  for (const auto& [name, index] : choice) {
+std::string check_kernel_choice(const KernelChoice& choice, const std::string& model, const std::string& precision,
+                                const KernelFiles& files) {
+  KernelChoice all = choice;
+  for (const auto& [name, file] : files) all[name] = -1;  // a file: no ladder version to check
+  for (const auto& [name, index] : all) {
     const KernelInfo* k = find_kernel(name);
     if (!k) return unknown_kernel(name);
     const ModelUse* use = nullptr;
@@ -821,8 +834,14 @@ std::string check_kernel_choice(const KernelChoice& choice, const std::string& m
     if (std::find(use->precisions.begin(), use->precisions.end(), precision) == use->precisions.end())
       return "--kernel " + name + " swaps into " + model + " in " + join(use->precisions, ", ") + ", not " + precision +
              (use->note.empty() ? "." : ": " + use->note + ".");
-    const Version& v = k->versions[static_cast<size_t>(index)];
     const std::string storage = precision == "fp32" || precision == "tf32" ? "fp32" : "bf16";
+    if (index < 0 || index >= static_cast<int>(k->versions.size())) {
+      if (!k->has_precision(storage))
+        return "--kernel " + name + " runs in " + join(k->precisions, " and ") + ", not " + storage + " (-p " +
+               precision + ").";
+      continue;
+    }
+    const Version& v = k->versions[static_cast<size_t>(index)];
     if (!k->runs_in(v, storage))
       return "--kernel " + name + "=" + v.id + " runs in " +
              join(v.precisions.empty() ? k->precisions : v.precisions, " and ") + ", not " + storage + " (-p " +
@@ -835,9 +854,47 @@ std::string kernel_choice_text(const KernelChoice& choice) {
   std::string s;
   for (const auto& [name, index] : choice) {
     const KernelInfo* k = find_kernel(name);
-    s += (s.empty() ? "" : " ") + name + "=" + (k ? k->versions[static_cast<size_t>(index)].id : "?");
+    const UserVersionInfo* file = user_version_info(name, index);
+    s += (s.empty() ? "" : " ") + name + "=" +
+         (file ? file->file + " (sha256 " + file->sha256.substr(0, 16) + ")"
+          : k  ? version_name(*k, index)
+               : "?");
   }
   return s;
+}
+
+namespace {
+// Process-wide: the files this process loaded (registry.h says why).
+std::vector<UserVersionInfo>& user_table() {
+  static std::vector<UserVersionInfo> table;
+  return table;
+}
+}  // namespace
+
+int add_user_version_info(const UserVersionInfo& info) {
+  const KernelInfo* k = find_kernel(info.kernel);
+  if (!k) throw std::logic_error("internal: a learner's file for kernel '" + info.kernel + "', which is none.");
+  int place = 0;
+  for (const UserVersionInfo& u : user_table()) place += u.kernel == info.kernel;
+  user_table().push_back(info);
+  return static_cast<int>(k->versions.size()) + place;
+}
+
+const UserVersionInfo* user_version_info(const std::string& kernel, int index) {
+  const KernelInfo* k = find_kernel(kernel);
+  if (!k || index < static_cast<int>(k->versions.size())) return nullptr;
+  int place = index - static_cast<int>(k->versions.size());
+  for (const UserVersionInfo& u : user_table())
+    if (u.kernel == kernel && place-- == 0) return &u;
+  return nullptr;
+}
+
+const std::vector<UserVersionInfo>& user_version_infos() { return user_table(); }
+
+std::string version_name(const KernelInfo& k, int index) {
+  if (index >= 0 && index < static_cast<int>(k.versions.size())) return k.versions[static_cast<size_t>(index)].id;
+  const UserVersionInfo* u = user_version_info(k.name, index);
+  return u ? u->name : "v?";
 }
 
 }  // namespace laptime::lab

@@ -97,9 +97,10 @@ struct KernelInfo {
   // written beside it. Production never has one (a host test says so).
   std::map<std::string, std::map<std::string, double>> version_tolerance;
 
-  int version_index(const std::string& id) const;                    // -1 when absent
-  double floor_of(int version, const std::string& precision) const;  // error_floor's, else 0
-  double bound_of(int version, const std::string& precision) const;  // version_tolerance's, else tolerance's
+  int version_index(const std::string& id) const;  // -1 when absent
+  // error_floor's, else 0; version_tolerance's, else tolerance's (a learner's file: 0 and tolerance's).
+  double floor_of(int version, const std::string& precision) const;
+  double bound_of(int version, const std::string& precision) const;
   int production_index(const std::string& precision) const;
   bool runs_in(const Version& v, const std::string& precision) const;
   bool has_precision(const std::string& precision) const;
@@ -114,7 +115,8 @@ const KernelInfo* find_kernel(const std::string& name);
 
 // "" when `name` is a kernel, else the sentence naming the known ones.
 std::string unknown_kernel(const std::string& name);
-// --versions: "all" or ids separated by commas ("v1,v3"), each once; fills *indices (ascending).
+// --versions: "all", "none" (a learner's files alone) or ids separated by commas ("v1,v3"), each
+// once; fills *indices (ascending).
 // Returns "" or the sentence.
 std::string parse_versions(const KernelInfo& k, const std::string& text, std::vector<int>* indices);
 // --shape: NAME=VALUE pairs separated by commas ("rows=1000,C=771"); the dimensions not named
@@ -125,17 +127,43 @@ std::string parse_shape(const KernelInfo& k, const std::string& text, Shape* sha
 std::string shape_text(const KernelInfo& k, const std::vector<int64_t>& dims);
 
 // --kernel NAME=VERSION, repeatable: the versions chosen for a model run, by kernel name (the
-// version's index, 0 for v1). A kernel not in the map runs its production version.
+// version's index, 0 for v1; past the ladder, a learner's file loaded into this process, below).
+// A kernel not in the map runs its production version.
 using KernelChoice = std::map<std::string, int>;
+// --kernel NAME=FILE.cu: a learner's kernel file (kernels/lab/try_signature.h) for a model run, by
+// kernel name, the path as given. Loaded and checked when the model is built (bench/lab/kernel_files.h),
+// then a KernelChoice entry like any version.
+using KernelFiles = std::map<std::string, std::string>;
 // The version index a model runs of `kernel`: the one `choice` names, else production's for the
 // storage type (F32: "fp32", else "bf16"). `kernel` must be in the registry.
 int chosen_version(const KernelChoice& choice, const std::string& kernel, DType storage);
-// Adds "layernorm=v2" to *choice; "" or the sentence (unknown kernel or version, named twice).
-std::string add_kernel_choice(const std::string& text, KernelChoice* choice);
+// Adds "layernorm=v2" to *choice, or "layernorm=FILE.cu" (a word ending in .cu) to *files; ""
+// or the sentence (unknown kernel or version, a kernel that takes no file, named twice).
+std::string add_kernel_choice(const std::string& text, KernelChoice* choice, KernelFiles* files = nullptr);
 // "" when `model` can run every choice in `precision` ("fp32", "tf32", "bf16", "fp8"), else the
 // sentence: a kernel the model does not run, or one it runs only where it cannot be swapped.
-std::string check_kernel_choice(const KernelChoice& choice, const std::string& model, const std::string& precision);
-// "layernorm=v1 embedding=v2" (for the bench's header and JSON); "" for none.
+std::string check_kernel_choice(const KernelChoice& choice, const std::string& model, const std::string& precision,
+                                const KernelFiles& files = {});
+// "layernorm=v1 embedding=v2" (for the bench's header and JSON), a file as
+// "layernorm=ln.cu (sha256 0123456789abcdef)"; "" for none.
 std::string kernel_choice_text(const KernelChoice& choice);
+
+// --- learners' files loaded into this process ------------------------------------------------
+
+// A learner's file loaded as one more version of a kernel (kernels/lab/user_kernel.h loads it).
+// The table is the process's: what `--try` and `--kernel NAME=FILE.cu` loaded, in order. A file's
+// version index is its kernel's ladder size plus its place among that kernel's files.
+struct UserVersionInfo {
+  std::string kernel;  // "layernorm"
+  std::string name;    // the rung's name: the file's base name, "ln_v2.cu"
+  std::string file;    // the path as given
+  std::string sha256;  // of the file's bytes
+};
+int add_user_version_info(const UserVersionInfo& info);  // its version index
+// nullptr when `index` is no file of `kernel`'s (a ladder version, or out of range).
+const UserVersionInfo* user_version_info(const std::string& kernel, int index);
+const std::vector<UserVersionInfo>& user_version_infos();
+// A version's name: the ladder's id ("v3"), or a file's name.
+std::string version_name(const KernelInfo& k, int index);
 
 }  // namespace laptime::lab

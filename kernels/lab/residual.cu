@@ -89,13 +89,13 @@ void residual_layernorm_v3(const ResidualLayerNormArgs& a, cudaStream_t stream) 
 }  // namespace
 
 ResidualLaunch residual_version(int index) {
-  static constexpr ResidualLaunch kVersions[] = {residual_v1, residual_v2, residual_v3};
+  static constexpr LaunchFn<ResidualArgs> kVersions[] = {residual_v1, residual_v2, residual_v3};
   return version_at(kVersions, index);
 }
 
 ResidualLayerNormLaunch residual_layernorm_version(int index) {
-  static constexpr ResidualLayerNormLaunch kVersions[] = {residual_layernorm_v1, residual_layernorm_v2,
-                                                          residual_layernorm_v3};
+  static constexpr LaunchFn<ResidualLayerNormArgs> kVersions[] = {residual_layernorm_v1, residual_layernorm_v2,
+                                                                  residual_layernorm_v3};
   return version_at(kVersions, index);
 }
 

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/lab/launch.cuh"
+#include "kernels/lab/registry.h"
 #include "kernels/pooling.cuh"
 
 #include <cuda_bf16.h>
@@ -67,11 +68,13 @@ void fused(const StemArgs& a, cudaStream_t stream) {
 }  // namespace
 
 StemLaunch stem_version(int index) {
-  static constexpr StemLaunch kVersions[] = {v1, fused, fused, fused};
+  static constexpr LaunchFn<StemArgs> kVersions[] = {v1, fused, fused, fused};
   return version_at(kVersions, index);
 }
 
 std::string stem_refusal(int index, int Hs, int C, int device) {
+  // A learner's file takes whatever the plain v1 takes: the fused stem's shapes, no shared memory.
+  if (user_version_info("stem", index)) index = 0;
   int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   // v1 has no shared memory to run out of; it takes the same shapes otherwise.
@@ -82,7 +85,7 @@ std::string stem_refusal(int index, int Hs, int C, int device) {
 }
 
 FusedStemPlan stem_plan(int index, int N, int Hs, int C, int device) {
-  if (index == 0) return FusedStemPlan{};
+  if (index == 0 || user_version_info("stem", index)) return FusedStemPlan{};
   static constexpr FusedStemCore kCores[] = {FusedStemCore::MmaSync, FusedStemCore::Wgmma, FusedStemCore::Overlap};
   return fused_stem_plan(N, Hs, C, device, kCores[index - 1]);
 }

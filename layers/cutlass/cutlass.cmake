@@ -12,8 +12,8 @@
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
 # be an empty trap), in a library of their own. Each costs ~45-90 s of one core and ~3.5 GB to
 # compile (nvcc 13.0, CUTLASS 4.2): the seventeen (GEMMs and convolutions) are about half of a
-# 2-core build. Kept: what a timed plan chose on the H200 or may choose (docs/PERF.md's plan
-# lines) and the tiles the residual stream needs. Dropped to keep the README's build under 15
+# 2-core build. Kept: what a timed plan chose on the H200 or may choose (the plan lines of
+# docs/history/hopper-kernels.md) and the tiles the residual stream needs. Dropped to keep the README's build under 15
 # minutes on 2 cores (21 units took 1020 s): the five fp8 kernels with promoted accumulation,
 # offered only to LAPTIME_FP8_FAST_ACCUM=off plans (which then choose among cuBLASLt's promoted
 # algorithms alone); the 128-deep 128x64 convolution tile, which the 64-deep one replaced at

@@ -81,7 +81,8 @@ def _run(args):
         raise LaptimeError("cannot run %s: %s." % (args[0], e.strerror or e)) from None
 
 
-def _report(command, paths, options, ok_codes=(0,)):
+def _report_text(command, paths, options, ok_codes=(0,)):
+    """The JSON text `laptime COMMAND --json` writes, as it wrote it."""
     args_flags = _flags(options)
     with tempfile.TemporaryDirectory(prefix="laptime-") as folder:
         out = os.path.join(folder, "report.json")
@@ -93,17 +94,24 @@ def _report(command, paths, options, ok_codes=(0,)):
             raise LaptimeError(_sentence(stderr, proc.returncode), proc.returncode)
         try:
             with open(out, encoding="utf-8") as f:
-                return Report(json.load(f))
+                text = f.read()
+            json.loads(text)
+            return text
         except (OSError, ValueError) as e:
             raise LaptimeError("laptime %s exited with status %d but wrote no readable report (%s)"
                                % (command, proc.returncode, e), proc.returncode) from None
 
 
+def _report(command, paths, options, ok_codes=(0,)):
+    return Report(json.loads(_report_text(command, paths, options, ok_codes)))
+
+
 def analyze(path, **options):
     """`laptime analyze PATH` as a dict (schema laptime.analyze/1).
 
-    path: an .nsys-rep (exported once with nsys, see the README), its SQLite export, or a trace
-    from `laptime bench --trace`. options: the command's flags, e.g. range="step *",
+    path: an .nsys-rep (exported once with nsys, see the README), its SQLite export, a trace
+    from `laptime bench --trace`, or the PyTorch profiler's trace (.json or .json.gz, told by its
+    content). options: the command's flags, e.g. range="step *",
     skip_warmup=2, gap_us=5, top=20, layers="run.layers.json", pid=4100. A capture in which
     several processes have iterations gives each one's report under "processes" (pid=N: that
     process's alone; docs/PROFILING.md 8.8).
@@ -133,25 +141,30 @@ def kernels(report, other=None, **options):
 
 def analyze_many(paths, client=None, **options):
     """The reports of one job (one per rank, or a fleet's), as `laptime analyze A B C --job` writes
-    them: a dict (schema laptime.job/1) with "reports" (one per report and process: lap, busy,
+    them: a dict (schema laptime.job/1) with "reports" (one per report and process: lap, fill,
     verdict, iterations, layers) and "job" (the spread, the straggler's layers against the median
     report's with diff's intervals, the gate).
 
-    paths: a file, folder or glob, or a list of them (folders: their .sqlite, .nsys-rep and .qdrep
-    files). options: analyze's flags, and fail_if_spread=PCT (the dict is returned whether or not
-    the gate trips: its "gate" says), workers=N (reports in flight on this machine).
+    paths: a file, folder or glob, or a list of them (folders: their .sqlite, .nsys-rep, .qdrep,
+    .pt.trace.json and .json.gz files; a file named twice, under another name or through a link, is
+    one report). options: analyze's flags, and fail_if_spread=PCT (the dict is returned whether or not the gate trips:
+    its "gate" says), workers=N (reports in flight on this machine; checked as the command checks it
+    with a client too).
 
     client=None: the laptime command does it all on this machine's cores. client=a
-    dask.distributed.Client (pip install laptime[dask]): each report is analyzed on the cluster's
-    workers (where the files must be readable under the same paths), the straggler's diff too, and
-    the summary is put together here by the command's rules: the same dict as without a client.
+    dask.distributed.Client (pip install laptime[dask]): the laptime command does every step on the
+    cluster's workers (where the files must be readable under the same paths): it lists the
+    reports, analyzes each on any worker, and puts the summary together from their documents by
+    the rules it uses without a cluster, so the dict is the same. An address string is refused
+    (TypeError): pass Client("tcp://host:8786"), which you then own and close.
     """
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     options = dict(options, job=True)
     if client is None:
         return _report("analyze", paths, options, ok_codes=(0, 3))
-    from . import _job  # the summary's rules, mirrored from trace/compare/job.cpp
+    from . import _job  # the fan-out; every rule is the command's
 
+    _job.check_client(client)
     return _job.on_dask(client, [os.fspath(p) for p in paths], options)
 
 
@@ -162,13 +175,15 @@ class Report(dict):
         """The names to_pandas() takes for this report."""
         from . import _tables
 
-        return sorted(_tables.TABLES.get(self.get("schema"), {}))
+        return _tables.table_names(self)
 
     def to_pandas(self, table):
-        """One table of the report as a pandas DataFrame (pip install laptime[pandas]):
-        analyze: "iterations", "layers", "kernels" (a column "pid" when the capture has several
-        processes); analyze_many: "reports", "iterations", "layers", "straggler" (a column "file"
-        and "pid"); diff: "layers"; kernels: "layers"."""
+        """One table of the report as a pandas DataFrame (pip install laptime[pandas]), flat: one
+        value a cell, named columns (a nested member is the column of its path, occupancy_achieved_pct;
+        a list of names one text cell). analyze: "iterations", "layers", "ranges", "kernels", "gaps",
+        "syncs" (a column "pid" when the capture has several processes); analyze_many: "reports",
+        "iterations", "layers", "straggler" (columns "file" and "pid"); diff: "layers"; kernels:
+        "layers", "kernels" (one row per kernel, its layer a column); two kernels reports: "layers"."""
         from . import _tables
 
         return _tables.to_pandas(self, table)

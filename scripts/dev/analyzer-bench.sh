@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # laptime analyze and diff against `nsys stats` (and a plain SQL pass over the same rows) on
-# traces grown from a committed H200 capture, side by side on one machine (issue 21, item 4):
+# traces grown from a committed H200 capture, side by side on one machine:
 #
 #   scripts/dev/analyzer-bench.sh [OUTDIR] [LAPTIME] [NSYS]
 #
@@ -16,7 +16,7 @@
 #   - nsys stats --report nvtx_sum,cuda_gpu_kern_sum,cuda_api_sum, and nsys_stats nvtx_gpu_proj_sum;
 #   - a plain SQL pass: the three reports' sums in one SELECT each (python's sqlite3).
 # Each timing is wall seconds and the peak resident set (the child's ru_maxrss), printed as the
-# issue's table and written to OUTDIR/analyzer-bench.txt (ANALYZER_BENCH_SIZES="..." and
+# a table and written to OUTDIR/analyzer-bench.txt (ANALYZER_BENCH_SIZES="..." and
 # ANALYZER_BENCH_EMIT=N change the sizes, for a quick try on a laptop); the generated traces are deleted. About
 # 3-4 minutes on the H200 host (16 cores; everything here is single-threaded).
 set -uo pipefail

@@ -6,10 +6,11 @@
 #
 #   OLD_BIN    the laptime from before the change (default: $OLD_LAPTIME); put it inside the build
 #              folder (ignored) so that carrying the build brings it
-#   BUILD_DIR  the new build (default: build), with bench/laptime and tests/test_{gpt2,resnet50}_
-#              {layers,reference}, test_layer_costs, test_bench_report
+#   BUILD_DIR  the new build (default: build), with bench/laptime and the suites test_gpt2_layers,
+#              test_resnet50_layers, test_gpt2_reference, test_resnet50_reference,
+#              test_layer_costs, test_bench_report
 #
-# 1. In the background, the GPU suites, split as device-run.sh check splits them: test_gpt2_layers
+# 1. In the background, the GPU suites, split as `device-call.sh check` splits them: test_gpt2_layers
 #    and test_resnet50_layers per precision and the rest, test_gpt2_reference,
 #    test_resnet50_reference, test_layer_costs (the built models' costs against the committed
 #    sidecars, byte for byte), test_bench_report.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Are two laptime binaries' reports byte-identical on every committed fixture?
 #
-#   scripts/dev/byte-identical.sh OLD_BIN NEW_BIN        (e.g. /work/ref/laptime-base-477829a build/bench/laptime)
+#   scripts/dev/byte-identical.sh OLD_BIN NEW_BIN        (e.g. ../main-build/bench/laptime build/bench/laptime)
 #
 # Runs `analyze` (text, --json, --svg, --perfetto; --peak and --roofline-svg where the trace has a
 # layer-costs sidecar; a few option variants) on every trace under tests/fixtures, and `diff`

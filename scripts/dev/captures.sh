@@ -2,7 +2,7 @@
 # shellcheck disable=SC2015  # `check && pass || fail`: pass only echoes, so fail runs only when check fails
 # shellcheck disable=SC2317  # the parts run through "part_$part", which shellcheck cannot follow
 # The traces the tests and the docs read, captured on a GPU machine with Nsight Systems (and
-# PyTorch, Nsight Compute where said), from the carried build (scripts/dev/pack-carry.sh):
+# PyTorch, Nsight Compute where said), from the carried build (scripts/dev/device-call.sh pack):
 #
 #   scripts/dev/captures.sh PART [ARGS...]
 #
@@ -33,7 +33,7 @@
 #   compiled    tests/fixtures/compiled/capture.sh: a torch.compile(mode="reduce-overhead") ResNet-50
 #               loop (default and node-level graph traces), trimmed and shrunk, its independent
 #               reference (reference.py) and `laptime analyze` of each; fixtures/ comes back: copy it
-#               into tests/fixtures/compiled/ (issue 30 item 11), then ctest -R 'Compiled|compiled'.
+#               into tests/fixtures/compiled/, then ctest -R 'Compiled|compiled'.
 #   ncu         tests/fixtures/ncu/capture.sh: the Nsight Compute CSVs and .ncu-rep of the fixtures.
 #   ncu-sidecars  the layer costs of the shapes ncu/capture.sh profiled (fixtures/: commit them
 #               under tests/fixtures/ncu/, then run its ncu_layers.py), test_ncu with the real ncu,
@@ -68,10 +68,10 @@ R=$(cd "$R" && pwd)
 S=$R/summary.txt
 : >"$S"
 export LAPTIME_SOURCE_DIR=$REPO PYTHONUNBUFFERED=1
-# shellcheck source=scripts/dev/device-run.sh
-source "$REPO/scripts/dev/device-run.sh" --env "$B/lib"  # LD_LIBRARY_PATH, NCU_DIR, NSYS_DIR
+# shellcheck source=scripts/dev/device-call.sh
+source "$REPO/scripts/dev/device-call.sh" --env "$B/lib"  # LD_LIBRARY_PATH, NCU_DIR, NSYS_DIR
 export PATH=$NSYS_DIR:$NCU_DIR:$PATH
-[[ -x $L ]] || { echo "captures: no $L: carry the build (scripts/dev/pack-carry.sh)." >&2; exit 2; }
+[[ -x $L ]] || { echo "captures: no $L: carry the build (scripts/dev/device-call.sh pack)." >&2; exit 2; }
 if [[ $part == ncu* ]]; then
   command -v ncu >/dev/null || { echo "captures: no ncu (NCU_DIR=$NCU_DIR)." >&2; exit 2; }
 else
@@ -87,7 +87,7 @@ stats() {
     -o "$2/$1" "$2/$1.sqlite" >/dev/null 2>&1
 }
 # scrub_trace FILE: FILE without the capturing machine's environment, host and paths (`laptime
-# scrub`, issue 30 item 14), in place: every trace that may be committed goes through it.
+# scrub`), in place: every trace that may be committed goes through it.
 scrub_trace() {
   "$L" scrub "$1" "$1.scrubbed" >/dev/null && mv "$1.scrubbed" "$1" || fail "scrub $1"
 }
@@ -210,7 +210,7 @@ PY
 # --- graph --------------------------------------------------------------------------------------
 part_graph() {
   local tests=$B/tests/test_trace_graph fx=$REPO/tests/fixtures/graph cases mode size r
-  [[ -x $tests ]] || { fail "no $tests: carry it (pack-carry.sh packs it)"; return; }
+  [[ -x $tests ]] || { fail "no $tests: carry it (device-call.sh pack packs it)"; return; }
   local work=$R/capture
   mkdir -p "$work" "$R/fixtures" "$R/reports"
   echo "1. captures"

@@ -17,8 +17,8 @@ laptime's recipe; PyTorch has no fp8 convolution for the rest, which stays bf16 
 error is the reference, as for GPT-2 (e2e_common.py: FP8_FACTOR, top1_floor). Three laptime rows:
 the e4m3 stream (LAPTIME_RESNET_FP8=stream, the default on an H100/H200: every block's input and
 output e4m3, layers/e4m3_block.h) against PyTorch's same recipe (to_fp8_stream_resnet50), then
-the bf16 stream (LAPTIME_RESNET_FP8=layers) with its own choice per convolution (layers/auto) and
-with every 1x1 stride-1 convolution and the fc in fp8 (layers/fp8, what to_fp8_resnet50 does),
+the bf16 stream (LAPTIME_RESNET_FP8=layers) with its own choice per convolution (`layers`, auto) and
+with every 1x1 stride-1 convolution and the fc in fp8 (`layers`, fp8: what to_fp8_resnet50 does),
 against to_fp8_resnet50. Every row prints the top-1 agreement with fp32.
 
     python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3] [--stem fused]

@@ -27,8 +27,8 @@ def top1_agreement(out: np.ndarray, ref: np.ndarray) -> float:
 
 # fp8: laptime's error against PyTorch's closest fp8 path with the same recipe (bench/torch_fp8.py:
 # the same GEMMs through torch._scaled_mm, the same per-tensor scales from the same calibration
-# batch), the reference both checks hold laptime's fp8 rows to. Measured on the H200 (2026-12-01,
-# docs/PERF.md, GPT-2 B4 T1024): laptime with every GEMM in fp8 1.008e-1, PyTorch 1.007e-1, the
+# batch), the reference both checks hold laptime's fp8 rows to. Measured on the H200 (docs/history/fp8.md,
+# GPT-2 B4 T1024): laptime with every GEMM in fp8 1.008e-1, PyTorch 1.007e-1, the
 # same to 0.1%; laptime's own per-shape choice (fewer GEMMs in fp8) 7.6e-2. What may still differ
 # between the two is which way some e4m3 roundings fall (bf16 sums in another order; LayerNorm and
 # GELU quantized from fp32 in laptime, from bf16 in PyTorch): a redraw of the same roundings. A

@@ -172,17 +172,75 @@ def test_analyze_many_names_the_straggler_the_generator_made():
     assert laptime.analyze_many(JOB, fail_if_spread=pct * 1.01)["job"]["gate"]["failed"] is False
 
 
-def test_analyze_many_on_a_two_worker_local_cluster_gives_the_same_job():
+def _job_folder(tmp_path):
+    """A job as a user has it: four ranks' .nsys-rep reports, each exported beside it, the fastest
+    also under a link, and a spelling of the same file."""
+    for rank in range(4):
+        report = tmp_path / ("rank_%d.nsys-rep" % rank)
+        report.write_text("x")
+        os.utime(report, (1, 1))  # older than its export: the export is read, nsys never runs
+        shutil.copy(JOB / ("rank_%d.sqlite" % rank), tmp_path / ("rank_%d.sqlite" % rank))
+    fastest = _job_expected()["fastest"]
+    (tmp_path / "latest.sqlite").symlink_to(tmp_path / fastest)
+    return [tmp_path, tmp_path / "latest.sqlite", str(tmp_path / ".") + "/" + fastest]
+
+
+def test_analyze_many_reads_a_job_of_reports_once_each(tmp_path):
+    expected = _job_expected()
+    job = laptime.analyze_many(_job_folder(tmp_path), fail_if_spread=expected_spread(expected) * 1.01)
+    assert [os.path.basename(r["file"]) for r in job["reports"]] == ["rank_%d.nsys-rep" % r for r in range(4)]
+    assert job["job"]["straggler"]["layer"] == expected["layer"]
+    assert job["job"]["gate"]["failed"] is False  # the fastest counted once: the median stays
+    assert any("read once" in note for note in job["job"]["notes"])
+
+
+def expected_spread(expected):
+    slow, med = expected["ranks"][expected["slowest"]], expected["ranks"][expected["median"]]
+    return 100 * (slow["lap_ms"] / med["lap_ms"] - 1)
+
+
+def test_a_pytorch_profiler_trace_is_read_like_any_other(tmp_path):
+    kineto = FIXTURES / "kineto"
+    want = json.loads((kineto / "reference.expected.json").read_text())["synthetic_item_loop.json.gz"]
+    report = laptime.analyze(kineto / "synthetic_item_loop.json.gz")
+    assert report["source"].startswith("PyTorch profiler")
+    assert [(it["index"], it["kernels"], it["host_ns"]) for it in report["iterations"]] == [
+        (it["index"], it["kernels"], it["host_ns"]) for it in want["iterations"]]
+    # A job of gzipped traces: a glob laptime expands, and a folder (tensorboard_trace_handler's names).
+    for rank in (0, 1):
+        shutil.copy(kineto / "synthetic_item_loop.json.gz", tmp_path / ("rank%d.pt.trace.json.gz" % rank))
+    assert len(laptime.analyze_many(str(tmp_path / "*.json.gz"))["reports"]) == 2
+    assert len(laptime.analyze_many(tmp_path)["reports"]) == 2
+
+
+def test_analyze_many_on_a_two_worker_local_cluster_gives_the_same_job(tmp_path):
     distributed = pytest.importorskip("distributed", reason="pip install .[dask] for the cluster test")
     files = [JOB / "rank_0.sqlite", str(JOB / "rank_[123].sqlite"), FIXTURES / "process_two_ranks.sqlite"]
+    reports = _job_folder(tmp_path)
     local = laptime.analyze_many(files, fail_if_spread=5)
+    local_reports = laptime.analyze_many(reports, top=3)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             on_cluster = laptime.analyze_many(files, client=client, fail_if_spread=5)
+            on_cluster_reports = laptime.analyze_many(reports, client=client, top=3)
             with pytest.raises(laptime.LaptimeError, match=r"cannot open /nonexistent/r.sqlite"):
                 laptime.analyze_many([JOB / "rank_0.sqlite", "/nonexistent/r.sqlite"], client=client)
+            # workers= is checked with a client too, by the command's own sentence.
+            with pytest.raises(laptime.LaptimeError, match=r"^--workers must be a positive integer, got '0'"):
+                laptime.analyze_many(JOB, client=client, workers=0)
     assert on_cluster == local
     assert len(local["reports"]) == 6 and local["job"]["gate"]["failed"] is True
+    # .nsys-rep reports, a link and another spelling: the same dict both ways.
+    assert on_cluster_reports == local_reports
+    assert len(local_reports["reports"]) == 4
+
+
+def test_analyze_many_takes_a_dask_client_and_says_so_otherwise():
+    with pytest.raises(laptime.LaptimeError, match=r"^--workers must be a positive integer, got '0'"):
+        laptime.analyze_many(JOB, workers=0)
+    for wrong in ("tcp://127.0.0.1:8786", object(), 4):
+        with pytest.raises(TypeError, match=r"^client= takes a dask.distributed.Client"):
+            laptime.analyze_many(JOB, client=wrong)
 
 
 def test_to_pandas_views():
@@ -190,7 +248,7 @@ def test_to_pandas_views():
     report = laptime.analyze(SYNTHETIC)
     iterations = report.to_pandas("iterations")
     assert list(iterations["busy_ns"]) == [it["busy_ns"] for it in report["iterations"]]
-    assert set(report.tables()) == {"iterations", "layers", "kernels"}
+    assert set(report.tables()) == {"iterations", "layers", "ranges", "kernels", "gaps", "syncs"}
     two = laptime.analyze(FIXTURES / "process_two_ranks.sqlite").to_pandas("iterations")
     assert sorted(set(two["pid"])) == [4100, 4200]
     job = laptime.analyze_many(JOB)
@@ -200,8 +258,39 @@ def test_to_pandas_views():
     layers = job.to_pandas("layers")
     assert set(layers["file"]) == {r["file"] for r in job["reports"]}
     assert (job.to_pandas("straggler")["name"] == job["job"]["straggler"]["layer"]).any()
-    with pytest.raises(laptime.LaptimeError, match=r"has no table 'gaps': choose one of"):
-        report.to_pandas("gaps")
+    with pytest.raises(laptime.LaptimeError, match=r"has no table 'laps': choose one of"):
+        report.to_pandas("laps")
+    # Flat: one plain value a cell, in every table of every kind.
+    for r in (report, job, laptime.diff(FIXTURES / "diff_base.sqlite", FIXTURES / "diff_gelu_fused.sqlite"),
+              laptime.kernels(FIXTURES / "ncu" / "laptime_gpt2.csv")):
+        for table in r.tables():
+            frame = r.to_pandas(table)
+            for column in frame.columns:
+                assert isinstance(column, str)
+                assert not frame[column].map(lambda v: isinstance(v, (list, dict))).any(), (table, column)
+
+
+def test_python_dash_m_laptime_is_the_command():
+    """`python -m laptime ARGS` runs the installed executable with ARGS: the same output, errors and status."""
+    for args in (["--help"], ["analyze", str(SYNTHETIC)], ["diff", str(SYNTHETIC)], ["bench", "gpt2"]):
+        module = subprocess.run([sys.executable, "-m", "laptime", *args], capture_output=True, text=True)
+        command = subprocess.run([laptime.executable(), *args], capture_output=True, text=True)
+        assert (module.returncode, module.stdout, module.stderr) == (command.returncode, command.stdout,
+                                                                       command.stderr), args
+    assert subprocess.run([sys.executable, "-m", "laptime", "diff"], capture_output=True).returncode == 1
+
+
+def test_the_modules_reports_validate_against_the_published_schemas():
+    jsonschema = pytest.importorskip("jsonschema", reason=".ci/run installs jsonschema into the venv")
+    from referencing import Registry, Resource
+
+    schemas = [json.loads(p.read_text()) for p in (ROOT / "docs" / "schema").glob("*.schema.json")]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
+    by_kind = {s["title"]: s for s in schemas}
+    for report in (laptime.analyze(SYNTHETIC), laptime.analyze_many(JOB),
+                   laptime.diff(FIXTURES / "diff_base.sqlite", FIXTURES / "diff_noise.sqlite"),
+                   laptime.kernels(FIXTURES / "ncu" / "laptime_gpt2.csv")):
+        jsonschema.Draft202012Validator(by_kind[report["schema"]], registry=registry).validate(dict(report))
 
 
 def test_the_installed_command_carries_sqlite_and_re2_inside():

@@ -742,7 +742,7 @@ def test_fifo_and_device_inputs_are_refused_without_blocking(tmp_path):
             )
 
 
-# --- links, names and descriptors (issue 20) ---------------------------------------------------
+# --- links, names and descriptors --------------------------------------------------------------
 
 
 def test_an_output_link_is_replaced_never_written_through(tmp_path, capsys):

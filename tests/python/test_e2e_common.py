@@ -42,7 +42,7 @@ def test_top1_agreement_counts_rows_with_the_same_argmax():
 
 
 def test_fp8_bounds_hold_the_measured_rows_and_not_a_doubled_error():
-    # The H200 quick probe (2026-12-01), GPT-2 B4 T1024: PyTorch _scaled_mm 1.007e-1, top-1 0.789.
+    # The H200 quick probe (results/2026-12-01-fp8-quick), GPT-2 B4 T1024: PyTorch _scaled_mm 1.007e-1, top-1 0.789.
     bound, floor = FP8_FACTOR * 1.007e-1, top1_floor(0.789, 4 * 1024)
     assert 1.008e-1 <= bound and 0.792 >= floor  # laptime, every GEMM in fp8
     assert 7.598e-2 <= bound and 0.829 >= floor  # laptime, its own choice

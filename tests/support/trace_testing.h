@@ -3,14 +3,24 @@
 // hand for a build carried to another machine) wins over the checkout the build was configured in.
 #pragma once
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "trace/model/error.h"
 #include "trace/analyses/analyze.h"
@@ -47,6 +57,43 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// This process's address space now, in bytes (/proc/self/statm: pages).
+inline size_t address_space() {
+  std::ifstream f("/proc/self/statm");
+  size_t pages = 0;
+  f >> pages;
+  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Runs `work` in a child allowed `budget` bytes of address space beyond what it starts with and
+// `cpu_s` seconds of CPU. "" when it finished, else what stopped it.
+inline std::string bounded(size_t budget, int cpu_s, const std::function<void()>& work) {
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    const rlimit as{address_space() + budget, address_space() + budget};
+    const rlimit cpu{static_cast<rlim_t>(cpu_s), static_cast<rlim_t>(cpu_s)};
+    setrlimit(RLIMIT_AS, &as);
+    setrlimit(RLIMIT_CPU, &cpu);
+    try {
+      work();
+    } catch (const std::bad_alloc&) {
+      _exit(3);
+    } catch (const TraceError&) {
+      _exit(0);  // a sentence is a fine answer to a hostile trace
+    } catch (...) {
+      _exit(4);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) == 3) return "out of memory (bad_alloc)";
+  if (WEXITSTATUS(status) != 0) return "exit " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
 // print_report's text, through an anonymous temporary file (std::tmpfile: one of its own per
 // call, so tests that CTest runs side by side never share it).
 // What `print` writes to a FILE*, as a string (a text report printed to memory).
@@ -59,6 +106,38 @@ inline std::string printed(const std::function<void(std::FILE*)>& print) {
   std::string text(buf, size);
   std::free(buf);
   return text;
+}
+
+// The words bash hands a program for the command line `line` (printed by laptime for pasting):
+// the line written to a script of its own and run by bash as `printf '%s\0' LINE`, so the test
+// compares argv byte for byte. A line that bash cannot parse gives the words it printed up to it.
+inline std::vector<std::string> bash_words(const std::string& line) {
+  char name[] = "/tmp/laptime_bash_words_XXXXXX";
+  const int fd = mkstemp(name);
+  if (fd < 0) return {"(no temporary script)"};
+  const std::string script = "printf '%s\\0' " + line + "\n";
+  const bool written = write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+  close(fd);
+  std::string out;
+  if (std::FILE* p = written ? popen(("bash " + std::string(name)).c_str(), "r") : nullptr) {
+    for (int c; (c = std::fgetc(p)) != EOF;) out += static_cast<char>(c);
+    pclose(p);
+  }
+  std::remove(name);
+  std::vector<std::string> words;
+  for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
+    words.push_back(out.substr(at, end - at));
+  return words;
+}
+
+// The committed PyTorch profiler traces, "kineto/NAME", each with the range pattern its loop is
+// (tests/fixtures/kineto/reference.expected.json's `range`; "" for the profiler's own steps).
+inline std::vector<std::pair<std::string, std::string>> kineto_fixtures() {
+  const nlohmann::json all = nlohmann::json::parse(read_file(fixture("kineto/reference.expected.json")));
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, v] : all.items())
+    out.emplace_back("kineto/" + name, v.at("range").is_null() ? "" : v.at("range").get<std::string>());
+  return out;
 }
 
 inline std::string report_text(const Analysis& a) {

@@ -17,6 +17,7 @@
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/program.h"
 #include "trace/analyses/sync.h"
+#include "trace/analyses/timeline.h"
 #include "trace/model/trace.h"
 #include "trace/analyses/utilization.h"
 
@@ -58,6 +59,8 @@ struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   Bound bound = Bound::NoGpuWork;
   VerdictFigures figures;
   std::string verdict;  // plain words, several sentences, from `figures` and the answers
+
+  Timeline timeline;  // the median steady iteration's events, for the report page (timeline.h)
 };
 
 }  // namespace laptime::trace

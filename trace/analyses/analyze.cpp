@@ -324,6 +324,7 @@ Analysis analyze(const TraceJoin& j, const ReportOptions& o, const IterationSet&
   synchronizations(j, iterations, ops_of, a, a, a);  // reads a's answers to 1 and 2, fills 4
 
   write_verdict(a);
+  a.timeline = timeline_of(j, a, ops_of, a, a);
   return a;
 }
 

@@ -1,6 +1,8 @@
 #include "trace/analyses/iterations.h"
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
 #include <cctype>
 #include <cmath>
 #include <numeric>
@@ -84,6 +86,31 @@ int IterationSet::iteration_of_range(const Trace& t, int range) const {
     }
   }
   return of_range_[range];
+}
+
+int IterationSet::iteration_of_call(const TraceJoin& j, int api) const {
+  if (api < 0) return -1;
+  const Trace& t = j.trace();
+  if (const int it = iteration_of_range(t, j.api_range(api)); it >= 0) return it;
+  if (t.format != TraceFormat::Kineto) return -1;  // an NVTX range is its thread's, nothing more
+  if (!spans_made_) {
+    spans_made_ = true;
+    spans_thread_ = !ranges.empty();
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const NvtxEvent& r = t.nvtx[ranges[k]];
+      if (k == 0) thread_ = {r.pid, r.tid};
+      spans_thread_ = spans_thread_ && thread_ == std::make_pair(r.pid, r.tid);
+      spans_.emplace_back(r.start, r.end, static_cast<int>(k));
+    }
+    std::sort(spans_.begin(), spans_.end());
+  }
+  const ApiCall& c = t.api_calls[api];
+  if (!spans_thread_ || c.pid != thread_.first || c.tid == thread_.second) return -1;
+  auto at = std::upper_bound(spans_.begin(), spans_.end(),
+                             std::make_tuple(c.start, std::numeric_limits<Ns>::max(), INT32_MAX));
+  if (at == spans_.begin()) return -1;
+  --at;
+  return c.start <= std::get<1>(*at) ? std::get<2>(*at) : -1;
 }
 
 namespace {
@@ -184,7 +211,16 @@ std::string frequent_ranges(const Trace& t) {
   return list;
 }
 
-[[noreturn]] void no_nvtx() {
+// Rule 1's ranges: laptime's `forward`; in the PyTorch profiler's trace, its steps (one
+// `ProfilerStep#N` per prof.step()), however many there are.
+std::string rule1_pattern(const Trace& t) { return t.format == TraceFormat::Kineto ? "ProfilerStep#*" : "forward"; }
+
+[[noreturn]] void no_nvtx(const Trace& t) {
+  if (t.format == TraceFormat::Kineto)
+    throw TraceError(
+        "the trace has no ranges (no ProfilerStep#N, record_function or operator events), so its iterations cannot "
+        "be found: profile the loop with torch.profiler.profile(schedule=...) and call prof.step() once per "
+        "iteration (or wrap each iteration in torch.profiler.record_function(f\"step {i}\")).");
   throw TraceError(
       "the trace has no NVTX ranges, so its iterations cannot be found: capture with `nsys profile "
       "--trace=cuda,nvtx` and run `laptime bench` with --nvtx iter or finer (or wrap each iteration in "
@@ -276,7 +312,9 @@ namespace {
 class Candidates {
  public:
   Candidates(const TraceJoin& j, const std::string& spec)
-      : j_(j), spec_(spec), matches_(outermost_matches(j.trace(), RangePattern(spec.empty() ? "forward" : spec))) {}
+      : j_(j),
+        spec_(spec),
+        matches_(outermost_matches(j.trace(), RangePattern(spec.empty() ? rule1_pattern(j.trace()) : spec))) {}
   const std::vector<int>& matches() const { return matches_; }
   const std::vector<RangeFamily>& families() {
     if (!families_) families_ = numbered_families(j_);
@@ -353,7 +391,14 @@ IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std:
     return s;
   }
 
-  // Rule 1: laptime's own iteration ranges.
+  // Rule 1: laptime's own iteration ranges; the PyTorch profiler's steps.
+  if (!matches.empty() && t.format == TraceFormat::Kineto) {
+    s.name = rule1_pattern(t);
+    s.rule = "the PyTorch profiler's steps (one ProfilerStep#N per prof.step())";
+    std::vector<uint64_t> numbers = number_by_name(matches);
+    take(std::move(matches), std::move(numbers));
+    return s;
+  }
   if (!matches.empty()) {
     s.name = "forward";
     s.rule = "laptime's `forward` ranges";
@@ -381,6 +426,13 @@ IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std:
     take(f.ranges, f.numbers);
     return s;
   }
+  if (t.format == TraceFormat::Kineto)
+    throw TraceError(who +
+                     " has no range that marks the iterations: no ProfilerStep#N (torch.profiler with a schedule, "
+                     "prof.step() once per iteration) and no family of record_function ranges numbered by iteration "
+                     "(like `step 3`) on one thread; the most frequent ranges are " +
+                     frequent_ranges(t) +
+                     ": name the iteration range with --range NAME, a glob ('step *') or re:REGEX.");
   if (pid)
     throw TraceError(who +
                      " has no NVTX range that marks the iterations: no `forward` range and no family of ranges "
@@ -395,7 +447,7 @@ IterationSet choose_iterations(const TraceJoin& j, const std::string& spec, std:
 
 IterationSet find_iterations(const TraceJoin& j, const std::string& spec, std::optional<uint32_t> pid) {
   const Trace& t = j.trace();
-  if (t.nvtx.empty()) no_nvtx();
+  if (t.nvtx.empty()) no_nvtx(t);
   Candidates c(j, spec);
   std::vector<int> matches = c.matches();
   if (pid)

@@ -4,7 +4,8 @@
 // The iteration ranges come from --range (an exact name, a glob `Forward Pass Iter *`, or a
 // regular expression `re:...`, always matched against the whole name) or, without it, from
 // the first rule that fits:
-//   1. laptime's own `forward` ranges (any domain);
+//   1. laptime's own `forward` ranges (any domain); in the PyTorch profiler's trace, its steps
+//      (`ProfilerStep#N`, one per prof.step()), however many;
 //   2. a family of ranges whose names differ only by one number (`Forward Pass Iter 3`,
 //      `ProfilerStep#12`, `step_7`; PyTorch emit_nvtx's `, seq = N` / `, op_id = N` suffixes
 //      ignored), on one thread, never overlapping, with distinct numbers,
@@ -36,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/stats.h"
@@ -134,9 +136,21 @@ struct IterationSet {
   std::map<int, int> by_range;    // nvtx index -> position in `ranges`
   // The iteration (position) a range sits in through its chain of parents, or -1.
   int iteration_of_range(const Trace& t, int range) const;
+  // The iteration (position) API call `api` belongs to, or -1: the one its range's chain reaches;
+  // else, in a PyTorch profiler trace whose iteration ranges are all on one thread, the one open
+  // on that thread when a call of another thread of the same process started (the autograd thread
+  // launches the backward pass while the main thread's step is open: a GPU op belongs to the step
+  // holding the call it correlates to). An NVTX range is its own thread's (a loader thread's
+  // `load batch N` does not own the main thread's launches).
+  int iteration_of_call(const TraceJoin& j, int api) const;
 
  private:
   mutable std::vector<int> of_range_;  // iteration_of_range for every range, filled on first use
+  // iteration_of_call's spans (start, end, position) by start, filled on first use; `spans_thread_`
+  // false when the iteration ranges are on more than one thread (no fallback then).
+  mutable std::vector<std::tuple<Ns, Ns, int>> spans_;
+  mutable bool spans_made_ = false, spans_thread_ = false;
+  mutable std::pair<uint32_t, uint32_t> thread_{0, 0};
 };
 
 // `spec` empty: the default rules above. `pid` set: only that process's ranges are candidates

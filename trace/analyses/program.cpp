@@ -38,6 +38,7 @@ bool is_emit_nvtx_range(const std::string& text) { return starts(text, "aten::")
 Program identify_program(const Trace& t, std::optional<uint32_t> pid) {
   auto ours = [&](uint32_t p) { return !pid || p == *pid; };
   if (starts(t.source, "laptime")) return Program::Laptime;
+  if (t.format == TraceFormat::Kineto) return Program::PyTorch;  // torch.profiler wrote it
   for (const NvtxEvent& e : t.nvtx)
     if (ours(e.pid) && e.domain.str() == "laptime") return Program::Laptime;
   std::unordered_set<uint32_t> pids;

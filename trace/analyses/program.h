@@ -6,7 +6,7 @@
 // The rules, first that applies, over the reported process's rows (the whole trace's without one):
 //   laptime   an NVTX range in the `laptime` domain, a process named laptime, or a trace laptime's
 //             own CUPTI tracer wrote
-//   PyTorch   the process is named python* or pt_main_thread, a kernel of ATen (at::native::...,
+//   PyTorch   the PyTorch profiler's trace, the process is named python* or pt_main_thread, a kernel of ATen (at::native::...,
 //             at::cuda::...), or an emit_nvtx range ("aten::linear, seq = 3")
 //   other     otherwise
 #pragma once

@@ -4,13 +4,13 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/os.h"
 #include "trace/model/error.h"
 #include "trace/model/format.h"
 #include "trace/model/text.h"
@@ -155,24 +155,14 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
 const char* const kRooflineNeedsCeilings =
     "the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.";
 
-namespace {
-
-// Whether something is there, without opening it: opening a FIFO blocks.
-bool exists(const std::string& p) {
-  std::error_code ec;
-  return std::filesystem::exists(p, ec);
-}
-
-}  // namespace
-
 RooflineInputs read_roofline_inputs(const std::string& trace_file, const std::string& layers_file,
                                     const std::string& peak_file) {
   RooflineInputs in;
   in.trace_file = trace_file;
   in.costs_named = !layers_file.empty();
   const std::string layers = in.costs_named ? layers_file : layer_costs_path(trace_file);
-  if (in.costs_named || exists(layers)) in.costs = read_layer_costs(layers);
-  if (!peak_file.empty()) in.ceilings = read_ceilings(peak_file);
+  if (in.costs_named || path_exists(layers)) in.costs = read_layer_costs(layers);
+  if (!peak_file.empty()) in.ceilings = find_ceilings(peak_file, "").ceilings;
   return in;
 }
 
@@ -181,13 +171,10 @@ void add_cached_ceilings(const TraceJoin& j, RooflineInputs& in) {
   const std::vector<Gpu>& gpus = j.trace().gpus;
   const uint32_t device = j.ops().empty() ? 0 : j.ops().front().device;
   const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& x) { return x.id == device; });
-  const std::string name = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
-  if (name.empty() || !exists(default_peak_path(name))) return;
-  try {
-    in.ceilings = read_ceilings(default_peak_path(name));
-  } catch (const TraceError& e) {  // a damaged cache: achieved rates only, and say why
-    in.cache_note = std::string(e.what()) + " Run `laptime peak --force` to measure again.";
-  }
+  const std::string gpu = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
+  FoundCeilings found = find_ceilings("", gpu);  // a damaged cache: achieved rates only, and a note saying why
+  in.ceilings = std::move(found.ceilings);
+  in.cache_note = std::move(found.note);
 }
 
 std::string roofline_svg_refusal(const RooflineInputs& in) {

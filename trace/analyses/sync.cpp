@@ -363,7 +363,7 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
     if (is.pid && t.api_calls[c].pid != *is.pid) continue;  // another process's: not this loop's, nor its setup
     SyncCall s = measure_call(j, blocking, c, kind, compute, queue);
     const int range = j.api_range(c);
-    const int it = is.iteration_of_range(t, range);
+    const int it = is.iteration_of_call(j, c);
     if (it >= 0) {
       s.iteration = static_cast<int64_t>(iterations.iterations[it].index);
       s.warmup = !iterations.iterations[it].steady();

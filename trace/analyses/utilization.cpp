@@ -12,7 +12,7 @@ const char* gap_cause_name(GapCause c) { return c == GapCause::HostWait ? "host-
 std::vector<std::vector<int>> ops_by_iteration(const TraceJoin& j, const IterationSet& s) {
   std::vector<std::vector<int>> ops_of(s.ranges.size());
   for (size_t i = 0; i < j.ops().size(); ++i) {
-    const int it = s.iteration_of_range(j.trace(), j.ops()[i].range);
+    const int it = s.iteration_of_call(j, j.ops()[i].api);
     if (it >= 0) ops_of[it].push_back(static_cast<int>(i));
   }
   return ops_of;

@@ -16,67 +16,67 @@ using sqlite::Stmt;
 
 // The subset of nsys's schema (same table and column names, same enum numbering) that the
 // reader uses. Column comments are nsys's.
-const char* const kSchema = R"SQL(
-CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
-CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
-CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT, smCount INTEGER);
-CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-CREATE TABLE ENUM_CUPTI_SYNC_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+const char* const kSchema[] = {
+    R"SQL(CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL))SQL",
+    R"SQL(CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER))SQL",
+    R"SQL(CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT))SQL",
+    R"SQL(CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT, smCount INTEGER))SQL",
+    R"SQL(CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT))SQL",
+    R"SQL(CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT))SQL",
+    R"SQL(CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT))SQL",
+    R"SQL(CREATE TABLE ENUM_CUPTI_SYNC_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT))SQL",
+    R"SQL(CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
   shortName INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
-  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, graphNodeId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
+  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, graphNodeId INTEGER))SQL",
+    R"SQL(CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,
-  copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER, graphNodeId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
+  copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER, graphNodeId INTEGER))SQL",
+    R"SQL(CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,
-  bytes INTEGER NOT NULL, memKind INTEGER, graphNodeId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
+  bytes INTEGER NOT NULL, memKind INTEGER, graphNodeId INTEGER))SQL",
+    R"SQL(CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL,
-  graphExecId INTEGER NOT NULL);
-CREATE TABLE CUDA_GRAPH_NODE_EVENTS (
+  graphExecId INTEGER NOT NULL))SQL",
+    R"SQL(CREATE TABLE CUDA_GRAPH_NODE_EVENTS (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
-  nameId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, originalGraphNodeId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+  nameId INTEGER NOT NULL, graphNodeId INTEGER NOT NULL, originalGraphNodeId INTEGER))SQL",
+    R"SQL(CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
-  correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+  correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL))SQL",
+    R"SQL(CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL,
-  eventId INTEGER NOT NULL);
-CREATE TABLE NVTX_EVENTS (
+  eventId INTEGER NOT NULL))SQL",
+    R"SQL(CREATE TABLE NVTX_EVENTS (
   start INTEGER NOT NULL, "end" INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER,
   color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER,
   uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER,
-  floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
-INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (33, 'NvtxCategory', 'NvtxCategory'), (34, 'NvtxMark', 'NvtxMark'),
+  floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT))SQL",
+    R"SQL(INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (33, 'NvtxCategory', 'NvtxCategory'), (34, 'NvtxMark', 'NvtxMark'),
   (59, 'NvtxPushPopRange', 'NvtxPushPopRange'), (60, 'NvtxStartEndRange', 'NvtxStartEndRange'),
-  (75, 'NvtxDomainCreate', 'NvtxDomainCreate');
-INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
+  (75, 'NvtxDomainCreate', 'NvtxDomainCreate'))SQL",
+    R"SQL(INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
   (1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'), (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'),
   (3, 'CUDA_MEMOPR_MEMORY_KIND_ARRAY', 'Array'), (4, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED', 'Managed'),
   (5, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC', 'Device Static'),
-  (6, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC', 'Managed Static'), (7, 'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN', 'Unknown');
-INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (0, 'CUDA_MEMCPY_KIND_UNKNOWN', 'Unknown'),
+  (6, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC', 'Managed Static'), (7, 'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN', 'Unknown'))SQL",
+    R"SQL(INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (0, 'CUDA_MEMCPY_KIND_UNKNOWN', 'Unknown'),
   (1, 'CUDA_MEMCPY_KIND_HTOD', 'Host-to-Device'), (2, 'CUDA_MEMCPY_KIND_DTOH', 'Device-to-Host'),
   (3, 'CUDA_MEMCPY_KIND_HTOA', 'Host-to-Array'), (4, 'CUDA_MEMCPY_KIND_ATOH', 'Array-to-Host'),
   (5, 'CUDA_MEMCPY_KIND_ATOA', 'Array-to-Array'), (6, 'CUDA_MEMCPY_KIND_ATOD', 'Array-to-Device'),
   (7, 'CUDA_MEMCPY_KIND_DTOA', 'Device-to-Array'), (8, 'CUDA_MEMCPY_KIND_DTOD', 'Device-to-Device'),
-  (9, 'CUDA_MEMCPY_KIND_HTOH', 'Host-to-Host'), (10, 'CUDA_MEMCPY_KIND_PTOP', 'Peer-to-Peer');
-INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (0, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN', 'Unknown'),
+  (9, 'CUDA_MEMCPY_KIND_HTOH', 'Host-to-Host'), (10, 'CUDA_MEMCPY_KIND_PTOP', 'Peer-to-Peer'))SQL",
+    R"SQL(INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (0, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN', 'Unknown'),
   (1, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE', 'Event sync'),
   (2, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT', 'Stream wait sync'),
   (3, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE', 'Stream sync'),
-  (4, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE', 'Context sync');
-)SQL";
+  (4, 'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE', 'Context sync'))SQL",
+};
 
 class StringTable {
  public:
@@ -263,8 +263,8 @@ void save_strings(Db& db, const StringTable& strings) {
 void save_nsys_sqlite(const Trace& t, const std::string& path) {
   std::remove(path.c_str());  // a fresh file: never append to an older capture
   Db db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;");
-  db.exec(kSchema);
+  for (const char* sql : {"PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF", "BEGIN"}) db.exec(sql);
+  for (const char* sql : kSchema) db.exec(sql);
   StringTable strings;
   save_process_info(db, t, strings);
   save_gpu_work(db, t, strings);
@@ -272,7 +272,7 @@ void save_nsys_sqlite(const Trace& t, const std::string& path) {
   save_graph_tables(db, t, strings);
   save_nvtx(db, t);
   save_strings(db, strings);
-  db.exec("COMMIT;");
+  db.exec("COMMIT");
 }
 
 }  // namespace laptime::trace

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
-#include <vector>
 
 #include "core/os.h"
 #include "trace/model/error.h"
+#include "trace/model/text.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/read/sqlite.h"
 
@@ -14,20 +14,8 @@ namespace laptime::trace {
 namespace {
 
 using sqlite::Db;
-using sqlite::quoted;
+using sqlite::Schema;
 using sqlite::Stmt;
-
-// Columns that hold a StringIds id in the tables kept (nsys's names): the strings kept.
-const std::set<std::string> kStringColumns = {"nameId",    "textId",        "jsonTextId",
-                                              "shortName", "demangledName", "mangledName"};
-// TARGET_INFO_GPU's columns that name one machine's device rather than describe it.
-const std::set<std::string> kGpuIdentifiers = {"uuid", "luid", "busLocation", "ctxswDevPath", "ctrlDevPath"};
-// The rows of META_DATA_CAPTURE kept: the captured command line and its working folder, which
-// `laptime kernels --command --from` rebuilds the command from (trace/ncu/ncu_handoff.h); the
-// environment, user name, pid and capture options go.
-const char* const kCaptureCommandRows =
-    " WHERE name IN ('PROCESS_0:COMMAND', 'PROCESS_0:WORKING_DIR') OR (name GLOB 'PROCESS_0:ARGUMENT_[0-9]*' AND "
-    "substr(name, 20) NOT GLOB '*[^0-9]*')";
 
 struct Column {
   std::string name, type;
@@ -44,54 +32,16 @@ std::string plain_type(const std::string& t) {
   return out.size() <= 16 ? out : "";
 }
 
-std::vector<Column> columns_of(sqlite3* db, const std::string& table) {
+// The input's columns of `table` (a name from tables_read()), in its order.
+std::vector<Column> columns_of(sqlite3* src, const std::string& table) {
   std::vector<Column> out;
-  Stmt s(db, "PRAGMA src.table_info(" + quoted(table) + ")");
+  Stmt s(src, "PRAGMA table_info(" + sql_identifier(table) + ")");
   while (s.step()) out.push_back({s.text(1), plain_type(s.text(2))});
   return out;
 }
 
-bool has_name_and_value(sqlite3* db, const std::string& table) {
-  bool name = false, value = false;
-  for (const Column& c : columns_of(db, table)) {
-    name = name || c.name == "name";
-    value = value || c.name == "value";
-  }
-  return name && value;
-}
-
-// The SELECT list copying `table`: every column as it is, but the GPU's identifiers.
-std::string select_list(const std::string& table, const std::vector<Column>& cols) {
-  std::string list;
-  for (const Column& c : cols) {
-    const bool blank = table == "TARGET_INFO_GPU" && kGpuIdentifiers.count(c.name);
-    list += (list.empty() ? "" : ", ") + (blank ? std::string("NULL") : quoted(c.name));
-  }
-  return list;
-}
-
-// The ids of StringIds that a kept table's string column names, as a subquery.
-std::string kept_string_ids(sqlite3* db, const std::vector<std::string>& kept) {
-  std::string ids;
-  for (const std::string& table : kept) {
-    if (table == "StringIds") continue;
-    for (const Column& c : columns_of(db, table))
-      if (kStringColumns.count(c.name))
-        ids += (ids.empty() ? "" : " UNION ") + std::string("SELECT ") + quoted(c.name) + " FROM src." + quoted(table);
-  }
-  return ids.empty() ? "SELECT NULL" : ids;
-}
-
-void copy_table(Db& out, const std::string& table, const std::string& where) {
-  const std::vector<Column> cols = columns_of(out.get(), table);
-  std::string create, names;
-  for (const Column& c : cols) {
-    create += (create.empty() ? "" : ", ") + quoted(c.name) + (c.type.empty() ? "" : " " + c.type);
-    names += (names.empty() ? "" : ", ") + quoted(c.name);
-  }
-  out.exec("CREATE TABLE main." + quoted(table) + " (" + create + ")");
-  out.exec("INSERT INTO main." + quoted(table) + " (" + names + ") SELECT " + select_list(table, cols) + " FROM src." +
-           quoted(table) + where);
+bool reads_column(const TableRead& t, const std::string& column) {
+  return std::any_of(t.columns.begin(), t.columns.end(), [&](const ColumnRead& c) { return column == c.name; });
 }
 
 size_t count(sqlite3* db, const std::string& sql) {
@@ -99,85 +49,191 @@ size_t count(sqlite3* db, const std::string& sql) {
   return s.step() ? static_cast<size_t>(s.i64(0)) : 0;
 }
 
-// Environment rows in the database attached as `schema` ("main" or "src").
-size_t environment_rows_in(sqlite3* db, const std::string& schema) {
-  std::set<std::string> tables;
-  Stmt s(db, "SELECT name FROM " + schema + ".sqlite_master WHERE type = 'table'");
-  while (s.step()) tables.insert(s.text(0));
+bool plain_table(const Schema& schema, const std::string& table) {
+  return schema.has(table) && schema.not_a_table(table).empty();
+}
+
+// Environment rows of the database `db` (its main schema described by `schema`).
+size_t environment_rows_in(sqlite3* db, Schema& schema) {
   size_t n = 0;
-  if (tables.count("META_DATA_CAPTURE"))
-    n += count(db, "SELECT count(*) FROM " + schema + ".META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'");
-  if (tables.count("TARGET_INFO_SYSTEM_ENV"))
-    n += count(db, "SELECT count(*) FROM " + schema + ".TARGET_INFO_SYSTEM_ENV WHERE name = 'DeviceEnvironment'");
+  if (plain_table(schema, "META_DATA_CAPTURE") && schema.has("META_DATA_CAPTURE", "name"))
+    n += count(db, "SELECT count(*) FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE%'");
+  if (plain_table(schema, "TARGET_INFO_SYSTEM_ENV") && schema.has("TARGET_INFO_SYSTEM_ENV", "name"))
+    n += count(db, "SELECT count(*) FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'DeviceEnvironment'");
   return n;
+}
+
+// `rows` (names as TableRead::rows has them) as a WHERE clause over `name`, its values bound from
+// parameter 1 on: exact names by equality, NAME# by prefix and digits.
+struct RowFilter {
+  std::string where;
+  std::vector<std::string> values;
+};
+RowFilter row_filter(const std::vector<const char*>& rows) {
+  RowFilter f;
+  std::string exact;
+  for (const char* r : rows) {
+    const std::string name = r;
+    if (name.back() != '#') {
+      f.values.push_back(name);
+      exact += (exact.empty() ? "" : ", ") + std::string("?") + std::to_string(f.values.size());
+      continue;
+    }
+    f.values.push_back(name.substr(0, name.size() - 1));
+    const std::string p = "?" + std::to_string(f.values.size());
+    f.where += " OR (substr(name, 1, length(" + p + ")) = " + p + " AND length(name) > length(" + p +
+               ") AND substr(name, length(" + p + ") + 1) NOT GLOB '*[^0-9]*')";
+  }
+  f.where = " WHERE name IN (" + exact + ")" + f.where;
+  return f;
+}
+
+// A path's last component: the program's name without the folders it was run from.
+std::string base_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// Copies one table laptime reads: the columns it reads that the input has, in the input's order,
+// and, of a table of name and value rows, the rows `rows` names (all rows when it names none).
+void copy_table(Db& out, sqlite3* src, const TableRead& t, const std::vector<const char*>& rows, ScrubResult& r) {
+  std::vector<Column> cols;
+  for (Column& c : columns_of(src, t.name)) {
+    if (reads_column(t, c.name))
+      cols.push_back(std::move(c));
+    else
+      ++r.columns_dropped;
+  }
+  r.columns_kept += cols.size();
+  const std::string table = sql_identifier(t.name);
+  std::string create, names;
+  for (const Column& c : cols) {
+    create += (create.empty() ? "" : ", ") + sql_identifier(c.name) + (c.type.empty() ? "" : " " + c.type);
+    names += (names.empty() ? "" : ", ") + sql_identifier(c.name);
+  }
+  if (cols.empty()) {
+    // None of the columns laptime reads: the rows still count (the reader sees each as a row of
+    // NULLs and says so), so one column of NULLs carries them.
+    out.exec("CREATE TABLE main." + table + " (\"_\")");
+    out.exec("INSERT INTO main." + table + " (\"_\") SELECT NULL FROM src." + table);
+    return;
+  }
+  out.exec("CREATE TABLE main." + table + " (" + create + ")");
+  const bool by_name = !t.rows.empty();
+  if (by_name && std::none_of(cols.begin(), cols.end(), [](const Column& c) { return c.name == "name"; }))
+    return;  // no row can be told apart: none is copied (the reader cannot read them either)
+  const RowFilter f = by_name ? row_filter(rows) : RowFilter{};
+  Stmt insert(out.get(),
+              "INSERT INTO main." + table + " (" + names + ") SELECT " + names + " FROM src." + table + f.where);
+  for (size_t i = 0; i < f.values.size(); ++i) insert.bind(static_cast<int>(i + 1), f.values[i]);
+  insert.insert();
+  if (by_name)
+    r.metadata_rows_dropped +=
+        count(out.get(), "SELECT count(*) FROM src." + table) - count(out.get(), "SELECT count(*) FROM main." + table);
+}
+
+// StringIds: the rows a kept string column names, found one column at a time (no compound
+// SELECT, which SQLite caps at 500 terms): every row copied, then those no kept column names deleted.
+void copy_strings(Db& out, sqlite3* src, Schema& schema, const std::vector<const TableRead*>& kept, ScrubResult& r) {
+  copy_table(out, src, *table_read("StringIds"), {}, r);
+  r.strings_in = r.strings_kept = count(out.get(), "SELECT count(*) FROM main.StringIds");
+  if (!schema.has("StringIds", "id")) return;
+  out.exec("CREATE TEMP TABLE kept_ids (id INTEGER PRIMARY KEY)");
+  for (const TableRead* t : kept)
+    for (const ColumnRead& c : t->columns)
+      if (c.string_id && schema.has(t->name, c.name))
+        out.exec("INSERT OR IGNORE INTO temp.kept_ids SELECT " + sql_identifier(c.name) + " FROM src." +
+                 sql_identifier(t->name) + " WHERE typeof(" + sql_identifier(c.name) + ") = 'integer'");
+  out.exec("DELETE FROM main.StringIds WHERE id NOT IN (SELECT id FROM temp.kept_ids)");
+  out.exec("DROP TABLE temp.kept_ids");
+  r.strings_kept = count(out.get(), "SELECT count(*) FROM main.StringIds");
 }
 
 }  // namespace
 
-ScrubResult scrub_trace(const std::string& in, const std::string& temp) {
+ScrubResult scrub_trace(const std::string& in, const std::string& temp, CommandLine command) {
   check_is_sqlite(in);
-  Db out(temp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI);
-  out.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;");
+  ScrubResult r;
+  r.command_mode = command;
+  Db src(in, SQLITE_OPEN_READONLY, sqlite::read_only_uri(in));
+  Schema schema(src.get());
+  r.environment_rows = environment_rows_in(src.get(), schema);
+  // The tables to keep: those laptime reads, in the input's order; a view or a virtual table in
+  // their place means the file is not nsys's (the reader refuses it too).
+  std::vector<const TableRead*> kept;
+  {
+    Stmt s(src.get(), "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY rowid");
+    while (s.step()) {
+      const std::string name = s.text(0);
+      if (starts_with(name, "sqlite_")) continue;
+      ++r.tables_in;
+      const TableRead* t = table_read(name);
+      if (!t) continue;
+      const std::string kind = schema.not_a_table(name);
+      if (name == "META_DATA_CAPTURE" && (!kind.empty() || !schema.has(name, "name") || !schema.has(name, "value")))
+        continue;  // not nsys's table of the command: nothing reads it (captured_command neither)
+      if (!kind.empty())
+        throw TraceError(in + " is not an Nsight Systems export: its " + escape_name(name) + " is " + kind +
+                         ", where nsys writes a table.");
+      kept.push_back(t);
+    }
+  }
+  if (std::none_of(kept.begin(), kept.end(), [](const TableRead* t) {
+        return starts_with(t->name, "CUPTI_ACTIVITY_KIND_") || std::string(t->name) == "NVTX_EVENTS";
+      }))
+    throw TraceError(in +
+                     " is not an Nsight Systems export with CUDA or NVTX data: it has none of the "
+                     "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables, so there is nothing to scrub for laptime.");
+  const CapturedCommand recorded = captured_command(in);
+  r.command = !recorded.argv.empty();
+  if (r.command) {
+    r.program = command == CommandLine::Keep ? recorded.argv.front() : base_name(recorded.argv.front());
+    r.arguments = recorded.argv.size() - 1;
+    r.working_dir = !recorded.working_dir.empty();
+  }
+
+  Db out(temp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, sqlite::file_uri(temp, "mode=rw"));
+  out.exec("PRAGMA journal_mode = OFF");
+  out.exec("PRAGMA synchronous = OFF");
   {
     Stmt attach(out.get(), "ATTACH DATABASE ? AS src");
     attach.bind(1, sqlite::read_only_uri(in));
     attach.insert();
   }
-  ScrubResult r;
-  r.environment_rows = environment_rows_in(out.get(), "src");
-  std::vector<std::string> kept;
-  {
-    Stmt s(out.get(),
-           "SELECT name, type, upper(substr(coalesce(sql, ''), 1, 14)) FROM src.sqlite_master WHERE type "
-           "IN ('table', 'view') ORDER BY rowid");
-    while (s.step()) {
-      const std::string name = s.text(0);
-      if (starts_with(name, "sqlite_")) continue;
-      // The command's table is kept when it is a table with nsys's columns (kernels reads nothing
-      // else: a view, or a table of another shape, goes as unread).
-      const bool command_table = name == "META_DATA_CAPTURE" && s.text(1) == "table" && s.text(2) != "CREATE VIRTUAL" &&
-                                 has_name_and_value(out.get(), name);
-      if (!table_read_by_laptime(name) && !command_table) {
-        ++r.tables_dropped;
-        continue;
+  out.exec("BEGIN");
+  for (const TableRead* t : kept) {
+    r.tables_kept.push_back(t->name);
+    const std::string name = t->name;
+    if (name == "StringIds") {
+      copy_strings(out, src.get(), schema, kept, r);
+    } else if (name == "META_DATA_CAPTURE" && command == CommandLine::BaseName) {
+      copy_table(out, src.get(), *t, {"PROCESS_0:COMMAND"}, r);
+      Stmt base(out.get(), "UPDATE main.META_DATA_CAPTURE SET value = ? WHERE name = 'PROCESS_0:COMMAND'");
+      base.bind(1, r.program);
+      base.insert();
+      if (r.command) {
+        Stmt mark(out.get(), "INSERT INTO main.META_DATA_CAPTURE (name, value) VALUES (?, ?)");
+        mark.bind(1, std::string(kCommandScrubbedRow));
+        mark.bind(2, std::string("the captured command's arguments and working folder removed by laptime scrub"));
+        mark.insert();
       }
-      if (s.text(1) != "table" || s.text(2) == "CREATE VIRTUAL")
-        throw TraceError(in + " is not an Nsight Systems export: its " + name + " is " +
-                         (s.text(1) != "table" ? "a view" : "a virtual table") + ", where nsys writes a table.");
-      kept.push_back(name);
+    } else {
+      copy_table(out, src.get(), *t, t->rows, r);
     }
   }
-  if (std::none_of(kept.begin(), kept.end(),
-                   [](const std::string& t) { return starts_with(t, "CUPTI_ACTIVITY_KIND_") || t == "NVTX_EVENTS"; }))
-    throw TraceError(in +
-                     " is not an Nsight Systems export with CUDA or NVTX data: it has none of the "
-                     "CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables, so there is nothing to scrub for laptime.");
-  out.exec("BEGIN");
-  const std::string string_ids = kept_string_ids(out.get(), kept);
-  for (const std::string& table : kept) {
-    std::string where;
-    if (table == "StringIds") where = " WHERE id IN (" + string_ids + ")";
-    if (table == "META_DATA_EXPORT")
-      where =
-          " WHERE substr(name, 1, 15) = 'EXPORT_PRODUCT_' OR substr(name, 1, 14) = 'EXPORT_SCHEMA_' OR "
-          "name = 'LAPTIME_TRACE'";
-    if (table == "META_DATA_CAPTURE") where = kCaptureCommandRows;
-    copy_table(out, table, where);
+  if (std::any_of(kept.begin(), kept.end(),
+                  [](const TableRead* t) { return std::string(t->name) == "META_DATA_EXPORT"; }) &&
+      schema.has("META_DATA_EXPORT", "name") && schema.has("META_DATA_EXPORT", "value")) {
+    Stmt mark(out.get(), "INSERT INTO main.META_DATA_EXPORT (name, value) VALUES ('LAPTIME_SCRUBBED', ?)");
+    mark.bind(1, std::string("laptime scrub kept the tables and columns laptime reads and nothing else") +
+                     (command == CommandLine::Keep ? "; the captured command line and its working folder kept"
+                                                   : "; of the captured command, the program's name"));
+    mark.insert();
   }
-  for (const std::string& table : kept)
-    if (table == "META_DATA_EXPORT")
-      out.exec(
-          "INSERT INTO main.META_DATA_EXPORT (name, value) VALUES ('LAPTIME_SCRUBBED', 'environment, host, "
-          "user, the export''s paths, program output and device identifiers removed by laptime scrub; the "
-          "captured command line and its working folder kept')");
-  r.strings_dropped = std::find(kept.begin(), kept.end(), "StringIds") == kept.end()
-                          ? 0
-                          : count(out.get(),
-                                  "SELECT (SELECT count(*) FROM src.StringIds) - "
-                                  "(SELECT count(*) FROM main.StringIds)");
   out.exec("COMMIT");
   out.exec("DETACH DATABASE src");
-  r.tables_kept = kept.size();
   return r;
 }
 
@@ -185,7 +241,8 @@ size_t environment_rows(const std::string& path) {
   try {
     check_is_sqlite(path);
     Db db(path, SQLITE_OPEN_READONLY, sqlite::read_only_uri(path));
-    return environment_rows_in(db.get(), "main");
+    Schema schema(db.get());
+    return environment_rows_in(db.get(), schema);
   } catch (const TraceError&) {
     return 0;  // not a trace this can read: the reader says why
   }

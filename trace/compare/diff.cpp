@@ -159,15 +159,9 @@ std::optional<RooflinePoint> row_roofline(const DiffRow& row, double time_ns, co
 void add_roofline(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
   if (!before.costs && !after.costs) return;
   const std::string& gpu = after.gpu.empty() ? before.gpu : after.gpu;
-  if (!o.peak.empty()) {
-    d.ceilings = read_ceilings(o.peak);                              // named: a bad file is an error
-  } else if (!gpu.empty() && path_exists(default_peak_path(gpu))) {  // not opened to look: a FIFO blocks
-    try {
-      d.ceilings = read_ceilings(default_peak_path(gpu));
-    } catch (const TraceError& e) {
-      d.notes.push_back(std::string("roofline without ceilings: ") + e.what());
-    }
-  }
+  FoundCeilings found = find_ceilings(o.peak, gpu);
+  d.ceilings = std::move(found.ceilings);
+  if (!found.note.empty()) d.notes.push_back(found.note);
   if (!d.ceilings)
     d.notes.push_back(
         "The roofline columns show achieved TFLOP/s only: no ceilings (run `laptime peak` on this GPU, "

@@ -16,6 +16,7 @@
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/processes.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 
 namespace laptime::trace {
@@ -24,20 +25,6 @@ namespace {
 
 // The iterations the analysis measures: one place to follow analyze's steady-state rule.
 bool measured(const Iteration& it) { return it.steady(); }
-
-std::string read_head(const std::string& path, size_t n) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s(n, '\0');
-  f.read(s.data(), static_cast<std::streamsize>(n));
-  s.resize(static_cast<size_t>(f.gcount()));
-  return s;
-}
-
-bool looks_like_json(const std::string& path) {
-  for (char c : read_head(path, 64))
-    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
-  return false;
-}
 
 void finish_series(DiffSide& r, const std::string& what) {
   r.settling = stats::settling(r.series_ns);
@@ -430,14 +417,14 @@ DiffSide load_run(const std::string& path, const DiffOptions& o, std::optional<u
   }
   DiffSide r;
   try {
-    if (looks_like_json(path)) {
+    if (const TraceKind kind = trace_kind(path); kind == TraceKind::BenchReport || kind == TraceKind::OtherJson) {
       if (pid)
         throw TraceError(path +
                          " is a bench report, one process's laps: --pid names a process of a trace (--pid-before N "
                          "or --pid-after N for the trace's side alone).");
       r = run_from_bench_json(path, o);
     } else {
-      const Trace t = load_nsys_sqlite(path);
+      const Trace t = load_trace(path);
       const TraceJoin j(t);
       r = run_from_trace(j, o, path, pid);
       if (!t.gpus.empty()) r.gpu = t.gpus[0].name;

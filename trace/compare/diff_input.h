@@ -95,7 +95,7 @@ struct RunIdentity {
   std::map<std::string, std::string> software;  // "framework" -> "laptime", "CUDA runtime" -> "12.4", ...
   // The LAPTIME_* switches a bench report says were set ("LAPTIME_CUTLASS_PDL" -> "on"): empty
   // when none was; none at all for a report that does not record them (a trace, PyTorch's, or
-  // laptime's before 2026-12-05).
+  // laptime's written before the bench recorded them).
   std::optional<std::map<std::string, std::string>> switches;
 };
 

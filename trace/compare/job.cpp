@@ -1,11 +1,13 @@
 #include "trace/compare/job.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,7 +16,10 @@
 #include <thread>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "core/input_file.h"
+#include "core/os.h"
 #include "trace/analyses/per_process.h"
 #include "trace/model/format.h"
 #include "trace/model/progress.h"
@@ -22,6 +27,7 @@
 #include "trace/model/validate.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/analyses/top.h"
 
 namespace laptime::trace {
@@ -61,7 +67,9 @@ bool is_report_name(const std::string& name) {
     const std::string e = ext;
     return name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
   };
-  return ends(".sqlite") || ends(".nsys-rep") || ends(".qdrep");
+  // The PyTorch profiler's: tensorboard_trace_handler's `*.pt.trace.json[.gz]`, any gzipped JSON (a
+  // plain .json in a folder may be a report or layer costs: named, or globbed, it is read all the same).
+  return ends(".sqlite") || ends(".nsys-rep") || ends(".qdrep") || ends(".pt.trace.json") || ends(".json.gz");
 }
 
 bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
@@ -95,6 +103,71 @@ std::vector<std::string> glob_matches(const std::string& pattern) {
   return out;
 }
 
+// What a file is, whatever it is called: its device and inode after links; a path that names no
+// file, by its normalized absolute spelling (the reader names what is wrong with it).
+std::string identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return "path " + (ec ? path : abs.lexically_normal().string());
+}
+
+// Each report once: a file named twice (another spelling, a link), and an export beside the
+// report it came from (R.sqlite with R.nsys-rep), with a note naming each.
+std::vector<std::string> each_report_once(const std::vector<std::string>& files, std::vector<std::string>& notes) {
+  std::map<std::string, size_t> exports;  // identity of a report's export -> the report (index into files)
+  for (size_t i = 0; i < files.size(); ++i)
+    if (is_nsys_report(files[i])) exports.emplace(identity_of(export_path_for(files[i])), i);
+  std::map<std::string, size_t> seen;                  // identity -> the file kept for it (index into files)
+  std::map<size_t, std::vector<std::string>> also;     // a kept file -> its other names
+  std::map<size_t, std::vector<std::string>> through;  // a kept report -> its export, named too
+  std::vector<std::string> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string id = identity_of(files[i]);
+    if (const auto it = seen.find(id); it != seen.end()) {
+      also[it->second].push_back(files[i]);
+    } else if (const auto e = exports.find(id); e != exports.end() && !is_nsys_report(files[i])) {
+      through[e->second].push_back(files[i]);
+    } else {
+      seen.emplace(id, i);
+      out.push_back(files[i]);
+    }
+  }
+  // One note a file, at most kNamed of them: a fleet's thousand links are said in a count.
+  constexpr size_t kNamed = 10;
+  size_t named = 0, more = 0;
+  auto quoted_list = [](const std::vector<std::string>& names) {
+    std::string list;
+    for (size_t k = 0; k < names.size(); ++k)
+      list += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + escape_name(names[k]);
+    return list;
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::vector<std::vector<std::string>> groups(3);  // the same spelling, other names, the export
+    if (const auto it = also.find(i); it != also.end())
+      for (const std::string& name : it->second) groups[name == files[i] ? 0 : 1].push_back(name);
+    if (const auto it = through.find(i); it != through.end()) groups[2] = it->second;
+    const std::string kept = escape_name(files[i]);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<std::string>& names = groups[g];
+      if (names.empty()) continue;
+      if (named == kNamed) {
+        more += names.size();
+        continue;
+      }
+      ++named;
+      const std::string are = names.size() == 1 ? " is " : " are ";
+      notes.push_back(g == 0   ? kept + " was named " + std::to_string(names.size() + 1) + " times: read once."
+                      : g == 1 ? quoted_list(names) + are + kept +
+                                     " (the same file, under another name or through a link): read once."
+                               : quoted_list(names) + are + kept + "'s export: read once, through the report.");
+    }
+  }
+  if (more) notes.push_back(detail::plural(more, "more name", "more names") + " of reports named already: read once.");
+  return out;
+}
+
 }  // namespace
 
 bool natural_less(const std::string& a, const std::string& b) {
@@ -109,12 +182,13 @@ std::vector<std::string> expand_report_inputs(const std::vector<std::string>& ar
   std::vector<std::string> files;
   for (const std::string& arg : args) {
     std::error_code ec;
-    const bool exists = std::filesystem::exists(arg, ec);
+    const bool exists = path_exists(arg);  // not opened to look: a FIFO would block
     std::vector<std::string> found;
     if (exists && std::filesystem::is_directory(arg, ec)) {
       found = folder_reports(arg);
       if (found.empty())
-        throw TraceError("the folder " + escape_name(arg) + " holds no trace (.sqlite, .nsys-rep or .qdrep file).");
+        throw TraceError("the folder " + escape_name(arg) +
+                         " holds no trace (.sqlite, .nsys-rep, .qdrep, .pt.trace.json or .json.gz file).");
     } else if (!exists && has_glob_characters(arg)) {
       found = glob_matches(arg);
       if (found.empty()) throw TraceError("no file matches " + escape_name(arg) + ".");
@@ -125,26 +199,7 @@ std::vector<std::string> expand_report_inputs(const std::vector<std::string>& ar
     if (files.size() > kMaxJobReports)
       throw TraceError(format("more than %zu reports in one job: name fewer.", kMaxJobReports));
   }
-  // Each report once: a path named twice, and an export beside the report it came from.
-  std::set<std::string> seen, reports;
-  for (const std::string& f : files)
-    if (is_nsys_report(f)) reports.insert(export_path_for(f));
-  std::vector<std::string> out;
-  size_t twice = 0, exports = 0;
-  for (const std::string& f : files) {
-    if (!seen.insert(f).second) {
-      ++twice;
-    } else if (!is_nsys_report(f) && reports.count(f)) {
-      ++exports;
-    } else {
-      out.push_back(f);
-    }
-  }
-  if (twice) notes.push_back(detail::plural(twice, "path was", "paths were") + " named more than once: read once.");
-  if (exports)
-    notes.push_back(detail::plural(exports, "export", "exports") +
-                    " beside its report (R.sqlite with R.nsys-rep) left out: the report is read through it.");
-  return out;
+  return each_report_once(files, notes);
 }
 
 namespace {
@@ -161,7 +216,7 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
   row.program = program_name(a.program);
   row.lap_ms = a.lap_ms;
   row.lap_source = a.lap_source;
-  row.busy_pct = a.span_fill_pct.median;
+  row.span_fill_pct = a.span_fill_pct.median;
   row.bound = a.bound;
   row.verdict = a.verdict;
   row.steady_iterations = a.steady_count;
@@ -174,7 +229,7 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
     x.host_ns = it.duration();
     x.has_gpu = it.has_gpu;
     x.gpu_ns = it.gpu_span();
-    x.busy_pct = it.span_fill_pct();  // as analyze's JSON
+    x.span_fill_pct = it.span_fill_pct();  // as analyze's JSON
     row.iterations.push_back(x);
   }
   for (size_t i = 0; i < json_rows(a.top, a.range_patterns.size()); ++i) {
@@ -186,14 +241,19 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
 
 }  // namespace
 
-std::vector<JobRow> report_rows(const std::string& file, const ReportOptions& o) {
+namespace {
+
+// One report's rows, and what they were read through (an .nsys-rep's SQLite export; kept while
+// the straggler may still read it, for an export that went to a temporary folder).
+std::vector<JobRow> read_report(const std::string& file, const ReportOptions& o,
+                                std::shared_ptr<const TraceSource>* source) {
   try {
     check_input(file, "a trace", Missing::Allow);
   } catch (const InputError& e) {
     throw TraceError(e.what());
   }
-  const TraceSource source = open_trace_source(file, stderr);
-  auto t = std::make_unique<const Trace>(load_nsys_sqlite(source.path()));
+  auto opened = std::make_shared<const TraceSource>(open_trace_source(file, stderr));
+  auto t = std::make_unique<const Trace>(load_trace(opened->path()));
   const TraceJoin j(*t);
   require_ranges_left(*t);
   const ProcessReports reports = analyze_per_process(j, o);
@@ -202,15 +262,18 @@ std::vector<JobRow> report_rows(const std::string& file, const ReportOptions& o)
   const bool with_pid = reports.each.size() > 1 || o.pid.has_value();
   std::vector<JobRow> rows;
   for (const ProcessReport& r : reports.each) rows.push_back(summarize(file, *t, r, with_pid));
+  if (source) *source = std::move(opened);
   return rows;
 }
 
-namespace {
+}  // namespace
 
-// Runs work(i) for i in [0, n) on at most `workers` threads, each taking the next index when it
-// is done with one; after a failure no new index is started. Returns the failures by index.
-template <class Work>
-std::map<size_t, std::string> run_pool(size_t n, unsigned workers, Work work) {
+std::vector<JobRow> report_rows(const std::string& file, const ReportOptions& o) {
+  return read_report(file, o, nullptr);
+}
+
+std::map<size_t, std::string> run_pool(size_t n, unsigned workers, const std::function<void(size_t)>& work,
+                                       unsigned* started) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex m;
@@ -227,11 +290,20 @@ std::map<size_t, std::string> run_pool(size_t n, unsigned workers, Work work) {
     }
   };
   std::vector<std::thread> threads;
-  for (unsigned w = 1; w < workers && w < n; ++w) threads.emplace_back(loop);
+  for (unsigned w = 1; w < workers && w < n; ++w) {
+    try {
+      threads.emplace_back(loop);
+    } catch (const std::exception&) {
+      break;  // no thread to be had (a process limit, address space): the pool is what started
+    }
+  }
+  if (started) *started = static_cast<unsigned>(threads.size() + 1);
   loop();  // this thread is a worker too
   for (std::thread& th : threads) th.join();
   return errors;
 }
+
+namespace {
 
 // The lower median of the rows' laps, the slowest and the fastest; ties in input order.
 JobSpread spread_of(const std::vector<JobRow>& rows) {
@@ -252,8 +324,11 @@ std::string row_label(const JobRow& r) {
   return escape_name(r.file) + (r.pid ? " (process " + std::to_string(*r.pid) + ")" : "");
 }
 
+// What each report was read through, by file: the straggler reads the same.
+using Sources = std::map<std::string, std::shared_ptr<const TraceSource>>;
+
 // The straggler against the median row, layer by layer (diff_runs), and what it found in words.
-Straggler find_straggler(const Job& job, const JobSpread& s, const JobOptions& o) {
+Straggler find_straggler(const Job& job, const JobSpread& s, const JobOptions& o, const Sources& sources) {
   DiffOptions d = o.diff;
   d.range = o.report.range;
   d.skip_warmup = o.report.skip_warmup;
@@ -264,8 +339,16 @@ Straggler find_straggler(const Job& job, const JobSpread& s, const JobOptions& o
   // The two sides read at once, as the reports were.
   std::optional<DiffSide> sides[2];
   const JobRow* which[2] = {&med, &slow};
-  const std::map<size_t, std::string> errors =
-      run_pool(2, std::max(1u, job.workers), [&](size_t i) { sides[i] = load_run(which[i]->file, d, which[i]->pid); });
+  const std::map<size_t, std::string> errors = run_pool(2, std::max(1u, job.workers), [&](size_t i) {
+    const std::string& file = which[i]->file;
+    const auto read = sources.find(file);
+    // The export the job read; a report read elsewhere (job_from_rows) is opened as analyze opens it.
+    const std::shared_ptr<const TraceSource> source =
+        read != sources.end() && read->second ? read->second
+                                              : std::make_shared<TraceSource>(open_trace_source(file, stderr));
+    sides[i] = load_run(source->path(), d, which[i]->pid);
+    sides[i]->file = file;
+  });
   if (!errors.empty()) throw TraceError("the straggler's comparison: " + errors.begin()->second);
   st.diff = diff_runs(std::move(*sides[0]), std::move(*sides[1]), d);
   st.layer = straggler_layer(st.diff);
@@ -274,7 +357,7 @@ Straggler find_straggler(const Job& job, const JobSpread& s, const JobOptions& o
   if (slow.pid) words.insert(words.end(), {"--pid-after", std::to_string(*slow.pid)});
   if (!o.report.range.empty()) words.insert(words.end(), {"--range", o.report.range});
   if (o.report.skip_warmup) words.insert(words.end(), {"--skip-warmup", std::to_string(*o.report.skip_warmup)});
-  st.command = escape_name(detail::shell_words(words));
+  st.command = shell_words(words);
 
   const DiffRow& whole = st.diff.rows.front();
   std::string v = "The slowest, " + row_label(slow) +
@@ -329,28 +412,18 @@ int straggler_layer(const Diff& d) {
   return best;
 }
 
-Job analyze_job(const std::vector<std::string>& files, const JobOptions& o) {
+namespace {
+
+Job summarize_job(const std::vector<std::string>& files, std::vector<std::vector<JobRow>> each, const JobOptions& o,
+                  unsigned workers, const Sources& sources) {
   Job job;
   job.inputs = files;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  job.workers =
-      static_cast<unsigned>(std::min<size_t>(o.workers ? o.workers : cores, std::max<size_t>(files.size(), 1)));
-  std::vector<std::vector<JobRow>> each(files.size());
-  Progress::Tally reading("reading reports", files.size(), "reports");  // the progress line (trace/model/progress.h)
-  const std::map<size_t, std::string> errors = run_pool(files.size(), job.workers, [&](size_t i) {
-    each[i] = report_rows(files[i], o.report);
-    reading.step();
-  });
-  if (!errors.empty()) {
-    const auto& [i, what] = *errors.begin();
-    const std::string name = escape_name(files[i]);
-    throw TraceError(what.find(name) != std::string::npos ? what : "report " + name + ": " + what);
-  }
+  job.workers = workers;
   for (std::vector<JobRow>& rows : each)
     for (JobRow& r : rows) job.rows.push_back(std::move(r));
   if (job.rows.size() >= 2) {
     job.spread = spread_of(job.rows);
-    job.straggler = find_straggler(job, *job.spread, o);
+    job.straggler = find_straggler(job, *job.spread, o, sources);
   }
   job.top = o.report.top;
   job.gate_pct = o.fail_if_spread_pct;
@@ -360,6 +433,148 @@ Job analyze_job(const std::vector<std::string>& files, const JobOptions& o) {
                              job.spread->slowest_over_median_pct, *o.fail_if_spread_pct);
   }
   return job;
+}
+
+}  // namespace
+
+Job analyze_job(const std::vector<std::string>& files, const JobOptions& o) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned asked =
+      static_cast<unsigned>(std::min<size_t>(o.workers ? o.workers : cores, std::max<size_t>(files.size(), 1)));
+  std::vector<std::vector<JobRow>> each(files.size());
+  std::vector<std::shared_ptr<const TraceSource>> read(files.size());
+  unsigned started = 1;
+  Progress::Tally reading("reading reports", files.size(), "reports");  // the progress line (trace/model/progress.h)
+  const std::map<size_t, std::string> errors = run_pool(
+      files.size(), asked,
+      [&](size_t i) {
+        each[i] = read_report(files[i], o.report, &read[i]);
+        reading.step();
+      },
+      &started);
+  if (!errors.empty()) {
+    const auto& [i, what] = *errors.begin();
+    const std::string name = escape_name(files[i]);
+    throw TraceError(what.find(name) != std::string::npos ? what : "report " + name + ": " + what);
+  }
+  Sources sources;
+  for (size_t i = 0; i < files.size(); ++i) sources.emplace(files[i], std::move(read[i]));
+  Job job = summarize_job(files, std::move(each), o, started, sources);
+  if (started < asked)
+    job.notes.push_back(
+        format("%u threads could start of the %u asked for (the process's limits): the reports were "
+               "read %u at a time.",
+               started, asked, started));
+  return job;
+}
+
+Job job_from_rows(const std::vector<std::string>& files, std::vector<std::vector<JobRow>> each, const JobOptions& o) {
+  return summarize_job(files, std::move(each), o, std::max(1u, o.workers), {});
+}
+
+namespace {
+
+// A field of a row document, of the type job_json writes; throws a sentence naming it.
+struct RowReader {
+  const std::string& path;
+  size_t doc;
+  const nlohmann::json& at(const nlohmann::json& j, const char* key, nlohmann::json::value_t type) const {
+    const auto it = j.find(key);
+    const bool number = type == nlohmann::json::value_t::number_float;
+    if (it == j.end() ||
+        !(it->type() == type || (number && it->is_number()) ||
+          (type == nlohmann::json::value_t::number_unsigned && it->is_number_integer() && it->get<int64_t>() >= 0)))
+      throw TraceError(escape_name(path) + ": document " + std::to_string(doc) +
+                       " is not what `laptime analyze --job FILE --json` writes (its `" + key +
+                       "` is missing or of another type).");
+    return *it;
+  }
+};
+
+Bound bound_named(const std::string& name, const RowReader& r) {
+  for (Bound b :
+       {Bound::GpuBound, Bound::SyncBound, Bound::LaunchBound, Bound::InputBound, Bound::Mixed, Bound::NoGpuWork})
+    if (name == bound_name(b)) return b;
+  throw TraceError(escape_name(r.path) + ": document " + std::to_string(r.doc) +
+                   " has a bound laptime does not name, '" + escape_name(name) + "'.");
+}
+
+JobRow row_from_json(const nlohmann::json& j, const RowReader& r) {
+  using V = nlohmann::json::value_t;
+  JobRow row;
+  row.file = r.at(j, "file", V::string).get<std::string>();
+  if (j.contains("pid")) {
+    row.pid = static_cast<uint32_t>(r.at(j, "pid", V::number_unsigned).get<uint64_t>());
+    row.process = r.at(j, "process", V::string).get<std::string>();
+  }
+  row.gpu = r.at(j, "gpu", V::string).get<std::string>();
+  row.program = r.at(j, "program", V::string).get<std::string>();
+  row.lap_ms = r.at(j, "lap_ms", V::number_float).get<double>();
+  row.lap_source = r.at(j, "lap_source", V::string).get<std::string>();
+  row.span_fill_pct = r.at(j, "span_fill_pct", V::number_float).get<double>();
+  row.bound = bound_named(r.at(j, "bound", V::string).get<std::string>(), r);
+  row.verdict = r.at(j, "verdict", V::string).get<std::string>();
+  row.steady_iterations = r.at(j, "steady_iterations", V::number_unsigned).get<size_t>();
+  for (const auto& n : r.at(j, "notes", V::array)) row.notes.push_back(n.is_string() ? n.get<std::string>() : "");
+  for (const auto& x : r.at(j, "iterations", V::array)) {
+    JobIteration it;
+    it.index = r.at(x, "index", V::number_unsigned).get<uint64_t>();
+    it.steady = r.at(x, "steady", V::boolean).get<bool>();
+    it.host_ns = r.at(x, "host_ns", V::number_unsigned).get<Ns>();
+    it.has_gpu = x.contains("gpu_ns");
+    if (it.has_gpu) {
+      it.gpu_ns = r.at(x, "gpu_ns", V::number_unsigned).get<Ns>();
+      it.span_fill_pct = r.at(x, "span_fill_pct", V::number_float).get<double>();
+    }
+    row.iterations.push_back(it);
+  }
+  for (const auto& l : r.at(j, "layers", V::array))
+    row.layers.push_back({r.at(l, "range", V::string).get<std::string>(),
+                          r.at(l, "count", V::number_unsigned).get<size_t>(),
+                          r.at(l, "time_ns", V::number_unsigned).get<Ns>()});
+  return row;
+}
+
+}  // namespace
+
+std::vector<std::vector<JobRow>> job_rows_from_json(const std::string& path, const std::vector<std::string>& files) {
+  try {
+    check_input(path, "the reports' rows");
+  } catch (const InputError& e) {
+    throw TraceError(e.what());
+  }
+  std::ifstream f(path, std::ios::binary);
+  nlohmann::json docs;
+  try {
+    docs = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception&) {
+    throw TraceError(escape_name(path) +
+                     " is not JSON: it should hold the documents `laptime analyze --job FILE --json` "
+                     "writes, one a report, in a JSON array.");
+  }
+  if (!docs.is_array() || docs.size() != files.size())
+    throw TraceError(escape_name(path) + " holds " +
+                     (docs.is_array() ? std::to_string(docs.size()) + " documents" : std::string("no JSON array")) +
+                     " for the job's " + detail::plural(files.size(), "report", "reports") +
+                     ": it should hold one `laptime analyze --job FILE --json` document a report, in their order.");
+  std::vector<std::vector<JobRow>> each(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const RowReader r{path, i};
+    const nlohmann::json& doc = docs[i];
+    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != "laptime.job/1")
+      throw TraceError(escape_name(path) + ": document " + std::to_string(i) + " is not laptime.job/1.");
+    for (const auto& j : r.at(doc, "reports", nlohmann::json::value_t::array)) {
+      JobRow row = row_from_json(j, r);
+      // The documents hold names escaped (job_json); the job reads the file as it was named.
+      if (row.file != escape_name(files[i]))
+        throw TraceError(escape_name(path) + ": document " + std::to_string(i) + " holds the rows of " +
+                         escape_name(row.file) + ", not of " + escape_name(files[i]) + ", the job's report " +
+                         std::to_string(i) + ".");
+      row.file = files[i];
+      each[i].push_back(std::move(row));
+    }
+  }
+  return each;
 }
 
 }  // namespace laptime::trace

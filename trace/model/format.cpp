@@ -148,19 +148,4 @@ void print_more_rows(std::FILE* out, size_t omitted, int indent, const char* wha
   if (omitted) std::fprintf(out, "%*s... %zu more %s (--top 0 for all)\n", indent, "", omitted, what);
 }
 
-std::string shell_word(const std::string& word) {
-  bool plain = !word.empty();
-  for (unsigned char c : word) plain = plain && (std::isalnum(c) || std::strchr("+-./:=@_,", c) != nullptr) && c < 0x80;
-  if (plain) return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string shell_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
-  return out;
-}
-
 }  // namespace laptime::trace::detail

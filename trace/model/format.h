@@ -34,13 +34,6 @@ std::string range_text(const Trace& t, int range);
 // The same as an interned Name.
 Name range_name(const Trace& t, int range);
 
-// A word for a POSIX shell: as it is when it holds only characters no shell treats specially
-// (letters, digits, and + - . / : = @ _ ,), else in single quotes with each ' written '\''. A
-// command line built of these pastes back as the same words, whatever the names hold ($, `, ;,
-// spaces, newlines).
-std::string shell_word(const std::string& word);
-std::string shell_words(const std::vector<std::string>& words);
-
 // Iteration numbers as runs: {1,2,3,5,7,8} -> "1-3, 5, 7-8".
 std::string number_runs(const std::vector<uint64_t>& sorted);
 

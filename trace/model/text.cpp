@@ -3,6 +3,7 @@
 #include "core/output_file.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -112,9 +113,78 @@ std::string one_line(std::string_view sentence) {
   return out;
 }
 
-std::string xml_escape(std::string_view s) {
+namespace {
+
+// Characters no shell treats specially: such a word needs no quotes.
+bool plain_shell_char(unsigned char c) { return c < 0x80 && (std::isalnum(c) || std::strchr("+-./:=@_,", c)); }
+
+// U+0080..U+009F (C2 80..C2 9F): valid UTF-8, but C1 controls a terminal may act on.
+bool c1_control(std::string_view s, size_t i, size_t n) {
+  return n == 2 && static_cast<unsigned char>(s[i]) == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+}
+
+// Bytes at s[i] (n of them, 0: not UTF-8) that a printed line may not carry as they are: what
+// escape_name escapes, and the C1 controls.
+bool unprintable(std::string_view s, size_t i, size_t n) {
+  return n == 0 || (n == 1 && control(static_cast<unsigned char>(s[i]))) || nonchar(s, i, n) || c1_control(s, i, n);
+}
+
+}  // namespace
+
+std::string shell_word(std::string_view word) {
+  bool plain = !word.empty(), single = true;
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = utf8_sequence(word, i);
+    plain = plain && n == 1 && plain_shell_char(static_cast<unsigned char>(word[i]));
+    single = single && !unprintable(word, i, n);
+    i += n == 0 ? 1 : n;
+  }
+  if (plain) return std::string(word);
   std::string out;
-  for (char c : escape_name(s)) {
+  if (single) {
+    out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  out = "$'";
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = utf8_sequence(word, i), bytes = n == 0 ? 1 : n;
+    const unsigned char c = static_cast<unsigned char>(word[i]);
+    if (unprintable(word, i, n) || c == '!') {
+      for (size_t k = 0; k < bytes; ++k) append_hex(out, static_cast<unsigned char>(word[i + k]));
+    } else {
+      if (c == '\'' || c == '\\') out += '\\';
+      out.append(word.substr(i, n));
+    }
+    i += bytes;
+  }
+  return out + "'";
+}
+
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
+  return out;
+}
+
+std::string shell_cd(const std::string& dir) {
+  return "cd " + shell_word(!dir.empty() && dir.front() == '-' ? "./" + dir : dir) + " && ";
+}
+
+std::string sql_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+namespace {
+
+// escape_name, then & < > " as entities and ' as `apos`: XML's and HTML's rules differ only there.
+std::string with_entities(std::string_view s, const char* apos) {
+  const std::string clean = escape_name(s);
+  std::string out;
+  out.reserve(clean.size() + 16);
+  for (char c : clean) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -129,11 +199,70 @@ std::string xml_escape(std::string_view s) {
         out += "&quot;";
         break;
       case '\'':
-        out += "&apos;";
+        out += apos;
         break;
       default:
         out += c;
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view s) { return with_entities(s, "&apos;"); }
+
+// &apos; is XML's; HTML 4 lacks it, so a page uses the numeric reference.
+std::string html_escape(std::string_view s) { return with_entities(s, "&#39;"); }
+
+namespace {
+
+// U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR (E2 80 A8, E2 80 A9) at s[i].
+bool line_terminator(std::string_view s, size_t i) {
+  return i + 2 < s.size() && static_cast<unsigned char>(s[i]) == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+         (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9);
+}
+
+}  // namespace
+
+std::string js_string(std::string_view s) {
+  const std::string clean = escape_name(s);  // no control character or invalid byte is left
+  std::string out = "\"";
+  out.reserve(clean.size() + 16);
+  for (size_t i = 0; i < clean.size(); ++i) {
+    const char c = clean[i];
+    if (line_terminator(clean, i)) {
+      out += static_cast<unsigned char>(clean[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else if (c == '\\' || c == '"' || c == '\'') {
+      out += '\\';
+      out += c;
+    } else if (c == '<' || c == '>' || c == '&') {
+      append_hex(out, static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string script_json(std::string_view json_text) {
+  std::string out;
+  out.reserve(json_text.size() + json_text.size() / 64);
+  for (size_t i = 0; i < json_text.size(); ++i) {
+    const char c = json_text[i];
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else if (line_terminator(json_text, i)) {
+      out += static_cast<unsigned char>(json_text[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else
+      out += c;
   }
   return out;
 }

@@ -194,6 +194,7 @@ void Trace::finalize() {
   }
   for (Gpu& g : gpus) clean(g.name);
   for (auto& [thread, name] : thread_names) clean(name);
+  for (auto& [pid, name] : process_names) clean(name);
   std::map<std::pair<std::string, uint32_t>, std::string> categories;
   for (auto [key, name] : category_names) {
     std::string domain = key.first;
@@ -292,6 +293,8 @@ std::string Trace::category_name(const NvtxEvent& r) const {
 }
 
 std::string process_name(const Trace& t, uint32_t pid) {
+  if (auto named = t.process_names.find(pid); named != t.process_names.end() && !named->second.empty())
+    return named->second;
   auto it = t.thread_names.find({pid, pid});  // the main thread's name is the program's
   if (it != t.thread_names.end() && !it->second.empty()) return it->second;
   // Else its first named thread (a trace written by another tool may number threads otherwise).

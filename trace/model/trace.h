@@ -193,6 +193,13 @@ struct Gpu {
   int sm_count = 0;
 };
 
+// Which profiler wrote the trace a reader filled (the report may word things in its terms).
+enum class TraceFormat : uint8_t {
+  Nsys,     // an Nsight Systems SQLite export (or an .nsys-rep read through one)
+  Laptime,  // laptime's own CUPTI capture, in the nsys schema
+  Kineto,   // the PyTorch profiler's Chrome trace JSON (trace/read/kineto_json.h)
+};
+
 // Why the reader left a row out (trace/model/validate.cpp names them for the report).
 enum class DropReason : int {
   Null,            // a time or id is NULL
@@ -228,6 +235,7 @@ struct Trace {
   Name intern(std::string_view s) { return names->intern(s); }
 
   std::string source;  // where it came from, for the report header: "nsys 2024.6.2 (schema 3.16.1)"
+  TraceFormat format = TraceFormat::Nsys;
   std::vector<Kernel> kernels;
   std::vector<Memcpy> memcpys;
   std::vector<Memset> memsets;
@@ -238,6 +246,9 @@ struct Trace {
   std::vector<GraphNode> graph_nodes;      // node-level graph trace: where each node was made
   std::vector<Gpu> gpus;
   std::map<std::pair<uint32_t, uint32_t>, std::string> thread_names;  // (pid, tid) -> name
+  // Names the trace gives its processes itself (Kineto's process_name records, with the rank of a
+  // distributed job: "python rank 3"): pid -> name. Empty for nsys, which names threads only.
+  std::map<uint32_t, std::string> process_names;
   // Names given with nvtxDomainNameCategory: (domain, category) -> name.
   std::map<std::pair<std::string, uint32_t>, std::string> category_names;
   // What the reader had to leave out or guess, one sentence each ("3 NVTX ranges were
@@ -279,8 +290,9 @@ std::string demangle(const std::string& mangled);
 // layernorm_kernel<__nv_bfloat16>(__nv_bfloat16*, int)" -> "layernorm_kernel").
 std::string short_kernel_name(const std::string& demangled);
 
-// A process's name as the trace records it: its main thread's (nsys names it after the
-// program), else its first named thread's, "" when the trace names none.
+// A process's name as the trace records it: the name it gives the process (Trace::process_names),
+// else its main thread's (nsys names it after the program), else its first named thread's, ""
+// when the trace names none.
 std::string process_name(const Trace& t, uint32_t pid);
 // "4100 (python)": the pid and that name (clipped), or the pid alone.
 std::string process_label(const Trace& t, uint32_t pid);

@@ -73,14 +73,6 @@ std::string shape_text(const NcuCommandOptions& o) {
   return "B=" + (o.batch ? std::to_string(*o.batch) : std::string("256")) + " " + s + "x" + s;
 }
 
-// What a shell line cannot carry when pasted: a control character (a newline ends the line).
-void require_quotable(const char* flag, const std::string& w) {
-  for (char c : w)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
-      throw TraceError(std::string(flag) + " holds a control character ('" + escape_name(w) +
-                       "'), which no shell line can carry: give a plain name.");
-}
-
 // `ncu FILTER SECTIONS (-f -o STEM | --csv ...) PROGRAM... [> OUTPUT]`, every word quoted for the
 // shell; the NVTX filter in single quotes as ncu's documentation writes it (it holds only
 // letters, digits, `@`, `/`, `.` and `_`: checked before).
@@ -93,9 +85,9 @@ std::string ncu_line(const std::string& filter, bool csv, const std::string& ste
   else
     words.insert(words.end(), {"-f", "-o", stem});
   words.insert(words.end(), program.begin(), program.end());
-  std::string line = detail::shell_words(words);
+  std::string line = shell_words(words);
   line.insert(std::string("ncu --nvtx").size(), " --nvtx-include '" + filter + "'");
-  return line + (csv ? " > " + detail::shell_word(output) : "");
+  return line + (csv ? " > " + shell_word(output) : "");
 }
 
 // `laptime kernels --command lab KERNEL`: ncu over `laptime lab KERNEL --once`, which makes one
@@ -116,15 +108,16 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
   NcuCommand c;
   const std::string stem =
       o.output.empty() ? "lab_" + o.lab_kernel + (o.precision.empty() ? "" : "_" + o.precision) : o.output;
-  require_quotable("--binary", o.binary);
-  require_quotable("--output", stem);
   std::vector<std::string> lab{o.binary, "lab", o.lab_kernel};
   if (!o.precision.empty()) lab.insert(lab.end(), {"-p", o.precision});
+  for (const std::string& file : o.lab_tries) {
+    lab.insert(lab.end(), {"--try", file});
+  }
   lab.insert(lab.end(), {"--once", "--json", stem + ".json"});
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
   c.ncu = ncu_line("laptime@lab/" + o.lab_kernel + "/", o.csv, stem, lab, c.output);
-  c.read = detail::shell_words({"laptime", "kernels", c.output});
+  c.read = shell_words({"laptime", "kernels", c.output});
   c.notes.push_back(
       "--once makes one call a version and shape (the checks run outside the ranges and are not "
       "profiled); ncu replays each kernel alone, about a second each on an H200, after the program's own "
@@ -132,6 +125,11 @@ NcuCommand lab_command(const NcuCommandOptions& o) {
   c.notes.push_back("--json " + stem + ".json makes the lab write " + c.costs +
                     " beside it: what each version must move, which `laptime kernels` finds beside " + c.output +
                     " (one row a version, lab/" + o.lab_kernel + "/vN).");
+  if (!o.lab_tries.empty())
+    c.notes.push_back(
+        "each --try file is one more rung, compiled with -lineinfo so ncu shows its source: its row is "
+        "lab/" +
+        o.lab_kernel + "/ and the file's name; with --once it runs in the lab's own process.");
   return c;
 }
 
@@ -152,6 +150,7 @@ double ncu_seconds_per_kernel() { return kGpt2.per_kernel_s; }
 
 NcuCommand ncu_command(const NcuCommandOptions& o) {
   if (o.model == "lab") return lab_command(o);
+  if (!o.lab_tries.empty()) throw TraceError("--try goes with --command lab KERNEL: a file of yours is a lab rung.");
   if (o.model != "gpt2" && o.model != "resnet50")
     throw TraceError("--command takes gpt2, resnet50 or lab, not '" + escape_name(o.model) + "'.");
   if (o.model == "gpt2" && (o.image_size || !o.stem.empty()))
@@ -179,9 +178,6 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
       stem += "_" + w;
     }
   }
-  require_quotable("--binary", o.binary);
-  require_quotable("--output", stem);
-  for (const std::string* w : {&o.precision, &o.attention, &o.stem}) require_quotable("--command", *w);
   // Every word quoted for the shell: the line is pasted as it is printed.
   std::vector<std::string> bench{o.binary, "bench", o.model};
   if (o.batch) bench.insert(bench.end(), {"-b", std::to_string(*o.batch)});
@@ -194,7 +190,7 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
   c.output = stem + (o.csv ? ".csv" : ".ncu-rep");
   c.costs = stem + ".layers.json";
   c.ncu = ncu_line("laptime@forward/" + (o.within.empty() ? "" : o.within + "/"), o.csv, stem, bench, c.output);
-  c.read = detail::shell_words({"laptime", "kernels", c.output});
+  c.read = shell_words({"laptime", "kernels", c.output});
   const Measured& m = o.model == "gpt2" ? kGpt2 : kResnet;
   c.kernels = kernels_of(o);
   c.seconds = m.start_s + c.kernels * m.per_kernel_s;
@@ -221,13 +217,15 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
 }
 
 void print_ncu_command(const NcuCommand& c, std::FILE* out) {
+  // Every line through escape_name: the command lines are shell_words' printable text (unchanged
+  // by it), and a name in the heading or a note is shown, never sent to the terminal as it is.
   if (c.kernels == 0)
     std::fprintf(out, "Profile each version once with Nsight Compute, then read it per version:\n\n");
   else
     std::fprintf(out, "Profile %s with Nsight Compute (about %.0f s: %d kernels), then read it per layer:\n\n",
-                 c.what.c_str(), c.seconds, c.kernels);
-  std::fprintf(out, "  %s\n  %s\n\n", c.ncu.c_str(), c.read.c_str());
-  for (const std::string& n : c.notes) detail::print_wrapped(out, "- " + n, 2);
+                 escape_name(c.what).c_str(), c.seconds, c.kernels);
+  std::fprintf(out, "  %s\n  %s\n\n", escape_name(c.ncu).c_str(), escape_name(c.read).c_str());
+  for (const std::string& n : c.notes) detail::print_wrapped(out, "- " + escape_name(n), 2);
 }
 
 }  // namespace laptime::trace

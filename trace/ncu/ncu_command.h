@@ -33,8 +33,9 @@ const std::vector<std::string>& ncu_sections();
 double ncu_seconds_per_kernel();
 
 struct NcuCommandOptions {
-  std::string model;       // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
-  std::string lab_kernel;  // lab: the kernel (`laptime lab --list`)
+  std::string model;                   // gpt2 or resnet50, or lab (laptime lab's versions of one kernel)
+  std::string lab_kernel;              // lab: the kernel (`laptime lab --list`)
+  std::vector<std::string> lab_tries;  // lab: --try FILE.cu, each: a learner's file as one more rung (lab/KERNEL/FILE)
   std::string binary = "./build/bench/laptime";
   std::optional<int> batch, seq, image_size;
   std::string precision, attention, stem;  // passed to the bench as given; empty: its defaults

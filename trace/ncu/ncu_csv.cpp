@@ -535,7 +535,8 @@ NcuReport parse_ncu_csv(std::istream& in, const std::string& source, const NcuLi
 }
 
 std::string ncu_import_command(const std::string& rep, const std::string& csv) {
-  return "ncu --import " + rep + " --csv --page raw --print-units base > " + csv;
+  return shell_words({"ncu", "--import", rep, "--csv", "--page", "raw", "--print-units", "base"}) + " > " +
+         shell_word(csv);
 }
 
 NcuReport read_ncu_report(const std::string& path) {
@@ -548,7 +549,8 @@ NcuReport read_ncu_report(const std::string& path) {
   const std::string ncu = find_on_path("ncu");
   if (ncu.empty())
     throw TraceError(path + " is an Nsight Compute report file and there is no ncu on PATH to convert it: run `" +
-                     command + "` where Nsight Compute is installed, then `laptime kernels " + stem + ".csv`.");
+                     command + "` where Nsight Compute is installed, then `" +
+                     shell_words({"laptime", "kernels", stem + ".csv"}) + "`.");
   NcuTempFile out, err;
   const int rc = run_ncu_import(ncu, path, out, err);
   if (rc != 0) {

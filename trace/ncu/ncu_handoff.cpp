@@ -12,40 +12,12 @@
 #include "trace/model/text.h"
 #include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sqlite.h"
 
 namespace laptime::trace {
 
 using detail::format;
-using detail::shell_word;
-
-CapturedCommand captured_command(const std::string& sqlite_path) {
-  sqlite::Db db(sqlite_path, SQLITE_OPEN_READONLY, sqlite::read_only_uri(sqlite_path));
-  const sqlite::Schema schema(db.get());
-  CapturedCommand c;
-  if (!schema.has("META_DATA_CAPTURE") || !schema.not_a_table("META_DATA_CAPTURE").empty()) return c;
-  sqlite::Stmt s(db.get(), "SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_0:%'");
-  std::string command;
-  std::map<size_t, std::string> arguments;  // by n: ARGUMENT_n
-  constexpr size_t kMaxArguments = 100000;
-  while (s.step()) {
-    const std::string name = s.text(0), value = s.text(1);
-    if (name == "PROCESS_0:COMMAND")
-      command = value;
-    else if (name == "PROCESS_0:WORKING_DIR")
-      c.working_dir = value;
-    else if (name.rfind("PROCESS_0:ARGUMENT_", 0) == 0) {
-      const std::string n = name.substr(19);
-      if (!n.empty() && n.size() < 7 && n.find_first_not_of("0123456789") == std::string::npos &&
-          std::stoul(n) < kMaxArguments)
-        arguments[std::stoul(n)] = value;
-    }
-  }
-  if (command.empty()) return c;
-  c.argv.push_back(command);
-  for (size_t i = 0; arguments.count(i); ++i) c.argv.push_back(arguments[i]);  // in order, up to a gap
-  return c;
-}
 
 namespace {
 
@@ -87,14 +59,35 @@ std::string stem_of(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// ncu's NVTX filter reads '@' as the split between domain and range and '/' as the end of a
+// push/pop range (and between nested ones); it has no escape for either. A name holding one
+// cannot be named in --nvtx-include: refused in one sentence.
+void require_filterable(const std::string& what, const std::string& name) {
+  const size_t at = name.find_first_of("@/");
+  if (at == std::string::npos) return;
+  throw TraceError(what + " `" + escape_name(name) + "` holds a '" + name[at] +
+                   "', which ncu's --nvtx-include reads as a separator ('@' between domain and range, '/' between "
+                   "nested ranges) and cannot escape: ncu cannot select this range by name.");
+}
+
+}  // namespace
+
 NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
+  if (!o.program.empty() && o.program.front().empty())
+    throw TraceError(
+        "the program after -- is an empty word: give the program to run, e.g. `laptime kernels --command "
+        "--from " +
+        shell_word(o.trace) + " -- python3 train.py`.");
+  if (!o.within.empty()) require_filterable("--within", o.within);
   try {
     check_input(o.trace, "a trace", Missing::Allow);
   } catch (const InputError& e) {
     throw TraceError(e.what());
   }
   const TraceSource source = open_trace_source(o.trace, stderr);
-  const auto t = std::make_unique<const Trace>(load_nsys_sqlite(source.path()));
+  const auto t = std::make_unique<const Trace>(load_trace(source.path()));
   const TraceJoin j(*t);
   ReportOptions ro;
   ro.pid = o.pid;
@@ -107,13 +100,27 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
   const Iteration& it = a.iterations[static_cast<size_t>(pick)];
   const NvtxEvent& range = t->nvtx[static_cast<size_t>(it.nvtx)];
 
-  CapturedCommand program{o.program, ""};
+  CapturedCommand program;
+  program.argv = o.program;
   if (program.argv.empty()) program = captured_command(source.path());
+  const std::string example = "`laptime kernels --command --from " + shell_word(o.trace) + " -- " +
+                              (program.argv.empty() ? "python3 train.py" : shell_word(program.argv.front()) + " ARGS") +
+                              "`";
   if (program.argv.empty())
     throw TraceError(escape_name(o.trace) +
                      " does not record the command it captured (META_DATA_CAPTURE): give "
-                     "the program after --, e.g. `laptime kernels --command --from " +
-                     shell_word(o.trace) + " -- python3 train.py`.");
+                     "the program after --, e.g. " +
+                     example + ".");
+  if (program.scrubbed)
+    throw TraceError(escape_name(o.trace) + " is a copy made by `laptime scrub`, which kept only the program's name (" +
+                     escape_name(program.argv.front()) +
+                     ") and removed its arguments and working folder: give the program and its arguments after --, "
+                     "e.g. " +
+                     example + ", run from its folder.");
+  if (!program.gap.empty())
+    throw TraceError(escape_name(o.trace) + " records the captured command with a gap in its arguments (no " +
+                     program.gap + "), so it cannot be rebuilt as it ran: give the program after --, e.g. " + example +
+                     ".");
 
   NcuCommand c;
   c.what = "one steady iteration of the traced program (`" + escape_name(range.text.str()) + "`" +
@@ -126,6 +133,8 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
     if (static_cast<int>(i) < pick)
       kernels_before += o.within.empty() ? a.iterations[i].kernels : kernels_within(*t, a.iterations[i].nvtx, o.within);
   }
+  if (!range.domain.empty()) require_filterable("the iteration range's NVTX domain", range.domain.str());
+  require_filterable("the iteration range", range.text.str());
   std::string include = (range.domain.empty() ? "" : range.domain.str() + "@") + range.text.str();
   if (range.kind == NvtxKind::PushPop)
     include += "/" + (o.within.empty() ? "" : o.within + "/");
@@ -146,10 +155,8 @@ NcuCommand ncu_handoff(const NcuHandoffOptions& o) {
   words.insert(words.end(), {"--print-units", "base", "-f", "-o", stem});
   words.insert(words.end(), program.argv.begin(), program.argv.end());
   c.output = stem + ".ncu-rep";
-  c.ncu = (program.working_dir.empty() ? "" : "cd " + shell_word(program.working_dir) + " && ") +
-          detail::shell_words(words);
-  c.ncu = escape_name(c.ncu);  // a control character in a name is shown, never sent to the terminal
-  c.read = "laptime kernels " + shell_word(c.output);
+  c.ncu = (program.working_dir.empty() ? "" : shell_cd(program.working_dir)) + shell_words(words);
+  c.read = shell_words({"laptime", "kernels", c.output});
   const double start_s =
       std::max<Ns>(0, t->nvtx[static_cast<size_t>(a.iterations.front().nvtx)].start - first_event(*t)) / 1e9;
   c.seconds = start_s + c.kernels * ncu_seconds_per_kernel();

@@ -9,8 +9,12 @@
 //     laptime's `forward`, gets --launch-skip and --launch-count of that iteration's kernels, as
 //     the trace counted them), or --within a layer inside it ("Forward Pass Iter 5/h.0/");
 //   - what `laptime kernels` reads: ncu_sections(), --print-units base, -o REPORT (-f);
-//   - every word quoted for a POSIX shell (detail::shell_words), so names with spaces, quotes or
-//     $(...) paste back as themselves;
+//   - every word quoted for the shell (shell_words, trace/model/text.h: bash's $'...' for control
+//     characters and bytes that are not UTF-8), so names with spaces, quotes, $(...) or two lines
+//     paste back as themselves; a working folder starting with '-' is `cd ./-x`;
+//   - refused in one sentence: a range, domain or --within name holding '/' or '@' (ncu's filter
+//     separators, which it cannot escape), a gap in the recorded arguments, a command `laptime
+//     scrub` reduced to its program's name, an empty program after --;
 //   - how long it runs: the program's own start as the trace saw it (capture start to the first
 //     iteration) plus ncu's seconds per profiled kernel (ncu_seconds_per_kernel()).
 #pragma once
@@ -20,17 +24,9 @@
 #include <vector>
 
 #include "trace/ncu/ncu_command.h"
+#include "trace/read/nsys_sqlite.h"  // captured_command
 
 namespace laptime::trace {
-
-// The command line a capture recorded; argv empty when the export has none (older exports,
-// laptime's own CUPTI traces).
-struct CapturedCommand {
-  std::vector<std::string> argv;
-  std::string working_dir;
-};
-// Throws TraceError when `sqlite_path` cannot be opened as SQLite.
-CapturedCommand captured_command(const std::string& sqlite_path);
 
 struct NcuHandoffOptions {
   std::string trace;                 // an .nsys-rep or its SQLite export (or laptime's own trace)

@@ -258,7 +258,7 @@ nlohmann::json ncu_layer_to_json(const NcuLayer& x, DeferredKernelLists* deferre
                     {"must_read_bytes", x.must_read},      {"precision", x.precision},
                     {"bytes_ratio", value(m.bytes_ratio)}, {"read_ratio", value(x.read_ratio)}};
     if (known(x.dram_bytes)) {
-      row["costs"]["measured"] = {{"intensity", p.intensity}, {"tflops", p.tflops}, {"gbps", p.gbps}};
+      row["costs"]["measured"] = {{"intensity_flop_per_byte", p.intensity}, {"tflops", p.tflops}, {"gbps", p.gbps}};
       if (p.has_bound) {
         row["costs"]["measured"]["bound"] = roof_bound_name(p.bound);
         row["costs"]["measured"]["pct_of_bound"] = p.pct_of_bound;
@@ -286,9 +286,9 @@ nlohmann::json ncu_layers_to_json(const NcuLayers& l, DeferredKernelLists* defer
                    {"thresholds",
                     {{"at_limit_pct", t.at_limit_pct},
                      {"latency_pct", t.latency_pct},
-                     {"excess_bytes", t.excess_bytes},
+                     {"excess_bytes_ratio", t.excess_bytes},
                      {"small_grid_waves", t.small_grid_waves},
-                     {"few_warps", t.few_warps}}},
+                     {"few_warps_per_scheduler", t.few_warps}}},
                    {"notes", l.notes},
                    {"layers", nlohmann::json::array()}};
   if (!l.converted_by.empty()) j["converted_by"] = l.converted_by;

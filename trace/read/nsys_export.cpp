@@ -15,6 +15,7 @@
 #include "core/os.h"
 #include "core/output_file.h"
 #include "trace/read/nsys_sqlite.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 #include "trace/read/sqlite.h"
 #include "trace/model/text.h"
@@ -103,7 +104,8 @@ TraceSource::~TraceSource() { remove_folder(temp_folder_); }
 
 TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   const struct timespec report_time = regular_mtime(path);
-  if (!is_nsys_report(path) || report_time.tv_sec < 0) return TraceSource(path);
+  // What the file is comes from its content (trace/read/open_trace.h): only a report is exported.
+  if (report_time.tv_sec < 0 || trace_kind(path) != TraceKind::NsysReport) return TraceSource(path);
   const std::string cache = export_path_for(path);
   const struct timespec cache_time = regular_mtime(cache);
   const bool stale = cache_time.tv_sec >= 0 && !not_older(cache_time, report_time);
@@ -115,7 +117,7 @@ TraceSource open_trace_source(const std::string& path, std::FILE* notes) {
   const std::string nsys = find_on_path("nsys");
   if (nsys.empty()) {
     const std::string command = std::string("nsys export --type sqlite ") + (stale ? "--force-overwrite true " : "") +
-                                "-o " + cache + " " + path;
+                                "-o " + shell_word(cache) + " " + shell_word(path);
     throw TraceError(path + " is an Nsight Systems report and nsys is not on PATH to export it" +
                      (stale ? " (" + cache + " beside it is older than the report)" : "") + ": run `" + command +
                      "` and analyze " + cache + ".");

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "trace/read/sqlite.h"
 #include "trace/model/error.h"
 #include "trace/model/validate.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 
@@ -32,7 +34,7 @@ void check_is_sqlite(const std::string& path) {
     throw TraceError(path +
                      " is an Nsight Systems report; laptime reads its SQLite export: run `nsys export --type "
                      "sqlite -o " +
-                     stem + ".sqlite " + path + "` and analyze " + stem + ".sqlite.");
+                     shell_word(stem + ".sqlite") + " " + shell_word(path) + "` and analyze " + stem + ".sqlite.");
   }
   if (f.gcount() == 0) throw TraceError(path + " is empty: it is not a trace.");
   throw TraceError(path +
@@ -40,10 +42,162 @@ void check_is_sqlite(const std::string& path) {
                    "--type sqlite REPORT.nsys-rep`) or a trace written by `laptime bench --trace`.");
 }
 
+const std::vector<TableRead>& tables_read() {
+  constexpr bool R = true;  // required
+  static const std::vector<TableRead> kTables = {
+      {"StringIds", {{"id"}, {"value"}}},
+      {"META_DATA_EXPORT",
+       {{"name"}, {"value"}},
+       {"LAPTIME_TRACE", "EXPORT_PRODUCT_VERSION", "EXPORT_SCHEMA_VERSION", "EXPORT_SCHEMA_VERSION_MAJOR",
+        "EXPORT_SCHEMA_VERSION_MINOR", "EXPORT_SCHEMA_VERSION_MICRO"}},
+      {"META_DATA_CAPTURE",
+       {{"name"}, {"value"}},
+       {"PROCESS_0:COMMAND", "PROCESS_0:ARGUMENT_#", "PROCESS_0:WORKING_DIR", kCommandScrubbedRow}},
+      {"ANALYSIS_DETAILS", {{"stopTime"}}},
+      {"ThreadNames", {{"nameId", false, true}, {"globalTid"}}},
+      {"TARGET_INFO_GPU", {{"id"}, {"name"}, {"smCount"}}},
+      {"ENUM_CUDA_MEM_KIND", {{"id"}, {"name"}}},
+      {"ENUM_CUDA_MEMCPY_OPER", {{"id"}, {"name"}}},
+      {"ENUM_CUPTI_SYNC_TYPE", {{"id"}, {"name"}}},
+      {"ENUM_NSYS_EVENT_TYPE", {{"id"}, {"name"}}},
+      {"CUPTI_ACTIVITY_KIND_KERNEL",
+       {{"start", R},
+        {"end", R},
+        {"deviceId"},
+        {"streamId"},
+        {"correlationId"},
+        {"globalPid"},
+        {"demangledName", false, true},
+        {"shortName", false, true},
+        {"gridX"},
+        {"gridY"},
+        {"gridZ"},
+        {"blockX"},
+        {"blockY"},
+        {"blockZ"},
+        {"graphNodeId"}}},
+      {"CUPTI_ACTIVITY_KIND_MEMCPY",
+       {{"start", R},
+        {"end", R},
+        {"deviceId"},
+        {"streamId"},
+        {"correlationId"},
+        {"globalPid"},
+        {"bytes"},
+        {"copyKind"},
+        {"srcKind"},
+        {"dstKind"},
+        {"graphNodeId"}}},
+      {"CUPTI_ACTIVITY_KIND_MEMSET",
+       {{"start", R},
+        {"end", R},
+        {"deviceId"},
+        {"streamId"},
+        {"correlationId"},
+        {"globalPid"},
+        {"bytes"},
+        {"value"},
+        {"memKind"},
+        {"graphNodeId"}}},
+      {"CUPTI_ACTIVITY_KIND_RUNTIME",
+       {{"start", R}, {"end", R}, {"globalTid"}, {"correlationId"}, {"nameId", false, true}, {"returnValue"}}},
+      {"CUPTI_ACTIVITY_KIND_DRIVER",
+       {{"start", R}, {"end", R}, {"globalTid"}, {"correlationId"}, {"nameId", false, true}, {"returnValue"}}},
+      {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+       {{"start", R}, {"end", R}, {"deviceId"}, {"streamId"}, {"correlationId"}, {"globalPid"}, {"syncType"}}},
+      {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+       {{"start", R},
+        {"end", R},
+        {"deviceId"},
+        {"streamId"},
+        {"correlationId"},
+        {"globalPid"},
+        {"graphId"},
+        {"graphExecId"}}},
+      {"CUDA_GRAPH_NODE_EVENTS", {{"start", R}, {"globalTid"}, {"graphNodeId", R}, {"originalGraphNodeId"}}},
+      {"NVTX_EVENTS",
+       {{"start", R},
+        {"end"},
+        {"eventType", R},
+        {"text"},
+        {"textId", false, true},
+        {"domainId"},
+        {"category"},
+        {"globalTid"},
+        {"uint64Value"},
+        {"int64Value"},
+        {"uint32Value"},
+        {"int32Value"}}},
+  };
+  return kTables;
+}
+
+const TableRead* table_read(const std::string& table) {
+  for (const TableRead& t : tables_read())
+    if (table == t.name) return &t;
+  return nullptr;
+}
+
+bool row_read(const TableRead& t, const std::string& row) {
+  if (t.rows.empty()) return true;
+  for (const char* r : t.rows) {
+    const std::string name = r;
+    if (name.back() != '#') {
+      if (row == name) return true;
+      continue;
+    }
+    const std::string prefix = name.substr(0, name.size() - 1);
+    if (row.size() > prefix.size() && row.compare(0, prefix.size(), prefix) == 0 &&
+        row.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+      return true;
+  }
+  return false;
+}
+
 bool table_read_by_laptime(const std::string& name) {
-  return name == "StringIds" || name == "META_DATA_EXPORT" || name == "ANALYSIS_DETAILS" || name == "ThreadNames" ||
-         name == "TARGET_INFO_GPU" || starts_with(name, "ENUM_") || starts_with(name, "CUPTI_") ||
-         starts_with(name, "NVTX_") || name.find("GRAPH") != std::string::npos;
+  // META_DATA_CAPTURE is read only by captured_command, and only when it is a table.
+  return table_read(name) != nullptr && name != "META_DATA_CAPTURE";
+}
+
+CapturedCommand captured_command(const std::string& sqlite_path) {
+  sqlite::Db db(sqlite_path, SQLITE_OPEN_READONLY, sqlite::read_only_uri(sqlite_path));
+  const sqlite::Schema schema(db.get());
+  CapturedCommand c;
+  if (!schema.has("META_DATA_CAPTURE") || !schema.not_a_table("META_DATA_CAPTURE").empty()) return c;
+  const TableRead& table = *table_read("META_DATA_CAPTURE");
+  sqlite::Stmt s(db.get(), "SELECT name, value FROM META_DATA_CAPTURE");
+  std::string command;
+  std::map<size_t, std::string> arguments;  // by n: ARGUMENT_n
+  constexpr size_t kMaxArguments = 100000;
+  const std::string argument = "PROCESS_0:ARGUMENT_";
+  size_t too_many = 0;
+  while (s.step()) {
+    const std::string name = s.text(0);
+    if (!row_read(table, name)) continue;
+    if (name == "PROCESS_0:COMMAND") {
+      command = s.text(1);
+    } else if (name == "PROCESS_0:WORKING_DIR") {
+      c.working_dir = s.text(1);
+    } else if (name == kCommandScrubbedRow) {
+      c.scrubbed = true;
+    } else {
+      const std::string n = name.substr(argument.size());
+      if (n.size() < 7 && std::stoul(n) < kMaxArguments)
+        arguments[std::stoul(n)] = s.text(1);
+      else
+        ++too_many;
+    }
+  }
+  if (command.empty()) return c;
+  c.argv.push_back(command);
+  size_t i = 0;
+  for (; arguments.count(i); ++i) c.argv.push_back(arguments[i]);
+  // A missing number, or one past what a command line holds: the command cannot be rebuilt as it ran.
+  if (i < arguments.size() || too_many)
+    c.gap = too_many ? "an argument numbered past " + std::to_string(kMaxArguments - 1)
+                     : "PROCESS_0:ARGUMENT_" + std::to_string(i) + " (it has " + std::to_string(arguments.size()) +
+                           " numbered up to " + std::to_string(arguments.rbegin()->first) + ")";
+  return c;
 }
 
 namespace {
@@ -56,6 +210,13 @@ using sqlite::Schema;
 using sqlite::Stmt;
 
 // --- Reading ---------------------------------------------------------------------------
+
+// A table's columns as the reader's Query takes them (tables_read(): "start!" for a required one).
+std::vector<std::string> query_columns(const std::string& table) {
+  std::vector<std::string> out;
+  for (const ColumnRead& c : table_read(table)->columns) out.push_back(std::string(c.name) + (c.required ? "!" : ""));
+  return out;
+}
 
 // id -> symbol name of an ENUM_* table, empty when the export has none.
 std::map<int64_t, std::string> read_enum(sqlite3* db, Schema& schema, const std::string& table) {
@@ -315,6 +476,7 @@ class Reader {
     }
     if (meta.count("LAPTIME_TRACE")) {
       t_.source = "laptime " + meta["LAPTIME_TRACE"];
+      t_.format = TraceFormat::Laptime;
       return;
     }
     std::string schema = meta["EXPORT_SCHEMA_VERSION"];
@@ -328,7 +490,7 @@ class Reader {
 
   void read_threads() {
     if (!schema_.has("ThreadNames")) return;
-    Query q(db_.get(), schema_, "ThreadNames", {"nameId", "globalTid"});
+    Query q(db_.get(), schema_, "ThreadNames", query_columns("ThreadNames"));
     Counts counts(t_.dropped, "ThreadNames");
     while (q.next()) {
       Row row(q, -1);
@@ -339,7 +501,7 @@ class Reader {
 
   void read_gpus() {
     if (!schema_.has("TARGET_INFO_GPU")) return;
-    Query q(db_.get(), schema_, "TARGET_INFO_GPU", {"id", "name", "smCount"});
+    Query q(db_.get(), schema_, "TARGET_INFO_GPU", query_columns("TARGET_INFO_GPU"));
     Counts counts(t_.dropped, "TARGET_INFO_GPU");
     while (q.next()) {
       Row row(q, -1);
@@ -377,9 +539,7 @@ class Reader {
   void read_kernels() {
     const std::string table = "CUPTI_ACTIVITY_KIND_KERNEL";
     if (!schema_.has(table)) return;
-    Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "shortName",
-             "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "graphNodeId"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     t_.kernels.reserve(rows_in(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
@@ -420,9 +580,7 @@ class Reader {
         {"HTOD", CopyKind::HtoD}, {"DTOH", CopyKind::DtoH}, {"HTOA", CopyKind::HtoA}, {"ATOH", CopyKind::AtoH},
         {"ATOA", CopyKind::AtoA}, {"ATOD", CopyKind::AtoD}, {"DTOA", CopyKind::DtoA}, {"DTOD", CopyKind::DtoD},
         {"HTOH", CopyKind::HtoH}, {"PTOP", CopyKind::PtoP}};
-    Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
-             "dstKind", "graphNodeId"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
@@ -440,9 +598,7 @@ class Reader {
     const std::string table = "CUPTI_ACTIVITY_KIND_MEMSET";
     if (!schema_.has(table)) return;
     if (mem_kinds_.empty()) mem_kinds_ = read_enum(db_.get(), schema_, "ENUM_CUDA_MEM_KIND");
-    Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "value", "memKind",
-             "graphNodeId"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
@@ -459,7 +615,7 @@ class Reader {
   // tells them apart (cuda* is the runtime, cu* the driver).
   void read_api(const std::string& table) {
     if (!schema_.has(table)) return;
-    Query q(db_.get(), schema_, table, {"start!", "end!", "globalTid", "correlationId", "nameId", "returnValue"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     t_.api_calls.reserve(t_.api_calls.size() + rows_in(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
@@ -489,8 +645,7 @@ class Reader {
         {"STREAM_WAIT_EVENT", SyncType::StreamWaitEvent},
         {"STREAM_SYNCHRONIZE", SyncType::StreamSynchronize},
         {"CONTEXT_SYNCHRONIZE", SyncType::ContextSynchronize}};
-    Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "syncType"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
@@ -511,8 +666,7 @@ class Reader {
   void read_graph_replays() {
     const std::string table = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
     if (!schema_.has(table)) return;
-    Query q(db_.get(), schema_, table,
-            {"start!", "end!", "deviceId", "streamId", "correlationId", "globalPid", "graphId", "graphExecId"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
@@ -529,7 +683,7 @@ class Reader {
   void read_graph_nodes() {
     const std::string table = "CUDA_GRAPH_NODE_EVENTS";
     if (!schema_.has(table)) return;
-    Query q(db_.get(), schema_, table, {"start!", "globalTid", "graphNodeId!", "originalGraphNodeId"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     Counts counts(t_.dropped, table);
     while (q.next()) {
       Row row(q, span_end_);
@@ -557,9 +711,7 @@ class Reader {
       if (name == "NvtxDomainCreate") domain_create = id;
       if (name == "NvtxCategory") category = id;
     }
-    Query q(db_.get(), schema_, table,
-            {"start!", "end", "eventType!", "text", "textId", "domainId", "category", "globalTid", "uint64Value",
-             "int64Value", "uint32Value", "int32Value"});
+    Query q(db_.get(), schema_, table, query_columns(table));
     struct Pending {
       NvtxEvent range;
       int64_t domain_id;

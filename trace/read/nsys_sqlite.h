@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trace/model/error.h"
 #include "trace/model/trace.h"
@@ -31,9 +32,48 @@ Trace load_nsys_sqlite(const std::string& path);
 // .nsys-rep gets the export command to run).
 void check_is_sqlite(const std::string& path);
 
-// Whether load_nsys_sqlite reads the table of that name: what `laptime scrub` keeps
-// (trace/capture/scrub.h), and what must be a plain table, not a view.
+// What laptime reads of an export, table by table and column by column: the reader builds its
+// queries from this list, `laptime kernels --command --from` reads META_DATA_CAPTURE's rows
+// through captured_command below, and `laptime scrub` (trace/capture/scrub.h) copies exactly
+// this and nothing else. One list, so a column the reader starts to read is one scrub keeps.
+struct ColumnRead {
+  const char* name;
+  bool required = false;   // a table without it is no export laptime can read ("start!" in a Query)
+  bool string_id = false;  // holds a StringIds id (or the text itself): the strings scrub keeps
+};
+struct TableRead {
+  const char* name;
+  std::vector<ColumnRead> columns;
+  // Tables of name and value rows (META_DATA_EXPORT, META_DATA_CAPTURE): the names read, a
+  // trailing '#' standing for a run of digits (PROCESS_0:ARGUMENT_#); empty: every row.
+  std::vector<const char*> rows;
+};
+const std::vector<TableRead>& tables_read();
+// The entry for `table`, nullptr when laptime reads no such table.
+const TableRead* table_read(const std::string& table);
+// Whether `row` is one of `t.rows` (every row when the list is empty).
+bool row_read(const TableRead& t, const std::string& row);
+
+// Whether load_nsys_sqlite reads the table of that name: what must be a plain table, not a view.
 bool table_read_by_laptime(const std::string& name);
+
+// The command line a capture recorded (nsys's META_DATA_CAPTURE: PROCESS_0:COMMAND,
+// PROCESS_0:ARGUMENT_n, PROCESS_0:WORKING_DIR); argv empty when the export has none (older
+// exports, laptime's own CUPTI traces). A gap in the numbered arguments is said (`gap`), never
+// read past silently; `scrubbed` when `laptime scrub` removed the arguments and the folder (the
+// program's base name alone is left).
+struct CapturedCommand {
+  std::vector<std::string> argv;
+  std::string working_dir;
+  bool scrubbed = false;
+  std::string gap;  // "ARGUMENT_3 (of 0-5)" when one is missing; empty otherwise
+};
+// Throws TraceError when `sqlite_path` cannot be opened as SQLite.
+CapturedCommand captured_command(const std::string& sqlite_path);
+
+// The META_DATA_CAPTURE row `laptime scrub` writes when it removed the command's arguments and
+// working folder.
+inline constexpr const char* kCommandScrubbedRow = "LAPTIME_COMMAND_SCRUBBED";
 
 // nsys packs process and thread into one "Serialized GlobalId": tid in the low 24 bits,
 // pid in the next 24 (the bits above name the VM / hardware, which a single-host trace

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
+#include "core/os.h"
 #include "trace/model/error.h"
 #include "trace/model/format.h"
 #include "trace/model/text.h"
@@ -124,21 +125,17 @@ double Ceilings::tflops(const std::string& precision) const {
   throw TraceError("no compute ceiling for precision '" + precision + "': expected bf16, tf32, fp32 or fp8.");
 }
 
-namespace {
-
-std::string peak_cache_dir() {
+std::string cache_folder() {
   if (const char* d = std::getenv("LAPTIME_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/laptime";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/laptime";
   return ".";
 }
 
-}  // namespace
-
 std::vector<std::string> peak_cache_files() {
   std::vector<std::string> out;
   std::error_code ec;
-  const std::string dir = peak_cache_dir();
+  const std::string dir = cache_folder();
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -150,7 +147,7 @@ std::vector<std::string> peak_cache_files() {
 }
 
 std::string default_peak_path(const std::string& gpu_name) {
-  const std::string dir = peak_cache_dir();
+  const std::string dir = cache_folder();
   std::string key;
   for (char c : gpu_name) key += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   return dir + "/peak-" + (key.empty() ? "unknown" : key) + ".json";
@@ -194,5 +191,20 @@ Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source) 
 }
 
 Ceilings read_ceilings(const std::string& path) { return ceilings_from_json(read_json(path, "peak"), path); }
+
+FoundCeilings find_ceilings(const std::string& peak_file, const std::string& gpu) {
+  FoundCeilings found;
+  if (!peak_file.empty()) {
+    found.ceilings = read_ceilings(peak_file);
+    return found;
+  }
+  if (gpu.empty() || !path_exists(default_peak_path(gpu))) return found;
+  try {
+    found.ceilings = read_ceilings(default_peak_path(gpu));
+  } catch (const TraceError& e) {
+    found.note = std::string(e.what()) + " Run `laptime peak --force` to measure again.";
+  }
+  return found;
+}
 
 }  // namespace laptime::trace

@@ -6,6 +6,7 @@
 // The roofline (trace/analyses/roofline.h) and `laptime kernels` hold a run against both.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ struct Ceilings {
   double tflops(const std::string& precision) const;
 };
 
+// laptime's cache folder, for what it measured or built once for the next runs (the peak
+// ceilings below; the lab's compiled kernel files in its nvrtc/): $LAPTIME_CACHE_DIR, else
+// $XDG_CACHE_HOME/laptime, else ~/.cache/laptime, else ".".
+std::string cache_folder();
 // The default cache file for a GPU: $LAPTIME_CACHE_DIR, else $XDG_CACHE_HOME/laptime, else
 // ~/.cache/laptime, then `peak-<name>.json` with the name's spaces and symbols as `_`. Keyed
 // by name because a trace records the GPU's name, not its UUID.
@@ -73,5 +78,17 @@ std::vector<std::string> peak_cache_files();
 nlohmann::json ceilings_to_json(const Ceilings& c);
 Ceilings ceilings_from_json(const nlohmann::json& j, const std::string& source);
 Ceilings read_ceilings(const std::string& path);  // throws TraceError with one sentence
+
+// Where a command's ceilings come from, the one rule every command follows (analyze's roofline,
+// diff's roofline columns, kernels, lab): the file --peak names, where a bad file is an error
+// (TraceError), else `laptime peak`'s cache for `gpu` when there is one, where a damaged cache is
+// a note and no ceilings (the report carries on with achieved rates). No cache, or no GPU name:
+// neither ceilings nor a note. Whether the cache is there is asked without opening it (a FIFO
+// would block the open).
+struct FoundCeilings {
+  std::optional<Ceilings> ceilings;
+  std::string note;  // why the cache was not used: "CACHE is not a JSON peak file. Run `laptime peak --force` ..."
+};
+FoundCeilings find_ceilings(const std::string& peak_file, const std::string& gpu);
 
 }  // namespace laptime::trace

@@ -19,16 +19,24 @@
 
 #include "trace/model/error.h"
 #include "trace/model/progress.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace::sqlite {
 
-// An SQL identifier, double-quoted.
-inline std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
+// An SQL identifier, double-quoted with every " inside doubled (trace/model/text.h).
+inline std::string quoted(const std::string& identifier) { return sql_identifier(identifier); }
+
+// Whether `tail` (what sqlite3_prepare_v2 left after the statement it compiled) holds nothing
+// but white space and comments: one statement per call, never a string of several.
+bool only_white_space(const char* tail);
 
 // How a trace is opened for reading: an URI with the path percent-encoded, read-only and, unless
 // a write-ahead log beside it holds pages the file lacks, immutable, so SQLite neither creates
 // -wal and -shm files beside a WAL-mode trace nor needs a writable folder for them.
 std::string read_only_uri(const std::string& path);
+// An URI for `path` with the query `query` ("mode=rwc"): the path percent-encoded, so a path that
+// happens to begin "file:" or hold '?' or '#' is the file it names.
+std::string file_uri(const std::string& path, const std::string& query);
 
 class Db {
  public:
@@ -46,14 +54,9 @@ class Db {
   Db& operator=(const Db&) = delete;
   sqlite3* get() const { return db_; }
 
-  void exec(const std::string& sql) const {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string msg = err ? err : sqlite3_errmsg(db_);
-      sqlite3_free(err);
-      throw TraceError("SQLite statement failed (" + msg + "): " + sql.substr(0, 80));
-    }
-  }
+  // Runs one statement (no rows expected). SQL text is never run as a string of statements:
+  // one that holds a second is refused before anything runs.
+  void exec(const std::string& sql) const;
 
  private:
   sqlite3* db_ = nullptr;
@@ -61,10 +64,18 @@ class Db {
 
 class Stmt {
  public:
+  // One statement: a string holding a second after it is refused (throws), never run.
   Stmt(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &st_, &tail) != SQLITE_OK)
       throw TraceError("SQLite cannot prepare a statement (" + std::string(sqlite3_errmsg(db)) +
-                       "): " + sql.substr(0, 80));
+                       "): " + escape_name(sql.substr(0, 80)));
+    if (!only_white_space(tail)) {
+      sqlite3_finalize(st_);
+      st_ = nullptr;
+      throw TraceError("SQLite was handed more than one statement at once, which laptime never runs: " +
+                       escape_name(sql.substr(0, 80)));
+    }
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt(const Stmt&) = delete;

@@ -6,6 +6,7 @@
 
 #include "trace/analyses/top.h"
 #include "trace/model/validate.h"
+#include "trace/write/timeline_json.h"
 
 namespace laptime::trace {
 
@@ -205,6 +206,7 @@ nlohmann::json to_json(const Analysis& a) {
                   {"lap_without_syncs_ms", a.lap_without_syncs_ms},
                   {"saving_ms", f.saving_ms},
                   {"saving_pct", f.saving_pct}};
+  j["timeline"] = timeline_to_json(a.timeline);
   return j;
 }
 

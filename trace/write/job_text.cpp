@@ -34,8 +34,8 @@ void print_rows(const Job& job, std::FILE* out) {
       row.push_back(r.pid ? std::to_string(*r.pid) +
                                 (r.process.empty() ? "" : " (" + detail::clip(escape_name(r.process)) + ")")
                           : "-");
-    for (std::string cell : {format("%.3f", r.lap_ms), format("%.1f%%", r.busy_pct), std::string(bound_name(r.bound)),
-                             std::to_string(r.steady_iterations), mark})
+    for (std::string cell : {format("%.3f", r.lap_ms), format("%.1f%%", r.span_fill_pct),
+                             std::string(bound_name(r.bound)), std::to_string(r.steady_iterations), mark})
       row.push_back(std::move(cell));
     rows.push_back(std::move(row));
   }
@@ -68,7 +68,8 @@ void print_straggler(const Straggler& st, std::optional<int> top, std::FILE* out
   detail::print_more_rows(out, d.rows.size() - std::min(shown, d.rows.size()), 2);
   std::fprintf(out, "\n");
   print_wrapped(out, st.sentence, 2);
-  print_wrapped(out, "In full: " + st.command, 2);
+  // On one line, never wrapped: a line break inside a command pasted into a shell ends it there.
+  std::fprintf(out, "  In full: %s\n", escape_name(st.command).c_str());
 }
 
 }  // namespace

@@ -37,9 +37,15 @@ void print_roofline(const Roofline& r, std::FILE* out) {
 namespace {
 nlohmann::json row_json(const RooflineRow& row) {
   const RooflinePoint& p = row.point;
-  nlohmann::json j{{"name", row.name},          {"kind", row.kind},   {"instances", row.instances},
-                   {"flops", row.flops},        {"bytes", row.bytes}, {"time_ns", row.time_ns},
-                   {"intensity", p.intensity},  {"tflops", p.tflops}, {"gbps", p.gbps},
+  nlohmann::json j{{"name", row.name},
+                   {"kind", row.kind},
+                   {"instances", row.instances},
+                   {"flops", row.flops},
+                   {"bytes", row.bytes},
+                   {"time_ns", row.time_ns},
+                   {"intensity_flop_per_byte", p.intensity},
+                   {"tflops", p.tflops},
+                   {"gbps", p.gbps},
                    {"precision", row.precision}};
   if (p.has_bound) {
     j["bound"] = roof_bound_name(p.bound);

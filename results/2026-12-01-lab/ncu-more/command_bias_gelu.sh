@@ -1,1 +1,0 @@
-ncu --nvtx --nvtx-include 'laptime@lab/bias_gelu/' --section SpeedOfLight --section SpeedOfLight_RooflineChart --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats -f -o lab_bias_gelu /work/main/build/bench/laptime lab bias_gelu --once --json lab_bias_gelu.json

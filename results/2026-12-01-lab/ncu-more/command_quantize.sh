@@ -1,1 +1,0 @@
-ncu --nvtx --nvtx-include 'laptime@lab/quantize/' --section SpeedOfLight --section SpeedOfLight_RooflineChart --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats -f -o lab_quantize /work/main/build/bench/laptime lab quantize --once --json lab_quantize.json

@@ -1,1 +1,0 @@
-ncu --nvtx --nvtx-include 'laptime@lab/residual/' --section SpeedOfLight --section SpeedOfLight_RooflineChart --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats -f -o lab_residual /work/main/build/bench/laptime lab residual --once --json lab_residual.json

@@ -1,1 +1,0 @@
-ncu --nvtx --nvtx-include 'laptime@lab/layernorm/' --section SpeedOfLight --section SpeedOfLight_RooflineChart --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats -f -o lab_layernorm /work/main/build/bench/laptime lab layernorm --once --json lab_layernorm.json
