@@ -351,13 +351,15 @@ int run_bench(const BenchOptions& o) {
   r.sidecars = write_sidecars(o, *w);
 
   r.laps = read_laps(events, done, o.warmup);
+  const std::vector<std::pair<double, double>> spans = lap_spans(events, done);
   if (clock.unavailable().empty())
-    assign_clocks(r, lap_spans(events, done), clock_samples, clock.power_limit_w());
+    assign_clocks(r, spans, clock_samples, clock.power_limit_w());
   else
     r.clocks = BenchClocks{clock.unavailable()};
   r.flops_per_forward = w->flops_per_forward();
   r.items_per_forward = w->items_per_forward();
   r.item_name = w->item_name();
+  assign_energy(r, spans, clock.take_energy(), clock.energy_unavailable(), clock.power_limit_w());
   r.memory = measure_memory(*w, ctx);
   summarize(r);
   print_bench(r);

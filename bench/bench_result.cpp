@@ -67,9 +67,31 @@ void assign_clocks(BenchResult& r, const std::vector<std::pair<double, double>>&
     }
     lap.sm_mhz = mhz;
     lap.throttled = reasons != 0;
+    lap.at_power_cap = (reasons & kClockSwPowerCap) != 0;
     if (!lap.warmup) c.reasons |= reasons;
   }
   r.clocks = c;
+}
+
+void assign_energy(BenchResult& r, const std::vector<std::pair<double, double>>& spans,
+                   const std::vector<EnergyReading>& readings, const std::string& unavailable, int power_limit_w) {
+  if (!unavailable.empty()) {
+    BenchEnergy e;
+    e.unavailable = unavailable;
+    r.energy = e;
+    return;
+  }
+  EnergyInputs in;
+  in.items_per_forward = r.items_per_forward;
+  in.item = r.item_name;
+  in.power_limit_w = power_limit_w;
+  const bool clocked = r.clocks && r.clocks->unavailable.empty();
+  for (std::size_t i = 0; i < r.laps.size() && i < spans.size(); ++i) {
+    if (r.laps[i].warmup) continue;
+    in.steady_spans.push_back(spans[i]);
+    if (clocked) in.at_cap.push_back(r.laps[i].at_power_cap);
+  }
+  r.energy = measure_energy(in, readings);
 }
 
 namespace {
@@ -108,6 +130,26 @@ void print_clocks(const BenchResult& r, std::FILE* out) {
   else
     std::fprintf(out, ": their median lap %.3f ms, the other %zu laps' %.3f ms\n", stats::median(capped_ms),
                  free_ms.size(), stats::median(free_ms));
+}
+
+// The energy lines of the report (none for a result without energy).
+void print_energy(const BenchResult& r, std::FILE* out) {
+  if (!r.energy) return;
+  const BenchEnergy& e = *r.energy;
+  if (!e.unavailable.empty()) {
+    std::fprintf(out, "  energy      not measured: %s\n", e.unavailable.c_str());
+    return;
+  }
+  std::fprintf(out, "  energy      %.3f J per forward (blocks' p10-p90 %.3f-%.3f), %.4g mJ per %s, mean %.0f W",
+               e.joules_per_forward, e.block_p10, e.block_p90, e.mj_per_item, item_singular(e.item).c_str(),
+               e.mean_watts);
+  if (e.power_limit_w) std::fprintf(out, " (the board's limit %d W)", e.power_limit_w);
+  std::fprintf(
+      out,
+      "\n              NVML's energy counter over %.0f of the %.0f ms of steady laps: %zu blocks, a step every %.0f ms",
+      e.measured_ms, e.steady_ms, e.blocks.size(), e.step_interval_ms);
+  if (e.laps_at_cap) std::fprintf(out, "; %zu of %zu laps at the power cap", *e.laps_at_cap, e.laps);
+  std::fprintf(out, "\n");
 }
 }  // namespace
 
@@ -174,6 +216,7 @@ void print_bench(const BenchResult& r, std::FILE* out) {
                "  memory      weights %.1f MiB, activations %.1f MiB, workspace %.1f MiB, device in use %.1f MiB\n",
                m.weights / 1048576.0, m.activations / 1048576.0, m.workspace / 1048576.0, m.device_in_use / 1048576.0);
   print_clocks(r, out);
+  print_energy(r, out);
   std::fprintf(out, "\nlap time: %.3f ms (median of %zu, %s, %s)\n", s.median, laps.size(), r.config.precision.c_str(),
                r.config.graph ? "graph" : "eager");
 }
@@ -216,6 +259,29 @@ nlohmann::json config_json(const BenchConfig& c) {
     j["kernel_files"].push_back({{"kernel", f.kernel}, {"path", f.path}, {"sha256", f.sha256}});
   return j;
 }
+
+nlohmann::json energy_json(const BenchEnergy& e) {
+  if (!e.unavailable.empty()) return {{"available", false}, {"reason", e.unavailable}};
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const EnergyBlock& b : e.blocks)
+    blocks.push_back({{"start_ms", b.start_ms}, {"end_ms", b.end_ms}, {"joules", b.joules}, {"laps", b.laps}});
+  return {{"available", true},
+          {"source", "NVML total-energy counter"},
+          {"joules_per_forward", e.joules_per_forward},
+          {"joules_per_forward_p10", e.block_p10},
+          {"joules_per_forward_p90", e.block_p90},
+          {"mj_per_item", e.mj_per_item},
+          {"item", e.item},
+          {"mean_watts", e.mean_watts},
+          {"power_limit_watts", e.power_limit_w ? nlohmann::json(e.power_limit_w) : nlohmann::json(nullptr)},
+          {"laps_at_cap", e.laps_at_cap ? nlohmann::json(*e.laps_at_cap) : nlohmann::json(nullptr)},
+          {"laps", e.laps},
+          {"measured_ms", e.measured_ms},
+          {"steady_ms", e.steady_ms},
+          {"counter_steps", e.steps},
+          {"step_interval_ms", e.step_interval_ms},
+          {"blocks", blocks}};
+}
 }  // namespace
 
 nlohmann::json bench_to_json(const BenchResult& r) {
@@ -244,6 +310,7 @@ nlohmann::json bench_to_json(const BenchResult& r) {
                           {"power_limit_w", c.power_limit_w},
                           {"throttled_by", throttle_words(c.reasons)}};
   }
+  if (r.energy) report["energy"] = energy_json(*r.energy);
   if (r.interrupted) report["interrupted"] = true;
   if (!r.steady) return report;
   const stats::Summary& s = *r.steady;

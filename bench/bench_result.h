@@ -13,6 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "bench/energy.h"
 #include "core/stats.h"
 
 namespace laptime {
@@ -59,6 +60,7 @@ struct BenchLap {
   // hardware slowdown) at some sample inside the lap.
   std::optional<int> sm_mhz;
   bool throttled = false;
+  bool at_power_cap = false;  // among those reasons, the SW power cap (the board's power limit)
 };
 
 // One reading of the SM clock, t_ms after the loop's start (bench/clocks.h), and NVML's
@@ -103,6 +105,7 @@ struct BenchResult {
   std::optional<double> enqueue_ms;   // host time to enqueue one forward on an idle GPU (median)
   BenchMemory memory;
   std::optional<BenchClocks> clocks;  // none when the run did not try (a result made by hand)
+  std::optional<BenchEnergy> energy;  // likewise (bench/energy.h)
 
   // Filled by summarize(): the statistics of the steady laps, none when there is no steady
   // lap (interrupted during warm-up), and what follows from their median.
@@ -119,9 +122,17 @@ void summarize(BenchResult& r);
 // GPU's timeline from the loop's first event, which the samples' times share (the GPU is idle
 // when the loop starts, so its first event runs as it is enqueued). A lap's clock is the mean of
 // the readings inside it, or the nearest reading for a lap shorter than the sampling; it is throttled
-// if any reading inside it has a throttling reason. Fills r.clocks (samples, reasons).
+// if any reading inside it (or that nearest one) has a throttling reason, and at the power cap if
+// any has the SW power cap among them. Fills r.clocks (samples, reasons).
 void assign_clocks(BenchResult& r, const std::vector<std::pair<double, double>>& spans,
                    const std::vector<ClockSample>& samples, int power_limit_w);
+
+// Fills r.energy from the energy counter's steps over the loop (bench/energy.h), for the steady
+// laps of r.laps with `spans` as in assign_clocks; call it after assign_clocks (the laps at the
+// cap) and with the per-forward counts set. `unavailable`: why the counter was not read, "" when
+// it was.
+void assign_energy(BenchResult& r, const std::vector<std::pair<double, double>>& spans,
+                   const std::vector<EnergyReading>& readings, const std::string& unavailable, int power_limit_w);
 
 // The report's header (device, software, run, weights, variant, plans): printed before the
 // loop, so that a long run shows what it is running.

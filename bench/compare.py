@@ -8,8 +8,11 @@ Every file must be a "laptime.bench/1" report. One row per file: framework, mode
 precision, mode (eager / graph / compile), shape, median lap, p10-p90, throughput, TFLOP/s,
 the SM clock under the steady laps (the median of `laptime bench`'s per-lap NVML readings, and
 how many laps ran throttled, the power cap most often; "-" for a report without them), the
-speedup over the PyTorch eager run of the same model, precision and shape
-(baseline median / this median) when the files include one, and the variant: laptime's
+energy a forward takes (`energy`: joules per forward and mJ per token or image from NVML's
+energy counter, the mean watts, the steady laps at the power cap; "-" for a report without it,
+with a note giving the reason a report states), the speedup over the PyTorch eager run of the
+same model, precision and shape in energy (baseline joules / these joules) and in time (baseline
+median / this median) when the files include one, and the variant: laptime's
 `config.variant` (which kernels ran: attention core, stem, GEMM choice) or torch.compile's
 mode, then the LAPTIME_* switches the run had set (`config.switches`, in brackets), "-" when the
 report has none of these. Rows are grouped by model,
@@ -40,10 +43,16 @@ HEADER = (
     "throughput",
     "TFLOP/s",
     "SM MHz",
+    "J/forward",
+    "mJ/item",
+    "W",
+    "at cap",
+    "J vs eager",
     "vs eager",
     "variant",
 )
-NUMERIC = {"lap ms", "p10-p90 ms", "throughput", "TFLOP/s", "vs eager"}  # right-aligned
+NUMERIC = {"lap ms", "p10-p90 ms", "throughput", "TFLOP/s", "J/forward", "mJ/item", "W", "at cap", "vs eager",
+           "J vs eager"}  # right-aligned
 
 
 class ReportError(Exception):
@@ -67,6 +76,11 @@ class Run:
     flops: float
     variant: str = "-"
     clock: str = "-"
+    joules: Optional[float] = None  # per forward; None without an energy figure
+    mj_per_item: Optional[float] = None
+    watts: Optional[float] = None
+    at_cap: str = "-"
+    no_energy: str = ""  # the reason a report gives for having no energy figure
 
     @property
     def workload(self) -> Tuple[str, str, str]:
@@ -125,6 +139,28 @@ def _clock(report: dict) -> str:
     return f"{median:.0f}" + (f" ({throttled}/{len(laps)} throttled)" if throttled else "")
 
 
+def _energy(report: dict, path: str) -> dict:
+    """The Run fields of the report's `energy`: the figures when it measured them, else the
+    reason it gives (absent: a report from before the bench measured energy, no reason)."""
+    energy = report.get("energy")
+    if energy is None:
+        return {}
+    if not isinstance(energy, dict) or not isinstance(energy.get("available"), bool):
+        return {"no_energy": "its energy member is malformed"}
+    if not energy["available"]:
+        reason = energy.get("reason")
+        return {"no_energy": reason if isinstance(reason, str) else "it says none"}
+    fields = {
+        "joules": _field(report, "energy.joules_per_forward", float, path),
+        "mj_per_item": _field(report, "energy.mj_per_item", float, path),
+        "watts": _field(report, "energy.mean_watts", float, path),
+    }
+    cap, laps = energy.get("laps_at_cap"), energy.get("laps")
+    if isinstance(cap, int) and isinstance(laps, int) and not isinstance(cap, bool):
+        fields["at_cap"] = f"{cap}/{laps}"
+    return fields
+
+
 def load_run(path: str) -> Run:
     try:
         with open(path, encoding="utf-8") as f:
@@ -154,6 +190,7 @@ def load_run(path: str) -> Run:
         flops=_field(report, "flops_per_forward", float, path),
         variant=_variant(report),
         clock=_clock(report),
+        **_energy(report, path),
     )
     if run.median_ms <= 0:
         raise ReportError(f"{path}: steady_ms.median is {run.median_ms}, not a positive time")
@@ -182,6 +219,13 @@ def speedup(run: Run, base: Optional[Run]) -> Optional[float]:
     return None if base is None else base.median_ms / run.median_ms
 
 
+def energy_saving(run: Run, base: Optional[Run]) -> Optional[float]:
+    """How many times less energy a forward than the baseline: baseline joules / these joules."""
+    if base is None or base.joules is None or run.joules is None or run.joules <= 0:
+        return None
+    return base.joules / run.joules
+
+
 def ordered(runs: Sequence[Run]) -> List[Run]:
     """Grouped by workload in order of first appearance; the baseline leads its group."""
     first_seen: Dict[tuple, int] = {}
@@ -201,6 +245,9 @@ def table(runs: Sequence[Run]) -> Tuple[List[List[str]], List[str]]:
         if b is None and r.workload not in missing:
             missing.add(r.workload)
             notes.append(f"no {BASELINE} run of {' '.join(r.workload)}: no speedup for it")
+        if r.no_energy:
+            notes.append(f"{r.path}: no energy figure ({r.no_energy})")
+        e = energy_saving(r, b)
         if b is not None and b is not r and not math.isclose(r.flops, b.flops, rel_tol=1e-3):
             notes.append(
                 f"{r.path} counts {r.flops / 1e9:.1f} GFLOP per forward, its baseline "
@@ -218,6 +265,11 @@ def table(runs: Sequence[Run]) -> Tuple[List[List[str]], List[str]]:
                 f"{r.items_per_s:,.0f} {r.item}/s",
                 f"{r.tflops:.1f}",
                 r.clock,
+                "-" if r.joules is None else f"{r.joules:.3f}",
+                "-" if r.mj_per_item is None else f"{r.mj_per_item:.4g}",
+                "-" if r.watts is None else f"{r.watts:.0f}",
+                r.at_cap,
+                "-" if e is None else f"{e:.2f}x",
                 "-" if s is None else f"{s:.2f}x",
                 r.variant,
             ]

@@ -84,6 +84,7 @@ import ctypes
 import functools
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -295,6 +296,298 @@ def steady_stats(laps: Sequence[float]) -> Dict[str, float]:
 def version_str(v: int, major_div: int, minor_div: int) -> str:
     """laptime's version_str: 12080 -> "12.8" with (1000, 10); 90100 -> "9.1" with (10000, 100)."""
     return f"{v // major_div}.{v % major_div // minor_div}"
+
+
+# --- NVML: the clock and the energy counter under the loop (no torch) ---------------------------
+#
+# What `laptime bench` reads (bench/clocks.h, bench/energy.h), the same way: NVML's SM clock, its
+# clock-event reasons and its total-energy counter, polled on a thread of their own every
+# millisecond from the loop's first launch to its end; each lap gets the clock of the readings
+# inside it, is throttled if one of them gives a throttling reason and at the power cap if one
+# gives the SW power cap; the energy per forward is the counter's whole blocks (from one step of
+# it to the next) inside the steady laps, over the laps inside them. NVML comes through ctypes
+# from libnvidia-ml.so.1, the driver's own library, with the calls bench/clocks.cpp makes (the
+# nvidia-ml-py bindings wrap the same library; calling it directly needs no package). Python's
+# poll takes the GIL for a few microseconds a millisecond; LAPTIME_BENCH_CLOCK=off leaves the
+# sampler out, as it does for laptime.
+
+NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_CLOCK_SM = 0, 3, 1
+CLOCK_SW_POWER_CAP, CLOCK_HW_SLOWDOWN, CLOCK_SW_THERMAL, CLOCK_HW_THERMAL, CLOCK_HW_POWER_BRAKE = (
+    0x4, 0x8, 0x20, 0x40, 0x80)
+CLOCK_THROTTLES = (CLOCK_SW_POWER_CAP | CLOCK_HW_SLOWDOWN | CLOCK_SW_THERMAL | CLOCK_HW_THERMAL
+                   | CLOCK_HW_POWER_BRAKE)
+BLOCKS_ADVISED = 10  # bench/energy.cpp's kBlocksAdvised
+POLL_S = 0.001
+
+
+@dataclass
+class NvmlTable:
+    """NVML's entry points as callables returning (nvmlReturn_t, value); power_limit (mW) and
+    energy (mJ) may be None. Tests fill one with a fake NVML."""
+
+    init: Callable[[], int]
+    shutdown: Callable[[], int]
+    by_pci: Callable[[str], Tuple[int, Any]]
+    clock: Callable[[Any], Tuple[int, int]]
+    reasons: Callable[[Any], Tuple[int, int]]
+    power_limit: Optional[Callable[[Any], Tuple[int, int]]] = None
+    energy: Optional[Callable[[Any], Tuple[int, int]]] = None
+
+
+def load_nvml() -> Tuple[Optional[NvmlTable], str]:
+    """NVML from the driver's libnvidia-ml.so.1, or None and why not."""
+    try:
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return None, "libnvidia-ml.so.1 (NVML, part of the driver) could not be loaded"
+
+    def entry(*names):
+        for name in names:
+            f = getattr(lib, name, None)
+            if f is not None:
+                return f
+        return None
+
+    dev = ctypes.c_void_p
+    init, shutdown = entry("nvmlInit_v2"), entry("nvmlShutdown")
+    by_pci, clock = entry("nvmlDeviceGetHandleByPciBusId_v2"), entry("nvmlDeviceGetClockInfo")
+    reasons = entry("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")
+    limit, energy = entry("nvmlDeviceGetEnforcedPowerLimit"), entry("nvmlDeviceGetTotalEnergyConsumption")
+    if not all((init, shutdown, by_pci, clock, reasons)):
+        return None, "this NVML lacks the clock calls the bench reads"
+    by_pci.argtypes = [ctypes.c_char_p, ctypes.POINTER(dev)]
+    clock.argtypes = [dev, ctypes.c_int, ctypes.POINTER(ctypes.c_uint)]
+    reasons.argtypes = [dev, ctypes.POINTER(ctypes.c_ulonglong)]
+
+    def out(f, kind, *args):
+        v = kind()
+        return f(*args, ctypes.byref(v)), v.value
+
+    def handle(bus):
+        h = dev()
+        return by_pci(bus.encode(), ctypes.byref(h)), h
+
+    table = NvmlTable(
+        init=init,
+        shutdown=shutdown,
+        by_pci=handle,
+        clock=lambda h: out(clock, ctypes.c_uint, h, NVML_CLOCK_SM),
+        reasons=lambda h: out(reasons, ctypes.c_ulonglong, h),
+    )
+    if limit is not None:
+        limit.argtypes = [dev, ctypes.POINTER(ctypes.c_uint)]
+        table.power_limit = lambda h: out(limit, ctypes.c_uint, h)
+    if energy is not None:
+        energy.argtypes = [dev, ctypes.POINTER(ctypes.c_ulonglong)]
+        table.energy = lambda h: out(energy, ctypes.c_ulonglong, h)
+    return table, ""
+
+
+class Sampler:
+    """bench/clocks.h's ClockSampler: opened on a table for the GPU at `pci_bus`, then start()
+    and stop() around the loop. `why` / `energy_why`: "" when the clock / the energy counter
+    can be read, else why not."""
+
+    def __init__(self, table: Optional[NvmlTable], pci_bus: Optional[str], why: str = ""):
+        self.table, self.handle, self.power_limit_w = table, None, 0
+        self.why = self.energy_why = why
+        self.samples: List[Tuple[float, int, int]] = []  # (ms, SM MHz, reasons)
+        self.steps: List[Tuple[float, float, int]] = []  # (ms of the poll before, ms seen, mJ)
+        self._thread, self._opened = None, False
+        if why:
+            return
+        if not pci_bus:
+            self.why = self.energy_why = "the GPU's PCI bus id is unknown (libcuda was not asked)"
+            return
+        if table.init() != NVML_SUCCESS:
+            self.why = self.energy_why = "NVML did not initialise"
+            return
+        self._opened = True
+        rc, self.handle = table.by_pci(pci_bus)
+        if rc != NVML_SUCCESS or table.clock(self.handle)[0] != NVML_SUCCESS:
+            self.why = f"NVML cannot read the SM clock of the GPU at {pci_bus}"
+            self.energy_why = self.why + ", which the energy is read with"
+            return
+        if table.power_limit is not None:
+            rc, mw = table.power_limit(self.handle)
+            self.power_limit_w = mw // 1000 if rc == NVML_SUCCESS else 0
+        if table.energy is None:
+            self.energy_why = "this NVML has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption)"
+            return
+        rc = table.energy(self.handle)[0]
+        if rc == NVML_ERROR_NOT_SUPPORTED:
+            self.energy_why = (f"the GPU at {pci_bus} has no total-energy counter "
+                               "(NVML has one for Volta and newer)")
+        elif rc != NVML_SUCCESS:
+            self.energy_why = f"NVML cannot read the total-energy counter of the GPU at {pci_bus} (NVML error {rc})"
+
+    def start(self) -> None:
+        import threading
+
+        if self.why or self._thread:
+            return
+        self._stop = threading.Event()
+        self._t0 = time.monotonic()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        if self._opened:
+            self.table.shutdown()
+            self._opened = False
+
+    def _run(self) -> None:
+        t, h, energy = self.table, self.handle, not self.energy_why
+        seen, last_mj, last_ms = False, 0, 0.0
+        while not self._stop.is_set():
+            ms = (time.monotonic() - self._t0) * 1e3
+            (rc, mhz), (rc2, reasons) = t.clock(h), t.reasons(h)
+            if rc == NVML_SUCCESS and rc2 == NVML_SUCCESS:
+                self.samples.append((ms, mhz, reasons))
+            if energy:  # the counter's steps only, each with the poll before it
+                rc, mj = t.energy(h)
+                if rc == NVML_SUCCESS:
+                    if seen and mj != last_mj:
+                        self.steps.append((last_ms, ms, mj))
+                    seen, last_mj, last_ms = True, mj, ms
+            self._stop.wait(POLL_S)
+
+
+def throttle_words(mask: int) -> str:
+    """bench_result.cpp's throttle_words: "the power cap and a thermal slowdown"."""
+    words = []
+    if mask & CLOCK_SW_POWER_CAP:
+        words.append("the power cap")
+    if mask & CLOCK_HW_POWER_BRAKE:
+        words.append("the power brake")
+    if mask & (CLOCK_SW_THERMAL | CLOCK_HW_THERMAL):
+        words.append("a thermal slowdown")
+    if mask & CLOCK_HW_SLOWDOWN:
+        words.append("a hardware slowdown")
+    return words[0] if len(words) < 2 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def assign_clocks(iterations: List[Dict[str, Any]], spans, samples) -> Tuple[List[bool], int]:
+    """bench_result.cpp's assign_clocks: each lap's `sm_mhz` (the mean of the readings inside it,
+    rounded, or the nearest reading for a lap shorter than the polls) and `throttled`, set on
+    `iterations`; returns each lap's at-the-cap flag and the reasons seen in the steady laps."""
+    at_cap, steady_reasons = [], 0
+    for it, (start, end) in zip(iterations, spans):
+        inside = [x for x in samples if start <= x[0] <= end]
+        if inside:
+            mhz = math.floor(sum(x[1] for x in inside) / len(inside) + 0.5)
+            reasons = 0
+            for x in inside:
+                reasons |= x[2] & CLOCK_THROTTLES
+        elif samples:
+            mid = 0.5 * (start + end)
+            best = samples[0]
+            for x in samples:
+                if abs(x[0] - mid) < abs(best[0] - mid):
+                    best = x
+            mhz, reasons = best[1], best[2] & CLOCK_THROTTLES
+        else:
+            at_cap.append(False)
+            continue
+        it["sm_mhz"], it["throttled"] = mhz, reasons != 0
+        at_cap.append(bool(reasons & CLOCK_SW_POWER_CAP))
+        if not it["warmup"]:
+            steady_reasons |= reasons
+    return at_cap, steady_reasons
+
+
+def _laps_inside(spans, a: float, b: float) -> float:
+    n = 0.0
+    for start, end in spans:
+        if end > start:
+            overlap = min(end, b) - max(start, a)
+            if overlap > 0:
+                n += overlap / (end - start)
+    return n
+
+
+def measure_energy(steady_spans, at_cap: Optional[List[bool]], steps, items: int, item: str,
+                   power_limit_w: int) -> Dict[str, Any]:
+    """bench/energy.cpp's measure_energy, as the report's `energy` member: the counter's whole
+    blocks inside the steady laps over the laps inside them, or why there is no figure."""
+
+    def unavailable(reason):
+        return {"available": False, "reason": reason}
+
+    if not steady_spans:
+        return unavailable("no steady lap to measure")
+    for prev, cur in zip(steps, steps[1:]):
+        if cur[2] < prev[2]:
+            return unavailable("NVML's energy counter went backwards during the loop (the driver reloaded?)")
+    when = [0.5 * (x[0] + x[1]) for x in steps]
+    spacing = [b - a for a, b in zip(when, when[1:])]
+    interval = percentile(spacing, 0.5) if spacing else 0.0
+    w0, w1 = steady_spans[0][0], steady_spans[-1][1]
+    inside = [i for i, t in enumerate(when) if w0 <= t <= w1]
+    if len(inside) < 2:
+        n, window = len(inside), w1 - w0
+        s = (f"NVML's energy counter stepped {n} {'time' if n == 1 else 'times'} in the {window:.0f} ms of "
+             "steady laps, and a measurement needs two steps")
+        lap = window / len(steady_spans)
+        if interval > 0 and lap > 0:
+            want = math.ceil((BLOCKS_ADVISED + 1) * interval / lap)
+            s += (f" (it stepped every {interval:.0f} ms over the loop): --iters {want:.0f} gives about "
+                  f"{BLOCKS_ADVISED} blocks")
+        elif lap > 0:
+            s += f": run at least a second of laps (--iters {math.ceil(1000 / lap):.0f})"
+        return unavailable(s)
+    blocks, joules, laps, per_block = [], 0.0, 0.0, []
+    for i, j in zip(inside, inside[1:]):
+        b = {"start_ms": when[i], "end_ms": when[j], "joules": (steps[j][2] - steps[i][2]) / 1000,
+             "laps": _laps_inside(steady_spans, when[i], when[j])}
+        joules += b["joules"]
+        laps += b["laps"]
+        if b["laps"] > 0:
+            per_block.append(b["joules"] / b["laps"])
+        blocks.append(b)
+    measured = blocks[-1]["end_ms"] - blocks[0]["start_ms"]
+    if not laps > 0 or not measured > 0:
+        return unavailable("no lap ran between the energy counter's steps")
+    per_forward = joules / laps
+    return {
+        "available": True,
+        "source": "NVML total-energy counter",
+        "joules_per_forward": per_forward,
+        "joules_per_forward_p10": percentile(per_block, 0.1),
+        "joules_per_forward_p90": percentile(per_block, 0.9),
+        "mj_per_item": per_forward * 1000 / items if items > 0 else 0.0,
+        "item": item,
+        "mean_watts": joules / (measured / 1000),
+        "power_limit_watts": power_limit_w or None,
+        "laps_at_cap": sum(at_cap) if at_cap is not None else None,
+        "laps": len(steady_spans),
+        "measured_ms": measured,
+        "steady_ms": w1 - w0,
+        "counter_steps": len(steps),
+        "step_interval_ms": interval,
+        "blocks": blocks,
+    }
+
+
+def energy_lines(e: Dict[str, Any]) -> List[str]:
+    """The report's energy lines, as bench_result.cpp's print_energy writes them."""
+    if not e["available"]:
+        return [f"  energy      not measured: {e['reason']}"]
+    unit = e["item"][:-1] if e["item"].endswith("s") else e["item"]
+    first = (f"  energy      {e['joules_per_forward']:.3f} J per forward (blocks' p10-p90 "
+             f"{e['joules_per_forward_p10']:.3f}-{e['joules_per_forward_p90']:.3f}), {e['mj_per_item']:.4g} mJ "
+             f"per {unit}, mean {e['mean_watts']:.0f} W")
+    if e["power_limit_watts"]:
+        first += f" (the board's limit {e['power_limit_watts']} W)"
+    second = (f"              NVML's energy counter over {e['measured_ms']:.0f} of the {e['steady_ms']:.0f} ms "
+              f"of steady laps: {len(e['blocks'])} blocks, a step every {e['step_interval_ms']:.0f} ms")
+    if e["laps_at_cap"] is not None:
+        second += f"; {e['laps_at_cap']} of {e['laps']} laps at the power cap"
+    return [first, second]
 
 
 # --- command line (no torch) -------------------------------------------------------------------
@@ -572,10 +865,42 @@ def _driver_query(index: int) -> Dict[str, int]:
     for key, attribute in (("sm_clock_khz", 13), ("memory_clock_khz", 36)):  # CU_DEVICE_ATTRIBUTE_*
         if cuda.cuDeviceGetAttribute(ctypes.byref(value), attribute, dev) == 0:
             out[key] = value.value
+    bus = ctypes.create_string_buffer(32)  # NVML finds the GPU by it, as bench/clocks.cpp does
+    if cuda.cuDeviceGetPCIBusId(bus, len(bus), dev) == 0:
+        out["pci_bus"] = bus.value.decode()
     return out
 
 
-def device_report(torch, index: int, library: Tuple[str, str]) -> Dict[str, Any]:
+def open_sampler(pci_bus: Optional[str]) -> Sampler:
+    """The clock and energy sampler for the GPU at `pci_bus`, or one that says why there is none."""
+    if os.environ.get("LAPTIME_BENCH_CLOCK", "on") == "off":
+        s = Sampler(None, None, "LAPTIME_BENCH_CLOCK=off")
+        s.energy_why = "LAPTIME_BENCH_CLOCK=off (the clock sampler reads it)"
+        return s
+    table, why = load_nvml()
+    return Sampler(table, pci_bus, why)
+
+
+def nvml_results(sampler: Sampler, iterations: List[Dict[str, Any]], spans, items: int, item: str):
+    """What the sampler read, as the report's members: sets each iteration's `sm_mhz` and
+    `throttled`, and returns `clocks` and `energy`."""
+    if sampler.why:
+        clocks = {"unavailable": sampler.why}
+        at_cap = None
+    else:
+        at_cap, reasons = assign_clocks(iterations, spans, sampler.samples)
+        clocks = {"source": "NVML", "samples": len(sampler.samples), "power_limit_w": sampler.power_limit_w,
+                  "throttled_by": throttle_words(reasons)}
+    if sampler.energy_why:
+        return clocks, {"available": False, "reason": sampler.energy_why}
+    steady = [(sp, it) for sp, it in zip(spans, iterations) if not it["warmup"]]
+    cap = None if at_cap is None else [c for c, it in zip(at_cap, iterations) if not it["warmup"]]
+    energy = measure_energy([sp for sp, _ in steady], cap, sampler.steps, items, item, sampler.power_limit_w)
+    return clocks, energy
+
+
+def device_report(torch, index: int, library: Tuple[str, str]) -> Tuple[Dict[str, Any], Optional[str]]:
+    """The report's `device`, and the GPU's PCI bus id (NVML's way to it) when libcuda gave it."""
     p = torch.cuda.get_device_properties(index)
     drv = _driver_query(index)
     cudnn = torch.backends.cudnn.version()
@@ -590,7 +915,7 @@ def device_report(torch, index: int, library: Tuple[str, str]) -> Dict[str, Any]
         "cudnn_loaded": version_str(cudnn, 10000, 100) if cudnn else None,
         "torch": torch.__version__,
         library[0]: library[1],
-    }
+    }, drv.get("pci_bus")
 
 
 def _mib(n: float) -> float:
@@ -618,10 +943,12 @@ def print_header(args, device: Dict[str, Any], w: Workload, shape: str, params: 
 
 
 def timed_loop(
-    torch, forward: Callable[[], None], warmup: int, iters: int, annotate: bool
+    torch, forward: Callable[[], None], warmup: int, iters: int, annotate: bool, spans: Optional[list] = None
 ) -> List[float]:
     """laptime's loop: per iteration an event, one enqueued forward, an event; one
-    synchronization after the loop. Returns every iteration's lap in ms, warm-up included."""
+    synchronization after the loop. Returns every iteration's lap in ms, warm-up included; with
+    `spans`, appends each lap's (start, end) in ms from the first event there (the GPU's timeline,
+    which the NVML sampler's shares: the GPU is idle when the loop starts)."""
     nvtx = torch.cuda.nvtx
     total = warmup + iters
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(total)]
@@ -644,6 +971,8 @@ def timed_loop(
     if phase:
         nvtx.range_pop()
     torch.cuda.synchronize()  # after the loop: nothing inside it waits
+    if spans is not None and total:
+        spans.extend((starts[0].elapsed_time(s), starts[0].elapsed_time(e)) for s, e in zip(starts, ends))
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
@@ -687,7 +1016,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     weight_bytes = sum(
         t.numel() * t.element_size() for t in [*w.model.parameters(), *w.model.buffers()]
     )
-    device_info = device_report(torch, args.device, w.library)
+    device_info, pci_bus = device_report(torch, args.device, w.library)
     shape = shape_string(args)
     config = {
         "model": args.model,
@@ -721,7 +1050,10 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         torch.cuda.synchronize()
         resident = torch.cuda.memory_allocated()  # weights, inputs
         torch.cuda.reset_peak_memory_stats()
-        laps = timed_loop(torch, forward, args.warmup, args.iters, annotate)
+        sampler, spans = open_sampler(pci_bus), []
+        sampler.start()
+        laps = timed_loop(torch, forward, args.warmup, args.iters, annotate, spans)
+        sampler.stop()
         enqueue_ms = percentile(enqueue_probe(torch, forward, annotate), 0.5)
 
     free_b, total_b = torch.cuda.mem_get_info(args.device)
@@ -732,19 +1064,25 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
         "device_in_use": total_b - free_b,
         "allocator_reserved": torch.cuda.memory_reserved(),
     }
-    return report(args, config, device_info, laps, enqueue_ms, w, flops_per_forward(args), memory)
+    iterations = [{"index": i, "warmup": i < args.warmup, "lap_ms": lap} for i, lap in enumerate(laps)]
+    clocks, energy = nvml_results(sampler, iterations, spans, w.items, w.item)
+    return report(args, config, device_info, iterations, enqueue_ms, w, flops_per_forward(args), memory,
+                  clocks, energy)
 
 
 def report(
-    args, config, device_info, laps, enqueue_ms, w: Workload, flops: float, memory: Dict[str, Any]
+    args, config, device_info, iterations, enqueue_ms, w: Workload, flops: float, memory: Dict[str, Any],
+    clocks: Optional[Dict[str, Any]] = None, energy: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """Prints laptime's iteration table and summary, and returns the JSON report."""
-    print("\n  iteration   lap (ms)")
-    iterations = []
-    for i, lap in enumerate(laps):
-        warm = i < args.warmup
-        print(f"  {i:5d} {'warmup' if warm else '':<6} {lap:9.3f}")
-        iterations.append({"index": i, "warmup": warm, "lap_ms": lap})
+    clocked = any("sm_mhz" in it for it in iterations)
+    print("\n  iteration   lap (ms)" + ("  SM MHz" if clocked else ""))
+    for it in iterations:
+        line = f"  {it['index']:5d} {'warmup' if it['warmup'] else '':<6} {it['lap_ms']:9.3f}"
+        if "sm_mhz" in it:
+            line += f"  {it['sm_mhz']:6d}" + (" throttled" if it["throttled"] else "")
+        print(line)
+    laps = [it["lap_ms"] for it in iterations]
     s = steady_stats(laps[args.warmup :])
     tflops = flops / (s["median"] * 1e-3) / 1e12
     items_per_s = w.items / (s["median"] * 1e-3)
@@ -763,15 +1101,29 @@ def report(
         f"  memory      weights {_mib(memory['weights']):.1f} MiB, activations (allocator peak) "
         f"{_mib(memory['activations']):.1f} MiB, device in use {_mib(memory['device_in_use']):.1f} MiB"
     )
+    if clocks is not None and "unavailable" in clocks:
+        print(f"  clock       not read: {clocks['unavailable']}")
+    elif clocks is not None:
+        throttled = sum(1 for it in iterations if not it["warmup"] and it.get("throttled"))
+        print(f"  clock       read by NVML {clocks['samples']} times; {throttled} of {args.iters} laps throttled"
+              + (f" by {clocks['throttled_by']}" if clocks["throttled_by"] else ""))
+    if energy is not None:
+        print("\n".join(energy_lines(energy)))
     print(
         f"\nlap time: {s['median']:.3f} ms (median of {args.iters}, {args.precision}, {args.mode})"
     )
+    extra = {}
+    if clocks is not None:
+        extra["clocks"] = clocks
+    if energy is not None:
+        extra["energy"] = energy
     return {
         "schema": SCHEMA,
         "framework": args.framework,
         "device": device_info,
         "config": config,
         "iterations": iterations,
+        **extra,
         "steady_ms": s,
         "throughput": {"items_per_s": items_per_s, "item": w.item},
         "flops_per_forward": flops,

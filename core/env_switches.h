@@ -114,9 +114,9 @@ inline constexpr Switch kEagerTiming{
     "ResNet-50 B256 or GPT-2 B8, docs/history/hopper-kernels.md). core/timing.h."};
 inline constexpr Switch kBenchClock{
     "LAPTIME_BENCH_CLOCK", "on / off", "on",
-    "bench: the SM clock read through NVML every millisecond of the loop, each lap's clock and "
-    "whether the power cap (or heat) held it down reported beside it (on), or not read, for an A/B "
-    "of the sampler itself (off). bench/clocks.h."};
+    "bench: the SM clock and the energy counter read through NVML every millisecond of the loop, "
+    "each lap's clock and whether the power cap (or heat) held it down reported beside it, and the "
+    "energy per forward (on), or not read, for an A/B of the sampler itself (off). bench/clocks.h."};
 // Read by trace/ (the cached `laptime peak` file's folder), listed here so the table is whole.
 inline constexpr Switch kCacheDir{"LAPTIME_CACHE_DIR", "a folder", "$XDG_CACHE_HOME/laptime, else $HOME/.cache/laptime",
                                   "where `laptime peak` caches the device's ceilings and the roofline looks for them."};

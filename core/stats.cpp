@@ -184,6 +184,51 @@ Interval bootstrap_median_change(const std::vector<double>& before, const std::v
                                  draw_resampled_medians(after.size(), resamples, after_seed(seed)), level);
 }
 
+double ratio_of_sums(const std::vector<double>& num, const std::vector<double>& den) {
+  double n = 0, d = 0;
+  for (std::size_t i = 0; i < num.size() && i < den.size(); ++i) {
+    n += num[i];
+    d += den[i];
+  }
+  return d != 0 ? n / d : 0;
+}
+
+Interval bootstrap_ratio_change(const std::vector<double>& before_num, const std::vector<double>& before_den,
+                                const std::vector<double>& after_num, const std::vector<double>& after_den,
+                                int resamples, uint64_t seed, double level) {
+  Interval ci;
+  const std::size_t nb = std::min(before_num.size(), before_den.size()),
+                    na = std::min(after_num.size(), after_den.size());
+  if (nb == 0 || na == 0 || resamples <= 0) return ci;
+  SplitMix64 rb(seed), ra(after_seed(seed));
+  // One resample's ratio: as many blocks as the side has, drawn with replacement; false when
+  // the drawn blocks' den is 0.
+  const auto draw = [](SplitMix64& rng, const std::vector<double>& num, const std::vector<double>& den, std::size_t n,
+                       double& ratio) {
+    double sn = 0, sd = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint32_t k = rank_of(rng.open01(), n);
+      sn += num[k];
+      sd += den[k];
+    }
+    ratio = sd != 0 ? sn / sd : 0;
+    return sd != 0;
+  };
+  std::vector<double> diffs;
+  diffs.reserve(static_cast<std::size_t>(resamples));
+  for (int r = 0; r < resamples; ++r) {
+    double b = 0, a = 0;
+    const bool ok_b = draw(rb, before_num, before_den, nb, b);
+    const bool ok_a = draw(ra, after_num, after_den, na, a);
+    if (ok_b && ok_a) diffs.push_back(a - b);
+  }
+  if (diffs.empty()) return ci;
+  const double tail = (1 - level) / 2;
+  ci.lo = percentile_select(diffs, tail);
+  ci.hi = percentile_select(diffs, 1 - tail);
+  return ci;
+}
+
 namespace {
 
 // max(kNoiseWidth · s, kMinBand · |m|): Settling's band around a level m.

@@ -15,7 +15,8 @@
 //               sorted values; 0 for fewer than two.
 //   MAD         the median of |x - median| (unscaled: 1.4826 · MAD estimates the standard
 //               deviation of normal noise).
-//   bootstrap   the percentile-bootstrap interval of a change of medians (below), drawn from a
+//   bootstrap   the percentile-bootstrap interval of a change of medians, or of a change of a
+//               ratio of sums over blocks (below), drawn from a
 //               fixed-seed SplitMix64 stream with its own variates (uniform, normal, gamma,
 //               beta), so the same inputs give the same interval on every platform (the
 //               standard library's distributions are implementation-defined).
@@ -94,6 +95,17 @@ Interval bootstrap_median_change(const SortedSample& before, const SortedSample&
 Interval bootstrap_median_change(const std::vector<double>& before, const std::vector<double>& after, int resamples,
                                  uint64_t seed, double level = 0.95);
 uint64_t after_seed(uint64_t seed);
+
+// A ratio of sums, sum(num) / sum(den), over the blocks of a run (bench/energy.h: the joules of
+// each stretch between two steps of NVML's energy counter over the laps inside it), and the
+// percentile-bootstrap interval of its change between two runs at `level`: each resample draws
+// as many blocks as each side has, with replacement, independently (the before side from `seed`,
+// the after side from after_seed(seed)), and takes the difference of the two ratios. A resample
+// whose den sums to 0 on either side is left out. Empty sides, or none left: {0, 0}.
+double ratio_of_sums(const std::vector<double>& num, const std::vector<double>& den);
+Interval bootstrap_ratio_change(const std::vector<double>& before_num, const std::vector<double>& before_den,
+                                const std::vector<double>& after_num, const std::vector<double>& after_den,
+                                int resamples, uint64_t seed, double level = 0.95);
 
 // Where a series of per-iteration times settles after its initial transient (the warm-up), and
 // where its level shifts later. Warm-up is the initial transient only: a change of level later in

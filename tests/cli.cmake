@@ -6,6 +6,8 @@ if(LAPTIME_CUDA)
   # bench/bench_result: the bench's text and JSON from a result made by hand or read from a
   # committed report (host only).
   laptime_test(test_bench_report test_bench_report.cpp LIBS laptime_bench)
+  # bench/energy and the clock sampler's NVML reads over a fake NVML (host only).
+  laptime_test(test_bench_energy test_bench_energy.cpp LIBS laptime_bench)
 endif()
 
 # core/output_file (how every output is written) and core/cli_numbers: host only, no CUDA.

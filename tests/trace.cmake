@@ -14,6 +14,8 @@ add_test(NAME trace.synthetic_fixtures_current
 # `laptime diff` and the steady-state rule: synthetic trace pairs with known shifts
 # (tests/fixtures/make_diff_fixtures.py) and the real captures.
 laptime_test(test_diff test_diff.cpp LIBS laptime_cli_host)
+# Energy per forward beside the lap, from two bench reports' blocks written by the test.
+laptime_test(test_diff_energy test_diff_energy.cpp LIBS laptime_cli_host)
 
 # Many reports of one job: each row against the single-file command's JSON, the
 # straggler against the generators' labels, the pool against one worker.

@@ -48,8 +48,13 @@
 #               rows among them (fp8's launch charging) (ROWS replaces them, as in laps)
 #   table       docs/PERF.md's table in one call (~8 minutes): laps with every headline and small-shape
 #               row beside PyTorch eager (LAPS_BUDGET, default 330 s), then compile (COMPILE_BUDGET,
-#               220), then layers (LAYERS_BUDGET, 110; LAYERS=0 leaves it out); table.txt is the rows
-#               side by side
+#               220), then energy (ENERGY_BUDGET, 260; ENERGY=0 leaves it out), then layers
+#               (LAYERS_BUDGET, 110; LAYERS=0 leaves it out); table.txt is the rows side by side
+#   energy      the table's rows again, each with about 1.5 s of steady laps (its own --iters in
+#               ENERGY_ROWS), so that NVML's energy counter, which steps every few tens of ms, gives
+#               each its joules per forward (`energy` in its report); the torch.compile rows with the
+#               Inductor cache the compile part left. ROWS replaces the laptime and eager rows, as in
+#               laps (ARGS then carry --iters)
 #   stream      fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h): its GPU suites beside the end-to-end
 #               check (PRECISIONS, default bf16,fp8), then ResNet-50 lap rows (ROWS), torch.compile's
 #               B256 row with COMPILE=1, the fp8 per-layer capture analyzed (LAYERS=0 leaves it out),
@@ -148,7 +153,7 @@ part_pack() {
 part=${1:-}
 shift || true
 case $part in
-  check | interrupt | io | host-build | laps | compile | layers | roofline | ab | analyzer | cutlass | table | stream | lab | lab-try) ;;
+  check | interrupt | io | host-build | laps | compile | energy | layers | roofline | ab | analyzer | cutlass | table | stream | lab | lab-try) ;;
   pack) part_pack "$@"; exit ;;
   *) sed -n '4,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
 esac
@@ -760,9 +765,53 @@ part_table() {
   need "$L"
   sub laps ROWS="${ROWS:-$TABLE_ROWS}" BUDGET="${LAPS_BUDGET:-330}"
   sub compile BUDGET="${COMPILE_BUDGET:-220}" TORCH_LIMIT=150
+  [[ ${ENERGY:-1} == 1 ]] && sub energy BUDGET="${ENERGY_BUDGET:-260}"
   [[ ${LAYERS:-1} == 1 ]] && sub layers BUDGET="${LAYERS_BUDGET:-110}"
-  python3 bench/compare.py "$RESULTS_ROOT"/laps/json/*.json "$RESULTS_ROOT"/compile/json/*.json >"$R/table.txt" 2>&1
+  local energy=()
+  compgen -G "$RESULTS_ROOT/energy/json/*.json" >/dev/null && energy=("$RESULTS_ROOT"/energy/json/*.json)
+  python3 bench/compare.py "$RESULTS_ROOT"/laps/json/*.json "$RESULTS_ROOT"/compile/json/*.json "${energy[@]}" \
+    >"$R/table.txt" 2>&1
   cat "$R/table.txt" >>"$S"
+}
+
+# --- energy: the table's rows with enough laps for NVML's energy counter ---------------------------
+# The counter steps every few tens of ms, longer than any lap: twenty laps of a few ms hold a step
+# or two, and the bench then says so instead of a figure (bench/energy.h). Each row here runs about
+# 1.5 s of steady laps (--iters from the table's lap: 1500 ms / lap), 10 or more of the counter's
+# blocks; the lap rows of the table stay the median of 20.
+ENERGY_ROWS="laptime_gpt2_bf16_b8_energy::gpt2 -p bf16 --iters 400
+laptime_gpt2_fp8_b8_energy::gpt2 -p fp8 --iters 560
+laptime_gpt2_bf16_b8_graph_energy::gpt2 -p bf16 --graph --iters 400
+laptime_gpt2_fp8_b8_graph_energy::gpt2 -p fp8 --graph --iters 560
+laptime_gpt2_bf16_b1_graph_energy::gpt2 -p bf16 -b 1 --graph --iters 1900
+laptime_gpt2_fp8_b1_graph_energy::gpt2 -p fp8 -b 1 --graph --iters 2200
+laptime_resnet50_bf16_b256_energy::resnet50 -p bf16 --iters 300
+laptime_resnet50_fp8_b256_energy::resnet50 -p fp8 --iters 400
+laptime_resnet50_bf16_b32_graph_energy::resnet50 -p bf16 -b 32 --graph --iters 1700
+laptime_resnet50_fp8_b32_graph_energy::resnet50 -p fp8 -b 32 --graph --iters 2300
+laptime_resnet50_bf16_b1_graph_energy::resnet50 -p bf16 -b 1 --graph --iters 5300
+laptime_resnet50_fp8_b1_graph_energy::resnet50 -p fp8 -b 1 --graph --iters 4700
+torch_gpt2_bf16_b8_energy::gpt2 --precision bf16 --iters 100
+torch_gpt2_fp8_b8_energy::gpt2 --precision fp8 --iters 90
+torch_gpt2_bf16_b1_energy::gpt2 --precision bf16 -b 1 --iters 200
+torch_resnet50_bf16_b256_energy::resnet50 --precision bf16 --iters 90
+torch_resnet50_bf16_b32_energy::resnet50 --precision bf16 -b 32 --iters 230
+torch_resnet50_bf16_b1_energy::resnet50 --precision bf16 -b 1 --iters 250"
+part_energy() {
+  need "$L"
+  LOOP=(--nvtx iter --warmup 5)
+  ROWS=${ROWS:-$ENERGY_ROWS} part_laps
+  # torch.compile's rows: compiled again in this process, from the Inductor cache when the compile
+  # part ran before on this machine.
+  export TORCHINDUCTOR_CACHE_DIR=$REPO/.inductor-cache
+  local line name
+  while IFS= read -r line; do
+    name=torch_${line%%:*}_compile_energy
+    # shellcheck disable=SC2086  # the arguments are a word list
+    step "$name" "${TORCH_LIMIT:-150}" python3 bench/torch_baseline.py ${line#*:} --precision bf16 --compile \
+      "${LOOP[@]}" --json "$R/json/$name.json"
+  done <<<"gpt2_bf16_b8:gpt2 --iters 260
+resnet50_bf16_b256:resnet50 --iters 140"
 }
 
 # --- stream: fp8 ResNet-50 on the e4m3 stream ------------------------------------------------------

@@ -187,10 +187,11 @@ def test_markdown(tmp_path, capsys):
     assert code == 0
     lines = out.strip().splitlines()
     assert lines[0].startswith("| framework | model | precision | mode | shape | lap ms |")
-    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|---|--:|---|"  # the clock column left-aligned
+    # The clock column left-aligned, the energy columns right-aligned.
+    assert lines[1] == "|---|---|---|---|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|---|"
     assert lines[3].startswith("| laptime | gpt2 | bf16 | graph | " + GPT2_SHAPE + " | 4.000 |")
     assert lines[3].endswith("| - | 2.50x | - |")
-    assert all(line.count("|") == 13 for line in lines)
+    assert all(line.count("|") == 18 for line in lines)
 
 
 def test_clock_column_reads_the_laps_clock(tmp_path, capsys):
@@ -316,3 +317,54 @@ def test_layer_cost_sidecars_beside_the_reports_are_left_out(tmp_path, capsys):
     assert [r[-2] for r in data_rows(out)] == ["1.00x", "2.50x"]
     code, out, err = run(capsys, files[1])
     assert code == 1 and "only .layers.json sidecars" in err
+
+
+def energy(joules, items=8192, watts=700.0, at_cap=20, laps=20):
+    return {
+        "available": True,
+        "joules_per_forward": joules,
+        "mj_per_item": joules * 1000 / items,
+        "item": "tokens",
+        "mean_watts": watts,
+        "power_limit_watts": 700,
+        "laps_at_cap": at_cap,
+        "laps": laps,
+    }
+
+
+def test_energy_columns_and_the_energy_saved_against_eager(tmp_path, capsys):
+    """Joules per forward, mJ per token, mean watts, laps at the cap; the baseline's joules over
+    each row's; "-" and a note with the report's reason where a report has none, "-" alone for
+    a report from before the bench measured energy."""
+    eager = report("pytorch-eager", 14.5)
+    eager["energy"] = energy(8.41, watts=580.0, at_cap=0)
+    lap = report("laptime", 3.86)
+    lap["energy"] = energy(2.702)
+    short = report("laptime", 2.68, precision="fp8")
+    short["energy"] = {"available": False, "reason": "NVML's energy counter stepped 0 times"}
+    old = report("pytorch-eager", 16.9, precision="fp8")
+    files = [write(tmp_path, n, r) for n, r in
+             (("eager.json", eager), ("laptime.json", lap), ("short.json", short), ("old.json", old))]
+    code, out, err = run(capsys, *files)
+    assert code == 0, err
+    header = out.splitlines()[0].split()
+    assert header[header.index("J/forward"):header.index("J/forward") + 6] == [
+        "J/forward", "mJ/item", "W", "at", "cap", "J"]
+    rows = {(r[0], r[2]): r for r in data_rows(out)}
+    base, ours = rows[("pytorch-eager", "bf16")], rows[("laptime", "bf16")]
+    assert base[10:15] == ["8.410", f"{8410 / 8192:.4g}", "580", "0/20", "1.00x"]
+    assert ours[10:15] == ["2.702", f"{2702 / 8192:.4g}", "700", "20/20", f"{8.41 / 2.702:.2f}x"]
+    assert ours[15] == f"{14.5 / 3.86:.2f}x"
+    assert rows[("laptime", "fp8")][10:15] == ["-", "-", "-", "-", "-"]
+    assert rows[("pytorch-eager", "fp8")][10:15] == ["-", "-", "-", "-", "-"]
+    assert f"note: {files[2]}: no energy figure (NVML's energy counter stepped 0 times)" in out
+    assert out.count("no energy figure") == 1
+
+
+def test_a_malformed_energy_figure_is_named(tmp_path, capsys):
+    bad = report("laptime", 4.0)
+    bad["energy"] = energy(2.7)
+    bad["energy"]["joules_per_forward"] = "lots"
+    code, out, err = run(capsys, write(tmp_path, "bad.json", bad))
+    assert code == 1 and out == ""
+    assert "energy.joules_per_forward is 'lots', not a finite number" in err

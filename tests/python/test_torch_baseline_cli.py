@@ -504,6 +504,8 @@ def libraries(monkeypatch):
     # The driver query goes through ctypes to libcuda, which a test must not touch.
     driver = {"driver": 12080, "sm_clock_khz": 1_980_000, "memory_clock_khz": 3_201_000}
     monkeypatch.setattr(tb, "_driver_query", lambda index: driver)
+    # Nor NVML: the runs say why there is no clock and no energy.
+    monkeypatch.setattr(tb, "load_nvml", lambda: (None, "no NVML in this test"))
     return torch, built
 
 
@@ -560,6 +562,8 @@ def test_whole_gpt2_run_writes_laptimes_report(libraries, tmp_path, capsys):
         "device",
         "config",
         "iterations",
+        "clocks",
+        "energy",
         "steady_ms",
         "throughput",
         "flops_per_forward",
@@ -567,6 +571,9 @@ def test_whole_gpt2_run_writes_laptimes_report(libraries, tmp_path, capsys):
         "enqueue_ms",
         "memory_bytes",
     }
+    assert report["clocks"] == {"unavailable": "no NVML in this test"}
+    assert report["energy"] == {"available": False, "reason": "no NVML in this test"}
+    assert "  energy      not measured: no NVML in this test\n" in printed
     assert report["schema"] == "laptime.bench/1" and report["framework"] == "pytorch-eager"
     assert report["config"]["shape"] == "B=8 T=1024 (8192 tokens)"
     assert report["config"]["attention"] == "sdpa" and report["config"]["mode"] == "eager"
@@ -634,3 +641,164 @@ def test_out_of_memory_is_one_line(libraries, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("torch_baseline.py: the GPU ran out of memory (CUDA out of memory.")
     assert len(err.strip().splitlines()) == 1
+
+
+# --- the clock and the energy: the sampler over a fake NVML, the arithmetic -------------------
+
+ENERGY_CASES = BASELINE_PY.parents[1] / "tests" / "fixtures" / "energy" / "energy_cases.json"
+
+
+@pytest.mark.parametrize("case", json.loads(ENERGY_CASES.read_text()), ids=lambda c: c["name"])
+def test_energy_cases_give_their_worked_out_member(case):
+    """The cases bench/energy.cpp is held to (tests/test_bench_energy.cpp), worked out by
+    tests/fixtures/energy/make_energy_cases.py: the same member, to the last few bits."""
+    got = tb.measure_energy(
+        [tuple(s) for s in case["steady_spans"]],
+        case["at_cap"],
+        [tuple(x) for x in case["readings"]],
+        case["items"],
+        case["item"],
+        case["power_limit_w"],
+    )
+    want = case["energy"]
+    assert set(got) == set(want)
+    for key, value in want.items():
+        if key == "blocks":
+            assert len(got[key]) == len(value)
+            for g, w in zip(got[key], value):
+                assert g == pytest.approx(w, rel=1e-12, abs=0)
+        elif isinstance(value, float):
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=0), key
+        else:
+            assert got[key] == value, key
+
+
+class FakeNvml:
+    """NVML's entry points as the table holds them; the counter steps by 700 mJ every fifth
+    read (the sampler's check when it opens is the first)."""
+
+    def __init__(self, energy_rc=0, init_rc=0):
+        self.energy_rc, self.init_rc, self.energy_calls, self.shutdowns, self.bus = energy_rc, init_rc, 0, 0, None
+
+    def table(self, energy=True):
+        def by_pci(bus):
+            self.bus = bus
+            return 0, "handle"
+
+        def read_energy(handle):
+            k = self.energy_calls
+            self.energy_calls += 1
+            return self.energy_rc, 1000 + 700 * (k // 5)
+
+        def shutdown():
+            self.shutdowns += 1
+            return 0
+
+        return tb.NvmlTable(
+            init=lambda: self.init_rc,
+            shutdown=shutdown,
+            by_pci=by_pci,
+            clock=lambda h: (0 if h == "handle" else 1, 1980),
+            reasons=lambda h: (0, tb.CLOCK_SW_POWER_CAP),
+            power_limit=lambda h: (0, 700000),
+            energy=read_energy if energy else None,
+        )
+
+
+def test_sampler_keeps_each_step_with_the_polls_around_it():
+    import time as _time
+
+    nvml = FakeNvml()
+    s = tb.Sampler(nvml.table(), "0000:17:00.0")
+    assert (s.why, s.energy_why, s.power_limit_w, nvml.bus) == ("", "", 700, "0000:17:00.0")
+    s.start()
+    deadline = _time.monotonic() + 30
+    while nvml.energy_calls < 40 and _time.monotonic() < deadline:
+        _time.sleep(0.002)
+    s.stop()
+    calls = nvml.energy_calls
+    assert calls >= 40 and nvml.shutdowns == 1
+    # Polls are reads 1 .. calls-1; the value changes at reads 5, 10, ...
+    assert len(s.steps) == (calls - 1) // 5
+    assert len(s.samples) == calls - 1
+    for i, (before, seen, mj) in enumerate(s.steps):
+        assert mj == 1000 + 700 * (i + 1) and before < seen
+    assert s.samples[0][1:] == (1980, tb.CLOCK_SW_POWER_CAP)
+
+
+def test_sampler_says_why_the_counter_is_not_read():
+    nvml = FakeNvml(energy_rc=3)
+    s = tb.Sampler(nvml.table(), "0000:17:00.0")
+    assert s.why == ""
+    assert s.energy_why == "the GPU at 0000:17:00.0 has no total-energy counter (NVML has one for Volta and newer)"
+    s.start()
+    s.stop()
+    assert s.steps == [] and nvml.energy_calls == 1  # asked once, never polled
+    assert tb.Sampler(FakeNvml(energy_rc=999).table(), "0000:17:00.0").energy_why == (
+        "NVML cannot read the total-energy counter of the GPU at 0000:17:00.0 (NVML error 999)"
+    )
+    assert tb.Sampler(FakeNvml().table(energy=False), "0000:17:00.0").energy_why == (
+        "this NVML has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption)"
+    )
+    off = tb.Sampler(FakeNvml(init_rc=1).table(), "0000:17:00.0")
+    assert off.why == off.energy_why == "NVML did not initialise"
+    unknown = tb.Sampler(FakeNvml().table(), None)
+    assert unknown.why == "the GPU's PCI bus id is unknown (libcuda was not asked)"
+    none = tb.Sampler(None, None, "libnvidia-ml.so.1 (NVML, part of the driver) could not be loaded")
+    assert none.energy_why == none.why
+
+
+def test_clock_off_leaves_the_sampler_out(monkeypatch):
+    monkeypatch.setenv("LAPTIME_BENCH_CLOCK", "off")
+    monkeypatch.setattr(tb, "load_nvml", lambda: pytest.fail("NVML loaded with the sampler off"))
+    s = tb.open_sampler("0000:17:00.0")
+    assert s.why == "LAPTIME_BENCH_CLOCK=off"
+    assert s.energy_why == "LAPTIME_BENCH_CLOCK=off (the clock sampler reads it)"
+
+
+def test_laps_at_the_cap_are_those_with_the_power_cap_reason():
+    """bench_result.cpp's rule: laps 1-2 with a thermal slowdown alone are throttled but not at
+    the cap, laps 3-4 carry the cap; a lap shorter than the polls takes the nearest reading."""
+    iterations = [{"index": i, "warmup": i == 0, "lap_ms": 10.0} for i in range(5)]
+    spans = [(10.0 * i, 10.0 * (i + 1)) for i in range(5)]
+    samples = [(t + 0.5, 1900 if t < 30 else 1800,
+                0 if t < 10 else tb.CLOCK_SW_THERMAL if t < 30 else tb.CLOCK_SW_POWER_CAP | tb.CLOCK_SW_THERMAL)
+               for t in range(50)]
+    at_cap, reasons = tb.assign_clocks(iterations, spans, samples)
+    assert at_cap == [False, False, False, True, True]
+    assert [it["throttled"] for it in iterations] == [False, True, True, True, True]
+    assert [it["sm_mhz"] for it in iterations] == [1900, 1900, 1900, 1800, 1800]
+    assert reasons == tb.CLOCK_SW_POWER_CAP | tb.CLOCK_SW_THERMAL
+    assert tb.throttle_words(reasons) == "the power cap and a thermal slowdown"
+    short = [{"index": 0, "warmup": False, "lap_ms": 0.05}]
+    assert tb.assign_clocks(short, [(0.30, 0.35)], [(0.0, 1965, 0), (0.32, 1980, tb.CLOCK_SW_POWER_CAP)])[0] == [True]
+    assert short[0]["sm_mhz"] == 1980
+
+
+def test_whole_run_reports_energy_beside_the_laps(libraries, tmp_path, capsys, monkeypatch):
+    """A run whose sampler read the counter: laps 0-6 ms on the fake GPU (1.5 ms each, one
+    warm-up), steps at 2, 4 and 5.5 ms. Blocks [2, 4] (4/3 laps, 1.4 J) and [4, 5.5] (1 lap,
+    1.05 J): 2.45 J over 7/3 laps, 1.05 J a forward, 700 W."""
+    fake = SimpleNamespace(
+        why="", energy_why="", power_limit_w=700,
+        samples=[(t / 4, 1830, tb.CLOCK_SW_POWER_CAP) for t in range(25)],
+        steps=[(1.5, 2.5, 1000), (3.5, 4.5, 2400), (5.0, 6.0, 3450)],
+        start=lambda: None, stop=lambda: None,
+    )
+    monkeypatch.setattr(tb, "open_sampler", lambda bus: fake)
+    out = tmp_path / "energy.json"
+    assert tb.main(["gpt2", "--warmup", "1", "--iters", "3", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    e = report["energy"]
+    assert e["available"] and e["laps"] == 3 and e["laps_at_cap"] == 3
+    assert e["joules_per_forward"] == pytest.approx(1.05, rel=1e-12)
+    assert e["mean_watts"] == pytest.approx(700, rel=1e-12)
+    assert e["mj_per_item"] == pytest.approx(1050 / 8192, rel=1e-12)
+    assert [b["laps"] for b in e["blocks"]] == pytest.approx([4 / 3, 1.0])
+    assert report["clocks"] == {"source": "NVML", "samples": 25, "power_limit_w": 700, "throttled_by": "the power cap"}
+    assert [it["sm_mhz"] for it in report["iterations"]] == [1830] * 4
+    assert all(it["throttled"] for it in report["iterations"])
+    assert "  energy      1.050 J per forward (blocks' p10-p90 1.050-1.050), 0.1282 mJ per token, mean 700 W" in printed
+    assert "3 of 3 laps at the power cap" in printed
+    assert "      1            1.500    1830 throttled\n" in printed

@@ -12,6 +12,7 @@
 #include "trace/analyses/kernel_mix.h"
 #include "trace/analyses/roofline.h"
 #include "trace/model/format.h"
+#include "trace/model/text.h"
 
 namespace laptime::trace {
 
@@ -56,6 +57,19 @@ std::optional<DiffRow::Within> same_within(Label l, double before_median, const 
 std::string within_words(const DiffRow& r) {
   if (!r.same_within) return "";
   return format(r.same_within->relative ? "within ±%g%%" : "within ±%g us", r.same_within->bound);
+}
+
+const char* energy_label_name(Label l) {
+  switch (l) {
+    case Label::Faster:
+      return "LESS";
+    case Label::Slower:
+      return "MORE";
+    case Label::Same:
+      return "SAME";
+    default:
+      return "UNCLEAR";
+  }
 }
 
 std::string calls_str(double c) { return std::fabs(c - std::round(c)) < 1e-9 ? format("%.0f", c) : format("%.2f", c); }
@@ -495,6 +509,33 @@ std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSid
   return out;
 }
 
+namespace {
+
+// Energy per forward on both sides (EnergyRow), or a note when only one side has it.
+void compare_energy(Diff& d, const DiffSide& before, const DiffSide& after, const DiffOptions& o) {
+  if (before.energy && after.energy) {
+    const EnergyBlocks &b = *before.energy, &a = *after.energy;
+    EnergyRow e;
+    e.before_j = stats::ratio_of_sums(b.joules, b.laps);
+    e.after_j = stats::ratio_of_sums(a.joules, a.laps);
+    e.change_j = e.after_j - e.before_j;
+    e.change_pct = e.before_j > 0 ? 100 * e.change_j / e.before_j : 0;
+    e.ci = stats::bootstrap_ratio_change(b.joules, b.laps, a.joules, a.laps, o.resamples, o.seed);
+    DiffOptions relative = o;  // joules have no microsecond floor
+    relative.min_change_us = 0;
+    e.label = classify_change(e.before_j, e.change_j, e.ci, relative);
+    d.energy = e;
+    return;
+  }
+  if (!before.energy && !after.energy) return;
+  const DiffSide& none = before.energy ? after : before;
+  d.notes.push_back("Energy per forward is compared when both sides are bench reports that measured it: " +
+                    std::string(before.energy ? "after" : "before") + " (" + none.file + ") has none" +
+                    (none.no_energy.empty() ? "." : ": " + one_line(none.no_energy) + "."));
+}
+
+}  // namespace
+
 Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
   Diff d;
   d.options = o;
@@ -529,6 +570,7 @@ Diff diff_runs(DiffSide before, DiffSide after, const DiffOptions& o) {
         "the whole iteration only.");
   }
   add_roofline(d, before, after, o);
+  compare_energy(d, before, after, o);
   for (const DiffSide* r : {&before, &after})
     for (const std::string& n : r->notes) d.notes.push_back((r == &before ? "before: " : "after: ") + n);
   apply_gate(d, o);

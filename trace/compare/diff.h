@@ -82,12 +82,26 @@ struct RunDifference {
 // side says is left out: nothing is known to differ there.
 std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSide& after);
 
+// Energy per forward beside the lap, when both sides are bench reports that measured it
+// (DiffSide::energy): each side's ratio of its blocks' joules to their laps, the change, its 95%
+// interval by resampling each side's blocks (stats::bootstrap_ratio_change, the diff's seed and
+// resamples), labelled by the lap's rule with --threshold alone (no absolute floor).
+struct EnergyRow {
+  double before_j = 0, after_j = 0;  // joules per forward
+  double change_j = 0, change_pct = 0;
+  stats::Interval ci;  // of change_j
+  Label label = Label::Unclear;
+};
+// The label of an energy change in words: LESS, MORE, SAME, UNCLEAR.
+const char* energy_label_name(Label l);
+
 struct Diff {
   DiffSide before, after;
   DiffOptions options;
   std::vector<RunDifference> differences;  // run_differences(); said in the first note
   std::optional<Ceilings> ceilings;        // for the roofline columns (DiffOptions::peak, else the GPU's cache)
   std::vector<DiffRow> rows;               // the whole iteration first, then layers by absolute change
+  std::optional<EnergyRow> energy;         // both sides bench reports with energy
   std::vector<std::string> notes;
   bool gate_failed = false;
   std::vector<std::string> gate_reasons;

@@ -75,6 +75,41 @@ RunIdentity identity_of_report(const nlohmann::json& j) {
 // stay far below this.
 constexpr size_t kMaxReportBytes = size_t{1} << 30;
 
+// The report's `energy` (bench/energy.h's JSON): its blocks when it measured them, with the
+// laps inside each; a malformed one is no energy and says so, not a refused report (the laps
+// are what a diff compares first).
+void read_energy(const nlohmann::json& j, DiffSide& r) {
+  if (!j.contains("energy")) return;
+  const nlohmann::json& e = j["energy"];
+  if (!e.is_object() || !e.contains("available") || !e["available"].is_boolean()) {
+    r.no_energy = "its energy member is malformed";
+    return;
+  }
+  if (!e["available"].get<bool>()) {
+    r.no_energy = e.contains("reason") && e["reason"].is_string() ? e["reason"].get<std::string>() : "it says none";
+    return;
+  }
+  EnergyBlocks b;
+  const auto finite = [](const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); };
+  if (e.contains("blocks") && e["blocks"].is_array())
+    for (const nlohmann::json& x : e["blocks"]) {
+      if (!x.is_object() || !x.contains("joules") || !x.contains("laps") || !finite(x["joules"]) ||
+          !finite(x["laps"]) || x["joules"].get<double>() < 0 || x["laps"].get<double>() < 0) {
+        r.no_energy = "an energy block of it has no joules and laps as numbers of 0 or more";
+        return;
+      }
+      b.joules.push_back(x["joules"].get<double>());
+      b.laps.push_back(x["laps"].get<double>());
+    }
+  double laps = 0;
+  for (double l : b.laps) laps += l;
+  if (!(laps > 0)) {
+    r.no_energy = "its energy has no block with laps in it";
+    return;
+  }
+  r.energy = std::move(b);
+}
+
 DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
   using nlohmann::json;
   json j;
@@ -118,6 +153,7 @@ DiffSide run_from_bench_json(const std::string& path, const DiffOptions& o) {
       warm.push_back(it.value("warmup", false));
     }
     r.identity = identity_of_report(j);
+    read_energy(j, r);
     // The switches the run had, beside where its numbers came from: "..., LAPTIME_CUTLASS_PDL=on".
     if (r.identity.switches)
       for (const auto& [name, value] : *r.identity.switches) r.source += ", " + name + "=" + value;

@@ -99,6 +99,12 @@ struct RunIdentity {
   std::optional<std::map<std::string, std::string>> switches;
 };
 
+// A bench report's energy (bench/energy.h): each block's joules and the steady laps inside it,
+// between two steps of NVML's energy counter. Its energy per forward is their ratio of sums.
+struct EnergyBlocks {
+  std::vector<double> joules, laps;
+};
+
 struct DiffSide {
   std::shared_ptr<NamePool> names;  // the trace's, for the Names in steady_ops
   std::string file;
@@ -125,6 +131,10 @@ struct DiffSide {
   std::string gpu;                  // the device's name, when the file says
   std::optional<LayerCosts> costs;  // the bench's layer costs sidecar beside the file, when there is one
   RunIdentity identity;             // with gpu above: what ran
+  // A bench report's energy blocks, when it measured them; else, for a report that says why it
+  // has none, that reason (as written there: data, escaped where it is shown).
+  std::optional<EnergyBlocks> energy;
+  std::string no_energy;
   std::vector<std::string> notes;
 };
 

@@ -93,6 +93,17 @@ nlohmann::json diff_to_json(const Diff& d) {
   }
   j["rows"] = std::move(rows);
   if (shown < d.rows.size()) j["rows_omitted"] = d.rows.size() - shown;
+  if (d.energy) {  // only when both sides measured it: other diffs' reports stay as they were
+    const EnergyRow& e = *d.energy;
+    j["energy"] = {{"measure", "joules per forward: NVML's energy counter, each bench report's blocks"},
+                   {"before_j", e.before_j},
+                   {"after_j", e.after_j},
+                   {"change_j", e.change_j},
+                   {"change_pct", e.change_pct},
+                   {"ci_j", {e.ci.lo, e.ci.hi}},
+                   {"label", energy_label_name(e.label)}};
+    if (e.before_j > 0) j["energy"]["ci_pct"] = {100 * e.ci.lo / e.before_j, 100 * e.ci.hi / e.before_j};
+  }
   json gate = nullptr;
   if (o.fail_if_slower_pct)
     gate = {{"fail_if_slower_pct", *o.fail_if_slower_pct},

@@ -108,6 +108,12 @@ void print_diff(const Diff& d, std::FILE* out) {
                  d.ceilings ? "% of bound: achieved over the ceiling of the layer's bound (compute or memory)"
                             : "TFLOP/s: achieved",
                  d.ceilings ? (", ceilings " + d.ceilings->source).c_str() : "");
+  if (d.energy) {  // beside the lap: NVML's energy counter, from both bench reports' blocks
+    const EnergyRow& e = *d.energy;
+    std::fprintf(out, "  energy      per forward %.3f -> %.3f J (%+.1f%%, 95%% interval %+.1f%% .. %+.1f%%): %s\n",
+                 e.before_j, e.after_j, e.change_pct, e.before_j > 0 ? 100 * e.ci.lo / e.before_j : 0.0,
+                 e.before_j > 0 ? 100 * e.ci.hi / e.before_j : 0.0, energy_label_name(e.label));
+  }
 
   bool any = false;
   size_t notes_left_out = 0;  // of the rows the table left out
