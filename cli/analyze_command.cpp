@@ -25,6 +25,7 @@
 #include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 #include "trace/write/perfetto.h"
+#include "trace/model/progress.h"
 #include "trace/analyses/per_process.h"
 #include "trace/analyses/processes.h"
 #include "trace/compare/job.h"
@@ -90,7 +91,11 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                        "iteration on a timeline, the sortable tables, the roofline (the job view: the reports, the "
                        "spread, the straggler); its data is the --json document");
   cli::add_output_file(sub, "--perfetto", &o.perfetto,
-                       "write the trace as Chrome Trace Event JSON for ui.perfetto.dev");
+                       "write the trace as Chrome Trace Event JSON for ui.perfetto.dev (streamed; see --window)");
+  sub->add_option("--window", o.window,
+                  "what --perfetto exports: auto (default: the whole trace up to 200,000 events, else the steady "
+                  "iterations around the median one that fit in that many), all, steady, or iterations N or N-M");
+  cli::add_switch(sub, "--quiet", &o.quiet, "no progress line on standard error (it shows only on a terminal)");
   cli::add_output_file(sub, "--svg", &o.svg, "draw the median steady iteration as an SVG timeline");
   cli::add_output_file(sub, "--roofline-svg", &o.roofline_svg,
                        "draw the per-layer roofline (needs the layer costs and ceilings)");
@@ -136,7 +141,7 @@ Reports analyze_processes(const trace::TraceJoin& j, const AnalyzeOptions& o) {
 // as `--pid N --json` writes it (docs/PROFILING.md).
 nlohmann::json report_json(const trace::Trace& t, const Report& r, bool with_pid) {
   nlohmann::json out = trace::to_json(r.a);
-  out["steady_state"] = trace::steady_state_json(r.steady);
+  out["settling"] = trace::settling_json(r.settling, r.a);
   if (with_pid) {
     out["pid"] = r.pid;
     out["process"] = trace::process_name(t, r.pid);
@@ -181,6 +186,7 @@ bool is_job(const AnalyzeOptions& o) {
 // `laptime analyze A B C ...`: the job view (trace/compare/job.h), its JSON laptime.job/1.
 int run_job(const AnalyzeOptions& o) {
   for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--perfetto", o.perfetto},
+                                    {"--window", o.window},
                                     {"--svg", o.svg},
                                     {"--layers", o.layers},
                                     {"--peak", o.peak},
@@ -188,8 +194,9 @@ int run_job(const AnalyzeOptions& o) {
     if (!value.empty())
       throw trace::TraceError(std::string(flag) +
                               " is for one report: the job view takes --json, --html, --range, --pid, "
-                              "--skip-warmup, --gap-us, --top, --workers, --fail-if-spread, --list-reports and "
-                              "--rows-from.");
+                              "--skip-warmup, --gap-us, --top, --workers, --fail-if-spread, --list-reports, "
+                              "--rows-from and --quiet.");
+  trace::Progress progress(o.quiet ? trace::Progress::Mode::Quiet : trace::Progress::Mode::Terminal);
   trace::JobOptions jo;
   jo.report = o.report;
   jo.workers = static_cast<unsigned>(o.workers.value_or(0));
@@ -221,6 +228,7 @@ int run_job(const AnalyzeOptions& o) {
   trace::Job job = o.rows_from.empty() ? trace::analyze_job(files, jo)
                                        : trace::job_from_rows(files, trace::job_rows_from_json(o.rows_from, files), jo);
   job.notes.insert(job.notes.begin(), notes.begin(), notes.end());
+  trace::Progress::clear();
   trace::print_job(job, stdout);
   cli::Ending end;
   if (json_out || !o.html.empty()) {
@@ -266,17 +274,49 @@ int run_analyze(const AnalyzeOptions& o) {
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
   }
+  // What the roofline reads besides the trace, read now: a sidecar or a --peak file that is no
+  // such file stops the run before the trace is read; --roofline-svg with no sidecar, too.
+  trace::RooflineInputs roof_in = trace::read_roofline_inputs(o.file, o.layers, o.peak);
+  if (!o.roofline_svg.empty() && !roof_in.costs) throw trace::TraceError(trace::roofline_svg_refusal(roof_in));
+  if (!o.window.empty()) {
+    if (o.perfetto.empty())
+      throw trace::TraceError("--window chooses what --perfetto exports: give --perfetto FILE too.");
+    trace::check_perfetto_window_spec(o.window);
+  }
+  trace::Progress progress(o.quiet ? trace::Progress::Mode::Quiet : trace::Progress::Mode::Terminal);
+  trace::Progress::phase("reading the trace");
   const trace::TraceSource source = trace::open_trace_source(o.file, stderr);
   // On the notes stream, like the export's line: the report is the same before and after a scrub.
-  if (const std::string note = trace::environment_note(source.path()); !note.empty())
+  if (const std::string note = trace::environment_note(source.path()); !note.empty()) {
+    trace::Progress::clear();
     std::fprintf(stderr, "laptime: %s\n", note.c_str());
+  }
   auto t = std::make_unique<const trace::Trace>(trace::load_trace(source.path()));
+  trace::Progress::phase("joining the GPU work to its launches");
   auto j = std::make_unique<const trace::TraceJoin>(*t);
-  // The Perfetto export needs no iterations: write it even if the analysis cannot run.
-  if (!o.perfetto.empty()) trace::write_perfetto(*j, o.perfetto);
+  // The ceilings of the trace's GPU, now that it is known: --roofline-svg without any stops here.
+  trace::add_cached_ceilings(*j, roof_in);
+  if (!o.roofline_svg.empty()) {
+    if (const std::string why = trace::roofline_svg_refusal(roof_in); !why.empty()) throw trace::TraceError(why);
+  }
   trace::require_ranges_left(*t);
+  trace::Progress::phase("analyzing the iterations");
   const Reports reports = analyze_processes(*j, o);
   const size_t n = reports.each.size();
+  // The layer costs describe one run: a roofline for one process only (analyze_processes refused
+  // --layers and --roofline-svg for several).
+  std::optional<trace::Roofline> roof;
+  if (n == 1) roof = trace::roofline_for_trace(*j, reports.each.front().a, roof_in);
+  // Every output that cannot be made is refused here, before a line is printed or a file written.
+  if (!o.roofline_svg.empty() && roof) trace::check_roofline_svg(*roof);
+  if (!o.svg.empty()) trace::check_svg(reports.each.front().a);
+  std::optional<trace::PerfettoWindow> window;
+  if (!o.perfetto.empty()) {
+    std::vector<const trace::Iterations*> loops;
+    for (const Report& r : reports.each) loops.push_back(&r.a);
+    window = trace::perfetto_window(*j, loops, o.window.empty() ? "auto" : o.window);
+  }
+  trace::Progress::clear();
   std::printf("laptime analyze %s\n", trace::escape_name(o.file).c_str());
   if (o.report.pid) std::printf("  process     %s (--pid)\n", trace::process_label(*t, *o.report.pid).c_str());
   for (const std::string& note : reports.notes) {
@@ -287,16 +327,19 @@ int run_analyze(const AnalyzeOptions& o) {
     const Report& r = reports.each[i];
     if (n > 1) std::printf("\n=== process %s: %zu of %zu ===\n", trace::process_label(*t, r.pid).c_str(), i + 1, n);
     trace::print_report(r.a, stdout);
-    if (!r.steady.text.empty()) std::printf("\nSteady state: %s\n", r.steady.text.c_str());
+    if (!r.settling.text.empty()) {
+      std::printf("\nSettling\n");
+      trace::detail::print_wrapped(stdout, r.settling.text, 2);
+    }
   }
-  // The layer costs describe one run: a roofline for one process only (analyze_processes refused
-  // --layers and --roofline-svg for several).
-  std::optional<trace::Roofline> roof;
-  if (n == 1) roof = trace::roofline_for_trace(*j, reports.each.front().a, o.file, o.layers, o.peak);
   if (roof) trace::print_roofline(*roof, stdout);
-  if (!roof && !o.roofline_svg.empty())
-    throw trace::TraceError("--roofline-svg needs the layer costs: " + trace::layer_costs_path(o.file) +
-                            " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.");
+  std::fflush(stdout);
+  // The Perfetto export reads the join and the trace's rows: written before they go.
+  if (window) {
+    trace::Progress::phase("writing the Perfetto trace");
+    trace::write_perfetto(*j, o.perfetto, *window);
+    trace::Progress::clear();
+  }
   // The JSON report reads the analyses and, of the trace, only its threads' names (the analyses
   // keep the NamePool their Names point into): unless the SVG timeline is still to be drawn, the
   // join and the trace's rows go before it is built, not held under its objects (at 10^6 kernels
@@ -309,16 +352,19 @@ int run_analyze(const AnalyzeOptions& o) {
     t = std::make_unique<const trace::Trace>(std::move(threads));
   }
   if (document) {
+    trace::Progress::phase("writing the JSON report");
     nlohmann::json out =
         n > 1 ? processes_json(*t, reports) : report_json(*t, reports.each.front(), o.report.pid.has_value());
     if (roof) out["roofline"] = trace::roofline_to_json(*roof);
     const std::string text = cli::json_document(std::move(out));
     cli::write_document(json_out, text);
     if (!o.html.empty()) trace::write_html(o.html, text, page_title({o.file}));
+    trace::Progress::clear();
   }
   if (!o.svg.empty()) trace::write_svg(*j, reports.each.front().a, o.svg);
   if (roof && !o.roofline_svg.empty()) trace::write_roofline_svg(*roof, o.roofline_svg);
   cli::Ending end;
+  if (window && !window->rule.empty()) std::printf("\nPerfetto trace: %s\n", window->rule.c_str());
   end.wrote({{"JSON report", o.json},
              {"Perfetto trace (open in ui.perfetto.dev)", o.perfetto},
              {"SVG timeline", o.svg},

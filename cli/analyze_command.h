@@ -32,7 +32,9 @@ struct AnalyzeOptions {
   std::string rows_from;                 // --rows-from FILE: each report's rows as read elsewhere
   trace::ReportOptions report;           // --range, --pid, --skip-warmup, --gap-us, --top
   std::string json;                      // the same numbers as JSON (schema laptime.analyze/1)
-  std::string perfetto;                  // Chrome Trace Event JSON of the whole trace
+  std::string perfetto;                  // Chrome Trace Event JSON of the trace, or of a window of it
+  std::string window;                    // --window: what --perfetto exports ("" = auto, trace/write/perfetto.h)
+  bool quiet = false;                    // --quiet: no progress line (trace/model/progress.h)
   std::string svg;                       // one steady iteration as a timeline
   std::string layers;                    // layer costs sidecar (default: beside the trace, trace/analyses/roofline.h)
   std::string peak;                      // ceilings from `laptime peak` (default: the cache of the trace's GPU)

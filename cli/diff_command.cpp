@@ -15,6 +15,7 @@
 #include "core/cli_numbers.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
+#include "trace/model/progress.h"
 #include "trace/compare/diff_input.h"
 #include "trace/model/error.h"
 #include "trace/model/text.h"
@@ -74,10 +75,12 @@ CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
                    "row); the verdict and the gate count every layer");
   cli::add_output_file(sub, "--json", &o.json,
                        "also write the diff as JSON (schema laptime.diff/1); - for standard output", true);
-  cli::add_output_file(sub, "--svg", &o.svg, "draw both median iterations on one time axis, layers joined");
+  cli::add_output_file(sub, "--svg", &o.svg,
+                       "draw both median iterations on one time axis, layers joined, SLOWER/FASTER ones marked");
   cli::add_output_file(sub, "--html", &o.html,
                        "write the diff as one HTML page that opens from disk: both laps, each layer's change with "
                        "its 95% interval drawn; its data is the --json document");
+  cli::add_switch(sub, "--quiet", &o.quiet, "no progress line on standard error (it shows only on a terminal)");
   return sub;
 }
 
@@ -102,8 +105,10 @@ int run_diff(const DiffCommandOptions& o) {
   } catch (const InputError& e) {
     throw trace::TraceError(e.what());
   }
+  trace::Progress progress(o.quiet ? trace::Progress::Mode::Quiet : trace::Progress::Mode::Terminal);
   // An .nsys-rep is read through its SQLite export (trace/read/nsys_export.h); the diff names the user's file.
   auto load = [&o](const std::string& path, std::optional<uint32_t> pid) {
+    trace::Progress::phase("reading " + path);
     const trace::TraceSource source = trace::open_trace_source(path, stderr);
     trace::DiffSide side = trace::load_run(source.path(), o.diff, pid);
     side.file = path;
@@ -111,7 +116,10 @@ int run_diff(const DiffCommandOptions& o) {
   };
   trace::DiffSide before = load(o.before, o.pid ? o.pid : o.pid_before);
   trace::DiffSide after = load(o.after, o.pid ? o.pid : o.pid_after);
+  trace::Progress::phase("comparing the layers");
   const trace::Diff d = trace::diff_runs(std::move(before), std::move(after), o.diff);
+  if (!o.svg.empty()) trace::check_diff_svg(d);  // a run that cannot draw it prints and writes nothing
+  trace::Progress::clear();
   std::printf("laptime diff %s %s\n", trace::escape_name(o.before).c_str(), trace::escape_name(o.after).c_str());
   trace::print_diff(d, stdout);
   // With `--json -` standard output stays pointed at standard error until json_out goes out of

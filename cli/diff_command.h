@@ -20,9 +20,10 @@ struct DiffCommandOptions {
   // The process of each side (a capture of several processes, trace/analyses/processes.h): --pid for
   // both, --pid-before / --pid-after for one.
   std::optional<uint32_t> pid, pid_before, pid_after;
-  std::string json;  // schema laptime.diff/1
-  std::string svg;   // the two median iterations on one time axis
-  std::string html;  // the report page (trace/write/html_page.h): the --json document drawn
+  std::string json;    // schema laptime.diff/1
+  std::string svg;     // the two median iterations on one time axis
+  std::string html;    // the report page (trace/write/html_page.h): the --json document drawn
+  bool quiet = false;  // --quiet: no progress line (trace/model/progress.h)
 };
 
 constexpr int kExitGateFailed = 3;

@@ -229,17 +229,112 @@ Interval bootstrap_ratio_change(const std::vector<double>& before_num, const std
   return ci;
 }
 
-SteadyState steady_state(const std::vector<double>& series) {
-  SteadyState s;
+namespace {
+
+// max(kNoiseWidth · s, kMinBand · |m|): Settling's band around a level m.
+double band_around(double m, double noise) { return std::max(kNoiseWidth * noise, kMinBand * std::fabs(m)); }
+
+double median_of(const std::vector<double>& v, size_t from, size_t to) {
+  return median(
+      std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to)));
+}
+
+// Whether every value of v[from, to) lies within the band around their median.
+bool settled_run(const std::vector<double>& v, size_t from, size_t to, double noise) {
+  const double m = median_of(v, from, to), band = band_around(m, noise);
+  for (size_t i = from; i < to; ++i)
+    if (std::fabs(v[i] - m) > band) return false;
+  return true;
+}
+
+}  // namespace
+
+Settling settling(const std::vector<double>& series) {
+  Settling s;
   const size_t n = series.size();
   if (n == 0) return s;
-  const std::vector<double> last_half(series.begin() + n / 2, series.end());
-  s.median = median(last_half);
-  s.band = std::max(kMadWidth * 1.4826 * mad(last_half), kMinBand * std::fabs(s.median));
-  auto outside = [&](double x) { return std::fabs(x - s.median) > s.band; };
-  for (size_t i = 0; i < n / 2; ++i)
-    if (outside(series[i])) s.start = i + 1;
-  for (size_t i = s.start; i < n; ++i) s.outside_late += outside(series[i]) ? 1 : 0;
+  std::vector<double> diffs;
+  for (size_t i = n / 2 + 1; i < n; ++i) diffs.push_back(std::fabs(series[i] - series[i - 1]));
+  s.noise = 1.4826 * median(std::move(diffs)) / std::sqrt(2.0);
+  const size_t run = std::min(kSettledRun, n - n / 2);
+  s.run = run;
+  s.settles = false;
+  for (size_t k = 0; k <= n / 2 && k + run <= n; ++k)
+    if (settled_run(series, k, k + run, s.noise)) {
+      s.settled = k;
+      s.settles = true;
+      break;
+    }
+  std::vector<size_t> at;  // the shifts' positions, ascending
+  const size_t settled = s.settled;
+  if (s.settles && settled > 0) {
+    const double m = median_of(series, settled, settled + run), band = band_around(m, s.noise);
+    const auto first = series.begin(), last = first + static_cast<std::ptrdiff_t>(settled);
+    if (std::any_of(first, last, [&](double x) { return x > m + band; }))
+      s.start = settled;  // something slow before the settled run: a transient, up to it
+    else if (std::all_of(first, last, [&](double x) { return x < m - band; }))
+      at.push_back(settled);  // only faster: the run started at another level (a clock or a power cap)
+  }
+  // Candidate shifts: positions whose run's median is beyond the band of the previous run's. A
+  // step shows at several positions in a row (a run half over it has the new median already):
+  // of those, the one that splits the stretch around them best, the least total distance of each
+  // side from the median of its clean end.
+  auto place = [&](size_t k1, size_t k2) {  // candidates k1 .. k2 - 1
+    const size_t lo = k1 - run, hi = k2 - 1 + run;
+    const double m_lo = median_of(series, lo, k1), m_hi = median_of(series, k2 - 1, hi);
+    double cost = 0;  // of splitting at k1, then moved one position at a time
+    for (size_t i = lo; i < hi; ++i) cost += std::fabs(series[i] - (i < k1 ? m_lo : m_hi));
+    double least = cost;
+    size_t where = k1;
+    for (size_t k = k1 + 1; k < k2; ++k) {
+      cost += std::fabs(series[k - 1] - m_lo) - std::fabs(series[k - 1] - m_hi);
+      if (cost < least) {
+        least = cost;
+        where = k;
+      }
+    }
+    at.push_back(where);
+  };
+  size_t first = 0;
+  int sign_of_run = 0;
+  for (size_t k = std::max(s.start, settled) + run; k + run <= n + 1; ++k) {
+    int sign = 0;
+    if (k + run <= n) {
+      const double before = median_of(series, k - run, k), d = median_of(series, k, k + run) - before;
+      sign = std::fabs(d) > band_around(before, s.noise) ? (d > 0 ? 1 : -1) : 0;
+    }
+    if (sign != sign_of_run) {
+      if (sign_of_run != 0) place(first, k);
+      first = k;
+      sign_of_run = sign;
+    }
+  }
+  // The stretches between them: a shift whose stretches' medians agree within the band goes.
+  for (size_t i = 0; i < at.size();) {
+    const size_t from = i ? at[i - 1] : s.start, to = i + 1 < at.size() ? at[i + 1] : n;
+    const double before = median_of(series, from, at[i]), after = median_of(series, at[i], to);
+    if (std::fabs(after - before) > band_around(before, s.noise)) {
+      ++i;
+      continue;
+    }
+    at.erase(at.begin() + static_cast<std::ptrdiff_t>(i));
+    if (i) --i;  // the shift before it now has a longer stretch after it: measure it again
+  }
+  for (size_t i = 0; i < at.size(); ++i) {
+    const size_t from = i ? at[i - 1] : s.start, to = i + 1 < at.size() ? at[i + 1] : n;
+    s.shifts.push_back({at[i], median_of(series, from, at[i]), median_of(series, at[i], to)});
+  }
+  // The level (of the stretch the settled run begins) and the spikes, stretch by stretch.
+  for (size_t i = 0; i <= at.size(); ++i) {
+    const size_t from = i ? at[i - 1] : s.start, to = i < at.size() ? at[i] : n;
+    if (from >= to) continue;
+    const double m = median_of(series, from, to), band = band_around(m, s.noise);
+    if (from <= settled && settled < to) {
+      s.level = m;
+      s.band = band;
+    }
+    for (size_t j = from; j < to; ++j) s.spikes += std::fabs(series[j] - m) > band ? 1 : 0;
+  }
   return s;
 }
 

@@ -106,21 +106,52 @@ Interval bootstrap_ratio_change(const std::vector<double>& before_num, const std
                                 const std::vector<double>& after_num, const std::vector<double>& after_den,
                                 int resamples, uint64_t seed, double level = 0.95);
 
-// Where a series of per-iteration times settles. The rule (documented in docs/PROFILING.md):
-// the reference is the last half of the series (iterations n/2 .. n-1); its median m and MAD
-// give the steady band m ± max(kMadWidth · 1.4826 · MAD, kMinBand · m) (the relative floor
-// keeps a very quiet series from calling every wobble a transient). The steady state starts
-// right after the last iteration of the first half that lies outside the band, or at 0 when
-// none does. Iterations of the last half outside the band are spikes, not warm-up: they do
-// not move the start (and by construction at least half the series is always steady).
-struct SteadyState {
-  size_t start = 0;         // index into the series of the first steady iteration
-  double median = 0;        // m, of the last half
-  double band = 0;          // the half-width of the band, same unit as the series
-  size_t outside_late = 0;  // iterations from `start` on that lie outside the band (spikes)
+// Where a series of per-iteration times settles after its initial transient (the warm-up), and
+// where its level shifts later. Warm-up is the initial transient only: a change of level later in
+// the run (a dip, a power-cap step, other work on the GPU) is a shift, reported with the levels on
+// both sides, and never makes the iterations before it warm-up. The rule (docs/DESIGN-NOTES.md,
+// "Warm-up and level shifts"; tests/fixtures/steady_rules.py writes it again for the fixtures'
+// references):
+//   noise   s = 1.4826 · median |x[i+1] - x[i]| / sqrt(2) over the last half of the series: the
+//           standard deviation of normal noise, from differences, so a level shift or a spike
+//           moves a difference or two, not their median (the transient sits in the first half);
+//   band    around a level m: max(kNoiseWidth · s, kMinBand · |m|) (the relative floor keeps a
+//           very quiet series from calling every wobble a change);
+//   run     kSettledRun iterations, or half the series rounded up when that is fewer;
+//   settled the first k, at most n/2, where the run k .. k+run-1 lies within the band around its
+//           own median. When no run of the first half does, the series does not settle
+//           (`settles` false) and has no initial transient to find;
+//   start   the end of the initial transient: `settled` when an iteration before it is slower
+//           than that run's band (warm-up costs time: loading, allocating, tuning, recording
+//           graphs), else 0. A start that is only faster than the run is a level of its own (a
+//           clock that drops, a power cap): when every iteration before `settled` is faster than
+//           the band, the first shift is at `settled`;
+//   shifts  after settled: a position k whose run's median and the previous run's differ by more
+//           than the band around the earlier one, and by the most among the positions in a row
+//           that do (one step is one shift); each with the medians of the stretches before and
+//           after it (from the previous shift, or start, to the next one, or the end). A shift
+//           whose two stretches' medians end up within the band of each other is dropped;
+//   level   the median of the stretch the settled run begins;
+//   spikes  iterations from start on outside the band around their own stretch's median.
+struct LevelShift {
+  size_t at = 0;      // index into the series of the first iteration at the new level
+  double before = 0;  // median of the stretch before it, the series' unit
+  double after = 0;   // median of the stretch from it
 };
-constexpr double kMadWidth = 5.0;
+struct Settling {
+  size_t start = 0;     // index into the series of the first iteration past the transient
+  size_t settled = 0;   // index into the series where the first settled run begins
+  size_t run = 0;       // the run's length: min(kSettledRun, n - n/2)
+  bool settles = true;  // false: no run in the first half is settled (start is then 0)
+  double level = 0;     // median of the stretch the first settled run begins
+  double band = 0;      // half-width of the band around `level`, the series' unit
+  double noise = 0;     // s, the series' unit
+  size_t spikes = 0;    // iterations from `start` on outside their stretch's band
+  std::vector<LevelShift> shifts;
+};
+constexpr double kNoiseWidth = 5.0;
 constexpr double kMinBand = 0.02;
-SteadyState steady_state(const std::vector<double>& series);
+constexpr size_t kSettledRun = 5;
+Settling settling(const std::vector<double>& series);
 
 }  // namespace laptime::stats

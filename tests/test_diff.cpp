@@ -181,7 +181,7 @@ TEST(DiffSynthetic, SteadyStateAndTooShortWarmup) {
   for (const char* name : {"base", "slow_start"}) {
     SCOPED_TRACE(name);
     const DiffSide r = load_run(fixture(std::string("diff_") + name + ".sqlite"), {});
-    EXPECT_EQ(r.steady.start, e["runs"][name]["steady_start"].get<size_t>());
+    EXPECT_EQ(r.settling.start, e["runs"][name]["steady_start"].get<size_t>());
     // The bench's marks, extended to where the laps settle (the warm-up chosen from the data).
     EXPECT_EQ(r.warmup, e["runs"][name]["warmup_dropped"].get<size_t>());
     EXPECT_EQ(r.iteration_ns.size(), e["runs"][name]["steady_iterations"].get<size_t>());
@@ -210,8 +210,8 @@ TEST(DiffSynthetic, AnalyzeReportsWhereTheLapsSettle) {
   const Trace t = load_nsys_sqlite(fixture("diff_slow_start.sqlite"));
   const TraceJoin j(t);
   const Analysis a = analyze(j, {});
-  const IterationSteadyState s = iteration_steady_state(a);
-  EXPECT_EQ(s.steady.start, settles);
+  const IterationSettling s = iteration_settling(a);
+  EXPECT_EQ(s.settling.start, settles);
   EXPECT_EQ(s.warmup, settles);  // the warm-up ends where the laps settle, though the bench marked 1
   EXPECT_NE(a.warmup_rule.find("the first " + std::to_string(settles) + ", up to where"), std::string::npos)
       << a.warmup_rule;
@@ -220,16 +220,16 @@ TEST(DiffSynthetic, AnalyzeReportsWhereTheLapsSettle) {
   EXPECT_TRUE(s.warning.empty()) << s.warning;
   ReportOptions one;
   one.skip_warmup = 1;
-  const IterationSteadyState given = iteration_steady_state(analyze(j, one));
+  const IterationSettling given = iteration_settling(analyze(j, one));
   EXPECT_EQ(given.warmup, 1u);
   EXPECT_NE(given.text.find("too short"), std::string::npos) << given.text;
   EXPECT_NE(given.warning.find("--skip-warmup " + std::to_string(settles)), std::string::npos) << given.warning;
-  EXPECT_EQ(steady_state_json(given)["warmup_too_short"], true);
+  EXPECT_EQ(settling_json(given, analyze(j, one))["warmup_too_short"], true);
   const Trace base = load_nsys_sqlite(fixture("diff_base.sqlite"));
   const TraceJoin jb(base);
-  const IterationSteadyState ok = iteration_steady_state(analyze(jb, {}));
+  const IterationSettling ok = iteration_settling(analyze(jb, {}));
   EXPECT_TRUE(ok.warning.empty()) << ok.warning;
-  EXPECT_LE(ok.steady.start, ok.warmup);
+  EXPECT_LE(ok.settling.start, ok.warmup);
 }
 
 TEST(DiffSynthetic, BenchReportsCompareTheIterationOnly) {

@@ -221,7 +221,7 @@ TEST(Job, EachRowIsItsSingleFileAnalysis) {
       const JobRow& r = job.rows[row++];
       EXPECT_EQ(r.file, f);
       EXPECT_EQ(r.lap_ms, p["time_ms"]["lap"].get<double>()) << f;
-      EXPECT_EQ(r.busy_pct, p["utilization"]["busy_pct"]["median"].get<double>()) << f;
+      EXPECT_EQ(r.span_fill_pct, p["utilization"]["span_fill_pct"]["median"].get<double>()) << f;
       EXPECT_EQ(r.verdict, p["verdict"]["text"].get<std::string>()) << f;
       EXPECT_EQ(r.pid.has_value(), p.contains("pid")) << f;
       EXPECT_EQ(r.iterations.size(), p["iterations"].size()) << f;

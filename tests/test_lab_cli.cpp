@@ -71,8 +71,8 @@ TEST(LabCli, BadWordsAreOneSentence) {
   EXPECT_EQ(sentence({"lab", "--list", "maxpool"}),
             "--list lists every kernel: give it no KERNEL (`laptime lab maxpool` runs one).");
   EXPECT_EQ(sentence({"lab", "--list", "--html", "l.html"}),
-            "--list takes --json alone; --versions, --shape, -p, --once, --seed, --peak and --html apply to `laptime "
-            "lab KERNEL`.");
+            "--list takes --json alone; --versions, --shape, -p, --once, --seed, --peak, --html, --try, --template and "
+            "--all apply to `laptime lab KERNEL`.");
   EXPECT_THAT(sentence({"lab", "layernorm", "-p", "tf32"}), HasSubstr("tf32 not in"));
   EXPECT_THAT(sentence({"lab", "layernorm", "--target", "0"}), HasSubstr("--target"));
   EXPECT_EQ(sentence({"bench", "gpt2", "--kernel", "layernorm=v1", "--kernel", "layernorm=v3"}),

@@ -4,6 +4,8 @@
 // to the same bits).
 #include <algorithm>
 #include <cmath>
+#include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -13,7 +15,7 @@
 namespace laptime::stats {
 namespace {
 
-// --- median, MAD, bootstrap, steady state ------------------------------------------------------------------------------
+// --- median, MAD, bootstrap ------------------------------------------------------------------------------
 
 TEST(Stats, MedianAndMadByHand) {
   EXPECT_DOUBLE_EQ(median({5, 1, 3}), 3);
@@ -221,16 +223,126 @@ TEST(Stats, SortedSampleHoldsTheZerosItDoesNotStore) {
   EXPECT_EQ(ci.hi, 0);
 }
 
-TEST(Stats, SteadyStateStartsAfterTheLastEarlyOutlier) {
-  // Last half {100, 101, 99, 100, 100, 250}: median 100, MAD 0.5 -> band max(5*1.4826*0.5, 2) = 3.7065.
+// --- settling: the initial transient, and level shifts after it --------------------------------------------------------
+
+TEST(Settling, TheTransientEndsAtTheFirstSettledRun) {
   const std::vector<double> s{160, 130, 104, 100, 101, 99, 100, 101, 99, 100, 100, 250};
-  const SteadyState st = steady_state(s);
-  EXPECT_EQ(st.start, 3u);  // 104 is outside 100 ± 3.7: steady from index 3
-  EXPECT_DOUBLE_EQ(st.median, 100);
-  EXPECT_NEAR(st.band, 5 * 1.4826 * 0.5, 1e-12);
-  EXPECT_EQ(st.outside_late, 1u);  // the spike at the end is noise, not warm-up
-  EXPECT_EQ(steady_state({5, 5, 5, 5}).start, 0u);
-  EXPECT_EQ(steady_state({}).start, 0u);
+  // Last half, x[6..11]: differences from x[7] on are 1, 2, 1, 0, 150 -> median 1, so the noise is
+  // 1.4826 / sqrt(2) and the band max(5 x 1.0484, 2% of 100) = 5.2418. The run is 5 long; from
+  // x[2] = 104 the five (104, 100, 101, 99, 100) lie within 100 ± 5.24; 160 and 130 before them are
+  // slower: the transient is the first 2. One stretch, median 100; 250 at the end is a spike.
+  const Settling st = settling(s);
+  EXPECT_TRUE(st.settles);
+  EXPECT_EQ(st.run, 5u);
+  EXPECT_EQ(st.settled, 2u);
+  EXPECT_EQ(st.start, 2u);
+  EXPECT_NEAR(st.noise, 1.4826 / std::sqrt(2.0), 1e-12);
+  EXPECT_DOUBLE_EQ(st.level, 100);
+  EXPECT_NEAR(st.band, 5 * 1.4826 / std::sqrt(2.0), 1e-12);
+  EXPECT_EQ(st.spikes, 1u);
+  EXPECT_TRUE(st.shifts.empty());
+  EXPECT_EQ(settling({5, 5, 5, 5}).start, 0u);
+  EXPECT_EQ(settling({}).start, 0u);
+  EXPECT_EQ(settling({7}).start, 0u);
+}
+
+// The noisy run of the report that lost half its iterations to warm-up: 253, 10, 7.8, 7.6, 7.7,
+// 48.7 ms, then blocks between 53.8 and 58.9 ms, 42 iterations. The dip in the middle is a shift.
+TEST(Settling, ALaterDipIsAShiftNotWarmup) {
+  std::vector<double> s{253, 10, 7.8, 7.6, 7.7, 48.7};
+  const std::vector<double> blocks{58.6, 58.9, 53.8, 55.1, 58.2, 57.9};  // six of six
+  const std::vector<double> wobble{0.1, -0.1, 0.05, -0.05, 0, 0.08};
+  for (double level : blocks)
+    for (double w : wobble) s.push_back(level + w);
+  ASSERT_EQ(s.size(), 42u);
+  const Settling st = settling(s);
+  EXPECT_TRUE(st.settles);
+  EXPECT_EQ(st.start, 6u) << "the transient is the first six";
+  // 58.6 -> 58.9 and 58.2 -> 57.9 are within the band (2% of ~58.7 = 1.17): three shifts, at the
+  // dip, its partial recovery and the return.
+  ASSERT_EQ(st.shifts.size(), 3u);
+  auto block_median = [&](size_t from, size_t to) {
+    return median(std::vector<double>(s.begin() + static_cast<std::ptrdiff_t>(from),
+                                      s.begin() + static_cast<std::ptrdiff_t>(to)));
+  };
+  const size_t at[] = {18, 24, 30}, bounds[] = {6, 18, 24, 30, 42};
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(st.shifts[i].at, at[i]);
+    EXPECT_DOUBLE_EQ(st.shifts[i].before, block_median(bounds[i], bounds[i + 1]));
+    EXPECT_DOUBLE_EQ(st.shifts[i].after, block_median(bounds[i + 1], bounds[i + 2]));
+  }
+  EXPECT_DOUBLE_EQ(st.level, block_median(6, 18));
+  EXPECT_EQ(st.spikes, 0u);
+}
+
+// A board reaching its power limit: the laps step from 3.71 to 4.0 ms part way through, late or
+// early, and the iterations before the step are a level of their own, never warm-up.
+TEST(Settling, APowerCapStepIsAShiftNotWarmup) {
+  for (size_t step : {3u, 40u}) {
+    SCOPED_TRACE(step);
+    std::vector<double> s;
+    for (size_t i = 0; i < 100; ++i) s.push_back((i < step ? 3.71 : 4.0) + 0.004 * double(int(i * 7 % 5) - 2));
+    const Settling st = settling(s);
+    EXPECT_EQ(st.start, 0u);
+    ASSERT_EQ(st.shifts.size(), 1u);
+    EXPECT_EQ(st.shifts[0].at, step);
+    EXPECT_NEAR(st.shifts[0].before, 3.71, 0.01);
+    EXPECT_NEAR(st.shifts[0].after, 4.0, 0.01);
+    // With a slow first iteration (lazy loading) the transient is that one, and the step stays a shift.
+    s[0] = 30;
+    const Settling slow = settling(s);
+    if (step > 3) {
+      EXPECT_EQ(slow.start, 1u);
+      ASSERT_EQ(slow.shifts.size(), 1u);
+      EXPECT_EQ(slow.shifts[0].at, step);
+    }
+  }
+}
+
+// A series that never holds still in its first half has no transient to drop: in threes of 10
+// and 50 ms the differences' median is 0 (band: 2% of the median), and every run of five holds both.
+TEST(Settling, NoSettledRunNoTransient) {
+  std::vector<double> s;
+  for (int i = 0; i < 24; ++i) s.push_back(i / 3 % 2 ? 50 : 10);
+  s.front() = 200;  // slow, yet not a transient: nothing after it settles
+  const Settling st = settling(s);
+  EXPECT_FALSE(st.settles);
+  EXPECT_EQ(st.start, 0u);
+}
+
+// Fresh random runs: a transient of known length (slower, decaying: at least 20% above the level),
+// normal noise of 0.25% cut at 3 sigma (no two values of a stretch 1.5% apart, inside the 2% floor of
+// the band), and maybe one step of 5-10% at a known place: the transient found is the planted one,
+// and the step is the one shift, where it was planted.
+TEST(Settling, FindsThePlantedTransientAndStepInRandomRuns) {
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0, 1);
+  for (int trial = 0; trial < 300; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const size_t n = 20 + rng() % 200, transient = rng() % 9;
+    const double level = 0.5 + double(rng() % 1000);
+    const bool stepped = trial % 2 == 1 && n >= transient + 20;
+    const size_t step = stepped ? transient + 8 + rng() % (n - transient - 15) : n;
+    const double factor = 1 + (rng() % 2 ? 1 : -1) * (0.05 + 0.05 * double(rng() % 1000) / 1000);
+    std::vector<double> s;
+    for (size_t i = 0; i < n; ++i) {
+      const double base = i < step ? level : level * factor;
+      s.push_back(base * (1 + 0.0025 * std::clamp(noise(rng), -3.0, 3.0)));
+    }
+    for (size_t i = 0; i < transient; ++i) s[i] = level * (1.2 + 3.0 * double(transient - i) / double(transient));
+    const Settling st = settling(s);
+    ASSERT_TRUE(st.settles);
+    EXPECT_EQ(st.start, transient);
+    if (stepped) {
+      ASSERT_EQ(st.shifts.size(), 1u) << "step at " << step << " of " << n;
+      EXPECT_EQ(st.shifts[0].at, step);
+    } else {
+      EXPECT_TRUE(st.shifts.empty()) << "first at " << st.shifts[0].at;
+    }
+  }
 }
 
 // --- summary and percentiles ------------------------------------------------------------------

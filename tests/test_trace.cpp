@@ -23,6 +23,7 @@
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/perfetto.h"
 #include "trace/analyses/analyze.h"
+#include "trace/model/format.h"
 #include "trace/write/timeline_svg.h"
 #include "tests/support/nsys_csv.h"
 
@@ -294,8 +295,8 @@ TEST_F(Synthetic, SteadyStateTimes) {
   EXPECT_EQ(a.period_ms.n, 1u);
   EXPECT_DOUBLE_EQ(a.period_ms.median, 0.216);
   // Busy: 124 of 188 us, 120 of 177 us.
-  EXPECT_DOUBLE_EQ(a.busy_pct.min, 100.0 * 124 / 188);
-  EXPECT_DOUBLE_EQ(a.busy_pct.max, 100.0 * 120 / 177);
+  EXPECT_DOUBLE_EQ(a.span_fill_pct.min, 100.0 * 124 / 188);
+  EXPECT_DOUBLE_EQ(a.span_fill_pct.max, 100.0 * 120 / 177);
   EXPECT_EQ(a.idle_in_iterations, (188 - 124 + 177 - 120) * 1000);
   // Between iterations the GPU idles from 1693 to 1721 us; the host is outside both
   // forward ranges from 1700 to 1705 us.
@@ -394,17 +395,18 @@ TEST_F(Synthetic, FindsTheSyncAndThePageableCopyInsideTheLoop) {
   const Analysis a = run();
   ASSERT_TRUE(a.has_api_trace);
   ASSERT_EQ(a.syncs.size(), 2u);
-  EXPECT_EQ(a.syncs[0].kind, SyncKind::PageableCopy);
-  EXPECT_EQ(a.syncs[0].api, "cudaMemcpyAsync");
-  EXPECT_EQ(a.syncs[0].iteration, 1);
-  EXPECT_EQ(a.syncs[0].range, "wte");
-  EXPECT_EQ(a.syncs[0].duration, 10'000);
-  EXPECT_EQ(a.syncs[0].detail, "HtoD 4.0 KiB, pageable -> device");
-  EXPECT_EQ(a.syncs[1].kind, SyncKind::StreamSync);
-  EXPECT_EQ(a.syncs[1].api, "cudaStreamSynchronize");
-  EXPECT_EQ(a.syncs[1].iteration, 2);
-  EXPECT_EQ(a.syncs[1].range, "h.0.attn");
-  EXPECT_EQ(a.syncs[1].duration, 23'500);
+  // Costliest first: the 23.5 us stream synchronize of iteration 2, then iteration 1's 10 us copy.
+  EXPECT_EQ(a.syncs[1].kind, SyncKind::PageableCopy);
+  EXPECT_EQ(a.syncs[1].api, "cudaMemcpyAsync");
+  EXPECT_EQ(a.syncs[1].iteration, 1);
+  EXPECT_EQ(a.syncs[1].range, "wte");
+  EXPECT_EQ(a.syncs[1].duration, 10'000);
+  EXPECT_EQ(a.syncs[1].detail, "HtoD 4.0 KiB, pageable -> device");
+  EXPECT_EQ(a.syncs[0].kind, SyncKind::StreamSync);
+  EXPECT_EQ(a.syncs[0].api, "cudaStreamSynchronize");
+  EXPECT_EQ(a.syncs[0].iteration, 2);
+  EXPECT_EQ(a.syncs[0].range, "h.0.attn");
+  EXPECT_EQ(a.syncs[0].duration, 23'500);
   ASSERT_EQ(a.sync_summary.size(), 2u);
   EXPECT_EQ(a.sync_summary[0].kind, SyncKind::StreamSync);
   EXPECT_EQ(a.sync_summary[0].count, 1u);
@@ -412,22 +414,31 @@ TEST_F(Synthetic, FindsTheSyncAndThePageableCopyInsideTheLoop) {
   EXPECT_EQ(a.sync_summary[0].ranges, std::vector<std::string>{"h.0.attn"});
   // Outside the steady state, not counted: the warm-up's copy and cudaMalloc, the sync after the loop.
   ASSERT_EQ(a.syncs_elsewhere.size(), 3u);
-  EXPECT_EQ(a.syncs_elsewhere[0].api, "cudaMemcpyAsync");
-  EXPECT_TRUE(a.syncs_elsewhere[0].warmup);
-  EXPECT_EQ(a.syncs_elsewhere[1].kind, SyncKind::Allocation);
-  EXPECT_EQ(a.syncs_elsewhere[1].iteration, 0);
-  EXPECT_EQ(a.syncs_elsewhere[2].api, "cudaStreamSynchronize");
-  EXPECT_EQ(a.syncs_elsewhere[2].iteration, -1);
-  EXPECT_EQ(a.syncs_elsewhere[2].range, "(no range)");
+  for (size_t i = 1; i < a.syncs_elsewhere.size(); ++i)
+    EXPECT_GE(a.syncs_elsewhere[i - 1].duration, a.syncs_elsewhere[i].duration) << "costliest first";
+  auto elsewhere = [&](const char* api, int64_t iteration) -> const SyncCall* {
+    for (const SyncCall& s : a.syncs_elsewhere)
+      if (s.api == api && s.iteration == iteration) return &s;
+    return nullptr;
+  };
+  ASSERT_NE(elsewhere("cudaMemcpyAsync", 0), nullptr);
+  EXPECT_TRUE(elsewhere("cudaMemcpyAsync", 0)->warmup);
+  ASSERT_NE(elsewhere("cudaMalloc", 0), nullptr);
+  EXPECT_EQ(elsewhere("cudaMalloc", 0)->kind, SyncKind::Allocation);
+  ASSERT_NE(elsewhere("cudaStreamSynchronize", -1), nullptr);
+  EXPECT_EQ(elsewhere("cudaStreamSynchronize", -1)->range, "(no range)");
 }
 
 TEST_F(Synthetic, VerdictIsLaunchBoundWithSyncs) {
   const Analysis a = run();
   EXPECT_EQ(a.bound, Bound::LaunchBound);
-  EXPECT_NE(a.verdict.find("Launch-bound: the GPU is busy 62.1% of the time"), std::string::npos) << a.verdict;
-  // Host-wait gaps by the layer the host was in: 8 + 10 + 14 us per iteration in h.0.attn,
-  // 64 of the 121 us idle.
-  EXPECT_NE(a.verdict.find("The largest waits sit in h.*.attn (53% of the idle time; the host was in its own code"),
+  EXPECT_NE(a.verdict.find("Launch-bound: the GPU is busy 62.1% of the lap"), std::string::npos) << a.verdict;
+  // Host-wait gaps by the layer the host was in: 8 + 10 + 14 us per iteration in h.0.attn, 64 us
+  // of the idle time, inside the spans (121 us) and between the iterations.
+  ASSERT_EQ(a.figures.idle_ns, a.idle_in_iterations + a.between_iterations);
+  const std::string share = detail::format("(%.0f%% of the idle time", 100.0 * 64'000 / double(a.figures.idle_ns));
+  EXPECT_EQ(share, "(43% of the idle time");
+  EXPECT_NE(a.verdict.find("The largest waits sit in h.*.attn " + share + "; the host was in its own code"),
             std::string::npos)
       << a.verdict;
   // Each in one of the two steady iterations: said where, not as a rate, and both places named
@@ -453,7 +464,8 @@ TEST_F(Synthetic, DriverCallsInsideARuntimeCallAreNotCountedTwice) {
   const TraceJoin j(t);
   const Analysis a = analyze(j, {});
   ASSERT_EQ(a.syncs.size(), 2u);
-  EXPECT_EQ(a.syncs[1].api, "cudaStreamSynchronize");
+  EXPECT_EQ(a.syncs[0].api, "cudaStreamSynchronize");  // the costliest first, and counted once
+  EXPECT_EQ(a.syncs[1].api, "cudaMemcpyAsync");
 }
 
 TEST_F(Synthetic, HostBusyBetweenIterationsIsInputBound) {
@@ -480,7 +492,10 @@ TEST_F(Synthetic, HostBusyBetweenIterationsIsInputBound) {
   EXPECT_EQ(a.between_iterations, 28'000 + kLate);
   EXPECT_EQ(a.input_wait, 5'000 + kLate);
   EXPECT_EQ(a.bound, Bound::InputBound);
-  EXPECT_EQ(a.verdict.rfind("Input-bound: the GPU is busy 17.5% of the time across steady iterations; 72%", 0), 0u)
+  EXPECT_EQ(a.verdict.rfind("Input-bound: the GPU is busy 17.5% of the lap over the steady iterations; 72% of the "
+                            "lap",
+                            0),
+            0u)
       << a.verdict;
 }
 
@@ -726,8 +741,9 @@ TEST_F(Synthetic, SvgDrawsTheMedianIteration) {
   write_svg(*join_, a, path);
   const std::string svg = read_file(path);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-  EXPECT_NE(svg.find("`forward` iteration 1: host 0.200 ms, GPU 0.188 ms, busy 66.0%, 6 gaps &gt; 5 us"),
-            std::string::npos);
+  EXPECT_NE(
+      svg.find("`forward` iteration 1: host 0.200 ms, GPU 0.188 ms, fill 66.0% of its GPU span, 6 gaps &gt; 5 us"),
+      std::string::npos);
   EXPECT_NE(svg.find("<title>h.0.attn (60.0 us)</title>"), std::string::npos);
   EXPECT_NE(svg.find(category_color(Category::Gemm)), std::string::npos);
   EXPECT_NE(svg.find("<title>idle 10.0 us (other), before residual_add_kernel; CPU in host code / h.0.mlp</title>"),
@@ -891,7 +907,7 @@ TEST(RealCaptures, Gpt2IsGpuBoundWithNoSyncInTheLoop) {
   EXPECT_EQ(host_total, 22'563'311);
   // The GPU side: busy, no gap worth the name, every kernel in a named category.
   EXPECT_EQ(a.bound, Bound::GpuBound);
-  EXPECT_GT(a.busy_pct.min, 95.0);
+  EXPECT_GT(a.span_fill_pct.min, 95.0);
   EXPECT_TRUE(a.gaps.empty());
   EXPECT_GT(a.gpu_ms.median, a.host_ms.median);  // the host runs ahead: the range is only the enqueue
   EXPECT_EQ(category_time(a, Category::Other), 0);

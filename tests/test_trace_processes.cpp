@@ -71,7 +71,7 @@ void expect_matches_reference(const Analysis& a, const json& want, const std::st
   expect_near(a.lap_ms, want["lap_ms"], who + " lap");
   expect_near(a.host_ms.mean, want["host_ms_mean"], who + " host mean");
   expect_near(a.gpu_ms.median, want["gpu_ms_median"], who + " GPU median");
-  expect_near(a.busy_pct.median, want["busy_pct_median"], who + " busy median");
+  expect_near(a.span_fill_pct.median, want["busy_pct_median"], who + " span fill median");
   expect_near(a.period_ms.mean, want["period_ms_mean"], who + " period mean");
   EXPECT_EQ(a.gpu_time, want["gpu_time_ns"].get<Ns>()) << who;
   Ns busy = 0;
@@ -296,7 +296,7 @@ TEST(Processes, AnalyzeCommandReportsEachProcessOnItsOwn) {
     EXPECT_EQ(p["process"], want[pid]["name"]);
     expect_near(p["time_ms"]["lap"], want[pid]["lap_ms"], pid);
     EXPECT_EQ(p["iterations"].size(), want[pid]["iterations"].size());
-    EXPECT_TRUE(p.contains("steady_state"));
+    EXPECT_TRUE(p.contains("settling"));
   }
 
   // --pid: that process's report, the single-process shape with its pid and name.

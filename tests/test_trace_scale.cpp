@@ -30,6 +30,7 @@
 #include "trace/write/analysis_text.h"
 #include "trace/ncu/ncu_csv.h"
 #include "trace/ncu/ncu_layers.h"
+#include "trace/write/perfetto.h"
 
 namespace laptime::trace {
 namespace {
@@ -282,6 +283,51 @@ TEST(Scale, AHundredThousandKernelsAnalyzeWithinTheMemoryBound) {
                       (void)to_json(a).dump();
                     }),
             "");
+}
+
+// The Perfetto export of 10^5 kernels (4.3 * 10^5 events): streamed, so within the analysis's own
+// bound and a few megabytes of buffer, where a JSON tree of the whole trace took 80 times the rows
+// (8 GB at 10^6); by default the steady iterations around the median one, at most kPerfettoEvents
+// events, every one overlapping the window; with --window all, every event.
+TEST(Scale, APerfettoExportIsStreamedAndWindowed) {
+  const std::string p = scale_trace("grown_1e5");
+  REQUIRE_TRACE(p);
+  const std::string dir = testing::TempDir();
+  const std::string windowed = dir + "laptime_scale_perfetto_auto.json",
+                    whole = dir + "laptime_scale_perfetto_all.json";
+  auto export_to = [&](const std::string& path, const char* spec) {
+    const Trace t = load_nsys_sqlite(p);
+    const TraceJoin j(t);
+    const Analysis a = analyze(j, ReportOptions{});
+    write_perfetto(j, path, perfetto_window(j, {&a}, spec));
+  };
+  EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB + 24 * kMiB, 60, [&] { export_to(windowed, "auto"); }), "");
+  EXPECT_EQ(bounded(20 * kMiB + 20 * kMiB + 24 * kMiB, 60, [&] { export_to(whole, "all"); }), "");
+  const Trace t = load_nsys_sqlite(p);
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, ReportOptions{});
+  const PerfettoWindow w = perfetto_window(j, {&a}, "auto");
+  ASSERT_FALSE(w.all) << "10^5 kernels are past the budget";
+  EXPECT_NE(w.rule.find("around the median one"), std::string::npos) << w.rule;
+  size_t events = 0;
+  const nlohmann::json doc = nlohmann::json::parse(testing_support::read_file(windowed));
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M") continue;
+    ++events;
+    const double ts = e["ts"].get<double>() * 1e3, end = ts + (e.contains("dur") ? e["dur"].get<double>() * 1e3 : 0);
+    EXPECT_GE(end, double(w.lo) - 1);
+    EXPECT_LE(ts, double(w.hi) + 1);
+  }
+  EXPECT_LE(events, kPerfettoEvents);
+  EXPECT_GT(events, kPerfettoEvents / 2) << "the window holds as many iterations as fit";
+  size_t launched = 0;
+  for (const GpuOp& op : j.ops()) launched += op.api >= 0;
+  size_t all = 0;
+  const nlohmann::json every = nlohmann::json::parse(testing_support::read_file(whole));
+  for (const nlohmann::json& e : every["traceEvents"]) all += e["ph"] != "M";
+  EXPECT_EQ(all, t.nvtx.size() + t.api_calls.size() + j.ops().size() + 2 * launched);
+  std::remove(windowed.c_str());
+  std::remove(whole.c_str());
 }
 
 // diff on a trace with one NVTX range per op (emit_nvtx), 10^5 kernels in 421 steady

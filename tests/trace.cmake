@@ -75,6 +75,14 @@ add_test(NAME trace.compiled_reference_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/compiled/reference.py --check)
 laptime_test(test_trace_steady test_trace_steady.cpp LIBS laptime_trace)
 
+# Reports that never contradict themselves on the committed captures (one busy, one steady, the
+# syncs costliest first, SAME within, the timeline of one iteration, the diff picture's marks), the
+# refusals that come before any work (the binary: nothing printed, nothing written), the progress
+# line (a fake clock, and a pseudo-terminal) and the Perfetto window.
+laptime_test(test_trace_semantics test_trace_semantics.cpp LIBS laptime_cli_host util)
+target_compile_definitions(test_trace_semantics PRIVATE LAPTIME_BINARY="$<TARGET_FILE:laptime>")
+add_dependencies(test_trace_semantics laptime)
+
 
 # The analyzer at scale and on traces built to cost it memory or time:
 # make_scale_hostile.py's small hostile traces and a capture grown to 10^5 kernels

@@ -14,6 +14,7 @@
 #include "kernels/lab/try_compile.h"
 #include "kernels/lab/user_kernel.h"
 #include "trace/model/format.h"
+#include "trace/model/text.h"
 #include "trace/read/sidecars.h"
 
 namespace laptime::lab {
@@ -167,7 +168,7 @@ std::string sanitizer_command(const LabOptions& o, const std::string& file) {
                                 o.precision,         "--versions", "none",     "--try",           file,  "--once"};
   for (const std::string& s : o.shapes) argv.insert(argv.end(), {"--shape", s});
   if (o.seed) argv.insert(argv.end(), {"--seed", std::to_string(*o.seed)});
-  return trace::detail::shell_words(argv);
+  return trace::shell_words(argv);
 }
 
 TryRungs run_tries_apart(const LabOptions& o, const KernelInfo& k) {

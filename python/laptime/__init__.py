@@ -141,7 +141,7 @@ def kernels(report, other=None, **options):
 
 def analyze_many(paths, client=None, **options):
     """The reports of one job (one per rank, or a fleet's), as `laptime analyze A B C --job` writes
-    them: a dict (schema laptime.job/1) with "reports" (one per report and process: lap, busy,
+    them: a dict (schema laptime.job/1) with "reports" (one per report and process: lap, fill,
     verdict, iterations, layers) and "job" (the spread, the straggler's layers against the median
     report's with diff's intervals, the gate).
 

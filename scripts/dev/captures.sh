@@ -189,7 +189,7 @@ for p in procs:
     shared = [n for n in p["notes"] if n.startswith("Other processes")]
     print("  %s %s: lap %.4f ms (reference %.4f), busy median %.2f%% (%.2f), steady %d (%d), other in idle %s ns of %s;"
           " verdict %s; %s" % (pid, p.get("process"), p["time_ms"]["lap"], r.get("lap_ms", -1),
-                               p["utilization"]["busy_pct"]["median"], r.get("busy_pct_median", -1),
+                               p["utilization"]["span_fill_pct"]["median"], r.get("busy_pct_median", -1),
                                p["steady_iterations"], r.get("steady", -1), r.get("other_processes_in_idle_ns"),
                                r.get("idle_ns"), p["verdict"]["bound"], shared[0] if shared else "no shared-GPU note"))
 PY

@@ -24,6 +24,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,8 +82,15 @@ def check_analyze(page, r, prefix=""):
     steady = max(r["steady_iterations"], 1)
     v = page.evaluate("document.querySelector('#%sanswer-lap .v').textContent" % P)
     close(v, r["time_ms"]["lap"], 3, "the lap")
+    # One busy on the first screen: the verdict's, over the lap (the answer and the verdict's text
+    # say the same figure; an iteration's share of its own span is its fill, in the table).
     close(page.evaluate("document.querySelector('#%sanswer-busy .v').textContent" % P),
-          r["utilization"]["busy_pct"]["median"], 1, "GPU busy")
+          r["verdict"]["busy_pct"], 1, "GPU busy")
+    first = page.evaluate("document.querySelector('#%sverdict').textContent" % P)
+    shown = set(re.findall(r"busy (\d+(?:\.\d+)?)%", first) + re.findall(r"GPU busy(\d+(?:\.\d+)?)%", first))
+    check(len(shown) <= 1, "two busy figures on the first screen: %r" % sorted(shown))
+    for b in shown:
+        close(b, r["verdict"]["busy_pct"], 1, "busy in the verdict's text")
     bound = page.evaluate("document.querySelector('#%sverdict .bound').textContent" % P)
     check(bound == r["verdict"]["bound"], "the verdict's heading %r, the JSON's %r" % (bound, r["verdict"]["bound"]))
     text = page.evaluate("document.querySelector('#%sverdict p').textContent" % P)
@@ -106,6 +114,7 @@ def check_analyze(page, r, prefix=""):
         close(row[2], it["host_ns"] / 1e6, 3, "host ms of iteration %d" % it["index"])
         if "gpu_ns" in it:
             close(row[3], it["gpu_ns"] / 1e6, 3, "GPU ms of iteration %d" % it["index"])
+            close(row[4], it["span_fill_pct"], 1, "fill of iteration %d" % it["index"])
     tl = r["timeline"]
     if not tl:
         return
@@ -159,8 +168,18 @@ def check_processes(page, r):
         check_analyze(page, p, "p%d-" % i)
 
 
+def label_words(x):
+    """A diff row's label as the text report writes it: SAME within ±3% where the interval is clear of zero."""
+    w = x.get("same_within")
+    if not w:
+        return x["label"]
+    return "%s within ±%s" % (x["label"], "%g%%" % w["pct"] if "pct" in w else "%g us" % w["us"])
+
+
 def check_diff(page, d, prefix=""):
     whole = d["rows"][0]
+    heading = page.evaluate("document.querySelector('#%sverdict h2 .bound').textContent" % prefix)
+    check(heading == label_words(whole), "the lap's label %r, the JSON's %r" % (heading, label_words(whole)))
     vals = page.evaluate("Array.from(document.querySelectorAll('#%sverdict .answer .v')).map(x => x.textContent)" % prefix)
     close(vals[0], whole["before_ns"] / 1e6, 3, "the lap before")
     close(vals[1], whole["after_ns"] / 1e6, 3, "the lap after")
@@ -169,7 +188,7 @@ def check_diff(page, d, prefix=""):
     check(len(rows) == len(d["rows"]), "%d diff rows for %d" % (len(rows), len(d["rows"])))
     for row, x in zip(rows, d["rows"]):
         check(row[0] == ("whole iteration" if x["whole_iteration"] else x["name"]), "row %r" % row[0])
-        check(row[1] == x["label"], "%s: %r, the JSON's %r" % (x["name"], row[1], x["label"]))
+        check(row[1] == label_words(x), "%s: %r, the JSON's %r" % (x["name"], row[1], label_words(x)))
         close(row[5], x["change_pct"], 2, "change of " + x["name"])
     cis = page.evaluate("document.querySelectorAll('#%sdiffchart line.ci').length" % prefix)
     check(cis == sum(1 for x in d["rows"] if "ci_pct" in x), "an interval drawn for every row that has one")
@@ -183,6 +202,7 @@ def check_job(page, j):
         pid = None if row[1] == "-" else int(row[1])
         x = by_file[(row[0], pid)]
         close(row[2], x["lap_ms"], 3, "the lap of " + row[0])
+        close(row[3], x["span_fill_pct"], 1, "the fill of " + row[0])
     sp = j["job"]["spread"]
     if sp:
         close(page.evaluate("document.querySelector('#verdict .answer .v').textContent"), sp["slowest_over_median_pct"], 1, "the spread")

@@ -75,6 +75,11 @@ def fixture_cases():
         cases.append(("analyze " + rel, ["analyze", str(trace)]))
         if trace.with_suffix(".layers.json").exists():
             cases.append(("analyze --peak " + rel, ["analyze", str(trace), "--peak", str(fx / "peak_example.json")]))
+    # The PyTorch profiler's traces, each with the range its reference names (tests/fixtures/kineto).
+    with open(fx / "kineto" / "reference.expected.json", encoding="utf-8") as f:
+        for name, ref in sorted(json.load(f).items()):
+            rng = ["--range", ref["range"]] if ref["range"] else []
+            cases.append(("analyze kineto/" + name, ["analyze", str(fx / "kineto" / name), *rng]))
     cases += [
         ("analyze --pid", ["analyze", str(fx / "process_two_programs.sqlite"), "--pid", "5100"]),
         ("analyze report", ["analyze", str(fx / "graph" / "graph_cases.nsys-rep")]),
@@ -340,6 +345,7 @@ def test_a_tables_rows_are_the_reports_rows(written):
     doc = written["analyze nsys/gpt2_bf16.sqlite"][0]
     iterations = tables.rows(doc, "iterations")
     assert [r["busy_ns"] for r in iterations] == [it["busy_ns"] for it in doc["iterations"]]
+    assert [r.get("span_fill_pct") for r in iterations] == [it.get("span_fill_pct") for it in doc["iterations"]]
     layers = tables.rows(doc, "layers")
     for row, source in zip(layers, doc["kernel_mix"]["range_patterns"]):
         for category, ns in source["by_category_ns"].items():
@@ -348,6 +354,11 @@ def test_a_tables_rows_are_the_reports_rows(written):
     first = tables.rows(diff, "layers")[0]
     assert (first["ci_ns_low"], first["ci_ns_high"]) == tuple(diff["rows"][0]["ci_ns"])
     assert first["kernels_before"] == diff["rows"][0]["kernels"]["before"]
+    # SAME with an interval clear of zero: the bound it stays within, one column per unit.
+    for row, source in zip(tables.rows(diff, "layers"), diff["rows"]):
+        assert row.get("interval_excludes_zero") == source.get("interval_excludes_zero")
+        assert row.get("same_within_pct") == source.get("same_within", {}).get("pct")
+    assert any("same_within_pct" in row for row in tables.rows(diff, "layers"))
     kernels = written["kernels --peak laptime_gpt2.csv"][0]
     rows = tables.rows(kernels, "kernels")
     assert len(rows) == sum(len(layer["kernel_list"]) for layer in kernels["layers"])

@@ -14,11 +14,13 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "trace/model/error.h"
 #include "trace/analyses/analyze.h"
@@ -126,6 +128,16 @@ inline std::vector<std::string> bash_words(const std::string& line) {
   for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
     words.push_back(out.substr(at, end - at));
   return words;
+}
+
+// The committed PyTorch profiler traces, "kineto/NAME", each with the range pattern its loop is
+// (tests/fixtures/kineto/reference.expected.json's `range`; "" for the profiler's own steps).
+inline std::vector<std::pair<std::string, std::string>> kineto_fixtures() {
+  const nlohmann::json all = nlohmann::json::parse(read_file(fixture("kineto/reference.expected.json")));
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, v] : all.items())
+    out.emplace_back("kineto/" + name, v.at("range").is_null() ? "" : v.at("range").get<std::string>());
+  return out;
 }
 
 inline std::string report_text(const Analysis& a) {

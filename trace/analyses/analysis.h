@@ -27,6 +27,26 @@ namespace laptime::trace {
 enum class Bound { GpuBound, SyncBound, LaunchBound, InputBound, Mixed, NoGpuWork };
 const char* bound_name(Bound b);
 
+// The verdict's numbers, as write_verdict weighs them (docs/PROFILING.md §8.9); the text and the
+// JSON both read these. "Busy" has one meaning in every report: the share of the lap in which the
+// GPU runs work, over the steady iterations together (their GPU spans plus the idle between
+// consecutive ones); the share of one iteration's own GPU span is its "fill" (Iteration, span_fill).
+struct VerdictFigures {
+  bool measured = false;  // the steady iterations have GPU work: the figures below mean something
+  Ns lap_ns = 0;          // the lap, steady iterations together: their GPU spans plus the idle between them
+  Ns idle_ns = 0;         // the part of it in which the GPU runs nothing
+  double busy_pct = 0;    // busy time over the lap
+  double idle_pct = 0;    // 100 - busy_pct
+  double input_pct = 0;   // of the lap: the host outside the ranges, and host-to-device copies (at most 100)
+  // The idle time, by what the GPU waited for; the four add up to 100.
+  double idle_launch_pct = 0;  // the host to return from a launch call (no stalling sync before it)
+  double idle_sync_pct = 0;    // the host, after a synchronization that stalled it
+  double idle_input_pct = 0;   // the host, busy outside the iteration ranges between iterations
+  double idle_queued_pct = 0;  // nothing: work was queued (dependencies, kernel-boundary latency)
+  // What the synchronizations cost the lap, estimated (Synchronizations::lap_without_syncs_ms).
+  double saving_ms = 0, saving_pct = 0;
+};
+
 struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   std::shared_ptr<NamePool> names;  // the trace's: the Names in gaps and calls point into it
   std::string source;
@@ -37,7 +57,8 @@ struct Analysis : Iterations, Utilization, KernelMix, Synchronizations {
   Program program = Program::Other;  // who made the trace: the verdict's advice is in its terms
 
   Bound bound = Bound::NoGpuWork;
-  std::string verdict;  // plain words, several sentences
+  VerdictFigures figures;
+  std::string verdict;  // plain words, several sentences, from `figures` and the answers
 
   Timeline timeline;  // the median steady iteration's events, for the report page (timeline.h)
 };

@@ -104,10 +104,9 @@ std::string sync_verdict(const Analysis& a) {
         "can be stale.",
         stale / n);
   if (stalls == 0 && stale == 0) v += " They did not wait for the GPU: each cost only its own time.";
-  const double shrink = a.lap_ms - a.lap_without_syncs_ms;
-  if (shrink > 0.0005 * a.lap_ms)
-    v += format(" Without them the lap would shrink by about %.3f ms, from %.3f to %.3f ms (", shrink, a.lap_ms,
-                a.lap_without_syncs_ms) +
+  if (a.figures.saving_ms > 0)
+    v += format(" Without them the lap would shrink by about %.3f ms (%.1f%%), from %.3f to %.3f ms (",
+                a.figures.saving_ms, a.figures.saving_pct, a.lap_ms, a.lap_without_syncs_ms) +
          (a.lap_without_syncs_ms <= a.gpu_floor_ms + 1e-9
               ? format("the GPU's own time, %.3f ms per iteration without waiting for launches, bounds it).",
                        a.gpu_floor_ms)
@@ -154,31 +153,55 @@ constexpr Remedy kInputRemedy{
     " Copy from pinned host memory (cudaHostAlloc or cudaHostRegister) with cudaMemcpyAsync, so the copy overlaps "
     "the previous iteration."};
 
-void write_verdict(Analysis& a) {
+// The verdict's numbers (analysis.h): busy over the lap, the idle time by what the GPU waited
+// for, the synchronizations' cost.
+VerdictFigures verdict_figures(const Analysis& a) {
+  VerdictFigures f;
   Ns span_total = 0, busy_total = 0;
-  size_t with_gpu = 0;
   for (const Iteration& it : a.iterations) {
     if (!it.steady() || !it.has_gpu) continue;
     span_total += it.gpu_span();
     busy_total += it.busy;
-    ++with_gpu;
+    f.measured = true;
   }
+  const double shrink = a.lap_ms - a.lap_without_syncs_ms;
+  if (shrink > 0.0005 * a.lap_ms) {  // what the verdict calls a saving
+    f.saving_ms = shrink;
+    f.saving_pct = a.lap_ms > 0 ? 100.0 * shrink / a.lap_ms : 0.0;
+  }
+  const Ns period_total = span_total + a.between_iterations;
+  if (!f.measured || period_total <= 0) return f;
+  const Ns idle = period_total - busy_total;
+  f.lap_ns = period_total;
+  f.idle_ns = idle;
+  f.busy_pct = 100.0 * double(busy_total) / double(period_total);
+  f.idle_pct = 100.0 - f.busy_pct;
+  // Overlapping host-to-device copies can add up to more than the lap: a share, at most all of it.
+  f.input_pct = 100.0 * std::min(1.0, double(a.input_wait + a.htod_time) / double(period_total));
+  if (idle > 0) {
+    const Ns host_wait = a.host_wait_idle + (a.between_iterations - a.input_wait);
+    const double share = 100.0 / double(idle);
+    f.idle_sync_pct = share * double(a.sync_idle);
+    f.idle_launch_pct = share * double(host_wait - a.sync_idle);
+    f.idle_input_pct = share * double(a.input_wait);
+    f.idle_queued_pct = std::max(0.0, 100.0 - f.idle_sync_pct - f.idle_launch_pct - f.idle_input_pct);
+  }
+  return f;
+}
+
+void write_verdict(Analysis& a) {
+  a.figures = verdict_figures(a);
+  const VerdictFigures& f = a.figures;
   std::string v;
-  if (with_gpu == 0) {
+  if (!f.measured) {
     a.bound = Bound::NoGpuWork;
     v = "No GPU work was launched inside the steady `" + a.range_name +
         "` ranges, so the GPU questions have no answer: capture with `nsys profile --trace=cuda,nvtx` (the CUDA "
         "API trace ties GPU work to the ranges).";
   } else {
-    const Ns period_total = span_total + a.between_iterations;
-    const Ns idle = period_total - busy_total;
-    const double busy_frac = double(busy_total) / period_total;
-    // Overlapping host-to-device copies can add up to more than the period: a share, at most all of it.
-    const double input_frac = std::min(1.0, double(a.input_wait + a.htod_time) / period_total);
-    const Ns host_wait = a.host_wait_idle + (a.between_iterations - a.input_wait);
-    const std::string busy_words =
-        format("the GPU is busy %.1f%% of the time across steady iterations", 100 * busy_frac);
-    if (busy_frac >= 0.9) {
+    const double host_pct = f.idle_launch_pct + f.idle_sync_pct;  // of the idle time, waiting for the host
+    const std::string busy_words = format("the GPU is busy %.1f%% of the lap over the steady iterations", f.busy_pct);
+    if (f.busy_pct >= 90) {
       a.bound = Bound::GpuBound;
       const CategoryRow& top = a.categories.front();
       v = "GPU-bound: " + busy_words + " (" + a.range_name + " takes " + format("%.3f", a.gpu_ms.median) +
@@ -191,32 +214,28 @@ void write_verdict(Analysis& a) {
       else
         v += std::string("time goes to the kernels themselves, ") + category_name(top.category) +
              format(" first with %.0f%% of GPU time.", a.gpu_time ? 100.0 * top.time / a.gpu_time : 0.0);
-    } else if (input_frac >= 0.5 * (1 - busy_frac)) {
+    } else if (f.input_pct >= 0.5 * f.idle_pct) {
       a.bound = Bound::InputBound;
-      v = "Input-bound: " + busy_words + format("; %.0f%%", 100 * input_frac) +
-          " of it the GPU waits for input (host busy outside the iteration ranges, or host-to-device copies)." +
+      v = "Input-bound: " + busy_words + format("; %.0f%% of the lap", f.input_pct) +
+          " the GPU waits for input (host busy outside the iteration ranges, or host-to-device copies)." +
           kInputRemedy.for_program(a.program);
-    } else if (idle > 0 && host_wait >= idle / 2 && a.sync_idle > host_wait - a.sync_idle) {
+    } else if (f.idle_pct > 0 && host_pct >= 50 && f.idle_sync_pct > f.idle_launch_pct) {
       a.bound = Bound::SyncBound;
-      const double launch_pct = 100.0 * (host_wait - a.sync_idle) / idle;
       v = "Sync-bound: " + busy_words +
           format(
               "; %.0f%% of the idle time follows a synchronization that stalled it (the host waited in the "
               "call until the GPU had run everything queued, and the GPU stayed idle until the host launched "
               "again)",
-              100.0 * a.sync_idle / idle) +
-          (launch_pct >= 0.5 ? format(", and %.0f%% waits for launches alone.", launch_pct) : ".") +
+              f.idle_sync_pct) +
+          (f.idle_launch_pct >= 0.5 ? format(", and %.0f%% waits for launches alone.", f.idle_launch_pct) : ".") +
           kSyncRemedy.for_program(a.program);
-    } else if (idle > 0 && host_wait >= idle / 2) {
+    } else if (f.idle_pct > 0 && host_pct >= 50) {
       a.bound = Bound::LaunchBound;
-      const Ns launch_wait = host_wait - a.sync_idle;
       v = "Launch-bound: " + busy_words +
-          format("; %.0f%% of the idle time the GPU waits for the CPU", 100.0 * launch_wait / idle) +
+          format("; %.0f%% of the idle time the GPU waits for the CPU", f.idle_launch_pct) +
           " to launch the next kernel (host " + format("%.3f", a.host_ms.median) +
           " ms to enqueue an iteration the GPU runs in " + format("%.3f", a.gpu_ms.median) + " ms, medians)" +
-          (a.sync_idle ? format(", and %.0f%% after a synchronization that stalled it", 100.0 * a.sync_idle / idle)
-                       : "") +
-          ".";
+          (a.sync_idle ? format(", and %.0f%% after a synchronization that stalled it", f.idle_sync_pct) : "") + ".";
       // Where the longest waits sit, by layer kind, and whether the host was in CUDA calls.
       std::map<std::string, std::pair<Ns, Ns>> by_layer;  // folded range -> (host-wait gap time, in CUDA calls)
       for (const Gap& g : a.gaps)
@@ -229,7 +248,7 @@ void write_verdict(Analysis& a) {
                                           [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
       if (worst != by_layer.end())
         v += format(" The largest waits sit in %s (%.0f%% of the idle time", worst->first.c_str(),
-                    100.0 * worst->second.first / std::max<Ns>(a.idle_in_iterations, 1)) +
+                    f.idle_ns ? 100.0 * double(worst->second.first) / double(f.idle_ns) : 0.0) +
              (worst->second.second * 2 < worst->second.first ? "; the host was in its own code, not CUDA calls)."
                                                              : "; the host was inside CUDA calls).");
       if (a.sync_stall < 0.05 * a.lap_ms * 1e6 * std::max<size_t>(a.steady_count, 1))
@@ -240,7 +259,7 @@ void write_verdict(Analysis& a) {
       a.bound = Bound::Mixed;
       v = "Partly idle, not mainly for the host: " + busy_words +
           format(", and only %.0f%% of the idle time waits for the host to launch; the rest had work queued ",
-                 idle ? 100.0 * host_wait / idle : 0.0) +
+                 host_pct) +
           "(dependencies, synchronizations, kernel-boundary latency)" +
           (a.gaps.empty() ? format(", spread thin: no idle stretch is longer than %g us.", a.gap_threshold_us)
                           : ": the gap table shows the largest stretches.");

@@ -550,8 +550,8 @@ void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_
 namespace {
 
 // Where the GPU span of every iteration with GPU work, warm-up included, settles:
-// stats::steady_state over it, its start mapped back to an index into r.iterations.
-stats::SteadyState settling(const Iterations& r) {
+// stats::settling over it, its start, settled run and shifts mapped back to indices into r.iterations.
+stats::Settling settling_of(const Iterations& r) {
   std::vector<double> series;
   std::vector<size_t> position;  // series index -> index into r.iterations
   for (size_t i = 0; i < r.iterations.size(); ++i) {
@@ -560,8 +560,10 @@ stats::SteadyState settling(const Iterations& r) {
     position.push_back(i);
   }
   if (series.empty()) return {};
-  stats::SteadyState s = stats::steady_state(series);
+  stats::Settling s = stats::settling(series);
   s.start = s.start < position.size() ? position[s.start] : r.iterations.size();
+  s.settled = s.settled < position.size() ? position[s.settled] : r.iterations.size();
+  for (stats::LevelShift& shift : s.shifts) shift.at = position[shift.at];
   return s;
 }
 
@@ -572,14 +574,14 @@ void settle_warmup(Iterations& r) {
   size_t marked = 0;  // leading iterations already warm-up (the bench's marks, or the first)
   while (marked < r.iterations.size() && r.iterations[marked].warmup) ++marked;
   if (marked == 0) return;  // every iteration marked warm-up, so all are measured (mark_warmup's note)
-  const stats::SteadyState s = settling(r);
+  const stats::Settling s = settling_of(r);
   if (s.start <= marked) return;
   for (size_t i = 0; i < s.start; ++i) r.iterations[i].warmup = true;
   const bool by_marks = r.warmup_rule.rfind("marked", 0) == 0;
   r.warmup_rule = format(
-      "the first %zu, up to where the per-iteration GPU time settles (band %.3f ms ± %.3f ms, "
-      "from the last half; %s; --skip-warmup K to change)",
-      s.start, s.median / 1e6, s.band / 1e6,
+      "the first %zu, up to where the per-iteration GPU time's initial transient ends (the first %zu in a "
+      "row within %.3f ms ± %.3f ms; %s; --skip-warmup K to change)",
+      s.start, s.run, s.level / 1e6, s.band / 1e6,
       by_marks ? format("the bench marked %zu", marked).c_str() : "not marked in the trace");
 }
 
@@ -681,7 +683,7 @@ std::string host_range_disagrees(const Iterations& r, bool overlapping) {
 void iteration_statistics(Iterations& out) {
   out.steady_count = 0;
   for (const Iteration& it : out.iterations) out.steady_count += it.steady() ? 1 : 0;
-  std::vector<double> host, gpu, busy, busy_ns, period;
+  std::vector<double> host, gpu, fill, busy_ns, period;
   const Iteration* prev = nullptr;
   bool overlapping = false;  // a steady range starts before the previous one ended
   std::vector<std::pair<Ns, int>> spans;
@@ -695,7 +697,7 @@ void iteration_statistics(Iterations& out) {
     if (prev) overlapping = overlapping || it.start < prev->end;
     if (it.has_gpu) {
       gpu.push_back(double(it.gpu_span()));
-      busy.push_back(it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0);
+      fill.push_back(it.span_fill_pct());
       busy_ns.push_back(double(it.busy));
       spans.emplace_back(it.gpu_span(), static_cast<int>(i));
       if (prev && prev->has_gpu) period.push_back(double(it.gpu_start - prev->gpu_start));
@@ -708,7 +710,7 @@ void iteration_statistics(Iterations& out) {
   };
   out.host_ms = to_ms(stats::summarize(host));
   out.gpu_ms = to_ms(stats::summarize(gpu));
-  out.busy_pct = stats::summarize(busy);
+  out.span_fill_pct = stats::summarize(fill);
   out.busy_ms = to_ms(stats::summarize(busy_ns));
   out.period_ms = to_ms(stats::summarize(period));
   out.lap_reason = out.lap_from_gpu ? "" : host_range_disagrees(out, overlapping);
@@ -727,29 +729,62 @@ void iteration_statistics(Iterations& out) {
   }
 }
 
-std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std::string& what) {
+std::string warmup_warning(const stats::Settling& s, size_t warmup, const std::string& what) {
   if (s.start <= warmup) return "";
   return format(
-      "Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time settles only "
-      "from iteration %zu (steady band %.3f ms ± %.3f ms, from the last half); pass --skip-warmup %zu.",
-      what.c_str(), warmup, s.start, s.median / 1e6, s.band / 1e6, s.start);
+      "Warm-up too short in %s: %zu iteration(s) dropped, but the per-iteration GPU time's initial transient "
+      "ends only at iteration %zu (level %.3f ms ± %.3f ms from there); pass --skip-warmup %zu.",
+      what.c_str(), warmup, s.start, s.level / 1e6, s.band / 1e6, s.start);
 }
 
-IterationSteadyState iteration_steady_state(const Iterations& a) {
-  IterationSteadyState r;
+std::string level_shift_note(const stats::Settling& s, const std::function<uint64_t(size_t)>& index_of,
+                             const std::string& what) {
+  if (s.shifts.empty()) return "";
+  std::string list;
+  for (const stats::LevelShift& shift : s.shifts)
+    list += format("%sat iteration %llu, %.3f -> %.3f ms", list.empty() ? "" : "; ",
+                   static_cast<unsigned long long>(index_of(shift.at)), shift.before / 1e6, shift.after / 1e6);
+  return format(
+      "The GPU time per iteration in %s shifts level among the measured iterations (%s; medians of the "
+      "stretches before and after): a change in the run, such as a power cap, a clock step or other work on "
+      "the GPU, not warm-up. The iterations on both sides are measured, so the lap is their mean; compare "
+      "the levels, or capture the part you mean.",
+      what.c_str(), list.c_str());
+}
+
+IterationSettling iteration_settling(const Iterations& a) {
+  IterationSettling r;
   bool leading = true;
   for (const Iteration& it : a.iterations) {
     if (it.warmup && leading) ++r.warmup;
     leading = leading && it.warmup;
   }
   if (std::none_of(a.iterations.begin(), a.iterations.end(), [](const Iteration& it) { return it.has_gpu; })) return r;
-  r.steady = settling(a);
-  r.text = format(
-      "per-iteration GPU time settles from iteration %zu of %zu (band %.3f ms ± %.3f ms, median ± "
-      "max(5 x 1.4826 MAD, 2%%) of the last half); warm-up dropped %zu%s",
-      r.steady.start, a.iterations.size(), r.steady.median / 1e6, r.steady.band / 1e6, r.warmup,
-      r.steady.start > r.warmup ? ": too short" : ": enough");
-  r.warning = warmup_warning(r.steady, r.warmup, "this trace");
+  r.settling = settling_of(a);
+  const stats::Settling& s = r.settling;
+  const auto index_of = [&a](size_t i) { return a.iterations[i].index; };
+  std::string shifts;
+  for (const stats::LevelShift& shift : s.shifts)
+    shifts += format("; the level shifts at iteration %llu, %.3f -> %.3f ms",
+                     static_cast<unsigned long long>(index_of(shift.at)), shift.before / 1e6, shift.after / 1e6);
+  const size_t n = a.iterations.size();
+  const std::string transient =
+      s.start
+          ? format("the initial transient of the per-iteration GPU time is the first %zu of %zu iterations", s.start, n)
+          : format("the per-iteration GPU time has no initial transient in its %zu iterations", n);
+  r.text = s.settles ? transient + format(
+                                       " (from iteration %llu, %zu in a row lie within %.3f ms ± %.3f ms: their "
+                                       "median ± max(5 x noise, 2%%)%s); warm-up dropped %zu%s",
+                                       static_cast<unsigned long long>(s.settled < n ? index_of(s.settled) : n), s.run,
+                                       s.level / 1e6, s.band / 1e6, shifts.c_str(), r.warmup,
+                                       s.start > r.warmup ? ": too short" : ": enough")
+                     : format(
+                           "the per-iteration GPU time never holds still in the first half of the %zu iterations (no "
+                           "%zu in a row within max(5 x noise, 2%%) of their median): no initial transient to drop; "
+                           "warm-up dropped %zu as marked",
+                           n, s.run, r.warmup);
+  r.warning = warmup_warning(s, r.warmup, "this trace");
+  r.shifts = level_shift_note(s, index_of, "this trace");
   return r;
 }
 

@@ -32,6 +32,7 @@
 // GPU's start to next start counts it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +67,9 @@ struct Iteration {
   size_t kernels = 0;
   Ns duration() const { return end - start; }
   Ns gpu_span() const { return gpu_end - gpu_start; }
+  // Busy time over the iteration's own GPU span, in %: how densely its work is packed (100 for an
+  // empty span). Not "busy", which is over the lap (analysis.h, VerdictFigures).
+  double span_fill_pct() const { return gpu_span() ? 100.0 * double(busy) / double(gpu_span()) : 100.0; }
   bool steady() const { return !warmup && !host_ahead; }
 };
 
@@ -80,10 +84,11 @@ struct Iterations {
   std::vector<Iteration> iterations;  // all, in order; steady() tells the measured ones
   int svg_iteration = -1;             // the steady iteration whose GPU span is the median
   size_t steady_count = 0;
-  stats::Summary host_ms, gpu_ms, busy_pct;  // over steady iterations (host_ms/gpu_ms in ms, busy in %)
-  stats::Summary period_ms;                  // GPU start to next iteration's GPU start: the throughput lap
-  stats::Summary busy_ms;                    // union of GPU work per steady iteration
-  double lap_ms = 0;  // the steady-state lap: host range mean, or the GPU period (module comment)
+  stats::Summary host_ms, gpu_ms;  // over steady iterations, ms
+  stats::Summary span_fill_pct;    // Iteration::span_fill_pct over the steady iterations
+  stats::Summary period_ms;        // GPU start to next iteration's GPU start: the throughput lap
+  stats::Summary busy_ms;          // union of GPU work per steady iteration
+  double lap_ms = 0;               // the steady-state lap: host range mean, or the GPU period (module comment)
   bool lap_from_gpu = false;
   std::string lap_source;  // which of the two, in words
   // When the lap is the GPU's because the host ranges disagree with it (not because the host
@@ -171,8 +176,9 @@ std::vector<ProcessIterations> iterations_by_process(const TraceJoin& j, const s
 void mark_warmup(const Trace& t, const IterationSet& s, std::optional<int> skip_warmup, Iterations& r,
                  std::vector<std::string>& notes);
 // Once the GPU spans are known (utilization.h), unless --skip-warmup decided the warm-up: it
-// ends where the per-iteration GPU time settles (the rule of iteration_steady_state below) when
-// that is later than the bench's marks (or the first iteration) end; the warm-up rule says so.
+// ends where the per-iteration GPU time's initial transient ends (stats::settling, the rule of
+// iteration_settling below) when that is later than the bench's marks (or the first iteration)
+// end; the warm-up rule says so. A later level shift is not warm-up: the notes name it.
 void settle_warmup(Iterations& r);
 // Once the GPU spans are known (utilization.h): marks the iterations whose host ran ahead of
 // the GPU.
@@ -187,19 +193,25 @@ void iteration_statistics(Iterations& r);
 
 // The warning for a run whose laps settle after its warm-up ends, or "" when they do not.
 // `start` and `warmup` count iterations from the first one.
-std::string warmup_warning(const stats::SteadyState& s, size_t warmup, const std::string& what);
+std::string warmup_warning(const stats::Settling& s, size_t warmup, const std::string& what);
+// The note for a run whose level shifts among the measured iterations (stats::settling), or "":
+// where each shift starts (`index_of`: a position in the series -> the iteration's number) and the
+// levels on both sides, in ms.
+std::string level_shift_note(const stats::Settling& s, const std::function<uint64_t(size_t)>& index_of,
+                             const std::string& what);
 
-// Where an analyzed trace's iterations settle: stats::steady_state() (core/stats.h) over the
-// GPU span of every iteration with GPU work, warm-up included (analyze and diff report it; the
-// warning goes into the notes when the warm-up the analysis dropped ends before the laps
-// settle).
-struct IterationSteadyState {
-  stats::SteadyState steady;  // start: an index into Iterations::iterations
-  size_t warmup = 0;          // leading iterations the analysis dropped as warm-up
-  std::string text;           // one line for the report, "" when no iteration has GPU work
-  std::string warning;        // warmup_warning(), or ""
+// Where an analyzed trace's iterations settle: stats::settling() (core/stats.h) over the GPU span
+// of every iteration with GPU work, warm-up included (analyze and diff report it; the warning goes
+// into the notes when the warm-up the analysis dropped ends before the transient does, and so does
+// the note on level shifts).
+struct IterationSettling {
+  stats::Settling settling;  // start and each shift's `at`: an index into Iterations::iterations
+  size_t warmup = 0;         // leading iterations the analysis dropped as warm-up
+  std::string text;          // one line for the report, "" when no iteration has GPU work
+  std::string warning;       // warmup_warning(), or ""
+  std::string shifts;        // level_shift_note(), or ""
 };
-IterationSteadyState iteration_steady_state(const Iterations& a);
+IterationSettling iteration_settling(const Iterations& a);
 
 // A note when the iteration ranges sit on several threads of one process and overlap in time
 // (two loops in one program, each on its own thread): they are read as one loop, their

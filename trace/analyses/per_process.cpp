@@ -21,8 +21,9 @@ ProcessReports analyze_per_process(const TraceJoin& j, const ReportOptions& o, c
     ProcessReport r;
     r.pid = pid;
     r.a = analyze(j, o, set);
-    r.steady = iteration_steady_state(r.a);
-    if (!r.steady.warning.empty()) r.a.notes.push_back(r.steady.warning);
+    r.settling = iteration_settling(r.a);
+    if (!r.settling.warning.empty()) r.a.notes.push_back(r.settling.warning);
+    if (!r.settling.shifts.empty()) r.a.notes.push_back(r.settling.shifts);
     out.each.push_back(std::move(r));
   };
   if (n == 0) add(0, find_iterations(j, o.range));  // the whole trace: its sentence says why

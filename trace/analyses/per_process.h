@@ -19,7 +19,7 @@ namespace laptime::trace {
 struct ProcessReport {
   uint32_t pid = 0;
   Analysis a;
-  IterationSteadyState steady;  // its warning, if any, is in a.notes too
+  IterationSettling settling;  // its warning and its level shifts, if any, are in a.notes too
 };
 
 struct ProcessReports {

@@ -152,37 +152,67 @@ Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCost
   return r;
 }
 
-std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
-                                           const std::string& layers_file, const std::string& peak_file) {
-  std::string layers = layers_file.empty() ? layer_costs_path(trace_file) : layers_file;
-  if (layers_file.empty() && !path_exists(layers)) return std::nullopt;
-  const LayerCosts costs = read_layer_costs(layers);
+const char* const kRooflineNeedsCeilings =
+    "the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.";
+
+RooflineInputs read_roofline_inputs(const std::string& trace_file, const std::string& layers_file,
+                                    const std::string& peak_file) {
+  RooflineInputs in;
+  in.trace_file = trace_file;
+  in.costs_named = !layers_file.empty();
+  const std::string layers = in.costs_named ? layers_file : layer_costs_path(trace_file);
+  if (in.costs_named || path_exists(layers)) in.costs = read_layer_costs(layers);
+  if (!peak_file.empty()) in.ceilings = find_ceilings(peak_file, "").ceilings;
+  return in;
+}
+
+void add_cached_ceilings(const TraceJoin& j, RooflineInputs& in) {
+  if (in.ceilings) return;
   const std::vector<Gpu>& gpus = j.trace().gpus;
   const uint32_t device = j.ops().empty() ? 0 : j.ops().front().device;
   const auto g = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& x) { return x.id == device; });
   const std::string gpu = g != gpus.end() ? g->name : gpus.empty() ? "" : gpus.front().name;
-  FoundCeilings found = find_ceilings(peak_file, gpu);
-  const std::optional<Ceilings>& ceilings = found.ceilings;
-  const std::string& cache_note = found.note;
+  FoundCeilings found = find_ceilings("", gpu);  // a damaged cache: achieved rates only, and a note saying why
+  in.ceilings = std::move(found.ceilings);
+  in.cache_note = std::move(found.note);
+}
+
+std::string roofline_svg_refusal(const RooflineInputs& in) {
+  if (!in.costs)
+    return "--roofline-svg needs the layer costs: " + layer_costs_path(in.trace_file) +
+           " is missing; pass --layers FILE, or capture with `laptime bench --trace` or --json.";
+  if (!in.ceilings) return kRooflineNeedsCeilings;
+  return "";
+}
+
+std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const RooflineInputs& in) {
+  if (!in.costs) return std::nullopt;
   Roofline r;
   try {
-    r = compute_roofline(j, a, costs, ceilings);
+    r = compute_roofline(j, a, *in.costs, in.ceilings);
   } catch (const TraceError& e) {
-    if (!layers_file.empty()) throw;  // asked for by name: an error
-    r.costs = costs;                  // found beside the trace (a --graph run has one too): a note, not an error
-    r.ceilings = ceilings;
+    if (in.costs_named) throw;  // asked for by name: an error
+    r.costs = *in.costs;        // found beside the trace (a --graph run has one too): a note, not an error
+    r.ceilings = in.ceilings;
     r.notes.push_back(e.what());
     return r;
   }
-  if (!cache_note.empty()) r.notes.push_back(cache_note);
-  if (ceilings && !j.trace().gpus.empty()) {
+  if (!in.cache_note.empty()) r.notes.push_back(in.cache_note);
+  if (in.ceilings && !j.trace().gpus.empty()) {
     bool same = false;
-    for (const Gpu& g : j.trace().gpus) same |= g.name == ceilings->gpu;
+    for (const Gpu& g : j.trace().gpus) same |= g.name == in.ceilings->gpu;
     if (!same)
-      r.notes.push_back("the ceilings were measured on " + ceilings->gpu + ", the trace ran on " +
+      r.notes.push_back("the ceilings were measured on " + in.ceilings->gpu + ", the trace ran on " +
                         j.trace().gpus.front().name + ".");
   }
   return r;
+}
+
+std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
+                                           const std::string& layers_file, const std::string& peak_file) {
+  RooflineInputs in = read_roofline_inputs(trace_file, layers_file, peak_file);
+  add_cached_ceilings(j, in);
+  return roofline_for_trace(j, a, in);
 }
 
 }  // namespace laptime::trace

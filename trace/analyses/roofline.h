@@ -69,12 +69,33 @@ struct Roofline {
 Roofline compute_roofline(const TraceJoin& j, const Analysis& a, const LayerCosts& costs,
                           const std::optional<Ceilings>& ceilings);
 
-// For `laptime analyze FILE`: the sidecar `layers_file`, or when that is empty the one beside
-// FILE (layer_costs_path) if it exists; the ceilings `peak_file`, or when empty the cache of
-// the trace's GPU (default_peak_path) if it exists. nullopt when there is no sidecar and none
-// was named; a file that was named but cannot be read throws TraceError. A sidecar found
-// beside the trace that matches no range (a --graph run traced whole) gives a Roofline without
-// layers whose note says why; one named with --layers throws.
+// What a trace's roofline reads besides the trace, read and checked before the analysis, so that a
+// run that cannot draw it stops before it prints or writes anything (read_roofline_inputs, then,
+// once the trace is read, add_cached_ceilings).
+struct RooflineInputs {
+  std::string trace_file;
+  std::optional<LayerCosts> costs;   // nullopt: none named and none beside the trace
+  bool costs_named = false;          // --layers: a sidecar that matches no range is an error
+  std::optional<Ceilings> ceilings;  // --peak, else the cache of the trace's GPU when it is there
+  std::string cache_note;            // a damaged cache: why there are no ceilings
+};
+// The sidecar `layers_file`, or when that is empty the one beside `trace_file` (layer_costs_path)
+// if it exists; the ceilings `peak_file` when given. A file that was named but cannot be read, or
+// one beside the trace that is not a sidecar, throws TraceError.
+RooflineInputs read_roofline_inputs(const std::string& trace_file, const std::string& layers_file,
+                                    const std::string& peak_file);
+// Without ceilings from --peak: those of the trace's GPU from the cache (default_peak_path), if any.
+void add_cached_ceilings(const TraceJoin& j, RooflineInputs& in);
+// The sentence refusing --roofline-svg with these inputs ("" when they can draw it): no layer costs,
+// or no ceilings (the plot draws the roofs).
+std::string roofline_svg_refusal(const RooflineInputs& in);
+extern const char* const kRooflineNeedsCeilings;
+
+// nullopt when there is no sidecar. A sidecar found beside the trace that matches no range (a
+// --graph run traced whole) gives a Roofline without layers whose note says why; one named with
+// --layers throws.
+std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const RooflineInputs& in);
+// The three steps at once (tests, and callers with nothing to check first).
 std::optional<Roofline> roofline_for_trace(const TraceJoin& j, const Analysis& a, const std::string& trace_file,
                                            const std::string& layers_file, const std::string& peak_file);
 

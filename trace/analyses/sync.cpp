@@ -392,9 +392,13 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
       out.syncs_elsewhere.push_back(std::move(s));
     }
   }
-  auto by_start = [](const SyncCall& x, const SyncCall& y) { return x.start < y.start; };
-  std::sort(out.syncs.begin(), out.syncs.end(), by_start);
-  std::sort(out.syncs_elsewhere.begin(), out.syncs_elsewhere.end(), by_start);
+  // Costliest first (the host's wait in the call), then in time order: the table's first rows,
+  // and the first a --top cut keeps, are the calls that matter.
+  auto by_cost = [](const SyncCall& x, const SyncCall& y) {
+    return x.duration != y.duration ? x.duration > y.duration : x.start < y.start;
+  };
+  std::sort(out.syncs.begin(), out.syncs.end(), by_cost);
+  std::sort(out.syncs_elsewhere.begin(), out.syncs_elsewhere.end(), by_cost);
   for (auto& [kind, sum] : summary) {
     std::vector<std::pair<size_t, std::string>> rs;
     for (const auto& [r, count] : where[kind]) rs.emplace_back(count, r);
@@ -403,6 +407,8 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
     sum.places = places_by_kind[kind].places();
     out.sync_summary.push_back(sum);
   }
+  std::stable_sort(out.sync_summary.begin(), out.sync_summary.end(),
+                   [](const SyncSummary& x, const SyncSummary& y) { return x.blocked > y.blocked; });
 
   out.sync_places = places.places();
   stalls.finish();

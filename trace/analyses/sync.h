@@ -84,9 +84,9 @@ struct SyncSummary {
 // Question 4's answer (a part of trace/analyses/analysis.h's Analysis).
 struct Synchronizations {
   bool has_api_trace = false;             // without CUDA API calls, syncs cannot be seen
-  std::vector<SyncCall> syncs;            // inside steady iterations, in time order
-  std::vector<SyncSummary> sync_summary;  // by kind, for those
-  std::vector<SyncCall> syncs_elsewhere;  // the same calls in warm-up or outside the iterations
+  std::vector<SyncCall> syncs;            // inside steady iterations, costliest (longest host wait) first
+  std::vector<SyncSummary> sync_summary;  // by kind, for those, the kind with the most host wait first
+  std::vector<SyncCall> syncs_elsewhere;  // the same calls in warm-up or outside the iterations, likewise
   int64_t compute_stream = -1;            // the stream with most GPU time in steady iterations
   Ns sync_wait = 0;                       // host time in the blocking calls, steady iterations
   Ns sync_stall = 0;                      // the part that waited for the compute stream

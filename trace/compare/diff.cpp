@@ -46,6 +46,19 @@ Label classify_change(double before_median, double change, const stats::Interval
   return Label::Unclear;
 }
 
+std::optional<DiffRow::Within> same_within(Label l, double before_median, const stats::Interval& ci,
+                                           const DiffOptions& o) {
+  if (l != Label::Same || !ci.excludes_zero()) return std::nullopt;
+  const double t = o.threshold_pct / 100 * before_median;
+  if (ci.lo >= -t && ci.hi <= t) return DiffRow::Within{true, o.threshold_pct};
+  return DiffRow::Within{false, o.min_change_us};
+}
+
+std::string within_words(const DiffRow& r) {
+  if (!r.same_within) return "";
+  return format(r.same_within->relative ? "within ±%g%%" : "within ±%g us", r.same_within->bound);
+}
+
 const char* energy_label_name(Label l) {
   switch (l) {
     case Label::Faster:
@@ -94,6 +107,7 @@ DiffRow compare(const std::string& name, const stats::SortedSample& before, cons
   row.ci =
       stats::bootstrap_median_change(before, after, resamples.before(before.size()), resamples.after(after.size()));
   row.label = classify_change(row.before_ns, row.change_ns, row.ci, o);
+  row.same_within = same_within(row.label, row.before_ns, row.ci, o);
   return row;
 }
 

@@ -17,6 +17,8 @@
 //   FASTER   the interval lies below zero and the change is at most -t and at most -a
 //   SAME     otherwise, when the whole interval lies within ±t (or within ±a)
 //   UNCLEAR  otherwise: too noisy to tell at this size
+// A SAME row whose interval excludes zero is a change the data calls real, smaller than the line:
+// it says so ("SAME within ±3%", DiffRow::same_within), never a bare SAME.
 // A layer on one side only is ONLY BEFORE / ONLY AFTER. The gate (--fail-if-slower P) trips
 // when a row is SLOWER by more than P%.
 //
@@ -50,6 +52,12 @@ struct DiffRow {
   double change_ns = 0, change_pct = 0;
   stats::Interval ci;  // of change_ns
   Label label = Label::Unclear;
+  // SAME with an interval that excludes zero: the bound it stays within, ±t% (relative) or ±a us.
+  struct Within {
+    bool relative = true;
+    double bound = 0;  // t in %, or a in us
+  };
+  std::optional<Within> same_within;
   double kernels_before = 0, kernels_after = 0, launches_before = 0, launches_after = 0;  // medians per iteration
   std::vector<std::pair<std::string, double>> gone, added;  // kernel -> calls per iteration on the side that has it
   std::string kernel_note;                                  // the appeared/disappeared kernels in words
@@ -57,6 +65,12 @@ struct DiffRow {
   // the FLOPs and bytes of every range the row folds; the whole iteration: the top-level ones).
   std::optional<RooflinePoint> roof_before, roof_after;
 };
+
+// DiffRow::same_within for a row so labelled; nullopt for another label or an interval with zero in it.
+std::optional<DiffRow::Within> same_within(Label l, double before_median, const stats::Interval& ci,
+                                           const DiffOptions& o);
+// "within ±3%", "within ±1 us", or "" (the words the writers add to SAME).
+std::string within_words(const DiffRow& r);
 
 // One thing that differs between what the two runs ran: "model", "gpt2", "resnet50".
 struct RunDifference {

@@ -27,9 +27,12 @@ namespace {
 bool measured(const Iteration& it) { return it.steady(); }
 
 void finish_series(DiffSide& r, const std::string& what) {
-  r.steady = stats::steady_state(r.series_ns);
-  const std::string w = warmup_warning(r.steady, r.warmup, what);
+  r.settling = stats::settling(r.series_ns);
+  const std::string w = warmup_warning(r.settling, r.warmup, what);
   if (!w.empty()) r.notes.push_back(w);
+  const std::string shifts = level_shift_note(
+      r.settling, [](size_t i) { return uint64_t{i}; }, what);
+  if (!shifts.empty()) r.notes.push_back(shifts);
 }
 
 // A `laptime bench --json` report (or torch_baseline.py's, same schema): per-iteration laps.
@@ -222,10 +225,14 @@ DiffSide run_from_trace(const TraceJoin& j, const DiffOptions& o, const std::str
   if (r.iteration_ns.empty())
     throw TraceError(file + ": no GPU work was launched inside the steady `" + a.range_name +
                      "` ranges (capture with --trace=cuda,nvtx), so there is nothing to compare.");
-  const IterationSteadyState st = iteration_steady_state(a);
-  r.steady = st.steady;
+  const IterationSettling st = iteration_settling(a);
+  r.settling = st.settling;
   r.warmup = st.warmup;
-  if (!st.warning.empty()) r.notes.push_back(warmup_warning(st.steady, st.warmup, file));
+  if (!st.warning.empty()) r.notes.push_back(warmup_warning(st.settling, st.warmup, file));
+  for (const Iteration& it : a.iterations) r.numbers.push_back(it.index);
+  if (!st.shifts.empty())
+    r.notes.push_back(level_shift_note(
+        st.settling, [&r](size_t i) { return r.number_of(i); }, file));
 
   // Every op of a steady iteration, with the ranges of its launch's chain below the
   // iteration range (the layers it counts for).

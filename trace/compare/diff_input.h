@@ -115,7 +115,9 @@ struct DiffSide {
   size_t warmup = 0;                 // leading iterations dropped
   std::vector<double> series_ns;     // every iteration's time, warm-up included, in order
   std::vector<double> iteration_ns;  // the steady ones
-  stats::SteadyState steady;         // of series_ns
+  stats::Settling settling;          // of series_ns (a trace's: positions among all its iterations)
+  std::vector<uint64_t> numbers;     // a trace's iteration numbers by position, for settling; a report's: none
+  uint64_t number_of(size_t position) const { return position < numbers.size() ? numbers[position] : position; }
   bool has_layers = false;
   // Its steady iterations replay CUDA Graphs that the trace holds whole (nsys's default graph
   // trace): what ran inside them, and so their layers and kernel counts, is not known.

@@ -22,6 +22,7 @@
 #include "core/os.h"
 #include "trace/analyses/per_process.h"
 #include "trace/model/format.h"
+#include "trace/model/progress.h"
 #include "trace/model/text.h"
 #include "trace/model/validate.h"
 #include "trace/read/nsys_export.h"
@@ -215,7 +216,7 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
   row.program = program_name(a.program);
   row.lap_ms = a.lap_ms;
   row.lap_source = a.lap_source;
-  row.busy_pct = a.busy_pct.median;
+  row.span_fill_pct = a.span_fill_pct.median;
   row.bound = a.bound;
   row.verdict = a.verdict;
   row.steady_iterations = a.steady_count;
@@ -228,7 +229,7 @@ JobRow summarize(const std::string& file, const Trace& t, const ProcessReport& r
     x.host_ns = it.duration();
     x.has_gpu = it.has_gpu;
     x.gpu_ns = it.gpu_span();
-    x.busy_pct = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;  // as analyze's JSON
+    x.span_fill_pct = it.span_fill_pct();  // as analyze's JSON
     row.iterations.push_back(x);
   }
   for (size_t i = 0; i < json_rows(a.top, a.range_patterns.size()); ++i) {
@@ -443,8 +444,14 @@ Job analyze_job(const std::vector<std::string>& files, const JobOptions& o) {
   std::vector<std::vector<JobRow>> each(files.size());
   std::vector<std::shared_ptr<const TraceSource>> read(files.size());
   unsigned started = 1;
+  Progress::Tally reading("reading reports", files.size(), "reports");  // the progress line (trace/model/progress.h)
   const std::map<size_t, std::string> errors = run_pool(
-      files.size(), asked, [&](size_t i) { each[i] = read_report(files[i], o.report, &read[i]); }, &started);
+      files.size(), asked,
+      [&](size_t i) {
+        each[i] = read_report(files[i], o.report, &read[i]);
+        reading.step();
+      },
+      &started);
   if (!errors.empty()) {
     const auto& [i, what] = *errors.begin();
     const std::string name = escape_name(files[i]);
@@ -504,7 +511,7 @@ JobRow row_from_json(const nlohmann::json& j, const RowReader& r) {
   row.program = r.at(j, "program", V::string).get<std::string>();
   row.lap_ms = r.at(j, "lap_ms", V::number_float).get<double>();
   row.lap_source = r.at(j, "lap_source", V::string).get<std::string>();
-  row.busy_pct = r.at(j, "busy_pct", V::number_float).get<double>();
+  row.span_fill_pct = r.at(j, "span_fill_pct", V::number_float).get<double>();
   row.bound = bound_named(r.at(j, "bound", V::string).get<std::string>(), r);
   row.verdict = r.at(j, "verdict", V::string).get<std::string>();
   row.steady_iterations = r.at(j, "steady_iterations", V::number_unsigned).get<size_t>();
@@ -517,7 +524,7 @@ JobRow row_from_json(const nlohmann::json& j, const RowReader& r) {
     it.has_gpu = x.contains("gpu_ns");
     if (it.has_gpu) {
       it.gpu_ns = r.at(x, "gpu_ns", V::number_unsigned).get<Ns>();
-      it.busy_pct = r.at(x, "busy_pct", V::number_float).get<double>();
+      it.span_fill_pct = r.at(x, "span_fill_pct", V::number_float).get<double>();
     }
     row.iterations.push_back(it);
   }

@@ -58,7 +58,7 @@ struct JobIteration {
   Ns host_ns = 0;
   bool has_gpu = false;
   Ns gpu_ns = 0;
-  double busy_pct = 0;
+  double span_fill_pct = 0;  // Iteration::span_fill_pct
 };
 
 // A layer row (analyze's kernel_mix range_patterns: block indices folded).
@@ -78,7 +78,7 @@ struct JobRow {
   std::string gpu, program;
   double lap_ms = 0;
   std::string lap_source;
-  double busy_pct = 0;  // median over steady iterations of the busy share of the GPU span
+  double span_fill_pct = 0;  // median over steady iterations of each one's fill (Iteration::span_fill_pct)
   Bound bound = Bound::NoGpuWork;
   std::string verdict;
   size_t steady_iterations = 0;

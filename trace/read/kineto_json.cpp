@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "trace/model/format.h"
+#include "trace/model/progress.h"
 #include "trace/model/text.h"
 #include "trace/model/validate.h"
 #include "trace/read/byte_source.h"
@@ -640,6 +641,7 @@ class Reader {
 
   void event() {
     ++events_;
+    Progress::row();  // long reads show their events (trace/model/progress.h)
     if (ev_.ph.size() == 1 && ev_.ph[0] == 'M') return metadata();
     if (ev_.ph.size() != 1) return;
     const Cat cat = category_of(ev_.cat);

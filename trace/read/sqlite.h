@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "trace/model/error.h"
+#include "trace/model/progress.h"
 #include "trace/model/text.h"
 
 namespace laptime::trace::sqlite {
@@ -83,7 +84,10 @@ class Stmt {
   // True while there is a row.
   bool step() {
     const int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_ROW) {
+      Progress::row();  // long reads show their rows (trace/model/progress.h)
+      return true;
+    }
     if (rc == SQLITE_DONE) return false;
     throw TraceError("SQLite read failed: " + std::string(sqlite3_errmsg(db_)) + ".");
   }

@@ -144,7 +144,7 @@ nlohmann::json to_json(const Analysis& a) {
       x["gpu_start_ns"] = it.gpu_start;
       x["gpu_ns"] = it.gpu_span();
       x["busy_ns"] = it.busy;
-      x["busy_pct"] = it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0;
+      x["span_fill_pct"] = it.span_fill_pct();
       x["gaps"] = it.gaps;
       x["gap_ns"] = it.gap_time;
       x["host_wait_ns"] = it.host_wait;
@@ -177,7 +177,7 @@ nlohmann::json to_json(const Analysis& a) {
                     {"cpu_in_cuda_ns", g.cpu_in_cuda},
                     {"cpu_range", g.cpu_range.str()}});
   }
-  j["utilization"] = {{"busy_pct", summary(a.busy_pct)},
+  j["utilization"] = {{"span_fill_pct", summary(a.span_fill_pct)},
                       {"idle_in_iterations_ns", a.idle_in_iterations},
                       {"between_iterations_ns", a.between_iterations},
                       {"input_wait_ns", a.input_wait},
@@ -189,21 +189,52 @@ nlohmann::json to_json(const Analysis& a) {
                       {"largest_gaps", gaps}};
   j["kernel_mix"] = kernel_mix_json(a);
   j["synchronization"] = sync_json(a);
-  j["verdict"] = {{"bound", bound_name(a.bound)}, {"text", a.verdict}};
+  const VerdictFigures& f = a.figures;
+  j["verdict"] = {{"bound", bound_name(a.bound)},
+                  {"text", a.verdict},
+                  {"lap_ns", f.lap_ns},
+                  {"idle_ns", f.idle_ns},
+                  {"busy_pct", f.busy_pct},
+                  {"idle_pct", f.idle_pct},
+                  {"input_pct", f.input_pct},
+                  {"idle_shares",
+                   {{"launch_pct", f.idle_launch_pct},
+                    {"after_sync_stall_pct", f.idle_sync_pct},
+                    {"input_pct", f.idle_input_pct},
+                    {"queued_pct", f.idle_queued_pct}}},
+                  {"lap_ms", a.lap_ms},
+                  {"lap_without_syncs_ms", a.lap_without_syncs_ms},
+                  {"saving_ms", f.saving_ms},
+                  {"saving_pct", f.saving_pct}};
   j["timeline"] = timeline_to_json(a.timeline);
   return j;
 }
 
-nlohmann::json steady_state_json(const IterationSteadyState& s) {
-  return nlohmann::json{{"start", s.steady.start},
-                        {"median_ns", s.steady.median},
-                        {"band_ns", s.steady.band},
-                        {"outside_band_after_start", s.steady.outside_late},
-                        {"warmup", s.warmup},
-                        {"warmup_too_short", s.steady.start > s.warmup},
-                        {"rule",
-                         "median ± max(5 x 1.4826 MAD, 2% of the median) of the last half; starts after the "
-                         "last iteration of the first half outside that band"}};
+nlohmann::json settling_json(const stats::Settling& s, size_t warmup, const std::function<uint64_t(size_t)>& index_of) {
+  nlohmann::json shifts = nlohmann::json::array();
+  for (const stats::LevelShift& shift : s.shifts)
+    shifts.push_back(
+        {{"at", shift.at}, {"iteration", index_of(shift.at)}, {"before_ns", shift.before}, {"after_ns", shift.after}});
+  return nlohmann::json{
+      {"start", s.start},
+      {"settles", s.settles},
+      {"level_ns", s.level},
+      {"band_ns", s.band},
+      {"noise_ns", s.noise},
+      {"run", s.run},
+      {"spikes", s.spikes},
+      {"shifts", std::move(shifts)},
+      {"warmup", warmup},
+      {"warmup_too_short", s.start > warmup},
+      {"rule",
+       "noise = 1.4826 x median |difference of consecutive iterations| / sqrt(2) over the last half; band = "
+       "max(5 x noise, 2% of the level); the initial transient ends at the first iteration, in the first half, "
+       "from which `run` iterations in a row lie within the band of their median; later steps between runs "
+       "beyond the band are level shifts, not warm-up"}};
+}
+
+nlohmann::json settling_json(const IterationSettling& s, const Iterations& a) {
+  return settling_json(s.settling, s.warmup, [&a](size_t i) { return a.iterations[i].index; });
 }
 
 }  // namespace laptime::trace

@@ -107,7 +107,7 @@ void print_lap(const Analysis& a, std::FILE* out) {
 void print_utilization(const Analysis& a, std::FILE* out) {
   const size_t iters = a.steady_count;
   std::fprintf(out, "\n2. GPU utilization inside steady iterations\n");
-  if (a.busy_pct.n == 0) {
+  if (a.span_fill_pct.n == 0) {
     std::fprintf(out, "  no GPU work was launched inside the steady iterations\n");
   } else {
     Ns gap_time = 0, gap_host_wait = 0;
@@ -115,14 +115,23 @@ void print_utilization(const Analysis& a, std::FILE* out) {
       gap_time += g.duration();
       gap_host_wait += g.cause == GapCause::HostWait ? g.duration() : 0;
     }
-    std::fprintf(out, "  busy        %.1f%% median (min %.1f%%, max %.1f%%) of the projected GPU span\n",
-                 a.busy_pct.median, a.busy_pct.min, a.busy_pct.max);
-    std::fprintf(out, "  idle        %s ms per iteration inside the span, %s of it waiting for the host to launch\n",
-                 per_iter(a.idle_in_iterations / 1e6, iters).c_str(),
-                 share(a.host_wait_idle, a.idle_in_iterations).c_str());
+    const VerdictFigures& f = a.figures;
+    std::fprintf(out,
+                 "  busy        %.1f%% of the lap (GPU busy time over its start to next start, steady iterations\n"
+                 "              together)\n",
+                 f.busy_pct);
+    std::fprintf(out, "  fill        %.1f%% median (min %.1f%%, max %.1f%%) of each iteration's own GPU span\n",
+                 a.span_fill_pct.median, a.span_fill_pct.min, a.span_fill_pct.max);
+    std::fprintf(out, "  idle        %s ms per iteration inside its GPU span\n",
+                 per_iter(a.idle_in_iterations / 1e6, iters).c_str());
     if (a.period_ms.n)  // one fewer pair of consecutive iterations than iterations
       std::fprintf(out, "              %s ms from one iteration's last GPU work to the next one's first\n",
                    per_iter(a.between_iterations / 1e6, a.period_ms.n).c_str());
+    if (f.idle_ns > 0)
+      std::fprintf(out,
+                   "  waits       of the idle time: %.1f%% for a launch, %.1f%% after a synchronization that stalled\n"
+                   "              the host, %.1f%% for input, %.1f%% with work queued\n",
+                   f.idle_launch_pct, f.idle_sync_pct, f.idle_input_pct, f.idle_queued_pct);
     if (a.gaps.empty())
       std::fprintf(out, "  gaps        none longer than %g us: the idle time is spread over kernel boundaries\n",
                    a.gap_threshold_us);
@@ -222,7 +231,9 @@ void print_synchronizations(const Analysis& a, std::FILE* out) {
                  "  without     a lap of %.3f ms instead of %.3f (the larger of the GPU's own time, %.3f ms, and\n"
                  "              the host's lap less its wait)\n",
                  a.lap_without_syncs_ms, a.lap_ms, a.gpu_floor_ms);
-    std::fprintf(out, "\n  calls (stall: waited for the compute stream's pending work; returned at once: did not)\n");
+    std::fprintf(out,
+                 "\n  calls, longest host wait first (stall: waited for the compute stream's pending work;\n"
+                 "  returned at once: did not)\n");
     Table tl({"iter", "api", "range", "host wait (us)", "pending (us)", "effect", "copy"}, "rllrrll");
     const size_t shown = text_rows(a.top, a.syncs.size());
     for (size_t i = 0; i < shown; ++i) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/analyses/roofline.h"
+#include "trace/write/analysis_json.h"
 #include "trace/analyses/top.h"
 
 namespace laptime::trace {
@@ -20,12 +21,7 @@ nlohmann::json diff_to_json(const Diff& d) {
                 {"warmup_rule", r.warmup_rule},
                 {"steady_iterations", r.iteration_ns.size()},
                 {"iteration_ns", r.iteration_ns},
-                {"steady_state",
-                 {{"start", r.steady.start},
-                  {"median_ns", r.steady.median},
-                  {"band_ns", r.steady.band},
-                  {"outside_band_after_start", r.steady.outside_late},
-                  {"warmup_too_short", r.steady.start > r.warmup}}},
+                {"settling", settling_json(r.settling, r.warmup, [&r](size_t i) { return r.number_of(i); })},
                 {"layers", r.has_layers}};
   };
   const DiffOptions& o = d.options;
@@ -66,7 +62,11 @@ nlohmann::json diff_to_json(const Diff& d) {
     if (r.label != Label::OnlyBefore && r.label != Label::OnlyAfter) {
       x["ci_ns"] = {r.ci.lo, r.ci.hi};
       if (r.before_ns > 0) x["ci_pct"] = {100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns};
+      x["interval_excludes_zero"] = r.ci.excludes_zero();
     }
+    if (r.same_within)  // SAME, yet a real change: the bound it stays within
+      x["same_within"] =
+          r.same_within->relative ? json{{"pct", r.same_within->bound}} : json{{"us", r.same_within->bound}};
     if (!r.whole || (!d.before.steady_ops.empty() && !d.after.steady_ops.empty())) {
       x["kernels"] = {{"before", r.kernels_before}, {"after", r.kernels_after}};
       if (r.whole && d.before.graph_replays) x["kernels"]["before"] = nullptr;  // not in the trace

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "trace/model/category.h"
@@ -11,6 +13,7 @@
 #include "trace/write/timeline_svg.h"
 #include "trace/model/text.h"
 #include "trace/model/format.h"
+#include "trace/analyses/kernel_mix.h"
 
 namespace laptime::trace {
 
@@ -22,14 +25,19 @@ std::string n1(double v) { return format("%.1f", v); }
 
 }  // namespace
 
-void write_diff_svg(const Diff& d, const std::string& path) {
-  constexpr double kW = 1600, kLeft = 150, kRight = 20, kRow = 16, kCharW = 6.0;
-  constexpr int kMaxDepth = 3;  // layer rows drawn per side (deeper ones would crowd the picture)
+void check_diff_svg(const Diff& d) {
   const Ns span = std::max(d.before.median_span, d.after.median_span);
   if (span <= 0 || (d.before.median_kernels.empty() && d.after.median_kernels.empty()))
     throw TraceError(
         "cannot draw the diff: neither side is a trace with GPU work in a steady iteration (bench "
         "reports hold laps only).");
+}
+
+void write_diff_svg(const Diff& d, const std::string& path) {
+  constexpr double kW = 1600, kLeft = 150, kRight = 20, kRow = 16, kCharW = 6.0;
+  constexpr int kMaxDepth = 3;  // layer rows drawn per side (deeper ones would crowd the picture)
+  check_diff_svg(d);
+  const Ns span = std::max(d.before.median_span, d.after.median_span);
   const double scale = (kW - kLeft - kRight) / double(span);
   auto x_of = [&](Ns t) { return kLeft + t * scale; };
   std::ostringstream s;
@@ -47,6 +55,18 @@ void write_diff_svg(const Diff& d, const std::string& path) {
         << xml_escape(label.size() <= fits ? label : label.substr(0, fits - 1) + "~") << "</text>";
     s << "</g>\n";
   };
+  // Each layer's row in the table (its name folded as the rows are): a SLOWER or FASTER layer is
+  // marked on the after side, red or green, with its change, as the text's label column says it.
+  std::map<std::string, const DiffRow*> row_of;
+  for (const DiffRow& r : d.rows)
+    if (!r.whole) row_of[r.name] = &r;
+  auto marked = [&](const std::string& layer) -> const DiffRow* {
+    const auto it = row_of.find(d.options.by == LayerKey::Folded ? fold_block_indices(layer) : layer);
+    if (it == row_of.end()) return nullptr;
+    const Label l = it->second->label;
+    return l == Label::Slower || l == Label::Faster ? it->second : nullptr;
+  };
+  size_t marks = 0;
   auto side = [&](const DiffSide& r, const char* title, bool first) {
     s << "<text x=\"8\" y=\"" << n1(y - 6) << "\" font-weight=\"bold\">"
       << xml_escape(std::string(title) + ": " + r.file) << format(" (median iteration %.3f ms)", r.median_span / 1e6)
@@ -57,8 +77,24 @@ void write_diff_svg(const Diff& d, const std::string& path) {
       s << "<text x=\"8\" y=\"" << n1(y + kRow - 4) << "\" fill=\"#555\">layers, level " << level << "</text>\n";
       for (const DiffBox& b : r.median_layers) {
         if (b.depth != level) continue;
-        box(x_of(b.start), x_of(b.end), y, kRow - 2, level % 2 ? "#d9d9d9" : "#eeeeee",
-            b.name + format(": %.1f us on the GPU", (b.end - b.start) / 1e3), b.name);
+        const DiffRow* change = first ? nullptr : marked(b.name);
+        if (change) {
+          const bool slower = change->label == Label::Slower;
+          ++marks;
+          box(x_of(b.start), x_of(b.end), y, kRow - 2, slower ? "#f4a6a6" : "#a6dba0",
+              b.name + format(": %.1f us on the GPU; ", (b.end - b.start) / 1e3) + change->name + " " +
+                  label_name(change->label) +
+                  format(" %+.1f%% (95%% interval %+.1f%% .. %+.1f%%)", change->change_pct,
+                         100 * change->ci.lo / change->before_ns, 100 * change->ci.hi / change->before_ns),
+              std::string(slower ? "SLOWER " : "FASTER ") + b.name);
+          s << "<rect x=\"" << n1(x_of(b.start)) << "\" y=\"" << n1(y) << "\" width=\""
+            << n1(std::max(x_of(b.end) - x_of(b.start), 0.6)) << "\" height=\"" << n1(kRow - 2)
+            << "\" fill=\"none\" stroke=\"" << (slower ? "#d62728" : "#2ca02c") << "\" stroke-width=\"1.5\" class=\""
+            << (slower ? "slower" : "faster") << "\"/>\n";
+        } else {
+          box(x_of(b.start), x_of(b.end), y, kRow - 2, level % 2 ? "#d9d9d9" : "#eeeeee",
+              b.name + format(": %.1f us on the GPU", (b.end - b.start) / 1e3), b.name);
+        }
         if (level == 1) {
           if (first) {
             top_before[b.name] = {x_of(b.start), y};
@@ -112,6 +148,18 @@ void write_diff_svg(const Diff& d, const std::string& path) {
     lx += 30 + kCharW * std::string(category_name(cat)).size();
   }
   y += 24;
+  if (marks) {  // the marks' key, under the categories'
+    lx = kLeft;
+    for (const auto& [fill, stroke, what] :
+         {std::tuple<const char*, const char*, const char*>{"#f4a6a6", "#d62728", "SLOWER layer (after side)"},
+          {"#a6dba0", "#2ca02c", "FASTER layer (after side)"}}) {
+      s << "<rect x=\"" << n1(lx) << "\" y=\"" << n1(y) << "\" width=\"12\" height=\"12\" fill=\"" << fill
+        << "\" stroke=\"" << stroke << "\" stroke-width=\"1.5\"/><text x=\"" << n1(lx + 16) << "\" y=\"" << n1(y + 10)
+        << "\">" << what << "</text>\n";
+      lx += 40 + kCharW * std::string(what).size();
+    }
+    y += 24;
+  }
   // Built whole, then written through core/output_file (a temporary renamed when complete,
   // never onto an input, a device or a FIFO, never through a link).
   std::ostringstream f;

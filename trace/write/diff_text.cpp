@@ -19,11 +19,15 @@ namespace {
 std::string us(double ns) { return format("%.1f", ns / 1e3); }
 
 std::string side_line(const DiffSide& r) {
-  std::string s =
-      r.file + " (" + r.kind + ": " + r.source + ")\n              " +
-      format("%zu steady iterations, warm-up %s; steady from iteration %zu (band %.3f ms ± %.3f ms)",
-             r.iteration_ns.size(), r.warmup_rule.c_str(), r.steady.start, r.steady.median / 1e6, r.steady.band / 1e6);
-  return s;
+  const stats::Settling& s = r.settling;
+  std::string settled = s.settles ? format("initial transient: the first %zu (then %.3f ms ± %.3f ms)", s.start,
+                                           s.level / 1e6, s.band / 1e6)
+                                  : std::string("no initial transient found");
+  for (const stats::LevelShift& shift : s.shifts)
+    settled += format("; level shift at iteration %llu, %.3f -> %.3f ms",
+                      static_cast<unsigned long long>(r.number_of(shift.at)), shift.before / 1e6, shift.after / 1e6);
+  return r.file + " (" + r.kind + ": " + r.source + ")\n              " +
+         format("%zu steady iterations, warm-up %s; %s", r.iteration_ns.size(), r.warmup_rule.c_str(), settled.c_str());
 }
 
 std::string counts_str(double b, double a, Label l) {
@@ -52,7 +56,8 @@ void print_diff(const Diff& d, std::FILE* out) {
                o.resamples, static_cast<unsigned long long>(o.seed));
   std::fprintf(out,
                "  labels      SLOWER/FASTER: interval clear of zero and change beyond ±%g%% and ±%g us; SAME: "
-               "interval within ±%g%% (or ±%g us); else UNCLEAR\n",
+               "interval within ±%g%% (or ±%g us)\n"
+               "              (SAME within ...: clear of zero too, a real change that small); else UNCLEAR\n",
                o.threshold_pct, o.min_change_us, o.threshold_pct, o.min_change_us);
   std::fprintf(out,
                "  layers      %s; a layer's time is the GPU time of the work launched inside its range%s, "
@@ -90,7 +95,8 @@ void print_diff(const Diff& d, std::FILE* out) {
                     both && r.before_ns > 0
                         ? format("%+.1f%% .. %+.1f%%", 100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns)
                         : "",
-                    label_name(r.label), no_counts ? "" : kernel_counts(d, r),
+                    r.same_within ? std::string(label_name(r.label)) + " " + within_words(r) : label_name(r.label),
+                    no_counts ? "" : kernel_counts(d, r),
                     no_counts ? "" : counts_str(r.launches_before, r.launches_after, r.label)});
     if (roof) rows.back().push_back(roof_cell(r));
   }
@@ -127,18 +133,29 @@ void print_diff(const Diff& d, std::FILE* out) {
   detail::print_more_rows(out, notes_left_out, 2, "layers with kernel changes");
 
   std::map<Label, size_t> count;
+  size_t real_same = 0;  // SAME rows whose interval excludes zero
   for (const DiffRow& r : d.rows)
-    if (!r.whole) ++count[r.label];
+    if (!r.whole) {
+      ++count[r.label];
+      real_same += r.same_within ? 1 : 0;
+    }
   const DiffRow& w = d.rows.front();
-  std::fprintf(out, "\nVerdict: the iteration is %s (%+.1f%%, %.3f -> %.3f ms)", label_name(w.label), w.change_pct,
-               w.before_ns / 1e6, w.after_ns / 1e6);
-  if (count.empty()) {
-    std::fprintf(out, ".\n");
-  } else {
+  std::string verdict = format("the iteration is %s", label_name(w.label));
+  if (w.same_within)
+    verdict += format(" %s (%+.1f%%, %.3f -> %.3f ms: a real change, its interval %+.1f%% .. %+.1f%% clear of zero)",
+                      within_words(w).c_str(), w.change_pct, w.before_ns / 1e6, w.after_ns / 1e6,
+                      100 * w.ci.lo / w.before_ns, 100 * w.ci.hi / w.before_ns);
+  else
+    verdict += format(" (%+.1f%%, %.3f -> %.3f ms)", w.change_pct, w.before_ns / 1e6, w.after_ns / 1e6);
+  if (!count.empty()) {
     std::string list;
-    for (const auto& [l, n] : count) list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + label_name(l);
-    std::fprintf(out, "; layers: %s.\n", list.c_str());
+    for (const auto& [l, n] : count) {
+      list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + label_name(l);
+      if (l == Label::Same && real_same) list += format(" (%zu of them a real change within the line)", real_same);
+    }
+    verdict += "; layers: " + list;
   }
+  std::fprintf(out, "\nVerdict: %s.\n", verdict.c_str());
   if (o.fail_if_slower_pct) {
     if (d.gate_failed) {
       std::fprintf(out, "Gate --fail-if-slower %g: FAILED (exit 3)\n", *o.fail_if_slower_pct);

@@ -15,7 +15,7 @@ nlohmann::json row_json(const JobRow& r) {
     json x{{"index", it.index}, {"steady", it.steady}, {"host_ns", it.host_ns}};
     if (it.has_gpu) {
       x["gpu_ns"] = it.gpu_ns;
-      x["busy_pct"] = it.busy_pct;
+      x["span_fill_pct"] = it.span_fill_pct;
     }
     iterations.push_back(std::move(x));
   }
@@ -26,7 +26,7 @@ nlohmann::json row_json(const JobRow& r) {
          {"program", r.program},
          {"lap_ms", r.lap_ms},
          {"lap_source", r.lap_source},
-         {"busy_pct", r.busy_pct},
+         {"span_fill_pct", r.span_fill_pct},
          {"bound", bound_name(r.bound)},
          {"verdict", r.verdict},
          {"steady_iterations", r.steady_iterations},

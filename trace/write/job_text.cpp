@@ -20,7 +20,7 @@ void print_rows(const Job& job, std::FILE* out) {
   for (const JobRow& r : job.rows) processes = processes || r.pid.has_value();
   std::vector<std::vector<std::string>> rows{{"report"}};
   if (processes) rows[0].push_back("process");
-  for (const char* h : {"lap (ms)", "busy", "verdict", "steady", ""}) rows[0].push_back(h);
+  for (const char* h : {"lap (ms)", "fill", "verdict", "steady", ""}) rows[0].push_back(h);
   for (size_t i = 0; i < job.rows.size(); ++i) {
     const JobRow& r = job.rows[i];
     std::string mark;
@@ -34,15 +34,15 @@ void print_rows(const Job& job, std::FILE* out) {
       row.push_back(r.pid ? std::to_string(*r.pid) +
                                 (r.process.empty() ? "" : " (" + detail::clip(escape_name(r.process)) + ")")
                           : "-");
-    for (std::string cell : {format("%.3f", r.lap_ms), format("%.1f%%", r.busy_pct), std::string(bound_name(r.bound)),
-                             std::to_string(r.steady_iterations), mark})
+    for (std::string cell : {format("%.3f", r.lap_ms), format("%.1f%%", r.span_fill_pct),
+                             std::string(bound_name(r.bound)), std::to_string(r.steady_iterations), mark})
       row.push_back(std::move(cell));
     rows.push_back(std::move(row));
   }
   detail::print_table(out, rows, processes ? "llrrlrl" : "lrrlrl", 2);
   std::fprintf(out,
-               "  (lap: each report's steady-state lap, as `laptime analyze FILE` gives it; busy: median share of "
-               "the GPU span)\n");
+               "  (lap: each report's steady-state lap, as `laptime analyze FILE` gives it; fill: median share of "
+               "each iteration's GPU span the GPU is busy)\n");
 }
 
 void print_straggler(const Straggler& st, std::optional<int> top, std::FILE* out) {

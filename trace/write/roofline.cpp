@@ -77,10 +77,13 @@ nlohmann::json roofline_to_json(const Roofline& r) {
   return j;
 }
 
-void write_roofline_svg(const Roofline& r, const std::string& path) {
+void check_roofline_svg(const Roofline& r) {
   if (r.layers.empty()) throw TraceError("no layer to draw in the roofline plot: " + r.notes.front());
-  if (!r.ceilings)
-    throw TraceError("the roofline plot needs the device's ceilings: run `laptime peak`, or pass --peak FILE.");
+  if (!r.ceilings) throw TraceError(kRooflineNeedsCeilings);
+}
+
+void write_roofline_svg(const Roofline& r, const std::string& path) {
+  check_roofline_svg(r);
   const double peak = r.peak_tflops, bw = r.peak_gbps, ridge = r.ridge;
   RoofPlot plot;
   plot.title =

@@ -95,6 +95,14 @@ class Svg {
   std::ostringstream out_;
 };
 
+// Whether a GPU operation was launched inside the iteration's range (the chain of ranges around
+// its launch reaches it): the picture draws that iteration alone.
+bool in_iteration(const Trace& t, const GpuOp& op, const Iteration& it) {
+  for (int r = op.range; r >= 0; r = t.nvtx[r].parent)
+    if (r == it.nvtx) return true;
+  return false;
+}
+
 // The window drawn: the iteration's GPU span with a margin, across the plot's width.
 struct Window {
   Ns lo = 0, hi = 0;
@@ -109,16 +117,16 @@ struct Window {
 // The title (the iteration's numbers) and the line under it.
 void draw_title(Svg& svg, double& y, const Analysis& a, const Iteration& it) {
   char title[256];
-  std::snprintf(title, sizeof title, "`%s` iteration %llu: host %.3f ms, GPU %.3f ms, busy %.1f%%, %d gaps > %g us",
+  std::snprintf(title, sizeof title,
+                "`%s` iteration %llu: host %.3f ms, GPU %.3f ms, fill %.1f%% of its GPU span, %d gaps > %g us",
                 a.range_name.c_str(), static_cast<unsigned long long>(it.index), it.duration() / 1e6,
-                it.gpu_span() / 1e6, it.gpu_span() ? 100.0 * it.busy / it.gpu_span() : 100.0, it.gaps,
-                a.gap_threshold_us);
+                it.gpu_span() / 1e6, it.span_fill_pct(), it.gaps, a.gap_threshold_us);
   svg.text(kLeft, y, title, "font-size=\"14\" font-weight=\"bold\"");
   y += 18;
   char subtitle[256];
   std::snprintf(subtitle, sizeof subtitle,
-                "; its GPU work, time in ms; the host began enqueuing it %.3f ms before its first GPU work started; "
-                "faded: other iterations",
+                "; this iteration alone (its ranges, its thread's calls inside its range, its GPU work), time in ms "
+                "over its GPU span; the host began enqueuing it %.3f ms before its first GPU work started",
                 (it.gpu_start - it.start) / 1e6);
   svg.text(kLeft, y, a.source + subtitle, "fill=\"#555\"");
   y += 22;
@@ -143,10 +151,19 @@ void draw_axis(Svg& svg, double& y, const Window& w, double lanes_height) {
   }
 }
 
-// The iterating thread's NVTX ranges, one row per nesting level below the iteration's.
+// The iteration's NVTX ranges, one row per nesting level below the iteration's; when none of
+// them reaches into the window (the host enqueued the iteration before its GPU work began), a
+// line that says so.
 void draw_nvtx(Svg& svg, double& y, const Trace& t, const NvtxEvent& ir, const std::vector<int>& ranges, int rows,
                const Window& w) {
   svg.text(8, y + kRow - 5, "NVTX (" + t.thread_name(ir.pid, ir.tid) + ")");
+  if (!w.overlaps(ir.start, ir.end)) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "the host ran this iteration's range from %.3f to %.3f ms before this window: the host ran ahead",
+                  (w.lo - ir.start) / 1e6, (w.lo - ir.end) / 1e6);
+    svg.text(kLeft + 4, y + kRow - 5, line, "fill=\"#555\"");
+  }
   for (int r : ranges) {
     const NvtxEvent& n = t.nvtx[r];
     const int row = n.depth - ir.depth;
@@ -157,7 +174,7 @@ void draw_nvtx(Svg& svg, double& y, const Trace& t, const NvtxEvent& ir, const s
   y += rows * kRow + kLaneGap;
 }
 
-// The iterating thread's CUDA API calls, the blocking ones red.
+// The iterating thread's CUDA API calls inside the iteration's range, the blocking ones red.
 void draw_api(Svg& svg, double& y, const TraceJoin& j, const NvtxEvent& ir, const Analysis& a, const Window& w) {
   const Trace& t = j.trace();
   std::set<std::pair<Ns, std::string>> blocking;
@@ -166,7 +183,7 @@ void draw_api(Svg& svg, double& y, const TraceJoin& j, const NvtxEvent& ir, cons
   svg.text(8, y + kRow - 5, "CUDA API");
   for (int c : j.thread_calls(ir.pid, ir.tid)) {
     const ApiCall& call = t.api_calls[c];
-    if (!w.overlaps(call.start, call.end)) continue;
+    if (call.start < ir.start || call.start > ir.end || !w.overlaps(call.start, call.end)) continue;
     const bool blocks = blocking.count({call.start, call.name}) > 0;
     svg.rect(w.clamp_x(call.start), y, w.clamp_x(call.end) - w.clamp_x(call.start), kRow - 2,
              blocks ? "#d62728" : "#8c8c8c", call.name + " (" + duration(call.end - call.start) + ")", call.name);
@@ -174,16 +191,10 @@ void draw_api(Svg& svg, double& y, const TraceJoin& j, const NvtxEvent& ir, cons
   y += kRow + kLaneGap;
 }
 
-// One lane per (device, stream) with GPU work in the window, the iteration's gaps shaded
-// across all of them; work of other iterations faded.
+// One lane per (device, stream) with the iteration's GPU work, its gaps shaded across all of them.
 void draw_gpu(Svg& svg, double& y, const TraceJoin& j, const Analysis& a, const Iteration& it,
               const std::set<std::pair<uint32_t, uint32_t>>& lanes, const Window& w) {
   const Trace& t = j.trace();
-  auto in_iteration = [&](const GpuOp& op) {
-    for (int r = op.range; r >= 0; r = t.nvtx[r].parent)
-      if (r == it.nvtx) return true;
-    return false;
-  };
   const double gpu_top = y;
   std::map<std::pair<uint32_t, uint32_t>, double> lane_y;
   for (const auto& lane : lanes) {
@@ -200,12 +211,12 @@ void draw_gpu(Svg& svg, double& y, const TraceJoin& j, const Analysis& a, const 
              "", 0.18);
   }
   for (const GpuOp& op : j.ops()) {
-    if (!w.overlaps(op.start, op.end)) continue;
+    if (!in_iteration(t, op, it)) continue;
     svg.rect(w.clamp_x(op.start), lane_y[{op.device, op.stream}], w.clamp_x(op.end) - w.clamp_x(op.start), kRow - 2,
              category_color(op.category),
              op.label + " [" + category_name(op.category) + "] " + duration(op.end - op.start) +
                  (op.range >= 0 ? " in " + t.nvtx[op.range].text : ""),
-             op.label, in_iteration(op) ? 1.0 : 0.35);
+             op.label);
   }
   // Gap lengths above the shading, where there is room.
   for (const Gap& g : a.gaps) {
@@ -232,11 +243,16 @@ void draw_legend(Svg& svg, double& y, double gap_threshold_us) {
 
 }  // namespace
 
-void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration) {
-  const Trace& t = j.trace();
+void check_svg(const Analysis& a, int iteration) {
   if (iteration < 0) iteration = a.svg_iteration;
   if (iteration < 0 || iteration >= static_cast<int>(a.iterations.size()) || !a.iterations[iteration].has_gpu)
     throw TraceError("no iteration with GPU work to draw in the SVG timeline.");
+}
+
+void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration) {
+  const Trace& t = j.trace();
+  check_svg(a, iteration);
+  if (iteration < 0) iteration = a.svg_iteration;
   const Iteration& it = a.iterations[iteration];
   const NvtxEvent& ir = t.nvtx[it.nvtx];
   // The window is the iteration's GPU span: the host may have enqueued it long before (a
@@ -245,21 +261,25 @@ void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, i
   const Ns pad = std::max<Ns>((it.gpu_end - it.gpu_start) / 50, 1);
   const Window w{it.gpu_start - pad, it.gpu_end + pad};
 
-  // What goes in: ranges of the iterating thread at or below the iteration's depth, its
-  // API calls, and GPU work on every stream in the window (neighbouring iterations' work
-  // drawn faded: it shows how far the GPU lags the host).
+  // What goes in: the iteration alone, as the report names it: its range and the ranges inside
+  // it, its thread's API calls inside its range, and the GPU work launched inside it, on every
+  // stream it ran on. Nothing of another iteration or of the code after the loop (a final
+  // synchronize the host waits in while the GPU runs this iteration) is drawn.
   std::vector<int> ranges;
   int rows = 1;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     const NvtxEvent& n = t.nvtx[r];
     if (n.pid != ir.pid || n.tid != ir.tid || n.depth < ir.depth || !w.overlaps(n.start, n.end)) continue;
+    int up = static_cast<int>(r);
+    while (up >= 0 && up != it.nvtx) up = t.nvtx[up].parent;
+    if (up != it.nvtx) continue;
     ranges.push_back(static_cast<int>(r));
     rows = std::max(rows, n.depth - ir.depth + 1);
   }
   rows = std::min(rows, 6);
   std::set<std::pair<uint32_t, uint32_t>> lanes;
   for (const GpuOp& op : j.ops())
-    if (w.overlaps(op.start, op.end)) lanes.insert({op.device, op.stream});
+    if (in_iteration(t, op, it)) lanes.insert({op.device, op.stream});
 
   Svg svg;
   double y = 24;

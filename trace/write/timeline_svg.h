@@ -20,6 +20,9 @@ namespace laptime::trace {
 // Draws iteration `iteration` (an index into a.iterations; -1: a.svg_iteration, the steady
 // iteration whose GPU span is the median). Throws TraceError when there is no such iteration
 // with GPU work, or when the file cannot be written.
+// Throws the sentence write_svg would when the iteration cannot be drawn (none with GPU work):
+// called before the report is printed, so a run that cannot draw writes nothing.
+void check_svg(const Analysis& a, int iteration = -1);
 void write_svg(const TraceJoin& j, const Analysis& a, const std::string& path, int iteration = -1);
 
 // The fill colour of a category in the SVG (and its legend).

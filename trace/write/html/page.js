@@ -462,7 +462,7 @@ function laptimePage(dataElement, title) {
       if (i === null || i === undefined) return hideTip();
       const it = its[+i];
       const word = it.warmup ? "warm-up" : it.host_ahead ? "host ran ahead (not steady)" : "steady";
-      showTip(ev, ["iteration " + it.index + ": " + word, "host " + ms(it.host_ns) + " ms" + (isNum(it.gpu_ns) ? ", GPU " + ms(it.gpu_ns) + " ms, busy " + pct(it.busy_pct) : "")]);
+      showTip(ev, ["iteration " + it.index + ": " + word, "host " + ms(it.host_ns) + " ms" + (isNum(it.gpu_ns) ? ", GPU " + ms(it.gpu_ns) + " ms, fill " + pct(it.span_fill_pct) : "")]);
     });
     svg.addEventListener("mouseleave", hideTip);
     window.addEventListener("resize", render);
@@ -470,19 +470,21 @@ function laptimePage(dataElement, title) {
   }
 
   // --- laptime.analyze/1 --------------------------------------------------------------------------
-  // The verdict's figures. The one place that reads them: where `verdict` holds its own numbers,
-  // switch these to them.
+  // The verdict's figures, as the verdict's own fields hold them (laptime.analyze/1 `verdict`): the
+  // one place that reads them, so the first screen's busy is the verdict's, over the lap. A
+  // single iteration's share of its own GPU span is its fill, shown only in the iterations table.
   function verdictFigures(r) {
     const steady = r.steady_iterations || 0;
     const sync = r.synchronization || {};
+    const v = r.verdict || {};
     return {
       lap_ms: r.time_ms ? r.time_ms.lap : null,
       lap_source: r.time_ms ? r.time_ms.lap_source : "",
-      busy_pct: r.utilization ? r.utilization.busy_pct.median : null,
-      busy_words: "median over the steady iterations, of each one's GPU span",
+      busy_pct: v.busy_pct,
+      busy_words: "of the lap: GPU busy time over its start to next start, steady iterations together",
       syncs: (sync.calls || []).length,
       sync_wait_ms_per_iteration: steady ? (sync.host_wait_ns || 0) / steady / 1e6 : null,
-      lap_without_ms: sync.lap_without_ms,
+      lap_without_ms: v.lap_without_syncs_ms,
     };
   }
 
@@ -560,7 +562,7 @@ function laptimePage(dataElement, title) {
         {key: "status", label: "status"},
         {key: "host_ns", label: "host ms", num: true, show: (x) => ms(x.host_ns)},
         {key: "gpu_ns", label: "GPU ms", num: true, show: (x) => ms(x.gpu_ns)},
-        {key: "busy_pct", label: "busy", num: true, show: (x) => pct(x.busy_pct)},
+        {key: "span_fill_pct", label: "fill", num: true, show: (x) => pct(x.span_fill_pct)},
         {key: "gaps", label: "gaps", num: true},
         {key: "kernels", label: "kernels", num: true},
       ], its, {id: P + "iterations", sortKey: "index", desc: false, limit: 200, rowClass: (x) => (tl && x.index === tl.index ? "shown" : null)})));
@@ -727,12 +729,22 @@ function laptimePage(dataElement, title) {
   }
 
   // --- laptime.diff/1 ------------------------------------------------------------------------------
+  // A row's label as the text report writes it: a SAME whose interval is clear of zero says the
+  // bound it stays within ("SAME within ±3%"), a real change under the line.
+  function labelWords(x) {
+    const w = x.same_within;
+    if (!w) return x.label;
+    return x.label + " within ±" + (isNum(w.pct) ? w.pct + "%" : w.us + " us");
+  }
+
   function intervalChart(rows, threshold, id) {
     // Each row's change in percent with its 95% interval; the SAME band shaded.
     const svg = s("svg", {class: "chart", role: "img", "aria-label": "changes with their intervals", id});
     const items = rows.filter((x) => isNum(x.change_pct));
     function draw() {
-      const W = Math.min(width(svg.parentNode || main, 1100), 1100), ROWH = 20, L = 260, R = 90, T = 24;
+      // The right margin holds the longest label ("SAME within ±3%"), about 7 px a character.
+      const R = Math.max(90, 12 + 7 * Math.max(0, ...items.map((x) => labelWords(x).length)));
+      const W = Math.min(width(svg.parentNode || main, 1100), 1100), ROWH = 20, L = 260, T = 24;
       const H = T + items.length * ROWH + 10;
       sizeChart(svg, W, H);
       let lo = -threshold * 2, hi = threshold * 2;
@@ -756,11 +768,11 @@ function laptimePage(dataElement, title) {
         svg.appendChild(s("text", {x: 4, y: yy + 4, text: name.length > 40 ? name.slice(0, 39) + "~" : name}, s("title", {text: name})));
         if (x.ci_pct) svg.appendChild(s("line", {class: "ci " + x.label, x1: X(x.ci_pct[0]), x2: X(x.ci_pct[1]), y1: yy, y2: yy}));
         const c = s("circle", {class: "pt " + x.label, cx: X(x.change_pct), cy: yy, r: 4});
-        c.addEventListener("mousemove", (ev) => showTip(ev, [name + ": " + x.label, signed(x.change_pct, 2) + "% (" + signed(x.change_ns / 1e3, 1) + " us)" + (x.ci_pct ? ", 95% interval [" + signed(x.ci_pct[0], 2) + "%, " + signed(x.ci_pct[1], 2) + "%]" : ""),
+        c.addEventListener("mousemove", (ev) => showTip(ev, [name + ": " + labelWords(x), signed(x.change_pct, 2) + "% (" + signed(x.change_ns / 1e3, 1) + " us)" + (x.ci_pct ? ", 95% interval [" + signed(x.ci_pct[0], 2) + "%, " + signed(x.ci_pct[1], 2) + "%]" : ""),
           ms(x.before_ns) + " -> " + ms(x.after_ns) + " ms"]));
         c.addEventListener("mouseleave", hideTip);
         svg.appendChild(c);
-        svg.appendChild(s("text", {class: "label-" + x.label, x: W - R + 6, y: yy + 4, text: x.label}));
+        svg.appendChild(s("text", {class: "label-" + x.label, x: W - R + 6, y: yy + 4, text: labelWords(x)}));
       });
     }
     return {element: svg, draw};
@@ -770,12 +782,12 @@ function laptimePage(dataElement, title) {
     P = P || "";
     const whole = d.rows[0];
     into.appendChild(h("section", {class: "verdict", id: P + "verdict"},
-      h("h2", null, "Lap: ", h("span", {class: "bound " + whole.label, text: whole.label})),
+      h("h2", null, "Lap: ", h("span", {class: "bound " + whole.label, text: labelWords(whole)})),
       h("div", {class: "answers"},
         h("div", {class: "answer"}, h("div", {class: "q", text: "before (" + d.before.measure + ")"}), h("div", {class: "v"}, evidence(ms(whole.before_ns) + " ms", P + "diffrows-r0")), h("div", {class: "d", text: d.before.file + ", " + d.before.steady_iterations + " steady"})),
         h("div", {class: "answer"}, h("div", {class: "q", text: "after (" + d.after.measure + ")"}), h("div", {class: "v"}, evidence(ms(whole.after_ns) + " ms", P + "diffrows-r0")), h("div", {class: "d", text: d.after.file + ", " + d.after.steady_iterations + " steady"})),
         h("div", {class: "answer"}, h("div", {class: "q", text: "change, 95% interval"}), h("div", {class: "v"}, evidence(signed(whole.change_pct, 2) + "%", P + "diffrows-r0")),
-          h("div", {class: "d", text: whole.ci_pct ? "[" + signed(whole.ci_pct[0], 2) + "%, " + signed(whole.ci_pct[1], 2) + "%]; SAME within ±" + d.method.threshold_pct + "%" : ""})),
+          h("div", {class: "d", text: whole.ci_pct ? "[" + signed(whole.ci_pct[0], 2) + "%, " + signed(whole.ci_pct[1], 2) + "%]; the SAME band ±" + d.method.threshold_pct + "%" : ""})),
         h("div", {class: "answer"}, h("div", {class: "q", text: "layers"}), h("div", {class: "v"}, evidence(d.rows.filter((x) => !x.whole_iteration && x.label === "SLOWER").length + " slower, " + d.rows.filter((x) => !x.whole_iteration && x.label === "FASTER").length + " faster", P + "sec-changes")),
           h("div", {class: "d", text: (d.rows.length - 1) + " layers compared" + (d.rows_omitted ? " (" + d.rows_omitted + " more not in the JSON)" : "")})))));
     into.appendChild(notesList((d.notes || []).concat((d.differences || []).map((x) => x.what + ": " + x.before + " -> " + x.after))));
@@ -809,7 +821,7 @@ function laptimePage(dataElement, title) {
     into.appendChild(section(P + "sec-changes", "Per layer: change and its 95% interval (shaded: the SAME band, ±" + d.method.threshold_pct + "%)", chart.element,
       table([
         {key: "name", label: "layer", cls: "name mono", show: (x) => (x.whole_iteration ? "whole iteration" : x.name)},
-        {key: "label", label: "", show: (x) => h("span", {class: "label-" + x.label, text: x.label})},
+        {key: "label", label: "", show: (x) => h("span", {class: "label-" + x.label, text: labelWords(x)})},
         {key: "before_ns", label: "before ms", num: true, show: (x) => ms(x.before_ns)},
         {key: "after_ns", label: "after ms", num: true, show: (x) => ms(x.after_ns)},
         {key: "change_ns", label: "change us", num: true, show: (x) => signed(x.change_ns / 1e3, 1)},
@@ -862,7 +874,7 @@ function laptimePage(dataElement, title) {
       rows.forEach((x, i) => {
         if (!isNum(x.lap_ms)) return;
         const c = s("circle", {class: "pt" + (sp && i === sp.slowest.row ? " SLOWER" : sp && i === sp.fastest.row ? " FASTER" : ""), cx: X(x.lap_ms), cy: 32, r: 5});
-        c.addEventListener("mousemove", (ev) => showTip(ev, [x.file + (isNum(x.pid) ? " pid " + x.pid : ""), fixed(x.lap_ms, 3) + " ms, busy " + pct(x.busy_pct) + ", " + x.bound]));
+        c.addEventListener("mousemove", (ev) => showTip(ev, [x.file + (isNum(x.pid) ? " pid " + x.pid : ""), fixed(x.lap_ms, 3) + " ms, fill " + pct(x.span_fill_pct) + ", " + x.bound]));
         c.addEventListener("mouseleave", hideTip);
         c.addEventListener("click", () => goToRow("reports-r" + i));
         svg.appendChild(c);
@@ -875,7 +887,7 @@ function laptimePage(dataElement, title) {
         {key: "file", label: "report", cls: "name mono"},
         {key: "pid", label: "pid", num: true},
         {key: "lap_ms", label: "lap ms", num: true, show: (x) => fixed(x.lap_ms, 3)},
-        {key: "busy_pct", label: "busy", num: true, show: (x) => pct(x.busy_pct)},
+        {key: "span_fill_pct", label: "fill", num: true, show: (x) => pct(x.span_fill_pct)},
         {key: "bound", label: "verdict"},
         {key: "steady_iterations", label: "steady", num: true},
         {key: "gpu", label: "GPU"},
