@@ -46,6 +46,7 @@ double mad(const std::vector<double>& v);
 
 struct Interval {
   double lo = 0, hi = 0;
+  bool excludes_zero() const { return lo > 0 || hi < 0; }
 };
 
 // A list of values held as its sorted values plus a count of zeros not stored: a layer's time

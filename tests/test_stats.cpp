@@ -202,7 +202,7 @@ TEST(Stats, RatioBootstrapAgreesWithResamplingTheBlocksOneByOne) {
   const double change = ratio_of_sums(aj, al) - ratio_of_sums(bj, bl);
   EXPECT_LT(fast.lo, change);
   EXPECT_GT(fast.hi, change);
-  EXPECT_TRUE(fast.lo > 0 || fast.hi < 0);  // the interval excludes zero
+  EXPECT_TRUE(fast.excludes_zero());
 }
 
 // A sparse list: its values and the zeros it does not store, in rank order.
