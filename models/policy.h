@@ -1,6 +1,6 @@
 // How a run builds each model: the one build policy of `laptime bench`, `laptime forward` and the
-// lab's swap-ins (`bench --kernel NAME=VERSION`), so that what the bench times is what the
-// end-to-end checks run (tests/e2e, through `bench --output`). A run names some choices
+// lab's swap-ins (`--kernel NAME=VERSION` or `NAME=FILE.cu`), so that what the bench times is what
+// the end-to-end checks run (tests/e2e, through `bench --output`). A run names some choices
 // (WorkloadOptions: the command line's words); everything it leaves unnamed is decided here, once
 // per model, and the models' own build (plans, candidates timed at build) does the rest:
 //
