@@ -124,7 +124,12 @@ def attempt_under(fault, out, inputs, data):
             elif fault == "standard-output-closed":
                 os.close(1)
                 convert.reserve_standard_descriptors()
-            message = attempt(out, inputs, data, fault == "standard-output-closed")
+            elif fault == "standard-input-and-output-closed-unreserved":
+                os.close(0)
+                os.close(1)
+            else:
+                raise AssertionError(f"a fault the harness does not know: {fault}")
+            message = attempt(out, inputs, data, fault != "file-size-limit")
             os.write(write_end, message.encode())
             code = 0
         finally:
