@@ -22,6 +22,9 @@
 // An empty path means "not asked for" here; a command line refuses `--json ''` itself
 // (cli::add_output_file).
 //
+// weights/convert.py, which runs where no laptime build is, mirrors these rules for its one
+// output; tests/fixtures/output_rules.json holds both to the same cases and the same sentences.
+//
 // Host-only (no CUDA), in its own library laptime_host, so that trace/ can use it without
 // depending on the rest of core/ (docs/DESIGN-NOTES.md, "Outputs").
 #pragma once
@@ -99,6 +102,8 @@ std::string non_regular_kind(const std::string& path);
 // followed by "~" and 16 hex digits of a hash of the whole name, so two long outputs sharing a
 // prefix never share a temporary.
 std::string temporary_for(const std::string& path, long pid);
+// The same name for an output named `name` in a folder whose names hold at most name_max bytes.
+std::string temporary_name(const std::string& name, long name_max, long pid);
 
 // Removes the temporaries of path whose process no longer exists; returns how many.
 int remove_stale_temporaries(const std::string& path);
