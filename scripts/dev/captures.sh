@@ -45,6 +45,14 @@
 #               (--cuda-graph-trace=node), and PyTorch eager at --nvtx layer; the diffs A vs A2,
 #               eager vs graph, torch vs laptime as text, JSON and SVG (defaults: 30 iterations, 5
 #               warm-up; diffs pass --skip-warmup N on both sides: PyTorch marks no warm-up).
+#   kineto      tests/fixtures/kineto/capture_h200.py: the lesson's GPT-2 and ResNet-50 loops in PyTorch
+#               under torch.profiler (steps, no_steps, graph, item; KINETO_MODELS, KINETO_SHAPES), each
+#               inside its own nsys run, so that both profilers see the same steps (an NVTX range per
+#               step, named as the profiler names it); each Kineto trace and each export analyzed and
+#               compared (lap, busy, kernels and GPU time per step), `laptime diff` export -> Kineto.
+#               When a trace taken under nsys holds no GPU work (CUPTI has one subscriber), all are
+#               captured again without it. traces/ and reports/ come back (the item pair's exports
+#               shrunk and scrubbed); the other exports stay on the device.
 #
 # Everything lands under $RESULTS/PART (default /tmp/captures/PART), the log in summary.txt, packed
 # after each capture into $OUT/captures-PART.tgz (the summary beside it as captures-PART.txt).
@@ -57,7 +65,7 @@ cd "$REPO" || exit 2
 part=${1:-}
 shift || true
 case $part in
-  pitfalls | processes | overlap | graph | compiled | ncu | ncu-sidecars | diff) ;;
+  pitfalls | processes | overlap | graph | compiled | ncu | ncu-sidecars | diff | kineto) ;;
   *) sed -n '4,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
 esac
 B=$(realpath -m "${BUILD:-build}")
@@ -382,6 +390,59 @@ if layers:
     worst = max(layers, key=half)
     print(f'; layers: median ±{statistics.median(map(half, layers)):.2f}%, widest ±{half(worst):.2f}% ({worst["name"]})', end="")
 print("; flagged: " + (", ".join(flagged) if flagged else "none"))
+PY
+}
+
+# --- kineto -------------------------------------------------------------------------------------
+part_kineto() {
+  local W T=$R/traces P=$R/reports f n model shape
+  W=$(mktemp -d -t kineto.XXXXXX)  # the exports stay here, on the device
+  trap 'rm -rf "$W"' EXIT
+  mkdir -p "$T" "$P"
+  for model in ${KINETO_MODELS:-gpt2 resnet50}; do
+    for shape in ${KINETO_SHAPES:-item steps no_steps graph}; do
+      n=${model}_$shape f=$T/${model}_$shape.pt.trace.json.gz
+      nsys_capture "$n" "$W" -- python3 tests/fixtures/kineto/capture_h200.py "$T" --models "$model" --shapes "$shape" \
+        || continue
+      cp "$W/$n.log" "$P/$n.capture.log"
+      if ! python3 -c 'import gzip, json, sys
+sys.exit(not any(str(e.get("cat", "")).lower() == "kernel" for e in json.load(gzip.open(sys.argv[1]))["traceEvents"]))' "$f"; then
+        echo "  $n: the trace taken under nsys holds no GPU work (CUPTI has one subscriber): captured again without nsys"
+        mkdir -p "$R/under_nsys" && mv "$f" "$R/under_nsys/"
+        python3 tests/fixtures/kineto/capture_h200.py "$T" --models "$model" --shapes "$shape" >>"$P/$n.capture.log" 2>&1 \
+          || { fail "capture_h200.py $n without nsys"; continue; }
+      fi
+      "$L" analyze "$f" --json "$P/$n.kineto.json" >"$P/$n.kineto.txt" 2>&1 || fail "analyze $n (Kineto)"
+      "$L" analyze "$W/$n.sqlite" --json "$P/$n.nsys.json" >"$P/$n.nsys.txt" 2>&1 || fail "analyze $n (nsys)"
+      "$L" diff "$W/$n.sqlite" "$f" --json "$P/$n.diff.json" >"$P/$n.diff.txt" 2>&1 || fail "diff $n (nsys -> Kineto)"
+      if [[ $shape == item ]]; then  # the smallest export of each model, shrunk and scrubbed: a pair a test can hold
+        python3 tests/fixtures/lesson/shrink_capture.py "$W/$n.sqlite" "$P/$n.sqlite" && scrub_trace "$P/$n.sqlite"
+      fi
+      rm -f "$W/$n.sqlite"
+      pack
+    done
+  done
+  pack
+  echo
+  python3 - "$P" <<'PY'
+import glob, json, os, sys
+def figures(path):
+    j = json.load(open(path))
+    n = max(j["steady_iterations"], 1)
+    kernels = sum(c["count"] for c in j["kernel_mix"]["categories"]) / n
+    return (j["steady_iterations"], j["time_ms"]["lap"], j["verdict"]["busy_pct"], kernels,
+            j["kernel_mix"]["gpu_time_ns"] / n / 1e6, j["verdict"]["bound"])
+print("%-18s %-7s %6s %9s %7s %8s %9s  %s" % ("trace", "from", "steady", "lap ms", "busy %", "kern/it", "gpu ms/it", "verdict"))
+for k in sorted(glob.glob(sys.argv[1] + "/*.kineto.json")):
+    n = os.path.basename(k)[: -len(".kineto.json")]
+    rows = {"kineto": figures(k)}
+    if os.path.exists(k.replace(".kineto.", ".nsys.")):
+        rows["nsys"] = figures(k.replace(".kineto.", ".nsys."))
+    for src, r in rows.items():
+        print("%-18s %-7s %6d %9.3f %7.1f %8.1f %9.3f  %s" % ((n, src) + r))
+    if len(rows) == 2:
+        d = 100 * (rows["kineto"][1] / rows["nsys"][1] - 1)
+        print("%-18s lap Kineto vs nsys %+.2f%% %s" % (n, d, "(within 2%)" if abs(d) <= 2 else "(MORE THAN 2%)"))
 PY
 }
 
