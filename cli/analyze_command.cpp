@@ -54,7 +54,8 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
            o.file = files.front();
          },
          "REPORT.nsys-rep (read through REPORT.sqlite, exported once with nsys when needed), an `nsys export "
-         "--type sqlite` output, or laptime's own. Several, a folder or a glob: the job view, one row per report "
+         "--type sqlite` output, a PyTorch profiler trace (.json or .json.gz), or laptime's own. Several, a folder or "
+         "a glob: the job view, one row per report "
          "(and process), the spread and the straggler (docs/PROFILING.md 8.10)")
       ->type_name("FILE...")
       ->required();

@@ -14,9 +14,9 @@ namespace laptime {
 
 // The program's description, at the top of `laptime --help` on both sides (wrapped there).
 inline constexpr const char* kLaptimeDescription =
-    "laptime: a trace analyzer for any CUDA program's Nsight Systems and Nsight Compute reports (the lap, the GPU's "
-    "idle time, the kernels, the syncs; two runs or a whole job compared), and hand-written CUDA GPT-2 small and "
-    "ResNet-50 built to be profiled with it.";
+    "laptime: a trace analyzer for any CUDA program's Nsight Systems, PyTorch profiler and Nsight Compute reports "
+    "(the lap, the GPU's idle time, the kernels, the syncs; two runs or a whole job compared), and hand-written CUDA "
+    "GPT-2 small and ResNet-50 built to be profiled with it.";
 
 // Which half runs a subcommand: the host-only executable itself, or the GPU module it loads.
 enum class Side { Host, Gpu };
@@ -43,9 +43,10 @@ inline constexpr CommandInfo kCommands[] = {
      "laptime forward gpt2 --tokens tokens.bin -b 1 -t 64 -o logits.bin\n"
      "laptime forward resnet50 --weights resnet50.safetensors --input images.bin -b 8 -o logits.bin"},
     {"analyze", Side::Host,
-     "answer the baseline questions from a trace: an nsys report or its SQLite export, or a `laptime bench --trace` "
-     "file",
+     "answer the baseline questions from a trace: an nsys report or its SQLite export, a PyTorch profiler trace "
+     "(torch.profiler's JSON, gzipped or not), or a `laptime bench --trace` file",
      "laptime analyze run.nsys-rep\n"
+     "laptime analyze trace.pt.trace.json.gz\n"
      "laptime analyze run.sqlite --json run.json --svg iteration.svg\n"
      "laptime analyze run.sqlite --range 'Forward Pass Iter *' --skip-warmup 2\n"
      "laptime analyze ranks/ --fail-if-spread 10"},

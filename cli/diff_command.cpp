@@ -31,7 +31,8 @@ namespace laptime {
 CLI::App* add_diff_subcommand(CLI::App& app, DiffCommandOptions& o) {
   CLI::App* sub = app.add_subcommand("diff", command_description("diff"));
   cli::add_input_path(sub, "BEFORE", &o.before,
-                      "trace (.nsys-rep, its SQLite export or `laptime bench --trace`) or `bench --json` report")
+                      "trace (.nsys-rep, its SQLite export, a PyTorch profiler trace or `laptime bench --trace`) or "
+                      "`bench --json` report")
       ->required();
   cli::add_input_path(sub, "AFTER", &o.after, "the same, for the run to compare")->required();
   cli::heading(sub, cli::Group::Selection);
