@@ -213,6 +213,18 @@ def check_blocking_calls(page, tl, P, none_in_loop):
         check(not red, "the report says no synchronization inside the loop, the timeline draws %r in the blocking colour" % red)
 
 
+def check_omitted(page, r):
+    """What a bounded list left out, said under its table as the JSON counts it."""
+    sync = r["synchronization"]
+    notes = page.evaluate("Array.from(document.querySelectorAll('#sec-syncs .omitted')).map(p => p.textContent)")
+    want = [sync[k] for k in ("calls_omitted", "outside_steady_omitted") if k in sync]
+    check(want and len(notes) == len(want), "%d notes of calls left out, the JSON has %d" % (len(notes), len(want)))
+    for note, o in zip(notes, want):
+        m = re.match(r"^(\d+) more calls?, (\d+\.\d+) (ms|s|us) of host wait", note)
+        check(m and int(m.group(1)) == o["count"], "the note %r, the JSON %r" % (note, o))
+        close(m.group(2), o["host_wait_ns"] / {"s": 1e9, "ms": 1e6, "us": 1e3}[m.group(3)], 3 if m.group(3) != "us" else 1, "the wait left out")
+
+
 def check_processes(page, r):
     check(len(r["processes"]) > 1, "several processes")
     for i, p in enumerate(r["processes"]):
@@ -505,6 +517,9 @@ def make_pages(args):
     cmd("analyze", ["analyze", os.path.join(F, "nsys", "gpt2_bf16.sqlite"), "--peak", os.path.join(F, "peak_example.json")], check_analyze)
     cmd("analyze-lesson", ["analyze", os.path.join(F, "lesson", "gpt2_clean.sqlite")], check_analyze)
     cmd("analyze-synthetic", ["analyze", os.path.join(F, "synthetic_trace.sqlite")], check_analyze)
+    # The calls' lists cut by --top: the answer counts every call, a line under each table the rest.
+    cmd("analyze-top", ["analyze", os.path.join(F, "lesson", "gpt2_max.sqlite"), "--top", "2"],
+        lambda page, r: (check_analyze(page, r), check_text_and_page(page, texts["analyze-top"]), check_omitted(page, r)))
     # Warm-up shorter than the transient: the settling marks where each ends, as the text says.
     cmd("analyze-short-warmup", ["analyze", os.path.join(F, "lesson", "gpt2_clean.sqlite"), "--skip-warmup", "0"],
         lambda page, r: (check_analyze(page, r), check_text_and_page(page, texts["analyze-short-warmup"])))

@@ -684,7 +684,7 @@ function laptimePage(dataElement, title) {
 
     // Synchronizations, by cost: the report holds the costliest (laptime.analyze/1 bounds the
     // calls' lists), and says under each table what it left out.
-    const callsLeft = (o) => (o ? omittedNote(o.count + " more " + (o.count === 1 ? "call" : "calls") + ", " + ms(o.host_wait_ns) + " ms of host wait") : null);
+    const callsLeft = (o) => (o ? omittedNote(o.count + " more " + (o.count === 1 ? "call" : "calls") + ", " + duration(o.host_wait_ns) + " of host wait") : null);
     const outsideCount = (sync.outside_steady || []).length + (sync.outside_steady_omitted ? sync.outside_steady_omitted.count : 0);
     into.appendChild(section(P + "sec-syncs", "4. Synchronization inside the steady iterations (by host wait)",
       h("p", {class: "meta", text: "host wait " + ms(sync.host_wait_ns) + " ms in all, " + ms(sync.stall_ns) + " ms of it waiting for the compute stream; GPU floor " + fixed(sync.gpu_floor_ms, 3) + " ms, lap without them about " + fixed(sync.lap_without_ms, 3) + " ms"}),
