@@ -361,14 +361,7 @@ TEST(SyncWhere, EachPlaceAgainstTheLoop) {
   const Ns before = draw(100'000, at - 200'000);
   call(sync, before, before + 50'000);
   for (uint64_t i = 0; i < 6; ++i) {
-    NvtxEvent r;
-    r.text = forward;
-    r.has_payload = true;
-    r.payload = i;
-    r.pid = r.tid = 3;
-    r.start = at;
-    r.end = at + lap;
-    t.nvtx.push_back(r);
+    t.nvtx.push_back(testing_support::numbered_range(forward, i, 3, at, at + lap));
     starts.push_back(at);
     for (int k = 0; k < 4; ++k) {
       const Ns s = at + 100'000 + k * 2'000'000;

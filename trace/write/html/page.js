@@ -858,7 +858,7 @@ function laptimePage(dataElement, title) {
         h("div", {class: "answer"}, h("div", {class: "q", text: "layers"}), h("div", {class: "v"}, evidence(d.rows.filter((x) => !x.whole_iteration && x.label === "SLOWER").length + " slower, " + d.rows.filter((x) => !x.whole_iteration && x.label === "FASTER").length + " faster", P + "sec-changes")),
           h("div", {class: "d", text: (d.rows.length - 1) + " layers compared" + (d.rows_omitted ? " (" + d.rows_omitted + " more not in the JSON)" : "")})),
         d.energy ? h("div", {class: "answer", id: P + "answer-energy"}, h("div", {class: "q", text: "energy per forward"}),
-          h("div", {class: "v"}, signed(d.energy.change_pct, 1) + "% ", h("span", {class: "label-" + d.energy.label, text: labelWords(d.energy)})),
+          h("div", {class: "v"}, signed(d.energy.change_pct, 1) + "% ", h("span", {class: "small label-" + d.energy.label, text: labelWords(d.energy)})),
           h("div", {class: "d", text: fixed(d.energy.before_j, 3) + " -> " + fixed(d.energy.after_j, 3) + " J" + (d.energy.ci_pct ? ", 95% interval [" + signed(d.energy.ci_pct[0], 1) + "%, " + signed(d.energy.ci_pct[1], 1) + "%]" : "")})) : null)));
     into.appendChild(notesList((d.notes || []).concat((d.differences || []).map((x) => x.what + ": " + x.before + " -> " + x.after))));
     if (d.gate) into.appendChild(h("p", {class: d.gate.failed ? "bad" : "good", text: "gate --fail-if-slower " + d.gate.fail_if_slower_pct + "%: " + (d.gate.failed ? "FAILED: " + d.gate.reasons.join("; ") : "passed")}));
