@@ -49,21 +49,30 @@ std::string version_str(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string(v % major_div / minor_div);
 }
 
-// --json and --trace, checked and opened before any GPU work: a bad --json folder, an output
-// onto --weights, or a device as output is refused now, not after the whole benchmark
+// --json, --trace and --output, checked and opened before any GPU work: a bad --json folder, an
+// output onto --weights, or a device as output is refused now, not after the whole benchmark
 // (core/output_file.h).
 struct BenchOutputs {
-  std::unique_ptr<OutputFile> json, trace;
+  std::unique_ptr<OutputFile> json, trace, logits;
 };
 
 BenchOutputs open_outputs(const BenchOptions& o) {
   std::vector<std::string> inputs{o.workload.weights};
   for (const auto& [name, path] : o.workload.kernel_files) inputs.push_back(path);  // --kernel NAME=FILE.cu
-  check_outputs({{"JSON report", o.json, true}, {"trace", o.trace}}, inputs);
+  check_outputs({{"JSON report", o.json, true}, {"trace", o.trace}, {"logits", o.output}}, inputs);
   BenchOutputs out;
   if (!o.json.empty()) out.json = std::make_unique<OutputFile>(OutputSpec{"JSON report", o.json, true}, inputs);
   if (!o.trace.empty()) out.trace = std::make_unique<OutputFile>(OutputSpec{"trace", o.trace}, inputs);
+  if (!o.output.empty()) out.logits = std::make_unique<OutputFile>(OutputSpec{"logits", o.output}, inputs);
   return out;
+}
+
+// --output: the logits the last lap left, read back once the loop is over (the enqueue probe
+// after it runs the same forward on the same inputs).
+void write_logits(const Workload& w, const Context& ctx, OutputFile& out) {
+  const std::vector<float> logits = w.output_to_host(ctx);
+  out.write(std::string_view(reinterpret_cast<const char*>(logits.data()), logits.size() * sizeof(float)));
+  out.commit();
 }
 
 // --trace: CUPTI subscribes before the first CUDA call and becomes the NVTX injection before
@@ -343,6 +352,7 @@ int run_bench(const BenchOptions& o) {
   const int done = run_loop(o, ctx, forward, pitfalls, events, interrupt);
   const std::vector<ClockSample> clock_samples = clock.stop();
   r.interrupted = done < total;
+  if (out.logits && done > 0) write_logits(*w, ctx, *out.logits);
   r.enqueue_ms = probe_enqueue(ctx, forward, r.interrupted);
   if (tracer) {
     save_trace(*tracer, *out.trace);

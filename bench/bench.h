@@ -32,8 +32,9 @@ struct BenchOptions {
   StreamKind stream = StreamKind::Created;
   int device = 0;
   Pitfall pitfall = Pitfall::None;
-  std::string json;   // write the report here when set
-  std::string trace;  // capture the run with CUPTI into this file (laptime's nsys-schema SQLite)
+  std::string json;    // write the report here when set
+  std::string trace;   // capture the run with CUPTI into this file (laptime's nsys-schema SQLite)
+  std::string output;  // the last lap's logits, raw fp32 as `laptime forward` writes them, when set
 };
 
 struct ForwardOptions {

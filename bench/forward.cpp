@@ -1,14 +1,15 @@
-// `laptime forward`: one forward pass on given inputs, logits written as raw fp32. Used by
-// the full-size checks (tests/e2e) to compare with PyTorch on the same inputs.
+// `laptime forward`: one forward pass on given inputs, logits written as raw fp32: the model as
+// the build policy makes it (models/policy.h), the same as `laptime bench` times, on inputs from
+// files (the bench draws its own, seeded).
 #include <cstring>
 
 #include "bench/bench.h"
+#include "bench/lab/kernel_files.h"
 #include "bench/limits.h"
 #include "core/check.h"
 #include "core/input_file.h"
 #include "core/output_file.h"
-#include "models/gpt2.h"
-#include "models/resnet50.h"
+#include "models/policy.h"
 
 namespace laptime {
 namespace {
@@ -55,17 +56,17 @@ int forward_gpt2(const ForwardOptions& o, OutputFile& out) {
                                                    " of --tokens.");
 
   Context ctx(o.device);
-  SafeTensors file = SafeTensors::open(o.workload.weights);
-  const GPT2Config cfg = GPT2Config::from_file(file);
-  const int b = static_cast<int>(B), t = static_cast<int>(T);  // both within the CLI's limits
-  GPT2 model(ctx, cfg, load_gpt2_weights(file, cfg), o.workload.precision, b, t, o.workload.attention);
+  WorkloadOptions w = o.workload;
+  w.batch = static_cast<int>(B);  // both within the CLI's limits
+  w.seq = static_cast<int>(T);
+  const Gpt2Build built = build_gpt2(ctx, w, lab::load_kernel_files);
+  GPT2& model = *built.model;
   // fp8: scales from --calibrate's batch (checked like --tokens), else from the input itself.
-  model.upload_tokens(ctx, calibration, b, t);  // checked like the tokens: same B x T, ids in range
-  model.calibrate(ctx, b, t);
-  model.upload_tokens(ctx, tokens, b, t);
-  model.forward(ctx, b, t);
-  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  write_f32(out, model.logits_to_host(ctx, b, t));
+  model.upload_tokens(ctx, calibration, w.batch, w.seq);  // checked like the tokens: same B x T, ids in range
+  model.calibrate(ctx, w.batch, w.seq);
+  model.upload_tokens(ctx, tokens, w.batch, w.seq);
+  model.forward(ctx, w.batch, w.seq);
+  write_f32(out, model.logits_to_host(ctx, w.batch, w.seq));
   return 0;
 }
 
@@ -91,7 +92,11 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
   const std::vector<float> calibration = o.calibrate.empty() ? std::vector<float>() : read_images(o.calibrate);
 
   Context ctx(o.device);
-  ResNet50 model(ctx, cfg, load_resnet50_weights(file, cfg), o.workload.precision, B, S, o.workload.stem);
+  WorkloadOptions w = o.workload;
+  w.batch = B;
+  w.image_size = S;
+  const Resnet50Build built = build_resnet50(ctx, w, lab::load_kernel_files);
+  ResNet50& model = *built.model;
   // fp8: scales from --calibrate's images, else from the input itself.
   model.upload_input(ctx, calibration.empty() ? images : calibration, B);
   model.calibrate(ctx, B);
@@ -105,7 +110,9 @@ int forward_resnet50(const ForwardOptions& o, OutputFile& out) {
 
 int run_forward(const ForwardOptions& o) {
   // The output is checked and opened before any work: never one of the inputs, never a device.
-  OutputFile out({"logits", o.output}, {o.workload.weights, o.tokens, o.input, o.calibrate});
+  std::vector<std::string> inputs{o.workload.weights, o.tokens, o.input, o.calibrate};
+  for (const auto& [name, path] : o.workload.kernel_files) inputs.push_back(path);  // --kernel NAME=FILE.cu
+  OutputFile out({"logits", o.output}, inputs);
   if (o.workload.model == "gpt2") return forward_gpt2(o, out);
   if (o.workload.model == "resnet50") return forward_resnet50(o, out);
   throw Error("laptime forward does not support '" + o.workload.model + "' yet.");

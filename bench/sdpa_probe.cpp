@@ -1,4 +1,4 @@
-// laptime_sdpa_probe: cuDNN's fp8 attention (layers/sdpa_cudnn.h, CudnnSdpaFp8) beside
+// laptime_sdpa_probe: cuDNN's fp8 attention (layers/gpt2/sdpa_cudnn.h, CudnnSdpaFp8) beside
 // the bf16 one GPT-2 runs today, at GPT-2 small's attention (12 heads of 64, causal) for each
 // B×T asked: does it build, how far is it from bf16, how fast is it. The measurement before any
 // model uses it (docs/DESIGN-NOTES.md, "Measure first"). A development bench, not installed.
@@ -25,7 +25,7 @@
 #include "core/context.h"
 #include "core/timing.h"
 #include "kernels/fp8.cuh"
-#include "layers/sdpa_cudnn.h"
+#include "layers/gpt2/sdpa_cudnn.h"
 
 namespace laptime {
 namespace {

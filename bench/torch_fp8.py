@@ -1,5 +1,5 @@
 """PyTorch's closest counterpart of laptime's fp8 GPT-2 and ResNet-50: the same GEMMs through
-torch._scaled_mm with the same scale recipe (layers/linear.h, layers/conv2d.h), everything else
+torch._scaled_mm with the same scale recipe (layers/linear.h, layers/resnet50/conv2d.h), everything else
 in bf16.
 
     model = transformers' GPT2LMHeadModel, cast to bf16
@@ -11,7 +11,7 @@ in bf16.
     layers = to_fp8_resnet50(model)        # BatchNorm folded, bf16, the 1x1 stride-1 convolutions and the fc
     calibrate(model, layers, images)       # images in bf16
 
-    stream = to_fp8_stream_resnet50(model) # LAPTIME_RESNET_FP8=stream's recipe (layers/e4m3_block.h)
+    stream = to_fp8_stream_resnet50(model) # LAPTIME_RESNET_FP8=stream's recipe (layers/resnet50/e4m3_block.h)
     stream.calibrate(images); stream(images)
 
 The recipe, as laptime's: e4m3 weights with one scale per tensor, s_w = amax(W) / 448; e4m3
@@ -110,7 +110,7 @@ def to_fp8(torch, model):
 
 
 def to_fp8_resnet50(torch, model):
-    """ResNet-50's counterpart of laptime's fp8 (layers/conv2d.h): every BatchNorm folded into its
+    """ResNet-50's counterpart of laptime's fp8 (layers/resnet50/conv2d.h): every BatchNorm folded into its
     convolution in fp32 (laptime folds at load too, and quantizes the folded weight), the model
     cast to bf16, then each 1x1 stride-1 convolution (conv1 and conv3 of every block, layer1.0's
     downsample) as an Fp8Linear on the NHWC rows [N·H·W, C] and the fc as one. `model` is
@@ -171,7 +171,7 @@ def _fold_resnet50(torch, model):
 
 
 def to_fp8_stream_resnet50(torch, model):
-    """PyTorch's counterpart of laptime's e4m3 stream (LAPTIME_RESNET_FP8=stream, layers/e4m3_block.h):
+    """PyTorch's counterpart of laptime's e4m3 stream (LAPTIME_RESNET_FP8=stream, layers/resnet50/e4m3_block.h):
     BatchNorm folded in fp32, the model cast to bf16, then every tensor between two layers in e4m3
     with one static scale (s = 2 · amax / 448 from a bf16 calibration pass, saturating): the stem's
     pooled output, each block's t1 (conv1's output), t2 (conv2's), downsample output and output.

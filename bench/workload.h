@@ -1,5 +1,6 @@
-// What `laptime bench` times: a model built for one shape, with its inputs on the device,
-// whose forward() enqueues one full pass on the context's stream.
+// What `laptime bench` times: a model built for one shape by the build policy (models/policy.h,
+// which WorkloadOptions comes from), with its inputs on the device, whose forward() enqueues one
+// full pass on the context's stream.
 #pragma once
 
 #include <cstdint>
@@ -8,35 +9,19 @@
 #include <vector>
 
 #include "core/context.h"
-#include "core/dtype.h"
-#include "kernels/lab/registry.h"
-#include "layers/attention_kind.h"
 #include "layers/layer_cost.h"
-#include "layers/stem_kind.h"
+#include "models/policy.h"
 
 namespace laptime {
-
-struct WorkloadOptions {
-  std::string model;    // "gpt2" | "resnet50"
-  std::string weights;  // file, or empty for seeded random weights of the real shape
-  uint64_t seed = 0;    // for random weights and inputs
-  int batch = 0;        // 0: the model's default
-  int seq = 0;          // gpt2: 0 = n_ctx
-  int image_size = 0;   // resnet50: 0 = the file's/model's default (224)
-  Precision precision = Precision::BF16;
-  AttentionKind attention = AttentionKind::Auto;  // gpt2: the attention core (--attention)
-  StemKind stem = StemKind::Auto;                 // resnet50: the stem implementation (--stem)
-  lab::KernelChoice kernels;      // --kernel NAME=VERSION: laptime lab's versions swapped in (none: production)
-  lab::KernelFiles kernel_files;  // --kernel NAME=FILE.cu: learners' files, loaded and checked at build
-  bool eager_loop =
-      true;  // forward() looped eagerly, not replayed in a graph (--graph): fp8's choices charge host time
-};
 
 class Workload {
  public:
   virtual ~Workload() = default;
   virtual void forward(const Context& ctx) = 0;
   virtual const void* output() const = 0;  // device logits of the last forward
+  // Those logits as dense fp32 on the host ([B, T, vocab] or [B, classes]), as `laptime forward`
+  // writes them. Synchronizes: after the timed loop only.
+  virtual std::vector<float> output_to_host(const Context& ctx) const = 0;
   // One line for the header: shapes and what the items are ("B=8 T=1024 (8192 tokens)").
   virtual std::string shape() const = 0;
   virtual std::string weights_source() const = 0;

@@ -1,9 +1,9 @@
-// GPT-2 as a bench workload.
+// GPT-2 as a bench workload: the model as the build policy makes it (models/policy.h), on seeded
+// token ids.
 //
 // FLOPs and bytes per layer: published by the layers for the shapes built (GPT2::layer_costs,
 // layers/layer_cost.h); FLOPs per forward is their sum: per block 24·N·C² for the four matrix products (N = B·T
 // tokens) plus 4·B·T²·C for attention's full T×T square, and 2·N·C·vocab for the LM head.
-#include <random>
 #include <string>
 #include <utility>
 
@@ -11,69 +11,20 @@
 #include "bench/workload.h"
 #include "core/check.h"
 #include "core/env_switches.h"
-#include "layers/cutlass/cutlass_gemm.h"
 #include "models/gpt2.h"
 
 namespace laptime {
 namespace {
 
-// The GPT-2 switches of core/env_switches.h (LAPTIME_GPT2_GELU, LAPTIME_GPT2_GEMM) as the
-// model's own choices, for before/after timings of the GELU fusion and of timed GEMM algorithms.
-GeluPlacement gelu_placement() {
-  switch (env::gpt2_gelu()) {
-    case Gpt2Gelu::Epilogue:
-      return GeluPlacement::Epilogue;
-    case Gpt2Gelu::Kernel:
-      return GeluPlacement::Kernel;
-    case Gpt2Gelu::Measured:
-      break;
-  }
-  return GeluPlacement::Auto;
-}
-
-// auto: timed where this GPU is offered CUTLASS's kernels, which enter only a choice that times
-// its candidates (fp8's fused c_fc GELU -> e4m3 wins there); cuBLASLt's heuristic elsewhere.
-GemmChoice gemm_choice(const Context& ctx) {
-  switch (env::gpt2_gemm()) {
-    case Gpt2Gemm::Timed:
-      return GemmChoice::Timed;
-    case Gpt2Gemm::Heuristic:
-      return GemmChoice::Heuristic;
-    case Gpt2Gemm::Auto:
-      break;
-  }
-  return cutlass_gemm_kernels(ctx.device()).empty() ? GemmChoice::Heuristic : GemmChoice::Timed;
-}
-
 class Gpt2Workload : public Workload {
  public:
   Gpt2Workload(Context& ctx, const WorkloadOptions& o) {
-    GPT2Config cfg = GPT2Config::small();
-    HostWeights host;
-    if (o.weights.empty()) {
-      host = random_gpt2_weights(cfg, o.seed);
-      source_ = "random (seed " + std::to_string(o.seed) + ", GPT-2 small shapes)";
-    } else {
-      SafeTensors file = SafeTensors::open(o.weights);
-      cfg = GPT2Config::from_file(file);
-      host = load_gpt2_weights(file, cfg);
-      source_ = o.weights;
-    }
-    cfg.eager_loop = o.eager_loop;
-    B_ = o.batch ? o.batch : 8;
-    T_ = o.seq ? o.seq : cfg.n_ctx;
-    // --kernel NAME=FILE.cu: checked at the shapes this model runs each kernel at (registry.h's dims).
-    const int64_t C = cfg.n_embd, H = cfg.n_head, BT = int64_t{B_} * T_;
-    cfg.kernels = lab::load_kernel_files(
-        ctx, o.kernels, o.kernel_files,
-        {{"layernorm", {BT, C}}, {"attention", {B_, T_, H, C / H}}, {"embedding", {B_, T_, C, cfg.vocab_size}}}, "gpt2",
-        o.precision);
-    model_ =
-        std::make_unique<GPT2>(ctx, cfg, host, o.precision, B_, T_, o.attention, gelu_placement(), gemm_choice(ctx));
-    std::mt19937 gen(static_cast<uint32_t>(o.seed));
-    std::vector<int32_t> tokens(static_cast<size_t>(B_) * T_);
-    for (int32_t& t : tokens) t = std::uniform_int_distribution<int32_t>(0, cfg.vocab_size - 1)(gen);
-    model_->upload_tokens(ctx, tokens, B_, T_);
+    Gpt2Build b = build_gpt2(ctx, o, lab::load_kernel_files);
+    model_ = std::move(b.model);
+    source_ = std::move(b.weights_source);
+    B_ = b.B;
+    T_ = b.T;
+    model_->upload_tokens(ctx, seeded_tokens(o.seed, int64_t{B_} * T_, model_->config().vocab_size), B_, T_);
     // fp8: the activation scales from this batch, in bf16, once (models/gpt2.h).
     model_->calibrate(ctx, B_, T_);
     kernels_ = lab::kernel_choice_text(o.kernels);
@@ -81,6 +32,7 @@ class Gpt2Workload : public Workload {
 
   void forward(const Context& ctx) override { model_->forward(ctx, B_, T_); }
   const void* output() const override { return model_->logits(); }
+  std::vector<float> output_to_host(const Context& ctx) const override { return model_->logits_to_host(ctx, B_, T_); }
   std::string shape() const override {
     return "B=" + std::to_string(B_) + " T=" + std::to_string(T_) + " (" + std::to_string(B_ * T_) + " tokens)";
   }

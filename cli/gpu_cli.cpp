@@ -181,6 +181,7 @@ CLI::App* add_bench_subcommand(CLI::App& app, Command& cmd, Words* words) {
   cli::add_output_file(bench, "--trace", &b.trace,
                        "capture the run with CUPTI (kernels, CUDA API, NVTX) into FILE, for `laptime analyze FILE`; "
                        "not under nsys or ncu");
+  cli::add_output_file(bench, "--output,-o", &b.output, "also write the last lap's logits, raw fp32 like forward's -o");
 
   return bench;
 }

@@ -38,7 +38,6 @@ class Context {
   cudnnHandle_t cudnn();  // created and bound to stream() on first call
 
   NvtxLevel nvtx_level() const { return nvtx_; }
-  void set_nvtx_level(NvtxLevel l) { nvtx_ = l; }
 
   // Runs at the end of every layer's range, inside it. Empty by default. Only the bench's
   // `--pitfall sync` demo sets one (a host read-back after each layer, the classic mistake);

@@ -112,11 +112,9 @@ ResnetFp8 resnet_fp8() {
 }
 
 ResnetShortcut resnet_shortcut() {
-  static const ResnetShortcut r = word(kResnetShortcut, ResnetShortcut::Auto,
-                                       {{"auto", ResnetShortcut::Auto},
-                                        {"folded", ResnetShortcut::Folded},
-                                        {"folded-copy", ResnetShortcut::FoldedCopy},
-                                        {"apart", ResnetShortcut::Apart}});
+  static const ResnetShortcut r =
+      word(kResnetShortcut, ResnetShortcut::Auto,
+           {{"auto", ResnetShortcut::Auto}, {"folded", ResnetShortcut::Folded}, {"apart", ResnetShortcut::Apart}});
   return r;
 }
 

@@ -23,7 +23,7 @@ namespace laptime {
 
 // fp8 (Precision::FP8): how each GEMM-shaped layer (Linear, 1×1 Conv2d) chooses e4m3 or bf16.
 enum class Fp8Policy { Auto, Always, Never };
-// fp8: GPT-2's c_fc and mlp.c_proj chosen together or each on its own (layers/mlp.h).
+// fp8: GPT-2's c_fc and mlp.c_proj chosen together or each on its own (layers/gpt2/mlp.h).
 enum class Fp8Pairing { Pair, Apart };
 // GPT-2 (bench): where the GELU runs; Measured leaves it to the model's per-precision default.
 enum class Gpt2Gelu { Measured, Epilogue, Kernel };
@@ -32,7 +32,7 @@ enum class Gpt2Gemm { Auto, Timed, Heuristic };
 // LAPTIME_RESNET_FP8.
 enum class ResnetFp8 { Auto, Stream, Layers };
 // LAPTIME_RESNET_SHORTCUT.
-enum class ResnetShortcut { Auto, Folded, FoldedCopy, Apart };
+enum class ResnetShortcut { Auto, Folded, Apart };
 
 namespace env {
 
@@ -47,7 +47,7 @@ inline constexpr Switch kFp8Gemm{
     "LAPTIME_FP8_GEMM", "auto / fp8 / bf16", "auto",
     "fp8 runs: each GEMM-shaped layer's fp8-or-bf16 choice measured per shape (auto), forced to fp8 "
     "(tests: the arithmetic, not the timing), or never fp8 (the fp8 build's bf16 baseline). "
-    "layers/linear.h, layers/conv2d.h."};
+    "layers/linear.h, layers/resnet50/conv2d.h."};
 inline constexpr Switch kFp8FastAccum{
     "LAPTIME_FP8_FAST_ACCUM", "on / off", "on",
     "fp8 runs: every e4m3 GEMM leaves its sum to the tensor cores' own accumulator (cuBLASLt's "
@@ -57,20 +57,20 @@ inline constexpr Switch kFp8FastAccum{
 inline constexpr Switch kFp8Mlp{
     "LAPTIME_FP8_MLP", "pair / apart", "pair",
     "fp8 GPT-2: c_fc and mlp.c_proj chosen together, c_fc writing e4m3 for c_proj where that pair "
-    "measured faster (pair), or each on its own as the first fp8 probes did (apart). layers/mlp.h."};
+    "measured faster (pair), or each on its own as the first fp8 probes did (apart). layers/gpt2/mlp.h."};
 inline constexpr Switch kConvTune{
     "LAPTIME_CONV_TUNE", "off", "on",
     "ResNet-50: off skips timing the convolution candidates and keeps cuDNN's first supported plan "
     "(fused, else separate; no cuBLASLt route), for comparison; any other value times them. "
-    "layers/conv_plan.h."};
+    "layers/resnet50/conv_plan.h."};
 inline constexpr Switch kCudnnDeselectEngines{
     "LAPTIME_CUDNN_DESELECT_ENGINES", "engine names, comma-separated (eng4,eng39)", "none",
     "ResNet-50: cuDNN engines left out of every convolution plan, for bisecting a wrong or slow "
-    "engine without rebuilding. layers/conv_plan.h."};
+    "engine without rebuilding. layers/resnet50/conv_plan.h."};
 inline constexpr Switch kGpt2Gelu{
-    "LAPTIME_GPT2_GELU", "epilogue / kernel", "per precision (layers/mlp.h)",
+    "LAPTIME_GPT2_GELU", "epilogue / kernel", "per precision (layers/gpt2/mlp.h)",
     "bench and forward, GPT-2: the GELU in c_fc's cuBLASLt epilogue or in its own kernel, for "
-    "before/after timings of that fusion. layers/mlp.h."};
+    "before/after timings of that fusion. layers/gpt2/mlp.h."};
 inline constexpr Switch kGpt2Gemm{
     "LAPTIME_GPT2_GEMM", "auto / timed / heuristic", "auto",
     "bench and forward, GPT-2: the linear layers' algorithms timed at build (GemmTuner: cuBLASLt's "
@@ -95,16 +95,13 @@ inline constexpr Switch kResnetFp8{
     "fp8 GEMMs, conv3 adding the e4m3 residual, the 3x3s CUTLASS fp8 implicit-GEMM convolutions), or "
     "bf16 activations with each 1x1 convolution's fp8-or-bf16 choice measured (layers, the "
     "first fp8 design); auto is stream where CUTLASS's kernels run (an sm_90 build on compute capability 9.0), "
-    "else layers. layers/e4m3_block.h."};
+    "else layers. layers/resnet50/e4m3_block.h."};
 inline constexpr Switch kResnetShortcut{
-    "LAPTIME_RESNET_SHORTCUT", "auto / folded / folded-copy / apart", "auto",
-    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3, one "
-    "convolution over t2 and the strided input side by side (no shortcut tensor written and read "
-    "back) with conv2 writing t2 straight into its half (folded; the copy below where cuDNN has no "
-    "plan for that strided output) or copied there (folded-copy), apart (the downsample's own "
-    "convolution, conv3 adding its output), or the faster of folded-copy and apart as measured at "
-    "build (auto; folded is measured slower: cuDNN stages the strided y in a workspace). "
-    "layers/bottleneck.h."};
+    "LAPTIME_RESNET_SHORTCUT", "auto / folded / apart", "auto",
+    "ResNet-50 outside fp8: each block with a downsample runs its shortcut folded into conv3, t2 "
+    "and the strided input copied side by side and one convolution over both (folded: no shortcut "
+    "tensor written and read back), apart (the downsample's own convolution, conv3 adding its "
+    "output), or the faster of the two as measured at build (auto). layers/resnet50/bottleneck.h."};
 inline constexpr Switch kEagerTiming{
     "LAPTIME_EAGER_TIMING", "graph / direct", "graph",
     "bench without --graph (and forward): every candidate a build times (a convolution's plan, a "

@@ -66,10 +66,6 @@ std::string temp_stem(const std::string& name, long name_max) {
   return name.substr(0, keep) + hash;
 }
 
-std::string temp_name(const std::string& name, long name_max, long pid) {
-  return "." + temp_stem(name, name_max) + kTempMarker + std::to_string(pid) + kTempSuffix;
-}
-
 // A key equal for two outputs that would replace the same directory entry: the folder's
 // device and inode, and the name in it (a link is an entry of its own: it is replaced, not
 // followed, so `a` and a link to `a` are two outputs).
@@ -187,9 +183,13 @@ std::string non_regular_kind(const std::string& path) {
   return st && !S_ISREG(st->st_mode) ? kind_of(st->st_mode) : "";
 }
 
+std::string temporary_name(const std::string& name, long name_max, long pid) {
+  return "." + temp_stem(name, name_max) + kTempMarker + std::to_string(pid) + kTempSuffix;
+}
+
 std::string temporary_for(const std::string& path, long pid) {
   const fs::path p(path);
-  return (p.parent_path() / temp_name(p.filename().string(), name_max_of(folder_of(path)), pid)).string();
+  return (p.parent_path() / temporary_name(p.filename().string(), name_max_of(folder_of(path)), pid)).string();
 }
 
 int remove_stale_temporaries(const std::string& path) {
@@ -224,7 +224,7 @@ OutputFile::OutputFile(const OutputSpec& spec, const std::vector<std::string>& i
   const long fd_max = ::fpathconf(dir_fd_, _PC_NAME_MAX);
   const long name_max = fd_max > 0 ? fd_max : kDefaultNameMax;
   remove_stale_in(dir_fd_, name_, name_max);
-  temp_name_ = temp_name(name_, name_max, static_cast<long>(::getpid()));
+  temp_name_ = temporary_name(name_, name_max, static_cast<long>(::getpid()));
   temp_ = (fs::path(spec_.path).parent_path() / temp_name_).string();
   ::unlinkat(dir_fd_, temp_name_.c_str(), 0);  // ours from an earlier OutputFile of this process that was not cleaned
   fd_ = ::openat(dir_fd_, temp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);

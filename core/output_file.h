@@ -1,5 +1,5 @@
 // Every file laptime writes (analyze's --json/--perfetto/--svg/--roofline-svg, diff's --json and
-// --svg, bench's --json/--trace, forward's -o, peak's cache, the bench's layer costs) goes
+// --svg, bench's --json/--trace/--output, forward's -o, peak's cache, the bench's layer costs) goes
 // through OutputFile, so that no output can destroy an input, write into someone else's file or
 // leave a half-written file behind:
 //   - an output that is the same file as an input (device + inode, links followed) is refused,
@@ -21,6 +21,9 @@
 // the only thing on standard output, and what the command prints goes to standard error.
 // An empty path means "not asked for" here; a command line refuses `--json ''` itself
 // (cli::add_output_file).
+//
+// weights/convert.py, which runs where no laptime build is, mirrors these rules for its one
+// output; tests/fixtures/output_rules.json holds both to the same cases and the same sentences.
 //
 // Host-only (no CUDA), in its own library laptime_host, so that trace/ can use it without
 // depending on the rest of core/ (docs/DESIGN-NOTES.md, "Outputs").
@@ -61,7 +64,6 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  bool is_stdout() const { return to_stdout_; }
   // The temporary, for writers that open a path themselves (SQLite). Not for standard output.
   const std::string& temp_path() const { return temp_; }
   const std::string& path() const { return spec_.path; }
@@ -100,6 +102,8 @@ std::string non_regular_kind(const std::string& path);
 // followed by "~" and 16 hex digits of a hash of the whole name, so two long outputs sharing a
 // prefix never share a temporary.
 std::string temporary_for(const std::string& path, long pid);
+// The same name for an output named `name` in a folder whose names hold at most name_max bytes.
+std::string temporary_name(const std::string& name, long name_max, long pid);
 
 // Removes the temporaries of path whose process no longer exists; returns how many.
 int remove_stale_temporaries(const std::string& path);

@@ -1,5 +1,5 @@
 // The non-GEMM parts of causal multi-head self-attention. The two GEMMs (Q·Kᵀ and P·V) run
-// through cuBLASLt as strided-batched products over B·H heads (layers/attention.cpp); these
+// through cuBLASLt as strided-batched products over B·H heads (layers/gpt2/attention.cpp); these
 // kernels move data between the [B, T, 3, H, hd] layout the QKV projection writes and the
 // per-head [B, H, T, hd] layout the batched GEMMs read, and compute the causal softmax.
 #pragma once
@@ -23,7 +23,7 @@ void split_qkv_heads(DType dtype, void* q, void* k, void* v, const void* qkv, in
 void causal_softmax(DType dtype, void* probs, const float* scores, int BH, int T, cudaStream_t stream);
 
 // n elements fp32 -> fp16 and fp16 -> fp32 (round to nearest; values past fp16's ±65504
-// become ±inf). For the tf32 path's fp16 attention core (layers/attention.cpp).
+// become ±inf). For the tf32 path's fp16 attention core (layers/gpt2/attention.cpp).
 void convert_f32_to_f16(void* dst, const float* src, int64_t n, cudaStream_t stream);
 void convert_f16_to_f32(float* dst, const void* src, int64_t n, cudaStream_t stream);
 

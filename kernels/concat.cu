@@ -16,24 +16,21 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Vec: elements a step (16 bytes' worth, or 1). Ca and Cb are multiples of Vec. WithA false: only
-// b's part, one thread-step a vector of it, into y's rows of Ca + Cb.
-template <class T, int Vec, bool WithA>
+// Vec: elements a step (16 bytes' worth, or 1). Ca and Cb are multiples of Vec.
+template <class T, int Vec>
 __global__ void concat_shortcut_kernel(T* __restrict__ y, const T* __restrict__ a, int Ca, const T* __restrict__ b,
                                        int Cb, int Ho, int Wo, int H, int W, int stride, int64_t pixels) {
   using V = std::conditional_t<Vec == 1, T, uint4>;
   const int va = Ca / Vec, vb = Cb / Vec, row = va + vb;
-  const int copied = WithA ? row : vb;  // vectors a pixel this kernel writes
-  const int first = WithA ? 0 : va;     // the first of them in y's row
-  const int64_t n_vec = pixels * copied;
+  const int64_t n_vec = pixels * row;
   const V* av = reinterpret_cast<const V*>(a);
   const V* bv = reinterpret_cast<const V*>(b);
   V* yv = reinterpret_cast<V*>(y);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n_vec;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t p = i / copied;
-    const int c = first + static_cast<int>(i - p * copied);  // the vector's place in y's row
-    if (WithA && c < va) {
+    const int64_t p = i / row;
+    const int c = static_cast<int>(i - p * row);  // the vector's place in y's row
+    if (c < va) {
       yv[p * row + c] = av[p * va + c];
     } else {
       const int64_t n = p / (int64_t{Ho} * Wo);
@@ -54,7 +51,6 @@ void concat_shortcut_forward(DType dtype, void* y, const void* a, int Ca, const 
   const int Ho = (H + stride - 1) / stride, Wo = (W + stride - 1) / stride;
   const int64_t pixels = int64_t{N} * Ho * Wo;
   if (pixels == 0 || Ca + Cb == 0) return;
-  const bool with_a = a != nullptr;
   LAPTIME_DISPATCH_FLOAT(dtype, {
     constexpr int kVec = 16 / sizeof(scalar_t);
     auto* yo = static_cast<scalar_t*>(y);
@@ -63,19 +59,13 @@ void concat_shortcut_forward(DType dtype, void* y, const void* a, int Ca, const 
     const uintptr_t bits =
         reinterpret_cast<uintptr_t>(y) | reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b);
     const bool vec = bits % 16 == 0 && Ca % kVec == 0 && Cb % kVec == 0;
-    const int64_t n = pixels * ((with_a ? Ca + Cb : Cb) / (vec ? kVec : 1));
+    const int64_t n = pixels * ((Ca + Cb) / (vec ? kVec : 1));
     const dim3 grid = grid_stride_blocks(n, kThreads);
-    if (vec && with_a)
-      concat_shortcut_kernel<scalar_t, kVec, true>
-          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
-    else if (vec)
-      concat_shortcut_kernel<scalar_t, kVec, false>
-          <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
-    else if (with_a)
-      concat_shortcut_kernel<scalar_t, 1, true>
+    if (vec)
+      concat_shortcut_kernel<scalar_t, kVec>
           <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
     else
-      concat_shortcut_kernel<scalar_t, 1, false>
+      concat_shortcut_kernel<scalar_t, 1>
           <<<grid, kThreads, 0, stream>>>(yo, ai, Ca, bi, Cb, Ho, Wo, H, W, stride, pixels);
   });
   CUDA_CHECK_LAUNCH();

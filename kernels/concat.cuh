@@ -1,4 +1,4 @@
-// A bottleneck block's projection shortcut folded into its conv3 (layers/bottleneck.h): the
+// A bottleneck block's projection shortcut folded into its conv3 (layers/resnet50/bottleneck.h): the
 // block's t2 and its input, subsampled by the shortcut's stride, side by side along channels,
 // so that one GEMM over K = width + in computes conv3(t2) + downsample(x):
 //   y[n, h, w, 0:Ca]       = a[n, h, w, :]                  a: [N, Ho, Wo, Ca]
@@ -18,8 +18,7 @@ namespace laptime {
 // y: [N, Ho, Wo, Ca + Cb]; a: [N, Ho, Wo, Ca]; b: [N, H, W, Cb] with Ho = ceil(H / s),
 // Wo = ceil(W / s) (a 1×1 stride-s convolution's output). All of `dtype` (F32 or BF16); y must
 // alias neither input. 16-byte vectors where every row and pointer allows them, else one element
-// a thread. a == nullptr: y's first Ca channels of each pixel are there already (conv2 wrote
-// them, layers/bottleneck.h) and only b's part is copied, the first Ca left as they are.
+// a thread.
 void concat_shortcut_forward(DType dtype, void* y, const void* a, int Ca, const void* b, int Cb, int N, int H, int W,
                              int stride, cudaStream_t stream);
 

@@ -1,5 +1,5 @@
 // The epilogue of a convolution with folded BatchNorm, for when cuDNN cannot fuse it into
-// the convolution call itself (layers/conv2d.h, ConvRoute::Separate):
+// the convolution call itself (layers/resnet50/conv2d.h, ConvRoute::Separate):
 //   y = act(y + bias[c] (+ residual))
 #pragma once
 

@@ -40,7 +40,7 @@ void fill_uniform(DType dtype, void* dst, int64_t n, uint32_t seed, float offset
 // A 1×1 stride-`stride` convolution's input rows, gathered: dst [N, Ho, Wo, C] = src [N, H, W, C]
 // at (s·ho, s·wo), Ho = (H − 1) / s + 1; one byte an element (e4m3, or any 1-byte type), moved
 // 16 bytes a thread where C and the pointers allow. What an fp8 GEMM takes as its A (ResNet-50's
-// stride-2 downsamples on the e4m3 stream, layers/e4m3_block.h).
+// stride-2 downsamples on the e4m3 stream, layers/resnet50/e4m3_block.h).
 void subsample_bytes(void* dst, const void* src, int N, int H, int W, int C, int stride, cudaStream_t stream);
 
 // dst[i] = float(src[i]) · *scale: e4m3 back to fp32 (for checks; nothing in a forward pass).

@@ -2,7 +2,7 @@
 // element, channel fastest: stores are coalesced; loads stride by H·W, but with C = 3 a
 // warp's 32 threads touch about 32 / C_out pixels of each of 3 planes — contiguous runs that
 // the cache lines cover. It runs once per upload, outside the timed forward pass.
-// nchw_f32_to_s2d does the same for the stem's space-to-depth input (layers/space_to_depth.h).
+// nchw_f32_to_s2d does the same for the stem's space-to-depth input (layers/resnet50/space_to_depth.h).
 #include "kernels/image.cuh"
 
 #include "core/check.h"

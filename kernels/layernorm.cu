@@ -15,7 +15,7 @@
 // GPT-2's bf16 rows), so a narrow row does not pay the widest row's registers in occupancy
 // (layernorm_registers.cuh). The general kernel above it stays for every other shape.
 // Both can write a narrower type than they read (To): fp32 in, fp16 out feeds tf32's fp16
-// attention projections straight from the LayerNorm (layers/attention.h), with no conversion pass;
+// attention projections straight from the LayerNorm (layers/gpt2/attention.h), with no conversion pass;
 // bf16 in, e4m3 out (times the consumer's inverse scale, saturated) feeds fp8's GEMMs the same
 // way: the statistics stay fp32 and only the normalised output is rounded to fp8, which is what
 // the GEMM would have read after a separate quantization pass.

@@ -1,6 +1,6 @@
 // The residual add, alone and fused with the LayerNorm after it (GPT-2's x = x + attn(...);
 // ln_2(x)). GPT-2 as built fuses the add into the projection GEMMs instead (cuBLASLt, beta = 1:
-// layers/transformer_block.h), so no model runs these today: they are the production rungs of
+// layers/gpt2/transformer_block.h), so no model runs these today: they are the production rungs of
 // laptime lab's residual and residual_layernorm ladders (docs/KERNELS.md), kept ready for a
 // model whose producer cannot accumulate.
 #pragma once

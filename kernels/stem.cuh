@@ -1,5 +1,5 @@
 // ResNet's whole stem in one bf16 kernel: the 4×4 stride-1 convolution on the image's
-// space-to-depth transform (layers/space_to_depth.h), + bias, ReLU, and the 3×3 stride-2
+// space-to-depth transform (layers/resnet50/space_to_depth.h), + bias, ReLU, and the 3×3 stride-2
 // max pool (padding 1, padding absent), writing only the pooled output. The conv output
 // (B×112×112×64 at 224, 411 MB at B256) never reaches memory. Strategy: kernels/stem.cu.
 #pragma once

@@ -67,7 +67,7 @@ class GemmTuner {
     bool fp8 = false;                 // this layer on its own: fp8_ms < bf16_ms (or the policy)
     float fp8_ms = -1, bf16_ms = -1;  // measured; negative when not run. fp8_ms as the layer runs
                                       // alone: its quantize pass included, its output bf16
-    // Measured for an owner that chooses two layers together (layers/mlp.h), negative when not run:
+    // Measured for an owner that chooses two layers together (layers/gpt2/mlp.h), negative when not run:
     float fp8_out8_ms = -1;  // the fp8 GEMM writing e4m3 for its consumer (set_fp8_output)
     float fp8_gemm_ms = -1;  // a layer that quantizes its input: its fp8 GEMM alone, the input e4m3
     std::string note;        // why fp8 was refused, when it was

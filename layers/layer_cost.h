@@ -35,7 +35,7 @@ struct LayerCost {
   double flops = 0;
   double weight_bytes = 0, input_bytes = 0, output_bytes = 0;
   // The precision the layer computes in when it is not the run's ("" otherwise): "fp16" for
-  // tf32's attention (core and projections, layers/attention.h). The roofline takes that
+  // tf32's attention (core and projections, layers/gpt2/attention.h). The roofline takes that
   // precision's compute ceiling for the layer.
   std::string precision = "";
   double bytes() const { return weight_bytes + input_bytes + output_bytes; }

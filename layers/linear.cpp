@@ -162,7 +162,7 @@ GemmTuner::Fp8Choice Linear::time_fp8_choice(const Context& ctx, int rows, const
       },
       &bf16_why);
   c.fp8_ms = fp8_run(*p.fp8, p.quantize, &fp8_why);
-  // What a pair's owner compares (layers/mlp.h): this layer writing e4m3, or reading it.
+  // What a pair's owner compares (layers/gpt2/mlp.h): this layer writing e4m3, or reading it.
   if (p.fp8_out8) c.fp8_out8_ms = fp8_run(*p.fp8_out8, p.quantize, &out8_why);
   if (p.quantize) c.fp8_gemm_ms = fp8_run(*p.fp8, false, &gemm_why);
   const Fp8Policy policy = env::fp8_gemm();

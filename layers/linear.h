@@ -26,7 +26,7 @@
 // Who makes x8: with Fp8Input::Produced the caller writes e4m3 when input_dtype() says so (a
 // LayerNorm, or the GEMM before with an fp8 D); with Fp8Input::Quantize the caller hands bf16
 // and the layer quantizes it (one more pass, counted in the timing that chose fp8).
-// Two layers chosen together (layers/mlp.h: c_fc writing e4m3 for c_proj): prepare() also times
+// Two layers chosen together (layers/gpt2/mlp.h: c_fc writing e4m3 for c_proj): prepare() also times
 // what the owner needs to compare the pair with each layer alone, the fp8 plan with its e4m3
 // output (when set_fp8_output() offered one) and a quantizing layer's fp8 GEMM without its
 // quantize pass; the owner then calls write_fp8_output() and input_produced_in_fp8().
@@ -65,7 +65,7 @@ class Linear {
          Precision precision, int64_t ldy = 0);
   // Weights that live elsewhere (e.g. a padded copy): weight [out, in] of `dtype`, bias [out] or
   // nullptr of the output's type: `out_dtype`, which is `dtype` unless given (tf32's fp16 attention
-  // projections read fp16 and write fp32: layers/attention.h).
+  // projections read fp16 and write fp32: layers/gpt2/attention.h).
   Linear(const void* weight, const void* bias, DType dtype, int in, int out, Precision precision, int64_t ldy = 0,
          std::optional<DType> out_dtype = std::nullopt);
   ~Linear();
@@ -103,7 +103,7 @@ class Linear {
   // input_inv_scale()): prepare() builds and times that fp8 plan beside the bf16-output one, and
   // forward() runs it once the owner calls write_fp8_output(rows). No residual (Accumulate::Add).
   void set_fp8_output(const float* inv_scale);
-  // After prepare(rows), the owner's choice of a pair (layers/mlp.h). write_fp8_output: the fp8
+  // After prepare(rows), the owner's choice of a pair (layers/gpt2/mlp.h). write_fp8_output: the fp8
   // plan with the e4m3 output from now on (needs can_write_fp8_output). input_produced_in_fp8:
   // for a Quantize layer whose producer writes e4m3 from now on, the fp8 plan without the
   // quantize pass; the caller hands e4m3. Each overrides the layer's own fp8-or-bf16 choice.

@@ -30,9 +30,9 @@
 #include "kernels/lab/launch.cuh"
 #include "kernels/lab/registry.h"
 #include "layers/device_weights.h"
-#include "layers/layernorm.h"
+#include "layers/gpt2/layernorm.h"
 #include "layers/linear.h"
-#include "layers/transformer_block.h"
+#include "layers/gpt2/transformer_block.h"
 #include "weights/safetensors.h"
 
 namespace laptime {
@@ -71,8 +71,10 @@ HostWeights random_gpt2_weights(const GPT2Config& cfg, uint64_t seed);
 
 class GPT2 {
  public:
-  // `attention`: which attention core every block runs (layers/attention_kind.h); a choice
-  // that cannot run this precision is refused with one sentence before any device work.
+  // `attention`: which attention core every block runs (layers/gpt2/attention_kind.h); a choice
+  // that cannot run this precision is refused with one sentence before any device work. The
+  // defaults are the plain model's, for tests of it; a run (bench, forward) builds through
+  // build_gpt2 (models/policy.h), which chooses all three.
   GPT2(Context& ctx, const GPT2Config& cfg, const HostWeights& weights, Precision precision, int max_batch, int max_seq,
        AttentionKind attention = AttentionKind::Auto, GeluPlacement gelu = GeluPlacement::Auto,
        GemmChoice gemm = GemmChoice::Heuristic);
@@ -91,7 +93,7 @@ class GPT2 {
   void calibrate(Context& ctx, int B, int T);
   bool calibrated() const { return calibrated_; }
   // fp8: one line per distinct GEMM of the blocks, one for the MLP's pair (c_fc writing e4m3 for
-  // c_proj, layers/mlp.h) and one for the LM head at (B, T): fp8 or bf16, and the measured times.
+  // c_proj, layers/gpt2/mlp.h) and one for the LM head at (B, T): fp8 or bf16, and the measured times.
   // Empty in the other precisions.
   std::vector<std::string> describe_fp8(int B, int T) const;
   // fp8: the NVTX range names of the GEMMs that run fp8 at (B, T) (for the per-layer costs).

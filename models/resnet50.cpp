@@ -304,17 +304,10 @@ ResNet50::ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& wei
       if (blocks_[i].has_downsample())
         add_folded_shortcut_weights(folded, weights, g.blocks[i].prefix, g.blocks[i].in_channels, g.blocks[i].width);
     shortcut_weights_ = DeviceWeights(ctx, folded, activation_dtype(precision));
-    // conv2 into the fold's left half only when LAPTIME_RESNET_SHORTCUT=folded asks for it: auto
-    // never chooses it (measured slower, layers/bottleneck.h), so its plan search stays out of the
-    // build.
-    const bool conv2_into_fold = env::resnet_shortcut() == ResnetShortcut::Folded;
-    for (Bottleneck& b : blocks_) {
-      if (!b.has_downsample()) continue;
-      b.offer_folded_shortcut(shortcut_weights_, precision);
-      if (conv2_into_fold) b.offer_conv2_into_fold(weights_, precision);
-    }
+    for (Bottleneck& b : blocks_)
+      if (b.has_downsample()) b.offer_folded_shortcut(shortcut_weights_, precision);
   }
-  if (precision == Precision::FP8) {  // the e4m3 stream (layers/e4m3_block.h), blocks_ now whole
+  if (precision == Precision::FP8) {  // the e4m3 stream (layers/resnet50/e4m3_block.h), blocks_ now whole
     const ResnetFp8 mode = env::resnet_fp8();
     const std::string why = laptime::e4m3_stream_refusal(ctx);
     require(mode != ResnetFp8::Stream || why.empty(),
@@ -480,7 +473,7 @@ std::vector<std::string> ResNet50::describe_fp8(int B) const {
     v.push_back(
         "e4m3 stream (LAPTIME_RESNET_FP8): every tensor between two layers e4m3, written by the epilogue "
         "that computes it; conv1, conv3 and the downsamples fp8 GEMMs (conv3 adding the e4m3 residual), the "
-        "3x3 convolutions CUTLASS fp8 implicit GEMMs; the stem bf16, writing e4m3 (layers/e4m3_block.h)");
+        "3x3 convolutions CUTLASS fp8 implicit GEMMs; the stem bf16, writing e4m3 (layers/resnet50/e4m3_block.h)");
     return v;
   }
   int candidates = 0, chosen = 0, others = 0;  // the stem is not a block convolution: counted apart
@@ -496,10 +489,10 @@ std::vector<std::string> ResNet50::describe_fp8(int B) const {
   });
   v.push_back("fc: " + head_.fc().fp8_report(B));
   if (!e4m3_stream_why_.empty()) v.push_back("e4m3 stream not used: " + e4m3_stream_why_);
-  v.push_back(
-      "convolutions: " + std::to_string(chosen) + " of the " + std::to_string(candidates) +
-      " 1x1 stride-1 ones run the e4m3 GEMM; the stem and the other " + std::to_string(others) +
-      " (3x3, stride-2 downsamples) stay bf16: cuDNN's fp8 convolution graphs measured slower (layers/conv2d.h)");
+  v.push_back("convolutions: " + std::to_string(chosen) + " of the " + std::to_string(candidates) +
+              " 1x1 stride-1 ones run the e4m3 GEMM; the stem and the other " + std::to_string(others) +
+              " (3x3, stride-2 downsamples) stay bf16: cuDNN's fp8 convolution graphs measured slower "
+              "(layers/resnet50/conv2d.h)");
   return v;
 }
 

@@ -4,13 +4,13 @@
 //   for stage s in 1..4, block b:   Bottleneck, stride 2 in block 0 of stages 2-4
 //   logits = fc(avgpool(x))         global mean, then cuBLASLt               [B, classes]
 // w = base_width (64). Activations are NHWC in the run's storage type. The stem runs as a 4×4
-// stride-1 convolution on the image's space-to-depth transform (layers/space_to_depth.h), so the
+// stride-1 convolution on the image's space-to-depth transform (layers/resnet50/space_to_depth.h), so the
 // model's input is that transform, NHWC [B, Hs, Hs, Cs] (input(); Hs = 115 and Cs = 16 in bf16 at
 // 224); upload_input() takes images as PyTorch does, fp32 NCHW [B, 3, S, S], and makes the
 // transform on the device, outside the forward pass.
 // The stem (conv1, ReLU, max pool) runs either through cuDNN then our max-pool kernel (NVTX
-// ranges `conv1`, `maxpool`) or, in bf16, as one fused kernel (layers/fused_stem.h: one range
-// `conv1`, no `maxpool`); StemKind (layers/stem_kind.h) chooses, stem_kind() says which ran.
+// ranges `conv1`, `maxpool`) or, in bf16, as one fused kernel (layers/resnet50/fused_stem.h: one range
+// `conv1`, no `maxpool`); StemKind (layers/resnet50/stem_kind.h) chooses, stem_kind() says which ran.
 //
 // Everything is sized for (max_batch, image_size) at construction: one weights allocation,
 // one activation arena, every cuDNN algorithm and workspace and cuBLASLt plan for that
@@ -30,14 +30,14 @@
 
 #include "core/buffer.h"
 #include "core/context.h"
-#include "layers/bottleneck.h"
-#include "layers/classifier.h"
-#include "layers/conv2d.h"
+#include "layers/resnet50/bottleneck.h"
+#include "layers/resnet50/classifier.h"
+#include "layers/resnet50/conv2d.h"
 #include "layers/device_weights.h"
-#include "layers/fused_stem.h"
-#include "layers/pooling.h"
-#include "layers/space_to_depth.h"
-#include "layers/stem_kind.h"
+#include "layers/resnet50/fused_stem.h"
+#include "layers/resnet50/pooling.h"
+#include "layers/resnet50/space_to_depth.h"
+#include "layers/resnet50/stem_kind.h"
 #include "weights/safetensors.h"
 
 namespace laptime {
@@ -99,10 +99,11 @@ HostWeights random_resnet50_weights(const ResNetConfig& cfg, uint64_t seed);
 class ResNet50 {
  public:
   // `weights` as from load_resnet50_weights / random_resnet50_weights (folded); each tensor's
-  // shape is checked against the config first. `stem`: which stem implementation (Auto: cudnn
-  // for now); Fused where the fused kernel cannot run (not bf16, a width that is not a multiple
+  // shape is checked against the config first. `stem`: which stem implementation (Auto: fused
+  // where it runs, layers/resnet50/stem_kind.h); Fused where the fused kernel cannot run (not bf16, a width that is not a multiple
   // of 8 up to 64, an image too large for its shared memory) falls back to Cudnn, and
-  // stem_variant() says why.
+  // stem_variant() says why. A run (bench, forward) builds through build_resnet50
+  // (models/policy.h).
   ResNet50(Context& ctx, const ResNetConfig& cfg, const HostWeights& weights, Precision precision, int max_batch,
            int image_size, StemKind stem = StemKind::Auto);
 
@@ -139,7 +140,7 @@ class ResNet50 {
   std::size_t weight_bytes() const { return weights_.bytes(); }
   std::size_t activation_bytes() const { return arena_.bytes(); }
   StemKind stem_kind() const { return stem_kind_; }  // the stem that runs: Cudnn or Fused
-  // fp8: the blocks' activations are e4m3 (layers/e4m3_block.h; LAPTIME_RESNET_FP8), and why not
+  // fp8: the blocks' activations are e4m3 (layers/resnet50/e4m3_block.h; LAPTIME_RESNET_FP8), and why not
   // when LAPTIME_RESNET_FP8=auto kept them bf16 ("" otherwise).
   bool e4m3_stream() const { return e4m3_stream_; }
   const std::string& e4m3_stream_refusal() const { return e4m3_stream_why_; }

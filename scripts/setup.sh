@@ -70,7 +70,7 @@ check() {
     [[ $host_only == 1 ]] || pip_missing+=(nvidia-cudnn-frontend "$cutlass_pin")
   else
     # One interpreter start for every Python check: pip, the modules, then cudnn-frontend's
-    # headers where CMake looks for them (layers/resnet50.cmake: <site>/include,
+    # headers where CMake looks for them (layers/CMakeLists.txt: <site>/include,
     # $CUDNN_FRONTEND_ROOT) and CUTLASS's (layers/cutlass/cutlass.cmake:
     # <site>/cutlass_library/source/include, $CUTLASS_ROOT/include).
     local py

@@ -10,7 +10,8 @@ if(LAPTIME_CUDA)
   laptime_test(test_bench_energy test_bench_energy.cpp LIBS laptime_bench)
 endif()
 
-# core/output_file (how every output is written) and core/cli_numbers: host only, no CUDA.
-laptime_test(test_output_file test_output_file.cpp LIBS laptime_host GTest::gmock)
+# core/output_file (how every output is written; the rules for one output from
+# tests/fixtures/output_rules.json, the table convert.py is held to too): host only, no CUDA.
+laptime_test(test_output_file test_output_file.cpp LIBS laptime_host GTest::gmock nlohmann_json::nlohmann_json)
 # core/stats: the statistics bench, analyze and diff all report (host only).
 laptime_test(test_stats test_stats.cpp LIBS laptime_host)

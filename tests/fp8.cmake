@@ -7,5 +7,5 @@ laptime_target_defaults(laptime_fp8_ref)
 target_link_libraries(laptime_fp8_ref PUBLIC laptime_test_support)
 laptime_test(test_fp8_reference test_fp8_reference.cpp LIBS laptime_fp8_ref laptime_models)
 laptime_test(test_fp8_layers test_fp8_layers.cpp LIBS laptime_fp8_ref laptime_test_support)
-# fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h): its kernels, two blocks against the recipe, the tiny model in a graph.
+# fp8 ResNet-50's e4m3 stream (layers/resnet50/e4m3_block.h): its kernels, two blocks against the recipe, the tiny model in a graph.
 laptime_test(test_e4m3_stream test_e4m3_stream.cpp LIBS laptime_fp8_ref laptime_test_support)

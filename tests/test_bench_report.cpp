@@ -157,6 +157,17 @@ TEST(BenchReport, SwitchesSetAreNamed) {
   EXPECT_EQ(bench_to_json(r)["config"]["switches"], nlohmann::json::object());
 }
 
+// --kernel NAME=FILE.cu: each learner's file in the JSON's config (docs/schema/bench-1's
+// kernel_files, which tests/schema checks in this shape), and no member without one.
+TEST(BenchReport, KernelFilesAreNamed) {
+  BenchResult r = small_run();
+  EXPECT_FALSE(bench_to_json(r)["config"].contains("kernel_files"));
+  const std::string sha(64, 'a');
+  r.config.kernel_files = {{"layernorm", "my \"ln\".cu", sha}};
+  EXPECT_EQ(bench_to_json(r)["config"]["kernel_files"],
+            nlohmann::json::parse(R"([{"kernel": "layernorm", "path": "my \"ln\".cu", "sha256": ")" + sha + R"("}])"));
+}
+
 // Ctrl-C during warm-up: the laps done, a sentence instead of statistics, and a JSON report
 // with the configuration, the laps and `interrupted`, nothing measured.
 TEST(BenchReport, InterruptedDuringWarmup) {

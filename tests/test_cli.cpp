@@ -621,6 +621,13 @@ TEST(CliOutputs, BenchAndForwardCheckOutputsFirst) {
   EXPECT_THAT(msg, HasSubstr("would both be written"));
   std::tie(rc, msg) = run_laptime("bench gpt2 --trace /dev/null");
   EXPECT_THAT(msg, HasSubstr("refusing to write the trace to /dev/null: it is a character device"));
+  std::tie(rc, msg) = run_laptime("bench gpt2 --weights " + w + " --output " + w);
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(msg, HasSubstr("refusing to write the logits to " + w + ": it is the same file as the input " + w + "."));
+  std::tie(rc, msg) = run_laptime("bench gpt2 --json " + (dir / "y") + " -o " + (dir / "y"));
+  EXPECT_THAT(msg, HasSubstr("the JSON report and the logits would both be written"));
+  std::tie(rc, msg) = run_laptime("bench gpt2 -o -");
+  EXPECT_THAT(msg, HasSubstr("the logits cannot go to standard output"));
   std::tie(rc, msg) = run_laptime("forward gpt2 --weights " + w + " --tokens " + tokens + " -o " + tokens);
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(msg, HasSubstr("refusing to write the logits to " + tokens + ": it is the same file as the input " +

@@ -1,4 +1,4 @@
-// fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h) on the GPU: its kernels against the host (the
+// fp8 ResNet-50's e4m3 stream (layers/resnet50/e4m3_block.h) on the GPU: its kernels against the host (the
 // stride-2 gather, the average pool over e4m3, CUTLASS's fp8 convolutions), two chained blocks against the recipe
 // emulated on the host from the same e4m3 input, weights and calibrated scales, and the whole tiny
 // model eager against its own CUDA Graph replay. Fresh random data each run (the seed is printed),
@@ -14,10 +14,10 @@
 #include "kernels/convert.cuh"
 #include "kernels/fp8.cuh"
 #include "kernels/pooling.cuh"
-#include "layers/bottleneck.h"
+#include "layers/resnet50/bottleneck.h"
 #include "layers/cutlass/cutlass_conv.h"
-#include "layers/e4m3_block.h"
-#include "layers/fused_stem.h"
+#include "layers/resnet50/e4m3_block.h"
+#include "layers/resnet50/fused_stem.h"
 #include "models/resnet50.h"
 #include "tests/reference/fp8_ref.h"
 #include "tests/reference/gpt2_ref.h"
@@ -248,7 +248,7 @@ void add_block(HostWeights& hw, const std::string& p, const BlockWeights& b) {
   }
 }
 
-// The stream's recipe on the host (layers/e4m3_block.h), from the input's e4m3 values xq (real
+// The stream's recipe on the host (layers/resnet50/e4m3_block.h), from the input's e4m3 values xq (real
 // value s_x · xq) and the device's calibrated scales: every intermediate tensor rounded to e4m3
 // with its scale, e4m3 weights, sums in double. Returns y's e4m3 values.
 struct BlockScales {

@@ -225,15 +225,15 @@ TEST(EnvSwitches, ResnetShortcutRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kResnetShortcut.name, "fused", 1);
     EXPECT_EQ(refusal_of([] { env::resnet_shortcut(); }),
-              "LAPTIME_RESNET_SHORTCUT must be 'auto', 'folded', 'folded-copy' or 'apart', not 'fused'.");
+              "LAPTIME_RESNET_SHORTCUT must be 'auto', 'folded' or 'apart', not 'fused'.");
   });
   in_fresh_process([] {
     setenv(env::kResnetShortcut.name, "apart", 1);
     EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::Apart);
   });
   in_fresh_process([] {
-    setenv(env::kResnetShortcut.name, "folded-copy", 1);
-    EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::FoldedCopy);
+    setenv(env::kResnetShortcut.name, "folded", 1);
+    EXPECT_EQ(env::resnet_shortcut(), ResnetShortcut::Folded);
   });
   in_fresh_process([] {
     unsetenv(env::kResnetShortcut.name);

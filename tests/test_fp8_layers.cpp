@@ -18,8 +18,8 @@
 #include "kernels/convert.cuh"
 #include "kernels/fp8.cuh"
 #include "kernels/layernorm.cuh"
-#include "layers/conv2d.h"
-#include "layers/mlp.h"
+#include "layers/resnet50/conv2d.h"
+#include "layers/gpt2/mlp.h"
 #include "models/gpt2.h"
 #include "tests/reference/fp8_ref.h"
 #include "tests/reference/gpt2_fp8_ref.h"
@@ -248,7 +248,7 @@ TEST_F(Fp8Test, LinearMatchesTheQuantizedProduct) {
       for (size_t i = 0; i < want.size(); ++i) want[i] = y0[i] + emulated[i];
       EXPECT_TRUE(close(acc.download(), want, 4e-3));
 
-      // A quantizing layer whose producer turns out to write e4m3 (layers/mlp.h's pair): its fp8
+      // A quantizing layer whose producer turns out to write e4m3 (layers/gpt2/mlp.h's pair): its fp8
       // GEMM alone was timed, and fed the same e4m3 input its own quantize made, it gives the
       // same bits.
       if (mode == Fp8Input::Quantize) {
@@ -290,7 +290,7 @@ TEST_F(Fp8Test, LinearWritesE4m3ForTheNextLayer) {
     fc.set_fp8_output(dinv.as<float>());
     fc.prepare(*ctx, rows);
     ASSERT_TRUE(fc.runs_fp8(rows)) << fc.fp8_report(rows);
-    // Offered, timed, and bf16 out until the owner takes it (layers/mlp.h chooses the pair).
+    // Offered, timed, and bf16 out until the owner takes it (layers/gpt2/mlp.h chooses the pair).
     EXPECT_EQ(fc.output_dtype(rows), DType::BF16);
     if (!fc.can_write_fp8_output(rows)) GTEST_SKIP() << "cuBLASLt refused an e4m3 output: " << fc.fp8_report(rows);
     EXPECT_GE(fc.fp8_choice(rows).fp8_out8_ms, 0.f) << fc.fp8_report(rows);
@@ -324,7 +324,7 @@ TEST_F(Fp8Test, LinearWritesE4m3ForTheNextLayer) {
   }
 }
 
-// GPT-2's MLP in fp8 as a pair (layers/mlp.h): c_fc's GELU epilogue writes e4m3 with c_proj's
+// GPT-2's MLP in fp8 as a pair (layers/gpt2/mlp.h): c_fc's GELU epilogue writes e4m3 with c_proj's
 // scale and c_proj reads it, no quantize pass, at M = 1 (a batch-1 decode row), 77 and 256. Against
 // the recipe emulated on the CPU oracle with the device's two input scales (tests/reference/
 // gpt2_fp8_ref.h): what is left is where the hidden's e4m3 rounding falls on the other side of a
@@ -446,7 +446,7 @@ TEST_F(Fp8Test, Gpt2WholeModelAgainstTheOracle) {
   EXPECT_EQ(std::memcmp(graphed.data(), eager.data(), eager.size() * sizeof(float)), 0);
 }
 
-// ResNet-50's 1×1 convolutions in fp8 (layers/conv2d.h): the input quantized with the layer's
+// ResNet-50's 1×1 convolutions in fp8 (layers/resnet50/conv2d.h): the input quantized with the layer's
 // calibrated scale, cuBLASLt's e4m3 GEMM with bias [+ bf16 residual as C] [+ ReLU] in its
 // epilogue, bf16 out; against the same quantized product emulated on the host (4e-3: the bf16
 // output's rounding and fp32 accumulation are all that is left, as for Linear). Rows a multiple
@@ -539,7 +539,7 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
   }
 }
 
-// The pair's rule (layers/mlp.h), host only: the quick probe's B8 times (ms) and variations.
+// The pair's rule (layers/gpt2/mlp.h), host only: the quick probe's B8 times (ms) and variations.
 TEST(Fp8Pair, ChoosesThePairOnlyWhereItIsFaster) {
   GemmTuner::Fp8Choice fc, proj;
   fc.fp8 = true;

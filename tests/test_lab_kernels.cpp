@@ -15,7 +15,7 @@
 #include "bench/lab/measure.h"
 #include "kernels/convert.cuh"
 #include "kernels/lab/reference.h"
-#include "layers/pooling.h"
+#include "layers/resnet50/pooling.h"
 #include "models/gpt2.h"
 #include "tests/reference/gpt2_ref.h"
 #include "tests/support/compare.h"

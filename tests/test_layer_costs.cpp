@@ -21,7 +21,7 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/env_switches.h"
-#include "layers/conv2d.h"
+#include "layers/resnet50/conv2d.h"
 #include "layers/layer_cost.h"
 #include "models/gpt2.h"
 #include "models/resnet50.h"
@@ -223,7 +223,7 @@ class BuiltModelCosts : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // The committed sidecars were written by runs with the shortcut apart; the folded way is a
-    // timed choice (layers/bottleneck.h), so it is pinned here, before any model reads it.
+    // timed choice (layers/resnet50/bottleneck.h), so it is pinned here, before any model reads it.
     setenv(env::kResnetShortcut.name, "apart", 0);
     if (gpu_available(&why_)) ctx_ = std::make_unique<Context>();
   }

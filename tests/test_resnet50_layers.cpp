@@ -15,8 +15,8 @@
 #include "kernels/convert.cuh"
 #include "kernels/image.cuh"
 #include "kernels/stem.cuh"
-#include "layers/fused_stem.h"
-#include "layers/space_to_depth.h"
+#include "layers/resnet50/fused_stem.h"
+#include "layers/resnet50/space_to_depth.h"
 #include "models/resnet50.h"
 #include "tests/reference/resnet50_ref.h"
 #include "tests/support/compare.h"
@@ -118,98 +118,37 @@ TEST_P(Resnet50LayerTest, Conv2d) {
     }
 }
 
-// A convolution writing a window of a wider NHWC tensor (Conv2d::set_output_pixel_stride, a
-// bottleneck's conv2 into its folded shortcut's buffer): each pixel's first `out` channels are the
-// convolution's, the rest keep what was there (NaN here), on fresh inputs. Only cuDNN's fused
-// graph writes such a y: Auto must find one of its plans at these shapes, Separate and Gemm say why not.
-TEST_P(Resnet50LayerTest, Conv2dStridedOutput) {
-  const ConvCase cases[] = {
-      {3, 15, 11, {8, 8, 3, 2, 1}, ConvActivation::Relu, false},    // the Bottleneck test's conv2, stride 2
-      {2, 9, 13, {16, 16, 3, 1, 1}, ConvActivation::Relu, false},   // stride 1
-      {2, 14, 14, {64, 64, 3, 1, 1}, ConvActivation::Relu, false},  // layer1.0's conv2, small batch
-  };
-  for (const ConvCase& c : cases)
-    for (const int extra : {16, 64}) {  // y's pixels out + extra apart (layer1.0: 64 + 64)
-      const ConvShape& s = c.shape;
-      SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << c.N << " H=" << c.H << " W=" << c.W << " "
-                                        << s.in_channels << "->" << s.out_channels << " s" << s.stride << ", pixels "
-                                        << s.out_channels + extra << " apart");
-      WeightRng rng(seed);
-      HostWeights raw, folded;
-      add_conv_bn(&raw, &folded, "conv", "conv", "bn", s, &rng);
-      DeviceWeights w(*ctx, folded, dtype());
-      Conv2d conv(w, "conv", s, c.act, precision());
-      const int stride = s.out_channels + extra;
-      conv.set_output_pixel_stride(stride);
-      EXPECT_EQ(conv.output_pixel_stride(), stride);
-      const int Ho = s.out_size(c.H), Wo = s.out_size(c.W);
-      const size_t pixels = static_cast<size_t>(c.N) * Ho * Wo;
-      const auto x = test::random_vec(static_cast<size_t>(c.N) * c.H * c.W * s.in_channels, seed + 1);
-      DeviceArray dx(dtype(), x), dy(dtype(), pixels * stride);
-      for (const ConvRoute refused : {ConvRoute::Separate, ConvRoute::Gemm}) {
-        Conv2d other(w, "conv", s, c.act, precision());
-        other.set_output_pixel_stride(stride);
-        try {
-          other.prepare(*ctx, c.N, c.H, c.W, dy.data(), dx.data(), nullptr, refused);
-          ADD_FAILURE() << conv_route_name(refused) << " wrote a strided y";
-        } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("strided"), std::string::npos) << e.what();
-        }
-      }
-      conv.prepare(*ctx, c.N, c.H, c.W, dy.data(), dx.data(), nullptr, ConvRoute::Auto);
-      EXPECT_EQ(conv.route(c.N, c.H, c.W), ConvRoute::Fused);
-      dy.poison();
-      conv.forward(*ctx, dy.data(), dx.data(), c.N, c.H, c.W);
-      const auto want = ref::relu(ref::conv_bn(x, raw, "conv", "bn", c.N, c.H, c.W, s.in_channels, s.out_channels,
-                                               s.kernel, s.stride, s.pad, 1e-5f, false));
-      const std::vector<float> got = dy.download();
-      std::vector<float> window(pixels * s.out_channels);
-      size_t written_gap = 0;
-      for (size_t p = 0; p < pixels; ++p) {
-        for (int k = 0; k < s.out_channels; ++k) window[p * s.out_channels + k] = got[p * stride + k];
-        for (int k = s.out_channels; k < stride; ++k) written_gap += !std::isnan(got[p * stride + k]);
-      }
-      EXPECT_TRUE(close(window, want, bound())) << "ran " << conv.describe(c.N, c.H, c.W);
-      EXPECT_EQ(written_gap, 0u) << "elements past each pixel's channels were written";
-    }
-}
-
 // The folded shortcut's copy (kernels/concat.cuh) against a host loop: [a ; b strided] side by
-// side, or b's half alone with a's left as it was (NaN), on the vector path (16-byte rows) and the
-// element path (rows that are not), odd sides and both strides.
+// side, on the vector path (16-byte rows) and the element path (rows that are not), odd sides and
+// both strides.
 TEST_P(Resnet50LayerTest, ConcatShortcut) {
   for (auto [N, H, W, Ca, Cb, stride] : {std::tuple{2, 9, 13, 8, 24, 2},
                                          {3, 7, 5, 16, 16, 1},
                                          {1, 11, 11, 4, 12, 2},
                                          {2, 56, 56, 64, 64, 1},
-                                         {1, 5, 3, 3, 5, 2}})
-    for (const bool with_a : {true, false}) {
-      SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " H=" << H << " W=" << W << " Ca=" << Ca
-                                        << " Cb=" << Cb << " stride " << stride << (with_a ? " both" : " b only"));
-      const int Ho = (H + stride - 1) / stride, Wo = (W + stride - 1) / stride, C = Ca + Cb;
-      const size_t pixels = static_cast<size_t>(N) * Ho * Wo;
-      const auto a = test::random_vec(pixels * Ca, seed + 3);
-      const auto b = test::random_vec(static_cast<size_t>(N) * H * W * Cb, seed + 4);
-      DeviceArray da(dtype(), a), db(dtype(), b), dy(dtype(), pixels * C);
-      dy.poison();
-      concat_shortcut_forward(dtype(), dy.data(), with_a ? da.data() : nullptr, Ca, db.data(), Cb, N, H, W, stride,
-                              ctx->stream());
-      const std::vector<float> got = dy.download();
-      const std::vector<float> a_back = da.download(), b_back = db.download();  // as stored (bf16-rounded)
-      size_t wrong = 0;
-      for (int n = 0; n < N; ++n)
-        for (int h = 0; h < Ho; ++h)
-          for (int w = 0; w < Wo; ++w) {
-            const size_t p = (static_cast<size_t>(n) * Ho + h) * Wo + w;
-            const size_t src = (static_cast<size_t>(n) * H + h * stride) * W + w * stride;
-            for (int c = 0; c < Ca; ++c) {
-              const float v = got[p * C + c];
-              wrong += with_a ? v != a_back[p * Ca + c] : !std::isnan(v);
-            }
-            for (int c = 0; c < Cb; ++c) wrong += got[p * C + Ca + c] != b_back[src * Cb + c];
-          }
-      EXPECT_EQ(wrong, 0u);
-    }
+                                         {1, 5, 3, 3, 5, 2}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed << " N=" << N << " H=" << H << " W=" << W << " Ca=" << Ca
+                                      << " Cb=" << Cb << " stride " << stride);
+    const int Ho = (H + stride - 1) / stride, Wo = (W + stride - 1) / stride, C = Ca + Cb;
+    const size_t pixels = static_cast<size_t>(N) * Ho * Wo;
+    const auto a = test::random_vec(pixels * Ca, seed + 3);
+    const auto b = test::random_vec(static_cast<size_t>(N) * H * W * Cb, seed + 4);
+    DeviceArray da(dtype(), a), db(dtype(), b), dy(dtype(), pixels * C);
+    dy.poison();
+    concat_shortcut_forward(dtype(), dy.data(), da.data(), Ca, db.data(), Cb, N, H, W, stride, ctx->stream());
+    const std::vector<float> got = dy.download();
+    const std::vector<float> a_back = da.download(), b_back = db.download();  // as stored (bf16-rounded)
+    size_t wrong = 0;
+    for (int n = 0; n < N; ++n)
+      for (int h = 0; h < Ho; ++h)
+        for (int w = 0; w < Wo; ++w) {
+          const size_t p = (static_cast<size_t>(n) * Ho + h) * Wo + w;
+          const size_t src = (static_cast<size_t>(n) * H + h * stride) * W + w * stride;
+          for (int c = 0; c < Ca; ++c) wrong += got[p * C + c] != a_back[p * Ca + c];
+          for (int c = 0; c < Cb; ++c) wrong += got[p * C + Ca + c] != b_back[src * Cb + c];
+        }
+    EXPECT_EQ(wrong, 0u);
+  }
 }
 
 // Identical convolutions prepared through one ConvPlanCache share one plan, and each still
@@ -422,10 +361,7 @@ TEST_P(Resnet50LayerTest, Bottleneck) {
       DeviceWeights w(*ctx, folded, dtype()), ws(*ctx, shortcut, dtype());
       Bottleneck block(w, q, Cin, width, stride, precision());
       EXPECT_EQ(block.has_downsample(), project);
-      if (project) {
-        block.offer_folded_shortcut(ws, precision());
-        block.offer_conv2_into_fold(w, precision());
-      }
+      if (project) block.offer_folded_shortcut(ws, precision());
       const int Ho = block.out_size(H), Wo = block.out_size(W);
       auto x = test::random_vec(static_cast<size_t>(N) * H * W * Cin, seed + 1);
       for (float& v : x) v = std::fabs(v);  // a block's input comes out of a ReLU
@@ -433,15 +369,10 @@ TEST_P(Resnet50LayerTest, Bottleneck) {
       DeviceBuffer scratch(block.scratch_bytes(N, H, W));
       block.prepare(*ctx, N, H, W, dy.data(), dx.data(), scratch.data(), route);
       const std::vector<float> want = ref::bottleneck(x, raw, q, N, H, W, Cin, width, stride, 1e-5f);
-      // With a downsample, every way of the shortcut (the copy's vector path at width and in
-      // multiples of 16 bytes, its element path at width 4 in bf16); else the one way. conv2 into the
-      // copy's left half needs cuDNN's fused graph: built unless the route is Separate.
-      if (project) {
-        EXPECT_EQ(block.has_shortcut_way(N, H, W, ShortcutWay::Folded), route != ConvRoute::Separate)
-            << block.describe_shortcut(N, H, W);
-      }
-      for (const ShortcutWay way : {ShortcutWay::Folded, ShortcutWay::FoldedCopy, ShortcutWay::Apart}) {
-        if (!project && way != ShortcutWay::Apart) continue;
+      // With a downsample, both ways of the shortcut (the copy's vector path at width and in
+      // multiples of 16 bytes, its element path at width 4 in bf16); else the one way.
+      EXPECT_EQ(block.has_shortcut_way(N, H, W, ShortcutWay::Folded), project) << block.describe_shortcut(N, H, W);
+      for (const ShortcutWay way : {ShortcutWay::Folded, ShortcutWay::Apart}) {
         if (!block.has_shortcut_way(N, H, W, way)) continue;
         SCOPED_TRACE(std::string("shortcut ") + shortcut_way_name(way));
         if (project) block.choose_shortcut(N, H, W, way);
@@ -636,19 +567,12 @@ TEST_P(Resnet50Golden, Blocks) {
     HostWeights shortcut;
     if (block.has_downsample()) add_folded_shortcut_weights(shortcut, host, b.prefix, b.in_channels, b.width);
     DeviceWeights ws(*ctx, shortcut, dtype());
-    if (block.has_downsample()) {
-      block.offer_folded_shortcut(ws, precision());
-      block.offer_conv2_into_fold(*w, precision());
-    }
+    if (block.has_downsample()) block.offer_folded_shortcut(ws, precision());
     DeviceArray x(dtype(), block_input(i)), y(dtype(), golden(b.prefix + ".out").size());
     DeviceBuffer scratch(block.scratch_bytes(B, b.in_size, b.in_size));
     block.prepare(*ctx, B, b.in_size, b.in_size, y.data(), x.data(), scratch.data());
-    if (block.has_downsample()) {
-      EXPECT_TRUE(block.has_shortcut_way(B, b.in_size, b.in_size, ShortcutWay::Folded))
-          << block.describe_shortcut(B, b.in_size, b.in_size);
-    }
-    for (const ShortcutWay way : {ShortcutWay::Folded, ShortcutWay::FoldedCopy, ShortcutWay::Apart}) {
-      if (!block.has_downsample() && way != ShortcutWay::Apart) continue;
+    EXPECT_EQ(block.has_shortcut_way(B, b.in_size, b.in_size, ShortcutWay::Folded), block.has_downsample());
+    for (const ShortcutWay way : {ShortcutWay::Folded, ShortcutWay::Apart}) {
       if (!block.has_shortcut_way(B, b.in_size, b.in_size, way)) continue;
       SCOPED_TRACE(std::string("shortcut ") + shortcut_way_name(way));
       if (block.has_downsample()) block.choose_shortcut(B, b.in_size, b.in_size, way);

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "layers/space_to_depth.h"
+#include "layers/resnet50/space_to_depth.h"
 #include "models/resnet50.h"
 #include "tests/reference/resnet50_ref.h"
 #include "tests/support/compare.h"
@@ -293,7 +293,7 @@ TEST(Resnet50Weights, FoldingMatchesUnfoldedBatchNorm) {
   }
 }
 
-// The stem as it runs (layers/space_to_depth.h): a 4x4 stride-1 convolution on the 2x2
+// The stem as it runs (layers/resnet50/space_to_depth.h): a 4x4 stride-1 convolution on the 2x2
 // space-to-depth transform, with the rewritten weight, equals the 7x7 stride-2 pad-3 one on the
 // image. The transform is written here from its definition, independently of the device kernel;
 // odd and even sides, both storage widths (16 channels for bf16, 12 for fp32).

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import fcntl
 import json
 import math
 import os
@@ -26,7 +27,7 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -211,15 +212,15 @@ def encode(name: str, array: np.ndarray, dtype: str) -> Tuple[str, bytes]:
 
 
 def write_safetensors(
-    path: Path, tensors: Dict[str, np.ndarray], dtype: str, metadata: Dict[str, str], inputs=()
+    path, tensors: Dict[str, np.ndarray], dtype: str, metadata: Dict[str, str], inputs=()
 ) -> None:
     """Writes a safetensors file with tensors in the given (model) order.
 
     Written here rather than with safetensors.numpy because numpy has no bfloat16. The image
     is what the reference writer produces: header padded with spaces to a multiple of 8, so
     every tensor starts aligned. The output is a pure function of the inputs, which makes
-    --random files byte-for-byte reproducible. It appears atomically: a failed run leaves no
-    half-written file behind, and it never replaces an input or a non-regular file.
+    --random files byte-for-byte reproducible. It is written as every laptime output is
+    (write_output): whole or not at all, never onto an input or a non-regular file.
     """
     header: Dict[str, object] = {"__metadata__": metadata}
     blobs, offset = [], 0
@@ -234,53 +235,23 @@ def write_safetensors(
         offset += len(blob)
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-
-    check_output(path, inputs)
-    # Through one descriptor of the folder, as core/output_file.cpp does: the temporary is made
-    # and renamed in the folder that was checked, and a link at `path` is replaced, never
-    # followed (a link planted in /tmp cannot direct the write into another owner's file).
-    folder_fd = os.open(_folder_of(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    name = path.name
-    tmp = None
-    try:
-        remove_stale_temporaries(path, folder_fd)
-        tmp = temporary_for(Path(name), os.getpid(), _name_max(folder_fd)).name
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(tmp, flags, 0o666, dir_fd=folder_fd)
-        with os.fdopen(fd, "wb") as f:
-            try:  # keep an overwritten regular file's mode, as the C++ outputs do
-                old = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-                if stat.S_ISREG(old.st_mode):
-                    os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
-            except FileNotFoundError:
-                pass
-            f.write(len(text).to_bytes(8, "little"))
-            f.write(text)
-            for blob in blobs:
-                f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
-        check_output(path, inputs)  # still nothing to refuse (a FIFO made meanwhile is never replaced)
-        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-        tmp = None
-    except OSError as e:  # a full disk, a quota: named by the user's path, not the temporary
-        raise ConvertError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp, dir_fd=folder_fd)
-            except FileNotFoundError:
-                pass
-        os.close(folder_fd)
+    write_output(path, [len(text).to_bytes(8, "little"), text, *blobs], inputs)
 
 
 # --- the output file ---------------------------------------------------------------------------
-# What laptime's C++ outputs do too (core/output_file.h): never write onto an input or onto
-# something that is not a regular file, write a temporary beside the target and rename it,
-# and remove the temporaries a killed run left behind.
+# core/output_file.h's rules for one output, mirrored here because this tool runs where torch is,
+# often with no laptime build to call: never onto an input (links followed), never replacing what
+# is not a regular file, a link at the path replaced and never written through, the folder
+# checked before the work, a temporary made (O_EXCL | O_NOFOLLOW) and renamed through one
+# descriptor of the folder, stale temporaries removed, nothing left by a failed write, descriptors
+# 0-2 never an output's, the same sentences. One table pins both, tests/fixtures/output_rules.json:
+# its cases run against core/output_file (tests/test_output_file.cpp) and against check_output and
+# write_output here (tests/python/test_output_rules.py), so a rule changed on one side only fails.
 
+OUTPUT_WHAT = "weights file"  # how the sentences name --output, as laptime's name "the JSON report"
 _TEMP_MARKER = ".laptime-"
 _TEMP_SUFFIX = ".tmp"
+_PID_DIGITS = 10  # room kept for any PID, so a shortened name does not depend on it
 
 
 def _kind(mode: int) -> str:
@@ -296,8 +267,8 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _folder_of(path: Path) -> str:
-    return str(path.parent) if str(path.parent) else "."
+def _folder_of(path) -> str:
+    return os.path.dirname(os.fspath(path)) or "."
 
 
 def _name_max(folder) -> int:
@@ -307,59 +278,142 @@ def _name_max(folder) -> int:
         return 255
 
 
-def check_output(path: Path, inputs=()) -> Path:
-    """`path` when --output may be written there, else ConvertError: an input (links followed),
-    an existing non-regular file, a name past the folder's limit, a folder that cannot be
-    written. A symbolic link at `path` is fine: it is replaced, never written through."""
+def _stat(path) -> Optional[os.stat_result]:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _entry(path: str):
+    """Equal for two paths that name one directory entry, whether it exists yet: the folder's
+    device and inode, and the name in it (a link is an entry of its own)."""
+    folder = _stat(_folder_of(path))
+    if folder is None:
+        return ("path", os.path.normpath(os.path.abspath(path)))
+    return ("entry", folder.st_dev, folder.st_ino, os.path.basename(path))
+
+
+def check_output(path, inputs=(), what: str = OUTPUT_WHAT) -> str:
+    """`path` (as given) when the output may be written there, else ConvertError with the
+    sentence core/output_file's check_outputs gives for it."""
+    path = os.fspath(path)
+    to = f"the {what} to {path}"
+    inputs = [os.fspath(p) for p in inputs if os.fspath(p) not in ("", "-")]
+    lstat_error = 0
     try:
         lst = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        lst = None
     except OSError as e:
-        if e.errno != errno.ENAMETOOLONG:
-            raise ConvertError(f"cannot write {path}: {e.strerror}") from None
-        lst = None
+        lst, lstat_error = None, e.errno
     if lst is not None:
+        # A symbolic link is replaced, never written through; anything else must be a file.
         if not stat.S_ISLNK(lst.st_mode) and not stat.S_ISREG(lst.st_mode):
             raise ConvertError(
-                f"refusing to write {path}: it is {_kind(lst.st_mode)}, not a regular file"
+                f"refusing to write {to}: it is {_kind(lst.st_mode)}, not a regular file"
             )
-        try:
-            st = os.stat(path)  # what a link points to: a link to an input is refused too
-        except OSError:  # dangling, or a loop: nothing of ours behind it
-            st = None
+        st = _stat(path)  # a link to an input is refused as the input itself would be
         for source in inputs if st is not None else ():
-            try:
-                other = os.stat(source)
-            except OSError:
-                continue
-            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            other = _stat(source)
+            if other is not None and (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
                 raise ConvertError(
-                    f"refusing to write {path}: it is the same file as the input {source}"
+                    f"refusing to write {to}: it is the same file as the input {source}"
                 )
-    folder = Path(_folder_of(path))
-    if folder.exists() and not folder.is_dir():
-        raise ConvertError(f"cannot write {path}: {folder} is not a folder")
-    if not folder.is_dir():
-        raise ConvertError(f"output folder {folder} does not exist")
+    elif lstat_error not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+        raise ConvertError(f"cannot write {to}: {os.strerror(lstat_error)}")  # a loop, no access
+    for source in inputs:  # an input that is not there yet is still the input
+        if _stat(source) is None and _entry(source) == _entry(path):
+            raise ConvertError(
+                f"refusing to write {to}: it is the file the command reads as its input {source}"
+            )
+    name = os.path.basename(path)
+    if name in ("", ".", ".."):
+        raise ConvertError(f"cannot write {to}: it names a folder, not a file")
+    folder = _folder_of(path)
+    folder_st = _stat(folder)
+    if folder_st is None:
+        raise ConvertError(f"cannot write {to}: folder {folder} does not exist")
+    if not stat.S_ISDIR(folder_st.st_mode):
+        raise ConvertError(f"cannot write {to}: {folder} is not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConvertError(f"cannot write {path}: folder {folder} is not writable")
+        # access(2)'s reason: a read-only file system, else no permission
+        read_only = os.statvfs(folder).f_flag & os.ST_RDONLY
+        reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
+        raise ConvertError(f"cannot write {to}: folder {folder} is not writable ({reason})")
     limit = _name_max(folder)
-    if len(os.fsencode(path.name)) > limit:
+    if len(os.fsencode(name)) > limit:
         raise ConvertError(
-            f"cannot write {path}: its file name is {len(os.fsencode(path.name))} bytes long, "
+            f"cannot write {to}: its file name is {len(os.fsencode(name))} bytes long, "
             f"over the folder's limit of {limit}"
         )
+    if lstat_error == errno.ENAMETOOLONG:  # the whole path, not its last name, is too long
+        raise ConvertError(f"cannot write {to}: {os.strerror(lstat_error)}")
     return path
 
 
-_PID_DIGITS = 10  # room kept for any PID, so a shortened name does not depend on it
+def write_output(path, chunks: Iterable[bytes], inputs=(), what: str = OUTPUT_WHAT) -> None:
+    """Writes the chunks to `path` as core/output_file's OutputFile does: checked first, then a
+    temporary beside it, made and renamed through one descriptor of the folder (whatever happens
+    to the path's links meanwhile), every write, the fsync and the close checked, renamed onto
+    the target only when complete, an existing regular file's mode kept. Errors name `path`."""
+    path = check_output(path, inputs, what)
+    name = os.path.basename(path)
+    try:
+        folder_fd = os.open(_folder_of(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise ConvertError(f"cannot write the {what} to {path}: {e.strerror or e}") from None
+    tmp = None
+    try:
+        name_max = _name_max(folder_fd)
+        remove_stale_temporaries(path, folder_fd)
+        tmp = temporary_name(name, name_max, os.getpid())
+        try:  # ours from an earlier write of this process that was not cleaned
+            os.unlink(tmp, dir_fd=folder_fd)
+        except FileNotFoundError:
+            pass
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o666, dir_fd=folder_fd)
+        if fd <= 2:  # never let a write to standard output or error land in the file
+            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(fd)
+            fd = moved
+        with os.fdopen(fd, "wb") as f:
+            old = _lstat_in(folder_fd, name)  # keep an overwritten regular file's mode
+            if old is not None and stat.S_ISREG(old.st_mode):
+                os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        # The target may have changed since the check (a FIFO made meanwhile): still never replaced.
+        now = _lstat_in(folder_fd, name)
+        if now is not None and not stat.S_ISREG(now.st_mode) and not stat.S_ISLNK(now.st_mode):
+            raise ConvertError(
+                f"refusing to write the {what} to {path}: it is {_kind(now.st_mode)}, "
+                "not a regular file"
+            )
+        os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        tmp = None
+    except OSError as e:  # a full disk, a quota: named by the user's path, not the temporary
+        raise ConvertError(f"cannot write the {what} to {path}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp, dir_fd=folder_fd)
+            except FileNotFoundError:
+                pass
+        os.close(folder_fd)
+
+
+def _lstat_in(folder_fd: int, name: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
 
 
 def _temp_stem(name: str, name_max: int) -> str:
     """The output's name, or when the temporary would pass the folder's limit, a prefix of it
-    (whole characters) and 16 hex digits of an FNV-1a hash of the whole name: the same names
-    core/output_file.cpp gives its temporaries."""
+    (whole characters) and 16 hex digits of an FNV-1a hash of the whole name."""
     raw = os.fsencode(name)
     fixed = 1 + len(_TEMP_MARKER) + _PID_DIGITS + len(_TEMP_SUFFIX)
     if fixed + len(raw) <= name_max:
@@ -373,19 +427,25 @@ def _temp_stem(name: str, name_max: int) -> str:
     return os.fsdecode(raw[:keep]) + f"~{h:016x}"
 
 
-def temporary_for(target: Path, pid: int, name_max: Optional[int] = None) -> Path:
+def temporary_name(name: str, name_max: int, pid: int) -> str:
+    """".NAME.laptime-PID.tmp": the temporary a process writes for an output named `name`."""
+    return f".{_temp_stem(name, name_max)}{_TEMP_MARKER}{pid}{_TEMP_SUFFIX}"
+
+
+def temporary_for(target, pid: int, name_max: Optional[int] = None) -> Path:
+    target = Path(target)
     if name_max is None:
         name_max = _name_max(_folder_of(target))
-    stem = _temp_stem(target.name, name_max)
-    return target.with_name(f".{stem}{_TEMP_MARKER}{pid}{_TEMP_SUFFIX}")
+    return target.with_name(temporary_name(target.name, name_max, pid))
 
 
-def remove_stale_temporaries(target: Path, folder_fd: Optional[int] = None) -> int:
+def remove_stale_temporaries(target, folder_fd: Optional[int] = None) -> int:
     """Removes the temporaries of `target` whose process no longer exists; returns how many."""
     folder = _folder_of(target)
-    prefix = f".{_temp_stem(target.name, _name_max(folder if folder_fd is None else folder_fd))}{_TEMP_MARKER}"
+    where = folder if folder_fd is None else folder_fd
+    prefix = f".{_temp_stem(os.path.basename(os.fspath(target)), _name_max(where))}{_TEMP_MARKER}"
     removed = 0
-    for entry in os.listdir(folder if folder_fd is None else folder_fd):
+    for entry in os.listdir(where):
         if not (entry.startswith(prefix) and entry.endswith(_TEMP_SUFFIX)):
             continue
         digits = entry[len(prefix) : -len(_TEMP_SUFFIX)]
@@ -425,13 +485,14 @@ def reserve_standard_descriptors() -> None:
             os.close(null)
 
 
-def input_files(path: Optional[Path]) -> List[Path]:
-    """Every file a conversion from `path` reads (a folder: what is in it)."""
+def input_files(model: str, path: Optional[Path]) -> List[Path]:
+    """Every file a conversion from `path` reads (a folder: what is in it; GPT-2's checkpoint
+    file: the config.json beside it too)."""
     if path is None:
         return []
     if path.is_dir():
         return [p for p in path.iterdir()]
-    return [path, path.parent / "config.json"]
+    return [path, path.parent / "config.json"] if model == "gpt2" else [path]
 
 
 # --- GPT-2 -------------------------------------------------------------------------------------
@@ -840,12 +901,12 @@ def seed_int(text: str) -> int:
     return value
 
 
-def output_path(text: str) -> Path:
+def output_path(text: str) -> str:
+    """The path as typed (pathlib would drop a final '/' and a leading './'): check_output
+    refuses what cannot be written, in the words laptime uses."""
     if not text.strip():
         raise argparse.ArgumentTypeError("is empty; give the .safetensors file to write")
-    if text.endswith("/") or Path(text).name in ("", ".", ".."):  # pathlib drops a final '/'
-        raise argparse.ArgumentTypeError(f"{text} names a folder; give the .safetensors file to write")
-    return Path(text)
+    return text
 
 
 def stage_blocks(text: str) -> Tuple[int, ...]:
@@ -940,7 +1001,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> None:
     # The output is checked before the conversion: never an input, never a device or a FIFO.
-    inputs = input_files(args.input)
+    inputs = input_files(args.model, args.input)
     check_output(args.output, inputs)
     shape_options = _GPT2_SHAPE if args.model == "gpt2" else _RESNET_SHAPE
     random_only = [("--seed", 0)] + [(flag, default) for flag, _, default, _ in shape_options]

@@ -17,7 +17,7 @@
 #include "core/check.h"
 #include "kernels/lab/launch.cuh"
 #include "kernels/lab/reference.h"
-#include "layers/sdpa_cudnn.h"
+#include "layers/gpt2/sdpa_cudnn.h"
 
 namespace laptime::lab {
 namespace {

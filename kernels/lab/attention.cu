@@ -3,7 +3,7 @@
 //       with kernels/attention.cu's causal_softmax)
 //   v2  online softmax, one warp per query, no T x T matrix (here)
 //   v3  flash: kernels/flash_attention.cu (bf16, head size 64) and flash_attention_f32.cu (fp32)
-//   v4  cuDNN's fused attention (layers/sdpa_cudnn.h): the lab runner calls it, not this table
+//   v4  cuDNN's fused attention (layers/gpt2/sdpa_cudnn.h): the lab runner calls it, not this table
 // All read q, k, v straight from the QKV projection's [B, T, 3C] and write [B, T, C].
 #include <cmath>
 #include <iterator>
@@ -147,7 +147,7 @@ constexpr int kVersions = 4;
 }  // namespace
 
 AttentionLaunch attention_version(int index) {
-  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr};  // v4: cuDNN, layers/sdpa_cudnn.h
+  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr};  // v4: cuDNN, layers/gpt2/sdpa_cudnn.h
   static_assert(std::size(kLaunch) == kVersions);
   return version_at(kLaunch, index);
 }

@@ -74,7 +74,7 @@ struct AttentionArgs {
 };
 using AttentionLaunch = Launch<AttentionArgs>;
 // Empty for a version whose launcher lives with its library (v4, cuDNN: the lab runs it through
-// layers/sdpa_cudnn.h) and past the last version and the loaded files.
+// layers/gpt2/sdpa_cudnn.h) and past the last version and the loaded files.
 AttentionLaunch attention_version(int index);
 std::string attention_refusal(int index, DType dtype, int hd);  // "" when the version runs it
 // Bytes of scores + probs version `index` needs at (B, T, H) (0 for all but v1); probs start at

@@ -184,7 +184,7 @@ KernelInfo attention() {
        "cuDNN's fused attention",
        "NVIDIA's SDPA engine through cudnn-frontend (production in bf16)",
        {"bf16"},
-       "cuDNN, layers/sdpa_cudnn.h"},
+       "cuDNN, layers/gpt2/sdpa_cudnn.h"},
   };
   k.production = {{"bf16", "v4"}, {"fp32", "v3"}};
   k.model_shapes = {{"gpt2 B8 T1024: h.*.attn.core", {8, 1024, 12, 64}}};
@@ -363,7 +363,7 @@ KernelInfo quantize() {
                     {"resnet50 B256 fp8: a layer1 activation [256, 56, 56, 256]", {802816, 256}}};
   k.odd_shapes = {{"one element", {1, 1}}, {"odd rows and C", {37, 771}}, {"the vector path", {3, 4104}}};
   const std::string note =
-      "fp8's layers (layers/linear.cpp, layers/conv2d.cpp) call the production quantizer; "
+      "fp8's layers (layers/linear.cpp, layers/resnet50/conv2d.cpp) call the production quantizer; "
       "--kernel is not wired there";
   k.models = {{"gpt2", "-p fp8: the input of each e4m3 GEMM whose producer writes bf16", false, note, {}},
               {"resnet50", "-p fp8: the input of each e4m3 convolution", false, note, {}}};
@@ -546,7 +546,7 @@ KernelInfo conv_epilogue() {
                "every convolution's bias, residual and ReLU where cuDNN cannot fuse them",
                false,
                "the convolutions run their epilogue inside cuDNN's or cuBLASLt's call on every route chosen today "
-               "(layers/conv2d.h); this kernel is ConvRoute::Separate's",
+               "(layers/resnet50/conv2d.h); this kernel is ConvRoute::Separate's",
                {}}};
   k.cost = [](const std::vector<int64_t>& d, const std::string& p) {
     const double rows = double(d[0]), C = double(d[1]), es = element_bytes(p);

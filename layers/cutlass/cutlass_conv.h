@@ -1,6 +1,7 @@
 // CUTLASS's Hopper implicit-GEMM convolutions (fprop, NHWC): the e4m3 3×3 convolution of ResNet-50's
-// e4m3 stream (layers/e4m3_block.h), which cuDNN 9.19 runs slower in fp8 than in bf16 on every
-// ResNet-50 shape (docs/history/fp8.md). Host C++ face; the kernels are layers/cutlass/conv_*.cu, sm_90a.
+// e4m3 stream (layers/resnet50/e4m3_block.h), which cuDNN 9.19 runs slower in fp8 than in bf16 on every
+// ResNet-50 shape (docs/history/fp8.md). Host C++ face; the kernels are conv_* rows of layers/cutlass/cutlass.cmake's
+// table, sm_90a.
 //
 // What every kernel computes, on e4m3 x [N, H, W, C] (real value s_a · x) and e4m3 w [K, R, R, C]
 // (KRSC, real value s_b · w), zero padding, fp32 accumulation in the tensor cores (no promotion):

@@ -1,6 +1,6 @@
 // CUTLASS's Hopper GEMMs beside cuBLASLt: warp-specialized TMA + wgmma kernels (CUTLASS 3.x
 // collective builders) whose epilogue is a visitor tree we pick, compiled for sm_90a only, one
-// instantiation per translation unit (layers/cutlass/*.cu). This header names no CUTLASS type,
+// instantiation per translation unit (written from layers/cutlass/cutlass.cmake's table). This header names no CUTLASS type,
 // so layers/gemm.cpp (host C++) can hold one as a candidate beside cuBLASLt's algorithms.
 //
 // What every kernel computes, in cuBLASLt's own terms (layers/gemm.h), so either can replace
@@ -13,7 +13,7 @@
 // A [M, K] row-major (activations), B [N, K] row-major (nn.Linear's weight [out, in], used
 // transposed: CUTLASS's "TN"), C and D [M, N] with row stride ldd, C bf16 (the residual: C may
 // be D itself, read when beta != 0), bias [N] bf16 or none. The residual-stream kernels
-// (c_dtype() F8E4M3: ResNet-50's e4m3 blocks, layers/e4m3_block.h) read an e4m3 C, its real value
+// (c_dtype() F8E4M3: ResNet-50's e4m3 blocks, layers/resnet50/e4m3_block.h) read an e4m3 C, its real value
 // c_scale · C, beside their e4m3 D: Z = A·Bᵀ + bias + beta · c_scale · C, D = e4m3(relu(Z) · d_scale);
 // no Gemm plan is offered them (a plan's C is bf16). fp32 accumulation; the fp8 kernels the build
 // holds leave the whole sum to the tensor cores' own accumulator (fast_accum(), cuBLASLt's

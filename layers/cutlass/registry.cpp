@@ -1,8 +1,8 @@
 // The CUTLASS kernels this build holds (layers/cutlass/cutlass_gemm.h), host C++. The list comes
 // from layers/cutlass/cutlass.cmake, the one place that names them: CMake writes
-// cutlass_kernel_list.h with one LAPTIME_CUTLASS_KERNEL(name) per layers/cutlass/<name>.cu it
-// compiles (LAPTIME_CUTLASS_CONV_KERNEL(name) for the convolutions), and nothing where it compiles none (no sm_90 in CMAKE_CUDA_ARCHITECTURES, or no
-// CUTLASS headers).
+// cutlass_kernel_list.h with one LAPTIME_CUTLASS_KERNEL(name) per GEMM it compiles
+// (LAPTIME_CUTLASS_CONV_KERNEL(name) for the convolutions), and nothing where it compiles none (no
+// sm_90 in CMAKE_CUDA_ARCHITECTURES, or no CUTLASS headers).
 #include <string>
 
 #include "core/check.h"

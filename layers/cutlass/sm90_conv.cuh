@@ -1,5 +1,6 @@
 // One CUTLASS 3.x Hopper implicit-GEMM convolution (layers/cutlass/cutlass_conv.h says what it
-// computes), as a class template each layers/cutlass/conv_*.cu instantiates once.
+// computes), as a class template that each convolution row of layers/cutlass/cutlass.cmake's table
+// instantiates once, in a translation unit of its own.
 //
 //   mainloop  CUTLASS's conv collective builder: TMA im2col loads of the NHWC activation (the
 //             GEMM's A, K = R·R·C), TMA tiled loads of the KRSC filter (B), wgmma on one consumer

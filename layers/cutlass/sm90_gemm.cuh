@@ -1,6 +1,6 @@
 // One CUTLASS 3.x Hopper GEMM (layers/cutlass/cutlass_gemm.h says what it computes), as a
-// class template that each layers/cutlass/*.cu file instantiates once: a translation unit per
-// kernel keeps the build parallel and a change to one from rebuilding the others.
+// class template that each row of layers/cutlass/cutlass.cmake's table instantiates once: a
+// translation unit per kernel keeps the build parallel and a change to one from rebuilding the others.
 //
 // The kernel, from CUTLASS's collective builders:
 //   mainloop  TMA loads of A (K-major) and B (K-major: nn.Linear's [out, in]) into a shared-

@@ -55,7 +55,7 @@
 #               each its joules per forward (`energy` in its report); the torch.compile rows with the
 #               Inductor cache the compile part left. ROWS replaces the laptime and eager rows, as in
 #               laps (ARGS then carry --iters)
-#   stream      fp8 ResNet-50's e4m3 stream (layers/e4m3_block.h): its GPU suites beside the end-to-end
+#   stream      fp8 ResNet-50's e4m3 stream (layers/resnet50/e4m3_block.h): its GPU suites beside the end-to-end
 #               check (PRECISIONS, default bf16,fp8), then ResNet-50 lap rows (ROWS), torch.compile's
 #               B256 row with COMPILE=1, the fp8 per-layer capture analyzed (LAYERS=0 leaves it out),
 #               and with NCU=1 Nsight Compute (--set full) on one iteration's kernels in NCU_RANGES

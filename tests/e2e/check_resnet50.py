@@ -1,30 +1,35 @@
 #!/usr/bin/env python3
-"""Full-size ResNet-50 check: laptime's logits against PyTorch's, on the GPU.
+"""Full-size ResNet-50 check: the logits of `laptime bench`'s own configuration against PyTorch's,
+on the GPU.
 
 Builds torchvision's resnet50() with a fixed seed and its BatchNorm statistics randomised
 (γ U(0.5, 1.5), β N(0, 0.1), running mean N(0, 0.1), running var U(0.5, 1.5): torchvision's
-identity BatchNorm would hide a folding mistake), in eval mode; saves the state dict,
-converts it with weights/convert.py, runs `laptime forward resnet50` on the same images
-(fp32 NCHW [B, 3, 224, 224], as PyTorch takes them) for each batch and precision, and
-reports the relative L2 error of the logits against PyTorch in fp32 (TF32 off).
+identity BatchNorm would hide a folding mistake), in eval mode; saves the state dict, converts it
+with weights/convert.py, and for each batch and precision runs `laptime bench resnet50 --weights
+... --output LOGITS` for one lap: the model exactly as the bench times it (the build policy of
+models/policy.h: convolution plans, the folded shortcut and CUTLASS's kernels as timed at build).
+The bench draws its images (fp32 NCHW [B, 3, 224, 224], as PyTorch takes them) from --seed;
+e2e_common's seeded_images draws the same ones for PyTorch. Reports the relative L2 error of the
+logits against PyTorch in fp32 (TF32 off).
 
 Fails (exit 1) past the bounds: fp32 1e-4, tf32 5e-3; bf16 has no fixed bound but must stay
 within twice PyTorch's own bf16 error (the same model cast to bf16) against the same fp32
-reference — both numbers are printed. fp8 calibrates on another batch (`forward --calibrate`),
-and so does PyTorch's closest fp8 path (bench/torch_fp8.py, to_fp8_resnet50: BatchNorm folded,
-the 1x1 stride-1 convolutions as GEMMs on NHWC rows and the fc through torch._scaled_mm with
-laptime's recipe; PyTorch has no fp8 convolution for the rest, which stays bf16 in both): its
-error is the reference, as for GPT-2 (e2e_common.py: FP8_FACTOR, top1_floor). Three laptime rows:
-the e4m3 stream (LAPTIME_RESNET_FP8=stream, the default on an H100/H200: every block's input and
-output e4m3, layers/e4m3_block.h) against PyTorch's same recipe (to_fp8_stream_resnet50), then
-the bf16 stream (LAPTIME_RESNET_FP8=layers) with its own choice per convolution (`layers`, auto) and
-with every 1x1 stride-1 convolution and the fc in fp8 (`layers`, fp8: what to_fp8_resnet50 does),
-against to_fp8_resnet50. Every row prints the top-1 agreement with fp32.
+reference — both numbers are printed. fp8: the bench calibrates on the batch it runs, and so does
+PyTorch's closest fp8 path here (bench/torch_fp8.py, to_fp8_resnet50: BatchNorm folded, the 1x1
+stride-1 convolutions as GEMMs on NHWC rows and the fc through torch._scaled_mm with laptime's
+recipe; PyTorch has no fp8 convolution for the rest, which stays bf16 in both): its error is the
+reference, as for GPT-2 (e2e_common.py: FP8_FACTOR, top1_floor). Three laptime rows: the e4m3
+stream (LAPTIME_RESNET_FP8=stream, the default on an H100/H200: every block's input and output
+e4m3, layers/resnet50/e4m3_block.h) against PyTorch's same recipe (to_fp8_stream_resnet50), then the bf16
+stream (LAPTIME_RESNET_FP8=layers) with its own choice per convolution (`layers`, auto) and with every
+1x1 stride-1 convolution and the fc in fp8 (`layers`, fp8: what to_fp8_resnet50 does), against
+to_fp8_resnet50. Every row prints the top-1 agreement with fp32.
 
-    python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3] [--stem fused]
+    python3 tests/e2e/check_resnet50.py --laptime build/bench/laptime [--batches 32,3] [--stem fused] [--graph]
 
---stem is passed to `laptime forward` (auto, cudnn or fused). The fused stem is bf16 only, so
-with --stem fused the fp32 and tf32 rows run the cuDNN stem (they are the same as without it).
+--stem is passed to the bench (auto, cudnn or fused). The fused stem is bf16 only, so with --stem
+fused the fp32 and tf32 rows run the cuDNN stem (they are the same as without it). --graph runs
+the bench with --graph (the table's small rows).
 """
 import copy
 import pathlib
@@ -33,20 +38,16 @@ import sys
 import tempfile
 
 import numpy as np
-import torch
-import torchvision
 
-from e2e_common import REPO, fp8_reference, parser, rel_l2, run_forward, strict_fp32_reference, top1_agreement
-
-sys.path.insert(0, str(REPO / "bench"))
-import torch_fp8  # noqa: E402  (bench/ is not a package)
+from e2e_common import (REPO, bench_command, fp8_reference, parser, rel_l2, run_bench, seeded_images,
+                        strict_fp32_reference, top1_agreement)
 
 BOUNDS = {"fp32": 1e-4, "tf32": 5e-3}
 BF16_FACTOR = 2.0  # laptime bf16 error <= this x PyTorch's bf16 error
 IMAGE = 224
 
 
-def randomise_batchnorm(model: torch.nn.Module, gen: torch.Generator) -> None:
+def randomise_batchnorm(torch, model, gen) -> None:
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
@@ -63,11 +64,15 @@ def main() -> int:
     ap.add_argument("--stem", choices=("auto", "cudnn", "fused"), default="auto",
                     help="laptime's stem implementation (fused: bf16 rows only)")
     args = ap.parse_args()
-    strict_fp32_reference(torch)
+    import torch  # after the arguments: --help runs without torch
+    import torchvision
+    sys.path.insert(0, str(REPO / "bench"))
+    import torch_fp8  # bench/ is not a package
 
+    strict_fp32_reference(torch)
     torch.manual_seed(args.seed)
     model = torchvision.models.resnet50().eval()
-    randomise_batchnorm(model, torch.Generator().manual_seed(args.seed + 1))
+    randomise_batchnorm(torch, model, torch.Generator().manual_seed(args.seed + 1))
     failed = False
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,40 +86,34 @@ def main() -> int:
         model_bf16.load_state_dict(model.state_dict())
         model_bf16 = model_bf16.cuda().to(torch.bfloat16)
         for B in (int(b) for b in args.batches.split(",")):
-            gen = torch.Generator().manual_seed(args.seed + 1000 + B)
-            images = torch.randn(B, 3, IMAGE, IMAGE, generator=gen)
-            calibration = torch.randn(B, 3, IMAGE, IMAGE, generator=gen)
+            seed = args.seed + 1000 + B  # the bench's --seed: its images
+            images = torch.from_numpy(seeded_images(seed, B * 3 * IMAGE * IMAGE).reshape(B, 3, IMAGE, IMAGE))
             precisions = args.precisions.split(",")
             with torch.no_grad():
                 ref = model(images.cuda()).float().cpu().numpy()
                 torch_bf16 = model_bf16(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
                 torch_fp8_logits = {}  # by recipe: "stream", "layers"
-                if "fp8" in precisions:
+                if "fp8" in precisions:  # calibrated on the batch it runs, as the bench calibrates
                     r8 = copy.deepcopy(model)  # fp32: to_fp8_resnet50 folds the BatchNorms before the bf16 cast
                     layers = torch_fp8.to_fp8_resnet50(torch, r8)
-                    torch_fp8.calibrate(torch, r8, layers, calibration.cuda().to(torch.bfloat16))
+                    torch_fp8.calibrate(torch, r8, layers, images.cuda().to(torch.bfloat16))
                     torch_fp8_logits["layers"] = r8(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
                     del r8, layers
                     stream = torch_fp8.to_fp8_stream_resnet50(torch, copy.deepcopy(model))
-                    stream.calibrate(calibration.cuda().to(torch.bfloat16))
+                    stream.calibrate(images.cuda().to(torch.bfloat16))
                     torch_fp8_logits["stream"] = stream(images.cuda().to(torch.bfloat16)).float().cpu().numpy()
                     del stream
             torch_bf16_err, torch_bf16_top1 = rel_l2(torch_bf16, ref), top1_agreement(torch_bf16, ref)
-            img_path, cal_path = tmp / "images.bin", tmp / "calibration.bin"
-            images.numpy().tofile(img_path)
-            calibration.numpy().tofile(cal_path)
             for prec in precisions:
                 # fp8: the e4m3 stream; then the bf16 stream with laptime's own choice per convolution and
                 # with every fp8 candidate in fp8, as PyTorch's path runs it.
                 for recipe, gemms in ((("stream", "auto"), ("layers", "auto"), ("layers", "fp8")) if prec == "fp8"
                                       else ((None, ""),)):
                     out_path = tmp / "logits.bin"
-                    cmd = [str(args.laptime), "forward", "resnet50", "--weights", str(weights), "--input",
-                           str(img_path), "--batch", str(B), "--precision", prec, "--output", str(out_path)]
                     stem = args.stem if (args.stem != "fused" or prec in ("bf16", "fp8")) else "auto"
-                    cmd += ["--stem", stem]
-                    out = run_forward(cmd, prec, gemms, cal_path, out_path, ref.shape,
-                                      {"LAPTIME_RESNET_FP8": recipe} if recipe else None)
+                    cmd = bench_command(args, "resnet50", weights, seed, prec, out_path, ["--batch", B, "--stem", stem])
+                    out = run_bench(cmd, out_path, ref.shape,
+                                    {"LAPTIME_RESNET_FP8": recipe, "LAPTIME_FP8_GEMM": gemms} if recipe else None)
                     err, top1 = rel_l2(out, ref), top1_agreement(out, ref)
                     note, floor = "", 0.0
                     if prec == "fp8":

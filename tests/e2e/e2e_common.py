@@ -1,5 +1,6 @@
-"""What the full-size checks share: the error measure, the command line, and PyTorch's
-strict-fp32 reference settings. numpy only at import time; torch is imported by callers."""
+"""What the full-size checks share: the inputs `laptime bench` draws, the error measure, the
+command line, and PyTorch's strict-fp32 reference settings. numpy only at import time; torch is
+imported by callers, after their arguments are parsed (so --help runs without it)."""
 import argparse
 import math
 import os
@@ -9,6 +10,37 @@ import subprocess
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+# The inputs `laptime bench --seed S` draws (models/policy.h, seeded_tokens and seeded_images), in
+# numpy: draw i is splitmix64's mix of (mix(S) + i), in wrapping 64-bit arithmetic. The checks
+# feed PyTorch exactly what `bench --output` ran on; tests/test_seeded_inputs.cpp holds the two
+# implementations to each other, bit for bit.
+def _mix64(z: np.ndarray) -> np.ndarray:
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _draws(seed: int, count: int) -> np.ndarray:
+    base = _mix64(np.array([seed], dtype=np.uint64))
+    return _mix64(base + np.arange(count, dtype=np.uint64))
+
+
+def seeded_tokens(seed: int, count: int, vocab: int) -> np.ndarray:
+    """`count` int32 token ids in [0, vocab): each draw modulo vocab."""
+    return (_draws(seed, count) % np.uint64(vocab)).astype(np.int32)
+
+
+def seeded_images(seed: int, count: int) -> np.ndarray:
+    """`count` float32 values of unit variance: each draw's four 16-bit quarters as uniforms in
+    (0, 1), summed, centred and scaled by sqrt(3) (every step exact or exactly rounded)."""
+    bits = _draws(seed, count)
+    total = np.zeros(count, dtype=np.float64)
+    for k in range(4):
+        total += ((bits >> np.uint64(16 * k)) & np.uint64(0xFFFF)).astype(np.float64) + 0.5
+    return ((total / 65536.0 - 2.0) * 1.7320508075688772).astype(np.float32)
 
 
 def rel_l2(out: np.ndarray, ref: np.ndarray) -> float:
@@ -57,26 +89,37 @@ def fp8_reference(torch_fp8_logits: np.ndarray, ref: np.ndarray, n: int):
     return FP8_FACTOR * err, floor, f"PyTorch _scaled_mm: {err:.3e}, top-1 {top1:.3f}, floor {floor:.3f}"
 
 
-def run_forward(cmd: list, precision: str, gemms: str, calibration: pathlib.Path, out_path: pathlib.Path, shape,
-                extra_env: dict = None):
-    """Runs `laptime forward` (`cmd`, writing `out_path`) and returns its logits; in fp8 it
-    calibrates on `calibration` with LAPTIME_FP8_GEMM=`gemms` (auto: its own choice; fp8: every
-    fp8 candidate, as PyTorch's path runs them). `extra_env`: more switches for this run."""
+def bench_command(args, model: str, weights: pathlib.Path, seed: int, precision: str, out_path: pathlib.Path,
+                  options: list) -> list:
+    """`laptime bench MODEL` as the table runs it (the build policy's own configuration, CUTLASS's
+    candidates timed at build on Hopper included), on `weights`, its inputs drawn from `seed`, one
+    lap with no warm-up, that lap's logits written to `out_path`; `options`: the shape and the
+    model's choices (--batch, --seq, --attention, --stem); --graph when the check was given it."""
+    cmd = [str(args.laptime), "bench", model, "--weights", str(weights), "--seed", str(seed), "--precision",
+           precision, "--warmup", "0", "--iters", "1", "--output", str(out_path)] + [str(o) for o in options]
+    return cmd + (["--graph"] if args.graph else [])
+
+
+def run_bench(cmd: list, out_path: pathlib.Path, shape, switches: dict = None) -> np.ndarray:
+    """Runs `cmd` (a bench_command) with `switches` (LAPTIME_* variables) added to the environment
+    and returns the logits it wrote, as `shape`. Its report is printed only when it fails."""
     env = dict(os.environ)
-    env.update(extra_env or {})
-    if precision == "fp8":
-        cmd = cmd + ["--calibrate", str(calibration)]
-        env["LAPTIME_FP8_GEMM"] = gemms
-    subprocess.run(cmd, check=True, env=env)
+    env.update(switches or {})
+    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        print(done.stdout, end="", flush=True)
+        raise subprocess.CalledProcessError(done.returncode, cmd)
     return np.fromfile(out_path, dtype=np.float32).reshape(shape)
 
 
 def parser(doc: str) -> argparse.ArgumentParser:
-    """--laptime, --precisions and --seed; each check adds its shapes."""
+    """--laptime, --precisions, --seed and --graph; each check adds its shapes."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--laptime", required=True, type=pathlib.Path)
     ap.add_argument("--precisions", default="fp32,tf32,bf16,fp8")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="drawn from: the model's weights, each shape's inputs")
+    ap.add_argument("--graph", action="store_true",
+                    help="run the bench with --graph (one forward captured and replayed, as the table's small rows)")
     return ap
 
 

@@ -1,12 +1,15 @@
-"""The full-size checks' shared pieces, without torch: the error measure and the command line."""
+"""The full-size checks' shared pieces, without torch: the error measure, the bench's command line
+and its seeded inputs (their bits against the C++ rule: tests/test_seeded_inputs.cpp)."""
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "e2e"))
-from e2e_common import FP8_FACTOR, fp8_reference, parser, rel_l2, run_forward, top1_agreement, top1_floor  # noqa: E402
+from e2e_common import (FP8_FACTOR, bench_command, fp8_reference, parser, rel_l2, run_bench,  # noqa: E402
+                        seeded_images, seeded_tokens, top1_agreement, top1_floor)
 
 
 def test_rel_l2_matches_its_definition():
@@ -65,11 +68,39 @@ def test_fp8_reference_is_pytorchs_error_and_top1():
     assert words.startswith("PyTorch _scaled_mm: ")
 
 
-def test_run_forward_calibrates_and_sets_the_fp8_policy_only_in_fp8(tmp_path):
+def test_bench_command_runs_one_lap_of_the_bench_and_writes_its_logits(tmp_path):
+    args = parser("doc").parse_args(["--laptime", "build/bench/laptime"])
     out = tmp_path / "logits.bin"
-    probe = ("import os, sys, numpy as np; np.array([float('--calibrate' in sys.argv), "
-             "float(os.environ.get('LAPTIME_FP8_GEMM') == 'fp8')], dtype=np.float32).tofile(sys.argv[1])")
+    cmd = bench_command(args, "gpt2", tmp_path / "w.safetensors", 7, "fp8", out, ["--batch", 3, "--seq", 77])
+    assert cmd[:3] == ["build/bench/laptime", "bench", "gpt2"]
+    flags = dict(zip(cmd[3::2], cmd[4::2]))
+    assert flags == {"--weights": str(tmp_path / "w.safetensors"), "--seed": "7", "--precision": "fp8",
+                     "--warmup": "0", "--iters": "1", "--output": str(out), "--batch": "3", "--seq": "77"}
+    graph = bench_command(parser("doc").parse_args(["--laptime", "l", "--graph"]), "resnet50", "w", 1, "bf16", out, [])
+    assert graph[-1] == "--graph" and "--graph" not in cmd
+
+
+def test_run_bench_sets_the_switches_and_reads_the_logits(tmp_path):
+    out = tmp_path / "logits.bin"
+    probe = ("import os, sys, numpy as np; print('a report'); np.array([float(os.environ.get('LAPTIME_FP8_GEMM') == "
+             "'fp8'), float(os.environ.get('LAPTIME_RESNET_FP8') == 'stream')], dtype=np.float32).tofile(sys.argv[1])")
     cmd = [sys.executable, "-c", probe, str(out)]
-    assert list(run_forward(cmd, "fp8", "fp8", tmp_path / "cal.bin", out, (2,))) == [1.0, 1.0]
-    assert list(run_forward(cmd, "fp8", "auto", tmp_path / "cal.bin", out, (2,))) == [1.0, 0.0]
-    assert run_forward(cmd, "bf16", "", tmp_path / "cal.bin", out, (2,))[0] == 0.0
+    assert list(run_bench(cmd, out, (2,), {"LAPTIME_FP8_GEMM": "fp8"})) == [1.0, 0.0]
+    assert list(run_bench(cmd, out, (1, 2), {"LAPTIME_RESNET_FP8": "stream"})[0]) == [0.0, 1.0]
+
+
+def test_run_bench_prints_the_report_of_a_failed_run(tmp_path, capsys):
+    cmd = [sys.executable, "-c", "print('laptime: no GPU'); raise SystemExit(1)"]
+    with pytest.raises(subprocess.CalledProcessError):
+        run_bench(cmd, tmp_path / "none.bin", (1,))
+    assert "laptime: no GPU" in capsys.readouterr().out
+
+
+def test_seeded_inputs_are_in_range_and_repeatable():
+    tokens = seeded_tokens(11, 5000, 50257)
+    assert tokens.dtype == np.int32 and tokens.min() >= 0 and tokens.max() < 50257
+    assert (tokens == seeded_tokens(11, 5000, 50257)).all() and (tokens != seeded_tokens(12, 5000, 50257)).any()
+    assert (seeded_tokens(11, 10, 50257) == tokens[:10]).all()  # a longer draw begins with the shorter one
+    images = seeded_images(2**64 - 1, 100000)  # mix(seed) + i wraps
+    assert images.dtype == np.float32 and np.abs(images).max() <= 2 * 3 ** 0.5
+    assert abs(float(images.mean())) < 0.02 and abs(float(images.var()) - 1.0) < 0.03

@@ -227,6 +227,18 @@ def test_every_committed_gpu_report_validates(path, doc):
     assert not errors(doc), errors(doc)
 
 
+def test_a_bench_report_with_kernel_files_validates():
+    """--kernel NAME=FILE.cu's config member, in the shape tests/test_bench_report.cpp
+    (KernelFilesAreNamed) holds the writer to; a file without its hash fails."""
+    bench = min((doc for _, doc in COMMITTED if doc["schema"] == "laptime.bench/1" and doc.get("framework") == "laptime"),
+                key=lambda d: len(json.dumps(d)))
+    doc = copy.deepcopy(bench)
+    doc["config"]["kernel_files"] = [{"kernel": "layernorm", "path": "my \"ln\".cu", "sha256": "%064x" % random.getrandbits(256)}]
+    assert not errors(doc), errors(doc)
+    del doc["config"]["kernel_files"][0]["sha256"]
+    assert errors(doc)
+
+
 def test_committed_reports_cover_the_gpu_kinds():
     assert {doc["schema"] for _, doc in COMMITTED} == COMMITTED_KINDS
 

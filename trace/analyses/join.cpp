@@ -176,12 +176,6 @@ int TraceJoin::innermost_range(uint32_t pid, uint32_t tid, Ns at) const {
   return pos == starts.begin() ? -1 : it->second.ranges[static_cast<size_t>(pos - starts.begin()) - 1];
 }
 
-std::vector<std::string> TraceJoin::range_chain(int range) const {
-  std::vector<std::string> chain;
-  for (int r = range; r >= 0; r = t_.nvtx[r].parent) chain.push_back(t_.nvtx[r].text);
-  return chain;
-}
-
 ThreadCalls TraceJoin::thread_calls(uint32_t pid, uint32_t tid) const {
   if (only_thread_)
     return *only_thread_ == std::make_pair(pid, tid) ? ThreadCalls(nullptr, t_.api_calls.size()) : ThreadCalls();

@@ -127,8 +127,6 @@ class TraceJoin {
   }
   // Replays traced whole that were left out because the same launch's nodes were traced too.
   size_t replays_traced_by_nodes() const { return replays_by_nodes_; }
-  // The range's text and its ancestors' texts, innermost first.
-  std::vector<std::string> range_chain(int range) const;
   // API calls of one thread, indices into Trace::api_calls by start time (empty if none).
   ThreadCalls thread_calls(uint32_t pid, uint32_t tid) const;
 

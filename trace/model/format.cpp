@@ -82,13 +82,6 @@ std::string fold_indices(const std::string& range) {
   return out;
 }
 
-std::string clip(const std::string& name) {
-  if (name.size() <= 200) return name;
-  size_t cut = 200;
-  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-  return name.substr(0, cut) + "... (" + std::to_string(name.size()) + " characters)";
-}
-
 Name range_name(const Trace& t, int range) { return range < 0 ? t.names->intern("(no range)") : t.nvtx[range].text; }
 
 std::string range_text(const Trace& t, int range) { return range < 0 ? "(no range)" : t.nvtx[range].text.str(); }

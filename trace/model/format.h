@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/model/text.h"  // detail::clip, with the escaping it goes with
 #include "trace/model/trace.h"
 
 namespace laptime::trace::detail {
@@ -24,10 +25,6 @@ bool has_any(const std::string& s, std::initializer_list<const char*> needles);
 // "Forward Pass Iter 7" -> "Forward Pass Iter *": the same layer in every block, so a 12-block
 // model reads as one row per layer kind.
 std::string fold_indices(const std::string& range);
-
-// A name as a message quotes it: at most 200 characters, then "... (N characters)", so a
-// sentence about a hostile trace stays a sentence.
-std::string clip(const std::string& name);
 
 // A range's text, "(no range)" for -1.
 std::string range_text(const Trace& t, int range);

@@ -90,23 +90,22 @@ std::string escape_name(std::string_view s) {
   return out;
 }
 
+std::string detail::clip(const std::string& name) {
+  constexpr size_t kMax = 200;
+  if (name.size() <= kMax) return name;
+  size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return name.substr(0, cut) + "... (" + std::to_string(name.size()) + " characters)";
+}
+
 std::string one_line(std::string_view sentence) {
-  constexpr size_t kRun = 200;
   const std::string escaped = escape_name(sentence);
   std::string out;
   out.reserve(std::min(escaped.size(), size_t{4096}));
   for (size_t i = 0; i < escaped.size();) {
     size_t end = escaped.find(' ', i);
     if (end == std::string::npos) end = escaped.size();
-    std::string_view run(escaped.data() + i, end - i);
-    if (run.size() > kRun) {
-      size_t cut = kRun;
-      while (cut > 0 && (static_cast<unsigned char>(run[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-      out.append(run.substr(0, cut));
-      out += "... (" + std::to_string(run.size()) + " characters)";
-    } else {
-      out.append(run);
-    }
+    out += detail::clip(escaped.substr(i, end - i));  // every run of more than 200 bytes cut as a name is
     if (end < escaped.size()) out += ' ';
     i = end + 1;
   }

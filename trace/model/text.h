@@ -26,6 +26,12 @@ std::string escape_name(std::string_view s);
 // True when escape_name(s) would change s.
 bool needs_escape(std::string_view s);
 
+namespace detail {
+// A name as a message quotes it: at most 200 bytes, cut at a character boundary, then "... (N
+// characters)", so a sentence about a hostile trace stays a sentence.
+std::string clip(const std::string& name);
+}  // namespace detail
+
 // A sentence for a terminal, as `laptime: SENTENCE` prints every failure: through escape_name (a
 // newline or an ESC inside a file name can neither split the line, so that a second one seems to
 // begin "laptime:", nor reach the terminal raw), and every run of more than 200 bytes without a

@@ -10,7 +10,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "trace/model/format.h"
 #include "trace/model/text.h"
 
 namespace laptime::trace {

@@ -101,7 +101,6 @@ class Stmt {
     if (t == SQLITE_INTEGER) *v = sqlite3_value_int64(cell);
     return t;
   }
-  double f64(int col) const { return sqlite3_column_double(st_, col); }
   std::string text(int col) const { return std::string(view(col)); }
   // Valid until the next step: for interning without a copy.
   std::string_view view(int col) const {
@@ -243,7 +242,6 @@ class Query {
   std::string text(const char* c) const { return stmt_.text(at(col(c))); }
   std::string_view view(const char* c) const { return stmt_.view(at(col(c))); }
   int type(const char* c) const { return stmt_.type(at(col(c))); }
-  bool is_text(const char* c) const { return type(c) == SQLITE_TEXT; }
   bool is_integer(const char* c) const { return type(c) == SQLITE_INTEGER; }
   // The column's cell, whatever it holds: an integer column read once for its type and value.
   int64_t i64_at(int index) const { return stmt_.i64(index); }
