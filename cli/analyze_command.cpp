@@ -81,8 +81,9 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeOptions& o) {
                       "the device's ceilings from `laptime peak` (default: its cache for the trace's GPU)");
   cli::heading(sub, cli::Group::Output);
   cli::add_integer(sub, "--top", &o.report.top, 0, 1000000,
-                   "rows in the kernel, layer, gap and synchronization tables (default 15 in the text, every row in "
-                   "the JSON; 0: every row)");
+                   "rows in the kernel, layer, gap and synchronization tables (default 15 in the text; in the JSON "
+                   "every kernel and layer, and the 1,000 costliest synchronization calls and ranges, the lists that "
+                   "grow with the trace, the rest counted; N cuts both; 0: every row)");
   cli::add_output_file(sub, "--json", &o.json,
                        "also write the numbers as JSON (schema laptime.analyze/1; the job view's laptime.job/1); - for "
                        "standard output",

@@ -108,6 +108,47 @@ TEST(DiffEnergy, BothSidesMeasuredGiveTheChangeAndItsInterval) {
   EXPECT_EQ(energy_label_name(same.energy->label), std::string("SAME"));
 }
 
+// A real change under the line reads as the layers' rows read it: an energy change of 0.5-2%
+// either way with quiet blocks (the interval clear of zero, inside ±3%) is "SAME within ±3%" in
+// the text and same_within in the JSON; the same blocks on both sides (zero in the interval) a
+// bare SAME, with no same_within.
+TEST(DiffEnergy, ARealChangeUnderTheLineIsSameWithin) {
+  std::mt19937_64 rng(std::random_device{}());
+  const double j = std::uniform_real_distribution<double>(0.5, 12)(rng);
+  const double change = std::uniform_real_distribution<double>(0.005, 0.02)(rng) * (rng() % 2 ? 1 : -1);
+  const Blocks b = draw_blocks(rng, 20, j, 0.001), a = draw_blocks(rng, 23, (1 + change) * j, 0.001);
+  const std::string bp = write_report("quiet_before.json", 3.8, energy_of(b)),
+                    ap = write_report("quiet_after.json", 3.8, energy_of(a));
+  const Diff d = diff_of(bp, ap);
+  ASSERT_TRUE(d.energy);
+  const EnergyRow& e = *d.energy;
+  ASSERT_TRUE(e.ci.excludes_zero()) << e.ci.lo << " .. " << e.ci.hi;
+  const double t = DiffOptions{}.threshold_pct;
+  ASSERT_LT(std::max(std::fabs(e.ci.lo), std::fabs(e.ci.hi)), t / 100 * e.before_j);
+  EXPECT_EQ(energy_label_name(e.label), std::string("SAME"));
+  ASSERT_TRUE(e.same_within);
+  EXPECT_TRUE(e.same_within->relative);
+  EXPECT_EQ(e.same_within->bound, t);
+  const std::string text = printed([&d](std::FILE* out) { print_diff(d, out); });
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "  energy      per forward %.3f -> %.3f J (%+.1f%%, 95%% interval %+.1f%% .. %+.1f%%): SAME within "
+                "±%g%%\n",
+                b.ratio(), a.ratio(), e.change_pct, 100 * e.ci.lo / b.ratio(), 100 * e.ci.hi / b.ratio(), t);
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  const json dj = diff_to_json(d)["energy"];
+  EXPECT_EQ(dj["label"], "SAME");
+  EXPECT_EQ(dj["same_within"], json({{"pct", t}}));
+
+  const Diff same = diff_of(bp, bp);
+  ASSERT_TRUE(same.energy);
+  EXPECT_FALSE(same.energy->ci.excludes_zero());
+  EXPECT_FALSE(same.energy->same_within);
+  const std::string plain = printed([&same](std::FILE* out) { print_diff(same, out); });
+  EXPECT_NE(plain.find("): SAME\n"), std::string::npos) << plain;
+  EXPECT_FALSE(diff_to_json(same)["energy"].contains("same_within"));
+}
+
 // One side without energy: a note says which and why, in one line, the reason escaped; no row.
 // Neither side: no note, no line, no key (reports from before the bench measured energy).
 TEST(DiffEnergy, OneSideOnlyIsANoteAndNeitherIsNothing) {

@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -21,6 +23,7 @@
 #include "tests/support/trace_testing.h"
 #include "trace/analyses/analyze.h"
 #include "trace/analyses/timeline.h"
+#include "trace/analyses/top.h"
 #include "trace/model/text.h"
 #include "trace/read/nsys_sqlite.h"
 #include "trace/write/analysis_json.h"
@@ -306,6 +309,99 @@ TEST_P(TimelineReference, EventsAreTheReferencesFromTheSqlite) {
   std::set<std::pair<Ns, std::string>> marked;
   for (const TimelineSync& s : tl.syncs) marked.insert({s.start, s.api});
   EXPECT_EQ(marked, measured);
+  // Where each sat, as the reference finds the calls by name: every one it lists, in the same place
+  // (the synchronize after the loop is not the loop's), and its event linked to that record.
+  std::set<std::tuple<Ns, std::string, std::string>> where, where_want;
+  std::set<std::string> named;
+  for (const auto& w : want["syncs"]) {
+    where_want.emplace(w[0].get<Ns>(), w[1].get<std::string>(), w[2].get<std::string>());
+    named.insert(w[1].get<std::string>());
+  }
+  for (const TimelineSync& s : tl.syncs)
+    if (s.lane >= 0 && tl.lanes[static_cast<size_t>(s.lane)].pid == first.pid &&
+        tl.lanes[static_cast<size_t>(s.lane)].tid == first.tid && named.count(s.api)) {
+      where.emplace(s.start, s.api, sync_where_name(s.where));
+      EXPECT_EQ(s.steady(), s.where == SyncWhere::Steady);
+    }
+  EXPECT_EQ(where, where_want);
+  for (const TimelineEvent& e : tl.events) {
+    if (!e.blocking) continue;
+    ASSERT_GE(e.sync, 0) << tl.names[static_cast<size_t>(e.name)];
+    const TimelineSync& s = tl.syncs[static_cast<size_t>(e.sync)];
+    EXPECT_EQ(s.start, e.start);
+    EXPECT_EQ(s.api, tl.names[static_cast<size_t>(e.name)]);
+    EXPECT_EQ(s.lane, e.lane);
+  }
+}
+
+// Where a blocking call sat against the loop (sync.h's SyncWhere): one of each place, in a
+// trace built here with the times drawn fresh: before the first iteration, in the warm-up one,
+// in a steady one, between two iterations, after the last; only the steady one is the loop's.
+TEST(SyncWhere, EachPlaceAgainstTheLoop) {
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  auto draw = [&rng](Ns lo, Ns hi) { return std::uniform_int_distribution<Ns>(lo, hi)(rng); };
+  Trace t;
+  const Name launch = t.intern("cudaLaunchKernel"), sync = t.intern("cudaStreamSynchronize"),
+             forward = t.intern("forward"), gemm = t.intern("gemm");
+  uint32_t corr = 1;
+  auto call = [&](Name name, Ns start, Ns end) {
+    ApiCall c;
+    c.name = name;
+    c.pid = c.tid = 3;
+    c.start = start;
+    c.end = end;
+    c.correlation = corr++;
+    t.api_calls.push_back(c);
+    return c.correlation;
+  };
+  const Ns lap = 10'000'000, gap = 2'000'000;
+  Ns at = 5'000'000;
+  std::vector<Ns> starts;  // of each iteration
+  const Ns before = draw(100'000, at - 200'000);
+  call(sync, before, before + 50'000);
+  for (uint64_t i = 0; i < 6; ++i) {
+    t.nvtx.push_back(testing_support::numbered_range(forward, i, 3, at, at + lap));
+    starts.push_back(at);
+    for (int k = 0; k < 4; ++k) {
+      const Ns s = at + 100'000 + k * 2'000'000;
+      Kernel kern;
+      kern.name = kern.short_name = gemm;
+      kern.pid = 3;
+      kern.stream = 7;
+      kern.correlation = call(launch, s, s + 5'000);
+      kern.start = s + 10'000;
+      kern.end = kern.start + 1'900'000 + static_cast<Ns>(rng() % 1000);
+      t.kernels.push_back(kern);
+    }
+    at += lap + gap;
+  }
+  const Ns in_warmup = starts[0] + draw(8'200'000, 9'500'000), in_steady = starts[3] + draw(8'200'000, 9'500'000);
+  const Ns between = starts[4] + lap + draw(100'000, gap - 200'000), after = at + draw(100'000, 5'000'000);
+  for (Ns s : {in_warmup, in_steady, between, after}) call(sync, s, s + 20'000);
+  std::sort(t.api_calls.begin(), t.api_calls.end(),
+            [](const ApiCall& x, const ApiCall& y) { return x.start < y.start; });
+  t.finalize();
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, ReportOptions{});
+  ASSERT_TRUE(a.iterations.front().warmup) << a.warmup_rule;
+  std::map<Ns, SyncWhere> got;
+  for (const auto* list : {&a.syncs, &a.syncs_elsewhere})
+    for (const SyncCall& s : *list)
+      if (s.api.str() == "cudaStreamSynchronize") got[s.start] = s.where;
+  const std::map<Ns, SyncWhere> want{{before, SyncWhere::BeforeLoop},
+                                     {in_warmup, SyncWhere::Warmup},
+                                     {in_steady, SyncWhere::Steady},
+                                     {between, SyncWhere::Between},
+                                     {after, SyncWhere::AfterLoop}};
+  EXPECT_EQ(got, want) << "seed " << seed;
+  ASSERT_EQ(a.syncs.size(), 1u);
+  EXPECT_EQ(a.syncs.front().start, in_steady);
+  const nlohmann::json js = to_json(a)["synchronization"];
+  std::set<std::string> places;
+  for (const auto& c : js["outside_steady"]) places.insert(c["where"].get<std::string>());
+  EXPECT_EQ(places, (std::set<std::string>{"before the loop", "warm-up", "between iterations", "after the loop"}));
+  EXPECT_EQ(js["calls"][0]["where"], "steady");
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TimelineReference,
@@ -315,6 +411,80 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TimelineReference,
                            n = n.substr(0, n.find('.'));
                            return n;
                          });
+
+// Lists that grow with the trace's length (trace/analyses/top.h): the JSON holds the
+// kMaxListRows costliest synchronization calls (inside the steady iterations and outside) and
+// ranges, counts the rest with their host wait beside them, and --top N cuts them as it cuts the
+// text's tables (--top 0: every row). Fresh random lengths and waits each run.
+TEST(JsonBound, ListsThatGrowWithTheTraceHoldTheCostliest) {
+  const uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  Trace t;
+  const Name api = t.intern("cudaStreamSynchronize"), range = t.intern("forward 7");
+  Analysis a;
+  a.steady_count = 10;
+  auto calls = [&](size_t n) {
+    std::vector<SyncCall> out(n);
+    for (SyncCall& c : out) {
+      c.api = api;
+      c.range = range;
+      c.duration = static_cast<Ns>(rng() % 50'000'000);
+      c.start = static_cast<Ns>(rng() % 1'000'000'000);
+    }
+    std::sort(out.begin(), out.end(), [](const SyncCall& x, const SyncCall& y) { return x.duration > y.duration; });
+    return out;
+  };
+  const size_t n = kMaxListRows + 1 + rng() % 3000, m = kMaxListRows + 1 + rng() % 500,
+               r = kMaxListRows + 1 + rng() % 800;
+  a.syncs = calls(n);
+  a.syncs_elsewhere = calls(m);
+  for (size_t i = 0; i < r; ++i) {
+    RangeRow row;
+    row.range = "Forward Pass Iter " + std::to_string(i);
+    row.time = static_cast<Ns>(rng() % 1'000'000'000);
+    a.ranges.push_back(row);
+  }
+  std::sort(a.ranges.begin(), a.ranges.end(), [](const RangeRow& x, const RangeRow& y) { return x.time > y.time; });
+  // The reference: what the first `held` of a list leave out, summed here.
+  auto left = [](const std::vector<SyncCall>& all, size_t held) {
+    Ns wait = 0;
+    for (size_t i = held; i < all.size(); ++i) wait += all[i].duration;
+    return nlohmann::json{{"count", all.size() - held}, {"host_wait_ns", wait}};
+  };
+  for (const std::optional<int> top : {std::optional<int>(), std::optional<int>(7), std::optional<int>(0)}) {
+    SCOPED_TRACE(top ? std::to_string(*top) : "no --top");
+    a.top = top;
+    const nlohmann::json j = to_json(a);
+    const size_t held = !top ? kMaxListRows : *top ? static_cast<size_t>(*top) : 0;
+    for (const auto& [list, all] : {std::pair<const char*, const std::vector<SyncCall>*>{"calls", &a.syncs},
+                                    {"outside_steady", &a.syncs_elsewhere}}) {
+      const nlohmann::json& got = j["synchronization"][list];
+      const std::string omitted = std::string(list) + "_omitted";
+      if (held == 0) {
+        EXPECT_EQ(got.size(), all->size()) << list;
+        EXPECT_FALSE(j["synchronization"].contains(omitted)) << list;
+        continue;
+      }
+      ASSERT_EQ(got.size(), held) << list;
+      for (size_t i = 0; i < held; ++i) EXPECT_EQ(got[i]["duration_ns"].get<Ns>(), (*all)[i].duration) << list << i;
+      EXPECT_EQ(j["synchronization"][omitted], left(*all, held)) << list;
+    }
+    const nlohmann::json& mix = j["kernel_mix"];
+    EXPECT_EQ(mix["ranges"].size(), held ? held : r);
+    if (held) {
+      EXPECT_EQ(mix["ranges_omitted"].get<size_t>(), r - held);
+      EXPECT_EQ(mix["ranges"][0]["range"], a.ranges.front().range);
+    } else {
+      EXPECT_FALSE(mix.contains("ranges_omitted"));
+    }
+  }
+  // A list within the bound is whole, with nothing said beside it.
+  a.top.reset();
+  a.syncs.resize(kMaxListRows);
+  const nlohmann::json j = to_json(a);
+  EXPECT_EQ(j["synchronization"]["calls"].size(), kMaxListRows);
+  EXPECT_FALSE(j["synchronization"].contains("calls_omitted")) << "seed " << seed;
+}
 
 // One iteration of more GPU work than the bound: the iteration's events before its neighbours',
 // the longest first; what was cut counted per lane, nothing lost from the sums.

@@ -133,13 +133,7 @@ Trace loop_of(const std::vector<double>& series_ms) {
   const Name forward = t.intern("forward"), launch = t.intern("cudaLaunchKernel"), gemm = t.intern("gemm");
   for (size_t i = 0; i < series_ms.size(); ++i) {
     const Ns kernel = static_cast<Ns>(series_ms[i] * 1e6);
-    NvtxEvent r;
-    r.text = forward;
-    r.has_payload = true;
-    r.payload = i;
-    r.pid = r.tid = 7;
-    r.start = at;
-    r.end = at + kernel + 20'000;
+    const NvtxEvent r = testing_support::numbered_range(forward, i, 7, at, at + kernel + 20'000);
     t.nvtx.push_back(r);
     ApiCall c;
     c.name = launch;

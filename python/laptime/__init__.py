@@ -181,7 +181,8 @@ class Report(dict):
         """One table of the report as a pandas DataFrame (pip install laptime[pandas]), flat: one
         value a cell, named columns (a nested member is the column of its path, occupancy_achieved_pct;
         a list of names one text cell). analyze: "iterations", "layers", "ranges", "kernels", "gaps",
-        "syncs" (a column "pid" when the capture has several processes); analyze_many: "reports",
+        "syncs" (a column "pid" when the capture has several processes; "ranges" and "syncs" hold
+        the report's rows: the 1,000 costliest unless top= is given, top=0 for all); analyze_many: "reports",
         "iterations", "layers", "straggler" (columns "file" and "pid"); diff: "layers"; kernels:
         "layers", "kernels" (one row per kernel, its layer a column); two kernels reports: "layers"."""
         from . import _tables

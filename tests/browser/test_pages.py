@@ -24,6 +24,7 @@ import argparse
 import glob
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -118,6 +119,7 @@ def check_analyze(page, r, prefix=""):
     tl = r["timeline"]
     if not tl:
         return
+    check_blocking_calls(page, tl, P, not r["synchronization"]["calls"])
     n = page.evaluate("document.querySelectorAll('#%ssec-timeline svg.timeline .ev').length" % P)
     check(n == len(tl["events"]), "%d events drawn, %d in the JSON" % (n, len(tl["events"])))
     g = page.evaluate("document.querySelectorAll('#%ssec-timeline .gapbox').length" % P)
@@ -133,11 +135,15 @@ def check_analyze(page, r, prefix=""):
         check(want > 0 or not any(e["kind"] == "kernel" for e in tl["events"]), "the heaviest layer has spans")
         page.evaluate("document.getElementById('%slayers-r%d').click()" % (P, row))
         check(page.evaluate("document.querySelectorAll('#%ssec-timeline .hl').length" % P) == 0, "a second click clears them")
-    # Hovering a span shows its name, as text.
+    # Hovering a span shows its name, as text (a blocking call outside the steady iterations with
+    # where it sat).
     first = page.evaluate("(() => { const e = document.querySelector('#%ssec-timeline svg.timeline .ev');"
                           " e.dispatchEvent(new PointerEvent('pointermove', {bubbles: true, clientX: 300, clientY: 300}));"
                           " return [+e.getAttribute('data-ev'), document.querySelector('.tip b').textContent]; })()" % P)
-    check(first[1] == tl["names"][tl["events"][first[0]]["name"]], "the tooltip names %r, the JSON %r" % (first[1], tl["names"][tl["events"][first[0]]["name"]]))
+    e = tl["events"][first[0]]
+    q = tl["syncs"][e["sync"]] if e.get("blocking") and e.get("sync") is not None else None
+    want = tl["names"][e["name"]] + (" (%s)" % q["where"] if q and not q["steady"] else "")
+    check(first[1] == want, "the tooltip names %r, the JSON %r" % (first[1], want))
     # The roofline: a point per layer with FLOPs and time, one layer isolated from the menu.
     rf = r.get("roofline")
     if rf and rf.get("ceilings"):
@@ -159,6 +165,64 @@ def check_analyze(page, r, prefix=""):
         check(page.evaluate("(() => { const n = Array.from(document.querySelectorAll('#%skernels tbody tr td:first-child')).map(x => x.textContent);"
                             " return n.every((x, i) => i === 0 || n[i - 1].localeCompare(x) %s); })()" % (P, order)),
               "the kernels sorted by name (%s)" % order)
+
+
+# Every CUDA API call the timeline draws, as the reader sees it: in the blocking colour or not
+# (its computed fill against the page's --block), hollow (class outside), and its label.
+DRAWN_CALLS = """(() => {
+  const probe = document.createElement('span');
+  probe.style.color = 'var(--block)';
+  document.body.appendChild(probe);
+  const block = getComputedStyle(probe).color;
+  probe.remove();
+  const svg = document.querySelector('#%ssec-timeline svg.timeline');
+  const calls = Array.from(svg.querySelectorAll('rect.ev.call')).map(r => {
+    const label = svg.querySelector('text[data-label-of="' + r.getAttribute('data-ev') + '"]');
+    return {ev: +r.getAttribute('data-ev'), red: getComputedStyle(r).fill === block,
+            outside: r.classList.contains('outside'), label: label ? label.textContent : null};
+  });
+  const marks = Array.from(svg.querySelectorAll('path.sync')).map(m => ({sync: +m.getAttribute('data-sync'),
+    red: getComputedStyle(m).fill === block}));
+  return {calls, marks};
+})()"""
+
+
+def check_blocking_calls(page, tl, P, none_in_loop):
+    """The timeline never contradicts the report: only a synchronization of the steady iterations
+    is drawn in the blocking colour; a blocking call outside them is hollow and its label says where
+    it sat ("cudaStreamSynchronize (after the loop)"). `none_in_loop`: the report says no call
+    synchronizes inside the steady iterations, so nothing on the timeline is red."""
+    drawn = page.evaluate(DRAWN_CALLS % P)
+    for d in drawn["calls"]:
+        e = tl["events"][d["ev"]]
+        name = tl["names"][e["name"]]
+        q = tl["syncs"][e["sync"]] if e.get("blocking") and e.get("sync") is not None else None
+        steady = bool(q and q["steady"])
+        check(d["red"] == steady, "%s at %d: drawn %s, but it is %s" % (
+            name, e["start_ns"], "in the blocking colour" if d["red"] else "plain",
+            "a steady iteration's synchronization" if steady else "not the loop's"))
+        if e.get("blocking") and not steady:
+            check(d["outside"], "%s outside the steady iterations is not drawn hollow" % name)
+            want = "%s (%s)" % (name, q["where"] if q else "outside the steady iterations")
+            check(d["label"] is None or d["label"] == want or (d["label"].endswith("~") and want.startswith(d["label"][:-1])),
+                  "the label %r, not %r" % (d["label"], want))
+    for m in drawn["marks"]:
+        check(m["red"] == tl["syncs"][m["sync"]]["steady"], "a sync mark in the wrong colour: %r" % tl["syncs"][m["sync"]])
+    if none_in_loop:
+        red = [tl["names"][tl["events"][d["ev"]]["name"]] for d in drawn["calls"] if d["red"]] + [m for m in drawn["marks"] if m["red"]]
+        check(not red, "the report says no synchronization inside the loop, the timeline draws %r in the blocking colour" % red)
+
+
+def check_omitted(page, r):
+    """What a bounded list left out, said under its table as the JSON counts it."""
+    sync = r["synchronization"]
+    notes = page.evaluate("Array.from(document.querySelectorAll('#sec-syncs .omitted')).map(p => p.textContent)")
+    want = [sync[k] for k in ("calls_omitted", "outside_steady_omitted") if k in sync]
+    check(want and len(notes) == len(want), "%d notes of calls left out, the JSON has %d" % (len(notes), len(want)))
+    for note, o in zip(notes, want):
+        m = re.match(r"^(\d+) more calls?, (\d+\.\d+) (ms|s|us) of host wait", note)
+        check(m and int(m.group(1)) == o["count"], "the note %r, the JSON %r" % (note, o))
+        close(m.group(2), o["host_wait_ns"] / {"s": 1e9, "ms": 1e6, "us": 1e3}[m.group(3)], 3 if m.group(3) != "us" else 1, "the wait left out")
 
 
 def check_processes(page, r):
@@ -192,6 +256,40 @@ def check_diff(page, d, prefix=""):
         close(row[5], x["change_pct"], 2, "change of " + x["name"])
     cis = page.evaluate("document.querySelectorAll('#%sdiffchart line.ci').length" % prefix)
     check(cis == sum(1 for x in d["rows"] if "ci_pct" in x), "an interval drawn for every row that has one")
+
+
+def check_energy(page, d, text):
+    """diff of two bench reports with energy: the energy's label on the page as the text's line says it."""
+    e = d["energy"]
+    m = re.search(r"^  energy      per forward .*\): (.*)$", text, re.M)
+    check(m and m.group(1) == label_words(e), "the text's energy line %r, the JSON's label %r" % (m and m.group(1), label_words(e)))
+    shown = page.evaluate("document.querySelector('#answer-energy .v span').textContent")
+    check(shown == m.group(1), "the energy's label on the page %r, the text's %r" % (shown, m.group(1)))
+    close(page.evaluate("document.querySelector('#answer-energy .v').textContent"), e["change_pct"], 1, "the energy's change")
+
+
+def write_bench_reports(folder):
+    """Two laptime.bench/1 reports with energy (fresh random blocks), the second's energy per
+    forward 0.5-2% off the first's with quiet blocks: a real change under the SAME line."""
+    rng = random.Random(os.urandom(8))
+    j = rng.uniform(0.5, 12)
+    change = rng.uniform(0.005, 0.02) * rng.choice((-1, 1))
+    paths = []
+    for name, per in (("bench_before.json", j), ("bench_after.json", j * (1 + change))):
+        blocks, t = [], 0.0
+        for _ in range(20):
+            laps = rng.uniform(10, 30)
+            blocks.append({"start_ms": t, "end_ms": t + 100, "joules": laps * per * (1 + rng.uniform(-5e-4, 5e-4)), "laps": laps})
+            t += 100
+        report = {"schema": "laptime.bench/1", "framework": "laptime", "device": {"name": "Test GPU"},
+                  "config": {"model": "gpt2", "precision": "bf16", "shape": "B=8 T=1024 (8192 tokens)", "mode": "eager"},
+                  "iterations": [{"index": i, "warmup": i < 5, "lap_ms": 3.8 * (1 + 1e-3 * (i % 3))} for i in range(25)],
+                  "energy": {"available": True, "joules_per_forward": sum(b["joules"] for b in blocks) / sum(b["laps"] for b in blocks),
+                             "blocks": blocks}}
+        paths.append(os.path.join(folder, name))
+        with open(paths[-1], "w") as f:
+            json.dump(report, f)
+    return paths
 
 
 def check_job(page, j):
@@ -254,6 +352,152 @@ def check_hostile(page, names):
         check(name in text, "%r is not shown as text" % name)
 
 
+# --- the page against the text report -----------------------------------------------------------------
+# The first screen's four answers and the settling, read from the page, against what `laptime
+# analyze TRACE` prints for the same trace (not against the JSON: the page must not contradict the
+# words a reader compares it with).
+
+
+def text_parts(stdout):
+    """Each process's part of the text report: the whole report, or one per `=== process` heading."""
+    parts = re.split(r"\n=== process [^\n]* ===\n", stdout)
+    return parts[1:] if len(parts) > 1 else parts
+
+
+def between(text, start, ends):
+    i = text.find(start)
+    if i < 0:
+        return ""
+    j = min([k for k in (text.find(e, i + len(start)) for e in ends) if k >= 0] or [len(text)])
+    return text[i:j]
+
+
+def text_answers(part):
+    """lap and busy as printed, the top of the kernel mix, the syncs, the settling of one report."""
+    a = {}
+    m = re.search(r"^  lap\s+(\d+\.\d+) ms", part, re.M)
+    a["lap"] = m.group(1) if m else None
+    m = re.search(r"^  busy\s+(\d+\.\d+)% of the lap", part, re.M)
+    a["busy"] = m.group(1) if m else None
+    mix = between(part, "\n3. Kernel mix", ["\n4. "])
+    m = re.search(r"^  category\s+ms/iter\s+share\s+ops/iter\n  (\S+)\s+\d+\.\d+\s+(\d+\.\d+)%", mix, re.M)
+    a["top"] = (m.group(1), float(m.group(2))) if m else None
+    m = re.search(r"CUDA Graphs: \S+ replays? per iteration \([^)]*\), \d+\.\d+ ms per iteration, (\d+\.\d+)% of GPU time",
+                  " ".join(mix.split()))
+    a["replays"] = float(m.group(1)) if m else None
+    syncs = between(part, "\n4. Synchronization", ["\nVerdict"])
+    if not syncs or re.search(r"^  none: ", syncs, re.M):
+        a["syncs"] = None
+    else:
+        lines = syncs.split("\n")
+        head = next(i for i, l in enumerate(lines) if "host wait (us)" in l)
+        count = 0
+        for line in lines[head + 1:]:
+            if not line.startswith("    "):
+                break
+            more = re.match(r"^    \.\.\. (\d+) more rows", line)
+            count += int(more.group(1)) if more else 1
+        wait = re.search(r"^  host wait\s+(\d+\.\d+) ms per iteration", syncs, re.M).group(1)
+        a["syncs"] = (count, wait)
+    settling = " ".join(between(part, "\nSettling\n", ["\n\n", "\nRoofline"]).split())
+    a["settling"] = None
+    if settling:
+        t = {"warmup": int(re.search(r"warm-up dropped (\d+)", settling).group(1))}
+        m = re.search(r"initial transient of the per-iteration GPU time is the first (\d+) of (\d+) iterations", settling)
+        t["transient"] = (int(m.group(1)), int(m.group(2))) if m else None
+        t["settles"] = "never holds still" not in settling
+        t["shifts"] = re.findall(r"the level shifts at iteration (\d+), (\d+\.\d+) -> (\d+\.\d+) ms", settling)
+        a["settling"] = t
+    return a
+
+
+PAGE_ANSWERS = """(() => {
+  const text = (sel) => { const e = document.querySelector(sel); return e ? e.textContent : null; };
+  const P = %r;
+  return {lap: text('#' + P + 'answer-lap .v'), busy: text('#' + P + 'answer-busy .v'), mix: text('#' + P + 'answer-mix .v'),
+          sync: text('#' + P + 'answer-sync .v'), settling: text('#' + P + 'settling'),
+          marks: Array.from(document.querySelectorAll('#' + P + 'sec-timeline path.settle')).map(m => [m.getAttribute('data-mark'), +m.getAttribute('data-iteration')]),
+          iterations: Array.from(document.querySelectorAll('#' + P + 'iterations tbody tr')).map(tr => [+tr.children[0].textContent, tr.children[1].textContent])};
+})()"""
+
+
+def check_against_text(page, part, P=""):
+    """One report's first screen and settling on the page against its text."""
+    a = text_answers(part)
+    p = page.evaluate(PAGE_ANSWERS % P)
+    check(a["lap"] is not None and p["lap"] == a["lap"] + " ms", "the lap: the page %r, the text %r" % (p["lap"], a["lap"]))
+    if a["busy"] is None:
+        check("no GPU work was launched inside the steady iterations" in part and p["busy"] == "no GPU work",
+              "GPU busy: the page %r, the text has no GPU work" % p["busy"])
+    else:
+        check(p["busy"] == a["busy"] + "%", "GPU busy: the page %r, the text %r" % (p["busy"], a["busy"]))
+    top, replays = a["top"], a["replays"]
+    if replays is not None and (top is None or replays > top[1]):
+        m = re.match(r"^CUDA Graph replays (\d+)%$", p["mix"])
+        check(m and abs(int(m.group(1)) - replays) <= 0.55, "where GPU time goes: the page %r, the text CUDA Graph replays %s%%" % (p["mix"], replays))
+    elif top is not None:
+        m = re.match(r"^(\S+) (\d+)%$", p["mix"])
+        check(m and m.group(1) == top[0] and abs(int(m.group(2)) - top[1]) <= 0.55,
+              "where GPU time goes: the page %r, the text %s %s%%" % (p["mix"], top[0], top[1]))
+    else:
+        check(p["mix"] == "no GPU work", "where GPU time goes: the page %r, the text has no kernel mix" % p["mix"])
+    if a["syncs"] is None:
+        check(p["sync"] == "none", "synchronization in the loop: the page %r, the text none" % p["sync"])
+    else:
+        n, wait = a["syncs"]
+        want = "%d %s, %s ms/it" % (n, "call" if n == 1 else "calls", wait)
+        check(p["sync"] == want, "synchronization in the loop: the page %r, the text %r" % (p["sync"], want))
+    t = a["settling"]
+    if t is None:
+        check(p["settling"] is None and not p["marks"], "the page says settling %r, the text has none" % p["settling"])
+        return
+    check(p["settling"] is not None, "the text's Settling paragraph is not on the page")
+    got = p["settling"]
+    check(("warm-up dropped %d" % t["warmup"]) in got, "warm-up: the page %r, the text %d dropped" % (got, t["warmup"]))
+    if t["transient"]:
+        check(("transient is the first %d of %d iterations" % t["transient"]) in got, "the transient: the page %r, the text %r" % (got, t["transient"]))
+    elif t["settles"]:
+        check("no initial transient" in got, "the transient: the page %r, the text none" % got)
+    else:
+        check("never holds still" in got, "the page %r, the text: never holds still" % got)
+    shifts = re.findall(r"the level shifts at iteration (\d+), (\d+\.\d+) \u2192 (\d+\.\d+) ms", got)
+    check(shifts == t["shifts"], "level shifts: the page %r, the text %r" % (shifts, t["shifts"]))
+    marked = [it for what, it in p["marks"] if what == "shift"]
+    check(marked == [int(x[0]) for x in t["shifts"]], "shifts marked on the strip at %r, the text's at %r" % (marked, t["shifts"]))
+    # Warm-up on the strip: the first `warmup` rows are warm-up, the mark at the next one.
+    its = p["iterations"]
+    lead = next((i for i, (_, status) in enumerate(its) if status != "warm-up"), len(its))
+    check(lead == t["warmup"], "the page's iterations table leads with %d warm-up, the text dropped %d" % (lead, t["warmup"]))
+    warm = [it for what, it in p["marks"] if what == "warmup"]
+    want = [its[t["warmup"]][0]] if 0 < t["warmup"] < len(its) else []
+    check(warm == want, "warm-up's end marked at %r, the text's at %r" % (warm, want))
+    # A warm-up too short (--skip-warmup): where the transient ends is marked too.
+    ends = [it for what, it in p["marks"] if what == "transient"]
+    want = [its[t["transient"][0]][0]] if t["transient"] and t["transient"][0] > t["warmup"] else []
+    check(ends == want, "the transient's end marked at %r, the text's at %r" % (ends, want))
+
+
+def check_text_and_page(page, stdout):
+    parts = text_parts(stdout)
+    if len(parts) == 1:
+        return check_against_text(page, parts[0])
+    n = page.evaluate("document.querySelectorAll('main select option').length")
+    check(n == len(parts), "%d processes on the page, %d in the text" % (n, len(parts)))
+    for i, part in enumerate(parts):
+        page.evaluate("(() => { const s = document.querySelector('main select'); s.value = '%d'; s.dispatchEvent(new Event('change')); })()" % i)
+        check_against_text(page, part, "p%d-" % i)
+
+
+def committed_traces():
+    """(path, --range or None) of every committed trace: the nsys exports, and the PyTorch profiler's
+    traces with the range their reference names."""
+    out = [(t, None) for t in sorted(glob.glob(os.path.join(ROOT, F, "**", "*.sqlite"), recursive=True))]
+    with open(os.path.join(ROOT, F, "kineto", "reference.expected.json")) as f:
+        for name, spec in sorted(json.load(f).items()):
+            out.append((os.path.join(ROOT, F, "kineto", name), spec.get("range") if isinstance(spec, dict) else None))
+    return out
+
+
 # --- the pages ----------------------------------------------------------------------------------------
 
 
@@ -262,19 +506,28 @@ def make_pages(args):
     w = args.work
     L = args.laptime
     pages = []
+    texts = {}  # page -> the text report of the same command
 
     def cmd(name, argv, checker, json_path=None):
         html = os.path.join(w, name + ".html")
         js = json_path or os.path.join(w, name + ".json")
-        run([L] + argv + ["--json", js, "--html", html])
+        texts[name] = run([L] + argv + ["--json", js, "--html", html])
         pages.append((name, html, js, checker))
 
     cmd("analyze", ["analyze", os.path.join(F, "nsys", "gpt2_bf16.sqlite"), "--peak", os.path.join(F, "peak_example.json")], check_analyze)
     cmd("analyze-lesson", ["analyze", os.path.join(F, "lesson", "gpt2_clean.sqlite")], check_analyze)
     cmd("analyze-synthetic", ["analyze", os.path.join(F, "synthetic_trace.sqlite")], check_analyze)
+    # The calls' lists cut by --top: the answer counts every call, a line under each table the rest.
+    cmd("analyze-top", ["analyze", os.path.join(F, "lesson", "gpt2_max.sqlite"), "--top", "2"],
+        lambda page, r: (check_analyze(page, r), check_text_and_page(page, texts["analyze-top"]), check_omitted(page, r)))
+    # Warm-up shorter than the transient: the settling marks where each ends, as the text says.
+    cmd("analyze-short-warmup", ["analyze", os.path.join(F, "lesson", "gpt2_clean.sqlite"), "--skip-warmup", "0"],
+        lambda page, r: (check_analyze(page, r), check_text_and_page(page, texts["analyze-short-warmup"])))
     cmd("analyze-processes", ["analyze", os.path.join(F, "process_two_ranks.sqlite")], check_processes)
     cmd("job", ["analyze"] + [os.path.join(F, "job", "rank_%d.sqlite" % i) for i in range(4)], check_job)
     cmd("diff", ["diff", os.path.join(F, "diff_base.sqlite"), os.path.join(F, "diff_attn_slower.sqlite")], check_diff)
+    cmd("diff-energy", ["diff"] + write_bench_reports(w),
+        lambda page, d: (check_diff(page, d), check_energy(page, d, texts["diff-energy"])))
     cmd("kernels", ["kernels", os.path.join(F, "ncu", "laptime_gpt2.csv")], check_kernels)
     cmd("kernels-diff", ["kernels", os.path.join(F, "ncu", "laptime_gpt2_attn_cudnn.csv"), os.path.join(F, "ncu", "laptime_gpt2_attn_flash.csv")], check_kernels_diff)
     lab_html = os.path.join(w, "lab.html")
@@ -336,7 +589,7 @@ def main():
                 errors = page.errors()
                 check(not errors, "console errors after the clicks: %r" % errors)
                 check(not page.dialogs, "dialogs after the clicks: %r" % page.dialogs)
-                print("  ok    %-18s %8.1f kB, opened in %.2f s (load event), drawn in %s ms" % (
+                print("  ok    %-20s %8.1f kB, opened in %.2f s (load event), drawn in %s ms" % (
                     name, os.path.getsize(html) / 1e3, page.load_seconds, rendered))
                 passed += 1
                 if args.screenshots and name in SHOTS:
@@ -346,26 +599,42 @@ def main():
                         p.close()
                 page.close()
             except (Failure, BrowserError) as e:
-                print("  FAIL  %-18s %s" % (name, e))
+                print("  FAIL  %-20s %s" % (name, e))
                 failed += 1
-        # Every committed trace that analyze reports on: its page opens and draws without an error.
+        # Every committed trace that analyze reports on: its page opens and draws without an error,
+        # and says what the text says (the four answers, the settling, no sync drawn as the loop's
+        # that the text does not count).
         swept, broken = 0, []
-        for trace in sorted(glob.glob(os.path.join(ROOT, F, "**", "*.sqlite"), recursive=True)):
+        for trace, range_ in committed_traces():
             html = os.path.join(args.work, "sweep.html")
-            if subprocess.run([args.laptime, "analyze", trace, "--html", html], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, cwd=ROOT).returncode != 0:
+            r = subprocess.run([args.laptime, "analyze", trace, "--html", html, "--quiet"] + (["--range", range_] if range_ else []),
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+            if r.returncode != 0:
                 continue  # refused with its sentence (docs/ERRORS.md)
             page = b.open("file://" + html)
+            name = os.path.relpath(trace, ROOT)
             errors = page.errors()
             if errors or page.dialogs or page.evaluate("document.documentElement.getAttribute('data-rendered-ms')") is None:
-                broken.append("%s: %r %r" % (os.path.relpath(trace, ROOT), errors[:2], page.dialogs))
+                broken.append("%s: %r %r" % (name, errors[:2], page.dialogs))
+            else:
+                try:
+                    check_text_and_page(page, r.stdout)
+                    doc = page.evaluate("JSON.parse(document.getElementById('laptime-data').textContent)")
+                    for i, rep in enumerate(doc.get("processes") or [doc]):
+                        P = "p%d-" % i if "processes" in doc else ""
+                        if "processes" in doc:
+                            page.evaluate("(() => { const s = document.querySelector('main select'); s.value = '%d'; s.dispatchEvent(new Event('change')); })()" % i)
+                        if rep.get("timeline"):
+                            check_blocking_calls(page, rep["timeline"], P, not rep["synchronization"]["calls"])
+                except (Failure, BrowserError) as e:
+                    broken.append("%s: %s" % (name, e))
             page.close()
             swept += 1
         if broken:
-            print("  FAIL  every trace      %d of %d pages: %s" % (len(broken), swept, "; ".join(broken)))
+            print("  FAIL  every trace      %d of %d pages:\n    %s" % (len(broken), swept, "\n    ".join(broken)))
             failed += 1
         else:
-            print("  ok    every trace      the pages of %d committed traces open and draw without an error" % swept)
+            print("  ok    every trace      the pages of %d committed traces open, draw without an error and say what their text says" % swept)
             passed += 1
         for trace in args.time:
             html = os.path.join(args.work, "timed.html")

@@ -84,12 +84,16 @@ def fixture_cases():
         ("analyze --pid", ["analyze", str(fx / "process_two_programs.sqlite"), "--pid", "5100"]),
         ("analyze report", ["analyze", str(fx / "graph" / "graph_cases.nsys-rep")]),
         ("analyze --top", ["analyze", str(fx / "nsys" / "gpt2_bf16.sqlite"), "--top", "3", "--skip-warmup", "2"]),
+        # The calls' lists cut (their _omitted members), inside the steady iterations and outside.
+        ("analyze --top syncs", ["analyze", str(fx / "lesson" / "gpt2_max.sqlite"), "--top", "2"]),
         ("job", ["analyze", str(fx / "job")]),
         ("job h200", ["analyze", str(fx / "job_h200")]),
         ("job --job", ["analyze", str(fx / "process_two_ranks.sqlite"), "--job"]),
         ("job gate", ["analyze", str(fx / "job"), str(fx / "synthetic_trace.sqlite"), "--fail-if-spread", "5"]),
         ("job inputs", ["analyze", str(fx / "job"), str(fx / "job" / "rank_0.sqlite"), "--list-reports"]),
         ("diff bench", ["diff", str(fx / "diff_bench_base.json"), str(fx / "diff_bench_slower.json")]),
+        # Energy on both sides, a real change under the line (its same_within).
+        ("diff bench energy", ["diff", str(fx / "diff_bench_energy_base.json"), str(fx / "diff_bench_energy_less.json")]),
         ("diff roofline", ["diff", str(fx / "nsys" / "gpt2_bf16.sqlite"), str(fx / "nsys" / "gpt2_bf16.sqlite"),
                            "--peak", str(fx / "peak_example.json"), "--fail-if-slower", "5"]),
         ("diff graph", ["diff", str(fx / "graph" / "laptime_gpt2_b1_eager.sqlite"),

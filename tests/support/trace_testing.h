@@ -140,6 +140,18 @@ inline std::vector<std::pair<std::string, std::string>> kineto_fixtures() {
   return out;
 }
 
+// An iteration range of a loop built in a test: `text` numbered by its payload, on thread pid = tid.
+inline NvtxEvent numbered_range(Name text, uint64_t number, uint32_t thread, Ns start, Ns end) {
+  NvtxEvent r;
+  r.text = text;
+  r.has_payload = true;
+  r.payload = number;
+  r.pid = r.tid = thread;
+  r.start = start;
+  r.end = end;
+  return r;
+}
+
 inline std::string report_text(const Analysis& a) {
   std::FILE* f = std::tmpfile();
   if (!f) return "(no temporary file for the report)";

@@ -47,6 +47,24 @@ const char* sync_effect_name(SyncEffect e) {
   return "?";
 }
 
+const char* sync_where_name(SyncWhere w) {
+  switch (w) {
+    case SyncWhere::Steady:
+      return "steady";
+    case SyncWhere::Warmup:
+      return "warm-up";
+    case SyncWhere::HostAhead:
+      return "host ran ahead";
+    case SyncWhere::BeforeLoop:
+      return "before the loop";
+    case SyncWhere::Between:
+      return "between iterations";
+    case SyncWhere::AfterLoop:
+      return "after the loop";
+  }
+  return "?";
+}
+
 namespace {
 
 // Which host calls stop the loop, by name. Stream-ordered allocations (cudaMallocAsync,
@@ -359,14 +377,26 @@ void synchronizations(const TraceJoin& j, const IterationSet& is, const std::vec
   std::map<SyncKind, PlaceCounter> places_by_kind;
   PlaceCounter places;
   StallsByThread stalls;
+  // The loop's host extent, for the calls outside every iteration: before it, between, after.
+  Ns loop_start = std::numeric_limits<Ns>::max(), loop_end = std::numeric_limits<Ns>::min();
+  for (const Iteration& x : iterations.iterations) {
+    loop_start = std::min(loop_start, x.start);
+    loop_end = std::max(loop_end, x.end);
+  }
   for (const auto& [c, kind] : blocking.kind) {
     if (is.pid && t.api_calls[c].pid != *is.pid) continue;  // another process's: not this loop's, nor its setup
     SyncCall s = measure_call(j, blocking, c, kind, compute, queue);
     const int range = j.api_range(c);
     const int it = is.iteration_of_call(j, c);
     if (it >= 0) {
-      s.iteration = static_cast<int64_t>(iterations.iterations[it].index);
-      s.warmup = !iterations.iterations[it].steady();
+      const Iteration& x = iterations.iterations[it];
+      s.iteration = static_cast<int64_t>(x.index);
+      s.warmup = !x.steady();
+      s.where = x.steady() ? SyncWhere::Steady : x.warmup ? SyncWhere::Warmup : SyncWhere::HostAhead;
+    } else {
+      s.where = s.start < loop_start  ? SyncWhere::BeforeLoop
+                : s.start >= loop_end ? SyncWhere::AfterLoop
+                                      : SyncWhere::Between;
     }
     if (it >= 0 && !s.warmup) {
       SyncSummary& sum = summary[kind];

@@ -52,11 +52,27 @@ enum class SyncEffect {
 };
 const char* sync_effect_name(SyncEffect e);
 
+// Where a blocking call sat against the loop: only a steady iteration's call is the loop's cost;
+// the others (setup before the loop, warm-up, the synchronize after it) are told apart so that
+// nothing draws or counts them as the loop's.
+enum class SyncWhere {
+  Steady,      // inside a steady iteration
+  Warmup,      // inside a warm-up iteration
+  HostAhead,   // inside an iteration the host ran ahead in (not steady: iterations.h)
+  BeforeLoop,  // outside every iteration, before the first one starts
+  Between,     // outside every iteration, between two of them
+  AfterLoop,   // outside every iteration, once the last one has ended
+};
+// In words: "steady", "warm-up", "host ran ahead", "before the loop", "between iterations",
+// "after the loop".
+const char* sync_where_name(SyncWhere w);
+
 struct SyncCall {
   SyncKind kind = SyncKind::DeviceSync;
-  Name api;                    // the trace's pool (Analysis::names keeps it alive)
-  int64_t iteration = -1;      // its iteration's index, -1 outside every iteration
-  bool warmup = false;         // inside a warm-up iteration
+  Name api;                // the trace's pool (Analysis::names keeps it alive)
+  int64_t iteration = -1;  // its iteration's index, -1 outside every iteration
+  bool warmup = false;     // inside an iteration that is not steady (warm-up, host ran ahead)
+  SyncWhere where = SyncWhere::Steady;
   Name range;                  // innermost NVTX range around the call
   Ns start = 0, duration = 0;  // duration: how long the host waited in it
   std::string detail;          // copies: "HtoD 4.0 KiB pageable -> device"

@@ -328,13 +328,21 @@ Timeline timeline_of(const TraceJoin& j, const Iterations& its, const std::vecto
       y.kind = c.kind;
       y.effect = c.effect;
       y.pending = c.pending;
-      y.steady = list == &s.syncs;
+      y.where = c.where;
       if (auto l = call_lane.find({c.start, c.api.key()}); l != call_lane.end()) y.lane = l->second;
       tl.syncs.push_back(std::move(y));
     }
   std::sort(tl.syncs.begin(), tl.syncs.end(), [](const TimelineSync& a, const TimelineSync& b) {
     return std::tie(a.start, a.duration, a.api) < std::tie(b.start, b.duration, b.api);
   });
+  // Each blocking call's event to its record (where it sat, what it cost), by its lane and start.
+  std::map<std::tuple<int, Ns, std::string>, int> record;
+  for (size_t i = 0; i < tl.syncs.size(); ++i)
+    record.emplace(std::make_tuple(tl.syncs[i].lane, tl.syncs[i].start, tl.syncs[i].api), static_cast<int>(i));
+  for (TimelineEvent& e : tl.events)
+    if (e.blocking)
+      if (auto r = record.find(std::make_tuple(e.lane, e.start, tl.names[e.name])); r != record.end())
+        e.sync = r->second;
   bound_events(tl, max_events);
   return tl;
 }

@@ -15,7 +15,9 @@
 // overlaps the window is kept with its own start and duration (the page clips what it draws), and
 // marked as the iteration's or a neighbour's: GPU work by the range its launch sat in, host events
 // by whether they overlap the iteration's range. The iteration's gaps (utilization.h) and the
-// synchronizations in the window (sync.h) come with their causes and costs.
+// synchronizations in the window (sync.h) come with their causes and costs, each blocking call's
+// event linked to its record: a call outside the steady iterations (the synchronize after the
+// loop, often as long as the window) says where it sat, so that no page draws it as the loop's.
 //
 // Bounded: at most kTimelineEvents events, so a page stays a few MB however large the iteration
 // (one range holding a million kernels). Past it, the iteration's own events are kept before its
@@ -69,6 +71,7 @@ struct TimelineEvent {
   Category category = Category::Other;  // GPU work
   int depth = 0;                        // ranges: the row, 0 at the lane's outermost
   bool blocking = false;                // API calls: a synchronization the analysis measured
+  int sync = -1;                        // such a call: its record in Timeline::syncs, -1 for none
   bool in_iteration = false;            // the shown iteration's, not a neighbour's
 };
 
@@ -85,7 +88,8 @@ struct TimelineSync {
   SyncKind kind = SyncKind::DeviceSync;
   SyncEffect effect = SyncEffect::Unknown;
   Ns pending = 0;
-  bool steady = false;  // one of the steady iterations' (Synchronizations::syncs)
+  SyncWhere where = SyncWhere::Steady;  // only a steady iteration's call is the loop's cost
+  bool steady() const { return where == SyncWhere::Steady; }
 };
 
 // What the bound left out of one lane.

@@ -54,9 +54,9 @@ std::optional<DiffRow::Within> same_within(Label l, double before_median, const 
   return DiffRow::Within{false, o.min_change_us};
 }
 
-std::string within_words(const DiffRow& r) {
-  if (!r.same_within) return "";
-  return format(r.same_within->relative ? "within ±%g%%" : "within ±%g us", r.same_within->bound);
+std::string within_words(const std::optional<DiffRow::Within>& w) {
+  if (!w) return "";
+  return format(w->relative ? "within ±%g%%" : "within ±%g us", w->bound);
 }
 
 const char* energy_label_name(Label l) {
@@ -70,6 +70,11 @@ const char* energy_label_name(Label l) {
     default:
       return "UNCLEAR";
   }
+}
+
+std::string energy_label_words(const EnergyRow& e) {
+  return e.same_within ? std::string(energy_label_name(e.label)) + " " + within_words(e.same_within)
+                       : energy_label_name(e.label);
 }
 
 std::string calls_str(double c) { return std::fabs(c - std::round(c)) < 1e-9 ? format("%.0f", c) : format("%.2f", c); }
@@ -524,6 +529,7 @@ void compare_energy(Diff& d, const DiffSide& before, const DiffSide& after, cons
     DiffOptions relative = o;  // joules have no microsecond floor
     relative.min_change_us = 0;
     e.label = classify_change(e.before_j, e.change_j, e.ci, relative);
+    e.same_within = same_within(e.label, e.before_j, e.ci, relative);
     d.energy = e;
     return;
   }

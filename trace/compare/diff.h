@@ -70,7 +70,8 @@ struct DiffRow {
 std::optional<DiffRow::Within> same_within(Label l, double before_median, const stats::Interval& ci,
                                            const DiffOptions& o);
 // "within ±3%", "within ±1 us", or "" (the words the writers add to SAME).
-std::string within_words(const DiffRow& r);
+std::string within_words(const std::optional<DiffRow::Within>& w);
+inline std::string within_words(const DiffRow& r) { return within_words(r.same_within); }
 
 // One thing that differs between what the two runs ran: "model", "gpt2", "resnet50".
 struct RunDifference {
@@ -85,15 +86,19 @@ std::vector<RunDifference> run_differences(const DiffSide& before, const DiffSid
 // Energy per forward beside the lap, when both sides are bench reports that measured it
 // (DiffSide::energy): each side's ratio of its blocks' joules to their laps, the change, its 95%
 // interval by resampling each side's blocks (stats::bootstrap_ratio_change, the diff's seed and
-// resamples), labelled by the lap's rule with --threshold alone (no absolute floor).
+// resamples), labelled by the lap's rule with --threshold alone (no absolute floor), and like a
+// layer's row a SAME whose interval excludes zero says the bound it stays within.
 struct EnergyRow {
   double before_j = 0, after_j = 0;  // joules per forward
   double change_j = 0, change_pct = 0;
   stats::Interval ci;  // of change_j
   Label label = Label::Unclear;
+  std::optional<DiffRow::Within> same_within;  // as DiffRow's (always relative: no floor)
 };
 // The label of an energy change in words: LESS, MORE, SAME, UNCLEAR.
 const char* energy_label_name(Label l);
+// The label as the writers write it: "LESS", "SAME within ±3%".
+std::string energy_label_words(const EnergyRow& e);
 
 struct Diff {
   DiffSide before, after;

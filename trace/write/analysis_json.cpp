@@ -1,6 +1,8 @@
 #include "trace/write/analysis_json.h"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,11 @@ template <class Row>
 FirstRows<Row> first_rows(const std::vector<Row>& rows, std::optional<int> top) {
   return {rows, json_rows(top, rows.size())};
 }
+// The same for a list that grows with the trace's length.
+template <class Row>
+FirstRows<Row> first_of_list(const std::vector<Row>& rows, std::optional<int> top) {
+  return {rows, json_list_rows(top, rows.size())};
+}
 
 // Section 3: the categories, the top kernels, the by-layer tables and what CUDA Graphs ran.
 nlohmann::json kernel_mix_json(const Analysis& a) {
@@ -39,9 +46,9 @@ nlohmann::json kernel_mix_json(const Analysis& a) {
                        {"time_ns", k.time},
                        {"min_ns", k.min},
                        {"max_ns", k.max}});
-  auto range_rows = [&a](const std::vector<RangeRow>& rows) {
+  auto range_rows = [&a](const std::vector<RangeRow>& rows, auto first) {
     json out = json::array();
-    for (const RangeRow& r : first_rows(rows, a.top)) {
+    for (const RangeRow& r : first(rows, a.top)) {
       json by = json::object();
       for (int c = 0; c < kCategoryCount; ++c)
         if (r.time_by_category[c]) by[category_name(static_cast<Category>(c))] = r.time_by_category[c];
@@ -53,12 +60,13 @@ nlohmann::json kernel_mix_json(const Analysis& a) {
   nlohmann::json mix = {{"gpu_time_ns", a.gpu_time},
                         {"categories", cats},
                         {"kernels", kernels},
-                        {"ranges", range_rows(a.ranges)},
-                        {"range_patterns", range_rows(a.range_patterns)}};
-  for (const auto& [key, total] : {std::pair<const char*, size_t>{"kernels", a.kernels.size()},
-                                   {"ranges", a.ranges.size()},
-                                   {"range_patterns", a.range_patterns.size()}})
-    if (json_rows(a.top, total) < total) mix[std::string(key) + "_omitted"] = total - json_rows(a.top, total);
+                        {"ranges", range_rows(a.ranges, first_of_list<RangeRow>)},
+                        {"range_patterns", range_rows(a.range_patterns, first_rows<RangeRow>)}};
+  for (const auto& [key, total, held] :
+       {std::tuple<const char*, size_t, size_t>{"kernels", a.kernels.size(), json_rows(a.top, a.kernels.size())},
+        {"ranges", a.ranges.size(), json_list_rows(a.top, a.ranges.size())},
+        {"range_patterns", a.range_patterns.size(), json_rows(a.top, a.range_patterns.size())}})
+    if (held < total) mix[std::string(key) + "_omitted"] = total - held;
   if (a.graphs.any()) {  // only for captures of CUDA Graphs: other reports keep their shape
     const GraphSummary& g = a.graphs;
     mix["graphs"] = {{"replays", g.replays},
@@ -74,7 +82,8 @@ nlohmann::json kernel_mix_json(const Analysis& a) {
   return mix;
 }
 
-// Section 4: every synchronization call inside and outside the steady iterations, and their sums.
+// Section 4: the synchronization calls inside and outside the steady iterations, costliest first
+// and bounded as lists that grow with the trace (top.h), and their sums over every call.
 nlohmann::json sync_json(const Analysis& a) {
   using nlohmann::json;
   auto sync_call = [](const SyncCall& s) {
@@ -82,6 +91,7 @@ nlohmann::json sync_json(const Analysis& a) {
                 {"api", s.api.str()},
                 {"iteration", s.iteration},
                 {"warmup", s.warmup},
+                {"where", sync_where_name(s.where)},
                 {"range", s.range.str()},
                 {"start_ns", s.start},
                 {"duration_ns", s.duration},
@@ -90,9 +100,21 @@ nlohmann::json sync_json(const Analysis& a) {
                 {"effect", sync_effect_name(s.effect)},
                 {"pending_ns", s.pending}};
   };
-  json calls = json::array(), elsewhere = json::array(), sums = json::array();
-  for (const SyncCall& s : a.syncs) calls.push_back(sync_call(s));
-  for (const SyncCall& s : a.syncs_elsewhere) elsewhere.push_back(sync_call(s));
+  // The calls a list holds, and what it left out ({count, host_wait_ns}) or null.
+  auto list = [&](const std::vector<SyncCall>& all) {
+    json held = json::array();
+    for (const SyncCall& s : first_of_list(all, a.top)) held.push_back(sync_call(s));
+    json omitted = nullptr;
+    if (held.size() < all.size()) {
+      Ns wait = 0;
+      for (size_t i = held.size(); i < all.size(); ++i) wait += all[i].duration;
+      omitted = {{"count", all.size() - held.size()}, {"host_wait_ns", wait}};
+    }
+    return std::make_pair(std::move(held), std::move(omitted));
+  };
+  auto [calls, calls_omitted] = list(a.syncs);
+  auto [elsewhere, elsewhere_omitted] = list(a.syncs_elsewhere);
+  json sums = json::array();
   for (const SyncSummary& s : a.sync_summary)
     sums.push_back({{"kind", sync_kind_name(s.kind)},
                     {"count", s.count},
@@ -110,7 +132,9 @@ nlohmann::json sync_json(const Analysis& a) {
               {"lap_without_ms", a.lap_without_syncs_ms},
               {"summary", sums}};
   out["calls"] = std::move(calls);  // an initializer list would copy them
+  if (!calls_omitted.is_null()) out["calls_omitted"] = std::move(calls_omitted);
   out["outside_steady"] = std::move(elsewhere);
+  if (!elsewhere_omitted.is_null()) out["outside_steady_omitted"] = std::move(elsewhere_omitted);
   return out;
 }
 

@@ -10,6 +10,15 @@
 
 namespace laptime::trace {
 
+namespace {
+
+// A SAME that is a real change under the line: the bound it stays within (a row's or the energy's).
+nlohmann::json within_json(const DiffRow::Within& w) {
+  return w.relative ? nlohmann::json{{"pct", w.bound}} : nlohmann::json{{"us", w.bound}};
+}
+
+}  // namespace
+
 nlohmann::json diff_to_json(const Diff& d) {
   using nlohmann::json;
   auto side = [](const DiffSide& r) {
@@ -64,9 +73,7 @@ nlohmann::json diff_to_json(const Diff& d) {
       if (r.before_ns > 0) x["ci_pct"] = {100 * r.ci.lo / r.before_ns, 100 * r.ci.hi / r.before_ns};
       x["interval_excludes_zero"] = r.ci.excludes_zero();
     }
-    if (r.same_within)  // SAME, yet a real change: the bound it stays within
-      x["same_within"] =
-          r.same_within->relative ? json{{"pct", r.same_within->bound}} : json{{"us", r.same_within->bound}};
+    if (r.same_within) x["same_within"] = within_json(*r.same_within);
     if (!r.whole || (!d.before.steady_ops.empty() && !d.after.steady_ops.empty())) {
       x["kernels"] = {{"before", r.kernels_before}, {"after", r.kernels_after}};
       if (r.whole && d.before.graph_replays) x["kernels"]["before"] = nullptr;  // not in the trace
@@ -103,6 +110,7 @@ nlohmann::json diff_to_json(const Diff& d) {
                    {"ci_j", {e.ci.lo, e.ci.hi}},
                    {"label", energy_label_name(e.label)}};
     if (e.before_j > 0) j["energy"]["ci_pct"] = {100 * e.ci.lo / e.before_j, 100 * e.ci.hi / e.before_j};
+    if (e.same_within) j["energy"]["same_within"] = within_json(*e.same_within);
   }
   json gate = nullptr;
   if (o.fail_if_slower_pct)

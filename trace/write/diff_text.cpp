@@ -112,7 +112,7 @@ void print_diff(const Diff& d, std::FILE* out) {
     const EnergyRow& e = *d.energy;
     std::fprintf(out, "  energy      per forward %.3f -> %.3f J (%+.1f%%, 95%% interval %+.1f%% .. %+.1f%%): %s\n",
                  e.before_j, e.after_j, e.change_pct, e.before_j > 0 ? 100 * e.ci.lo / e.before_j : 0.0,
-                 e.before_j > 0 ? 100 * e.ci.hi / e.before_j : 0.0, energy_label_name(e.label));
+                 e.before_j > 0 ? 100 * e.ci.hi / e.before_j : 0.0, energy_label_words(e).c_str());
   }
 
   bool any = false;

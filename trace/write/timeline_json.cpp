@@ -32,7 +32,10 @@ nlohmann::json timeline_to_json(const Timeline& t) {
            {"layer_pattern", index(e.layer_pattern)},
            {"in_iteration", e.in_iteration}};
     if (e.kind == TimelineEventKind::Range) x["depth"] = e.depth;
-    if (e.kind == TimelineEventKind::Call) x["blocking"] = e.blocking;
+    if (e.kind == TimelineEventKind::Call) {
+      x["blocking"] = e.blocking;
+      if (e.blocking) x["sync"] = index(e.sync);
+    }
     if (e.kind != TimelineEventKind::Range && e.kind != TimelineEventKind::Call)
       x["category"] = category_name(e.category);
     events.push_back(std::move(x));
@@ -49,7 +52,8 @@ nlohmann::json timeline_to_json(const Timeline& t) {
                      {"kind", sync_kind_name(s.kind)},
                      {"effect", sync_effect_name(s.effect)},
                      {"pending_ns", s.pending},
-                     {"steady", s.steady}});
+                     {"steady", s.steady()},
+                     {"where", sync_where_name(s.where)}});
   json omitted = json::array();
   for (const TimelineOmitted& o : t.omitted)
     omitted.push_back({{"lane", o.lane}, {"events", o.events}, {"time_ns", o.time}});

@@ -233,6 +233,10 @@ function laptimePage(dataElement, title) {
     return h("details", {open: notes.length <= 3 ? "" : null}, h("summary", {text: notes.length + (notes.length === 1 ? " note" : " notes")}),
       h("ul", {class: "notes"}, notes.map((n) => h("li", {text: n}))));
   }
+  // What a bounded list of the report left out, under its table.
+  function omittedNote(what) {
+    return h("p", {class: "hint omitted", text: what + " not in this report (--top 0 keeps every row)"});
+  }
   function legendItem(label, attrs) {
     return h("span", null, h("span", Object.assign({class: "sw"}, attrs)), label);
   }
@@ -269,9 +273,19 @@ function laptimePage(dataElement, title) {
     const X = (t) => LABEL + ((t - view.lo) / (view.hi - view.lo)) * (W - LABEL - PAD_RIGHT);
     const T = (x) => view.lo + ((x - LABEL) / (W - LABEL - PAD_RIGHT)) * (view.hi - view.lo);
 
+    // A blocking call's record (where it sat, what it cost), or null. Only a steady iteration's is
+    // the loop's cost and drawn in the blocking colour; the others (the synchronize after the loop,
+    // often as long as the window) hollow, in the call colour, named with where they sat.
+    const syncOf = (e) => (e.blocking && isNum(e.sync) ? tl.syncs[e.sync] : null);
+    const loopSync = (e) => { const q = syncOf(e); return !!(q && q.steady); };
+    const outsideWords = (e) => { const q = syncOf(e); return q ? q.where : "outside the steady iterations"; };
+    function eventName(e) {
+      return names[e.name] + (e.blocking && !loopSync(e) ? " (" + outsideWords(e) + ")" : "");
+    }
     function eventLines(e) {
-      const lines = [names[e.name], duration(e.duration_ns) + " " + (e.kind === "call" ? "CUDA API call" : e.kind) +
-        (e.category ? " [" + e.category + "]" : "") + (e.blocking ? ", blocking" : "")];
+      const lines = [eventName(e), duration(e.duration_ns) + " " + (e.kind === "call" ? "CUDA API call" : e.kind) +
+        (e.category ? " [" + e.category + "]" : "") + (!e.blocking ? "" : loopSync(e) ? ", blocking, inside a steady iteration" :
+          ", blocking, outside the steady iterations (" + outsideWords(e) + "): not the loop's cost")];
       lines.push("starts at " + ms(e.start_ns - tl.start_ns) + " ms of the window" + (e.in_iteration ? "" : " (another iteration's)"));
       if (e.layer !== null && e.kind !== "range") lines.push("layer: " + names[e.layer]);
       return lines;
@@ -319,7 +333,7 @@ function laptimePage(dataElement, title) {
         const x0 = X(Math.max(e.start_ns, view.lo - (view.hi - view.lo))), x1 = X(Math.min(end, view.hi + (view.hi - view.lo)));
         const w = Math.max(x1 - x0, 0.6);
         const row = e.kind === "range" ? e.depth : 0;
-        let cls = "ev " + e.kind + (e.kind === "range" && row % 2 ? " odd" : "") + (e.blocking ? " blocking" : "") + (e.in_iteration ? "" : " nb");
+        let cls = "ev " + e.kind + (e.kind === "range" && row % 2 ? " odd" : "") + (!e.blocking ? "" : loopSync(e) ? " blocking" : " outside") + (e.in_iteration ? "" : " nb");
         if (match && match.events && match.events(e)) cls += " hl";
         const r = s("rect", {class: cls, x: x0, y: l.y + row * ROW, width: w, height: ROW - 2, "data-ev": ei});
         if (e.category) r.setAttribute("data-cat", e.category);
@@ -327,8 +341,8 @@ function laptimePage(dataElement, title) {
         const vis0 = Math.max(x0, LABEL), vis1 = Math.min(x0 + w, plotR);
         const fits = Math.floor((vis1 - vis0 - 4) / 6.2);
         if (fits >= 3) {
-          const name = names[e.name];
-          plot.appendChild(s("text", {class: "evlabel" + (e.category ? " ongpu" : ""), x: vis0 + 2, y: l.y + row * ROW + 12, text: name.length <= fits ? name : name.slice(0, fits - 1) + "~"}));
+          const name = eventName(e);
+          plot.appendChild(s("text", {class: "evlabel" + (e.category ? " ongpu" : ""), x: vis0 + 2, y: l.y + row * ROW + 12, "data-label-of": ei, text: name.length <= fits ? name : name.slice(0, fits - 1) + "~"}));
         }
       });
       // Synchronizations: a mark over the call, with what it cost the host.
@@ -430,13 +444,32 @@ function laptimePage(dataElement, title) {
     };
   }
 
-  // The iterations on one strip: warm-up, host ran ahead, steady; the one drawn below outlined.
+  // The iterations on one strip: warm-up, host ran ahead, steady; the one drawn below outlined;
+  // where warm-up ends and where the GPU time per iteration shifts level (the report's
+  // `settling`), marked on the strip and said in a line under it.
   function Overview(report, tl) {
     const its = report.iterations || [];
+    // No iteration with GPU work: no GPU time to settle (the text has no Settling paragraph either).
+    const st = its.some((it) => isNum(it.gpu_start_ns)) ? report.settling : null;
     const root = h("div");
     const svg = s("svg", {class: "chart", role: "img", "aria-label": "every iteration"});
     root.appendChild(svg);
-    if (!its.length) return {element: root, render() {}};
+    if (!its.length) return {element: root, legend: null, marks: [], render() {}};
+    // The marks: [position in its, class, label, what it marks].
+    const marks = [];
+    if (st && st.warmup > 0 && st.warmup < its.length) marks.push([st.warmup, "settle-warmup", "warm-up ends", "warmup"]);
+    if (st && st.settles && st.warmup_too_short && st.start < its.length) marks.push([st.start, "settle-transient", "transient ends", "transient"]);
+    for (const x of (st && st.shifts) || []) marks.push([x.at, "settle-shift", ms(x.before_ns) + " \u2192 " + ms(x.after_ns) + " ms", "shift"]);
+    const settleWords = (() => {
+      if (!st) return null;
+      const parts = [];
+      if (!st.settles) parts.push("the GPU time per iteration never holds still in the first half of the run: no initial transient to drop");
+      else parts.push(st.start ? "the GPU time per iteration's initial transient is the first " + st.start + " of " + its.length + " iterations" :
+        "the GPU time per iteration has no initial transient in its " + its.length + " iterations");
+      parts.push("warm-up dropped " + st.warmup + (st.settles ? (st.warmup_too_short ? ": too short" : ": enough") : " as marked"));
+      for (const x of st.shifts || []) parts.push("the level shifts at iteration " + x.iteration + ", " + ms(x.before_ns) + " \u2192 " + ms(x.after_ns) + " ms");
+      return parts.join("; ");
+    })();
     let lo = Infinity, hi = -Infinity;
     for (const it of its) {
       lo = Math.min(lo, it.start_ns, isNum(it.gpu_start_ns) ? it.gpu_start_ns : Infinity);
@@ -444,7 +477,7 @@ function laptimePage(dataElement, title) {
     }
     function render() {
       const W = width(root, 1200), L = 190, R = 10;
-      sizeChart(svg, W, 46);
+      sizeChart(svg, W, marks.length ? 60 : 46);
       const X = (t) => L + ((t - lo) / Math.max(hi - lo, 1)) * (W - L - R);
       svg.appendChild(s("text", {x: 4, y: 14, text: "iterations (host)"}));
       svg.appendChild(s("text", {x: 4, y: 32, text: "on the GPU"}));
@@ -456,6 +489,18 @@ function laptimePage(dataElement, title) {
           svg.appendChild(s("rect", {class: "it " + status + (shown ? " shown" : ""), x: X(it.gpu_start_ns), y: 23, width: Math.max(X(it.gpu_start_ns + it.gpu_ns) - X(it.gpu_start_ns) - 0.5, 0.8), height: 13, "data-it": i}));
       });
       if (tl) svg.appendChild(s("rect", {class: "window", x: X(tl.start_ns) - 1, y: 1, width: X(tl.end_ns) - X(tl.start_ns) + 2, height: 38}));
+      // Each mark at its iteration's start, on both rows (the GPU row's own start), labelled under.
+      let lastLabel = -Infinity;
+      for (const [at, cls, label, what] of marks) {
+        const it = its[at];
+        const xh = X(it.start_ns), xg = isNum(it.gpu_start_ns) ? X(it.gpu_start_ns) : xh;
+        svg.appendChild(s("path", {class: "settle " + cls, d: "M" + xh + " 2 V18 M" + xg + " 21 V40", "data-mark": what, "data-iteration": it.index}));
+        if (xg > lastLabel + 4) {
+          const t = s("text", {class: "settlelabel " + cls, x: xg + 2, y: 54, text: label});
+          svg.appendChild(t);
+          lastLabel = xg + 2 + label.length * 6;
+        }
+      }
     }
     svg.addEventListener("mousemove", (ev) => {
       const i = ev.target.getAttribute && ev.target.getAttribute("data-it");
@@ -466,7 +511,8 @@ function laptimePage(dataElement, title) {
     });
     svg.addEventListener("mouseleave", hideTip);
     window.addEventListener("resize", render);
-    return {element: root, render};
+    const legend = settleWords ? h("p", {class: "settling", id: "settling"}, h("b", {text: "Settling: "}), settleWords) : null;
+    return {element: root, legend, marks, render};
   }
 
   // --- laptime.analyze/1 --------------------------------------------------------------------------
@@ -481,8 +527,10 @@ function laptimePage(dataElement, title) {
       lap_ms: r.time_ms ? r.time_ms.lap : null,
       lap_source: r.time_ms ? r.time_ms.lap_source : "",
       busy_pct: v.busy_pct,
+      // Busy means something only where the steady iterations ran GPU work (as the text's section 2).
+      gpu_work: !!(r.utilization && r.utilization.span_fill_pct && r.utilization.span_fill_pct.n > 0),
       busy_words: "of the lap: GPU busy time over its start to next start, steady iterations together",
-      syncs: (sync.calls || []).length,
+      syncs: (sync.calls || []).length + (sync.calls_omitted ? sync.calls_omitted.count : 0),
       sync_wait_ms_per_iteration: steady ? (sync.host_wait_ns || 0) / steady / 1e6 : null,
       lap_without_ms: v.lap_without_syncs_ms,
     };
@@ -502,6 +550,9 @@ function laptimePage(dataElement, title) {
     const mix = r.kernel_mix || {categories: [], kernels: [], ranges: [], range_patterns: [], gpu_time_ns: 0};
     const cats = mix.categories.filter((c) => c.time_ns > 0);
     const top = cats[0];
+    // CUDA Graph replays traced whole hold kernels the trace does not name: when they outweigh
+    // the top category, they are where the time goes (as the verdict says).
+    const replays = mix.graphs && mix.graphs.replay_ns > (top ? top.time_ns : 0) ? mix.graphs.replay_ns : 0;
     const sync = r.synchronization || {calls: [], summary: []};
     const syncRows = sync.calls.map((c, i) => Object.assign({i}, c)).sort((a, b) => b.duration_ns - a.duration_ns || a.i - b.i);
     const firstSteady = (r.iterations || []).findIndex((it) => it.steady);
@@ -510,11 +561,13 @@ function laptimePage(dataElement, title) {
         h("div", {class: "v"}, evidence(fixed(f.lap_ms, 3) + " ms", P + "iterations-r" + Math.max(firstSteady, 0))),
         h("div", {class: "d", text: (f.lap_source || "") + "; " + r.steady_iterations + " steady of " + (r.iterations || []).length})),
       h("div", {class: "answer", id: P + "answer-busy"}, h("div", {class: "q", text: "2. GPU busy"}),
-        h("div", {class: "v"}, evidence(pct(f.busy_pct), P + "iterations-r" + (tl ? tl.iteration : Math.max(firstSteady, 0)))),
+        h("div", {class: "v"}, f.gpu_work ? evidence(pct(f.busy_pct), P + "iterations-r" + (tl ? tl.iteration : Math.max(firstSteady, 0))) : "no GPU work"),
         h("div", {class: "d", text: f.busy_words + "; " + (r.utilization ? r.utilization.gap_count : 0) + " gaps > " + r.gap_threshold_us + " us"})),
       h("div", {class: "answer", id: P + "answer-mix"}, h("div", {class: "q", text: "3. where GPU time goes"}),
-        h("div", {class: "v"}, top ? evidence(top.category + " " + pct(mix.gpu_time_ns ? (100 * top.time_ns) / mix.gpu_time_ns : null, 0), P + "categories-r" + mix.categories.indexOf(top)) : "no GPU work"),
-        h("div", {class: "d", text: top ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration; " + mix.kernels.length + " kernels" + (mix.kernels_omitted ? " (+" + mix.kernels_omitted + ")" : "") : ""})),
+        h("div", {class: "v"}, replays ? evidence("CUDA Graph replays " + pct(mix.gpu_time_ns ? (100 * replays) / mix.gpu_time_ns : null, 0), P + "sec-kernels") :
+          top ? evidence(top.category + " " + pct(mix.gpu_time_ns ? (100 * top.time_ns) / mix.gpu_time_ns : null, 0), P + "categories-r" + mix.categories.indexOf(top)) : "no GPU work"),
+        h("div", {class: "d", text: replays ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration; the kernels inside the replays need nsys profile --cuda-graph-trace=node" :
+          top ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration; " + mix.kernels.length + " kernels" + (mix.kernels_omitted ? " (+" + mix.kernels_omitted + ")" : "") : ""})),
       h("div", {class: "answer", id: P + "answer-sync"}, h("div", {class: "q", text: "4. synchronization inside the loop"}),
         h("div", {class: "v"}, f.syncs ? evidence(f.syncs + (f.syncs === 1 ? " call" : " calls") + ", " + fixed(f.sync_wait_ms_per_iteration, 3) + " ms/it", P + "syncs-r" + syncRows[0].i) : evidence("none", P + "sec-syncs")),
         h("div", {class: "d", text: f.syncs ? "host wait per iteration; without it the lap would be about " + fixed(f.lap_without_ms, 3) + " ms" : "no synchronize, blocking copy or allocation in the steady iterations"})));
@@ -531,7 +584,14 @@ function laptimePage(dataElement, title) {
     tlSection.appendChild(overview.element);
     tlSection.appendChild(h("div", {class: "legend"}, legendItem("warm-up", {style: "background: var(--warmup)"}),
       legendItem("host ran ahead", {style: "background: var(--ahead)"}), legendItem("steady", {style: "background: var(--steady)"}),
-      tl ? "dashed: the window below" : null));
+      tl ? "dashed: the window below" : null,
+      overview.marks.some((m) => m[3] === "warmup") ? legendItem("where warm-up ends", {class: "sw mark settle-warmup"}) : null,
+      overview.marks.some((m) => m[3] === "transient") ? legendItem("where the GPU time's initial transient ends", {class: "sw mark settle-transient"}) : null,
+      overview.marks.some((m) => m[3] === "shift") ? legendItem("a level shift of the GPU time per iteration (the levels before and after)", {class: "sw mark settle-shift"}) : null));
+    if (overview.legend) {
+      overview.legend.id = P + "settling";
+      tlSection.appendChild(overview.legend);
+    }
     if (tl) {
       timeline = Timeline(tl, r);
       const shownIt = (r.iterations || [])[tl.iteration];
@@ -542,7 +602,8 @@ function laptimePage(dataElement, title) {
       const legend = h("div", {class: "legend"});
       for (const c of mix.categories) legend.appendChild(legendItem(c.category, {"data-cat": c.category}));
       legend.appendChild(legendItem("CUDA API call", {style: "background: var(--call)"}));
-      legend.appendChild(legendItem("blocking call", {style: "background: var(--block)"}));
+      legend.appendChild(legendItem("blocking call in a steady iteration", {style: "background: var(--block)"}));
+      legend.appendChild(legendItem("hollow: a blocking call outside the steady iterations (before or after the loop, warm-up): not the loop's cost", {class: "sw hollow"}));
       legend.appendChild(legendItem("idle gap > " + r.gap_threshold_us + " us", {style: "background: var(--gap)"}));
       legend.appendChild(h("span", {text: "faded: other iterations' work"}));
       tlSection.appendChild(legend);
@@ -615,11 +676,16 @@ function laptimePage(dataElement, title) {
       const byInstance = table(rangeColumns, mix.ranges, {id: P + "ranges", sortKey: "time_ns", onRow: (x) => select(x ? {events: (e) => layerOf(e) === x.range} : null, x && x.range)});
       wrap.appendChild(h("p", {class: "hint", text: "Block indices folded (h.*.attn); a row highlights its spans on the timeline."}));
       wrap.appendChild(byRange);
-      wrap.appendChild(h("details", null, h("summary", {text: "each range as it is (" + mix.ranges.length + " rows)"}), byInstance));
+      const all = mix.ranges.length + (mix.ranges_omitted || 0);
+      wrap.appendChild(h("details", null, h("summary", {text: "each range as it is (" + all + " rows)"}), byInstance,
+        mix.ranges_omitted ? omittedNote(mix.ranges_omitted + " more ranges, the least GPU time") : null));
       return wrap;
     }
 
-    // Synchronizations, by cost.
+    // Synchronizations, by cost: the report holds the costliest (laptime.analyze/1 bounds the
+    // calls' lists), and says under each table what it left out.
+    const callsLeft = (o) => (o ? omittedNote(o.count + " more " + (o.count === 1 ? "call" : "calls") + ", " + duration(o.host_wait_ns) + " of host wait") : null);
+    const outsideCount = (sync.outside_steady || []).length + (sync.outside_steady_omitted ? sync.outside_steady_omitted.count : 0);
     into.appendChild(section(P + "sec-syncs", "4. Synchronization inside the steady iterations (by host wait)",
       h("p", {class: "meta", text: "host wait " + ms(sync.host_wait_ns) + " ms in all, " + ms(sync.stall_ns) + " ms of it waiting for the compute stream; GPU floor " + fixed(sync.gpu_floor_ms, 3) + " ms, lap without them about " + fixed(sync.lap_without_ms, 3) + " ms"}),
       table([
@@ -632,14 +698,15 @@ function laptimePage(dataElement, title) {
         {key: "range", label: "range", cls: "name mono"},
         {key: "copy", label: "copy"},
       ], sync.calls, {id: P + "syncs", sortKey: "duration_ns", onRow: (q) => select(q ? {syncs: (x) => x.start_ns === q.start_ns, events: (e) => e.kind === "call" && e.start_ns === q.start_ns} : null, q && q.api)}),
-      sync.outside_steady && sync.outside_steady.length ? h("details", null, h("summary", {text: sync.outside_steady.length + " more outside the steady iterations (warm-up, before and after the loop)"}),
+      callsLeft(sync.calls_omitted),
+      outsideCount ? h("details", null, h("summary", {text: outsideCount + " more outside the steady iterations (warm-up, before and after the loop): not the loop's cost"}),
         table([
           {key: "duration_ns", label: "wait ms", num: true, show: (x) => ms(x.duration_ns)},
           {key: "api", label: "call", cls: "mono"},
+          {key: "where", label: "where"},
           {key: "iteration", label: "iteration", num: true},
-          {key: "warmup", label: "warm-up", show: (x) => (x.warmup ? "yes" : "")},
           {key: "range", label: "range", cls: "name mono"},
-        ], sync.outside_steady, {id: P + "syncs-outside", sortKey: "duration_ns"})) : null));
+        ], sync.outside_steady, {id: P + "syncs-outside", sortKey: "duration_ns"}), callsLeft(sync.outside_steady_omitted)) : null));
 
     if (r.roofline) into.appendChild(renderRoofline(r.roofline, P, (row) => select(row ? {events: (e) => patternOf(e) === row.name || layerOf(e) === row.name} : null, row && row.name)));
     overview.render();
@@ -789,7 +856,10 @@ function laptimePage(dataElement, title) {
         h("div", {class: "answer"}, h("div", {class: "q", text: "change, 95% interval"}), h("div", {class: "v"}, evidence(signed(whole.change_pct, 2) + "%", P + "diffrows-r0")),
           h("div", {class: "d", text: whole.ci_pct ? "[" + signed(whole.ci_pct[0], 2) + "%, " + signed(whole.ci_pct[1], 2) + "%]; the SAME band ±" + d.method.threshold_pct + "%" : ""})),
         h("div", {class: "answer"}, h("div", {class: "q", text: "layers"}), h("div", {class: "v"}, evidence(d.rows.filter((x) => !x.whole_iteration && x.label === "SLOWER").length + " slower, " + d.rows.filter((x) => !x.whole_iteration && x.label === "FASTER").length + " faster", P + "sec-changes")),
-          h("div", {class: "d", text: (d.rows.length - 1) + " layers compared" + (d.rows_omitted ? " (" + d.rows_omitted + " more not in the JSON)" : "")})))));
+          h("div", {class: "d", text: (d.rows.length - 1) + " layers compared" + (d.rows_omitted ? " (" + d.rows_omitted + " more not in the JSON)" : "")})),
+        d.energy ? h("div", {class: "answer", id: P + "answer-energy"}, h("div", {class: "q", text: "energy per forward"}),
+          h("div", {class: "v"}, signed(d.energy.change_pct, 1) + "% ", h("span", {class: "small label-" + d.energy.label, text: labelWords(d.energy)})),
+          h("div", {class: "d", text: fixed(d.energy.before_j, 3) + " -> " + fixed(d.energy.after_j, 3) + " J" + (d.energy.ci_pct ? ", 95% interval [" + signed(d.energy.ci_pct[0], 1) + "%, " + signed(d.energy.ci_pct[1], 1) + "%]" : "")})) : null)));
     into.appendChild(notesList((d.notes || []).concat((d.differences || []).map((x) => x.what + ": " + x.before + " -> " + x.after))));
     if (d.gate) into.appendChild(h("p", {class: d.gate.failed ? "bad" : "good", text: "gate --fail-if-slower " + d.gate.fail_if_slower_pct + "%: " + (d.gate.failed ? "FAILED: " + d.gate.reasons.join("; ") : "passed")}));
 
