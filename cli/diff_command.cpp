@@ -20,6 +20,7 @@
 #include "trace/model/error.h"
 #include "trace/model/text.h"
 #include "trace/read/nsys_export.h"
+#include "trace/read/open_trace.h"
 #include "trace/read/sidecars.h"
 #include "trace/write/diff_json.h"
 #include "trace/write/diff_svg.h"

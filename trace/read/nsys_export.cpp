@@ -88,8 +88,6 @@ std::string unreadable_export(const std::string& out) {
 
 }  // namespace
 
-bool is_nsys_report(const std::string& path) { return ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"); }
-
 std::string export_path_for(const std::string& report) {
   const size_t dot = report.rfind('.');
   return report.substr(0, dot) + ".sqlite";

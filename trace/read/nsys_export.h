@@ -20,9 +20,6 @@
 
 namespace laptime::trace {
 
-// True for a path named like an Nsight Systems report (.nsys-rep, .qdrep).
-bool is_nsys_report(const std::string& path);
-
 // The export laptime reads for a report, beside it: R.nsys-rep -> R.sqlite.
 std::string export_path_for(const std::string& report);
 

@@ -5,14 +5,17 @@
 #include <fstream>
 #include <string_view>
 
+#include "core/os.h"
 #include "trace/model/error.h"
 #include "trace/model/text.h"
 #include "trace/read/byte_source.h"
 #include "trace/read/kineto_json.h"
-#include "trace/read/nsys_export.h"
 #include "trace/read/nsys_sqlite.h"
 
 namespace laptime::trace {
+
+bool is_nsys_report(const std::string& path) { return ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"); }
+
 namespace {
 
 // What a JSON document's top level says: `traceEvents` (read no further than that key), a bare

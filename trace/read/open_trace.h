@@ -27,6 +27,10 @@ enum class TraceKind {
   Other,        // anything else, or a file that cannot be opened (the reader names why)
 };
 
+// True for a path named like an Nsight Systems report (.nsys-rep, .qdrep): the one thing about a
+// trace decided by its name (a report is exported by nsys before it is read, nsys_export.h).
+bool is_nsys_report(const std::string& path);
+
 // What `path` is, from its first bytes (gunzipped when gzip). Never throws.
 TraceKind trace_kind(const std::string& path);
 
