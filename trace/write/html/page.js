@@ -567,7 +567,7 @@ function laptimePage(dataElement, title) {
         h("div", {class: "v"}, replays ? evidence("CUDA Graph replays " + pct(mix.gpu_time_ns ? (100 * replays) / mix.gpu_time_ns : null, 0), P + "sec-kernels") :
           top ? evidence(top.category + " " + pct(mix.gpu_time_ns ? (100 * top.time_ns) / mix.gpu_time_ns : null, 0), P + "categories-r" + mix.categories.indexOf(top)) : "no GPU work"),
         h("div", {class: "d", text: replays ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration; the kernels inside the replays need nsys profile --cuda-graph-trace=node" :
-          top ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration; " + mix.kernels.length + " kernels" + (mix.kernels_omitted ? " (+" + mix.kernels_omitted + ")" : "") : ""})),
+          top ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration in " + fixed(mix.categories.reduce((n, c) => n + c.count, 0) / Math.max(r.steady_iterations, 1), 1) + " operations, " + (mix.kernels.length + (mix.kernels_omitted || 0)) + " distinct kernels" : ""})),
       h("div", {class: "answer", id: P + "answer-sync"}, h("div", {class: "q", text: "4. synchronization inside the loop"}),
         h("div", {class: "v"}, f.syncs ? evidence(f.syncs + (f.syncs === 1 ? " call" : " calls") + ", " + fixed(f.sync_wait_ms_per_iteration, 3) + " ms/it", P + "syncs-r" + syncRows[0].i) : evidence("none", P + "sec-syncs")),
         h("div", {class: "d", text: f.syncs ? "host wait per iteration; without it the lap would be about " + fixed(f.lap_without_ms, 3) + " ms" : "no synchronize, blocking copy or allocation in the steady iterations"})));
