@@ -205,6 +205,12 @@ TEST(Classify, ByLibraryNameThenLayerThenGenericName) {
        {"lm_head"},
        Category::Gemm},
       {"splitKreduce_kernel", "", {"h.0.mlp"}, Category::Gemm},
+      {"bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_"
+       "schedP2x1x2x3_"
+       "biasM_bN_tma_tmaOpt_clmp_swiGlu_dynBatch_sm100f",
+       "",
+       {"vllm::moe_forward"},
+       Category::Gemm},  // a batched matmul with a fused SwiGLU, not elementwise
       {"sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
        "",
        {"layer2.1.conv2"},

@@ -30,6 +30,9 @@ laptime_test(test_advice test_advice.cpp LIBS laptime_trace)
 add_test(NAME trace.job_scale
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/job_scale.py $<TARGET_FILE:laptime>
     ${CMAKE_CURRENT_BINARY_DIR}/job_scale --reports 24)
+# A bound on wall time over the machine's cores: measured with the cores to itself, not beside
+# ctest -j's other tests.
+set_tests_properties(trace.job_scale PROPERTIES RUN_SERIAL TRUE)
 add_test(NAME trace.job_fixtures_current
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/make_job_traces.py --check)
 add_test(NAME trace.diff_fixtures_current

@@ -57,8 +57,10 @@ std::optional<Category> category_by_library_name(const std::string& short_name, 
   if (has_any(s, {"flash", "fmha", "attention", "sdpa", "mha_"})) return Category::Attention;
   if (has_conv(s) || has_any(s, {"fprop", "dgrad", "wgrad", "winograd", "implicit_gemm", "fft2d"}))
     return Category::Convolution;
+  // bmm_: TensorRT-LLM's generated batched matmuls (bmm_E4m3_..._swiGlu_..._sm100f), whose fused
+  // activation would otherwise read as elementwise.
   if (has_any(s, {"gemm", "gemv", "nvjet", "cutlass", "cublas", "matmul", "splitkreduce", "xmma"}) ||
-      has_any(d, {"cutlass", "cublas", "gemm"}))
+      s.rfind("bmm_", 0) == 0 || has_any(d, {"cutlass", "cublas", "gemm"}))
     return Category::Gemm;
   return std::nullopt;
 }
