@@ -24,5 +24,5 @@ mkdir -p "$OUT"
 PAR_LIMIT=${PAR_LIMIT:-200} BUDGET=210 scripts/dev/device-call.sh check >>"$OUT/call-a.log" 2>&1
 echo "== check rc=$? at ${SECONDS}s" >>"$OUT/call-a.log"
 wait
-BUDGET=$((${END:-560} - SECONDS)) scripts/dev/device-call.sh lab-try >>"$OUT/call-a.log" 2>&1
+BUDGET=$((${END:-450} - SECONDS)) scripts/dev/device-call.sh lab-try >>"$OUT/call-a.log" 2>&1
 echo "== lab-try rc=$? at ${SECONDS}s" >>"$OUT/call-a.log"
