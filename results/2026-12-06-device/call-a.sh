@@ -21,8 +21,8 @@ mkdir -p "$OUT"
     echo "== $t"; grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|rror' "/tmp/$t.log" | head -40
   done >"$OUT/lab-tests.log" 2>&1
 ) &
-PAR_LIMIT=${PAR_LIMIT:-200} BUDGET=210 scripts/dev/device-call.sh check >>"$OUT/call-a.log" 2>&1
+PAR_LIMIT=${PAR_LIMIT:-180} BUDGET=190 scripts/dev/device-call.sh check >>"$OUT/call-a.log" 2>&1
 echo "== check rc=$? at ${SECONDS}s" >>"$OUT/call-a.log"
 wait
-BUDGET=$((${END:-450} - SECONDS)) scripts/dev/device-call.sh lab-try >>"$OUT/call-a.log" 2>&1
+BUDGET=$((${END:-470} - SECONDS)) scripts/dev/device-call.sh lab-try >>"$OUT/call-a.log" 2>&1
 echo "== lab-try rc=$? at ${SECONDS}s" >>"$OUT/call-a.log"
