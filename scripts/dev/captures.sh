@@ -50,7 +50,7 @@
 #               inside its own nsys run, so that both profilers see the same steps (an NVTX range per
 #               step, named as the profiler names it); each Kineto trace and each export analyzed and
 #               compared (lap, busy, kernels and GPU time per step), `laptime diff` export -> Kineto.
-#               When a trace taken under nsys holds no GPU work (CUPTI has one subscriber), all are
+#               A trace taken under nsys that holds no GPU work (CUPTI has one subscriber) is
 #               captured again without it. traces/ and reports/ come back (the item pair's exports
 #               shrunk and scrubbed); the other exports stay on the device.
 #
@@ -429,10 +429,10 @@ import glob, json, os, sys
 def figures(path):
     j = json.load(open(path))
     n = max(j["steady_iterations"], 1)
-    kernels = sum(c["count"] for c in j["kernel_mix"]["categories"]) / n
-    return (j["steady_iterations"], j["time_ms"]["lap"], j["verdict"]["busy_pct"], kernels,
+    ops = sum(c["count"] for c in j["kernel_mix"]["categories"]) / n  # kernels and copies, as the text's ops/iter
+    return (j["steady_iterations"], j["time_ms"]["lap"], j["verdict"]["busy_pct"], ops,
             j["kernel_mix"]["gpu_time_ns"] / n / 1e6, j["verdict"]["bound"])
-print("%-18s %-7s %6s %9s %7s %8s %9s  %s" % ("trace", "from", "steady", "lap ms", "busy %", "kern/it", "gpu ms/it", "verdict"))
+print("%-18s %-7s %6s %9s %7s %8s %9s  %s" % ("trace", "from", "steady", "lap ms", "busy %", "ops/it", "gpu ms/it", "verdict"))
 for k in sorted(glob.glob(sys.argv[1] + "/*.kineto.json")):
     n = os.path.basename(k)[: -len(".kineto.json")]
     rows = {"kineto": figures(k)}

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "core/os.h"
 #include "trace/model/format.h"
 
 namespace laptime::trace {
@@ -60,7 +61,7 @@ std::optional<Category> category_by_library_name(const std::string& short_name, 
   // bmm_: TensorRT-LLM's generated batched matmuls (bmm_E4m3_..._swiGlu_..._sm100f), whose fused
   // activation would otherwise read as elementwise.
   if (has_any(s, {"gemm", "gemv", "nvjet", "cutlass", "cublas", "matmul", "splitkreduce", "xmma"}) ||
-      s.rfind("bmm_", 0) == 0 || has_any(d, {"cutlass", "cublas", "gemm"}))
+      starts_with(s, "bmm_") || has_any(d, {"cutlass", "cublas", "gemm"}))
     return Category::Gemm;
   return std::nullopt;
 }
@@ -72,8 +73,7 @@ std::optional<Category> category_by_range(const std::string& range) {
   //    kernels), inside a pooling layer pooling.
   const std::string c = last_component(range);
   if (has_any(c, {"attn", "attention"})) return Category::Attention;
-  if (c.rfind("ln", 0) == 0 || has(c, "norm") || (c.rfind("bn", 0) == 0 && c.size() <= 4))
-    return Category::Normalization;
+  if (starts_with(c, "ln") || has(c, "norm") || (starts_with(c, "bn") && c.size() <= 4)) return Category::Normalization;
   if (has_conv(c) || has(c, "downsample")) return Category::Convolution;
   if (has(c, "pool")) return Category::ReductionPooling;
   return std::nullopt;

@@ -556,6 +556,7 @@ function laptimePage(dataElement, title) {
     const sync = r.synchronization || {calls: [], summary: []};
     const syncRows = sync.calls.map((c, i) => Object.assign({i}, c)).sort((a, b) => b.duration_ns - a.duration_ns || a.i - b.i);
     const firstSteady = (r.iterations || []).findIndex((it) => it.steady);
+    const steadyN = Math.max(r.steady_iterations, 1);
     const answers = h("div", {class: "answers"},
       h("div", {class: "answer", id: P + "answer-lap"}, h("div", {class: "q", text: "1. time per steady iteration"}),
         h("div", {class: "v"}, evidence(fixed(f.lap_ms, 3) + " ms", P + "iterations-r" + Math.max(firstSteady, 0))),
@@ -566,8 +567,8 @@ function laptimePage(dataElement, title) {
       h("div", {class: "answer", id: P + "answer-mix"}, h("div", {class: "q", text: "3. where GPU time goes"}),
         h("div", {class: "v"}, replays ? evidence("CUDA Graph replays " + pct(mix.gpu_time_ns ? (100 * replays) / mix.gpu_time_ns : null, 0), P + "sec-kernels") :
           top ? evidence(top.category + " " + pct(mix.gpu_time_ns ? (100 * top.time_ns) / mix.gpu_time_ns : null, 0), P + "categories-r" + mix.categories.indexOf(top)) : "no GPU work"),
-        h("div", {class: "d", text: replays ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration; the kernels inside the replays need nsys profile --cuda-graph-trace=node" :
-          top ? ms(mix.gpu_time_ns / Math.max(r.steady_iterations, 1)) + " ms of GPU work per iteration in " + fixed(mix.categories.reduce((n, c) => n + c.count, 0) / Math.max(r.steady_iterations, 1), 1) + " operations, " + (mix.kernels.length + (mix.kernels_omitted || 0)) + " distinct kernels" : ""})),
+        h("div", {class: "d", text: replays ? ms(mix.gpu_time_ns / steadyN) + " ms of GPU work per iteration; the kernels inside the replays need nsys profile --cuda-graph-trace=node" :
+          top ? ms(mix.gpu_time_ns / steadyN) + " ms of GPU work per iteration in " + fixed(mix.categories.reduce((n, c) => n + c.count, 0) / steadyN, 1) + " operations, " + (mix.kernels.length + (mix.kernels_omitted || 0)) + " distinct kernels" : ""})),
       h("div", {class: "answer", id: P + "answer-sync"}, h("div", {class: "q", text: "4. synchronization inside the loop"}),
         h("div", {class: "v"}, f.syncs ? evidence(f.syncs + (f.syncs === 1 ? " call" : " calls") + ", " + fixed(f.sync_wait_ms_per_iteration, 3) + " ms/it", P + "syncs-r" + syncRows[0].i) : evidence("none", P + "sec-syncs")),
         h("div", {class: "d", text: f.syncs ? "host wait per iteration; without it the lap would be about " + fixed(f.lap_without_ms, 3) + " ms" : "no synchronize, blocking copy or allocation in the steady iterations"})));
@@ -642,7 +643,6 @@ function laptimePage(dataElement, title) {
 
     // Kernel mix: categories, layers, kernels.
     // The columns the kernel-mix tables share: time and count per steady iteration, share of GPU time.
-    const steadyN = Math.max(r.steady_iterations, 1);
     const perIteration = {key: "time_ns", label: "ms/iter", num: true, show: (x) => ms(x.time_ns / steadyN)};
     const shareOfGpu = {key: "share", label: "share", num: true, value: (x) => (mix.gpu_time_ns ? x.time_ns / mix.gpu_time_ns : 0),
       show: (x) => pct(mix.gpu_time_ns ? (100 * x.time_ns) / mix.gpu_time_ns : null)};
