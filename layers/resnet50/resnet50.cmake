@@ -8,6 +8,3 @@ target_sources(laptime_layers PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/fused_stem.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/space_to_depth.cpp)
-# The convolution plans include cudnn-frontend (layers/CMakeLists.txt), without its JSON.
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/conv_plan.cpp PROPERTIES
-  COMPILE_DEFINITIONS CUDNN_FRONTEND_SKIP_JSON_LIB)
