@@ -21,7 +21,9 @@
 // the GEMM would have read after a separate quantization pass.
 #include "kernels/layernorm.cuh"
 
-#include <vector>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "core/check.h"
 #include "kernels/common.cuh"
@@ -72,28 +74,33 @@ __device__ __forceinline__ void wait_for_the_kernel_before() {
 #endif
 }
 
-// Programmatic dependent launch needs compute capability 9.0 (Hopper); elsewhere the kernels
-// launch plainly. Read once per device.
-bool dependent_launch_runs_here() {
-  static const std::vector<bool> sm90 = [] {
-    int n = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&n));
-    std::vector<bool> v;
-    for (int d = 0; d < n; ++d) {
-      int major = 0;
-      CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
-      v.push_back(major >= 9);
-    }
-    return v;
-  }();
+// Whether `kernel`'s code, as it runs on the current device, holds the wait above: only code
+// compiled for compute capability 9.0 or newer does (an sm_80 build's PTX, JIT-compiled on a
+// Hopper, runs without it), so the kernel's own PTX version decides, not the device's capability.
+// Launched as a dependent without the wait, a LayerNorm would read the output of the kernel before
+// while it is still being written. Read once per kernel and device (a host lookup, no
+// synchronization).
+bool waits_for_the_kernel_before(const void* kernel) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, bool> known;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  return device < static_cast<int>(sm90.size()) && sm90[device];
+  const std::pair<const void*, int> key(kernel, device);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = known.find(key); it != known.end()) return it->second;
+  }
+  cudaFuncAttributes attributes{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const bool waits = attributes.ptxVersion >= 90;
+  const std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, waits);
+  return waits;
 }
 
 // `kernel` on `stream` as a programmatic dependent of the kernel before it
-// (cudaLaunchAttributeProgrammaticStreamSerialization), which the kernel must wait for itself
-// (wait_for_the_kernel_before).
+// (cudaLaunchAttributeProgrammaticStreamSerialization) where its code waits for that kernel itself
+// (wait_for_the_kernel_before, compute capability 9.0 and newer); plainly elsewhere.
 template <class... Params, class... Args>
 void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
   cudaLaunchAttribute attr{};
@@ -104,7 +111,7 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStre
   cfg.blockDim = block;
   cfg.stream = stream;
   cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = waits_for_the_kernel_before(reinterpret_cast<const void*>(kernel)) ? 1 : 0;
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
@@ -137,8 +144,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, MinBlocks)
 //   OneWave          v4 asking ptxas for 8 blocks an SM where the row is at most 3 vectors a lane
 //                    (GPT-2's bf16 rows): 32 registers a thread and a 12-byte spill, so GPT-2's
 //                    8192 rows run as one wave of warps (v5)
-//   Dependent        v5 launched as a programmatic dependent of the kernel before it on Hopper
-//                    (launch_dependent), plainly elsewhere (v6, production)
+//   Dependent        v5 launched as a programmatic dependent of the kernel before it where its
+//                    code waits for that kernel (launch_dependent: sm_90 code), plainly elsewhere
+//                    (v6, production)
 enum class Path { Auto, General, WidestRegisters, SizedRegisters, OneWave, Dependent };
 
 template <class T, class To>
@@ -150,7 +158,6 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
                        0;
   constexpr int vec = 16 / sizeof(T);
   if (path == Path::Auto) path = Path::Dependent;
-  const bool dependent = path == Path::Dependent && dependent_launch_runs_here();
   const dim3 grid(ceil_div(rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
   const bool fast = path != Path::General && aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane;
   if (fast && path == Path::WidestRegisters)
@@ -162,7 +169,7 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
       constexpr int kOneWave = NV <= 3 ? 8 : 1;
       if (path == Path::SizedRegisters)
         layernorm_vec_kernel<T, To, NV, 1><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
-      else if (dependent)
+      else if (path == Path::Dependent)
         launch_dependent(layernorm_vec_kernel<T, To, NV, kOneWave>, grid, block, stream, out, in, weight, bias, rows, C,
                          eps, out_scale);
       else
@@ -195,6 +202,21 @@ void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, 
   LAPTIME_DISPATCH_FLOAT(
       dtype, launch(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), static_cast<const scalar_t*>(weight),
                     static_cast<const scalar_t*>(bias), rows, C, eps, nullptr, stream));
+}
+
+bool layernorm_launches_dependent(DType dtype, int C) {
+  bool dependent = false;
+  LAPTIME_DISPATCH_FLOAT(dtype, {
+    constexpr int vec = 16 / sizeof(scalar_t);
+    if (C > 0 && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
+      with_vecs_per_lane(C / vec, [&](auto nv) {
+        constexpr int NV = decltype(nv)::value;
+        constexpr int kOneWave = NV <= 3 ? 8 : 1;  // as launch() picks it
+        dependent = waits_for_the_kernel_before(
+            reinterpret_cast<const void*>(&layernorm_vec_kernel<scalar_t, scalar_t, NV, kOneWave>));
+      });
+  });
+  return dependent;
 }
 
 void layernorm_forward_path(LayerNormPath which, DType dtype, void* out, const void* in, const void* weight,

@@ -31,5 +31,9 @@ void layernorm_forward_path(LayerNormPath path, DType dtype, void* out, const vo
 // the inverse scale is the consuming layer's, kernels/fp8.cuh).
 void layernorm_forward_fp8(void* out, const float* out_inv_scale, DType dtype, const void* in, const void* weight,
                            const void* bias, int rows, int C, float eps, cudaStream_t stream);
+// Whether layernorm_forward, at `dtype` and row width C (16-byte aligned rows), launches its kernel
+// on the current device as a programmatic dependent of the kernel before it: only where that
+// kernel's code waits for it (built for compute capability 9.0 or newer). For tests.
+bool layernorm_launches_dependent(DType dtype, int C);
 
 }  // namespace laptime

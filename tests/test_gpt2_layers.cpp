@@ -13,6 +13,7 @@
 #include "kernels/embedding.cuh"
 #include "kernels/flash_attention_f32.cuh"
 #include "kernels/gelu.cuh"
+#include "kernels/layernorm.cuh"
 #include "models/gpt2.h"
 #include "tests/reference/gpt2_ref.h"
 #include "tests/support/compare.h"
@@ -83,6 +84,18 @@ TEST_P(Gpt2LayerTest, Gelu) {
       EXPECT_TRUE(close(got, want, bound()));
     }
   }
+}
+
+// Programmatic dependent launch exactly where the LayerNorm's code waits for the kernel before it:
+// code built for sm_90 (this test's build, LAPTIME_TEST_SM90) on a 9.0+ device. An sm_80 build's
+// PTX, JIT-compiled on a Hopper, has no wait: launched as a dependent there, it read the GEMM's
+// output while it was written (GPT-2's whole-model fp32 and tf32 logits were wrong).
+TEST_P(Gpt2LayerTest, LayerNormLaunchesDependentExactlyWhereItsCodeWaits) {
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device()), cudaSuccess);
+  const bool expected = LAPTIME_TEST_SM90 && major >= 9;
+  for (int C : {768, 1024, 2048}) EXPECT_EQ(layernorm_launches_dependent(dtype(), C), expected) << "C=" << C;
+  EXPECT_FALSE(layernorm_launches_dependent(dtype(), 100));  // the general kernel: always plain
 }
 
 // Widths for both kernels: the register-resident vector one (C a whole number of 16-byte

@@ -66,7 +66,8 @@ KernelInfo layernorm() {
        ""},
       {"v6",
        "v5 launched as a programmatic dependent",
-       "on Hopper the kernel is launched with programmatic stream serialization and its blocks wait "
+       "on Hopper (code built for sm_90; an sm_80 build's code has no wait and launches plainly) the kernel is "
+       "launched with programmatic stream serialization and its blocks wait "
        "(griddepcontrol.wait) for the kernel before it: its launch and scheduling overlap that kernel's end, the "
        "GEMM whose output it normalises in the model. Alone between two events, as the lab times it, it is v5; "
        "the gain is at the model's kernel boundaries (production, kernels/layernorm.cu)",
