@@ -468,7 +468,9 @@ def throttle_words(mask: int) -> str:
         words.append("a thermal slowdown")
     if mask & CLOCK_HW_SLOWDOWN:
         words.append("a hardware slowdown")
-    return words[0] if len(words) < 2 else ", ".join(words[:-1]) + " and " + words[-1]
+    if len(words) < 2:
+        return "".join(words)  # "" where no lap was throttled (an eager loop under the cap)
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def assign_clocks(iterations: List[Dict[str, Any]], spans, samples) -> Tuple[List[bool], int]:

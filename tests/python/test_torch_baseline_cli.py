@@ -802,3 +802,16 @@ def test_whole_run_reports_energy_beside_the_laps(libraries, tmp_path, capsys, m
     assert "  energy      1.050 J per forward (blocks' p10-p90 1.050-1.050), 0.1282 mJ per token, mean 700 W" in printed
     assert "3 of 3 laps at the power cap" in printed
     assert "      1            1.500    1830 throttled\n" in printed
+
+
+# --- the clock sampler's words ------------------------------------------------------------------
+
+
+def test_throttle_words_as_the_bench_writes_them():
+    # bench_result.cpp's throttle_words: "" for none (PyTorch eager under the cap raised
+    # IndexError here on the H100), one alone, the last two joined by "and".
+    assert tb.throttle_words(0) == ""
+    assert tb.throttle_words(tb.CLOCK_SW_POWER_CAP) == "the power cap"
+    assert tb.throttle_words(tb.CLOCK_SW_POWER_CAP | tb.CLOCK_HW_THERMAL) == "the power cap and a thermal slowdown"
+    assert (tb.throttle_words(tb.CLOCK_SW_POWER_CAP | tb.CLOCK_HW_POWER_BRAKE | tb.CLOCK_HW_SLOWDOWN)
+            == "the power cap, the power brake and a hardware slowdown")

@@ -586,20 +586,24 @@ void settle_warmup(Iterations& r) {
 }
 
 void mark_host_ahead(Iterations& out, std::vector<std::string>& notes) {
-  // Consecutive pairs (i-1, i) with GPU work, both past warm-up (a warm-up iteration's host
-  // time is its own story: lazy loading, first-call setup): the lag's growth, and the GPU lap
-  // (start to next start) it is measured against.
+  // Every iteration with GPU work past warm-up (a warm-up iteration's host time is its own story:
+  // lazy loading, first-call setup), and for each the lag's growth over the one before where both
+  // are measured (0 for the first of a run: nothing to grow from, but its lag still counts
+  // against the queue's depth below; a queue that filled during it left that range short). The
+  // GPU lap (start to next start) is taken over the pairs.
   std::vector<size_t> cand;
   std::vector<Ns> growth, period;
-  for (size_t i = 1; i < out.iterations.size(); ++i) {
-    const Iteration &p = out.iterations[i - 1], &it = out.iterations[i];
-    if (p.warmup || it.warmup || !it.has_gpu || !p.has_gpu) continue;
+  for (size_t i = 0; i < out.iterations.size(); ++i) {
+    const Iteration& it = out.iterations[i];
+    if (it.warmup || !it.has_gpu) continue;
+    const Iteration* p = i > 0 ? &out.iterations[i - 1] : nullptr;
+    const bool pair = p && !p->warmup && p->has_gpu;
     cand.push_back(i);
-    growth.push_back((it.gpu_end - it.end) - (p.gpu_end - p.end));
-    period.push_back(it.gpu_start - p.gpu_start);
+    growth.push_back(pair ? (it.gpu_end - it.end) - (p->gpu_end - p->end) : 0);
+    if (pair) period.push_back(it.gpu_start - p->gpu_start);
   }
   out.steady_rule = "all after warm-up";
-  if (cand.size() < 2) return;
+  if (cand.size() < 3 || period.empty()) return;
   std::vector<Ns> sorted = period;
   std::sort(sorted.begin(), sorted.end());
   const Ns lap = sorted[sorted.size() / 2];
@@ -667,6 +671,15 @@ namespace {
 std::string host_range_disagrees(const Iterations& r, bool overlapping) {
   const stats::Summary &h = r.host_ms, &p = r.period_ms;
   if (overlapping || p.n == 0 || h.n == 0 || p.mean <= 0) return "";
+  // No loop laps faster than the GPU work each iteration launches: host ranges shorter than that
+  // (by over 1%) measured the enqueueing of work the GPU ran later, whatever their noise (one
+  // short range, as where the launch queue filled during the first measured one, also widens it).
+  const stats::Summary& b = r.busy_ms;
+  if (b.n && h.mean < 0.99 * b.mean)
+    return format("the host ranges, %.3f ms (mean), are shorter than the GPU's busy time per iteration, %.3f ms: "
+                  "no loop laps faster than its GPU work, so the ranges measure how long the host took to "
+                  "enqueue, not the lap",
+                  h.mean, b.mean);
   const double d = p.mean - h.mean, rel = std::abs(d) / p.mean;
   const double se = std::sqrt(h.stddev * h.stddev / double(h.n) + p.stddev * p.stddev / double(p.n));
   const bool beyond = p.n < 3 ? rel > 0.01 : rel > 0.005 && std::abs(d) > 2 * se;
