@@ -152,6 +152,31 @@ TEST(Kineto, ALaunchQueueFillingIsNotTheLapAndAGraphLoopsLapIsTheGpus) {
   }
 }
 
+// A trace without GPU events (CPU activity only, or taken under nsys or ncu, which hold CUPTI):
+// the reader's note names both causes, and no note sends a PyTorch profiler user to nsys's graph
+// option (its graph launches then have no kernels only because nothing on the GPU was recorded).
+TEST(Kineto, WithoutGpuEventsTheNoteSaysWhyAndGivesNoNsysAdvice) {
+  nlohmann::json doc = nlohmann::json::parse(read_file(kineto("synthetic_graph_replay.json")));
+  nlohmann::json kept = nlohmann::json::array();
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    const std::string cat = e.value("cat", "");
+    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset" && cat != "ac2g") kept.push_back(e);
+  }
+  doc["traceEvents"] = kept;
+  const std::string path = temp_path("kineto", "no_gpu.json");
+  write(path, doc.dump());
+  const Trace t = load_trace(path);
+  const TraceJoin j(t);
+  const Analysis a = analyze(j, ReportOptions{});
+  std::string said;
+  for (const std::string& n : t.notes) said += n + "\n";
+  for (const std::string& n : a.notes) said += n + "\n";
+  EXPECT_NE(said.find("ProfilerActivity.CUDA"), std::string::npos) << said;
+  EXPECT_NE(said.find("under `nsys profile` or `ncu` the PyTorch profiler records no GPU work"), std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("--cuda-graph-trace"), std::string::npos) << said;
+}
+
 TEST(Kineto, AGraphsReplayedKernelsJoinItsLaunch) {
   const Trace t = load_trace(kineto("synthetic_graph_replay.json"));
   size_t in_graph = 0;

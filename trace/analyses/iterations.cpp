@@ -831,6 +831,9 @@ std::string unexpanded_graph_note(const TraceJoin& j, const std::vector<Iteratio
   // (an export without the graph trace), so iterations look idle. Only launches inside an
   // iteration matter (a library may replay graphs at build time, as cuDNN tuning does).
   const Trace& t = j.trace();
+  // A PyTorch profiler trace records graphs' kernels whenever it records GPU work at all; one with
+  // none has its reader's note (which says why), and nsys's graph option is no advice for it.
+  if (t.format == TraceFormat::Kineto) return "";
   std::vector<char> launched(t.api_calls.size(), 0);  // by call: launched GPU work the trace has
   for (const GpuOp& op : j.ops())
     if (op.api >= 0) launched[op.api] = 1;

@@ -815,8 +815,9 @@ class Reader {
       else
         t_.notes.push_back(
             "The trace has no GPU events (kernel, gpu_memcpy, gpu_memset): profile with "
-            "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], so GPU utilization and the kernel mix "
-            "(questions 2 and 3) can be answered.");
+            "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], and alone (under `nsys profile` or "
+            "`ncu` the PyTorch profiler records no GPU work: CUPTI takes one client), so GPU utilization and "
+            "the kernel mix (questions 2 and 3) can be answered.");
     }
     t_.finalize();
     mark_graph_work();
