@@ -42,6 +42,9 @@ SKIP = 77
 # Relative to the checkout (the commands run there), so a page's title reads as a user's would.
 F = os.path.join("tests", "fixtures")
 LAB = os.path.join("results", "2026-12-01-lab", "lab", "attention_bf16.json")
+# A learner's files beside the ladder (--try), with hot timings and clocks; and three wrong ones.
+LAB_TRY = os.path.join("results", "2026-12-06-device", "lab", "layernorm_v1_v2.json")
+LAB_WRONG = os.path.join("results", "2026-12-06-device", "lab", "layernorm_wrong.json")
 
 
 class Failure(AssertionError):
@@ -331,13 +334,36 @@ def check_lab(page, l):
         rungs = [(v, t) for v in l["versions"] for t in v["timings"] if t["shape"] == si]
         rows = table_rows(page, "ladder-%d" % si)
         check(len(rows) == len(rungs), "a rung per timed version")
+        labels = page.evaluate("Array.from(document.querySelectorAll('#shape-%d svg > text')).map(t => t.firstChild.textContent)" % si)
+        # Every bar's label ends before the bars begin (a long file name once ran under them).
+        overlap = page.evaluate(
+            "(() => { const svg = document.querySelector('#shape-%d svg'); const bar = svg.querySelector('rect.lbar');"
+            " const ends = Array.from(svg.querySelectorAll(':scope > text')).filter(t => Math.abs(t.getBBox().x - 4) < 1)"
+            ".map(t => t.getBBox().x + t.getBBox().width); return Math.max(...ends) - bar.x.baseVal.value; })()" % si)
+        check(overlap <= 0, "a bar's label runs %.1f px under the bars" % overlap)
         for row, (v, t) in zip(rows, rungs):
             check(row[0].rstrip("*") == v["id"], "version %r" % row[0])
             close(row[1], t["median_us"], 2, "median of " + v["id"])
+            if "hot" in t:
+                close(row[4], t["hot"]["median_us"], 2, "hot median of " + v["id"])
+            if "file" in v:
+                check(v["file"]["sha256"][:16] in row[-1], "the file's hash in its row: %r" % row[-1])
+            # The bar's label is the whole name where it is short enough to fit (a file's name too).
+            name = v["id"] + ("*" if v["production"] else "")
+            if len(name) <= 32:
+                check(name in labels, "the label %r drawn whole (labels %r)" % (name, labels))
         bars = page.evaluate("document.querySelectorAll('#shape-%d rect.lbar').length" % si)
         check(bars == len(rungs), "a bar per rung")
         if l["roofs"]:
             check(page.evaluate("document.querySelectorAll('#shape-%d line.rooftime').length" % si) >= 1, "the DRAM roof drawn")
+    # Why each FAILED version failed, as the text report words it: its first failing check's detail.
+    checks = table_rows(page, "checks")
+    check(len(checks) == len(l["versions"]), "a row per version in the checks")
+    for row, v in zip(checks, l["versions"]):
+        check(row[1] == v["status"], "%s: status %r" % (v["id"], row[1]))
+        if v["status"] == "FAILED":
+            c = next(c for c in v["checks"] if not c["passed"] and not c["skipped"])
+            check(c["detail"] in row[-1] and c["shape"] in row[-1], "%s: why it failed, %r" % (v["id"], row[-1]))
 
 
 def check_hostile(page, names):
@@ -533,6 +559,12 @@ def make_pages(args):
     lab_html = os.path.join(w, "lab.html")
     subprocess.run([args.write_page, LAB, "laptime lab attention bf16", lab_html], check=True, cwd=ROOT)
     pages.append(("lab", lab_html, LAB, check_lab))
+    for name, report, command in (
+            ("lab-try", LAB_TRY, "laptime lab layernorm -p bf16 --try layernorm_v1.cu --try layernorm_v2.cu"),
+            ("lab-wrong", LAB_WRONG, "laptime lab layernorm -p bf16 --versions v1 --try wrong/layernorm_*.cu")):
+        out = os.path.join(w, name + ".html")
+        subprocess.run([args.write_page, report, command, out], check=True, cwd=ROOT)
+        pages.append((name, out, report, check_lab))
     # Hostile names, in the trace and in the report's own file name.
     hostile = os.path.join(w, "<img src=x onerror=alert(1)>.sqlite")
     subprocess.run([sys.executable, make_hostile_names.__file__, hostile], check=True)
@@ -549,7 +581,7 @@ SHOTS = {  # page -> docs/img/ file, light, and one dark
     "diff": [("report-diff.png", False)],
     "job": [("report-job.png", False)],
     "kernels": [("report-kernels.png", False)],
-    "lab": [("report-lab.png", False)],
+    "lab-try": [("report-lab.png", False)],
 }
 
 

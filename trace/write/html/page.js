@@ -1040,7 +1040,9 @@ function laptimePage(dataElement, title) {
       h("h2", {text: l.kernel + ", " + l.precision + ", on " + l.gpu}),
       h("p", {text: l.summary}),
       h("p", {class: "meta", text: l.roofs ? "roofs: DRAM " + fixed(l.roofs.dram_gbps, 0) + " GB/s, " + l.precision + " compute " + fixed(l.roofs.compute_tflops, 1) + " TFLOP/s, from " + l.roofs.source : "roofs: " + l.roofs_note}),
-      h("p", {class: "meta", text: l.once ? "one call a version (--once): not timed" : "timing: " + l.timing.method + "; " + l.timing.statistic + ", until within ±" + fixed(100 * l.timing.target_half_width, 1) + "%"})));
+      h("p", {class: "meta", text: l.once ? "one call a version (--once): not timed" : "timing: " + l.timing.method + "; " + l.timing.statistic + ", until within ±" + fixed(100 * l.timing.target_half_width, 1) + "%"}),
+      l.once || !l.timing.stopping_rule ? null : h("p", {class: "meta", text: "stopping rule: " + l.timing.stopping_rule}),
+      l.once || !l.timing.clock ? null : h("p", {class: "meta", text: "MHz: " + l.timing.clock})));
     l.shapes.forEach((shape, si) => {
       const sec = section("shape-" + si, shape.label + ": " + shape.dims);
       const moved = shape.bytes.read + shape.bytes.written;
@@ -1056,7 +1058,9 @@ function laptimePage(dataElement, title) {
         const svg = s("svg", {class: "chart", role: "img", "aria-label": "ladder " + shape.label});
         sec.appendChild(svg);
         const draw = () => {
-          const W = Math.min(width(sec, 1000), 1000), L = 70, R = 170, ROWH = 24, T = 14 + 14 * roofs.length;
+          // The label column fits the longest name (a learner's file name is longer than v6), to a limit.
+          const longest = Math.max(...rungs.map(({v}) => v.id.length + (v.production ? 1 : 0)));
+          const W = Math.min(width(sec, 1000), 1000), L = Math.min(Math.max(70, 7 * longest + 12), 240), R = 170, ROWH = 24, T = 14 + 14 * roofs.length;
           const H = T + rungs.length * ROWH + 22;
           sizeChart(svg, W, H);
           const values = rungs.map((x) => x.t.ci95_us[1]).concat(rungs.map((x) => x.t.ci95_us[0]), roofs.map((x) => x.us)).filter((v) => v > 0);
@@ -1076,7 +1080,8 @@ function laptimePage(dataElement, title) {
           const x0 = log ? L : X(0);
           rungs.forEach(({v, t}, i) => {
             const yy = T + i * ROWH;
-            svg.appendChild(s("text", {x: 4, y: yy + 14, text: v.id + (v.production ? "*" : "")}, s("title", {text: v.title})));
+            const name = v.id + (v.production ? "*" : ""), fits = Math.floor((L - 10) / 7);
+            svg.appendChild(s("text", {x: 4, y: yy + 14, text: name.length <= fits ? name : name.slice(0, fits - 1) + "~"}, s("title", {text: name + ": " + v.title})));
             const bar = s("rect", {class: "lbar" + (v.production ? " prod" : ""), x: x0, y: yy + 3, width: Math.max(X(t.median_us) - x0, 1), height: ROWH - 8});
             bar.addEventListener("mousemove", (ev) => showTip(ev, [v.id + ": " + v.title, fixed(t.median_us, 2) + " us, 95% [" + fixed(t.ci95_us[0], 2) + ", " + fixed(t.ci95_us[1], 2) + "] over " + t.calls + " calls",
               fixed(t.gbps, 0) + " GB/s (" + pct(t.dram_pct) + " of DRAM)" + (shape.flops > 0 ? ", " + fixed(t.tflops, 1) + " TFLOP/s (" + pct(t.compute_pct) + " of compute)" : ""),
@@ -1096,16 +1101,20 @@ function laptimePage(dataElement, title) {
       } else sec.appendChild(h("p", {class: "empty", text: l.once ? "not timed (--once)" : "no version passed its checks here: nothing timed"}));
       sec.appendChild(table([
         {key: "id", label: "version", value: (x) => x.v.id, show: (x) => x.v.id + (x.v.production ? "*" : "")},
-        {key: "median", label: "median us", num: true, value: (x) => x.t.median_us, show: (x) => fixed(x.t.median_us, 2)},
+        {key: "median", label: "cold us", title: "median, the L2 cache flushed before each call", num: true, value: (x) => x.t.median_us, show: (x) => fixed(x.t.median_us, 2)},
         {key: "ci", label: "95% interval", num: true, value: (x) => x.t.ci95_us[0], show: (x) => "[" + fixed(x.t.ci95_us[0], 2) + ", " + fixed(x.t.ci95_us[1], 2) + "]"},
         {key: "calls", label: "calls", num: true, value: (x) => x.t.calls},
+        {key: "hot", label: "hot us", title: "median, inputs just written (no flush)", num: true, value: (x) => (x.t.hot ? x.t.hot.median_us : null), show: (x) => (x.t.hot ? fixed(x.t.hot.median_us, 2) : "-")},
         {key: "gbps", label: "GB/s", num: true, value: (x) => x.t.gbps, show: (x) => fixed(x.t.gbps, 0)},
         {key: "dram", label: "DRAM", num: true, value: (x) => x.t.dram_pct, show: (x) => pct(x.t.dram_pct)},
         {key: "tflops", label: "TFLOP/s", num: true, value: (x) => x.t.tflops, show: (x) => (shape.flops > 0 ? fixed(x.t.tflops, 1) : "-")},
         {key: "compute", label: "compute", num: true, value: (x) => x.t.compute_pct, show: (x) => pct(x.t.compute_pct)},
         {key: "prev", label: "vs prev", num: true, value: (x) => x.t.vs_previous, show: (x) => (isNum(x.t.vs_previous) ? x.t.vs_previous.toFixed(2) + "x" : "-")},
         {key: "prod", label: "vs prod", num: true, value: (x) => x.t.vs_production, show: (x) => (isNum(x.t.vs_production) ? x.t.vs_production.toFixed(2) + "x" : "-")},
-        {key: "title", label: "what it does", value: (x) => x.v.title},
+        {key: "best", label: "vs best", num: true, value: (x) => x.t.vs_best, show: (x) => (isNum(x.t.vs_best) ? x.t.vs_best.toFixed(2) + "x" : "-")},
+        {key: "mhz", label: "MHz", title: "the SM clock (NVML) while it was timed, the median reading", num: true, value: (x) => (x.t.clock ? x.t.clock.sm_mhz_median : null),
+         show: (x) => (x.t.clock ? String(x.t.clock.sm_mhz_median) + (x.t.clock.throttled_by ? " (" + x.t.clock.throttled_by + ")" : "") : "-")},
+        {key: "title", label: "what it does", value: (x) => x.v.title, show: (x) => x.v.title + fileWords(x.v)},
       ], rungs, {id: "ladder-" + si, sortKey: null}));
       into.appendChild(sec);
     });
@@ -1114,9 +1123,30 @@ function laptimePage(dataElement, title) {
       {key: "status", label: "status", show: (v) => h("span", {class: v.status === "FAILED" ? "bad" : v.status === "passed" ? "good" : "", text: v.status})},
       {key: "checks", label: "checks", num: true, value: (v) => v.checks.filter((c) => !c.skipped).length},
       {key: "worst", label: "worst error", num: true, value: (v) => Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)), show: (v) => Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)).toExponential(1)},
-      {key: "title", label: "what it does"},
-      {key: "refusal", label: "n/a because"},
+      {key: "title", label: "what it does", show: (v) => v.title + fileWords(v)},
+      {key: "why", label: "why it failed, or n/a", value: (v) => failure(v), show: (v) => failure(v)},
     ], l.versions, {id: "checks", sortKey: null})));
+  }
+
+  // A learner's file (--try): its hash and how it was compiled, as the text report's second line.
+  function fileWords(v) {
+    return v.file ? " (sha256 " + v.file.sha256.slice(0, 16) + ", " + v.file.compiled + ")" : "";
+  }
+  // Why a version FAILED, as the text report says it: the first failing check's shape, inputs and
+  // detail; or why it does not apply here (n/a).
+  function failure(v) {
+    if (v.status === "n/a") return v.refusal;
+    if (v.status !== "FAILED") return "";
+    const c = v.checks.find((x) => !x.passed && !x.skipped);
+    if (!c) return "";
+    const over = isNum(c.rel_error) && c.rel_error > c.bound ? "error " + cExp(c.rel_error, 1) + " > " + cExp(c.bound, 0) + "; " : "";
+    return c.shape + ", " + c.inputs + " inputs: " + over + c.detail;
+  }
+  // A number as C's %.Ne writes it (9.8e+00), as the text report does.
+  function cExp(x, digits) {
+    const [m, e] = x.toExponential(digits).split("e");
+    const n = Math.abs(+e);
+    return m + "e" + (+e < 0 ? "-" : "+") + (n < 10 ? "0" : "") + n;
   }
 
   // --- the page -----------------------------------------------------------------------------------
