@@ -71,17 +71,16 @@ UserKernel::UserKernel(const TrySignature& s, UserVersionInfo info, const std::s
     throw Error(who + "'s kernel " + s.kernel + " could not be found in its compiled code: " + cuda_words(e) + ".");
   }
   // The parameters as the loaded code declares them: the sizes the lab passes (the PTX check
-  // before the cache saw the kinds and their count; this sees what was actually loaded). No probe
-  // past the last one: its "invalid argument" would head the compute-sanitizer report the lab
-  // sends a learner to read (seen on the H100), and the PTX check has counted them.
-  for (std::size_t i = 0; i < s.params.size(); ++i) {
+  // before the cache saw the kinds; this sees what was actually loaded).
+  for (std::size_t i = 0; i <= s.params.size(); ++i) {
     std::size_t offset = 0, size = 0;
     const cudaError_t p = cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel_), i, &offset, &size);
     if (p == cudaErrorNotSupported || (i == 0 && p != cudaSuccess)) {
       cudaGetLastError();
       break;  // a driver that cannot tell: the PTX check stands
     }
-    if (p != cudaSuccess || size != kind_size(s.params[i].kind)) {
+    const bool past = i == s.params.size();
+    if (past ? p == cudaSuccess : (p != cudaSuccess || size != kind_size(s.params[i].kind))) {
       cudaGetLastError();
       cudaLibraryUnload(library_);
       throw Error(who + "'s compiled kernel " + s.kernel +
