@@ -115,6 +115,19 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStre
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
+// Whether a row of C elements of T takes the fast path: whole 16-byte vectors, at most
+// kMaxVecPerLane of them a lane (the pointers' alignment is the launcher's other condition).
+template <class T>
+constexpr bool fits_registers(int C) {
+  constexpr int vec = 16 / sizeof(T);
+  return C > 0 && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane;
+}
+
+// The launch bound's blocks an SM for NV vectors a lane: 8 (one wave of GPT-2's rows) where a lane
+// holds at most 3 vectors, else 1.
+template <int NV>
+constexpr int kOneWaveBlocks = NV <= 3 ? 8 : 1;
+
 // NV: the vectors a lane holds (the row's, or kMaxVecPerLane for the lab's v3); Row: how they are
 // held (layernorm_registers.cuh). MinBlocks: the launch bound's blocks an SM, 8 for one wave of rows
 // (ptxas then caps a thread at 32 registers).
@@ -159,14 +172,14 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
   constexpr int vec = 16 / sizeof(T);
   if (path == Path::Auto) path = Path::Dependent;
   const dim3 grid(ceil_div(rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
-  const bool fast = path != Path::General && aligned && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane;
+  const bool fast = path != Path::General && aligned && fits_registers<T>(C);
   if (fast && path == Path::WidestRegisters)
     layernorm_vec_kernel<T, To, kMaxVecPerLane, 1, FloatRow>
         <<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
   else if (fast)
     with_vecs_per_lane(C / vec, [&](auto nv) {
       constexpr int NV = decltype(nv)::value;
-      constexpr int kOneWave = NV <= 3 ? 8 : 1;
+      constexpr int kOneWave = kOneWaveBlocks<NV>;
       if (path == Path::SizedRegisters)
         layernorm_vec_kernel<T, To, NV, 1><<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
       else if (path == Path::Dependent)
@@ -207,13 +220,11 @@ void layernorm_forward(DType dtype, DType out_dtype, void* out, const void* in, 
 bool layernorm_launches_dependent(DType dtype, int C) {
   bool dependent = false;
   LAPTIME_DISPATCH_FLOAT(dtype, {
-    constexpr int vec = 16 / sizeof(scalar_t);
-    if (C > 0 && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane)
-      with_vecs_per_lane(C / vec, [&](auto nv) {
+    if (fits_registers<scalar_t>(C))
+      with_vecs_per_lane(C / (16 / sizeof(scalar_t)), [&](auto nv) {
         constexpr int NV = decltype(nv)::value;
-        constexpr int kOneWave = NV <= 3 ? 8 : 1;  // as launch() picks it
         dependent = waits_for_the_kernel_before(
-            reinterpret_cast<const void*>(&layernorm_vec_kernel<scalar_t, scalar_t, NV, kOneWave>));
+            reinterpret_cast<const void*>(&layernorm_vec_kernel<scalar_t, scalar_t, NV, kOneWaveBlocks<NV>>));
       });
   });
   return dependent;

@@ -71,22 +71,21 @@ UserKernel::UserKernel(const TrySignature& s, UserVersionInfo info, const std::s
     throw Error(who + "'s kernel " + s.kernel + " could not be found in its compiled code: " + cuda_words(e) + ".");
   }
   // The parameters as the loaded code declares them: the sizes the lab passes (the PTX check
-  // before the cache saw the kinds; this sees what was actually loaded).
-  for (std::size_t i = 0; i <= s.params.size(); ++i) {
+  // before the cache saw their count and kinds; this sees what was actually loaded). Only the
+  // declared ones are asked for: a probe past the last is an error the sanitizer would report.
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
     std::size_t offset = 0, size = 0;
     const cudaError_t p = cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel_), i, &offset, &size);
     if (p == cudaErrorNotSupported || (i == 0 && p != cudaSuccess)) {
       cudaGetLastError();
       break;  // a driver that cannot tell: the PTX check stands
     }
-    const bool past = i == s.params.size();
-    if (past ? p == cudaSuccess : (p != cudaSuccess || size != kind_size(s.params[i].kind))) {
+    if (p != cudaSuccess || size != kind_size(s.params[i].kind)) {
       cudaGetLastError();
       cudaLibraryUnload(library_);
       throw Error(who + "'s compiled kernel " + s.kernel +
                   " does not take the parameters the lab passes: " + s.kernel_declaration() + ".");
     }
-    cudaGetLastError();
   }
   cudaDeviceProp p{};
   CUDA_CHECK(cudaGetDeviceProperties(&p, device));
