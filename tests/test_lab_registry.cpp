@@ -184,7 +184,7 @@ TEST(LabRegistry, ALearnersFileIsOneMoreVersion) {
       0u);
   const KernelInfo& ln = *find_kernel("layernorm");
   const int ladder = static_cast<int>(ln.versions.size());
-  const int index = add_user_version_info({"layernorm", "my.cu", "dir/my.cu", std::string(64, 'a')});
+  const int index = add_user_version_info({"layernorm", "my.cu", "dir/my.cu", std::string(64, 'a'), "sm_90a"});
   EXPECT_GE(index, ladder);
   ASSERT_NE(user_version_info("layernorm", index), nullptr);
   EXPECT_EQ(user_version_info("layernorm", index)->file, "dir/my.cu");
@@ -195,7 +195,7 @@ TEST(LabRegistry, ALearnersFileIsOneMoreVersion) {
   EXPECT_EQ(kernel_choice_text({{"layernorm", index}}), "layernorm=dir/my.cu (sha256 aaaaaaaaaaaaaaaa)");
   EXPECT_EQ(ln.bound_of(index, "bf16"), ln.tolerance.at("bf16"));  // the kernel's bound, no version's
   EXPECT_EQ(ln.floor_of(index, "fp32"), 0.0);
-  const int next = add_user_version_info({"layernorm", "other.cu", "other.cu", std::string(64, 'b')});
+  const int next = add_user_version_info({"layernorm", "other.cu", "other.cu", std::string(64, 'b'), "sm_90a"});
   EXPECT_EQ(next, index + 1);
   EXPECT_EQ(user_version_info("layernorm", next)->name, "other.cu");
 }

@@ -384,6 +384,18 @@ TEST_F(TryOnGpu, V2BeatsTheTemplate) {
   EXPECT_LT(t2, t1) << "v2 " << t2 << " µs, the template " << t1 << " µs";
 }
 
+// --once (the profilers' and the sanitizer's run: the file in the lab's own process) says how the
+// file was compiled as the timed run does (it once said "compiled for " and nothing).
+TEST_F(TryOnGpu, OnceSaysHowTheFileWasCompiled) {
+  const std::string file = write_file(dir / "layernorm.cu", template_text("layernorm"));
+  const LabRun r = lab(dir, "layernorm", "--versions none --once --try " + file);
+  ASSERT_EQ(r.run.status, 0) << r.run.out;
+  const nlohmann::json* rung = r.rung("layernorm.cu");
+  ASSERT_NE(rung, nullptr) << r.run.out;
+  EXPECT_THAT((*rung)["file"]["compiled"].get<std::string>(), HasSubstr(", NVRTC ")) << rung->dump(2);
+  EXPECT_THAT(r.run.out, testing::ContainsRegex("compiled for sm_[0-9]+a?, NVRTC ")) << r.run.out;
+}
+
 // Each misbehaviour of a file: that rung FAILED with a sentence, the lab's process ends cleanly
 // (exit 1, in well under the test's limit), no temporary left in the cache.
 TEST_F(TryOnGpu, HangsFaultsBadShapesHugeLaunchesAndStrayWritesAreEachOneRungFailed) {

@@ -38,7 +38,7 @@ KernelChoice load_kernel_files(Context& ctx, const KernelChoice& choice, const K
       throw Error(!b.problem.empty() ? b.problem
                                      : "--kernel " + name + "=" + path + " did not compile for " + b.arch + " (NVRTC " +
                                            b.nvrtc + "): the compiler's messages are above.");
-    const UserVersionInfo info{name, base_name(path), path, src.sha256};
+    const UserVersionInfo info{name, base_name(path), path, src.sha256, compiled_text(b)};
     const int index = add_user_version(std::make_shared<UserKernel>(sig, info, b.cubin, ctx.device()));
 
     // The check at the model's shape, as the lab checks a version.
@@ -70,7 +70,7 @@ KernelChoice load_kernel_files(Context& ctx, const KernelChoice& choice, const K
       throw Error(why.str());
     }
     std::fprintf(stderr, "laptime: --kernel %s=%s (sha256 %s) passed its checks at %s; compiled for %s\n", name.c_str(),
-                 path.c_str(), src.sha256.substr(0, 16).c_str(), where.c_str(), b.arch.c_str());
+                 path.c_str(), src.sha256.substr(0, 16).c_str(), where.c_str(), info.compiled.c_str());
     out[name] = index;
   }
   return out;

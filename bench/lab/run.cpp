@@ -348,6 +348,7 @@ LabResult start_result(const LabOptions& o, const KernelInfo& k, const Context& 
       vr.title = "your file " + u->file;
       vr.file = u->file;
       vr.sha256 = u->sha256;
+      vr.compiled = u->compiled;
       r.versions.push_back(vr);
       continue;
     }

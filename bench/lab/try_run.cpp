@@ -35,19 +35,6 @@ std::vector<TrySource> read_sources(const LabOptions& o) {
   return sources;
 }
 
-std::string compiled_text(const TryBinary& b) {
-  std::ostringstream os;
-  os.precision(2);
-  os << std::fixed;
-  os << b.arch << ", NVRTC " << b.nvrtc << ", ";
-  if (b.from_cache)
-    os << "from the cache";
-  else
-    os << b.seconds << " s";
-  if (!b.cache_note.empty()) os << "; " << b.cache_note;
-  return os.str();
-}
-
 std::string listed(const std::vector<std::string>& words) {
   std::string s;
   for (size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
@@ -123,13 +110,11 @@ nlohmann::json run_rung(const LabOptions& o, const KernelInfo& k, const TrySigna
   const TryBinary b =
       compile_try(sig, src, o.precision, try_arch(ctx.props().major, ctx.props().minor), lab_cache_dir());
   if (!b.compiled) return {{"error", b.problem.empty() ? src.path + " did not compile here." : b.problem}};
-  const UserVersionInfo info{k.name, base_name(src.path), src.path, src.sha256};
+  const UserVersionInfo info{k.name, base_name(src.path), src.path, src.sha256, compiled_text(b)};
   const int index = add_user_version(std::make_shared<UserKernel>(sig, info, b.cubin, o.device));
   LabResult r = start_result(o, k, ctx, {index});
   run_versions(o, k, ctx, r);
-  VersionResult v = r.versions.front();
-  v.compiled = compiled_text(b);
-  return {{"version", version_to_json(v)}};
+  return {{"version", version_to_json(r.versions.front())}};
 }
 
 // A rung whose child did not report: FAILED with what happened.
@@ -247,7 +232,8 @@ std::vector<int> load_tries_here(const LabOptions& o, const KernelInfo& k, Conte
   report_compiles(sources, binaries, k.name);
   std::vector<int> indices;
   for (size_t i = 0; i < sources.size(); ++i) {
-    const UserVersionInfo info{k.name, base_name(sources[i].path), sources[i].path, sources[i].sha256};
+    const UserVersionInfo info{k.name, base_name(sources[i].path), sources[i].path, sources[i].sha256,
+                               compiled_text(binaries[i])};
     indices.push_back(add_user_version(std::make_shared<UserKernel>(sig, info, binaries[i].cubin, o.device)));
   }
   return indices;

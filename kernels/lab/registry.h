@@ -158,6 +158,7 @@ struct UserVersionInfo {
   std::string name;    // the rung's name: the file's base name, "ln_v2.cu"
   std::string file;    // the path as given
   std::string sha256;  // of the file's bytes
+  std::string compiled;  // how it was compiled: "sm_90a, NVRTC 13.0, 0.23 s" (or "..., from the cache")
 };
 int add_user_version_info(const UserVersionInfo& info);  // its version index
 // nullptr when `index` is no file of `kernel`'s (a ladder version, or out of range).

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "core/input_file.h"
 #include "core/os.h"
@@ -189,6 +190,19 @@ TryBinary compile_try(const TrySignature& s, const TrySource& src, const std::st
     b.cache_file.clear();
   }
   return b;
+}
+
+std::string compiled_text(const TryBinary& b) {
+  std::ostringstream os;
+  os.precision(2);
+  os << std::fixed;
+  os << b.arch << ", NVRTC " << b.nvrtc << ", ";
+  if (b.from_cache)
+    os << "from the cache";
+  else
+    os << b.seconds << " s";
+  if (!b.cache_note.empty()) os << "; " << b.cache_note;
+  return os.str();
 }
 
 }  // namespace laptime::lab

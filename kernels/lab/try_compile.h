@@ -69,6 +69,10 @@ struct TryBinary {
   double seconds = 0;  // the compile's wall time (0 from the cache)
 };
 
+// How a binary was made, as the reports say it: "sm_90a, NVRTC 13.0, 0.23 s" or "..., from the cache"
+// (and why it was not cached, where it was not).
+std::string compiled_text(const TryBinary& b);
+
 // Compiles `src` as kernel `s` in `precision` ("fp32", "bf16", "fp8") for `arch`; `cache_dir`
 // "" means no cache (the lab passes nvrtc/ in laptime's cache folder, trace/read/sidecars.h). Never throws for the file's own faults: `compiled` false with the log or
 // the problem.
