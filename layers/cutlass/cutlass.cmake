@@ -11,7 +11,7 @@
 # The kernels: one instantiation per translation unit (written from the table below), compiled for
 # sm_90a alone (wgmma and the TMA need the "a" target; CMAKE_CUDA_ARCHITECTURES' sm_90 code would
 # be an empty trap), in a library of their own. Each costs ~45-90 s of one core and ~3.5 GB to
-# compile (nvcc 13.0, CUTLASS 4.2): the seventeen (GEMMs and convolutions) are about half of a
+# compile (nvcc 13.0, CUTLASS 4.2): the nineteen (GEMMs and convolutions) are about half of a
 # 2-core build. Kept: what a timed plan chose on the H200 or may choose (the plan lines of
 # docs/history/hopper-kernels.md) and the tiles the residual stream needs. Dropped to keep the
 # README's build under 15 minutes on 2 cores (21 units took 1020 s): the five fp8 kernels with
@@ -79,6 +79,9 @@ laptime_cutlass_gemm(gemm_fp8fa_bias_e4m3_128x128_pingpong "e4m3, e4m3, CutlassE
 # the subtiles' barriers and TMA stores of the 128x64 ones.
 laptime_cutlass_gemm(gemm_fp8fa_relu_res8_e4m3_128x128_pingpong "e4m3, e4m3, CutlassEpilogue::ReluBias, 128, 128, 128, 2, 1, PingpongFastAccum, e4m3")
 laptime_cutlass_gemm(gemm_fp8fa_relu_res8_e4m3_256x128_coop_e128 "e4m3, e4m3, CutlassEpilogue::ReluBias, 256, 128, 128, 1, 1, CooperativeFastAccum, e4m3, 128")
+# And 64x128 ping-pong for few rows (batch 1: layer3's 196 and layer4's 49 give the 128-row tiles
+# 16 and 8 blocks on 132 SMs; 64 rows twice as many).
+laptime_cutlass_gemm(gemm_fp8fa_relu_res8_e4m3_64x128_pingpong "e4m3, e4m3, CutlassEpilogue::ReluBias, 64, 128, 128, 1, 1, PingpongFastAccum, e4m3")
 # fp8 FA, bias -> e4m3 (the downsample), 256x128 cooperative, no cluster, 128x128 epilogue
 # subtiles (they won conv3 over 128x64; the downsample is a store-bound tile at 36-48% of the
 # copy roof).
@@ -90,6 +93,9 @@ laptime_cutlass_gemm(gemm_fp8fa_bias_e4m3_256x128_coop_e128 "e4m3, e4m3, Cutlass
 # 3x3 ran at 25% of its bound with the whole shared memory to one block, 33% with two).
 laptime_cutlass_conv(conv_fp8_relu_e4m3_128x128 "128, 128, 128")
 laptime_cutlass_conv(conv_fp8_relu_e4m3_128x64x64_s4 "128, 64, 64, 4, 2")
+# 64x64 for few output pixels (batch 1: layer3's 3x3 is 196 x 256, four 128x128 tiles on 132 SMs;
+# sixteen of 64x64, each the same 18 k-blocks with a quarter of the bytes a stage).
+laptime_cutlass_conv(conv_fp8_relu_e4m3_64x64 "64, 64, 128")
 set(LAPTIME_CUTLASS_MIN_VERSION 4.2)
 
 set(laptime_cutlass_why "")
