@@ -1122,7 +1122,7 @@ function laptimePage(dataElement, title) {
       {key: "id", label: "version", show: (v) => v.id + (v.production ? "*" : "")},
       {key: "status", label: "status", show: (v) => h("span", {class: v.status === "FAILED" ? "bad" : v.status === "passed" ? "good" : "", text: v.status})},
       {key: "checks", label: "checks", num: true, value: (v) => v.checks.filter((c) => !c.skipped).length},
-      {key: "worst", label: "worst error", num: true, value: (v) => Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)), show: (v) => Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)).toExponential(1)},
+      {key: "worst", label: "worst error", num: true, value: (v) => Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)), show: (v) => cExp(Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)), 1)},
       {key: "title", label: "what it does", show: (v) => v.title + fileWords(v)},
       {key: "why", label: "why it failed, or n/a", value: (v) => failure(v), show: (v) => failure(v)},
     ], l.versions, {id: "checks", sortKey: null})));
