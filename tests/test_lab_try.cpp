@@ -76,6 +76,31 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
+// The hostile files (kernels/lab/examples/hostile/): what a file must not do to the lab, each the
+// layernorm template with one edit, and the words its FAILED rung must hold. device-call.sh lab-try
+// runs the same files on the GPU.
+struct Hostile {
+  std::string name, from, to, why;
+};
+const std::vector<Hostile>& hostile_files() {
+  static const std::string early = "  if (row >= rows) return;\n";
+  static const std::vector<Hostile> files{
+      // A loop the compiler keeps: the sleep is a side effect (an empty loop on a volatile local was
+      // removed as one without, and the rows past the end then wrote out of bounds).
+      {"hang.cu", early, early + "  while (rows > 0) __nanosleep(1000);\n", "passed --timeout 2 s"},
+      {"fault.cu", early, early + "  out[(long long)1 << 40] = in[0];\n", "compute-sanitizer --tool memcheck"},
+      {"bad_shape.cu", "s.block = dim3(256);", "s.block = dim3(0);", "asked for a block of 0 x 1 x 1"},
+      {"huge_launch.cu", "s.grid = dim3(ceil_div(rows, 256));", "s.grid = dim3(2147483647u, 65535u);",
+       "passed --timeout 2 s"},
+      {"stray_write.cu", "y[c] = to_scalar(", "y[c + C] = to_scalar(", "wrote past the end"},
+  };
+  return files;
+}
+
+fs::path hostile_path(const std::string& name) {
+  return fs::path(LAPTIME_SOURCE_DIR) / "kernels" / "lab" / "examples" / "hostile" / name;
+}
+
 // --- the templates, compiled (no GPU) -----------------------------------------------------------
 
 TEST(TryTemplates, EveryTemplateCompilesForSm90AndSm80InEachPrecision) {
@@ -124,6 +149,18 @@ TEST(TryTemplates, TheDocsListEverySignature) {
     const std::string k = s.kernel_declaration(), l = s.launch_declaration();
     EXPECT_THAT(docs, HasSubstr("`" + k.substr(k.find("void ") + 5) + "`")) << s.kernel;
     EXPECT_THAT(docs, HasSubstr("`" + l.substr(l.find("LaunchShape ") + 12) + "`")) << s.kernel;
+  }
+}
+
+// Each committed hostile file is today's template with its one edit, so a change to the template
+// cannot leave them testing something else (regenerate: the edit in hostile_files() applied to
+// `laptime lab layernorm --template`).
+TEST(TryTemplates, TheHostileFilesAreTheTemplateWithOneEditEach) {
+  const std::string t = template_text("layernorm");
+  for (const Hostile& h : hostile_files()) {
+    SCOPED_TRACE(h.name);
+    EXPECT_EQ(read_file(hostile_path(h.name)), replaced(t, h.from, h.to))
+        << "kernels/lab/examples/hostile/" << h.name << " is not the layernorm template with its edit";
   }
 }
 
@@ -399,22 +436,10 @@ TEST_F(TryOnGpu, OnceSaysHowTheFileWasCompiled) {
 // Each misbehaviour of a file: that rung FAILED with a sentence, the lab's process ends cleanly
 // (exit 1, in well under the test's limit), no temporary left in the cache.
 TEST_F(TryOnGpu, HangsFaultsBadShapesHugeLaunchesAndStrayWritesAreEachOneRungFailed) {
-  const std::string t = template_text("layernorm");
-  const std::string early = "  if (row >= rows) return;\n";
-  const std::vector<std::tuple<std::string, std::string, std::string>> cases{
-      // A loop the compiler keeps: the sleep is a side effect (an empty loop on a volatile local was
-      // removed as one without, and the rows past the end then wrote out of bounds).
-      {"hang.cu", replaced(t, early, early + "  while (rows > 0) __nanosleep(1000);\n"), "passed --timeout 2 s"},
-      {"fault.cu", replaced(t, early, early + "  out[(long long)1 << 40] = in[0];\n"),
-       "compute-sanitizer --tool memcheck"},
-      {"bad_shape.cu", replaced(t, "s.block = dim3(256);", "s.block = dim3(0);"), "asked for a block of 0 x 1 x 1"},
-      {"huge_launch.cu", replaced(t, "s.grid = dim3(ceil_div(rows, 256));", "s.grid = dim3(2147483647u, 65535u);"),
-       "passed --timeout 2 s"},
-      {"stray_write.cu", replaced(t, "y[c] = to_scalar(", "y[c + C] = to_scalar("), "wrote past the end"},
-  };
-  for (const auto& [name, text, why] : cases) {
+  for (const Hostile& h : hostile_files()) {
+    const std::string& name = h.name;
     SCOPED_TRACE(name);
-    const std::string file = write_file(dir / name, text);
+    const std::string file = hostile_path(name).string();
     const auto t0 = std::chrono::steady_clock::now();
     const LabRun r = lab(dir, "layernorm", "--versions none --timeout 2 --try " + file);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 50);
@@ -425,7 +450,7 @@ TEST_F(TryOnGpu, HangsFaultsBadShapesHugeLaunchesAndStrayWritesAreEachOneRungFai
     EXPECT_TRUE((*rung)["timings"].empty());
     std::string details;
     for (const nlohmann::json& c : (*rung)["checks"]) details += c["detail"].get<std::string>() + "\n";
-    EXPECT_THAT(details, HasSubstr(why));
+    EXPECT_THAT(details, HasSubstr(h.why));
     for (const auto& e : fs::directory_iterator(dir / "cache" / "nvrtc")) EXPECT_EQ(e.path().extension(), ".cubin");
   }
 }
