@@ -311,7 +311,9 @@ TEST(NcuLayers, Gpt2RowsCarryTheLongestKernelsLaunchAndWeightedMeans) {
   EXPECT_GE(ln.m.dram_pct, lo);
   EXPECT_LE(ln.m.dram_pct, hi);
   EXPECT_EQ(layer(l, "lm_head").diagnosis.rule, NcuRule::NoSingleLimit);
-  EXPECT_EQ(layer(l, "h.*.attn.c_attn").diagnosis.rule, NcuRule::LatencyOccupancy);
+  // cuBLASLt's 384-thread warp-specialized GEMMs: their few warps are the design.
+  EXPECT_EQ(layer(l, "h.*.attn.c_attn").diagnosis.rule, NcuRule::LatencyPipeline);
+  EXPECT_EQ(layer(l, "h.*.mlp.c_fc").diagnosis.rule, NcuRule::LatencyPipeline);
 }
 
 TEST(NcuLayers, TheFusedStemIsLatencyBoundByItsRegisters) {
@@ -777,6 +779,45 @@ TEST(NcuDiagnosis, EachRuleAtItsThreshold) {
             "long_scoreboard (12.5 cycles an instruction: waiting for global or local memory)");
   m.compute_pct = 60;
   EXPECT_EQ(rule(m), NcuRule::NoSingleLimit);
+
+  // A warp-specialized tensor-core kernel: one 384-thread block a SM, capped by shared memory too,
+  // the tensor pipe carrying its compute.
+  m = quiet();
+  m.compute_pct = 56;
+  m.tensor_pct = 56;
+  m.memory_pct = 40;
+  m.warps_per_scheduler = 2.3;
+  m.occupancy_pct = 14;
+  m.theoretical_pct = 18.75;
+  m.block = 384;
+  m.blocks_per_sm = 1;
+  m.waves = 1;
+  m.registers = 168;
+  m.shared_bytes = 231424;
+  m.limiters = {"registers", "shared memory"};
+  m.stalls = {{"barrier", 3.1}};
+  EXPECT_EQ(rule(m), NcuRule::LatencyPipeline);
+  EXPECT_EQ(diagnose(m).text,
+            "latency-bound (compute 56%, memory 40%): the tensor pipe at 56% of peak, fed by one 384-thread block "
+            "a SM (a warp-specialized kernel: its 2.3 warps a scheduler are its design, not the limit); top stall "
+            "barrier (3.1 cycles an instruction: waiting at __syncthreads); what is left is its pipeline: each "
+            "tile's loads before the first multiply and its epilogue after the last, exposed where a SM has few "
+            "tiles (1.00 waves) or a short loop over K");
+  NcuLayerMetrics w = m;
+  w.block = 256;  // one consumer warpgroup, or a kernel whose registers are full: not told apart
+  EXPECT_EQ(rule(w), NcuRule::LatencyOccupancy);
+  w = m;
+  w.tensor_pct = 0.89 * w.compute_pct;  // its compute is mostly elsewhere
+  EXPECT_EQ(rule(w), NcuRule::LatencyOccupancy);
+  w = m;
+  w.limiters = {"registers"};  // no pipeline ring filling shared memory
+  EXPECT_EQ(rule(w), NcuRule::LatencyOccupancy);
+  w = m;
+  w.blocks_per_sm = 2;
+  EXPECT_EQ(rule(w), NcuRule::LatencyOccupancy);
+  w = m;
+  w.compute_pct = w.tensor_pct = 60;  // not latency at all
+  EXPECT_EQ(rule(w), NcuRule::NoSingleLimit);
 
   EXPECT_EQ(rule(NcuLayerMetrics{}), NcuRule::Unknown);
   // The thresholds are parameters: the same layer under stricter ones.

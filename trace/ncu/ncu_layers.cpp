@@ -171,6 +171,8 @@ const char* ncu_rule_name(NcuRule r) {
       return "excess-traffic";
     case NcuRule::SmallGrid:
       return "small-grid";
+    case NcuRule::LatencyPipeline:
+      return "latency-pipeline";
     case NcuRule::LatencyOccupancy:
       return "latency-occupancy";
     case NcuRule::LatencyStalls:
@@ -255,6 +257,25 @@ NcuDiagnosis diagnose(const NcuLayerMetrics& m, const NcuThresholds& t) {
       stall = format("; top stall %s (%.1f cycles an instruction%s%s)", m.stalls[0].reason.c_str(), m.stalls[0].cycles,
                      *g ? ": " : "", g);
     }
+    // One block a SM of three or more warpgroups (a producer and its consumers), capped by shared
+    // memory (the ring of a TMA pipeline), the tensor pipe carrying the compute: the few warps are
+    // the design, so occupancy is no lever; what holds the tensor pipe back is the pipeline. A
+    // 256-thread block is not told apart from a kernel whose registers are full (the fused stem,
+    // 241 a thread): it keeps latency-occupancy.
+    const bool shared_capped =
+        std::find(m.limiters.begin(), m.limiters.end(), "shared memory") != m.limiters.end();
+    if (known(m.blocks_per_sm) && m.blocks_per_sm == 1 && known(m.block) && m.block >= 384 && shared_capped &&
+        known(m.tensor_pct) && m.tensor_pct > 0 && m.tensor_pct >= 0.9 * C)
+      return {NcuRule::LatencyPipeline,
+              head + ": the tensor pipe at " + pct(m.tensor_pct) + " of peak, fed by one " +
+                  (known(m.block) ? format("%.0f-thread ", m.block) : std::string()) +
+                  "block a SM (a warp-specialized kernel: " +
+                  (known(m.warps_per_scheduler) ? format("its %.1f warps a scheduler are", m.warps_per_scheduler)
+                                                : std::string("its few warps are")) +
+                  " its design, not the limit)" + stall +
+                  "; what is left is its pipeline: each tile's loads before the first multiply and its "
+                  "epilogue after the last, exposed where a SM has few tiles" +
+                  (known(m.waves) ? format(" (%.2f waves)", m.waves) : std::string()) + " or a short loop over K"};
     if (known(m.warps_per_scheduler) && m.warps_per_scheduler < t.few_warps) {
       std::string cap;
       if (!m.limiters.empty()) {

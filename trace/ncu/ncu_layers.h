@@ -33,6 +33,9 @@
 //   on-chip-bound      memory >= 80% (L1, shared or L2: DRAM is below 80%)
 //   excess-traffic     moved/must >= 1.5
 //   small-grid         the longest kernel's grid fills under 0.5 of a wave
+//   latency-pipeline   compute and memory < 60%, one block of >= 384 threads a SM capped by shared
+//                      memory, the tensor pipe >= 90% of its compute: a warp-specialized TMA/wgmma
+//                      kernel, whose few warps are its design (cuBLASLt's, cuDNN's, CUTLASS's GEMMs)
 //   latency-occupancy  compute and memory < 60%, under 4 warps a scheduler
 //   latency-stalls     compute and memory < 60%
 //   no-single-limit    otherwise (one of them between 60% and 80%)
@@ -98,6 +101,7 @@ enum class NcuRule {
   OnChipBound,
   ExcessTraffic,
   SmallGrid,
+  LatencyPipeline,
   LatencyOccupancy,
   LatencyStalls,
   NoSingleLimit,
