@@ -363,7 +363,8 @@ def check_lab(page, l):
         check(row[1] == v["status"], "%s: status %r" % (v["id"], row[1]))
         # The worst error as the text report prints it (C's %.1e: 1.8e-03, not JavaScript's 1.8e-3).
         errors = [c["rel_error"] for c in v["checks"] if not c["skipped"] and isinstance(c.get("rel_error"), (int, float))]
-        check(row[3] == "%.1e" % max([0] + errors), "%s: worst error %r, the text's %r" % (v["id"], row[3], "%.1e" % max([0] + errors)))
+        worst = "%.1e" % max([0] + errors)
+        check(row[3] == worst, "%s: worst error %r, the text's %r" % (v["id"], row[3], worst))
         if v["status"] == "FAILED":
             c = next(c for c in v["checks"] if not c["passed"] and not c["skipped"])
             check(c["detail"] in row[-1] and c["shape"] in row[-1], "%s: why it failed, %r" % (v["id"], row[-1]))

@@ -1122,9 +1122,9 @@ function laptimePage(dataElement, title) {
       {key: "id", label: "version", show: (v) => v.id + (v.production ? "*" : "")},
       {key: "status", label: "status", show: (v) => h("span", {class: v.status === "FAILED" ? "bad" : v.status === "passed" ? "good" : "", text: v.status})},
       {key: "checks", label: "checks", num: true, value: (v) => v.checks.filter((c) => !c.skipped).length},
-      {key: "worst", label: "worst error", num: true, value: (v) => Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)), show: (v) => cExp(Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error)), 1)},
+      {key: "worst", label: "worst error", num: true, value: worstError, show: (v) => cExp(worstError(v), 1)},
       {key: "title", label: "what it does", show: (v) => v.title + fileWords(v)},
-      {key: "why", label: "why it failed, or n/a", value: (v) => failure(v), show: (v) => failure(v)},
+      {key: "why", label: "why it failed, or n/a", value: failure},
     ], l.versions, {id: "checks", sortKey: null})));
   }
 
@@ -1141,6 +1141,10 @@ function laptimePage(dataElement, title) {
     if (!c) return "";
     const over = isNum(c.rel_error) && c.rel_error > c.bound ? "error " + cExp(c.rel_error, 1) + " > " + cExp(c.bound, 0) + "; " : "";
     return c.shape + ", " + c.inputs + " inputs: " + over + c.detail;
+  }
+  // The largest error of a version's checks that ran (0 when none has one), as the text's "worst".
+  function worstError(v) {
+    return Math.max(0, ...v.checks.filter((c) => !c.skipped && isNum(c.rel_error)).map((c) => c.rel_error));
   }
   // A number as C's %.Ne writes it (9.8e+00), as the text report does.
   function cExp(x, digits) {
