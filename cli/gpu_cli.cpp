@@ -23,6 +23,7 @@ const std::map<std::string, Pitfall>& kPitfalls = pitfall_words();
 const std::map<std::string, AttentionKind> kAttention{{"auto", AttentionKind::Auto},
                                                       {"cudnn", AttentionKind::Cudnn},
                                                       {"flash", AttentionKind::Flash},
+                                                      {"wgmma", AttentionKind::Wgmma},
                                                       {"naive", AttentionKind::Naive}};
 const std::map<std::string, StemKind> kStems{
     {"auto", StemKind::Auto}, {"cudnn", StemKind::Cudnn}, {"fused", StemKind::Fused}};
@@ -51,7 +52,8 @@ void add_workload_options(CLI::App* app, WorkloadOptions* w, std::vector<std::st
   app->add_option_function<std::string>(
          "--attention", [w](const std::string& v) { w->attention = kAttention.at(v); },
          "gpt2: attention core, cudnn (bf16, tf32), flash (our fused kernels: bf16 with "
-         "head size 64, fp32 and tf32 with head size 16, 32 or 64) or naive (T x T "
+         "head size 64, fp32 and tf32 with head size 16, 32 or 64), wgmma (flash on Hopper's warpgroup MMA: "
+         "bf16, head size 64, sm_90) or naive (T x T "
          "matrix, every precision); default auto: the fastest for the precision")
       ->check(CLI::IsMember(kAttention));
   app->add_option_function<std::string>(
@@ -254,6 +256,10 @@ Command parse_command_line(const std::vector<std::string>& args) {
     require(!(w->stem == StemKind::Fused && w->precision != Precision::BF16 && w->precision != Precision::FP8),
             std::string("--stem fused runs only in bf16, not ") + precision_name(w->precision) +
                 "; use --stem cudnn (or auto).");
+    require(
+        !(w->attention == AttentionKind::Wgmma && w->precision != Precision::BF16 && w->precision != Precision::FP8),
+        std::string("--attention wgmma runs in bf16 (and fp8, whose core is bf16), not ") +
+            precision_name(w->precision) + "; use --attention flash (or auto).");
     require(!(w->attention == AttentionKind::Cudnn && w->precision == Precision::FP32),
             "--attention cudnn runs in bf16 and tf32 (cuDNN's fused attention takes 16-bit data), not strict fp32; "
             "use --attention naive (or auto).");

@@ -98,8 +98,9 @@ CLI::App* add_kernels_subcommand(CLI::App& app, KernelsOptions& o) {
   cli::add_integer(sub, "--image-size", &o.ncu.image_size, 1, 8192, "resnet50: input height = width");
   sub->add_option("--precision,-p", o.ncu.precision, "the precision of the run profiled")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp8"}));
-  sub->add_option("--attention", o.ncu.attention, "gpt2: the attention core")
-      ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
+  sub->add_option("--attention", o.ncu.attention, "gpt2: the attention core: auto, cudnn, flash, wgmma or naive")
+      ->check(CLI::IsMember({"auto", "cudnn", "flash", "wgmma", "naive"}).description(""))
+      ->type_name("CORE");
   sub->add_option("--stem", o.ncu.stem, "resnet50: the stem")->check(CLI::IsMember({"auto", "cudnn", "fused"}));
   sub->add_option("--within", o.ncu.within, "profile only the kernels inside this range (h.0, conv1)")
       ->type_name("RANGE");

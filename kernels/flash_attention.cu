@@ -22,6 +22,9 @@
 
 #include "core/check.h"
 #include "kernels/common.cuh"
+#ifdef LAPTIME_HAVE_SM90A
+#include "kernels/flash_attention_sm90.cuh"
+#endif
 
 namespace laptime {
 namespace {
@@ -230,6 +233,29 @@ void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cu
   flash_attention_kernel<<<grid, kWarps * 32, 0, stream>>>(static_cast<__nv_bfloat16*>(out),
                                                            static_cast<const __nv_bfloat16*>(qkv), T, H, scale_log2);
   CUDA_CHECK_LAUNCH();
+}
+
+std::string flash_attention_wgmma_prepare(DType dtype, int head_dim, int device) {
+  if (dtype != DType::BF16) return std::string("the wgmma attention core takes bf16, not ") + dtype_name(dtype) + ".";
+#ifdef LAPTIME_HAVE_SM90A
+  std::string why = flash_sm90::refusal(head_dim, device);
+  if (why.empty()) flash_sm90::prepare();
+  return why;
+#else
+  (void)head_dim;
+  (void)device;
+  return "the wgmma attention core is compiled only in a build for sm_90 (CMAKE_CUDA_ARCHITECTURES with 90), not "
+         "this one.";
+#endif
+}
+
+void flash_attention_wgmma_forward(void* out, const void* qkv, int B, int T, int H, cudaStream_t stream) {
+#ifdef LAPTIME_HAVE_SM90A
+  flash_sm90::forward(out, qkv, B, T, H, stream);
+#else
+  (void)out, (void)qkv, (void)B, (void)T, (void)H, (void)stream;
+  throw Error("flash_attention_wgmma_forward: not compiled in this build (flash_attention_wgmma_prepare says why).");
+#endif
 }
 
 }  // namespace laptime

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
 #include "core/dtype.h"
 
 namespace laptime {
@@ -15,5 +17,13 @@ bool flash_attention_supported(DType dtype, int head_dim);
 
 // out: [B, T, C] bf16; qkv: [B, T, 3C] bf16 (q | k | v, each (head, dim)); C = H * 64.
 void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cudaStream_t stream);
+
+// The same core on Hopper's wgmma (kernels/flash_attention_sm90.cu: warpgroup products from
+// shared memory, two blocks an SM). "" where it runs on `device` (a build for sm_90, an sm_90 GPU,
+// bf16, head size 64), and then it is ready to launch (its shared-memory opt-in set: build time,
+// not a stream operation); else why not.
+std::string flash_attention_wgmma_prepare(DType dtype, int head_dim, int device);
+// As flash_attention_forward; only after flash_attention_wgmma_prepare said "" for this device.
+void flash_attention_wgmma_forward(void* out, const void* qkv, int B, int T, int H, cudaStream_t stream);
 
 }  // namespace laptime

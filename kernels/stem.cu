@@ -383,7 +383,7 @@ const char* fused_stem_core_name(FusedStemCore core) {
 }
 
 std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device) {
-#ifndef LAPTIME_HAVE_STEM_WGMMA
+#ifndef LAPTIME_HAVE_SM90A
   (void)out_channels;
   (void)Hs;
   (void)device;
@@ -406,7 +406,7 @@ std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device) {
 std::string fused_stem_overlap_refusal(int out_channels, int Hs, int device) {
   const std::string why = fused_stem_wgmma_refusal(out_channels, Hs, device);
   if (!why.empty()) return why;
-#ifdef LAPTIME_HAVE_STEM_WGMMA
+#ifdef LAPTIME_HAVE_SM90A
   if (Hs - 3 > kWgmmaChunk)
     return "the overlapped wgmma stem pools one conv row a chunk: a conv side up to " + std::to_string(kWgmmaChunk) +
            " (a space-to-depth side up to " + std::to_string(kWgmmaChunk + 3) + "), not " + std::to_string(Hs - 3) +
@@ -441,7 +441,7 @@ FusedStemPlan fused_stem_plan(int N, int Hs, int out_channels, int device, Fused
   // The opt-in at the device's limit, not at this plan's size: another plan (a larger image) of
   // the same instantiation must not be cut back by this one.
   if (core == FusedStemCore::Wgmma || core == FusedStemCore::Overlap) {
-#ifdef LAPTIME_HAVE_STEM_WGMMA
+#ifdef LAPTIME_HAVE_SM90A
     const bool ov = core == FusedStemCore::Overlap;
     plan.smem_bytes = ov ? overlap_smem_bytes(Hs) : wgmma_smem_bytes(Hs);
     per_sm = ov ? overlap_prepare(optin, plan.smem_bytes) : wgmma_prepare(optin, plan.smem_bytes);
@@ -497,7 +497,7 @@ void fused_stem_forward(void* out, const void* in, const void* weight, const voi
   q.bands = plan.bands;
   q.band_rows = plan.band_rows;
   if (plan.core == FusedStemCore::Wgmma || plan.core == FusedStemCore::Overlap) {
-#ifdef LAPTIME_HAVE_STEM_WGMMA
+#ifdef LAPTIME_HAVE_SM90A
     require(Cout == kWgmmaChannels, "internal: the wgmma stem's plan was made for another width.");
     if (plan.core == FusedStemCore::Overlap)
       overlap_launch(q, plan.grid, plan.smem_bytes, stream);

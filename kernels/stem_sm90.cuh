@@ -1,7 +1,7 @@
 // The fused stem's Hopper core (kernels/stem_sm90.cu, compiled for sm_90a alone): the same
 // conv + bias + ReLU + 3×3/2 max pool as kernels/stem.cu, its implicit GEMM on wgmma. Internal to
 // kernels/: fused_stem_plan() (kernels/stem.cu) chooses it, and the build defines
-// LAPTIME_HAVE_STEM_WGMMA where it is compiled (an sm_90 build).
+// LAPTIME_HAVE_SM90A where it is compiled (an sm_90 build).
 #pragma once
 
 #include <cuda_runtime.h>

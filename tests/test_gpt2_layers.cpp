@@ -172,12 +172,23 @@ TEST_P(Gpt2LayerTest, LinearTimedAlgorithm) {
   EXPECT_LE(tuner.shapes_timed(), 3);
 }
 
+// Where the wgmma core must run: code built for sm_90 (this test's build, LAPTIME_TEST_SM90) on an
+// sm_90 device, bf16, head size 64. Decided here, not by asking the kernel's own refusal.
+bool wgmma_expected(const Context& ctx, Precision p, int hd) {
+  int major = 0, minor = 0;
+  EXPECT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx.device()), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx.device()), cudaSuccess);
+  return LAPTIME_TEST_SM90 && major == 9 && minor == 0 && p == Precision::BF16 && hd == 64;
+}
+
 // The attention cores this precision and head size allow, explicitly, then Auto. Flash: the
-// bf16 kernel has head size 64; the fp32 one (fp32 and tf32 storage) 16, 32 and 64.
-std::vector<AttentionKind> attention_kinds(Precision p, int hd) {
+// bf16 kernel has head size 64; the fp32 one (fp32 and tf32 storage) 16, 32 and 64. Wgmma: as
+// wgmma_expected says.
+std::vector<AttentionKind> attention_kinds(const Context& ctx, Precision p, int hd) {
   std::vector<AttentionKind> k{AttentionKind::Naive};
   if (p != Precision::FP32) k.push_back(AttentionKind::Cudnn);  // tf32: the fp16 core
   if (p == Precision::BF16 ? hd == 64 : (hd == 16 || hd == 32 || hd == 64)) k.push_back(AttentionKind::Flash);
+  if (wgmma_expected(ctx, p, hd)) k.push_back(AttentionKind::Wgmma);
   k.push_back(AttentionKind::Auto);
   return k;
 }
@@ -198,7 +209,7 @@ TEST_P(Gpt2LayerTest, CausalSelfAttention) {
     DeviceWeights w(*ctx, hw, dtype());
     const auto x = test::random_vec(static_cast<size_t>(B) * T * C, seed);
     const auto want = ref::attention(x, hw, "h.0.attn", B, T, C, H);
-    for (AttentionKind kind : attention_kinds(precision(), C / H)) {
+    for (AttentionKind kind : attention_kinds(*ctx, precision(), C / H)) {
       SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " C=" << C << " H=" << H
                                         << " attention " << attention_kind_name(kind));
       CausalSelfAttention attn(w, "h.0.attn", C, H, precision(), kind);
@@ -236,6 +247,13 @@ TEST_P(Gpt2LayerTest, UnsupportedAttentionIsRefused) {
     EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Cudnn), Error);
   }
   EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 1, precision(), AttentionKind::Flash), Error);  // hd = 128
+  EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 1, precision(), AttentionKind::Wgmma), Error);  // hd = 128
+  EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 4, precision(), AttentionKind::Wgmma), Error);  // hd = 32
+  if (!wgmma_expected(*ctx, precision(), 64)) {  // another device, build or precision: refused, saying why
+    EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Wgmma), Error);
+  } else {
+    EXPECT_NO_THROW(CausalSelfAttention(w, "h.0.attn", 128, 2, precision(), AttentionKind::Wgmma));
+  }
   if (precision() == Precision::BF16) {
     EXPECT_THROW(CausalSelfAttention(w, "h.0.attn", 128, 4, precision(), AttentionKind::Flash), Error);  // hd = 32
   } else {
@@ -356,7 +374,7 @@ TEST_P(Gpt2LayerTest, WholeModel) {
   c.n_ctx = 64;
   HostWeights hw = random_gpt2_weights(c, seed);
   const int maxB = 4, maxT = 40;
-  for (AttentionKind kind : attention_kinds(precision(), c.n_embd / c.n_head)) {
+  for (AttentionKind kind : attention_kinds(*ctx, precision(), c.n_embd / c.n_head)) {
     GPT2 model(*ctx, c, hw, precision(), maxB, maxT, kind);
     for (auto [B, T] : {std::pair{3, 29}, {4, 40}, {1, 1}}) {
       SCOPED_TRACE(::testing::Message() << "seed " << seed << " B=" << B << " T=" << T << " attention "

@@ -4,6 +4,7 @@
 //   v2  online softmax, one warp per query, no T x T matrix (here)
 //   v3  flash: kernels/flash_attention.cu (bf16, head size 64) and flash_attention_f32.cu (fp32)
 //   v4  cuDNN's fused attention (layers/gpt2/sdpa_cudnn.h): the lab runner calls it, not this table
+//   v5  flash on wgmma: kernels/flash_attention_sm90.cu (bf16, head size 64, sm_90)
 // All read q, k, v straight from the QKV projection's [B, T, 3C] and write [B, T, C].
 #include <cmath>
 #include <iterator>
@@ -142,12 +143,17 @@ void v3(const AttentionArgs& a, cudaStream_t stream) {
     flash_attention_forward(a.out, a.qkv, a.B, a.T, a.H, stream);
 }
 
-constexpr int kVersions = 4;
+void v5(const AttentionArgs& a, cudaStream_t stream) {
+  flash_attention_wgmma_forward(a.out, a.qkv, a.B, a.T, a.H, stream);
+}
+
+constexpr int kVersions = 5;
 
 }  // namespace
 
 AttentionLaunch attention_version(int index) {
-  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr};  // v4: cuDNN, layers/gpt2/sdpa_cudnn.h
+  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr,
+                                                        v5};  // v4: cuDNN, layers/gpt2/sdpa_cudnn.h
   static_assert(std::size(kLaunch) == kVersions);
   return version_at(kLaunch, index);
 }
@@ -160,6 +166,11 @@ std::string attention_refusal(int index, DType dtype, int hd) {
   if (index == 2 && dtype == DType::BF16 && !flash_attention_supported(dtype, hd))
     return "the bf16 flash kernel is built for head size 64, not " + std::to_string(hd) + ".";
   if (index == 3 && dtype != DType::BF16) return "cuDNN's fused attention takes 16-bit data, not fp32.";
+  if (index == 4) {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    if (std::string why = flash_attention_wgmma_prepare(dtype, hd, device); !why.empty()) return why;
+  }
   if (index >= kVersions && !user_version_info("attention", index)) return "no such version.";
   return "";
 }

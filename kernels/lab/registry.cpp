@@ -183,12 +183,23 @@ KernelInfo attention() {
        ""},
       {"v4",
        "cuDNN's fused attention",
-       "NVIDIA's SDPA engine through cudnn-frontend (production in bf16)",
+       "NVIDIA's SDPA engine through cudnn-frontend (production in bf16 before sm_90)",
        {"bf16"},
        "cuDNN, layers/gpt2/sdpa_cudnn.h"},
+      {"v5",
+       "flash on wgmma: warpgroup products from shared memory",
+       "v3's algorithm on Hopper's warpgroup MMA: a warpgroup owns 64 query rows, Q·Kᵀ and P·V are one "
+       "asynchronous instruction a 16-wide step (8x fewer than mma.sync, no ldmatrix), K and V arrive by "
+       "cp.async in the 128-byte swizzle wgmma reads; the softmax costs about five instructions a score (the "
+       "scale in the exponential's FFMA, the mask on diagonal tiles only, the rescale only when the running "
+       "max rises by 2^8) and each P·V is waited for behind the next tile's Q·Kᵀ "
+       "(kernels/flash_attention_sm90.cu; production in bf16 on sm_90, head size 64)",
+       {"bf16"},
+       ""},
   };
-  k.production = {{"bf16", "v4"}, {"fp32", "v3"}};
-  k.model_shapes = {{"gpt2 B8 T1024: h.*.attn.core", {8, 1024, 12, 64}}};
+  k.production = {{"bf16", "v5"}, {"fp32", "v3"}};
+  k.model_shapes = {{"gpt2 B8 T1024: h.*.attn.core", {8, 1024, 12, 64}},
+                    {"gpt2 B1 T1024: h.*.attn.core", {1, 1024, 12, 64}}};
   k.odd_shapes = {
       {"one position", {1, 1, 1, 64}}, {"T not a multiple of 64", {2, 67, 3, 64}}, {"head size 32", {1, 130, 2, 32}}};
   k.models = {{"gpt2",

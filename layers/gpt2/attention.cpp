@@ -37,28 +37,47 @@ bool flash_supported(DType dtype, int hd) {
   return dtype == DType::F32 ? flash_attention_f32_supported(hd) : flash_attention_supported(dtype, hd);
 }
 
-// Auto's first choice, per precision: the fastest on an H200 (docs/history/gpt2-notes.md; the laps
-// in docs/history/baselines.md, run 2).
-//   bf16       cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN refuses
-//              the shape)
+// True where the wgmma core runs here (a build for sm_90, an sm_90 GPU, bf16, head size 64); it is
+// then ready to launch (flash_attention_wgmma_prepare).
+bool wgmma_runs(DType dtype, int hd) {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  return flash_attention_wgmma_prepare(dtype, hd, device).empty();
+}
+
+// Auto's first choice, per precision: the fastest measured (docs/history/gpt2-notes.md; the laps
+// in docs/history/baselines.md, run 2; the wgmma core: "A Hopper attention core: measured").
+//   bf16       our wgmma core where it runs (sm_90), measured faster than cuDNN's at B8 and B1;
+//              elsewhere cuDNN, measured (prepare() falls back to flash, then naive, where cuDNN
+//              refuses the shape)
 //   tf32       cuDNN in fp16 with fp16 projections around it (layers/gpt2/attention.h), measured
 //              faster than naive and than our fp32 flash kernel in tf32; falls back like bf16
 //   fp32       our fp32 flash kernel where it has the head size, else naive: no T x T traffic,
 //              the causal half skipped (kernels/flash_attention_f32.cu), measured faster than naive
 //   fp8        as bf16 (the core stays bf16: layers/gpt2/attention.h)
 AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
-  if (precision == Precision::BF16 || precision == Precision::FP8 || f16_core(precision, dtype))
-    return AttentionKind::Cudnn;
+  const bool sixteen_bit = precision == Precision::BF16 || precision == Precision::FP8;
+  if (sixteen_bit && wgmma_runs(dtype, hd)) return AttentionKind::Wgmma;
+  if (sixteen_bit || f16_core(precision, dtype)) return AttentionKind::Cudnn;
   return flash_supported(dtype, hd) ? AttentionKind::Flash : AttentionKind::Naive;
 }
 
-// --kernel attention=vN: v3 is our flash kernel, v4 cuDNN's, as --attention would choose them;
+// --kernel attention=vN: v3 is our flash kernel, v4 cuDNN's, v5 the wgmma one, as --attention would choose them;
 // v1 and v2 (lab_core_of) run from kernels/lab/ in the core's place.
 AttentionKind kind_of(const lab::KernelChoice& kernels, AttentionKind kind) {
   const auto it = kernels.find("attention");
   if (it == kernels.end()) return kind;
   require(kind == AttentionKind::Auto, "--kernel attention and --attention both choose the attention core; give one.");
-  return it->second == 2 ? AttentionKind::Flash : it->second == 3 ? AttentionKind::Cudnn : AttentionKind::Auto;
+  switch (it->second) {
+    case 2:
+      return AttentionKind::Flash;
+    case 3:
+      return AttentionKind::Cudnn;
+    case 4:
+      return AttentionKind::Wgmma;
+    default:
+      return AttentionKind::Auto;
+  }
 }
 
 int lab_core_of(const lab::KernelChoice& kernels) {
@@ -77,6 +96,12 @@ void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
             std::string("--attention flash runs in bf16 with head size 64 and in fp32 or tf32 with head size 16, "
                         "32 or 64, not ") +
                 precision_name(precision) + " with head size " + std::to_string(hd) + "; use --attention naive.");
+  if (kind == AttentionKind::Wgmma) {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    const std::string why = flash_attention_wgmma_prepare(dtype, hd, device);
+    require(why.empty(), "--attention wgmma cannot run here: " + why + " Use --attention flash or cudnn (or auto).");
+  }
 }
 }  // namespace
 
@@ -311,6 +336,9 @@ void CausalSelfAttention::forward(const Context& ctx, void* y, const void* x, in
       switch (p.kind) {
         case AttentionKind::Cudnn:
           p.sdpa.run(ctx, at(s.heads), at(s.qkv));
+          break;
+        case AttentionKind::Wgmma:
+          flash_attention_wgmma_forward(at(s.heads), at(s.qkv), B, T, H_, st);
           break;
         case AttentionKind::Flash:
           if (dtype_ == DType::F32)

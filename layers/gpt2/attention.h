@@ -1,6 +1,6 @@
 // Causal multi-head self-attention (GPT-2's `attn`):
 //   qkv = x · W_attnᵀ + b_attn              cuBLASLt, bias in the epilogue   [B, T, 3C]  h.i.attn.c_attn
-//   heads = softmax(q·kᵀ/sqrt(hd), causal)·v one of three cores (below)       [B, T, C]   h.i.attn.core
+//   heads = softmax(q·kᵀ/sqrt(hd), causal)·v one of four cores (below)       [B, T, C]   h.i.attn.core
 //   y (+)= heads · W_projᵀ + b_proj          cuBLASLt; Accumulate::Add fuses the residual  h.i.attn.c_proj
 // The core, chosen at run time (layers/gpt2/attention_kind.h):
 //   cudnn  cuDNN's fused attention graph (layers/gpt2/sdpa_cudnn.h): qkv -> heads, bf16; in tf32
@@ -13,14 +13,17 @@
 //   flash  our fused kernels: qkv -> heads, no T x T matrix; bf16 with hd = 64
 //          (kernels/flash_attention.cu, tensor cores), fp32 and tf32 with hd = 16, 32 or 64
 //          (kernels/flash_attention_f32.cu, fp32 FFMA: exact in fp32 like naive)
+//   wgmma  flash's algorithm on Hopper's warpgroup MMA (kernels/flash_attention_sm90.cu): bf16,
+//          hd = 64, an sm_90 GPU and a build for sm_90
 //   naive  split heads, S = q·kᵀ (batched GEMM, fp32 out), causal softmax, P·v (batched GEMM),
 //          merge heads: the T x T matrix in memory; every precision, exact in fp32
 // fp8 (layers/linear.h): the two projections run in e4m3 where that measured faster; x
 // arrives in e4m3 when c_attn does (ln_1 writes it, input_dtype()), c_proj quantizes the heads
-// itself. The core stays cuDNN's bf16 attention: the softmax and its statistics in fp32, P·V
-// on bf16 probabilities (e4m3's 3 mantissa bits on P would put a 2^-4 relative error on
-// every attention weight); cuDNN's fp8 attention is not used (not yet measured here).
-// All three are checked against the same CPU oracle (tests/test_gpt2_layers.cpp).
+// itself. The core stays bf16 (wgmma's or cuDNN's, as Auto picks for bf16): the softmax and its
+// statistics in fp32, P·V on bf16 probabilities (e4m3's 3 mantissa bits on P would put a 2^-4
+// relative error on every attention weight); cuDNN's fp8 attention is not used (not yet measured
+// here).
+// All four are checked against the same CPU oracle (tests/test_gpt2_layers.cpp).
 #pragma once
 
 #include <map>
@@ -45,8 +48,8 @@ class CausalSelfAttention {
  public:
   // Weights `<prefix>.c_attn.{weight,bias}` [3C, C], [3C] and `<prefix>.c_proj.{weight,bias}` [C, C], [C].
   // Throws one sentence when `kind` cannot run this precision or head size. `kernels` may name
-  // laptime lab's attention version (--kernel attention=vN, kernels/lab/registry.h): v3 and v4 are
-  // Flash and Cudnn; v1 (the scores materialised by plain kernels) and v2 (online softmax, a warp
+  // laptime lab's attention version (--kernel attention=vN, kernels/lab/registry.h): v3, v4 and v5
+  // are Flash, Cudnn and Wgmma; v1 (the scores materialised by plain kernels) and v2 (online softmax, a warp
   // per query) run from kernels/lab/ in the core's place; with it, `kind` must be Auto.
   CausalSelfAttention(const DeviceWeights& w, const std::string& prefix, int C, int n_head, Precision precision,
                       AttentionKind kind = AttentionKind::Auto, const lab::KernelChoice& kernels = {});
@@ -57,8 +60,8 @@ class CausalSelfAttention {
   std::size_t scratch_bytes(int B, int T) const;
   // Plans for (B, T): the core's (cuDNN graph or batched GEMMs) and the GEMMs of the
   // projections around it (fp16 ones around tf32's fp16 core, else the storage type's); with
-  // Auto, the core itself (bf16 and tf32: cuDNN, else flash where cuDNN refuses the shape;
-  // fp32: flash; naive where flash lacks the head size).
+  // Auto, the core itself (bf16: wgmma on sm_90; bf16 elsewhere and tf32: cuDNN, else flash where
+  // cuDNN refuses the shape; fp32: flash; naive where flash lacks the head size).
   void prepare(Context& ctx, int B, int T, GemmTuner* tuner = nullptr);
   // y, x: [B, T, C]; scratch: scratch_bytes(B, T) bytes. Throws when (B, T) was not prepared.
   // x is of the storage type, or of `x_dtype` when given: input_dtype(B, T) saves a

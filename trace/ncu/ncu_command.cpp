@@ -204,7 +204,8 @@ NcuCommand ncu_command(const NcuCommandOptions& o) {
     c.notes.push_back("the estimate is for " + std::string(m.shape) + "; at " + shape_text(o) +
                       " each kernel reaches more memory, so each pass takes longer.");
   if ((!o.precision.empty() && o.precision != "bf16") ||
-      (!o.attention.empty() && o.attention != "naive" && o.attention != "flash" && o.attention != "cudnn"))
+      (!o.attention.empty() && o.attention != "naive" && o.attention != "flash" && o.attention != "cudnn" &&
+       o.attention != "wgmma"))
     c.notes.push_back("the kernel count is bf16's; other precisions launch a few more (conversions, GELU alone).");
   c.notes.push_back(
       "-w 0 -n 1 is a steady iteration: laptime's first forward runs the same kernels as any later one "
