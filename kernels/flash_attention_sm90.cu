@@ -3,8 +3,9 @@
 // softmax, the causal half skipped, the diagonal tile masked, the longest query tiles first); what
 // changes is who multiplies and how the operands reach the tensor cores.
 //
-// The work cut. A block is two warpgroups (256 threads) and owns 128 query rows of one (batch,
-// head); warpgroup w owns rows 64w .. 64w + 63, which is wgmma's M. Per key tile of kBlockN keys:
+// The work cut. A block owns kBlockM query rows of one (batch, head), one warpgroup (128 threads)
+// each 64 rows: warpgroup w owns rows 64w .. 64w + 63, which is wgmma's M. Per key tile of
+// kBlockN keys:
 //   S = Q·Kᵀ   kHeadDim / 16 = 4 wgmma m64nNk16, Q (A) and K (B) both read from shared memory
 //   softmax     on S's accumulators in registers (row max and sum over the 4 lanes of a row)
 //   O += P·V   kBlockN / 16 wgmma m64n64k16, P (A) from registers (the accumulators of S rounded
@@ -23,11 +24,28 @@
 //   V as an N-major operand    ((8,n),(8,k)):((1,LBO),(8,SBO)): N = 64 is one 128-byte row (LBO
 //                              unused), K steps by rows: SBO = 1024 bytes; a k-step is 16 rows, 2048 bytes
 //
-// The pipeline. K and V tiles arrive by cp.async into a ring of kStages stages; the barrier at a
-// tile's top makes every thread's copies visible (and, with fence.proxy.async, visible to the
-// tensor cores' reads) and frees the stage the previous tile used, which the next prefetch takes.
-// Two blocks an SM (112 KB of shared memory each with three stages, at most 128 registers a
-// thread): while one block's warpgroups run their softmax, the other's run their products.
+// The pipeline. K and V tiles arrive by cp.async into a ring of kStages stages, kStages - 2 tiles
+// ahead; the barrier at a tile's top makes every thread's copies visible (and, with
+// fence.proxy.async, visible to the tensor cores' reads). A warpgroup waits for its P·V of tile kt
+// only after issuing S of tile kt + 1, so the spare stage keeps V of tile kt until the barrier
+// after. Two blocks an SM: while one block's warpgroups run their softmax, the other's run their
+// products.
+//
+// The softmax is the cost: at head size 64 a score's exponential (the SFU: 16 an SM a clock) takes
+// as long as its share of both products (256 FLOPs at 4096 an SM a clock), and every other
+// instruction a score competes for the same issue slots. Here a score costs about five: its max,
+// one FFMA (the scale folded in), the exponential, its sum, half a conversion. The mask runs only
+// on tiles that reach the diagonal; the running max moves only when it rises by 2^8 (kLazyLog2),
+// so O's rescale is skipped on most tiles; the copies' addresses are a cursor, the descriptors
+// made once.
+//
+// Measured (H100, GPT-2's shape B8 T1024 H12; docs/history/gpt2-notes.md, "A Hopper attention
+// core: measured"): 45 us in a loop of launches, 47.6 us hot and 48.5 cold in `laptime lab`
+// against cuDNN's 49.2 and 49.6 (the first cut, everything above but the wgmma, 88 us; the mma.sync
+// kernel 123). Nsight Compute: the tensor pipe busy 29-31% of the time, the ALU pipe 40%, the SFU
+// 34%, issue 48%: no unit is the limit; each warpgroup's S -> softmax -> P·V chain is, with four
+// warpgroups an SM to cover it. The next step is FlashAttention-3's: a producer warp with TMA and
+// two consumer warpgroups taking the tensor cores in turn.
 //
 // Fragments (PTX ISA, wgmma "Register Fragments"; warp v of the warpgroup, lane = 4g + t):
 //   D (fp32), m64nN: d[4j + e] is row 16v + g + 8·(e >> 1), column 8j + 2t + (e & 1)
@@ -416,10 +434,11 @@ struct Variant {
 using Wide = Variant<128, 64, 4, 2>;
 using Narrow = Variant<64, 128, 3, 2>;
 
-// Narrow where Wide's grid is under two waves of its two blocks an SM.
+// Narrow where Wide's grid is under one wave of its two blocks an SM (GPT-2 at T1024 on an H100:
+// B1 and B2 ran faster narrow, B4, B8 and B16 wide).
 bool narrow(int B, int T, int H, int sms) {
   const int64_t wide_blocks = int64_t{B} * H * ceil_div(T, 128);
-  return wide_blocks < 2 * 2 * int64_t{sms};
+  return wide_blocks < 2 * int64_t{sms};
 }
 
 }  // namespace

@@ -115,12 +115,15 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStre
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
+// Elements of T in one 16-byte vector, the fast path's unit.
+template <class T>
+constexpr int kVecOf = 16 / sizeof(T);
+
 // Whether a row of C elements of T takes the fast path: whole 16-byte vectors, at most
 // kMaxVecPerLane of them a lane (the pointers' alignment is the launcher's other condition).
 template <class T>
 constexpr bool fits_registers(int C) {
-  constexpr int vec = 16 / sizeof(T);
-  return C > 0 && C % vec == 0 && C / vec <= 32 * kMaxVecPerLane;
+  return C > 0 && C % kVecOf<T> == 0 && C / kVecOf<T> <= 32 * kMaxVecPerLane;
 }
 
 // The launch bound's blocks an SM for NV vectors a lane: 8 (one wave of GPT-2's rows) where a lane
@@ -136,7 +139,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, MinBlocks)
     layernorm_vec_kernel(To* __restrict__ out, const T* __restrict__ in, const T* __restrict__ weight,
                          const T* __restrict__ bias, int rows, int C, float eps, const float* __restrict__ out_scale) {
   wait_for_the_kernel_before();
-  constexpr int kVec = 16 / sizeof(T);
+  constexpr int kVec = kVecOf<T>;
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -169,7 +172,6 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
                         reinterpret_cast<uintptr_t>(weight) | reinterpret_cast<uintptr_t>(bias)) %
                            16 ==
                        0;
-  constexpr int vec = 16 / sizeof(T);
   if (path == Path::Auto) path = Path::Dependent;
   const dim3 grid(ceil_div(rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
   const bool fast = path != Path::General && aligned && fits_registers<T>(C);
@@ -177,7 +179,7 @@ void launch(To* out, const T* in, const T* weight, const T* bias, int rows, int 
     layernorm_vec_kernel<T, To, kMaxVecPerLane, 1, FloatRow>
         <<<grid, block, 0, stream>>>(out, in, weight, bias, rows, C, eps, out_scale);
   else if (fast)
-    with_vecs_per_lane(C / vec, [&](auto nv) {
+    with_vecs_per_lane(C / kVecOf<T>, [&](auto nv) {
       constexpr int NV = decltype(nv)::value;
       constexpr int kOneWave = kOneWaveBlocks<NV>;
       if (path == Path::SizedRegisters)
@@ -221,7 +223,7 @@ bool layernorm_launches_dependent(DType dtype, int C) {
   bool dependent = false;
   LAPTIME_DISPATCH_FLOAT(dtype, {
     if (fits_registers<scalar_t>(C))
-      with_vecs_per_lane(C / (16 / sizeof(scalar_t)), [&](auto nv) {
+      with_vecs_per_lane(C / kVecOf<scalar_t>, [&](auto nv) {
         constexpr int NV = decltype(nv)::value;
         dependent = waits_for_the_kernel_before(
             reinterpret_cast<const void*>(&layernorm_vec_kernel<scalar_t, scalar_t, NV, kOneWaveBlocks<NV>>));

@@ -20,11 +20,12 @@ path does). Every row also prints the top-1 agreement with fp32 (the share of po
 likely next token is fp32's), PyTorch bf16's and fp8's beside.
 
     python3 tests/e2e/check_gpt2.py --laptime build/bench/laptime [--shapes 4x1024,3x77]
-        [--attention auto,cudnn,flash,naive] [--graph]
+        [--attention auto,cudnn,flash,wgmma,naive] [--graph]
 
 --attention runs each listed attention core (the bench's --attention) in every precision that
 allows it (flash: every precision, GPT-2 small's head size 64 being one both flash kernels have;
-cudnn: bf16 and tf32); the default checks the bench's own choice. --graph runs the bench with
+cudnn: bf16 and tf32; wgmma: bf16 and fp8 on an H100/H200); the default checks the bench's own
+choice (wgmma in bf16 and fp8 on an H100/H200). --graph runs the bench with
 --graph (the table's small rows).
 """
 import copy
@@ -45,7 +46,7 @@ def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--shapes", default="4x1024,3x77")
     ap.add_argument("--attention", default="auto",
-                    help="comma-separated attention cores to check: auto, cudnn, flash, naive")
+                    help="comma-separated attention cores to check: auto, cudnn, flash, wgmma, naive")
     args = ap.parse_args()
     import torch  # after the arguments: --help runs without torch
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -85,6 +86,8 @@ def main() -> int:
                 for attention in args.attention.split(","):
                     if attention == "cudnn" and prec == "fp32":
                         continue  # refused by laptime: cuDNN's core takes 16-bit data (bf16, tf32's fp16 core)
+                    if attention == "wgmma" and prec in ("fp32", "tf32"):
+                        continue  # refused by laptime: the wgmma core is bf16's (fp8's core is bf16 too)
                     # fp8: laptime's own per-shape choice, then every GEMM in fp8 as PyTorch's path runs it.
                     for gemms in (("auto", "fp8") if prec == "fp8" else ("",)):
                         out_path = tmp / "logits.bin"
