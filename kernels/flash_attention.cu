@@ -22,6 +22,7 @@
 
 #include "core/check.h"
 #include "kernels/common.cuh"
+#include "kernels/sm90a.h"
 #ifdef LAPTIME_HAVE_SM90A
 #include "kernels/flash_attention_sm90.cuh"
 #endif
@@ -237,15 +238,14 @@ void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cu
 
 std::string flash_attention_wgmma_prepare(DType dtype, int head_dim, int device) {
   if (dtype != DType::BF16) return std::string("the wgmma attention core takes bf16, not ") + dtype_name(dtype) + ".";
+  if (std::string why = sm90a_refusal("the wgmma attention core", device); !why.empty()) return why;
 #ifdef LAPTIME_HAVE_SM90A
   std::string why = flash_sm90::refusal(head_dim, device);
   if (why.empty()) flash_sm90::prepare();
   return why;
 #else
   (void)head_dim;
-  (void)device;
-  return "the wgmma attention core is compiled only in a build for sm_90 (CMAKE_CUDA_ARCHITECTURES with 90), not "
-         "this one.";
+  return "";  // not reached: sm90a_refusal said why above
 #endif
 }
 

@@ -444,22 +444,15 @@ bool narrow(int B, int T, int H, int sms) {
 }  // namespace
 
 std::string refusal(int head_dim, int device) {
-  int major = 0, minor = 0, optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (major != 9 || minor != 0)
-    return "the wgmma attention core runs on sm_90 only (its code is sm_90a), not on this sm_" + std::to_string(major) +
-           std::to_string(minor) + " device.";
   if (head_dim != kHeadDim)
     return "the wgmma attention core is built for head size " + std::to_string(kHeadDim) + ", not " +
            std::to_string(head_dim) + ".";
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const int need = std::max(Wide::kSmemBytes, Narrow::kSmemBytes);
   if (need > optin)
-    return "the wgmma attention core needs " + std::to_string(need) +
-           " bytes of shared memory a block; this device "
-           "allows " +
-           std::to_string(optin) + ".";
+    return "the wgmma attention core needs " + std::to_string(need) + " bytes of shared memory a block; this " +
+           "device allows " + std::to_string(optin) + ".";
   return "";
 }
 

@@ -11,7 +11,7 @@
 
 namespace laptime::flash_sm90 {
 
-// "" where it runs on `device` with this head size, else why not.
+// "" where it runs on `device` (an sm_90 device: kernels/sm90a.h) with this head size, else why not.
 std::string refusal(int head_dim, int device);
 // The shared-memory opt-in (once, before the first launch; not a stream operation).
 void prepare();

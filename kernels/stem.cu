@@ -66,6 +66,7 @@
 #include "core/check.h"
 #include "kernels/common.cuh"
 #include "kernels/pooling.cuh"
+#include "kernels/sm90a.h"
 #include "kernels/stem_common.cuh"
 #include "kernels/stem_sm90.cuh"
 
@@ -383,23 +384,18 @@ const char* fused_stem_core_name(FusedStemCore core) {
 }
 
 std::string fused_stem_wgmma_refusal(int out_channels, int Hs, int device) {
-#ifndef LAPTIME_HAVE_SM90A
-  (void)out_channels;
-  (void)Hs;
-  (void)device;
-  return "the wgmma stem is compiled only in a build for sm_90 (CMAKE_CUDA_ARCHITECTURES with 90), not this one.";
-#else
-  int major = 0, minor = 0, optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (std::string why = sm90a_refusal("the wgmma stem", device); !why.empty()) return why;
+#ifdef LAPTIME_HAVE_SM90A
+  int optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (major != 9 || minor != 0)
-    return "the wgmma stem runs on sm_90 only (its code is sm_90a), not on this sm_" + std::to_string(major) +
-           std::to_string(minor) + " device.";
   if (out_channels != kWgmmaChannels)
     return "the wgmma stem takes " + std::to_string(kWgmmaChannels) + " output channels, not " +
            std::to_string(out_channels) + ".";
   return smem_refusal("the wgmma stem", Hs, wgmma_smem_bytes(Hs), optin);
+#else
+  (void)out_channels;
+  (void)Hs;
+  return "";  // not reached: sm90a_refusal said why above
 #endif
 }
 
