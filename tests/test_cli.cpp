@@ -219,6 +219,13 @@ TEST(Cli, AttentionChoice) {
   EXPECT_EQ(parse({"bench", "gpt2", "--attention", "flash", "-p", "bf16"}).bench.workload.attention,
             AttentionKind::Flash);
   EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "cudnn", "-p", "fp32"}), HasSubstr("not strict fp32"));
+  // wgmma: bf16, and fp8 whose core is bf16; the device and the head size are checked by the layer.
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "wgmma"}).bench.workload.attention, AttentionKind::Wgmma);
+  EXPECT_EQ(parse({"bench", "gpt2", "--attention", "wgmma", "-p", "fp8"}).bench.workload.attention,
+            AttentionKind::Wgmma);
+  for (const char* p : {"fp32", "tf32"})
+    EXPECT_THAT(parse_error({"bench", "gpt2", "--attention", "wgmma", "-p", p}),
+                HasSubstr(std::string("--attention wgmma runs in bf16 (and fp8, whose core is bf16), not ") + p));
   EXPECT_THAT(parse_error({"bench", "resnet50", "--attention", "naive"}), HasSubstr("gpt2 only"));
   EXPECT_THAT(
       parse_error({"forward", "gpt2", "--tokens", LAPTIME_BINARY, "-o", "x.bin", "--attention", "cudnn", "-p", "fp32"}),
