@@ -236,8 +236,10 @@ void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cu
   CUDA_CHECK_LAUNCH();
 }
 
-std::string flash_attention_wgmma_prepare(DType dtype, int head_dim, int device) {
+std::string flash_attention_wgmma_prepare(DType dtype, int head_dim) {
   if (dtype != DType::BF16) return std::string("the wgmma attention core takes bf16, not ") + dtype_name(dtype) + ".";
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
   if (std::string why = sm90a_refusal("the wgmma attention core", device); !why.empty()) return why;
 #ifdef LAPTIME_HAVE_SM90A
   std::string why = flash_sm90::refusal(head_dim, device);

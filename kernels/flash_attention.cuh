@@ -19,10 +19,10 @@ bool flash_attention_supported(DType dtype, int head_dim);
 void flash_attention_forward(void* out, const void* qkv, int B, int T, int H, cudaStream_t stream);
 
 // The same core on Hopper's wgmma (kernels/flash_attention_sm90.cu: warpgroup products from
-// shared memory, two blocks an SM). "" where it runs on `device` (a build for sm_90, an sm_90 GPU,
-// bf16, head size 64), and then it is ready to launch (its shared-memory opt-in set: build time,
-// not a stream operation); else why not.
-std::string flash_attention_wgmma_prepare(DType dtype, int head_dim, int device);
+// shared memory, two blocks an SM). "" where it runs on the current device (a build for sm_90, an
+// sm_90 GPU, bf16, head size 64), and then it is ready to launch (its shared-memory opt-in set:
+// build time, not a stream operation); else why not.
+std::string flash_attention_wgmma_prepare(DType dtype, int head_dim);
 // As flash_attention_forward; only after flash_attention_wgmma_prepare said "" for this device.
 void flash_attention_wgmma_forward(void* out, const void* qkv, int B, int T, int H, cudaStream_t stream);
 

@@ -152,8 +152,8 @@ constexpr int kVersions = 5;
 }  // namespace
 
 AttentionLaunch attention_version(int index) {
-  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr,
-                                                        v5};  // v4: cuDNN, layers/gpt2/sdpa_cudnn.h
+  // v4 is cuDNN's (layers/gpt2/sdpa_cudnn.h): the lab runner calls it.
+  static constexpr LaunchFn<AttentionArgs> kLaunch[] = {v1, v2, v3, nullptr, v5};
   static_assert(std::size(kLaunch) == kVersions);
   return version_at(kLaunch, index);
 }
@@ -166,11 +166,8 @@ std::string attention_refusal(int index, DType dtype, int hd) {
   if (index == 2 && dtype == DType::BF16 && !flash_attention_supported(dtype, hd))
     return "the bf16 flash kernel is built for head size 64, not " + std::to_string(hd) + ".";
   if (index == 3 && dtype != DType::BF16) return "cuDNN's fused attention takes 16-bit data, not fp32.";
-  if (index == 4) {
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    if (std::string why = flash_attention_wgmma_prepare(dtype, hd, device); !why.empty()) return why;
-  }
+  if (index == 4)
+    if (std::string why = flash_attention_wgmma_prepare(dtype, hd); !why.empty()) return why;
   if (index >= kVersions && !user_version_info("attention", index)) return "no such version.";
   return "";
 }

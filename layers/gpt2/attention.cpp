@@ -39,11 +39,7 @@ bool flash_supported(DType dtype, int hd) {
 
 // True where the wgmma core runs here (a build for sm_90, an sm_90 GPU, bf16, head size 64); it is
 // then ready to launch (flash_attention_wgmma_prepare).
-bool wgmma_runs(DType dtype, int hd) {
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  return flash_attention_wgmma_prepare(dtype, hd, device).empty();
-}
+bool wgmma_runs(DType dtype, int hd) { return flash_attention_wgmma_prepare(dtype, hd).empty(); }
 
 // Auto's first choice, per precision: the fastest measured (docs/history/gpt2-notes.md; the laps
 // in docs/history/baselines.md, run 2; the wgmma core: "A Hopper attention core: measured").
@@ -62,8 +58,8 @@ AttentionKind auto_kind(Precision precision, DType dtype, int hd) {
   return flash_supported(dtype, hd) ? AttentionKind::Flash : AttentionKind::Naive;
 }
 
-// --kernel attention=vN: v3 is our flash kernel, v4 cuDNN's, v5 the wgmma one, as --attention would choose them;
-// v1 and v2 (lab_core_of) run from kernels/lab/ in the core's place.
+// --kernel attention=vN: v3 is our flash kernel, v4 cuDNN's, v5 the wgmma one, as --attention
+// would choose them; v1 and v2 (lab_core_of) run from kernels/lab/ in the core's place.
 AttentionKind kind_of(const lab::KernelChoice& kernels, AttentionKind kind) {
   const auto it = kernels.find("attention");
   if (it == kernels.end()) return kind;
@@ -97,9 +93,7 @@ void check_kind(AttentionKind kind, Precision precision, DType dtype, int hd) {
                         "32 or 64, not ") +
                 precision_name(precision) + " with head size " + std::to_string(hd) + "; use --attention naive.");
   if (kind == AttentionKind::Wgmma) {
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    const std::string why = flash_attention_wgmma_prepare(dtype, hd, device);
+    const std::string why = flash_attention_wgmma_prepare(dtype, hd);
     require(why.empty(), "--attention wgmma cannot run here: " + why + " Use --attention flash or cudnn (or auto).");
   }
 }
