@@ -70,6 +70,20 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// Two floats as one register of two bf16 (round to nearest): a fragment of mma.sync's and wgmma's A.
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// cp.async's groups (sm_80+): close this thread's copies so far into one group; wait until at
+// most N of its groups are still in flight.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
 inline unsigned ceil_div(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
 
 // Blocks for a grid-stride loop over n elements, `threads` per block: one element per thread

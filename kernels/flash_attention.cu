@@ -37,11 +37,6 @@ constexpr int kWarps = kBlockM / 16;  // 16 query rows per warp
 constexpr int kPad = 8;               // row padding (bf16): 72-element rows spread a fragment load over all banks
 constexpr int kRow = kHeadDim + kPad;
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -60,12 +55,6 @@ __device__ __forceinline__ void load_tile_async(__nv_bfloat16* tile, const __nv_
     const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(tile + r * kRow + c));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
   }
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // Four 8x8 bf16 matrices from shared memory; lane l supplies the address of row l % 8 of matrix l / 8.

@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_stem_kernel(const StemParam
   while (true) {
     const Work next = next_work(q, unit, s);
     const bool has_next = next.unit < units;
-    cp_async_wait_all();
+    cp_async_wait<0>();
     __syncthreads();  // this step's rows (and the weights) in; the previous pool done with the ring
     Step nx{};
     if (has_next) {

@@ -66,8 +66,6 @@ __device__ __forceinline__ Work next_work(const StemParams& q, int unit, int s) 
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
 // Channels 8·cc .. 8·cc + 7 of pooled pixel (n, pr, x), eight bf16 maxima in `best`: stored as 16
 // bytes (bf16) or 8 (e4m3: · out_scale, rounded, saturated; what quantize_fp8 writes from the bf16

@@ -60,6 +60,7 @@
 #include <cuda_bf16.h>
 
 #include "core/check.h"
+#include "kernels/wgmma.cuh"
 
 namespace laptime::stem {
 namespace {
@@ -90,15 +91,6 @@ __host__ __device__ inline Smem smem_layout(int Hs) {
 __device__ __forceinline__ uint64_t descriptor(uint32_t addr, uint32_t lbo) {
   return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
          (static_cast<uint64_t>(128 >> 4) << 32);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-// The accumulators are not to be touched by the compiler across the asynchronous MMA.
-__device__ __forceinline__ void fence_operands(float (&d)[kAcc]) {
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 // D[64 × 112] += A[64 × 16] (registers) · B[16 × 112] (shared memory, K-major), fp32 += bf16 · bf16.
@@ -150,8 +142,8 @@ __device__ __forceinline__ void conv_chunk(float (&d)[kAcc], const uint32_t (&wa
   for (int ks = 0; ks < 16; ++ks)
     wgmma_n112(d, wa[ks], descriptor(in_s + (m0 + (ks >> 2) * Hs + (ks & 3)) * 16, plane));
   wgmma_commit();
-  wgmma_wait_all();
-  fence_operands(d);
+  wgmma_wait<0>();
+  fence_registers(d);
 }
 
 // Starts the copy of s2d rows [lo, hi + 3) of image n into a staged buffer's two planes: 16-byte
@@ -176,7 +168,7 @@ __device__ __forceinline__ void begin_steps(const StemParams& q, uint32_t smem_b
 // A step's top, before its barrier: this thread's copies complete and visible to the tensor
 // cores' (async) reads.
 __device__ __forceinline__ void rows_landed() {
-  cp_async_wait_all();
+  cp_async_wait<0>();
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
