@@ -22,6 +22,7 @@
 
 #include "core/check.h"
 #include "kernels/common.cuh"
+#include "kernels/flash_rows.cuh"
 #include "kernels/sm90a.h"
 #ifdef LAPTIME_HAVE_SM90A
 #include "kernels/flash_attention_sm90.cuh"
@@ -193,23 +194,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
 
-  // Each row's sum is spread over the 4 threads of its group.
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row_g + r * 8;
-    if (row >= T) continue;
-    const float inv = 1.f / l[r];
-    __nv_bfloat16* dst = out + (int64_t{b} * T + row) * C + h * kHeadDim + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < kHeadDim / 8; ++dt)
-      *reinterpret_cast<__nv_bfloat162*>(dst + dt * 8) =
-          __floats2bfloat162_rn(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
-  }
+  store_rows<kHeadDim>(out + int64_t{b} * T * C + h * kHeadDim + 2 * t, C, l, row_g, T,
+                       [&](int j, int e) { return o[j][e]; });
 }
 
 }  // namespace

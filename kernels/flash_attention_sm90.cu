@@ -60,6 +60,7 @@
 
 #include "core/check.h"
 #include "kernels/common.cuh"
+#include "kernels/flash_rows.cuh"
 #include "kernels/wgmma.cuh"
 
 namespace laptime::flash_sm90 {
@@ -355,23 +356,8 @@ __global__ void __launch_bounds__(kBlockM * 2, kMinBlocks)
   fence_registers(p);
   cp_async_wait<0>();  // no copy outlives the block (the trailing groups are empty)
 
-  // Each row's sum is spread over the 4 lanes of its group.
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row_g + r * 8;
-    if (row >= T) continue;
-    const float inv = 1.f / l[r];
-    __nv_bfloat16* dst = out + (int64_t{b} * T + row) * C + h * kHeadDim + 2 * t;
-#pragma unroll
-    for (int j = 0; j < kHeadDim / 8; ++j)
-      *reinterpret_cast<__nv_bfloat162*>(dst + j * 8) =
-          __floats2bfloat162_rn(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
-  }
+  store_rows<kHeadDim>(out + int64_t{b} * T * C + h * kHeadDim + 2 * t, C, l, row_g, T,
+                       [&](int j, int e) { return o[4 * j + e]; });
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 }
 
