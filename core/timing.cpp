@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -176,8 +177,16 @@ float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::str
   }
 }
 
+bool under_cuda_profiler() {
+  for (const char* name : {"CUDA_INJECTION64_PATH", "NV_COMPUTE_PROFILER_PERFWORKS_DIR"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return true;
+  }
+  return false;
+}
+
 float eager_charge_ms(float gpu_ms, cudaStream_t stream, const std::function<bool()>& run, std::string* why) {
-  if (gpu_ms < 0.f) return gpu_ms;
+  if (gpu_ms < 0.f || under_cuda_profiler()) return gpu_ms;
   const float host = enqueue_ms(stream, run, why);
   return host < 0.f ? host : std::max(gpu_ms, host);
 }

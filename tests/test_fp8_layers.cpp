@@ -539,6 +539,34 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
   }
 }
 
+// Under a CUDA profiler (CUDA_INJECTION64_PATH set, as Nsight Systems launches its target;
+// Nsight Compute's variable is the rule's other half, core/timing.h), the host's enqueue times are the profiler's: an eager build then charges each
+// candidate its GPU time alone and says so, so that the run a profiler looks at is configured as
+// the bench's own (Nsight Compute's GPT-2 B8 fp8 run had chosen bf16 for every GEMM). Here the
+// variable is set after CUDA started, so nothing is injected; only laptime's rule reads it.
+TEST_F(Fp8Test, UnderAProfilerAnEagerBuildChargesTheGpuAlone) {
+  const char* before = std::getenv("CUDA_INJECTION64_PATH");
+  const std::string kept = before ? before : "";
+  const bool profiled = under_cuda_profiler();  // this test itself run under one
+  ASSERT_EQ(setenv("CUDA_INJECTION64_PATH", "/nonexistent/libprofiler-injection.so", 1), 0);
+  EXPECT_TRUE(under_cuda_profiler());
+  HostWeights hw;
+  hw.add("conv.weight", {64, 1, 1, 64}, test::random_vec(64 * 64, seed + 1, 0.05f));
+  hw.add("conv.bias", {64}, test::random_vec(64, seed + 2));
+  DeviceWeights w(*ctx, hw, DType::BF16);
+  Conv2d conv(w, "conv", ConvShape{64, 64, 1, 1, 0}, ConvActivation::Relu, Precision::FP8);
+  DeviceArray dx(DType::BF16, test::random_vec(4 * 8 * 8 * 64, seed)), dy(DType::BF16, size_t{4} * 8 * 8 * 64);
+  ConvPlanCache cache;
+  cache.set_replay(GemmTuner::Replay::Eager);
+  conv.prepare(*ctx, 4, 8, 8, dy.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
+  const std::string report = conv.fp8_report(4, 8, 8);
+  if (before) setenv("CUDA_INJECTION64_PATH", kept.c_str(), 1);
+  else unsetenv("CUDA_INJECTION64_PATH");
+  EXPECT_EQ(under_cuda_profiler(), profiled);
+  EXPECT_NE(report.find("eager under a CUDA profiler: each time is the GPU's alone"), std::string::npos) << report;
+  EXPECT_EQ(report.find("max(GPU, host enqueue)"), std::string::npos) << report;
+}
+
 // The pair's rule (layers/gpt2/mlp.h), host only: the quick probe's B8 times (ms) and variations.
 TEST(Fp8Pair, ChoosesThePairOnlyWhereItIsFaster) {
   GemmTuner::Fp8Choice fc, proj;

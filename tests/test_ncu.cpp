@@ -645,6 +645,34 @@ TEST(NcuCosts, MovedOverMustAndTheMeasuredRooflinePoint) {
             "h.*.ln_2, h.*.mlp.c_fc, h.*.mlp.c_proj.");
 }
 
+// An fp8 layer is bounded by the fp8 rate of the ceilings file, and the report's header names that
+// rate: before, the header listed bf16, tf32 and fp32 only, so an fp8 layer's % of its bound could
+// not be checked from the page it was on.
+TEST(NcuCosts, AnFp8LayerIsBoundedByTheFp8Rate) {
+  const NcuReport r = read_ncu_report(fixture("laptime_gpt2_attn_cudnn.csv"));
+  LayerCostEntry attn{"h.0.attn", "h.0", "composite", "", 0, 0, 0, 0};
+  LayerCostEntry c_attn{"h.0.attn.c_attn", "h.0.attn", "gemm", "fp8", 1e12, 1e3, 1e3, 1e3};  // compute-bound
+  const LayerCosts c = costs_of({attn, c_attn});
+  Ceilings peak;
+  peak.gpu = "NVIDIA H200";
+  peak.bf16_tflops = 800;
+  peak.fp8_tflops = 1600;
+  peak.tf32_tflops = 400;
+  peak.fp32_tflops = 50;
+  peak.copy_gbps = 4000;
+  peak.source = "peak.json";
+  const NcuLayers l = ncu_layers(r, {}, &c, &peak);
+  const NcuLayer& g = layer(l, "h.*.attn.c_attn");
+  ASSERT_TRUE(g.has_costs);
+  EXPECT_EQ(g.precision, "fp8");
+  ASSERT_TRUE(g.measured.has_bound);
+  EXPECT_EQ(g.measured.bound, RoofBound::Compute);
+  EXPECT_DOUBLE_EQ(g.measured.pct_of_bound, 100 * g.measured.tflops / 1600);
+  const std::string text = laptime::trace::testing_support::printed([&](std::FILE* out) { print_ncu_layers(l, out); });
+  EXPECT_NE(text.find("ceilings   NVIDIA H200: fp8 1600.0, bf16 800.0, tf32 400.0, fp32 50.0 TFLOP/s"), std::string::npos)
+      << text;
+}
+
 TEST(NcuCosts, ACompositeRangeWithPartsOfItsOwnGetsNoCosts) {
   // One kernel launched in h.0.attn itself, the others in its parts: h.0.attn's sidecar bytes
   // are its parts' sum, which would count their traffic twice.

@@ -87,10 +87,13 @@ void print_header(const NcuLayers& l, std::FILE* out) {
                  escape_name(l.costs->precision).c_str(), escape_name(l.costs->shape).c_str());
   else
     std::fprintf(out, "  costs      none: %s\n", missing_costs(l.program).c_str());
-  if (l.ceilings)
-    std::fprintf(out, "  ceilings   %s: bf16 %.1f, tf32 %.1f, fp32 %.1f TFLOP/s, device copy %.0f GB/s (%s)\n",
-                 escape_name(l.ceilings->gpu).c_str(), l.ceilings->bf16_tflops, l.ceilings->tf32_tflops,
+  if (l.ceilings) {
+    // fp8's rate where the file has one: an fp8 layer's % of bound is against it.
+    const std::string fp8 = l.ceilings->fp8_tflops > 0 ? format("fp8 %.1f, ", l.ceilings->fp8_tflops) : "";
+    std::fprintf(out, "  ceilings   %s: %sbf16 %.1f, tf32 %.1f, fp32 %.1f TFLOP/s, device copy %.0f GB/s (%s)\n",
+                 escape_name(l.ceilings->gpu).c_str(), fp8.c_str(), l.ceilings->bf16_tflops, l.ceilings->tf32_tflops,
                  l.ceilings->fp32_tflops, l.ceilings->copy_gbps, escape_name(l.ceilings->source).c_str());
+  }
   for (const std::string& n : l.notes) {
     std::fprintf(out, "  note\n");
     detail::print_wrapped(out, escape_name(n), 4);
