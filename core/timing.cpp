@@ -177,16 +177,13 @@ float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::str
   }
 }
 
-bool under_cuda_profiler() {
-  for (const char* name : {"CUDA_INJECTION64_PATH", "NV_COMPUTE_PROFILER_PERFWORKS_DIR"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return true;
-  }
-  return false;
+bool under_nsight_compute() {
+  const char* v = std::getenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
+  return v != nullptr && *v != '\0';
 }
 
 float eager_charge_ms(float gpu_ms, cudaStream_t stream, const std::function<bool()>& run, std::string* why) {
-  if (gpu_ms < 0.f || under_cuda_profiler()) return gpu_ms;
+  if (gpu_ms < 0.f || under_nsight_compute()) return gpu_ms;
   const float host = enqueue_ms(stream, run, why);
   return host < 0.f ? host : std::max(gpu_ms, host);
 }

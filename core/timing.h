@@ -103,15 +103,16 @@ float time_candidate(cudaStream_t stream, const std::function<bool()>& run, std:
 constexpr int kCandidateHostRuns = 20;
 float enqueue_ms(cudaStream_t stream, const std::function<bool()>& run, std::string* why = nullptr);
 
-// True when this process runs under a CUDA profiler: CUDA_INJECTION64_PATH set (Nsight Systems,
-// and any CUPTI injection), or NV_COMPUTE_PROFILER_PERFWORKS_DIR (Nsight Compute, which preloads
-// its injection library instead: seen in its 2025.3 target's environment). Its host times are then
-// the profiler's, not the run's (Nsight Compute's interception makes an enqueue many times slower).
-bool under_cuda_profiler();
+// True when this process runs under Nsight Compute (NV_COMPUTE_PROFILER_PERFWORKS_DIR set, as ncu
+// 2025.3 starts its target; it preloads its injection library rather than set
+// CUDA_INJECTION64_PATH). Its interception makes each enqueue many times slower, so the process's
+// host times are ncu's, not the run's. Nsight Systems' overhead is a fraction of an enqueue: a run
+// under nsys keeps charging them, as the run it captures does.
+bool under_nsight_compute();
 
 // What a candidate measured on the GPU (`gpu_ms`, time_candidate's) costs an eager loop:
-// max(gpu_ms, enqueue_ms(run)), as the loop runs at the slower of the two. Under a CUDA profiler
-// (above) gpu_ms alone: charging the profiler's enqueue time would choose for the profiled run a
+// max(gpu_ms, enqueue_ms(run)), as the loop runs at the slower of the two. Under Nsight Compute
+// (above) gpu_ms alone: charging its enqueue time would choose for the profiled run a
 // configuration the bench does not time (Nsight Compute's GPT-2 B8 fp8 run chose bf16 for every
 // GEMM that way), while at the shapes a profiler is pointed at (B8, B256) the GPU is the slower
 // side and gpu_ms is what the unprofiled build charges. A negative gpu_ms (a refusal) is returned

@@ -48,7 +48,7 @@ class GemmTuner {
   // What a plan line says of how its eager times were taken; "" for Graph.
   static const char* eager_note(Replay r) {
     if (r != Replay::Eager) return "";
-    if (under_cuda_profiler()) return "eager under a CUDA profiler: each time is the GPU's alone (core/timing.h)";
+    if (under_nsight_compute()) return "eager under Nsight Compute: each time is the GPU's alone (core/timing.h)";
     return launch_for(r) == CandidateLaunch::Direct
                ? "eager: each time is max(GPU, host enqueue), the GPU's timed by direct launches"
                : "eager: each time is max(GPU, host enqueue)";

@@ -539,17 +539,17 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
   }
 }
 
-// Under a CUDA profiler (CUDA_INJECTION64_PATH set, as Nsight Systems launches its target;
-// Nsight Compute's variable is the rule's other half, core/timing.h), the host's enqueue times are the profiler's: an eager build then charges each
-// candidate its GPU time alone and says so, so that the run a profiler looks at is configured as
-// the bench's own (Nsight Compute's GPT-2 B8 fp8 run had chosen bf16 for every GEMM). Here the
-// variable is set after CUDA started, so nothing is injected; only laptime's rule reads it.
-TEST_F(Fp8Test, UnderAProfilerAnEagerBuildChargesTheGpuAlone) {
-  const char* before = std::getenv("CUDA_INJECTION64_PATH");
+// Under Nsight Compute (NV_COMPUTE_PROFILER_PERFWORKS_DIR set, as ncu starts its target), the
+// host's enqueue times are the profiler's: an eager build then charges each candidate its GPU time
+// alone and says so, so that the run a profiler looks at is configured as the bench's own (Nsight
+// Compute's GPT-2 B8 fp8 run had chosen bf16 for every GEMM). Here the variable is set after CUDA
+// started, so nothing is injected; only laptime's rule reads it.
+TEST_F(Fp8Test, UnderNsightComputeAnEagerBuildChargesTheGpuAlone) {
+  const char* before = std::getenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
   const std::string kept = before ? before : "";
-  const bool profiled = under_cuda_profiler();  // this test itself run under one
-  ASSERT_EQ(setenv("CUDA_INJECTION64_PATH", "/nonexistent/libprofiler-injection.so", 1), 0);
-  EXPECT_TRUE(under_cuda_profiler());
+  const bool profiled = under_nsight_compute();  // this test itself run under one
+  ASSERT_EQ(setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", "/nonexistent/nsight-compute/target", 1), 0);
+  EXPECT_TRUE(under_nsight_compute());
   HostWeights hw;
   hw.add("conv.weight", {64, 1, 1, 64}, test::random_vec(64 * 64, seed + 1, 0.05f));
   hw.add("conv.bias", {64}, test::random_vec(64, seed + 2));
@@ -560,10 +560,10 @@ TEST_F(Fp8Test, UnderAProfilerAnEagerBuildChargesTheGpuAlone) {
   cache.set_replay(GemmTuner::Replay::Eager);
   conv.prepare(*ctx, 4, 8, 8, dy.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
   const std::string report = conv.fp8_report(4, 8, 8);
-  if (before) setenv("CUDA_INJECTION64_PATH", kept.c_str(), 1);
-  else unsetenv("CUDA_INJECTION64_PATH");
-  EXPECT_EQ(under_cuda_profiler(), profiled);
-  EXPECT_NE(report.find("eager under a CUDA profiler: each time is the GPU's alone"), std::string::npos) << report;
+  if (before) setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", kept.c_str(), 1);
+  else unsetenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
+  EXPECT_EQ(under_nsight_compute(), profiled);
+  EXPECT_NE(report.find("eager under Nsight Compute: each time is the GPU's alone"), std::string::npos) << report;
   EXPECT_EQ(report.find("max(GPU, host enqueue)"), std::string::npos) << report;
 }
 
