@@ -45,6 +45,20 @@ class Fp8Test : public ::testing::Test {
     if (!why.empty()) GTEST_SKIP() << why;
     seed = test::fresh_seed();
   }
+  // The fp8 plan line of a 1x1 convolution (64 -> 64 channels, 4 x 8 x 8) built for `replay`,
+  // both sides timed.
+  std::string conv_fp8_report(GemmTuner::Replay replay) {
+    HostWeights hw;
+    hw.add("conv.weight", {64, 1, 1, 64}, test::random_vec(64 * 64, seed + 1, 0.05f));
+    hw.add("conv.bias", {64}, test::random_vec(64, seed + 2));
+    DeviceWeights w(*ctx, hw, DType::BF16);
+    Conv2d conv(w, "conv", ConvShape{64, 64, 1, 1, 0}, ConvActivation::Relu, Precision::FP8);
+    DeviceArray dx(DType::BF16, test::random_vec(4 * 8 * 8 * 64, seed)), dy(DType::BF16, size_t{4} * 8 * 8 * 64);
+    ConvPlanCache cache;
+    cache.set_replay(replay);
+    conv.prepare(*ctx, 4, 8, 8, dy.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
+    return conv.fp8_report(4, 8, 8);
+  }
   std::unique_ptr<Context> ctx;
   uint64_t seed = 0;
 };
@@ -512,16 +526,7 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
   const std::string kEager = "eager: each time is max(GPU, host enqueue)";
   for (const bool eager : {false, true}) {
     SCOPED_TRACE(eager ? "eager loop" : "graph replay");
-    HostWeights hw;
-    hw.add("conv.weight", {64, 1, 1, 64}, test::random_vec(64 * 64, seed + 1, 0.05f));
-    hw.add("conv.bias", {64}, test::random_vec(64, seed + 2));
-    DeviceWeights w(*ctx, hw, DType::BF16);
-    Conv2d conv(w, "conv", ConvShape{64, 64, 1, 1, 0}, ConvActivation::Relu, Precision::FP8);
-    DeviceArray dx(DType::BF16, test::random_vec(4 * 8 * 8 * 64, seed)), dy(DType::BF16, size_t{4} * 8 * 8 * 64);
-    ConvPlanCache cache;
-    if (eager) cache.set_replay(GemmTuner::Replay::Eager);
-    conv.prepare(*ctx, 4, 8, 8, dy.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
-    const std::string report = conv.fp8_report(4, 8, 8);
+    const std::string report = conv_fp8_report(eager ? GemmTuner::Replay::Eager : GemmTuner::Replay::Graph);
     ASSERT_NE(report.find("fp8 "), std::string::npos) << report;  // both sides were timed
     EXPECT_EQ(report.find(kEager) != std::string::npos, eager) << report;
 
@@ -550,16 +555,7 @@ TEST_F(Fp8Test, UnderNsightComputeAnEagerBuildChargesTheGpuAlone) {
   const bool profiled = under_nsight_compute();  // this test itself run under one
   ASSERT_EQ(setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", "/nonexistent/nsight-compute/target", 1), 0);
   EXPECT_TRUE(under_nsight_compute());
-  HostWeights hw;
-  hw.add("conv.weight", {64, 1, 1, 64}, test::random_vec(64 * 64, seed + 1, 0.05f));
-  hw.add("conv.bias", {64}, test::random_vec(64, seed + 2));
-  DeviceWeights w(*ctx, hw, DType::BF16);
-  Conv2d conv(w, "conv", ConvShape{64, 64, 1, 1, 0}, ConvActivation::Relu, Precision::FP8);
-  DeviceArray dx(DType::BF16, test::random_vec(4 * 8 * 8 * 64, seed)), dy(DType::BF16, size_t{4} * 8 * 8 * 64);
-  ConvPlanCache cache;
-  cache.set_replay(GemmTuner::Replay::Eager);
-  conv.prepare(*ctx, 4, 8, 8, dy.data(), dx.data(), nullptr, ConvRoute::Auto, &cache);
-  const std::string report = conv.fp8_report(4, 8, 8);
+  const std::string report = conv_fp8_report(GemmTuner::Replay::Eager);
   if (before) setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", kept.c_str(), 1);
   else unsetenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
   EXPECT_EQ(under_nsight_compute(), profiled);

@@ -613,6 +613,17 @@ LayerCosts costs_of(const std::vector<LayerCostEntry>& entries) {
   return c;
 }
 
+// Made-up ceilings of an H200 (fp8 only where a test sets it).
+Ceilings h200_ceilings() {
+  Ceilings peak;
+  peak.gpu = "NVIDIA H200";
+  peak.bf16_tflops = 800;
+  peak.tf32_tflops = 400;
+  peak.fp32_tflops = 50;
+  peak.copy_gbps = 4000;
+  return peak;
+}
+
 TEST(NcuCosts, MovedOverMustAndTheMeasuredRooflinePoint) {
   const NcuReport r = read_ncu_report(fixture("laptime_gpt2_attn_cudnn.csv"));
   // Made-up costs, to check the join: c_attn must move 5 MB and compute 1 GFLOP.
@@ -620,12 +631,7 @@ TEST(NcuCosts, MovedOverMustAndTheMeasuredRooflinePoint) {
   LayerCostEntry c_attn{"h.0.attn.c_attn", "h.0.attn", "gemm", "", 1e9, 3e6, 1e6, 1e6};
   LayerCostEntry ln{"h.0.ln_1", "h.0", "norm", "", 0, 1e3, 2e5, 2e5};
   const LayerCosts c = costs_of({attn, c_attn, ln});
-  Ceilings peak;
-  peak.gpu = "NVIDIA H200";
-  peak.bf16_tflops = 800;
-  peak.tf32_tflops = 400;
-  peak.fp32_tflops = 50;
-  peak.copy_gbps = 4000;
+  const Ceilings peak = h200_ceilings();
   const NcuLayers l = ncu_layers(r, {}, &c, &peak);
   const NcuLayer& g = layer(l, "h.*.attn.c_attn");
   ASSERT_TRUE(g.has_costs);
@@ -653,13 +659,8 @@ TEST(NcuCosts, AnFp8LayerIsBoundedByTheFp8Rate) {
   LayerCostEntry attn{"h.0.attn", "h.0", "composite", "", 0, 0, 0, 0};
   LayerCostEntry c_attn{"h.0.attn.c_attn", "h.0.attn", "gemm", "fp8", 1e12, 1e3, 1e3, 1e3};  // compute-bound
   const LayerCosts c = costs_of({attn, c_attn});
-  Ceilings peak;
-  peak.gpu = "NVIDIA H200";
-  peak.bf16_tflops = 800;
+  Ceilings peak = h200_ceilings();
   peak.fp8_tflops = 1600;
-  peak.tf32_tflops = 400;
-  peak.fp32_tflops = 50;
-  peak.copy_gbps = 4000;
   peak.source = "peak.json";
   const NcuLayers l = ncu_layers(r, {}, &c, &peak);
   const NcuLayer& g = layer(l, "h.*.attn.c_attn");
