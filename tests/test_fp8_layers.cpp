@@ -550,13 +550,14 @@ TEST_F(Fp8Test, AnEagerLoopChargesEachCandidateItsLaunches) {
 // Compute's GPT-2 B8 fp8 run had chosen bf16 for every GEMM). Here the variable is set after CUDA
 // started, so nothing is injected; only laptime's rule reads it.
 TEST_F(Fp8Test, UnderNsightComputeAnEagerBuildChargesTheGpuAlone) {
-  const char* before = std::getenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
-  const std::string kept = before ? before : "";
+  const char* before = std::getenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");  // not read after setenv
+  const bool was_set = before != nullptr;
+  const std::string kept = was_set ? before : "";
   const bool profiled = under_nsight_compute();  // this test itself run under one
   ASSERT_EQ(setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", "/nonexistent/nsight-compute/target", 1), 0);
   EXPECT_TRUE(under_nsight_compute());
   const std::string report = conv_fp8_report(GemmTuner::Replay::Eager);
-  if (before) setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", kept.c_str(), 1);
+  if (was_set) setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", kept.c_str(), 1);
   else unsetenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
   EXPECT_EQ(under_nsight_compute(), profiled);
   EXPECT_NE(report.find("eager under Nsight Compute: each time is the GPU's alone"), std::string::npos) << report;
