@@ -396,7 +396,9 @@ part_host_build() {
   need "$L"
   laptime=$(realpath "$L")
   [[ -f $B/bench/liblaptime_gpu.so ]] || fail "no $B/bench/liblaptime_gpu.so"
-  command -v nsys >/dev/null || { fail "nsys is not on PATH (NSYS_DIR=$NSYS_DIR)"; return; }
+  # Run alone (not under `check`, which puts it there), the device image's nsys goes on PATH here.
+  command -v nsys >/dev/null || PATH=$NSYS_DIR:$PATH
+  command -v nsys >/dev/null || { fail "nsys is not on PATH nor in NSYS_DIR=$NSYS_DIR"; return; }
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   local cuda_libs='lib(cuda|cudart|cublas|cublasLt|cudnn[a-z_]*|cupti|nvrtc)\.so' args
