@@ -51,10 +51,18 @@ Fp8Pairing fp8_mlp() {
   return p;
 }
 
-bool conv_tune() {
-  static const bool on = text(kConvTune) != "off";
-  return on;
+namespace {
+enum class ConvTune { Final, Once, Off };
+ConvTune conv_tune_word() {
+  static const ConvTune t =
+      word(kConvTune, ConvTune::Final, {{"on", ConvTune::Final}, {"once", ConvTune::Once}, {"off", ConvTune::Off}});
+  return t;
 }
+}  // namespace
+
+bool conv_tune() { return conv_tune_word() != ConvTune::Off; }
+
+bool conv_final_round() { return conv_tune_word() == ConvTune::Final; }
 
 const std::vector<std::string>& cudnn_deselect_engines() {
   static const std::vector<std::string> names = [] {

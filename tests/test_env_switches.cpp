@@ -285,6 +285,27 @@ TEST(EnvSwitches, OnlyTheirOwnValueTurnsTheFlagsOver) {
   in_fresh_process([] {
     setenv(env::kConvTune.name, "off", 1);
     EXPECT_FALSE(env::conv_tune());
+    EXPECT_FALSE(env::conv_final_round());
+  });
+}
+
+TEST(EnvSwitches, ConvTuneOnceTimesWithoutTheFinalRound) {
+  in_fresh_process([] {
+    setenv(env::kConvTune.name, "once", 1);
+    EXPECT_TRUE(env::conv_tune());
+    EXPECT_FALSE(env::conv_final_round());
+  });
+  in_fresh_process([] {
+    unsetenv(env::kConvTune.name);
+    EXPECT_TRUE(env::conv_tune());
+    EXPECT_TRUE(env::conv_final_round());
+  });
+}
+
+TEST(EnvSwitches, ConvTuneRefusesAnotherWord) {
+  in_fresh_process([] {
+    setenv(env::kConvTune.name, "1", 1);
+    EXPECT_EQ(refusal_of([] { env::conv_tune(); }), "LAPTIME_CONV_TUNE must be 'on', 'once' or 'off', not '1'.");
   });
 }
 

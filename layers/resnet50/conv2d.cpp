@@ -199,7 +199,8 @@ std::string Conv2d::describe(int N, int H, int W) const {
   std::ostringstream os;
   os << conv_route_name(p.route) << ", " << p.engine << ", " << p.workspace << " B workspace";
   if (p.ms >= 0.f)
-    os << ", " << std::fixed << std::setprecision(3) << p.ms << " ms (fastest of " << p.candidates << ")";
+    os << ", " << std::fixed << std::setprecision(3) << p.ms << " ms (fastest of " << p.candidates
+       << (p.finalists > 0 ? ", then of " + std::to_string(p.finalists) + " timed again" : std::string()) << ")";
   if (!p.note.empty()) os << " [" << p.note << "]";
   const std::string fp8 = fp8_report(N, H, W);
   if (!fp8.empty()) os << "; fp8 candidate: " << fp8;

@@ -102,6 +102,7 @@ struct ConvPlan {
   int64_t out_rows = 0;          // N·Ho·Wo, the epilogue's rows
   float ms = -1.f;               // measured at prepare (negative: not timed)
   int candidates = 0;            // how many were timed for this shape, all routes
+  int finalists = 0;             // how many were timed again in the final round (0: none)
 };
 
 // Plans shared between the convolutions of one model: one per distinct (shape, input size,
