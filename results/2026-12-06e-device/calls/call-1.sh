@@ -32,7 +32,7 @@ if ! grep -q H200 "$L"; then
   cp /tmp/dcout/device-call-host-build.txt "$OUT/" 2>/dev/null
   # The convolutions' final round (LAPTIME_CONV_TUNE=on, the default) against the choice without
   # it (once): the plans at B1 bf16, the end-to-end check at B1 bf16, then 3 alternated pairs of
-  # ResNet-50 B1 `--graph` in bf16 and fp8.
+  # ResNet-50 `--graph` B1 bf16 and fp8, B32 bf16.
   (
     source scripts/dev/device-call.sh --env "$(realpath build/lib)" >/dev/null 2>&1
     LT=$(realpath build/bench/laptime)
@@ -43,12 +43,13 @@ if ! grep -q H200 "$L"; then
     printf '#!/bin/sh\nLAPTIME_CONV_TUNE=once exec %s "$@"\n' "$LT" >/tmp/once.sh
     printf '#!/bin/sh\nLAPTIME_CONV_TUNE=on exec %s "$@"\n' "$LT" >/tmp/on.sh
     chmod +x /tmp/once.sh /tmp/on.sh
-    for row in "b1_bf16:-b 1 -p bf16" "b1_fp8:-b 1 -p fp8"; do
-      ((SECONDS < 330)) || break
+    for row in "b1_bf16:-b 1 -p bf16" "b1_fp8:-b 1 -p fp8" "b32_bf16:-b 32 -p bf16"; do
+      ((SECONDS < 420)) || break
       # shellcheck disable=SC2086
-      BUDGET=$((360 - SECONDS)) RESULTS=/tmp/ab scripts/dev/device-call.sh ab "r50_${row%%:*}" 3 /tmp/once.sh /tmp/on.sh -- resnet50 --graph ${row#*:} >/dev/null 2>&1
-      cat /tmp/ab/ab/summary.txt >>"$OUT/ab-summary.txt" 2>/dev/null
+      BUDGET=$((460 - SECONDS)) RESULTS=/tmp/ab scripts/dev/device-call.sh ab "r50_${row%%:*}" 3 /tmp/once.sh /tmp/on.sh -- resnet50 --graph ${row#*:} >/dev/null 2>&1
     done
+    cp /tmp/ab/ab/summary.txt "$OUT/ab-summary.txt" 2>/dev/null
+    tar cJf "$OUT/ab-json.tar.xz" -C /tmp/ab/ab json 2>/dev/null
     echo "== final-round A/B done at ${SECONDS}s" >>"$L"
   )
   exit 3
