@@ -175,8 +175,8 @@ __global__ void __launch_bounds__(256, 2)
 // Warp-specialized: a ninth warp (threads 256-287) is the producer, its lane 0 the only thread that
 // issues copies; it blocks on a stage's "empty" barrier while the eight consumer warps never wait for
 // anything but a "full" one. The tensor map is prefetched once.
-template <int kStages>
-__global__ void __launch_bounds__(288, 2)
+template <int kStages, int kMinBlocks, int kConsumerRegs>
+__global__ void __launch_bounds__(384, kMinBlocks)
     attention_tma_ws_kernel(__nv_bfloat16* __restrict__ out, const __grid_constant__ CUtensorMap map, int T, int H,
                             float scale_log2) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -205,7 +205,13 @@ __global__ void __launch_bounds__(288, 2)
   }
   __syncthreads();
 
-  if (threadIdx.x >= 256) {  // the producer warp
+  // The warpgroup's role, uniform in the compiler's view (a shuffle from lane 0). A block whose size
+  // is not a whole number of warpgroups gets its wgmma serialized (C7512), so the producer is a
+  // warpgroup (warps 8-11) of which one thread loads; it gives back its registers (setmaxnreg) so
+  // that two blocks of 384 threads fit an SM with 104 a consumer thread.
+  const int wg_id = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+  if (wg_id == 2) {  // the producer warpgroup
+    if constexpr (kConsumerRegs > 0) asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
     if (threadIdx.x != 256) return;
     mbar_expect_tx(q_bar, Cfg::kQBytes);
     for (int r = 0; r < kBlockM; r += kBoxRows) load_box(q_s + r * kRowBytes, &map, h * kHeadDim, q0 + r, b, q_bar);
@@ -220,6 +226,7 @@ __global__ void __launch_bounds__(288, 2)
     return;
   }
 
+  if constexpr (kConsumerRegs > 0) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs) : "memory");
   const int wg = threadIdx.x / 128, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   const int row_g = q0 + wg * 64 + warp * 16 + g;
@@ -240,10 +247,14 @@ __global__ void __launch_bounds__(288, 2)
     if (lane == 0) mbar_arrive(empty(tile % kStages));
   };
 
+  // A spin on an mbarrier leaves the warp diverged in ptxas's view; each one ends in __syncwarp so
+  // that the .aligned wgmma after it is not serialized (C7512).
   mbar_wait(q_bar, 0);
+  __syncwarp();
   uint32_t p[kBlockN / 16][4];
   for (int kt = 0; kt < my_tiles; ++kt) {
     mbar_wait(full(kt % kStages), (kt / kStages) & 1);
+    __syncwarp();
     float s[Cfg::kAccS];
     issue_scores<kBlockN>(s, q_desc, k_desc(kt));
     wgmma_wait<0>();
@@ -312,11 +323,11 @@ struct Variant {
   }
 };
 
-template <int kStages>
+template <int kStages, int kMinBlocks, int kConsumerRegs>
 struct WsVariant {
   using Cfg = Config<kBlockM, kBlockN, kStages>;
-  static constexpr int kThreadsLaunched = 288;
-  static constexpr auto kernel = attention_tma_ws_kernel<kStages>;
+  static constexpr int kThreadsLaunched = 384;
+  static constexpr auto kernel = attention_tma_ws_kernel<kStages, kMinBlocks, kConsumerRegs>;
   static constexpr int kSmemBytes = Smem<kStages>::kBytes;
   static void prepare() {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
@@ -326,14 +337,18 @@ struct WsVariant {
     const CUtensorMap map = make_map(qkv, B, T, H);
     const dim3 grid(B * H, ceil_div(T, kBlockM));
     const float scale_log2 = 1.4426950408889634f / sqrtf(static_cast<float>(kHeadDim));
-    kernel<<<grid, 288, kSmemBytes, stream>>>(static_cast<__nv_bfloat16*>(out), map, T, H, scale_log2);
+    kernel<<<grid, 384, kSmemBytes, stream>>>(static_cast<__nv_bfloat16*>(out), map, T, H, scale_log2);
     CUDA_CHECK_LAUNCH();
   }
 };
 
 }  // namespace tma
-using TmaWs4 = tma::WsVariant<4>;
-using TmaWs5 = tma::WsVariant<5>;
+// One block an SM, no register shuffle (108 registers); two blocks an SM with the producer at 24
+// and the consumers at 104 (ptxas serializes the wgmma: C7512) or 112 (not serialized; the CTA's
+// pool is 1024 registers short if the pool is the CTA's own: a hang).
+using TmaWs1 = tma::WsVariant<4, 1, 0>;
+using TmaWs104 = tma::WsVariant<4, 2, 104>;
+using TmaWs112 = tma::WsVariant<4, 2, 112>;
 using TmaWide = tma::Variant<4>;
 using TmaWide3 = tma::Variant<3>;
 }  // namespace laptime::flash_sm90
