@@ -47,9 +47,9 @@ cp /tmp/dcout/device-call-host-build.txt "$OUT/" 2>/dev/null
   printf '#!/bin/sh\nLAPTIME_CONV_TUNE=on exec %s "$@"\n' "$LT" >/tmp/on.sh
   chmod +x /tmp/once.sh /tmp/on.sh
   for row in "b1_bf16:-b 1 -p bf16" "b1_fp8:-b 1 -p fp8" "b32_bf16:-b 32 -p bf16"; do
-    ((SECONDS < 420)) || break
+    ((SECONDS < ${AB_END:-300} - 40)) || break
     # shellcheck disable=SC2086
-    BUDGET=$((460 - SECONDS)) RESULTS=/tmp/ab scripts/dev/device-call.sh ab "r50_${row%%:*}" 3 /tmp/once.sh /tmp/on.sh -- resnet50 --graph ${row#*:} >/dev/null 2>&1
+    BUDGET=$((${AB_END:-300} - SECONDS)) RESULTS=/tmp/ab scripts/dev/device-call.sh ab "r50_${row%%:*}" 3 /tmp/once.sh /tmp/on.sh -- resnet50 --graph ${row#*:} >/dev/null 2>&1
   done
   cp /tmp/ab/ab/summary.txt "$OUT/ab-summary.txt" 2>/dev/null
   tar cJf "$OUT/ab-json.tar.xz" -C /tmp/ab/ab json 2>/dev/null
