@@ -52,10 +52,10 @@ Fp8Pairing fp8_mlp() {
 }
 
 namespace {
-enum class ConvTune { Final, Once, Off };
+enum class ConvTune { Once, Final, Off };
 ConvTune conv_tune_word() {
   static const ConvTune t =
-      word(kConvTune, ConvTune::Final, {{"on", ConvTune::Final}, {"once", ConvTune::Once}, {"off", ConvTune::Off}});
+      word(kConvTune, ConvTune::Once, {{"once", ConvTune::Once}, {"final", ConvTune::Final}, {"off", ConvTune::Off}});
   return t;
 }
 }  // namespace

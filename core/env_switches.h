@@ -59,11 +59,11 @@ inline constexpr Switch kFp8Mlp{
     "fp8 GPT-2: c_fc and mlp.c_proj chosen together, c_fc writing e4m3 for c_proj where that pair "
     "measured faster (pair), or each on its own as the first fp8 probes did (apart). layers/gpt2/mlp.h."};
 inline constexpr Switch kConvTune{
-    "LAPTIME_CONV_TUNE", "on / once / off", "on",
-    "ResNet-50: each convolution's candidates timed, then the few within 10% of the fastest timed "
-    "again in turn and the fastest of that round kept (on); timed once, the fastest kept (once: the "
-    "choice before the final round, for before/after timings); or not timed, cuDNN's first supported "
-    "plan kept (off: fused, else separate; no cuBLASLt route). layers/resnet50/conv_plan.h."};
+    "LAPTIME_CONV_TUNE", "once / final / off", "once",
+    "ResNet-50: each convolution's candidates timed once and the fastest kept (once); then the few "
+    "within 10% of the fastest timed again in turn and the fastest of that final round kept (final: "
+    "an experiment until it is measured, docs/history/resnet50-notes.md); or not timed, cuDNN's first "
+    "supported plan kept (off: fused, else separate; no cuBLASLt route). layers/resnet50/conv_plan.h."};
 inline constexpr Switch kCudnnDeselectEngines{
     "LAPTIME_CUDNN_DESELECT_ENGINES", "engine names, comma-separated (eng4,eng39)", "none",
     "ResNet-50: cuDNN engines left out of every convolution plan, for bisecting a wrong or slow "
@@ -129,7 +129,7 @@ Fp8Policy fp8_gemm();                                      // LAPTIME_FP8_GEMM
 bool fp8_fast_accum();                                     // LAPTIME_FP8_FAST_ACCUM is not "off"
 Fp8Pairing fp8_mlp();                                      // LAPTIME_FP8_MLP
 bool conv_tune();                                          // LAPTIME_CONV_TUNE is not "off"
-bool conv_final_round();                                   // LAPTIME_CONV_TUNE is "on"
+bool conv_final_round();                                   // LAPTIME_CONV_TUNE is "final"
 const std::vector<std::string>& cudnn_deselect_engines();  // LAPTIME_CUDNN_DESELECT_ENGINES, empty items dropped
 Gpt2Gelu gpt2_gelu();                                      // LAPTIME_GPT2_GELU
 Gpt2Gemm gpt2_gemm();                                      // LAPTIME_GPT2_GEMM

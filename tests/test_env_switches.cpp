@@ -289,14 +289,14 @@ TEST(EnvSwitches, OnlyTheirOwnValueTurnsTheFlagsOver) {
   });
 }
 
-TEST(EnvSwitches, ConvTuneOnceTimesWithoutTheFinalRound) {
+TEST(EnvSwitches, ConvTuneTimesOnceUnlessAFinalRoundIsAsked) {
   in_fresh_process([] {
-    setenv(env::kConvTune.name, "once", 1);
+    unsetenv(env::kConvTune.name);
     EXPECT_TRUE(env::conv_tune());
     EXPECT_FALSE(env::conv_final_round());
   });
   in_fresh_process([] {
-    unsetenv(env::kConvTune.name);
+    setenv(env::kConvTune.name, "final", 1);
     EXPECT_TRUE(env::conv_tune());
     EXPECT_TRUE(env::conv_final_round());
   });
@@ -305,7 +305,7 @@ TEST(EnvSwitches, ConvTuneOnceTimesWithoutTheFinalRound) {
 TEST(EnvSwitches, ConvTuneRefusesAnotherWord) {
   in_fresh_process([] {
     setenv(env::kConvTune.name, "1", 1);
-    EXPECT_EQ(refusal_of([] { env::conv_tune(); }), "LAPTIME_CONV_TUNE must be 'on', 'once' or 'off', not '1'.");
+    EXPECT_EQ(refusal_of([] { env::conv_tune(); }), "LAPTIME_CONV_TUNE must be 'once', 'final' or 'off', not '1'.");
   });
 }
 

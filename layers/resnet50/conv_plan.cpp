@@ -98,7 +98,7 @@ constexpr int kMaxGemmCandidates = 4;
 // Host time one cuDNN route may spend building and timing its candidates for one shape, once it
 // has one: engines compiled at run time (NVRTC) can take a second each to build.
 constexpr double kRouteBudgetSeconds = 1.0;
-// The final round (LAPTIME_CONV_TUNE=on): each candidate's first time is the least of a few
+// The final round (LAPTIME_CONV_TUNE=final, an experiment until measured): each candidate's first time is the least of a few
 // replays taken right after it was built, every candidate at its own moment of the card's clock,
 // and at batch 1 a convolution takes 3-12 us where its best candidates differ by fractions of one
 // (history/resnet50-notes.md, "A final round"). So the plans within kFinalMargin of the fastest,

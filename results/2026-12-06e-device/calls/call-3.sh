@@ -33,23 +33,23 @@ mkdir -p /tmp/dcout
 OUT=/tmp/dcout BUDGET=100 RESULTS=/tmp/dc timeout -k 5 150 scripts/dev/device-call.sh host-build >/dev/null 2>&1
 echo "== host-build rc=$? at ${SECONDS}s" >>"$L"
 cp /tmp/dcout/device-call-host-build.txt "$OUT/" 2>/dev/null
-# The convolutions' final round (LAPTIME_CONV_TUNE=on, the default) against the choice without
+# The convolutions' final round (LAPTIME_CONV_TUNE=final) against the choice without
 # it (once): the plans at B1 bf16, the end-to-end check at B1 bf16, then 3 alternated pairs of
 # ResNet-50 `--graph` B1 bf16 and fp8, B32 bf16.
 (
   source scripts/dev/device-call.sh --env "$(realpath build/lib)" >/dev/null 2>&1
   LT=$(realpath build/bench/laptime)
-  LAPTIME_CONV_TUNE=on "$LT" bench resnet50 -p bf16 -b 1 --graph >"$OUT/b1-bf16-on.txt" 2>&1
+  LAPTIME_CONV_TUNE=final "$LT" bench resnet50 -p bf16 -b 1 --graph >"$OUT/b1-bf16-final.txt" 2>&1
   LAPTIME_CONV_TUNE=once "$LT" bench resnet50 -p bf16 -b 1 --graph >"$OUT/b1-bf16-once.txt" 2>&1
-  timeout -k 5 120 python3 tests/e2e/check_resnet50.py --laptime "$LT" --precisions bf16 --batches 1 >/tmp/e2e.log 2>&1
+  LAPTIME_CONV_TUNE=final timeout -k 5 120 python3 tests/e2e/check_resnet50.py --laptime "$LT" --precisions bf16 --batches 1 >/tmp/e2e.log 2>&1
   echo "== e2e rc=$?: $(grep -A3 '^summary:' /tmp/e2e.log | tr '\n' ' ')" >>"$L"
   printf '#!/bin/sh\nLAPTIME_CONV_TUNE=once exec %s "$@"\n' "$LT" >/tmp/once.sh
-  printf '#!/bin/sh\nLAPTIME_CONV_TUNE=on exec %s "$@"\n' "$LT" >/tmp/on.sh
-  chmod +x /tmp/once.sh /tmp/on.sh
+  printf '#!/bin/sh\nLAPTIME_CONV_TUNE=final exec %s "$@"\n' "$LT" >/tmp/final.sh
+  chmod +x /tmp/once.sh /tmp/final.sh
   for row in "b1_bf16:-b 1 -p bf16" "b1_fp8:-b 1 -p fp8" "b32_bf16:-b 32 -p bf16"; do
     ((SECONDS < ${AB_END:-300} - 40)) || break
     # shellcheck disable=SC2086
-    BUDGET=$((${AB_END:-300} - SECONDS)) RESULTS=/tmp/ab scripts/dev/device-call.sh ab "r50_${row%%:*}" 3 /tmp/once.sh /tmp/on.sh -- resnet50 --graph ${row#*:} >/dev/null 2>&1
+    BUDGET=$((${AB_END:-300} - SECONDS)) RESULTS=/tmp/ab scripts/dev/device-call.sh ab "r50_${row%%:*}" 3 /tmp/once.sh /tmp/final.sh -- resnet50 --graph ${row#*:} >/dev/null 2>&1
   done
   cp /tmp/ab/ab/summary.txt "$OUT/ab-summary.txt" 2>/dev/null
   tar cJf "$OUT/ab-json.tar.xz" -C /tmp/ab/ab json 2>/dev/null
