@@ -557,8 +557,10 @@ TEST_F(Fp8Test, UnderNsightComputeAnEagerBuildChargesTheGpuAlone) {
   ASSERT_EQ(setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", "/nonexistent/nsight-compute/target", 1), 0);
   EXPECT_TRUE(under_nsight_compute());
   const std::string report = conv_fp8_report(GemmTuner::Replay::Eager);
-  if (was_set) setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", kept.c_str(), 1);
-  else unsetenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
+  if (was_set)
+    setenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR", kept.c_str(), 1);
+  else
+    unsetenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR");
   EXPECT_EQ(under_nsight_compute(), profiled);
   EXPECT_NE(report.find("eager under Nsight Compute: each time is the GPU's alone"), std::string::npos) << report;
   EXPECT_EQ(report.find("max(GPU, host enqueue)"), std::string::npos) << report;

@@ -206,8 +206,8 @@ TEST(LabCli, TryWithoutAGpuCompilesThenRefuses) {
                                "running it needs a GPU: no usable CUDA GPU"));
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   // (run_shell runs a program under timeout: shell syntax goes through sh -c.)
-  run_shell("sh -c '{ head -60 " + dir + "/t.cu; echo \"  this is not C++;\"; tail -n +61 " + dir + "/t.cu; } > " + dir +
-            "/bad.cu'");
+  run_shell("sh -c '{ head -60 " + dir + "/t.cu; echo \"  this is not C++;\"; tail -n +61 " + dir + "/t.cu; } > " +
+            dir + "/bad.cu'");
   const auto bad = run_shell(run + " lab layernorm --try " + dir + "/bad.cu 2>&1");
   EXPECT_EQ(bad.status, 1);
   EXPECT_THAT(bad.out, HasSubstr(dir + "/bad.cu(61): error"));
@@ -216,8 +216,9 @@ TEST(LabCli, TryWithoutAGpuCompilesThenRefuses) {
   const auto none = run_shell(run + " lab layernorm --try " + dir + "/nope.cu 2>&1");
   EXPECT_EQ(none.out, "laptime: cannot read the kernel file " + dir + "/nope.cu: No such file or directory.\n");
   // Nothing left behind: the two files, and the good compile's binary in the cache.
-  EXPECT_EQ(run_shell("sh -c 'cd " + dir + " && find . -type f | sed \"s|/[0-9a-f]*[.]cubin$|/KEY.cubin|\" | sort'").out,
-            "./bad.cu\n./cache/nvrtc/KEY.cubin\n./t.cu\n");
+  EXPECT_EQ(
+      run_shell("sh -c 'cd " + dir + " && find . -type f | sed \"s|/[0-9a-f]*[.]cubin$|/KEY.cubin|\" | sort'").out,
+      "./bad.cu\n./cache/nvrtc/KEY.cubin\n./t.cu\n");
 }
 
 TEST(LabCli, KernelsCommandProfilesTheFile) {

@@ -670,7 +670,8 @@ TEST(NcuCosts, AnFp8LayerIsBoundedByTheFp8Rate) {
   EXPECT_EQ(g.measured.bound, RoofBound::Compute);
   EXPECT_DOUBLE_EQ(g.measured.pct_of_bound, 100 * g.measured.tflops / 1600);
   const std::string text = laptime::trace::testing_support::printed([&](std::FILE* out) { print_ncu_layers(l, out); });
-  EXPECT_NE(text.find("ceilings   NVIDIA H200: fp8 1600.0, bf16 800.0, tf32 400.0, fp32 50.0 TFLOP/s"), std::string::npos)
+  EXPECT_NE(text.find("ceilings   NVIDIA H200: fp8 1600.0, bf16 800.0, tf32 400.0, fp32 50.0 TFLOP/s"),
+            std::string::npos)
       << text;
 }
 
@@ -1026,7 +1027,8 @@ TEST(NcuCommand, EveryWordIsQuotedForTheShell) {
   const NcuCommand odd = ncu_command(o);
   EXPECT_EQ(laptime::trace::testing_support::bash_words(odd.read),
             (std::vector<std::string>{"laptime", "kernels", "two\nlines\x1b[31m.ncu-rep"}));
-  const std::string text = laptime::trace::testing_support::printed([&](std::FILE* out) { print_ncu_command(odd, out); });
+  const std::string text =
+      laptime::trace::testing_support::printed([&](std::FILE* out) { print_ncu_command(odd, out); });
   EXPECT_EQ(text.find_first_of("\x1b"), std::string::npos) << text;
 }
 

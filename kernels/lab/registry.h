@@ -154,10 +154,10 @@ std::string kernel_choice_text(const KernelChoice& choice);
 // The table is the process's: what `--try` and `--kernel NAME=FILE.cu` loaded, in order. A file's
 // version index is its kernel's ladder size plus its place among that kernel's files.
 struct UserVersionInfo {
-  std::string kernel;  // "layernorm"
-  std::string name;    // the rung's name: the file's base name, "ln_v2.cu"
-  std::string file;    // the path as given
-  std::string sha256;  // of the file's bytes
+  std::string kernel;    // "layernorm"
+  std::string name;      // the rung's name: the file's base name, "ln_v2.cu"
+  std::string file;      // the path as given
+  std::string sha256;    // of the file's bytes
   std::string compiled;  // how it was compiled: "sm_90a, NVRTC 13.0, 0.23 s" (or "..., from the cache")
 };
 int add_user_version_info(const UserVersionInfo& info);  // its version index

@@ -98,12 +98,13 @@ constexpr int kMaxGemmCandidates = 4;
 // Host time one cuDNN route may spend building and timing its candidates for one shape, once it
 // has one: engines compiled at run time (NVRTC) can take a second each to build.
 constexpr double kRouteBudgetSeconds = 1.0;
-// The final round (LAPTIME_CONV_TUNE=final, an experiment until measured): each candidate's first time is the least of a few
-// replays taken right after it was built, every candidate at its own moment of the card's clock,
-// and at batch 1 a convolution takes 3-12 us where its best candidates differ by fractions of one
-// (history/resnet50-notes.md, "A final round"). So the plans within kFinalMargin of the fastest,
-// at most kMaxFinalists, are timed again kFinalRounds times in turn (A B C A B C ...), and the
-// least of each one's final times decides.
+// The final round (LAPTIME_CONV_TUNE=final, opt-in: measured on an H100 it left the B1 bf16 lap
+// where it was, history/resnet50-notes.md, "A final round"). Each candidate's first time is the
+// least of a few replays taken right after it was built, every candidate at its own moment of the
+// card's clock, and at batch 1 a convolution takes 3-12 us where its best candidates differ by
+// fractions of one. So the plans within kFinalMargin of the fastest, at most kMaxFinalists, are
+// timed again kFinalRounds times in turn (A B C A B C ...), and the least of each one's final
+// times decides.
 constexpr float kFinalMargin = 0.10f;
 constexpr int kMaxFinalists = 4;
 constexpr int kFinalRounds = 3;
@@ -297,8 +298,8 @@ struct Chooser {
   int64_t rows;            // N·Ho·Wo
   std::shared_ptr<ConvPlan> best;
   std::vector<std::shared_ptr<ConvPlan>> timed;  // every plan considered with a time, for the final round
-  std::string refusals;  // the routes that had nothing, and why
-  int candidates = 0;    // timed, all routes
+  std::string refusals;                          // the routes that had nothing, and why
+  int candidates = 0;                            // timed, all routes
 
   std::shared_ptr<ConvPlan> fresh(ConvRoute r) const {
     auto p = std::make_shared<ConvPlan>();

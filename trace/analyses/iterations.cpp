@@ -676,10 +676,11 @@ std::string host_range_disagrees(const Iterations& r, bool overlapping) {
   // short range, as where the launch queue filled during the first measured one, also widens it).
   const stats::Summary& b = r.busy_ms;
   if (b.n && h.mean < 0.99 * b.mean)
-    return format("the host ranges, %.3f ms (mean), are shorter than the GPU's busy time per iteration, %.3f ms: "
-                  "no loop laps faster than its GPU work, so the ranges measure how long the host took to "
-                  "enqueue, not the lap",
-                  h.mean, b.mean);
+    return format(
+        "the host ranges, %.3f ms (mean), are shorter than the GPU's busy time per iteration, %.3f ms: "
+        "no loop laps faster than its GPU work, so the ranges measure how long the host took to "
+        "enqueue, not the lap",
+        h.mean, b.mean);
   const double d = p.mean - h.mean, rel = std::abs(d) / p.mean;
   const double se = std::sqrt(h.stddev * h.stddev / double(h.n) + p.stddev * p.stddev / double(p.n));
   const bool beyond = p.n < 3 ? rel > 0.01 : rel > 0.005 && std::abs(d) > 2 * se;

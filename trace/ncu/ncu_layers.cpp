@@ -262,8 +262,7 @@ NcuDiagnosis diagnose(const NcuLayerMetrics& m, const NcuThresholds& t) {
     // the design, so occupancy is no lever; what holds the tensor pipe back is the pipeline. A
     // 256-thread block is not told apart from a kernel whose registers are full (the fused stem,
     // 241 a thread): it keeps latency-occupancy.
-    const bool shared_capped =
-        std::find(m.limiters.begin(), m.limiters.end(), "shared memory") != m.limiters.end();
+    const bool shared_capped = std::find(m.limiters.begin(), m.limiters.end(), "shared memory") != m.limiters.end();
     if (known(m.blocks_per_sm) && m.blocks_per_sm == 1 && known(m.block) && m.block >= 384 && shared_capped &&
         known(m.tensor_pct) && m.tensor_pct > 0 && m.tensor_pct >= 0.9 * C)
       return {NcuRule::LatencyPipeline,
