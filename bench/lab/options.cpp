@@ -24,9 +24,8 @@ void resolve_lab_options(LabOptions& o) {
             "--list lists every kernel: give it no KERNEL (`laptime lab " + o.kernel + "` runs one).");
     require(o.shapes.empty() && o.versions == "all" && o.precision.empty() && !o.once && !o.seed && o.peak.empty() &&
                 o.tries.empty() && !o.template_file && !o.all && o.html.empty(),
-            "--list takes --json alone; --versions, --shape, -p, --once, --seed, --peak, --html, --try, --template and "
-            "--all "
-            "apply to `laptime lab KERNEL`.");
+            "--list takes --json alone; --versions, --shape, -p, --once, --seed, --peak, --html, --try, "
+            "--template and --all apply to `laptime lab KERNEL`.");
     return;
   }
   if (o.all) {
