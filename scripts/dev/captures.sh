@@ -77,8 +77,7 @@ S=$R/summary.txt
 : >"$S"
 export LAPTIME_SOURCE_DIR=$REPO PYTHONUNBUFFERED=1
 # shellcheck source=scripts/dev/device-call.sh
-source "$REPO/scripts/dev/device-call.sh" --env "$B/lib"  # LD_LIBRARY_PATH, NCU_DIR, NSYS_DIR
-export PATH=$NSYS_DIR:$NCU_DIR:$PATH
+source "$REPO/scripts/dev/device-call.sh" --env "$B/lib"  # LD_LIBRARY_PATH, NCU_DIR, NSYS_DIR, both on PATH
 [[ -x $L ]] || { echo "captures: no $L: carry the build (scripts/dev/device-call.sh pack)." >&2; exit 2; }
 if [[ $part == ncu* ]]; then
   command -v ncu >/dev/null || { echo "captures: no ncu (NCU_DIR=$NCU_DIR)." >&2; exit 2; }

@@ -94,7 +94,7 @@ cd "$REPO" || exit 2
 # device_env LIB: the device image's libraries and tools, for every part here and for captures.sh
 # (`source device-call.sh --env LIB`): the torch venv's cuDNN (the device has no system cuDNN), LIB
 # (the build's lib/: what `pack` copies because the device lacks it, RE2), the libraries of
-# .nsys-deps/*.deb when carried; NCU_DIR and NSYS_DIR.
+# .nsys-deps/*.deb when carried; NCU_DIR and NSYS_DIR, both put on PATH.
 device_env() {
   export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:$1:${LD_LIBRARY_PATH:-}
   if [[ -d .nsys-deps ]]; then
@@ -103,6 +103,13 @@ device_env() {
   fi
   NCU_DIR=${NCU_DIR:-/opt/nvidia/nsight-compute/2025.3.1}
   NSYS_DIR=${NSYS_DIR:-$NCU_DIR/host/target-linux-x64}
+  # The one place the tools go on PATH (ahead of any other nsys or ncu, once however often this runs):
+  # every part, the parts a part starts and captures.sh call plain `nsys` and `ncu`.
+  local d
+  for d in "$NCU_DIR" "$NSYS_DIR"; do
+    [[ ":$PATH:" == *":$d:"* ]] || PATH=$d:$PATH
+  done
+  export PATH
 }
 if [[ ${1:-} == --env ]]; then device_env "${2:?--env LIB}"; return 0 2>/dev/null || exit 2; fi
 # --- pack (here): what the parts run, stripped, into .carry/build.tar.xz -------------------------
@@ -225,10 +232,10 @@ part_check() {
   fi
   par e2e_gpt2 python3 tests/e2e/check_gpt2.py --laptime "$L"
   par e2e_resnet50 python3 tests/e2e/check_resnet50.py --laptime "$L"
-  par ncu_real env PATH="$NCU_DIR:$PATH" "$T/test_ncu" --gtest_filter='NcuRep.*'
+  par ncu_real "$T/test_ncu" --gtest_filter='NcuRep.*'
   local c
   for c in interrupt io host-build; do
-    par "$c" env -u OUT RESULTS="$R" PATH="$NSYS_DIR:$PATH" bash "$REPO/scripts/dev/device-call.sh" "$c"
+    par "$c" env -u OUT RESULTS="$R" bash "$REPO/scripts/dev/device-call.sh" "$c"
   done
   if [[ -n ${SANITIZE:-} ]]; then
     local only=()
@@ -396,8 +403,6 @@ part_host_build() {
   need "$L"
   laptime=$(realpath "$L")
   [[ -f $B/bench/liblaptime_gpu.so ]] || fail "no $B/bench/liblaptime_gpu.so"
-  # Run alone (not under `check`, which puts it there), the device image's nsys goes on PATH here.
-  command -v nsys >/dev/null || PATH=$NSYS_DIR:$PATH
   command -v nsys >/dev/null || { fail "nsys is not on PATH nor in NSYS_DIR=$NSYS_DIR"; return; }
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
@@ -692,7 +697,7 @@ part_ab() {
 
 # --- analyzer -----------------------------------------------------------------------------------
 part_analyzer() {
-  step analyzer_bench 560 env PATH="$NSYS_DIR:$PATH" bash scripts/dev/analyzer-bench.sh "$R" "$L"
+  step analyzer_bench 560 bash scripts/dev/analyzer-bench.sh "$R" "$L"
   tail -12 "$R/analyzer-bench.txt" >>"$S" 2>&1
 }
 
@@ -852,9 +857,9 @@ part_stream() {
     for r in ${NCU_RANGES:-layer1.0/layer1.0.conv2 layer1.0/layer1.0.conv3 layer1.0/layer1.0.downsample layer2.1/layer2.1.conv3}; do
       inc+=(--nvtx-include "laptime@forward/$r/")
     done
-    step ncu "${NCU_LIMIT:-200}" "$NCU_DIR/ncu" --nvtx "${inc[@]}" --set full -f -o "$R/stream_ncu" \
+    step ncu "${NCU_LIMIT:-200}" ncu --nvtx "${inc[@]}" --set full -f -o "$R/stream_ncu" \
       "$L" bench resnet50 -p fp8 -w 0 -n 1
-    "$NCU_DIR/ncu" --import "$R/stream_ncu.ncu-rep" --page details >"$R/ncu_details.txt" 2>&1
+    ncu --import "$R/stream_ncu.ncu-rep" --page details >"$R/ncu_details.txt" 2>&1
     grep -E '^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Block Limit|Theoretical Occupancy|Compute \(SM\) Throughput|L2 Hit' \
       "$R/ncu_details.txt" | head -80 >>"$S"
   fi
@@ -890,17 +895,17 @@ for k in json.load(open(sys.argv[1]))["kernels"]:
   # 5. ncu over one ladder, as `laptime kernels --command` prints it, then the report by version.
   (cd "$R/ncu" && "$laptime" kernels --command lab layernorm --binary "$laptime" >command.txt &&
     grep -m1 '^  ncu ' command.txt | sed 's/^  //' >command.sh)
-  step ncu_lab_layernorm 90 env PATH="$NCU_DIR:$PATH" bash -c "cd '$R/ncu' && bash command.sh"
-  step kernels_lab_layernorm 30 env PATH="$NCU_DIR:$PATH" "$laptime" kernels "$R/ncu/lab_layernorm.ncu-rep" "${peak[@]}" \
+  step ncu_lab_layernorm 90 bash -c "cd '$R/ncu' && bash command.sh"
+  step kernels_lab_layernorm 30 "$laptime" kernels "$R/ncu/lab_layernorm.ncu-rep" "${peak[@]}" \
     --json "$R/ncu/lab_layernorm.kernels.json"
   # 6. The whole model with LayerNorm v1 against the default, captured and diffed.
   local name
   for name in gpt2_default gpt2_layernorm_v1; do
     local extra=()
     [[ $name == gpt2_layernorm_v1 ]] && extra=(--kernel layernorm=v1)
-    step "capture_$name" 60 "$NSYS_DIR/nsys" profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none \
+    step "capture_$name" 60 nsys profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none \
       --force-overwrite=true -o "$R/captures/$name" "$laptime" bench gpt2 -w 5 -n 30 --json "$R/captures/$name.json" "${extra[@]}" &&
-      step "export_$name" 60 "$NSYS_DIR/nsys" export --type sqlite --force-overwrite=true -o "$R/captures/$name.sqlite" \
+      step "export_$name" 60 nsys export --type sqlite --force-overwrite=true -o "$R/captures/$name.sqlite" \
         "$R/captures/$name.nsys-rep"
   done
   step diff_layernorm_v1 60 "$laptime" diff "$R/captures/gpt2_default.sqlite" "$R/captures/gpt2_layernorm_v1.sqlite" \
@@ -1019,9 +1024,9 @@ PY
   # 6. Into the model, and the diff.
   capture() {
     local name=$1; shift
-    step "capture_$name" 90 "$NSYS_DIR/nsys" profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none \
+    step "capture_$name" 90 nsys profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none \
       --force-overwrite=true -o "$R/captures/$name" "$laptime" bench gpt2 -w 5 -n 30 --json "$R/captures/$name.json" "$@" &&
-      step "export_$name" 60 "$NSYS_DIR/nsys" export --type sqlite --force-overwrite=true -o "$R/captures/$name.sqlite" \
+      step "export_$name" 60 nsys export --type sqlite --force-overwrite=true -o "$R/captures/$name.sqlite" \
         "$R/captures/$name.nsys-rep"
   }
   capture gpt2_default
@@ -1040,8 +1045,8 @@ PY
   # 7. ncu over the file's rung, as `laptime kernels --command` prints it.
   (cd "$R/ncu" && "$laptime" kernels --command lab layernorm --try "$EX/layernorm_v2.cu" --binary "$laptime" >command.txt &&
     grep -m1 '^  ncu ' command.txt | sed 's/^  //' >command.sh)
-  step ncu_lab_layernorm_try 120 env PATH="$NCU_DIR:$PATH" bash -c "cd '$R/ncu' && bash command.sh"
-  step kernels_lab_layernorm_try 30 env PATH="$NCU_DIR:$PATH" "$laptime" kernels "$R/ncu/lab_layernorm.ncu-rep" \
+  step ncu_lab_layernorm_try 120 bash -c "cd '$R/ncu' && bash command.sh"
+  step kernels_lab_layernorm_try 30 "$laptime" kernels "$R/ncu/lab_layernorm.ncu-rep" \
     "${peak[@]}" --json "$R/ncu/lab_layernorm.kernels.json"
   grep -q "layernorm_v2.cu" "$R/kernels_lab_layernorm_try.log" && echo "  OK      ncu's report has the file's rung" >>"$S" ||
     echo "  NOT OK  ncu's report has the file's rung" >>"$S"
