@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Call 2 (2026-12-06f), after call 1 on the same card: (1) `device-call.sh check` at 110a888 (every
-# GPU suite split per precision, the sm_80 build's, both end-to-end checks on `bench --output` in
-# all four precisions, test_ncu with the real ncu, interrupt, io, host-build), with
-# test_resnet50_layers under LAPTIME_CONV_TUNE=final beside it (the final round's plans checked
-# before it can become the default); (2) on an H200 only: Nsight Compute over one GPT-2 block and
-# two ResNet-50 bottlenecks (bf16, fp8), each report read per layer by `laptime kernels`, until END.
+# Call 2 (2026-12-06f), right after call 1 on the same H200 (another card: CHECK=1's part alone):
+# (1) test_resnet50_layers under LAPTIME_CONV_TUNE=final in the background (the final round's plans
+# checked before it can become the default); with CHECK=1, `device-call.sh check` beside it (call 1's
+# fallback ran it on an H100 at this head: every suite passed); (2) the table's layers part:
+# `laptime peak --force`, the per-layer CUPTI captures of GPT-2 B8 and ResNet-50 B256 in bf16 and
+# fp8 against their roofs, diffed; (3) Nsight Compute over one GPT-2 block and two ResNet-50
+# bottlenecks (bf16, fp8), each report read per layer by `laptime kernels`, until END seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 [[ -x build/bench/laptime ]] || tar xJf .carry/build.tar.xz || exit 2
@@ -19,12 +20,18 @@ L=$OUT/call-2.log
   echo "== test_resnet50_layers, LAPTIME_CONV_TUNE=final: rc=$?"
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure' /tmp/r50-final.log | head -20
 ) >"$OUT/r50-final-tests.log" 2>&1 &
-BUDGET=380 RESULTS=/tmp/dc timeout -k 5 450 scripts/dev/device-call.sh check >/dev/null 2>&1
-echo "== check rc=$? at ${SECONDS}s" >>"$L"
+if [[ ${CHECK:-0} == 1 ]]; then
+  BUDGET=380 RESULTS=/tmp/dc timeout -k 5 450 scripts/dev/device-call.sh check >/dev/null 2>&1
+  echo "== check rc=$? at ${SECONDS}s" >>"$L"
+  tar czf "$OUT/check.tgz" -C /tmp/dc/check --exclude='*.nsys-rep' --exclude='*.sqlite' --exclude='*.bin' . 2>/dev/null
+fi
 wait
 echo "== final-round suite done at ${SECONDS}s" >>"$L"
-tar czf "$OUT/check.tgz" -C /tmp/dc/check --exclude='*.nsys-rep' --exclude='*.sqlite' --exclude='*.bin' . 2>/dev/null
-grep -q H200 <<<"$(nvidia-smi --query-gpu=name --format=csv,noheader)" || { echo "== not an H200: no ncu" >>"$L"; exit 0; }
+grep -q H200 <<<"$(nvidia-smi --query-gpu=name --format=csv,noheader)" || { echo "== not an H200: no layers, no ncu" >>"$L"; exit 0; }
+mkdir -p /tmp/dcout
+OUT=/tmp/dcout BUDGET=130 RESULTS=/tmp/dc timeout -k 5 170 scripts/dev/device-call.sh layers >/dev/null 2>&1
+echo "== layers rc=$? at ${SECONDS}s" >>"$L"
+cp /tmp/dcout/device-call-layers.tgz /tmp/dcout/device-call-layers.txt "$OUT/" 2>/dev/null
 (
   source scripts/dev/device-call.sh --env "$(realpath build/lib)" >/dev/null 2>&1
   export PATH=/opt/nvidia/nsight-compute/2025.3.1:$PATH

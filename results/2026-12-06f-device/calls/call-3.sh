@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Call 3 (2026-12-06f), on the same H200 (another card: nothing run, exit 3): (1) the table's layers
-# part: `laptime peak --force`, the per-layer CUPTI captures of GPT-2 B8 and ResNet-50 B256 in bf16
-# and fp8 against their roofs, diffed; (2) the convolutions' final round against the choice without
-# it, on this card: ResNet-50 `--graph` B1 bf16, B1 fp8, B32 bf16, three alternated pairs each
-# (LAPTIME_CONV_TUNE=once, the default, against final), until AB_END seconds.
+# Call 3 (2026-12-06f), on the same H200 when device time is left (another card: nothing run,
+# exit 3): the convolutions' final round against the choice without it, on this card: ResNet-50
+# `--graph` B1 bf16, B1 fp8, B32 bf16, three alternated pairs each (LAPTIME_CONV_TUNE=once, the
+# default, against final), until AB_END seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/out}
@@ -13,10 +12,6 @@ L=$OUT/call-3.log
 { nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader; date -u; } >"$L"
 grep -q H200 "$L" || { echo "== not an H200: nothing run" >>"$L"; exit 3; }
 [[ -x build/bench/laptime ]] || tar xJf .carry/build.tar.xz || exit 2
-mkdir -p /tmp/dcout
-OUT=/tmp/dcout BUDGET=130 RESULTS=/tmp/dc timeout -k 5 170 scripts/dev/device-call.sh layers >/dev/null 2>&1
-echo "== layers rc=$? at ${SECONDS}s" >>"$L"
-cp /tmp/dcout/device-call-layers.tgz /tmp/dcout/device-call-layers.txt "$OUT/" 2>/dev/null
 (
   source scripts/dev/device-call.sh --env "$(realpath build/lib)" >/dev/null 2>&1
   LT=$(realpath build/bench/laptime)
