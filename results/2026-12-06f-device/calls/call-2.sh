@@ -6,6 +6,8 @@
 # `laptime peak --force`, the per-layer CUPTI captures of GPT-2 B8 and ResNet-50 B256 in bf16 and
 # fp8 against their roofs, diffed; (3) Nsight Compute over one GPT-2 block and two ResNet-50
 # bottlenecks (bf16, fp8), each report read per layer by `laptime kernels`, until END seconds.
+# ANY_CARD=1 runs it on whatever card the call got (the device's rules lend an H200 only to work that
+# cannot fit an H100's memory: comparisons are made within one call, on its card).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 [[ -x build/bench/laptime ]] || tar xJf .carry/build.tar.xz || exit 2
@@ -27,7 +29,7 @@ if [[ ${CHECK:-0} == 1 ]]; then
 fi
 wait
 echo "== final-round suite done at ${SECONDS}s" >>"$L"
-grep -q H200 <<<"$(nvidia-smi --query-gpu=name --format=csv,noheader)" || { echo "== not an H200: no layers, no ncu" >>"$L"; exit 0; }
+[[ ${ANY_CARD:-0} == 1 ]] || grep -q H200 <<<"$(nvidia-smi --query-gpu=name --format=csv,noheader)" || { echo "== not an H200: no layers, no ncu" >>"$L"; exit 0; }
 mkdir -p /tmp/dcout
 OUT=/tmp/dcout BUDGET=130 RESULTS=/tmp/dc timeout -k 5 170 scripts/dev/device-call.sh layers >/dev/null 2>&1
 echo "== layers rc=$? at ${SECONDS}s" >>"$L"

@@ -3,6 +3,8 @@
 # exit 3): the convolutions' final round against the choice without it, on this card: ResNet-50
 # `--graph` B1 bf16, B1 fp8, B32 bf16, three alternated pairs each (LAPTIME_CONV_TUNE=once, the
 # default, against final), until AB_END seconds.
+# ANY_CARD=1 runs it on whatever card the call got (the device's rules lend an H200 only to work that
+# cannot fit an H100's memory: comparisons are made within one call, on its card).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/out}
@@ -10,7 +12,7 @@ AB_END=${AB_END:-420}
 mkdir -p "$OUT"
 L=$OUT/call-3.log
 { nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader; date -u; } >"$L"
-grep -q H200 "$L" || { echo "== not an H200: nothing run" >>"$L"; exit 3; }
+[[ ${ANY_CARD:-0} == 1 ]] || grep -q H200 "$L" || { echo "== not an H200: nothing run" >>"$L"; exit 3; }
 [[ -x build/bench/laptime ]] || tar xJf .carry/build.tar.xz || exit 2
 (
   source scripts/dev/device-call.sh --env "$(realpath build/lib)" >/dev/null 2>&1
