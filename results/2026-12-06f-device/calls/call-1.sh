@@ -24,10 +24,17 @@ if [[ ${ANY_CARD:-0} != 1 ]] && ! grep -q H200 "$L"; then
 fi
 tar xJf .carry/build.tar.xz || exit 2
 mkdir -p /tmp/dcout
+# The parts pack into /tmp/dcout after each step; it goes to $OUT as one table.tar every 20 s (the
+# eight files a call returns), so a call cut at its device-time limit still returns the rows done.
+snapshot() { tar cf "$OUT/.table.tar" -C /tmp/dcout . 2>/dev/null && mv -f "$OUT/.table.tar" "$OUT/table.tar"; }
+(while sleep 20; do snapshot; done) &
+snap=$!
 # TOTAL (the call's seconds) and the parts' budgets can be lowered when less device time is left.
 OUT=/tmp/dcout LAYERS=0 LAPS_BUDGET=${LAPS_BUDGET:-150} COMPILE_BUDGET=${COMPILE_BUDGET:-100} \
   ENERGY_BUDGET=${ENERGY_BUDGET:-290} RESULTS=/tmp/dc \
   timeout -k 5 $((${TOTAL:-585} - SECONDS)) scripts/dev/device-call.sh table >/dev/null 2>&1
 echo "== table rc=$? at ${SECONDS}s" >>"$L"
+kill "$snap" 2>/dev/null
+wait "$snap" 2>/dev/null
+snapshot
 cp /tmp/dcout/device-call-table.txt "$OUT/" 2>/dev/null
-tar cf "$OUT/table.tar" -C /tmp/dcout . 2>/dev/null
