@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -108,6 +109,18 @@ constexpr double kRouteBudgetSeconds = 1.0;
 constexpr float kFinalMargin = 0.10f;
 constexpr int kMaxFinalists = 4;
 constexpr int kFinalRounds = 3;
+
+// Each timing run kFinalRounds times in turn (A B C A B C ...): the least of each one's times, -1
+// where none of its runs gave one. The final round's, and the fp8-or-bf16 comparison after it.
+std::vector<float> least_in_turn(const std::vector<std::function<float()>>& timings) {
+  std::vector<float> least(timings.size(), -1.f);
+  for (int round = 0; round < kFinalRounds; ++round)
+    for (std::size_t i = 0; i < timings.size(); ++i) {
+      const float ms = timings[i]();
+      if (ms >= 0.f && (least[i] < 0.f || ms < least[i])) least[i] = ms;
+    }
+  return least;
+}
 
 // The frontend's steps from a described graph to its list of engine configurations, filtered by
 // what the precision allows. False, with the frontend's words in *why, when none is left.
@@ -442,14 +455,14 @@ void Chooser::final_round() {
   std::stable_sort(finalists.begin(), finalists.end(), [](const auto& a, const auto& b) { return a->ms < b->ms; });
   if (finalists.size() > kMaxFinalists) finalists.resize(kMaxFinalists);
   if (finalists.size() < 2) return;
-  std::vector<float> least(finalists.size(), -1.f);
   std::string error;
-  for (int round = 0; round < kFinalRounds; ++round)
-    for (std::size_t i = 0; i < finalists.size(); ++i) {
-      ctx.reserve_workspace(static_cast<std::size_t>(finalists[i]->workspace));
-      const float ms = measure(*finalists[i], &error);
-      if (ms >= 0.f && (least[i] < 0.f || ms < least[i])) least[i] = ms;
-    }
+  std::vector<std::function<float()>> timings;
+  for (const auto& f : finalists)
+    timings.push_back([&, f] {
+      ctx.reserve_workspace(static_cast<std::size_t>(f->workspace));
+      return measure(*f, &error);
+    });
+  const std::vector<float> least = least_in_turn(timings);
   int pick = -1;
   for (std::size_t i = 0; i < finalists.size(); ++i)
     if (least[i] >= 0.f && (pick < 0 || least[i] < least[pick])) pick = static_cast<int>(i);
@@ -532,17 +545,12 @@ GemmTuner::Fp8Choice choose_fp8_conv(const Context& ctx, const ConvProblem& conv
   if (chosen.finalists > 1 && c.fp8_ms >= 0.f && c.bf16_ms >= 0.f) {
     // The bf16 time is the least of a final round's: one fp8 time against it would lean to bf16.
     // So both sides again, in turn, as often, each the least of its own.
-    float fp8_least = -1.f, bf16_least = -1.f;
-    auto keep_least = [](float* least, float ms) {
-      if (ms >= 0.f && (*least < 0.f || ms < *least)) *least = ms;
-    };
-    for (int r = 0; r < kFinalRounds; ++r) {
-      keep_least(&fp8_least, time_candidate(ctx.stream(), run8, &why8, launch));
-      keep_least(&bf16_least, time_candidate(ctx.stream(), run16, &why16, launch));
-    }
-    if (fp8_least >= 0.f && bf16_least >= 0.f) {
-      c.fp8_ms = fp8_least;
-      c.bf16_ms = bf16_least;
+    const std::vector<float> least =
+        least_in_turn({[&] { return time_candidate(ctx.stream(), run8, &why8, launch); },
+                       [&] { return time_candidate(ctx.stream(), run16, &why16, launch); }});
+    if (least[0] >= 0.f && least[1] >= 0.f) {
+      c.fp8_ms = least[0];
+      c.bf16_ms = least[1];
     }
   }
   const bool eager = replay == GemmTuner::Replay::Eager;
